@@ -1,0 +1,122 @@
+/**
+ * @module agent-messages
+ * Messages the agent sends to the server, and their catalog (wire type -> payload schema).
+ */
+import { type Static, Type } from "typebox";
+import {
+  CheckStatus,
+  Count,
+  FinishedJobStatus,
+  JobKind,
+  LogStreamName,
+  NonEmptyString,
+  Rfc3339,
+  Snapshot,
+  TreeEntry,
+  Ulid,
+} from "./common.js";
+
+export const Hello = Type.Object({
+  agent_version: NonEmptyString,
+  /** Empty when the tool was not found: the agent still connects so the operator can see why. */
+  tool_version: Type.String(),
+  /** Any integer, so that a too-old agent gets `ErrProtocolTooOld` rather than `invalid_message`. */
+  protocol_version: Type.Integer(),
+  hostname: NonEmptyString,
+  os: NonEmptyString,
+  arch: NonEmptyString,
+  running_job_ids: Type.Array(Ulid),
+});
+export type Hello = Static<typeof Hello>;
+
+export const Heartbeat = Type.Object({ running_job_ids: Type.Array(Ulid) });
+export type Heartbeat = Static<typeof Heartbeat>;
+
+export const ScheduleAck = Type.Object({ version: Type.Integer({ minimum: 0 }) });
+export type ScheduleAck = Static<typeof ScheduleAck>;
+
+export const ScheduleFire = Type.Object({ schedule_id: Ulid, scheduled_at: Rfc3339 });
+export type ScheduleFire = Static<typeof ScheduleFire>;
+
+export const JobStarted = Type.Object({ job_id: Ulid, kind: JobKind, started_at: Rfc3339 });
+export type JobStarted = Static<typeof JobStarted>;
+
+export const JobProgress = Type.Object({
+  job_id: Ulid,
+  percent_done: Type.Number({ minimum: 0, maximum: 1 }),
+  files_done: Count,
+  files_total: Type.Optional(Count),
+  bytes_done: Count,
+  bytes_total: Type.Optional(Count),
+  eta_seconds: Type.Optional(Count),
+  current_file: Type.Optional(Type.String()),
+});
+export type JobProgress = Static<typeof JobProgress>;
+
+/** The tool's own summary, kept verbatim: its keys vary between tool versions. */
+export const JobSummary = Type.Record(Type.String(), Type.Unknown());
+export type JobSummary = Static<typeof JobSummary>;
+
+export const JobFinished = Type.Object({
+  job_id: Ulid,
+  status: FinishedJobStatus,
+  /** null when the tool never ran or was killed by a signal. */
+  exit_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Optional(Type.String()),
+  summary: Type.Optional(JobSummary),
+});
+export type JobFinished = Static<typeof JobFinished>;
+
+export const LogStream = Type.Object({
+  job_id: Ulid,
+  stream: LogStreamName,
+  line: Type.String(),
+  ts: Rfc3339,
+});
+export type LogStream = Static<typeof LogStream>;
+
+/** The full projection: the server replaces its cached list, so an empty list is meaningful. */
+export const SnapshotsReport = Type.Object({
+  snapshots: Type.Array(Snapshot),
+  refreshed_at: Rfc3339,
+});
+export type SnapshotsReport = Static<typeof SnapshotsReport>;
+
+/** A partial update: only the fields present change on the server. */
+export const RepoStats = Type.Object({
+  last_check_status: Type.Optional(CheckStatus),
+  last_check_at: Type.Optional(Rfc3339),
+  total_size_bytes: Type.Optional(Count),
+  raw_size_bytes: Type.Optional(Count),
+  total_file_count: Type.Optional(Count),
+  snapshot_count: Type.Optional(Count),
+  compression_ratio: Type.Optional(Type.Number({ minimum: 0 })),
+  last_prune_at: Type.Optional(Rfc3339),
+  last_forget_at: Type.Optional(Rfc3339),
+});
+export type RepoStats = Static<typeof RepoStats>;
+
+/** Exactly one of `entries` or `error`; the envelope id is the id of the `tree.list` request. */
+export const TreeListResult = Type.Union([
+  Type.Object({ entries: Type.Array(TreeEntry), error: Type.Optional(Type.Never()) }),
+  Type.Object({ error: Type.String(), entries: Type.Optional(Type.Never()) }),
+]);
+export type TreeListResult = Static<typeof TreeListResult>;
+
+/** Agent -> server. Adding a type here forces every `AgentMessageHandlers` map to handle it. */
+export const AgentMessages = {
+  hello: Hello,
+  heartbeat: Heartbeat,
+  "schedule.ack": ScheduleAck,
+  "schedule.fire": ScheduleFire,
+  "job.started": JobStarted,
+  "job.progress": JobProgress,
+  "job.finished": JobFinished,
+  "log.stream": LogStream,
+  "snapshots.report": SnapshotsReport,
+  "repo.stats": RepoStats,
+  "tree.list.result": TreeListResult,
+} as const;
+export type AgentMessages = typeof AgentMessages;
+export type AgentMessageType = keyof AgentMessages;
+export type AgentPayload<K extends AgentMessageType = AgentMessageType> = Static<AgentMessages[K]>;

@@ -1,0 +1,65 @@
+/**
+ * @module constants.test
+ * Contract constants: the literals other teams rely on.
+ */
+import { describe, expect, it } from "vitest";
+import { CommandRunKinds } from "./command-run.js";
+import { Keep } from "./common.js";
+import {
+  ACTIVE_JOB_STATUSES,
+  CLOSE_CODES,
+  ERROR_CODES,
+  FINISHED_JOB_STATUSES,
+  isActiveJobStatus,
+  isFatalCloseCode,
+  JOB_KINDS,
+  JOB_STATUSES,
+  KEEP_KEYS,
+  MAX_FRAME_BYTES,
+  MIN_AGENT_PROTOCOL_VERSION,
+  PROTOCOL_VERSION,
+} from "./constants.js";
+
+describe("contract constants", () => {
+  it("freezes the literals other teams rely on", () => {
+    expect(PROTOCOL_VERSION).toBe(1);
+    expect(MIN_AGENT_PROTOCOL_VERSION).toBe(1);
+    expect(MAX_FRAME_BYTES).toBe(1_048_576);
+    expect(CLOSE_CODES).toEqual({
+      noHello: 4000,
+      protocolTooOld: 4001,
+      replaced: 4002,
+      hostDeleted: 4003,
+      tooManyInvalidFrames: 4008,
+    });
+    expect(Object.values(ERROR_CODES)).toEqual([
+      "unauthorised",
+      "ErrProtocolTooOld",
+      "invalid_message",
+      "unknown_type",
+      "not_found",
+      "host_deleted",
+      "internal",
+    ]);
+  });
+
+  it("treats only protocol-too-old and host-deleted as fatal", () => {
+    const fatal = Object.values(CLOSE_CODES).filter(isFatalCloseCode);
+    expect(fatal).toEqual([4001, 4003]);
+    expect(isFatalCloseCode(1006)).toBe(false);
+  });
+
+  it("has active and finished statuses as disjoint subsets of all statuses", () => {
+    expect(JOB_STATUSES.filter(isActiveJobStatus)).toEqual([...ACTIVE_JOB_STATUSES]);
+    for (const status of FINISHED_JOB_STATUSES) {
+      expect(JOB_STATUSES).toContain(status);
+      expect(isActiveJobStatus(status)).toBe(false);
+    }
+    expect(isActiveJobStatus("lost")).toBe(false);
+  });
+
+  it("keeps KEEP_KEYS, JOB_KINDS and their schemas in step", () => {
+    expect(Object.keys(Keep.properties)).toEqual([...KEEP_KEYS]);
+    expect(Object.keys(CommandRunKinds)).toEqual([...JOB_KINDS]);
+  });
+});

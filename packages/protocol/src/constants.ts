@@ -1,0 +1,107 @@
+/**
+ * @module constants
+ * Fixed values of the wire contract (PROTOCOL.md). Literals here never change once released: a
+ * change is a new PROTOCOL_VERSION and a CHANGELOG entry.
+ */
+
+/** The version this package speaks, sent by the agent in `hello`. */
+export const PROTOCOL_VERSION = 1;
+
+/** The server answers a lower `hello.protocol_version` with `ErrProtocolTooOld` and close 4001. */
+export const MIN_AGENT_PROTOCOL_VERSION = 1;
+
+/** Error codes carried by the `error` message and by HTTP error bodies (`unauthorised` on upgrade). */
+export const ERROR_CODES = {
+  /** British spelling on purpose: a fixed contract value. */
+  unauthorised: "unauthorised",
+  protocolTooOld: "ErrProtocolTooOld",
+  invalidMessage: "invalid_message",
+  unknownType: "unknown_type",
+  notFound: "not_found",
+  hostDeleted: "host_deleted",
+  internal: "internal",
+} as const;
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+/** WebSocket close codes (application range 4000-4999). */
+export const CLOSE_CODES = {
+  noHello: 4000,
+  protocolTooOld: 4001,
+  replaced: 4002,
+  hostDeleted: 4003,
+  tooManyInvalidFrames: 4008,
+} as const;
+export type CloseCode = (typeof CLOSE_CODES)[keyof typeof CLOSE_CODES];
+
+/** Close codes after which the agent exits non-zero instead of reconnecting. */
+export const FATAL_CLOSE_CODES: readonly CloseCode[] = [CLOSE_CODES.protocolTooOld, CLOSE_CODES.hostDeleted];
+
+export function isFatalCloseCode(code: number): boolean {
+  return (FATAL_CLOSE_CODES as readonly number[]).includes(code);
+}
+
+/** Larger frames are refused before parsing, so a hostile peer cannot make us parse megabytes. */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+
+/** Deeper JSON is refused: real messages nest about five levels, and deep values overflow the stack. */
+export const MAX_JSON_DEPTH = 32;
+
+export const HEARTBEAT_INTERVAL_MS = 30_000;
+export const HELLO_DEADLINE_MS = 10_000;
+/** Three missed heartbeats. */
+export const OFFLINE_AFTER_MS = 90_000;
+/** At most one `job.progress` per job in this interval; the first one is sent at once. */
+export const PROGRESS_MIN_INTERVAL_MS = 1_000;
+
+/** Exponential from 1 s, doubling, cap 60 s, full jitter; reset after 60 s of a stable connection. */
+export const RECONNECT_BACKOFF = { initialMs: 1_000, maxMs: 60_000, resetAfterMs: 60_000 } as const;
+
+/** This many invalid frames within the window close the connection with 4008. */
+export const INVALID_FRAME_LIMIT = { count: 20, windowMs: 60_000 } as const;
+
+export const JOB_KINDS = ["backup", "forget", "prune", "check", "unlock", "init", "restore", "diff"] as const;
+
+/** Kinds that need the admin credential slot; their `command.run` is preceded by `config.update` admin. */
+export const ADMIN_JOB_KINDS: readonly (typeof JOB_KINDS)[number][] = ["prune", "unlock"];
+
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled", "lost"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const ACTIVE_JOB_STATUSES = ["queued", "running"] as const;
+export type ActiveJobStatus = (typeof ACTIVE_JOB_STATUSES)[number];
+
+/** The statuses an agent reports in `job.finished`; `lost` is decided by the server alone. */
+export const FINISHED_JOB_STATUSES = ["succeeded", "failed", "cancelled"] as const;
+
+export function isActiveJobStatus(status: string): status is ActiveJobStatus {
+  return (ACTIVE_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+export const ACTOR_KINDS = ["user", "schedule", "system"] as const;
+export type ActorKind = (typeof ACTOR_KINDS)[number];
+
+/** Retention keys of `keep` that count snapshots (integers >= 1). */
+export const KEEP_COUNT_KEYS = ["last", "hourly", "daily", "weekly", "monthly", "yearly"] as const;
+export type KeepCountKey = (typeof KEEP_COUNT_KEYS)[number];
+
+/** Retention keys of `keep` that take a restic duration (`30d`, `1y6m`). */
+export const KEEP_WITHIN_KEYS = [
+  "within",
+  "within_hourly",
+  "within_daily",
+  "within_weekly",
+  "within_monthly",
+  "within_yearly",
+] as const;
+export type KeepWithinKey = (typeof KEEP_WITHIN_KEYS)[number];
+
+export const KEEP_KEYS = [...KEEP_COUNT_KEYS, ...KEEP_WITHIN_KEYS] as const;
+export type KeepKey = (typeof KEEP_KEYS)[number];
+
+export const CREDENTIAL_SLOTS = ["repo", "admin"] as const;
+
+export const LOG_STREAMS = ["stdout", "stderr", "agent"] as const;
+
+export const TREE_ENTRY_TYPES = ["dir", "file", "symlink", "other"] as const;
+
+export const CHECK_STATUSES = ["ok", "errors", "failed"] as const;

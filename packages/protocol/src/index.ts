@@ -1,0 +1,17 @@
+/**
+ * @module @fleetback/protocol
+ * The agent wire contract of PROTOCOL.md: constants, every message as a TypeBox schema with its
+ * type, the per-direction catalogs and handler maps, and the frame codec.
+ */
+export * from "./agent-messages.js";
+export * from "./catalog.js";
+export * from "./codec.js";
+export * from "./command-run.js";
+export * from "./common.js";
+export * from "./constants.js";
+export * from "./envelope.js";
+export * from "./formats.js";
+export * from "./handlers.js";
+export * from "./protocol-error.js";
+export * from "./server-messages.js";
+export * from "./ulid.js";

@@ -1,0 +1,88 @@
+/**
+ * @module server-messages
+ * Messages the server sends to the agent, and their catalog (wire type -> payload schema).
+ */
+import { type Static, Type } from "typebox";
+import { CommandRun } from "./command-run.js";
+import {
+  Caps,
+  CredentialSlot,
+  NonEmptyString,
+  Repository,
+  ScheduleEntry,
+  SnapshotId,
+  SnapshotPath,
+  Ulid,
+} from "./common.js";
+import { ED25519_SIGNATURE_BASE64_PATTERN, HTTP_URL_PATTERN, SHA256_HEX_PATTERN } from "./formats.js";
+
+const Absent = Type.Optional(Type.Never());
+
+/** Credentials of one slot, optionally with the host-wide caps in the same frame. */
+export const ConfigUpdateCredentials = Type.Object({
+  slot: CredentialSlot,
+  repository: Repository,
+  caps: Type.Optional(Caps),
+});
+export type ConfigUpdateCredentials = Static<typeof ConfigUpdateCredentials>;
+
+/** Caps alone, sent on hello and after the bandwidth PUT. */
+export const ConfigUpdateCaps = Type.Object({ caps: Caps, slot: Absent, repository: Absent });
+export type ConfigUpdateCaps = Static<typeof ConfigUpdateCaps>;
+
+export const ConfigUpdate = Type.Union([ConfigUpdateCredentials, ConfigUpdateCaps]);
+export type ConfigUpdate = Static<typeof ConfigUpdate>;
+
+/** Replaces the agent's whole schedule state; the agent answers `schedule.ack` with the version. */
+export const ScheduleSet = Type.Object({
+  version: Type.Integer({ minimum: 0 }),
+  schedules: Type.Array(ScheduleEntry),
+});
+export type ScheduleSet = Static<typeof ScheduleSet>;
+
+export const CommandCancel = Type.Object({ job_id: Ulid });
+export type CommandCancel = Static<typeof CommandCancel>;
+
+export const CommandUpdate = Type.Object({
+  version: NonEmptyString,
+  /** Fetched with the agent's own bearer token. */
+  url: Type.String({ pattern: HTTP_URL_PATTERN, description: "http(s) URL" }),
+  sha256: Type.String({ pattern: SHA256_HEX_PATTERN, description: "lowercase hex SHA-256" }),
+  /** Checked against the server's release key before the bundle replaces the running agent. */
+  signature: Type.String({
+    pattern: ED25519_SIGNATURE_BASE64_PATTERN,
+    description: "base64 Ed25519 signature",
+  }),
+});
+export type CommandUpdate = Static<typeof CommandUpdate>;
+
+/** Asks for the direct children of `path`; answered by `tree.list.result` with the same id. */
+export const TreeList = Type.Object({ snapshot_id: SnapshotId, path: SnapshotPath });
+export type TreeList = Static<typeof TreeList>;
+
+/**
+ * `code` is any non-empty string on the wire: new codes may be added (see ERROR_CODES), and an
+ * older agent must still be able to read the message of a code it does not know.
+ */
+export const ErrorMessage = Type.Object({
+  code: NonEmptyString,
+  message: Type.String(),
+  help_url: Type.Optional(Type.String({ pattern: HTTP_URL_PATTERN, description: "http(s) URL" })),
+  /** The id of the frame this error answers, when that id could be read. */
+  request_id: Type.Optional(Ulid),
+});
+export type ErrorMessage = Static<typeof ErrorMessage>;
+
+/** Server -> agent. Adding a type here forces every `ServerMessageHandlers` map to handle it. */
+export const ServerMessages = {
+  "config.update": ConfigUpdate,
+  "schedule.set": ScheduleSet,
+  "command.run": CommandRun,
+  "command.cancel": CommandCancel,
+  "command.update": CommandUpdate,
+  "tree.list": TreeList,
+  error: ErrorMessage,
+} as const;
+export type ServerMessages = typeof ServerMessages;
+export type ServerMessageType = keyof ServerMessages;
+export type ServerPayload<K extends ServerMessageType = ServerMessageType> = Static<ServerMessages[K]>;
