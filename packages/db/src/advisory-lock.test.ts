@@ -1,0 +1,95 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { advisoryLockKey, withAdvisoryLock } from "./advisory-lock.js";
+import { connect, IN_MEMORY } from "./connect.js";
+import { hosts } from "./schema/index.js";
+import { insertHost } from "./test-support/fixtures.js";
+import { runDbSuite } from "./testing/db-suite.js";
+import { createTestEngine, testDatabaseUrl } from "./testing/test-engine.js";
+
+describe("advisoryLockKey", () => {
+  it("maps a name to a stable signed 64-bit key", () => {
+    const key = advisoryLockKey("ticker:maintenance");
+    expect(advisoryLockKey("ticker:maintenance")).toBe(key);
+    expect(advisoryLockKey("ticker:retries")).not.toBe(key);
+    expect(BigInt.asIntN(64, key)).toBe(key);
+  });
+});
+
+runDbSuite("withAdvisoryLock", (getDb) => {
+  it("runs the function when the lock is free and hands back its result", async () => {
+    const outcome = await withAdvisoryLock(getDb(), "ticker:test", async (tx) => {
+      await insertHost(tx);
+      return "done";
+    });
+    expect(outcome).toEqual({ ran: true, result: "done" });
+    expect(await getDb().select().from(hosts)).toHaveLength(1);
+  });
+
+  it("releases the lock with the transaction, so the next tick runs too", async () => {
+    const key = 42n;
+    expect((await withAdvisoryLock(getDb(), key, async () => 1)).ran).toBe(true);
+    expect((await withAdvisoryLock(getDb(), key, async () => 2)).ran).toBe(true);
+  });
+
+  it("rolls back and rethrows when the function fails", async () => {
+    const failing = withAdvisoryLock(getDb(), "ticker:test", async (tx) => {
+      await insertHost(tx);
+      throw new Error("tick failed");
+    });
+    await expect(failing).rejects.toThrow("tick failed");
+    expect(await getDb().select().from(hosts)).toEqual([]);
+  });
+
+  it("refuses a numeric key outside the signed 64-bit range", async () => {
+    await expect(withAdvisoryLock(getDb(), 2n ** 63n, async () => 1)).rejects.toThrow(RangeError);
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)("withAdvisoryLock across PostgreSQL sessions", () => {
+  it("skips the function while another session holds the lock, and runs it once released", async () => {
+    const engine = await createTestEngine("postgres");
+    const first = await engine.createDatabase();
+    const second = await connect({
+      databaseUrl: testDatabaseUrl(),
+      dataDir: IN_MEMORY,
+      schema: first.schema,
+    });
+    try {
+      let calls = 0;
+      let release = (): void => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let acquired = (): void => {};
+      const holding = new Promise<void>((resolve) => {
+        acquired = resolve;
+      });
+      // Replica A is mid-tick, holding the lock until released.
+      const replicaA = withAdvisoryLock(first.db, "ticker:test", async () => {
+        acquired();
+        await released;
+        return "a";
+      });
+      await holding;
+
+      // Replica B ticks meanwhile: it must not run.
+      const replicaB = await withAdvisoryLock(second.db, "ticker:test", async () => {
+        calls += 1;
+      });
+      expect(replicaB).toEqual({ ran: false });
+      expect(calls).toBe(0);
+      // A different key is independent.
+      expect((await withAdvisoryLock(second.db, "ticker:other", async () => 1)).ran).toBe(true);
+
+      release();
+      expect(await replicaA).toEqual({ ran: true, result: "a" });
+      expect((await withAdvisoryLock(second.db, "ticker:test", async () => 1)).ran).toBe(true);
+      await second.db.execute(sql`select 1`);
+    } finally {
+      await second.close();
+      await first.close();
+      await engine.close();
+    }
+  });
+});

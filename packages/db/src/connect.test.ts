@@ -1,0 +1,81 @@
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { connect, DatabaseConnectError, IN_MEMORY } from "./connect.js";
+import { migrate } from "./migrate.js";
+import { hosts } from "./schema/index.js";
+import { insertHost } from "./test-support/fixtures.js";
+import { testDatabaseUrl } from "./testing/test-engine.js";
+
+describe("connect with PGlite", () => {
+  it("keeps data in <dataDir>/pglite across restarts", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "fleetback-data-"));
+    try {
+      const first = await connect({ dataDir });
+      expect(first.engine).toBe("pglite");
+      await migrate(first.db);
+      await insertHost(first.db, { name: "persisted" });
+      await first.close();
+      await first.close();
+
+      expect((await stat(join(dataDir, "pglite"))).isDirectory()).toBe(true);
+      const second = await connect({ dataDir });
+      try {
+        expect(await migrate(second.db)).toMatchObject({ applied: [] });
+        expect((await second.db.select().from(hosts)).map((h) => h.name)).toEqual(["persisted"]);
+        await expect(second.ping()).resolves.toBeUndefined();
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("runs in memory for memory://", async () => {
+    const connection = await connect({ dataDir: IN_MEMORY });
+    try {
+      await expect(connection.ping()).resolves.toBeUndefined();
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe("connect with PostgreSQL", () => {
+  it("fails with the address but without the password when nothing listens", async () => {
+    const error = await connect({
+      databaseUrl: "postgres://fleet:s3cret-pw@127.0.0.1:1/fleetback",
+      dataDir: IN_MEMORY,
+    }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(DatabaseConnectError);
+    const message = String((error as DatabaseConnectError).message);
+    expect(message).toContain(
+      "could not connect to PostgreSQL at postgres://fleet:***@127.0.0.1:1/fleetback",
+    );
+    expect(message).not.toContain("s3cret-pw");
+    expect((error as DatabaseConnectError).code).toBe("ECONNREFUSED");
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)("connects, answers ping and closes", async () => {
+    const connection = await connect({ databaseUrl: testDatabaseUrl(), dataDir: IN_MEMORY });
+    expect(connection.engine).toBe("postgres");
+    await expect(connection.ping()).resolves.toBeUndefined();
+    await connection.close();
+    await connection.close();
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)("reports a missing database without the password", async () => {
+    const url = new URL(testDatabaseUrl());
+    url.password = "s3cret-pw";
+    url.pathname = "/fleetback_no_such_database";
+    const error = await connect({ databaseUrl: url.toString(), dataDir: IN_MEMORY }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(DatabaseConnectError);
+    expect(String(error)).toMatch(/fleetback_no_such_database/);
+    expect(String(error)).not.toContain("s3cret-pw");
+    expect((error as DatabaseConnectError).code).toBe("3D000");
+  });
+});

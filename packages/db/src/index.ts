@@ -1,0 +1,27 @@
+/**
+ * @module @fleetback/db: drizzle schema, numbered SQL migrations, and a connection to PGlite or
+ * PostgreSQL behind one `Database` type.
+ */
+export { type AdvisoryLockOutcome, advisoryLockKey, withAdvisoryLock } from "./advisory-lock.js";
+export {
+  type ConnectConfig,
+  type Connection,
+  connect,
+  DatabaseConnectError,
+  type Engine,
+  IN_MEMORY,
+} from "./connect.js";
+export { type Database, executeRows, type Schema, type Transaction } from "./database.js";
+export * from "./errors.js";
+export {
+  loadMigrations,
+  MIGRATIONS_DIR,
+  MIGRATIONS_TABLE,
+  type MigrateOptions,
+  type Migration,
+  MigrationError,
+  type MigrationReport,
+  migrate,
+} from "./migrate.js";
+export { redactDatabaseUrl } from "./redact.js";
+export * from "./schema/index.js";

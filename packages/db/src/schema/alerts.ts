@@ -1,0 +1,94 @@
+/**
+ * @module Alerts raised by failed jobs, the channels they fan out to, and every delivery attempt.
+ */
+import { sql } from "drizzle-orm";
+import { boolean, check, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { users } from "./auth.js";
+import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
+import { hosts } from "./hosts.js";
+import { jobs } from "./jobs.js";
+
+export const alerts = pgTable(
+  "alerts",
+  {
+    id: text("id").primaryKey(),
+    hostId: text("host_id")
+      .notNull()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    // backup_failed, forget_failed, ... (DESIGN "Alert kinds").
+    kind: text("kind").notNull(),
+    // The source group id for backup_failed; empty for repository-scoped kinds.
+    dedupKey: text("dedup_key").notNull().default(""),
+    // Overwritten on each re-raise.
+    message: text("message").notNull(),
+    lastJobId: text("last_job_id").references(() => jobs.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    lastSeenAt: timestamptz("last_seen_at").notNull().defaultNow(),
+    resolvedAt: timestamptz("resolved_at"),
+    // The operator who resolved it; null when a successful job resolved it.
+    resolvedBy: text("resolved_by").references(() => users.id, { onDelete: "set null" }),
+  },
+  (t) => [
+    // At most one open alert per (host, kind, dedup_key); raising again under a race is a
+    // unique violation the writer turns into a re-raise.
+    uniqueIndex("alerts_open_key").on(t.hostId, t.kind, t.dedupKey).where(sql`${t.resolvedAt} is null`),
+    index("alerts_created_at_idx").on(t.createdAt),
+  ],
+);
+
+export const NOTIFICATION_CHANNEL_KINDS = ["webhook", "slack", "discord", "ntfy", "gotify", "email"] as const;
+export type NotificationChannelKind = (typeof NOTIFICATION_CHANNEL_KINDS)[number];
+
+export const NOTIFICATION_STATUSES = ["sent", "failed", "retrying"] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+export const notificationChannels = pgTable(
+  "notification_channels",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull().unique("notification_channels_name_key"),
+    kind: text("kind").$type<NotificationChannelKind>().notNull(),
+    // URLs, tokens and SMTP passwords of the channel, sealed as one blob.
+    sealedConfig: bytea("sealed_config").notNull(),
+    enabled: boolean("enabled").notNull().default(true),
+    notifyResolved: boolean("notify_resolved").notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    check(
+      "notification_channels_kind_check",
+      sql`${t.kind} in ('webhook', 'slack', 'discord', 'ntfy', 'gotify', 'email')`,
+    ),
+  ],
+);
+
+export const notificationLog = pgTable(
+  "notification_log",
+  {
+    id: text("id").primaryKey(),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => notificationChannels.id, { onDelete: "cascade" }),
+    alertId: text("alert_id").references(() => alerts.id, { onDelete: "set null" }),
+    // e.g. alert.opened, alert.resolved, test.
+    event: text("event").notNull(),
+    attempt: integer("attempt").notNull().default(1),
+    status: text("status").$type<NotificationStatus>().notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    check("notification_log_status_check", sql`${t.status} in ('sent', 'failed', 'retrying')`),
+    index("notification_log_channel_id_created_at_idx").on(t.channelId, t.createdAt.desc()),
+    index("notification_log_alert_id_idx").on(t.alertId),
+  ],
+);
+
+export type Alert = typeof alerts.$inferSelect;
+export type NewAlert = typeof alerts.$inferInsert;
+export type NotificationChannel = typeof notificationChannels.$inferSelect;
+export type NewNotificationChannel = typeof notificationChannels.$inferInsert;
+export type NotificationLogEntry = typeof notificationLog.$inferSelect;
+export type NewNotificationLogEntry = typeof notificationLog.$inferInsert;

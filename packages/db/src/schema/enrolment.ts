@@ -1,0 +1,56 @@
+/**
+ * @module Both enrolment routes: operator-minted one-time tokens and agent-initiated announces.
+ */
+import { sql } from "drizzle-orm";
+import { check, index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
+import { users } from "./auth.js";
+import { bytea, createdAt, timestamptz } from "./columns.js";
+import { hosts } from "./hosts.js";
+
+export const enrolmentTokens = pgTable("enrolment_tokens", {
+  id: text("id").primaryKey(),
+  tokenHash: text("token_hash").notNull().unique("enrolment_tokens_token_hash_key"),
+  // Sealed with the token hash as additional data; re-sealed to the host on enrolment.
+  sealedRepository: bytea("sealed_repository"),
+  initialPaths: jsonb("initial_paths").$type<string[]>().notNull().default([]),
+  createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
+  createdAt: createdAt(),
+  expiresAt: timestamptz("expires_at").notNull(),
+  consumedAt: timestamptz("consumed_at"),
+  // Audit only: the host outlives nothing here, so its deletion just clears the link.
+  consumedByHostId: text("consumed_by_host_id").references(() => hosts.id, { onDelete: "set null" }),
+});
+
+export const pendingHosts = pgTable(
+  "pending_hosts",
+  {
+    id: text("id").primaryKey(),
+    hostname: text("hostname").notNull(),
+    os: text("os").notNull(),
+    arch: text("arch").notNull(),
+    agentVersion: text("agent_version").notNull(),
+    toolVersion: text("tool_version").notNull().default(""),
+    // Raw Ed25519 public key.
+    publicKey: bytea("public_key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    sourceIp: text("source_ip"),
+    createdAt: createdAt(),
+    expiresAt: timestamptz("expires_at").notNull(),
+    approvedAt: timestamptz("approved_at"),
+    approvedBy: text("approved_by").references(() => users.id, { onDelete: "set null" }),
+    hostId: text("host_id").references(() => hosts.id, { onDelete: "set null" }),
+    // Handed out once at claim, then set to null.
+    sealedAgentToken: bytea("sealed_agent_token"),
+    claimedAt: timestamptz("claimed_at"),
+  },
+  (t) => [
+    check("pending_hosts_public_key_check", sql`octet_length(${t.publicKey}) = 32`),
+    // The expiry sweeper deletes by this column.
+    index("pending_hosts_expires_at_idx").on(t.expiresAt),
+  ],
+);
+
+export type EnrolmentToken = typeof enrolmentTokens.$inferSelect;
+export type NewEnrolmentToken = typeof enrolmentTokens.$inferInsert;
+export type PendingHost = typeof pendingHosts.$inferSelect;
+export type NewPendingHost = typeof pendingHosts.$inferInsert;

@@ -1,0 +1,66 @@
+/**
+ * @module Managed hosts and their sealed repository credentials.
+ */
+import { sql } from "drizzle-orm";
+import { check, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
+
+export const HOST_STATUSES = ["online", "offline"] as const;
+export type HostStatus = (typeof HOST_STATUSES)[number];
+
+export const hosts = pgTable(
+  "hosts",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    os: text("os").notNull(),
+    arch: text("arch").notNull(),
+    agentVersion: text("agent_version").notNull(),
+    // Empty when the backup tool is absent on the host.
+    toolVersion: text("tool_version").notNull().default(""),
+    // Null until the first hello.
+    protocolVersion: integer("protocol_version"),
+    status: text("status").$type<HostStatus>().notNull().default("offline"),
+    lastSeenAt: timestamptz("last_seen_at"),
+    snapshotCount: integer("snapshot_count").notNull().default(0),
+    snapshotsRefreshedAt: timestamptz("snapshots_refreshed_at"),
+    // KiB/s; null means no cap.
+    bandwidthUpKbps: integer("bandwidth_up_kbps"),
+    bandwidthDownKbps: integer("bandwidth_down_kbps"),
+    preHookDefault: bytea("pre_hook_default"),
+    postHookDefault: bytea("post_hook_default"),
+    scheduleVersion: integer("schedule_version").notNull().default(0),
+    scheduleAckedVersion: integer("schedule_acked_version").notNull().default(0),
+    // SHA-256 hex of the agent bearer token; null once revoked.
+    agentTokenHash: text("agent_token_hash").unique("hosts_agent_token_hash_key"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    check("hosts_status_check", sql`${t.status} in ('online', 'offline')`),
+    check("hosts_snapshot_count_check", sql`${t.snapshotCount} >= 0`),
+    check("hosts_bandwidth_up_kbps_check", sql`${t.bandwidthUpKbps} > 0`),
+    check("hosts_bandwidth_down_kbps_check", sql`${t.bandwidthDownKbps} > 0`),
+    // Announce reports a hostname collision by looking the name up.
+    index("hosts_name_idx").on(t.name),
+  ],
+);
+
+/**
+ * One record per host holding both credential kinds; each slot is sealed with the host id as
+ * additional data, so a blob copied to another host fails to open.
+ */
+export const hostCredentials = pgTable("host_credentials", {
+  hostId: text("host_id")
+    .primaryKey()
+    .references(() => hosts.id, { onDelete: "cascade" }),
+  repoSealed: bytea("repo_sealed"),
+  adminSealed: bytea("admin_sealed"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export type Host = typeof hosts.$inferSelect;
+export type NewHost = typeof hosts.$inferInsert;
+export type HostCredentials = typeof hostCredentials.$inferSelect;
+export type NewHostCredentials = typeof hostCredentials.$inferInsert;

@@ -1,0 +1,13 @@
+/**
+ * @module The whole drizzle schema. `packages/db/migrations/*.sql` creates the same tables; a
+ * test compares both so they cannot drift.
+ */
+export * from "./alerts.js";
+export * from "./audit.js";
+export * from "./auth.js";
+export * from "./enrolment.js";
+export * from "./hosts.js";
+export * from "./jobs.js";
+export * from "./pending-runs.js";
+export * from "./repository.js";
+export * from "./sources.js";

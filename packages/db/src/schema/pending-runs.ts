@@ -1,0 +1,45 @@
+/**
+ * @module The offline-retry queue: backups that could not be sent or failed transiently, due
+ * again at `next_attempt_at` (DESIGN "Pending runs").
+ */
+import { sql } from "drizzle-orm";
+import { check, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { users } from "./auth.js";
+import { createdAt, timestamptz, updatedAt } from "./columns.js";
+import { hosts } from "./hosts.js";
+import { type ActorKind, jobs } from "./jobs.js";
+import { schedules, sourceGroups } from "./sources.js";
+
+export const pendingRuns = pgTable(
+  "pending_runs",
+  {
+    id: text("id").primaryKey(),
+    hostId: text("host_id")
+      .notNull()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    // A retry of a deleted group has nothing left to back up.
+    sourceGroupId: text("source_group_id")
+      .notNull()
+      .references(() => sourceGroups.id, { onDelete: "cascade" }),
+    scheduleId: text("schedule_id").references(() => schedules.id, { onDelete: "set null" }),
+    actorKind: text("actor_kind").$type<ActorKind>().notNull(),
+    actorUserId: text("actor_user_id").references(() => users.id, { onDelete: "set null" }),
+    // Attempts made so far; bounded by the group's retry_max.
+    attempt: integer("attempt").notNull().default(0),
+    nextAttemptAt: timestamptz("next_attempt_at").notNull(),
+    lastJobId: text("last_job_id").references(() => jobs.id, { onDelete: "set null" }),
+    reason: text("reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    check("pending_runs_actor_kind_check", sql`${t.actorKind} in ('user', 'schedule', 'system')`),
+    check("pending_runs_attempt_check", sql`${t.attempt} >= 0`),
+    // The retry ticker scans for due rows.
+    index("pending_runs_next_attempt_at_idx").on(t.nextAttemptAt),
+    index("pending_runs_host_id_idx").on(t.hostId),
+  ],
+);
+
+export type PendingRun = typeof pendingRuns.$inferSelect;
+export type NewPendingRun = typeof pendingRuns.$inferInsert;

@@ -1,0 +1,73 @@
+/**
+ * @module What the agent reports about a host's repository: the cached snapshot projection and
+ * the partial-update stats record.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+} from "drizzle-orm/pg-core";
+import { timestamptz, updatedAt } from "./columns.js";
+import { hosts } from "./hosts.js";
+
+export const CHECK_STATUSES = ["ok", "errors", "failed"] as const;
+export type CheckStatus = (typeof CHECK_STATUSES)[number];
+
+/** Replaced as a whole by each `snapshots.report` (authoritative, empty list allowed). */
+export const snapshots = pgTable(
+  "snapshots",
+  {
+    hostId: text("host_id")
+      .notNull()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    // The tool's full snapshot id; unique only within one repository, hence the composite key.
+    id: text("id").notNull(),
+    shortId: text("short_id").notNull(),
+    time: timestamptz("time").notNull(),
+    hostname: text("hostname").notNull(),
+    paths: jsonb("paths").$type<string[]>().notNull().default([]),
+    tags: jsonb("tags").$type<string[]>().notNull().default([]),
+    // Zero for tools older than 0.16, which report no summary block.
+    sizeBytes: bigint("size_bytes", { mode: "number" }).notNull().default(0),
+    fileCount: bigint("file_count", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ name: "snapshots_pkey", columns: [t.hostId, t.id] }),
+    index("snapshots_host_id_time_idx").on(t.hostId, t.time.desc()),
+  ],
+);
+
+/** Every field but the key is optional: a `repo.stats` report changes only what it carries. */
+export const repoStats = pgTable(
+  "repo_stats",
+  {
+    hostId: text("host_id")
+      .primaryKey()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    lastCheckStatus: text("last_check_status").$type<CheckStatus>(),
+    lastCheckAt: timestamptz("last_check_at"),
+    totalSizeBytes: bigint("total_size_bytes", { mode: "number" }),
+    rawSizeBytes: bigint("raw_size_bytes", { mode: "number" }),
+    totalFileCount: bigint("total_file_count", { mode: "number" }),
+    snapshotCount: integer("snapshot_count"),
+    compressionRatio: doublePrecision("compression_ratio"),
+    lastPruneAt: timestamptz("last_prune_at"),
+    lastForgetAt: timestamptz("last_forget_at"),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    check("repo_stats_last_check_status_check", sql`${t.lastCheckStatus} in ('ok', 'errors', 'failed')`),
+  ],
+);
+
+export type Snapshot = typeof snapshots.$inferSelect;
+export type NewSnapshot = typeof snapshots.$inferInsert;
+export type RepoStats = typeof repoStats.$inferSelect;
+export type NewRepoStats = typeof repoStats.$inferInsert;

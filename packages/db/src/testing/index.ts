@@ -1,0 +1,13 @@
+/**
+ * @module @fleetback/db/testing: real databases for tests of any package (vitest required).
+ */
+export { type DbSuiteContext, runDbSuite } from "./db-suite.js";
+export {
+  type CreateTestDatabaseOptions,
+  createTestDatabase,
+  createTestEngine,
+  type TestDatabase,
+  type TestEngine,
+  testDatabaseUrl,
+  testEngines,
+} from "./test-engine.js";
