@@ -1,0 +1,54 @@
+/**
+ * @module restic/environment
+ * Builds the environment of a restic child process. The agent's own environment may carry
+ * RESTIC_* or cloud variables from the host; they are dropped so that only what the server
+ * pushed reaches the tool (SPEC Authentication 7). Credentials travel here, never in argv.
+ */
+
+/** Prefixes of variables that would change which repository restic opens or how it authenticates. */
+export const DROPPED_PREFIXES = [
+  "RESTIC_",
+  "AWS_",
+  "B2_",
+  "AZURE_",
+  "GOOGLE_",
+  "GCS_",
+  "OS_",
+  "ST_",
+  "RCLONE_",
+  "SWIFT_",
+  "SFTP_",
+] as const;
+
+/** Exact names that are repository or provider configuration without a common prefix. */
+const DROPPED_NAMES = new Set(["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_PROJECT_ID", "SSH_AUTH_SOCK"]);
+
+export function isDroppedVariable(name: string): boolean {
+  const upper = name.toUpperCase();
+  return DROPPED_NAMES.has(upper) || DROPPED_PREFIXES.some((prefix) => upper.startsWith(prefix));
+}
+
+export interface ToolEnvironmentInput {
+  /** The agent's own environment; only neutral variables (PATH, HOME, locale, proxies, TMPDIR) survive. */
+  parent: NodeJS.ProcessEnv;
+  /** Repository string with credentials already merged; it goes into RESTIC_REPOSITORY only. */
+  repository: string;
+  password: string;
+  /** restic's cache directory, under the agent's state dir. */
+  cacheDir: string;
+}
+
+export function buildToolEnvironment(input: ToolEnvironmentInput): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(input.parent)) {
+    if (value !== undefined && !isDroppedVariable(name)) {
+      env[name] = value;
+    }
+  }
+  env.RESTIC_REPOSITORY = input.repository;
+  env.RESTIC_PASSWORD = input.password;
+  env.RESTIC_CACHE_DIR = input.cacheDir;
+  // restic asks on a terminal when it can; the agent never has one to answer.
+  env.RESTIC_PROGRESS_FPS = env.RESTIC_PROGRESS_FPS ?? "1";
+  return env;
+}
