@@ -1,8 +1,3 @@
-import { defineConfig } from "vitest/config";
+import { fleetbackTestConfig } from "../../vitest.shared.js";
 
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts"],
-    testTimeout: 30_000,
-  },
-});
+export default fleetbackTestConfig(import.meta.dirname);

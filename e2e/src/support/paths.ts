@@ -1,0 +1,9 @@
+/**
+ * @module support/paths
+ * Where the built executables live. e2e drives them exactly as an operator would: plain `node`
+ * on the built output, never the sources.
+ */
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+export const serverMain = fileURLToPath(new URL("../../../packages/server/dist/main.js", import.meta.url));

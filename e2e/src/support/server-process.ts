@@ -1,0 +1,112 @@
+/**
+ * @module support/server-process
+ * Runs the real fleetback-server executable in a child process with its own data dir and port,
+ * and collects everything it prints so tests can assert on it (and grep it for secrets).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serverMain } from "./paths.js";
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface ExitedProcess {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    FLEETBACK_LOG_LEVEL: "info",
+  };
+  return { ...env, ...extra };
+}
+
+export async function makeDataDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), "fleetback-e2e-"));
+}
+
+/** Runs the server expecting it to exit by itself (a start-up failure). */
+export function runServerToExit(env: Record<string, string>, timeoutMs = 60_000): Promise<ExitedProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [serverMain], {
+      env: baseEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`server did not exit within ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts the server and resolves once it prints where it runs. */
+export async function startServerProcess(
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<ServerProcess> {
+  const dataDir = env.FLEETBACK_DATA_DIR ?? (await makeDataDir());
+  const child = spawn(process.execPath, [serverMain], {
+    env: baseEnv({ FLEETBACK_LISTEN: "127.0.0.1:0", FLEETBACK_DATA_DIR: dataDir, ...env }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`server not up within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Fleetback is running at (\S+?)\/?\s*$/m.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before it was up:\n${output}`));
+    });
+  });
+  return {
+    child,
+    url,
+    dataDir,
+    output: () => output,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      if (child.exitCode !== null) {
+        return child.exitCode;
+      }
+      child.kill(signal);
+      return exited;
+    },
+  };
+}

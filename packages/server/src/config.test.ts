@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig, parseListen } from "./config.js";
+
+describe("loadConfig", () => {
+  it("applies the documented defaults", () => {
+    const result = loadConfig({}, "/srv/fleetback");
+    expect(result).toEqual({
+      ok: true,
+      config: {
+        listen: { host: "127.0.0.1", port: 8080 },
+        baseUrl: "http://127.0.0.1:8080",
+        dataDir: "/srv/fleetback/data",
+        databaseUrl: undefined,
+        bootstrapToken: undefined,
+        tls: undefined,
+        logLevel: "info",
+      },
+    });
+  });
+
+  it("reads every variable", () => {
+    const result = loadConfig(
+      {
+        FLEETBACK_LISTEN: "0.0.0.0:9000",
+        FLEETBACK_BASE_URL: "https://backup.example.org/",
+        FLEETBACK_DATA_DIR: "/var/lib/fleetback",
+        DATABASE_URL: "postgresql://fleet@db/fleet",
+        FLEETBACK_BOOTSTRAP_TOKEN: "0123456789abcdef0123",
+        FLEETBACK_TLS_CERT: "cert.pem",
+        FLEETBACK_TLS_KEY: "/etc/key.pem",
+        FLEETBACK_LOG_LEVEL: "DEBUG",
+      },
+      "/srv",
+    );
+    expect(result.ok && result.config).toEqual({
+      listen: { host: "0.0.0.0", port: 9000 },
+      baseUrl: "https://backup.example.org",
+      dataDir: "/var/lib/fleetback",
+      databaseUrl: "postgresql://fleet@db/fleet",
+      bootstrapToken: "0123456789abcdef0123",
+      tls: { certFile: "/srv/cert.pem", keyFile: "/etc/key.pem" },
+      logLevel: "debug",
+    });
+  });
+
+  it("collects every error, each naming its variable", () => {
+    const result = loadConfig({
+      FLEETBACK_LISTEN: "localhost",
+      FLEETBACK_BASE_URL: "ftp://x",
+      DATABASE_URL: "mysql://x",
+      FLEETBACK_BOOTSTRAP_TOKEN: "short",
+      FLEETBACK_TLS_CERT: "only-cert.pem",
+      FLEETBACK_LOG_LEVEL: "loud",
+    });
+    expect(result.ok).toBe(false);
+    const errors = result.ok ? [] : result.errors;
+    for (const name of [
+      "FLEETBACK_LISTEN",
+      "FLEETBACK_BASE_URL",
+      "DATABASE_URL",
+      "FLEETBACK_BOOTSTRAP_TOKEN",
+      "FLEETBACK_TLS_CERT",
+      "FLEETBACK_LOG_LEVEL",
+    ]) {
+      expect(errors.some((line) => line.startsWith(name))).toBe(true);
+    }
+  });
+
+  it("shows the loopback address in the default base URL when listening on all interfaces", () => {
+    const result = loadConfig({ FLEETBACK_LISTEN: "0.0.0.0:8081" });
+    expect(result.ok && result.config.baseUrl).toBe("http://127.0.0.1:8081");
+  });
+});
+
+describe("parseListen", () => {
+  it.each([
+    ["127.0.0.1:8080", { host: "127.0.0.1", port: 8080 }],
+    ["[::1]:443", { host: "::1", port: 443 }],
+    [":8080", { host: "0.0.0.0", port: 8080 }],
+    ["backup.internal:0", { host: "backup.internal", port: 0 }],
+  ])("accepts %s", (value, expected) => {
+    expect(parseListen(value)).toEqual(expected);
+  });
+
+  it.each(["8080", "host:", "host:70000", "a b:80", "http://x:80"])("rejects %s", (value) => {
+    expect(typeof parseListen(value)).toBe("string");
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * @module config
+ * Reads the server's configuration from the environment once, at start-up. Every problem is
+ * collected and reported together, each naming its variable, so an operator fixes them in one go.
+ */
+import { isAbsolute, resolve } from "node:path";
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export interface Config {
+  listen: ListenAddress;
+  /** Public URL without a trailing slash; used in the installer, links and help URLs. */
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  bootstrapToken: string | undefined;
+  tls: { certFile: string; keyFile: string } | undefined;
+  logLevel: LogLevel;
+}
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
+
+const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+export function parseListen(value: string): ListenAddress | string {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(value.trim());
+  if (!match) {
+    return `"${value}" is not host:port (examples: 127.0.0.1:8080, 0.0.0.0:8080, [::1]:8080)`;
+  }
+  const port = Number(match[3]);
+  if (port > 65535) {
+    return `port ${port} is out of range 0-65535`;
+  }
+  const host = match[1] ?? (match[2] || "0.0.0.0");
+  return { host, port };
+}
+
+function formatHostForUrl(host: string): string {
+  const shown = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return shown.includes(":") ? `[${shown}]` : shown;
+}
+
+export function listenUrl(listen: ListenAddress, tls: boolean): string {
+  return `${tls ? "https" : "http"}://${formatHostForUrl(listen.host)}:${listen.port}`;
+}
+
+function parseBaseUrl(value: string): string | { error: string } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { error: `"${value}" is not an absolute URL` };
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return { error: `"${value}" must start with http:// or https://` };
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    return { error: "must not contain credentials, a query or a fragment" };
+  }
+  return url.toString().replace(/\/+$/, "");
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()): ConfigResult {
+  const errors: string[] = [];
+
+  const listenRaw = env.FLEETBACK_LISTEN ?? "127.0.0.1:8080";
+  const listenParsed = parseListen(listenRaw);
+  if (typeof listenParsed === "string") {
+    errors.push(`FLEETBACK_LISTEN: ${listenParsed}`);
+  }
+  const listen = typeof listenParsed === "string" ? { host: "127.0.0.1", port: 8080 } : listenParsed;
+
+  const certFile = env.FLEETBACK_TLS_CERT || undefined;
+  const keyFile = env.FLEETBACK_TLS_KEY || undefined;
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    errors.push("FLEETBACK_TLS_CERT and FLEETBACK_TLS_KEY: set both to serve HTTPS, or neither");
+  }
+  const tls =
+    certFile && keyFile ? { certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) } : undefined;
+
+  let baseUrl = listenUrl(listen, tls !== undefined);
+  if (env.FLEETBACK_BASE_URL) {
+    const parsed = parseBaseUrl(env.FLEETBACK_BASE_URL);
+    if (typeof parsed === "string") {
+      baseUrl = parsed;
+    } else {
+      errors.push(`FLEETBACK_BASE_URL: ${parsed.error}`);
+    }
+  }
+
+  const dataDirRaw = env.FLEETBACK_DATA_DIR || "./data";
+  const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
+
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    errors.push(
+      "DATABASE_URL: must start with postgres:// or postgresql:// (unset it to use the embedded database)",
+    );
+  }
+
+  const bootstrapToken = env.FLEETBACK_BOOTSTRAP_TOKEN || undefined;
+  if (bootstrapToken !== undefined && bootstrapToken.length < 16) {
+    errors.push("FLEETBACK_BOOTSTRAP_TOKEN: must be at least 16 characters");
+  }
+
+  const logLevelRaw = (env.FLEETBACK_LOG_LEVEL || "info").toLowerCase();
+  const logLevel = LOG_LEVELS.find((level) => level === logLevelRaw);
+  if (!logLevel) {
+    errors.push(`FLEETBACK_LOG_LEVEL: "${logLevelRaw}" is not one of ${LOG_LEVELS.join(", ")}`);
+  }
+
+  if (errors.length > 0) {
+    return { ok: false, errors };
+  }
+  return {
+    ok: true,
+    config: { listen, baseUrl, dataDir, databaseUrl, bootstrapToken, tls, logLevel: logLevel ?? "info" },
+  };
+}

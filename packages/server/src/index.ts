@@ -1,0 +1,10 @@
+/**
+ * @module @fleetback/server
+ * Library entry for tests and embedding; the executable is main.ts.
+ */
+export { type AppDeps, createApp } from "./app.js";
+export { type Clock, createManualClock, systemClock } from "./clock.js";
+export { type Config, loadConfig, parseListen } from "./config.js";
+export { RequestError } from "./errors.js";
+export { createLogger } from "./log.js";
+export { type RunningServer, StartupError, startServer } from "./server.js";

@@ -1,0 +1,160 @@
+/**
+ * @module server
+ * Start-up sequence shared by main.ts and the tests: data dir, key file, database, migrations,
+ * app, listening socket. Each step that can fail for an operator's reason fails with a
+ * StartupError whose message is one line naming what to fix.
+ */
+import { mkdir, readFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { loadOrCreateKey } from "@fleetback/crypto";
+import { type Connection, connect, migrate, redactDatabaseUrl } from "@fleetback/db";
+import { createAdaptorServer, type ServerType } from "@hono/node-server";
+import { createApp } from "./app.js";
+import { type Clock, systemClock } from "./clock.js";
+import { type Config, listenUrl } from "./config.js";
+import type { Logger } from "./log.js";
+
+export class StartupError extends Error {
+  override readonly name = "StartupError";
+}
+
+export interface RunningServer {
+  /** Where the socket actually listens (the port is real even when 0 was asked for). */
+  url: string;
+  baseUrl: string;
+  database: Connection;
+  close(): Promise<void>;
+}
+
+async function describe(step: string, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (err instanceof StartupError) {
+      throw err;
+    }
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new StartupError(`${step}: ${reason}`, { cause: err });
+  }
+}
+
+export async function startServer(
+  config: Config,
+  options: { log: Logger; clock?: Clock },
+): Promise<RunningServer> {
+  const { log } = options;
+  const clock = options.clock ?? systemClock;
+
+  await describe(`cannot create data directory ${config.dataDir}`, () =>
+    mkdir(config.dataDir, { recursive: true, mode: 0o700 }).then(() => undefined));
+
+  const keyPath = join(config.dataDir, "secret.key");
+  try {
+    const loaded = await loadOrCreateKey(keyPath);
+    for (const warning of loaded.warnings) {
+      log.warn({ file: keyPath }, warning);
+    }
+  } catch (err) {
+    throw new StartupError(err instanceof Error ? err.message : `cannot load key file ${keyPath}`, {
+      cause: err,
+    });
+  }
+
+  const where = config.databaseUrl
+    ? redactDatabaseUrl(config.databaseUrl)
+    : `embedded PGlite in ${config.dataDir}`;
+  let database: Connection | undefined;
+  await describe(`cannot open database ${where}`, async () => {
+    database = await connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    await database.ping();
+  });
+  if (!database) {
+    throw new StartupError(`cannot open database ${where}`);
+  }
+  const db = database;
+  try {
+    await describe("database migration failed", async () => {
+      const report = await migrate(db.db);
+      log.info(
+        { applied: report.applied, already_applied: report.alreadyApplied, engine: db.engine },
+        "migrations",
+      );
+    });
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+
+  const app = createApp({
+    config,
+    log,
+    clock,
+    readiness: {
+      check: async () => {
+        await db.ping();
+        return { database: db.engine };
+      },
+    },
+  });
+
+  let server: ServerType;
+  try {
+    server = await listen(app.fetch, config);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${reason}`, {
+      cause: err,
+    });
+  }
+  const address = server.address() as AddressInfo;
+  const url = listenUrl({ host: config.listen.host, port: address.port }, config.tls !== undefined);
+  const baseUrl =
+    config.listen.port === 0 && config.baseUrl === listenUrl(config.listen, config.tls !== undefined)
+      ? url
+      : config.baseUrl;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    baseUrl,
+    database: db,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          if ("closeAllConnections" in server) {
+            server.closeIdleConnections();
+          }
+        });
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function listen(
+  fetch: (request: Request) => Response | Promise<Response>,
+  config: Config,
+): Promise<ServerType> {
+  const tlsOptions = config.tls
+    ? { cert: await readFile(config.tls.certFile), key: await readFile(config.tls.keyFile) }
+    : undefined;
+  const server = tlsOptions
+    ? createAdaptorServer({
+        fetch,
+        createServer: (await import("node:https")).createServer,
+        serverOptions: tlsOptions,
+      })
+    : createAdaptorServer({ fetch });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.listen.port, config.listen.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return server;
+}
