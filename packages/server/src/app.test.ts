@@ -1,22 +1,20 @@
 import { Hono } from "hono";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "./app.js";
-import { systemClock } from "./clock.js";
-import { loadConfig } from "./config.js";
 import { RequestError } from "./errors.js";
-import { createLogger } from "./log.js";
+import { createTestDeps, type TestDeps } from "./testing/test-deps.js";
+
+let deps: TestDeps;
+beforeAll(async () => {
+  deps = await createTestDeps();
+});
+afterAll(async () => {
+  await deps.close();
+});
 
 function makeApp(ready: boolean) {
-  const loaded = loadConfig({});
-  if (!loaded.ok) {
-    throw new Error("default config must load");
-  }
-  const lines: string[] = [];
-  const log = createLogger("info", { write: (line: string) => lines.push(line) });
   const app = createApp({
-    config: loaded.config,
-    log,
-    clock: systemClock,
+    ...deps,
     readiness: {
       check: async () => {
         if (!ready) {
@@ -26,7 +24,7 @@ function makeApp(ready: boolean) {
       },
     },
   });
-  return { app, lines };
+  return { app, lines: deps.logLines };
 }
 
 describe("health routes", () => {

@@ -6,21 +6,17 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
-import type { Clock } from "./clock.js";
-import type { Config } from "./config.js";
+import type { AppEnv } from "./auth/actor.js";
+import type { ServerDeps } from "./deps.js";
 import { accessLog } from "./http/access-log.js";
 import { handleError, handleNotFound } from "./http/error-handler.js";
-import type { Logger } from "./log.js";
 import { healthRoutes, type Readiness } from "./routes/health.js";
 
-export interface AppDeps {
-  config: Config;
-  log: Logger;
-  clock: Clock;
+export interface AppDeps extends ServerDeps {
   readiness: Readiness;
 }
 
-export type AppEnv = { Variables: { requestId: string } };
+export type { AppEnv };
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();

@@ -9,10 +9,12 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { loadOrCreateKey } from "@fleetback/crypto";
 import { type Connection, connect, migrate, redactDatabaseUrl } from "@fleetback/db";
+import { createViews, loadStaticAssets } from "@fleetback/web";
 import { createAdaptorServer, type ServerType } from "@hono/node-server";
-import { createApp } from "./app.js";
+import { type AppDeps, createApp } from "./app.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
+import { createLocalHub } from "./hub/local-hub.js";
 import type { Logger } from "./log.js";
 
 export class StartupError extends Error {
@@ -50,8 +52,10 @@ export async function startServer(
     mkdir(config.dataDir, { recursive: true, mode: 0o700 }).then(() => undefined));
 
   const keyPath = join(config.dataDir, "secret.key");
+  let secret: Uint8Array;
   try {
     const loaded = await loadOrCreateKey(keyPath);
+    secret = loaded.key;
     for (const warning of loaded.warnings) {
       log.warn({ file: keyPath }, warning);
     }
@@ -86,17 +90,22 @@ export async function startServer(
     throw err;
   }
 
-  const app = createApp({
+  const deps: AppDeps = {
     config,
+    db: db.db,
     log,
     clock,
+    keys: { secret },
+    hub: createLocalHub(),
+    views: createViews({ assets: loadStaticAssets() }),
     readiness: {
       check: async () => {
         await db.ping();
         return { database: db.engine };
       },
     },
-  });
+  };
+  const app = createApp(deps);
 
   let server: ServerType;
   try {

@@ -1,0 +1,26 @@
+/**
+ * @module deps
+ * Everything a domain module may use, built once in the composition root (server.ts) and passed
+ * down explicitly. Tests build the same object with a fake clock or a test database.
+ */
+import type { Database } from "@fleetback/db";
+import type { Views } from "@fleetback/web";
+import type { Clock } from "./clock.js";
+import type { Config } from "./config.js";
+import type { AgentHub } from "./hub/types.js";
+import type { Logger } from "./log.js";
+
+export interface Keys {
+  /** 32-byte key of data/secret.key; seals every secret at rest. */
+  secret: Uint8Array;
+}
+
+export interface ServerDeps {
+  config: Config;
+  db: Database;
+  log: Logger;
+  clock: Clock;
+  keys: Keys;
+  hub: AgentHub;
+  views: Views;
+}

@@ -1,0 +1,133 @@
+/**
+ * @module hub/local-hub
+ * The in-process agent hub: one live connection per host, request/reply correlation by message
+ * id, and eviction of an older connection when the same host connects again (last one wins).
+ */
+import {
+  type AgentEnvelope,
+  type AgentMessageType,
+  encode,
+  type PayloadOf,
+  type ServerMessageType,
+} from "@fleetback/protocol";
+import { type AgentHub, HubOfflineError, HubTimeoutError } from "./types.js";
+
+/** What the hub needs of a socket; the agent channel adapts a `ws` WebSocket to it. */
+export interface AgentConnection {
+  readonly hostId: string;
+  send(frame: string): void;
+  close(code: number, reason: string): void;
+}
+
+interface PendingRequest {
+  hostId: string;
+  replyType: AgentMessageType;
+  resolve(envelope: AgentEnvelope): void;
+  reject(error: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export interface LocalHub extends AgentHub {
+  /** Makes `connection` the host's current one; returns the connection it replaced, if any. */
+  register(connection: AgentConnection): AgentConnection | undefined;
+  /** Forgets `connection` if it is still current (true) — a replaced one is ignored (false). */
+  unregister(connection: AgentConnection): boolean;
+  isCurrent(connection: AgentConnection): boolean;
+  /** Hands a reply to the caller waiting for its id; false when nobody waits (it is dropped). */
+  deliverReply(hostId: string, envelope: AgentEnvelope): boolean;
+  onlineHostIds(): string[];
+}
+
+export function createLocalHub(): LocalHub {
+  const connections = new Map<string, AgentConnection>();
+  const pending = new Map<string, PendingRequest>();
+
+  function failPendingFor(hostId: string, error: Error): void {
+    for (const [id, request] of pending) {
+      if (request.hostId === hostId) {
+        clearTimeout(request.timer);
+        pending.delete(id);
+        request.reject(error);
+      }
+    }
+  }
+
+  return {
+    register(connection) {
+      const previous = connections.get(connection.hostId);
+      connections.set(connection.hostId, connection);
+      return previous === connection ? undefined : previous;
+    },
+    unregister(connection) {
+      if (connections.get(connection.hostId) !== connection) {
+        return false;
+      }
+      connections.delete(connection.hostId);
+      failPendingFor(connection.hostId, new HubOfflineError(`host ${connection.hostId} disconnected`));
+      return true;
+    },
+    isCurrent(connection) {
+      return connections.get(connection.hostId) === connection;
+    },
+    send(hostId, type, payload) {
+      const connection = connections.get(hostId);
+      if (!connection) {
+        return false;
+      }
+      connection.send(encode(type, payload));
+      return true;
+    },
+    request<K extends ServerMessageType, R extends AgentMessageType>(
+      hostId: string,
+      type: K,
+      payload: PayloadOf<K>,
+      replyType: R,
+      timeoutMs: number,
+    ): Promise<AgentEnvelope<R>> {
+      const connection = connections.get(hostId);
+      if (!connection) {
+        return Promise.reject(new HubOfflineError(`host ${hostId} is not connected`));
+      }
+      const frame = encode(type, payload);
+      const id = (JSON.parse(frame) as { id: string }).id;
+      return new Promise<AgentEnvelope<R>>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          reject(new HubTimeoutError(`no ${replyType} from host ${hostId} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        pending.set(id, {
+          hostId,
+          replyType,
+          resolve: (envelope) => resolve(envelope as AgentEnvelope<R>),
+          reject,
+          timer,
+        });
+        connection.send(frame);
+      });
+    },
+    deliverReply(hostId, envelope) {
+      const request = pending.get(envelope.id);
+      if (!request || request.hostId !== hostId || request.replyType !== envelope.type) {
+        return false;
+      }
+      clearTimeout(request.timer);
+      pending.delete(envelope.id);
+      request.resolve(envelope);
+      return true;
+    },
+    isOnline(hostId) {
+      return connections.has(hostId);
+    },
+    disconnect(hostId, code, reason) {
+      const connection = connections.get(hostId);
+      if (connection) {
+        connections.delete(hostId);
+        failPendingFor(hostId, new HubOfflineError(`host ${hostId} disconnected: ${reason}`));
+        connection.close(code, reason);
+      }
+    },
+    onlineHostIds() {
+      return [...connections.keys()];
+    },
+  };
+}

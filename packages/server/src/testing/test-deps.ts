@@ -1,0 +1,59 @@
+/**
+ * @module testing/test-deps
+ * Builds real ServerDeps for tests: a migrated PGlite (or PostgreSQL) database, a random key, a
+ * manual clock, the local hub, real views, and a logger whose lines the test can read (and grep
+ * for secrets). Nothing here is a mock.
+ */
+import { randomBytes } from "node:crypto";
+import type { Database, Engine } from "@fleetback/db";
+import { createTestDatabase } from "@fleetback/db/testing";
+import { createViews, loadStaticAssets } from "@fleetback/web";
+import type { AppDeps } from "../app.js";
+import { createManualClock } from "../clock.js";
+import { type Config, loadConfig } from "../config.js";
+import { createLocalHub, type LocalHub } from "../hub/local-hub.js";
+import { createLogger } from "../log.js";
+
+export interface TestDeps extends AppDeps {
+  hub: LocalHub;
+  clock: ReturnType<typeof createManualClock>;
+  /** Every log line written so far (JSON text). */
+  logLines: string[];
+  close(): Promise<void>;
+}
+
+const assets = loadStaticAssets();
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  const loaded = loadConfig({ FLEETBACK_DATA_DIR: "/nonexistent-test-data-dir" });
+  if (!loaded.ok) {
+    throw new Error(loaded.errors.join("; "));
+  }
+  return { ...loaded.config, ...overrides };
+}
+
+export async function createTestDeps(
+  options: { engine?: Engine; db?: Database; config?: Partial<Config> } = {},
+): Promise<TestDeps> {
+  const owned = options.db ? undefined : await createTestDatabase(options.engine ?? "pglite");
+  const db = options.db ?? owned?.db;
+  if (!db) {
+    throw new Error("no test database");
+  }
+  const logLines: string[] = [];
+  const log = createLogger("debug", { write: (line: string) => logLines.push(line) });
+  return {
+    config: testConfig(options.config),
+    db,
+    log,
+    clock: createManualClock(new Date("2026-11-21T12:00:00Z")),
+    keys: { secret: new Uint8Array(randomBytes(32)) },
+    hub: createLocalHub(),
+    views: createViews({ assets }),
+    readiness: { check: async () => ({ database: "test" }) },
+    logLines,
+    close: async () => {
+      await owned?.close();
+    },
+  };
+}
