@@ -1,8 +1,15 @@
 /**
  * @module @fleetback/installer
- * What the server renders for a host's installation: the systemd unit (and, with enrolment, the
- * install script).
+ * What the server renders for a host's installation: the install script served at
+ * `/install/install.sh`, the one-line install command, and the agent's systemd unit it embeds.
  */
+export {
+  type InstallCommandOptions,
+  type InstallScriptOptions,
+  MIN_NODE_MAJOR,
+  renderInstallCommand,
+  renderInstallScript,
+} from "./install-script.js";
 export {
   AGENT_CAPABILITIES,
   type AgentUnitOptions,

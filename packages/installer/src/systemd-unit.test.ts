@@ -62,6 +62,24 @@ describe("agent systemd unit", () => {
       '"/opt/my node/node" run --config-dir /etc/fb --state-dir /var/lib/fb',
     );
   });
+
+  it("doubles % and $ in ExecStart so that systemd expands neither specifiers nor variables", () => {
+    const odd = renderAgentUnit({
+      execPath: "/opt/100%/$node",
+      bundle: "",
+      configDir: "/etc/fb",
+      stateDir: "/var/lib/fb",
+      restoreDir: "/root/r",
+      serverUrl: "http://x",
+    });
+    expect(parseUnitDirectives(odd).find((d) => d.key === "ExecStart")?.value).toBe(
+      "/opt/100%%/$$node run --config-dir /etc/fb --state-dir /var/lib/fb",
+    );
+  });
+
+  it("lets a restore keep setuid and setgid bits (no RestrictSUIDSGID next to CAP_FSETID)", () => {
+    expect(service("RestrictSUIDSGID")).toEqual([]);
+  });
 });
 
 describe("systemd-analyze verify", () => {

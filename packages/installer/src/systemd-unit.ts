@@ -37,8 +37,10 @@ export const AGENT_CAPABILITIES: ReadonlyArray<readonly [string, string]> = [
   ["CAP_FSETID", "keep setuid/setgid bits on restored files after the owner changes"],
 ];
 
+/** One ExecStart word: `%` (specifiers) and `$` (variables) doubled, quoted when not plain. */
 function quoteArg(value: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `"${value.replace(/(["\\])/g, "\\$1")}"`;
+  const literal = value.replace(/[%$]/g, (char) => char + char);
+  return /^[A-Za-z0-9_@%$+=:,./-]+$/.test(literal) ? literal : `"${literal.replace(/(["\\])/g, "\\$1")}"`;
 }
 
 export function renderAgentUnit(options: AgentUnitOptions): string {
@@ -80,7 +82,7 @@ PrivateTmp=yes
 ProtectKernelTunables=yes
 ProtectKernelModules=yes
 ProtectControlGroups=yes
-RestrictSUIDSGID=yes
+# No RestrictSUIDSGID=: it would deny the setuid/setgid bits CAP_FSETID is kept for.
 LockPersonality=yes
 Environment=FLEETBACK_AGENT_CONFIG_DIR=${options.configDir}
 Environment=FLEETBACK_AGENT_STATE_DIR=${options.stateDir}

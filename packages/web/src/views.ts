@@ -10,6 +10,8 @@ import { formatBytes, formatDuration } from "./format.js";
 
 export interface Views {
   render(template: string, context?: Record<string, unknown>): string;
+  /** The assets the pages link to, for the server's static route. */
+  readonly assets: Map<string, StaticAsset>;
 }
 
 export interface ViewOptions {
@@ -39,5 +41,6 @@ export function createViews(options: ViewOptions): Views {
   env.addFilter("duration", formatDuration);
   return {
     render: (template, context = {}) => env.render(template, context),
+    assets: options.assets,
   };
 }

@@ -1,0 +1,140 @@
+import { readdirSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { renderInstallScript } from "./install-script.js";
+import {
+  TEST_BASE_URL as BASE,
+  createSandbox,
+  findOnPath,
+  type RunResult,
+  type Sandbox,
+} from "./testing/install-sandbox.js";
+
+const TOKEN = "enrol-7f3c9a-secret-token";
+
+const sandboxes: Sandbox[] = [];
+async function sandbox(): Promise<Sandbox> {
+  const created = await createSandbox();
+  sandboxes.push(created);
+  return created;
+}
+afterEach(async () => {
+  await Promise.all(sandboxes.splice(0).map((s) => s.dispose()));
+});
+
+const output = (result: RunResult) => result.stdout + result.stderr;
+
+describe("options", () => {
+  it("announces without a token and passes a normalised --tls-pin to the agent", async () => {
+    const sb = await sandbox();
+    const pin = `${"AB:".repeat(31)}AB`;
+    const result = sb.run(await sb.installScript(), ["--announce", "--tls-pin", pin]);
+    expect(result.status).toBe(0);
+    const [call] = await sb.agentCalls();
+    expect(call?.command).toBe("announce");
+    expect(call?.token).toBeNull();
+    expect(call?.argv.slice(-2)).toEqual(["--tls-pin", "ab".repeat(32)]);
+    expect((await sb.calls("curl"))[0]).toContain("--insecure");
+  });
+
+  it("downloads with wget when curl is missing", async () => {
+    const sb = await sandbox();
+    await sb.removeStub("curl");
+    await sb.stub("wget", sb.downloaderStub);
+    expect(sb.run(await sb.installScript(), ["--token", TOKEN]).status).toBe(0);
+    expect(await sb.calls("wget")).toEqual([
+      expect.stringMatching(/^-q -O \/\S+ https:\/\/\S+\/install\/agent\/1\.0\.0$/),
+    ]);
+    expect(readlinkSync(join(sb.root, "opt/fleetback-agent/current.mjs"))).toBe("agent-1.0.0.mjs");
+  });
+
+  it("--no-start enables the service without starting it", async () => {
+    const sb = await sandbox();
+    expect(sb.run(await sb.installScript(), ["--token", TOKEN, "--no-start"]).status).toBe(0);
+    expect(await sb.calls("systemctl")).toEqual(["daemon-reload", "enable fleetback-agent"]);
+  });
+
+  it("--help prints usage naming the server and changes nothing", async () => {
+    const sb = await sandbox();
+    const result = sb.run(await sb.installScript(), ["--help"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain(`curl -fsSL ${BASE}/install/install.sh | sudo bash -s -- [options]`);
+    expect(readdirSync(sb.root)).toEqual(["run"]);
+  });
+
+  it.each([
+    [[], "pass --token TOKEN or --announce"],
+    [["--token", TOKEN, "--announce"], "either --token or --announce"],
+    [["--token"], "--token needs a value"],
+    [["--tls-pin", "abc", "--announce"], "64 hex digits"],
+    [[`--tokn=${TOKEN}`], "unknown option --tokn"],
+    [[TOKEN], "unexpected argument (not shown"],
+  ])("refuses %j without echoing a token", async (args, message) => {
+    const sb = await sandbox();
+    const result = sb.run(await sb.installScript(), args);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain(message);
+    expect(output(result)).not.toContain(TOKEN);
+  });
+});
+
+describe("refusals before anything changes", () => {
+  const untouched = (sb: Sandbox) => expect(readdirSync(sb.root)).toEqual(["run"]);
+
+  it("refuses a bundle whose SHA-256 differs from the embedded one", async () => {
+    const sb = await sandbox();
+    await sb.serveBundle("1.0.0", "console.log('tampered');\n");
+    const script = renderInstallScript({
+      baseUrl: BASE,
+      agentVersion: "1.0.0",
+      bundleSha256: "0".repeat(64),
+    });
+    const result = sb.run(script, ["--token", TOKEN]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("expected 0000");
+    untouched(sb);
+    expect(await sb.calls("systemctl")).toEqual([]);
+    expect(await sb.agentCalls()).toEqual([]);
+  });
+
+  it("refuses Node.js older than 20, naming the version needed and how to get it", async () => {
+    const sb = await sandbox();
+    await sb.stub("node", "echo v18.19.1");
+    const result = sb.run(await sb.installScript(), ["--token", TOKEN]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("Node.js >= 20 is required");
+    expect(result.stderr).toContain("v18.19.1");
+    expect(result.stderr).toContain("https://nodejs.org");
+    untouched(sb);
+  });
+
+  it("refuses when node is missing, suggesting --node", async () => {
+    const sb = await sandbox();
+    await sb.removeStub("node");
+    const result = sb.run(await sb.installScript(), ["--token", TOKEN]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("--node /path/to/node");
+    untouched(sb);
+  });
+
+  it("refuses to run as another user than root", async () => {
+    const sb = await sandbox();
+    await sb.stub("id", "echo 1000");
+    const result = sb.run(await sb.installScript(), ["--token", TOKEN]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("must run as root");
+    untouched(sb);
+  });
+
+  const sh = findOnPath("dash") ?? findOnPath("sh");
+  it("stops with a message when piped to sh instead of bash", async (ctx) => {
+    ctx.skip(!sh, "no sh on PATH");
+    const sb = await sandbox();
+    const result = sb.run(await sb.installScript(), ["--token", TOKEN], { shell: sh });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(
+      `install.sh needs bash, not sh: curl -fsSL ${BASE}/install/install.sh | sudo bash -s -- --token TOKEN\n`,
+    );
+    untouched(sb);
+  });
+});
