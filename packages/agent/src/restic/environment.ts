@@ -39,16 +39,25 @@ export interface ToolEnvironmentInput {
 }
 
 export function buildToolEnvironment(input: ToolEnvironmentInput): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(input.parent)) {
-    if (value !== undefined && !isDroppedVariable(name)) {
-      env[name] = value;
-    }
-  }
+  const env = neutralEnvironment(input.parent);
   env.RESTIC_REPOSITORY = input.repository;
   env.RESTIC_PASSWORD = input.password;
   env.RESTIC_CACHE_DIR = input.cacheDir;
   // restic asks on a terminal when it can; the agent never has one to answer.
   env.RESTIC_PROGRESS_FPS = env.RESTIC_PROGRESS_FPS ?? "1";
+  return env;
+}
+
+/**
+ * The agent's environment without repository or provider variables: for invocations that open no
+ * repository (`restic version`) and as the base of every tool environment.
+ */
+export function neutralEnvironment(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(parent)) {
+    if (value !== undefined && !isDroppedVariable(name)) {
+      env[name] = value;
+    }
+  }
   return env;
 }

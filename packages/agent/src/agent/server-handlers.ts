@@ -1,0 +1,68 @@
+/**
+ * @module agent/server-handlers
+ * What the agent does with each server message. The map is typed from the protocol catalog, so a
+ * new server message type does not compile until it is handled here. Messages whose feature this
+ * agent version lacks get a truthful answer: a warning in the log, and for `tree.list`, whose
+ * caller on the server is waiting, a `tree.list.result` carrying the reason.
+ */
+import type { AgentMessageType, PayloadOf, ServerMessageHandlers } from "@fleetback/protocol";
+import type { JobQueue } from "../jobs/job-queue.js";
+import type { Logger } from "../log/logger.js";
+import type { CredentialStore } from "./credential-store.js";
+
+export const TREE_LIST_UNSUPPORTED = "tree browsing is not supported by this agent version";
+
+export type Reply = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>, requestId: string) => void;
+
+export interface ServerHandlerDeps {
+  credentials: CredentialStore;
+  queue: JobQueue;
+  log: Logger;
+  reply: Reply;
+  agentVersion: string;
+}
+
+export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHandlers<void> {
+  const { credentials, queue, log } = deps;
+  return {
+    "config.update": (payload) => {
+      // Only which parts changed is logged; the values never are.
+      if (payload.repository !== undefined && payload.slot !== undefined) {
+        credentials.setRepository(payload.slot, payload.repository);
+      }
+      if (payload.caps !== undefined) {
+        credentials.setCaps(payload.caps);
+      }
+      log.info("configuration updated", {
+        slot: payload.slot ?? null,
+        caps: payload.caps !== undefined,
+      });
+    },
+    "schedule.set": (payload) => {
+      log.warn("schedule.set is not supported by this agent version; schedules are not applied", {
+        version: payload.version,
+        schedules: payload.schedules.length,
+      });
+    },
+    "command.run": (payload) => queue.submit(payload),
+    "command.cancel": (payload) => queue.cancel(payload.job_id),
+    "command.update": (payload) => {
+      log.warn("command.update is not supported by this agent version; not updating", {
+        running_version: deps.agentVersion,
+        offered_version: payload.version,
+      });
+    },
+    "tree.list": (payload, envelope) => {
+      log.warn(TREE_LIST_UNSUPPORTED, { snapshot_id: payload.snapshot_id });
+      deps.reply("tree.list.result", { error: TREE_LIST_UNSUPPORTED }, envelope.id);
+    },
+    error: (payload) => {
+      log.warn("the server reported an error", {
+        code: payload.code,
+        message: payload.message,
+        help_url: payload.help_url,
+        request_id: payload.request_id,
+      });
+    },
+  };
+}

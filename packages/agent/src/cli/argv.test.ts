@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { parseArgv } from "./argv.js";
+
+describe("parseArgv", () => {
+  it("reads a command with space- and equals-separated flags", () => {
+    expect(parseArgv(["enroll", "--server", "https://s", "--token=abc", "--config-dir", "/c"])).toEqual({
+      ok: true,
+      command: "enroll",
+      flags: { server: "https://s", token: "abc", configDir: "/c" },
+    });
+    expect(parseArgv(["run", "--state-dir=/s"])).toEqual({
+      ok: true,
+      command: "run",
+      flags: { stateDir: "/s" },
+    });
+  });
+
+  it("treats no arguments, --help and -h as help and --version as version", () => {
+    expect(parseArgv([])).toMatchObject({ ok: true, command: "help" });
+    expect(parseArgv(["enroll", "--help"])).toMatchObject({ ok: true, command: "help" });
+    expect(parseArgv(["-h"])).toMatchObject({ ok: true, command: "help" });
+    expect(parseArgv(["--version"])).toMatchObject({ ok: true, command: "version" });
+  });
+
+  it.each([
+    [["bogus"], 'unknown command "bogus"'],
+    [["run", "--bogus", "x"], 'unknown option "--bogus" for run'],
+    [["run", "--token", "x"], "run does not take --token"],
+    [["enroll", "--server", "https://s"], "enroll needs --token"],
+    [["announce"], "announce needs --server"],
+    [["enroll", "--server"], "--server needs a value"],
+    [["enroll", "--server", "--token", "t"], "--server needs a value"],
+    [["status", "--config-dir", "/a", "--config-dir=/b"], "--config-dir given twice"],
+  ])("refuses %j", (argv, message) => {
+    expect(parseArgv(argv)).toEqual({ ok: false, message });
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * @module cli/enroll-command
+ * `fleetback-agent enroll --server URL --token TOKEN`: trades a one-time enrolment token for the
+ * host's id and long-lived agent token, and writes them to the config file.
+ */
+import type { AgentPaths } from "../config/paths.js";
+import { errorMessageOf, requestJson } from "../net/json-request.js";
+import { endpointUrl } from "../net/server-url.js";
+import type { Flags } from "./argv.js";
+import type { CliDeps } from "./cli-deps.js";
+import { checkServerTarget, detectToolVersion, writeIssuedConfig } from "./common.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
+
+export async function enrollCommand(deps: CliDeps, flags: Flags, paths: AgentPaths): Promise<ExitCode> {
+  const target = checkServerTarget(flags.server ?? "", flags.tlsPin);
+  if (!target.ok) {
+    deps.err(`fleetback-agent: ${target.message}`);
+    return EXIT.usage;
+  }
+  const toolVersion = await detectToolVersion(deps, paths);
+  if (toolVersion === "") {
+    deps.err(`fleetback-agent: warning: restic not found (${paths.restic}); enrolling anyway`);
+  }
+  const response = await requestJson({
+    method: "POST",
+    url: endpointUrl(target.value.serverUrl, "/api/agents/enroll"),
+    tlsPin: target.value.tlsPin,
+    body: {
+      token: flags.token,
+      ...deps.identity,
+      agent_version: deps.agentVersion,
+      tool_version: toolVersion,
+    },
+  }).catch((cause: unknown) => (cause instanceof Error ? cause : new Error(String(cause))));
+  if (response instanceof Error) {
+    deps.err(`fleetback-agent: enrolment failed: ${response.message}`);
+    return EXIT.failure;
+  }
+  if (response.status !== 200 && response.status !== 201) {
+    const detail = errorMessageOf(response.body) ?? "no details";
+    deps.err(`fleetback-agent: the server refused the enrolment (HTTP ${response.status}): ${detail}`);
+    return response.status >= 400 && response.status < 500 ? EXIT.refused : EXIT.failure;
+  }
+  return (await writeIssuedConfig(deps, paths, target.value, response.body)) ? EXIT.ok : EXIT.failure;
+}

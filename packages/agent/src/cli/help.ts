@@ -1,0 +1,44 @@
+/**
+ * @module cli/help
+ * The text of `fleetback-agent --help`, including what each exit status means.
+ */
+import { DEFAULT_CONFIG_DIR, DEFAULT_STATE_DIR } from "../config/paths.js";
+
+export const HELP = `Usage: fleetback-agent <command> [options]
+
+Commands:
+  enroll --server URL --token TOKEN [--tls-pin SHA256]
+        Enrol this host with a one-time token from the server's enrol page.
+  announce --server URL [--tls-pin SHA256]
+        Ask to be enrolled without a token: prints a key fingerprint for the operator to
+        compare and approve on the server, then waits for the approval.
+  run   Connect to the server and run jobs until stopped (the service runs this).
+  status
+        Show the config (token shortened), state dir, restic version and server health.
+  help, --help, -h      This text.
+  version, --version    The agent version.
+
+Options:
+  --server URL          The server's base URL (http:// or https://).
+  --token TOKEN         One-time enrolment token.
+  --tls-pin SHA256      Pin the server's TLS certificate: hex SHA-256 of its DER leaf
+                        certificate (colons allowed). The pin replaces CA validation, so a
+                        self-signed certificate works; nothing is sent to a server that fails it.
+  --config-dir DIR      Default ${DEFAULT_CONFIG_DIR} (or FLEETBACK_AGENT_CONFIG_DIR).
+  --state-dir DIR       Default ${DEFAULT_STATE_DIR} (or FLEETBACK_AGENT_STATE_DIR).
+
+Environment:
+  FLEETBACK_RESTIC            restic binary (default: restic on PATH).
+  FLEETBACK_AGENT_LOG_LEVEL   debug, info (default), warn or error; logs are JSON on stderr.
+  RESTIC_*, AWS_*, B2_* ... of the agent's own environment are ignored: only repository
+  settings pushed by the server are used.
+
+Exit status:
+  0  success (run: stopped by SIGINT or SIGTERM)
+  1  failure: network, file system or an unexpected server answer
+  2  usage error
+  3  not enrolled: no usable config file
+  4  refused by the server: enrolment token invalid, used or expired; announce rejected or expired
+  5  the server deleted this host or revoked its token: enrol again
+  6  the server no longer accepts this agent's protocol version: update the agent
+`;

@@ -1,0 +1,28 @@
+/**
+ * @module config/paths
+ * Where the agent keeps its files: flags beat environment variables beat the packaged defaults
+ * (DESIGN.md "Configuration").
+ */
+
+export const DEFAULT_CONFIG_DIR = "/etc/fleetback-agent";
+export const DEFAULT_STATE_DIR = "/var/lib/fleetback-agent";
+
+export interface AgentPaths {
+  configDir: string;
+  stateDir: string;
+  /** restic binary: a path, or a name looked up on PATH. */
+  restic: string;
+}
+
+export interface PathFlags {
+  configDir?: string;
+  stateDir?: string;
+}
+
+export function resolveAgentPaths(flags: PathFlags, env: NodeJS.ProcessEnv): AgentPaths {
+  return {
+    configDir: flags.configDir || env.FLEETBACK_AGENT_CONFIG_DIR || DEFAULT_CONFIG_DIR,
+    stateDir: flags.stateDir || env.FLEETBACK_AGENT_STATE_DIR || DEFAULT_STATE_DIR,
+    restic: env.FLEETBACK_RESTIC || "restic",
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * @module jobs/init-job
+ * `init`: creates the repository. Running it against an existing repository is a no-op that
+ * succeeds (SPEC "What the service does" 9): restic exits 1 and says `config file already exists`
+ * on every version and backend (CONTRACT §4), which is how the agent recognises it.
+ */
+import type { CommandRunInit } from "@fleetback/protocol";
+import type { CredentialStore } from "../agent/credential-store.js";
+import type { ToolVersionProbe } from "../restic/detect-version.js";
+import type { Restic } from "../restic/restic.js";
+import { isAtLeast } from "../restic/version.js";
+import type { JobHandler } from "./job-types.js";
+import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
+
+export const ALREADY_INITIALISED_TEXT = "config file already exists";
+export const NO_CREDENTIALS_ERROR = "no repository credentials";
+
+export interface InitJobDeps {
+  restic: Restic;
+  toolVersion: ToolVersionProbe;
+  credentials: CredentialStore;
+}
+
+export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
+  return async (run) => {
+    const repository = deps.credentials.repository("repo");
+    if (repository === undefined) {
+      run.log("agent", "no repository credentials have been pushed to this agent");
+      return { status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR };
+    }
+    if (run.command.pre_hook !== undefined || run.command.post_hook !== undefined) {
+      run.log("agent", "hooks are not run for init by this agent version");
+    }
+    const version = await deps.toolVersion.version();
+    // `init --json` exists since 0.15; 0.14 ignores the flag and prints text (CONTRACT §4).
+    const json = version !== undefined && isAtLeast(version, 0, 15);
+    let alreadyExists = false;
+    const errors = createErrorCollector();
+    const result = await deps.restic.run({
+      subcommand: "init",
+      repository,
+      caps: deps.credentials.capsFor(run.command),
+      json,
+      signal: run.signal,
+      onLine: (line) => {
+        if (line.text.includes(ALREADY_INITIALISED_TEXT)) {
+          alreadyExists = true;
+        }
+        errors.observe(line.stream, line.text);
+        run.log(line.stream, line.text);
+      },
+    });
+    if (result.kind === "exited" && !result.cancelled && result.exitCode === 1 && alreadyExists) {
+      run.log("agent", "the repository already exists; nothing to do");
+      return { status: "succeeded", exit_code: 1 };
+    }
+    return toolOutcome(result, deps.restic.command, errors.best());
+  };
+}

@@ -1,0 +1,130 @@
+import type { CommandRun } from "@fleetback/protocol";
+import { createUlidGenerator } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import { createMemoryLogger } from "../testing/memory-logger.js";
+import { createJobQueue } from "./job-queue.js";
+import type { JobReporter } from "./job-reporter.js";
+import type { JobHandler, JobHandlers, JobOutcome } from "./job-types.js";
+
+const nextId = createUlidGenerator();
+
+function command(kind: "init" | "prune" = "init"): CommandRun {
+  return kind === "init"
+    ? { job_id: nextId(), kind: "init", requires_admin_creds: false }
+    : { job_id: nextId(), kind: "prune", requires_admin_creds: true };
+}
+
+function recordingReporter() {
+  const events: string[] = [];
+  const reporter: JobReporter = {
+    started: (jobId) => events.push(`started ${jobId}`),
+    line: (jobId, stream, text) => events.push(`line ${jobId} ${stream} ${text}`),
+    finished: (jobId, outcome) =>
+      events.push(`finished ${jobId} ${outcome.status}${outcome.error ? ` ${outcome.error}` : ""}`),
+  };
+  return { events, reporter };
+}
+
+/** A handler that runs until released or aborted. */
+function controllableHandler() {
+  const releases = new Map<string, (outcome: JobOutcome) => void>();
+  const handler: JobHandler = (run) =>
+    new Promise((resolve) => {
+      releases.set(run.command.job_id, resolve);
+      run.signal.addEventListener("abort", () => resolve({ status: "cancelled", exit_code: null }));
+    });
+  return { handler, releases };
+}
+
+function handlers(init: JobHandler | undefined): JobHandlers {
+  return {
+    backup: undefined,
+    forget: undefined,
+    prune: undefined,
+    check: undefined,
+    unlock: undefined,
+    init,
+    restore: undefined,
+    diff: undefined,
+  };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("createJobQueue", () => {
+  it("runs jobs one at a time in arrival order", async () => {
+    const { events, reporter } = recordingReporter();
+    const { handler, releases } = controllableHandler();
+    const queue = createJobQueue({ handlers: handlers(handler), reporter, log: createMemoryLogger() });
+    const [a, b] = [command(), command()];
+    queue.submit(a);
+    queue.submit(b);
+    await tick();
+    expect(events).toEqual([`started ${a.job_id}`]);
+    expect(queue.activeJobIds()).toEqual([a.job_id, b.job_id]);
+    releases.get(a.job_id)?.({ status: "succeeded", exit_code: 0 });
+    await tick();
+    expect(events).toEqual([`started ${a.job_id}`, `finished ${a.job_id} succeeded`, `started ${b.job_id}`]);
+    releases.get(b.job_id)?.({ status: "failed", exit_code: 1, error: "x" });
+    await queue.idle();
+    expect(events.at(-1)).toBe(`finished ${b.job_id} failed x`);
+    expect(queue.activeJobIds()).toEqual([]);
+  });
+
+  it("cancels a queued job without running it, and the running one through its signal", async () => {
+    const { events, reporter } = recordingReporter();
+    const { handler } = controllableHandler();
+    const queue = createJobQueue({ handlers: handlers(handler), reporter, log: createMemoryLogger() });
+    const [a, b] = [command(), command()];
+    queue.submit(a);
+    queue.submit(b);
+    queue.cancel(b.job_id);
+    expect(events).toContain(`finished ${b.job_id} cancelled`);
+    queue.cancel(a.job_id);
+    await queue.idle();
+    expect(events.filter((event) => event.startsWith("started"))).toEqual([`started ${a.job_id}`]);
+    expect(events.at(-1)).toBe(`finished ${a.job_id} cancelled`);
+  });
+
+  it("refuses kinds this agent does not implement at once, even behind a running job", async () => {
+    const { events, reporter } = recordingReporter();
+    const { handler } = controllableHandler();
+    const queue = createJobQueue({ handlers: handlers(handler), reporter, log: createMemoryLogger() });
+    const running = command();
+    queue.submit(running);
+    const prune = command("prune");
+    queue.submit(prune);
+    expect(events).toContain(`finished ${prune.job_id} failed prune is not supported by this agent version`);
+    expect(queue.activeJobIds()).toEqual([running.job_id]);
+  });
+
+  it("ignores a duplicate job id and survives a throwing handler", async () => {
+    const { events, reporter } = recordingReporter();
+    const log = createMemoryLogger();
+    const queue = createJobQueue({
+      handlers: handlers(async () => {
+        throw new Error("boom");
+      }),
+      reporter,
+      log,
+    });
+    const a = command();
+    queue.submit(a);
+    queue.submit(a);
+    await queue.idle();
+    expect(events).toEqual([
+      `started ${a.job_id}`,
+      `finished ${a.job_id} failed the agent failed while running the job`,
+    ]);
+    expect(log.entries.map((entry) => entry.message)).toContain("ignored a duplicate command.run");
+  });
+
+  it("reports a cancel it cannot act on in the log only", () => {
+    const { events, reporter } = recordingReporter();
+    const log = createMemoryLogger();
+    const queue = createJobQueue({ handlers: handlers(undefined), reporter, log });
+    queue.cancel(nextId());
+    expect(events).toEqual([]);
+    expect(log.entries[0]?.level).toBe("warn");
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * @module jobs/job-queue
+ * The host's job queue: jobs run one at a time in arrival order, because two restic processes on
+ * one repository mostly wait for each other's lock anyway, and a backup competing with a prune
+ * helps nobody. Kinds this agent does not implement are refused on arrival instead of waiting
+ * behind a long backup only to fail.
+ */
+import type { CommandRun } from "@fleetback/protocol";
+import type { Logger } from "../log/logger.js";
+import type { JobReporter } from "./job-reporter.js";
+import type { JobHandler, JobHandlers, JobOutcome } from "./job-types.js";
+
+export interface JobQueue {
+  submit(command: CommandRun): void;
+  cancel(jobId: string): void;
+  /** Queued and running jobs, in order: what hello and heartbeat report as running_job_ids. */
+  activeJobIds(): string[];
+  /** Resolves when nothing is queued or running. */
+  idle(): Promise<void>;
+  /** Cancels everything (agent shutdown) and resolves once the running job has ended. */
+  cancelAll(): Promise<void>;
+}
+
+export interface JobQueueOptions {
+  handlers: JobHandlers;
+  reporter: JobReporter;
+  log: Logger;
+}
+
+interface Running {
+  command: CommandRun;
+  controller: AbortController;
+}
+
+export function unsupportedKindMessage(kind: string): string {
+  return `${kind} is not supported by this agent version`;
+}
+
+export function createJobQueue(options: JobQueueOptions): JobQueue {
+  const { handlers, reporter, log } = options;
+  const queued: CommandRun[] = [];
+  let running: Running | undefined;
+  let idleWaiters: (() => void)[] = [];
+
+  const handlerOf = (command: CommandRun): JobHandler | undefined =>
+    // The map is keyed by kind, so the entry's command type is exactly this command's.
+    handlers[command.kind] as JobHandler | undefined;
+
+  const notifyIdle = () => {
+    if (running === undefined && queued.length === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const resolve of waiters) {
+        resolve();
+      }
+    }
+  };
+
+  const execute = async (command: CommandRun, handler: JobHandler, controller: AbortController) => {
+    reporter.started(command.job_id, command.kind);
+    let outcome: JobOutcome;
+    try {
+      outcome = await handler({
+        command,
+        signal: controller.signal,
+        log: (stream, line) => reporter.line(command.job_id, stream, line),
+      });
+    } catch (cause) {
+      log.error("job handler failed", { job_id: command.job_id, kind: command.kind, error: String(cause) });
+      outcome = { status: "failed", exit_code: null, error: "the agent failed while running the job" };
+    }
+    if (controller.signal.aborted && outcome.status !== "cancelled") {
+      outcome = { status: "cancelled", exit_code: outcome.exit_code };
+    }
+    reporter.finished(command.job_id, outcome);
+    log.info("job finished", { job_id: command.job_id, kind: command.kind, status: outcome.status });
+  };
+
+  const pump = () => {
+    if (running !== undefined) {
+      return;
+    }
+    const command = queued.shift();
+    if (command === undefined) {
+      notifyIdle();
+      return;
+    }
+    const handler = handlerOf(command);
+    if (handler === undefined) {
+      pump();
+      return;
+    }
+    const controller = new AbortController();
+    running = { command, controller };
+    void execute(command, handler, controller).finally(() => {
+      running = undefined;
+      pump();
+    });
+  };
+
+  const idle = (): Promise<void> => {
+    if (running === undefined && queued.length === 0) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => idleWaiters.push(resolve));
+  };
+
+  const isKnown = (jobId: string) =>
+    running?.command.job_id === jobId || queued.some((c) => c.job_id === jobId);
+
+  return {
+    submit(command) {
+      if (isKnown(command.job_id)) {
+        log.warn("ignored a duplicate command.run", { job_id: command.job_id });
+        return;
+      }
+      if (handlerOf(command) === undefined) {
+        const error = unsupportedKindMessage(command.kind);
+        log.warn("refused a job", { job_id: command.job_id, kind: command.kind, reason: error });
+        reporter.line(command.job_id, "agent", error);
+        reporter.finished(command.job_id, { status: "failed", exit_code: null, error });
+        return;
+      }
+      queued.push(command);
+      log.info("job queued", { job_id: command.job_id, kind: command.kind, position: queued.length });
+      pump();
+    },
+    cancel(jobId) {
+      if (running?.command.job_id === jobId) {
+        log.info("cancelling the running job", { job_id: jobId });
+        running.controller.abort();
+        return;
+      }
+      const index = queued.findIndex((command) => command.job_id === jobId);
+      if (index === -1) {
+        log.warn("command.cancel for a job this agent does not hold", { job_id: jobId });
+        return;
+      }
+      queued.splice(index, 1);
+      reporter.line(jobId, "agent", "cancelled before it started");
+      reporter.finished(jobId, { status: "cancelled", exit_code: null });
+      notifyIdle();
+    },
+    activeJobIds() {
+      return [...(running ? [running.command.job_id] : []), ...queued.map((command) => command.job_id)];
+    },
+    idle,
+    async cancelAll() {
+      for (const command of queued.splice(0)) {
+        reporter.finished(command.job_id, {
+          status: "cancelled",
+          exit_code: null,
+          error: "the agent is stopping",
+        });
+      }
+      running?.controller.abort();
+      await idle();
+    },
+  };
+}

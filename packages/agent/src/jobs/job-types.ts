@@ -1,0 +1,39 @@
+/**
+ * @module jobs/job-types
+ * What a job handler is: one async function per job kind that runs the job to its end and says
+ * how it ended. The map of handlers is keyed by every JobKind, so a kind added to the contract is
+ * a compile error until someone decides what this agent does with it.
+ */
+import type {
+  CommandRun,
+  CommandRunOf,
+  FinishedJobStatus,
+  JobKind,
+  JobSummary,
+  LogStreamName,
+} from "@fleetback/protocol";
+
+export interface JobOutcome {
+  status: FinishedJobStatus;
+  /** null when the tool never ran or was ended by a signal. */
+  exit_code: number | null;
+  error?: string;
+  summary?: JobSummary;
+}
+
+export interface JobRun<C extends CommandRun = CommandRun> {
+  command: C;
+  /** Aborted when the operator cancels the job or the agent shuts down. */
+  signal: AbortSignal;
+  /** One line of the job's log (`log.stream`); callers pass scrubbed text only. */
+  log(stream: LogStreamName, line: string): void;
+}
+
+export type JobHandler<C extends CommandRun = CommandRun> = (run: JobRun<C>) => Promise<JobOutcome>;
+
+/** `undefined` = this agent version does not implement the kind; such jobs are refused at once. */
+export type JobHandlers = { [K in JobKind]: JobHandler<CommandRunOf<K>> | undefined };
+
+export function failed(error: string, exitCode: number | null = null): JobOutcome {
+  return { status: "failed", exit_code: exitCode, error };
+}

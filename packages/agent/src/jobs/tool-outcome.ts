@@ -1,0 +1,84 @@
+/**
+ * @module jobs/tool-outcome
+ * Maps how a restic process ended to a job outcome, and picks a short error text from its output:
+ * restic 0.18 with --json prints `{"message_type":"exit_error",...}` on stderr, older versions and
+ * plain-text runs print `Fatal: ...`.
+ */
+import type { ResticResult } from "../restic/restic.js";
+import type { JobOutcome } from "./job-types.js";
+
+/** Collects the stderr text that best explains a failure. */
+export interface ErrorCollector {
+  observe(stream: string, text: string): void;
+  best(): string | undefined;
+}
+
+export function createErrorCollector(): ErrorCollector {
+  let exitError: string | undefined;
+  let fatal: string | undefined;
+  let last: string | undefined;
+  return {
+    observe(stream, text) {
+      if (stream !== "stderr" || text.trim() === "") {
+        return;
+      }
+      if (text.startsWith("{")) {
+        try {
+          const parsed: unknown = JSON.parse(text);
+          if (
+            parsed !== null &&
+            typeof parsed === "object" &&
+            "message_type" in parsed &&
+            parsed.message_type === "exit_error" &&
+            "message" in parsed &&
+            typeof parsed.message === "string"
+          ) {
+            exitError = parsed.message.split("\n")[0];
+            return;
+          }
+        } catch {
+          // Not JSON after all: treat it as text.
+        }
+      }
+      if (text.startsWith("Fatal:") && fatal === undefined) {
+        fatal = text;
+      }
+      last = text;
+    },
+    best: () => exitError ?? fatal ?? last,
+  };
+}
+
+export function toolOutcome(result: ResticResult, command: string, error: string | undefined): JobOutcome {
+  switch (result.kind) {
+    case "invalid_credentials":
+      return { status: "failed", exit_code: null, error: result.message };
+    case "spawn_failed":
+      return {
+        status: "failed",
+        exit_code: null,
+        error: result.missing
+          ? `restic not found (${command})`
+          : `restic could not be started: ${result.message}`,
+      };
+    case "exited":
+      if (result.cancelled) {
+        return { status: "cancelled", exit_code: result.exitCode };
+      }
+      if (result.timedOut) {
+        return { status: "failed", exit_code: result.exitCode, error: "restic timed out" };
+      }
+      if (result.exitCode === 0) {
+        return { status: "succeeded", exit_code: 0 };
+      }
+      return {
+        status: "failed",
+        exit_code: result.exitCode,
+        error:
+          error ??
+          (result.exitCode === null
+            ? `restic was ended by ${result.signal}`
+            : `restic exited with code ${result.exitCode}`),
+      };
+  }
+}

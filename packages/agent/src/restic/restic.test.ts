@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { createEchoRestic } from "../testing/fake-restic.js";
+import { createReplayRunner } from "./replay-adapter.js";
+import { buildArgs, createRestic } from "./restic.js";
+import type { OutputLine } from "./runner.js";
+import { createSpawnRunner } from "./spawn-adapter.js";
+
+const repository = {
+  url: "rest:http://127.0.0.1:8000/alice/",
+  username: "alice",
+  password: "canary-Pa55/word@x",
+};
+
+describe("buildArgs", () => {
+  it("puts global flags before the subcommand and never a credential", () => {
+    expect(
+      buildArgs(
+        { subcommand: "init", json: true, caps: { up: 100, down: null }, onLine: () => {} },
+        "/s/cache",
+      ),
+    ).toEqual(["--cache-dir", "/s/cache", "--limit-upload", "100", "--json", "init"]);
+    expect(
+      buildArgs(
+        { subcommand: "backup", args: ["/srv"], caps: { up: null, down: 7 }, onLine: () => {} },
+        "/c",
+      ),
+    ).toEqual(["--cache-dir", "/c", "--limit-download", "7", "backup", "/srv"]);
+  });
+});
+
+describe("createRestic with the replay runner", () => {
+  it("hands credentials over in the environment only, merged into the URL for rest:", async () => {
+    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
+    const restic = createRestic({
+      runner,
+      command: "restic",
+      stateDir: "/var/lib/fa",
+      parentEnv: { PATH: "/bin", RESTIC_PASSWORD_FILE: "/etc/evil", AWS_SECRET_ACCESS_KEY: "x" },
+    });
+    await restic.run({ subcommand: "init", repository, onLine: () => {} });
+    const [spec] = runner.calls;
+    expect(spec?.env).toEqual({
+      PATH: "/bin",
+      RESTIC_REPOSITORY: "rest:http://alice:canary-Pa55%2Fword%40x@127.0.0.1:8000/alice/",
+      RESTIC_PASSWORD: "canary-Pa55/word@x",
+      RESTIC_CACHE_DIR: "/var/lib/fa/cache",
+      RESTIC_PROGRESS_FPS: "1",
+    });
+    expect(spec?.args.join(" ")).not.toContain("canary");
+    expect(spec?.args).toEqual(["--cache-dir", "/var/lib/fa/cache", "init"]);
+  });
+
+  it("leaves a local path untouched and unscrubbed", async () => {
+    const runner = createReplayRunner({
+      stdout: "created restic repository 1 at /tmp/repo\n",
+      stderr: "",
+      exitCode: 0,
+    });
+    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
+    const lines: OutputLine[] = [];
+    await restic.run({
+      subcommand: "init",
+      repository: { url: "/tmp/repo", password: "local-secret" },
+      onLine: (line) => lines.push(line),
+    });
+    expect(runner.calls[0]?.env.RESTIC_REPOSITORY).toBe("/tmp/repo");
+    expect(lines).toEqual([{ stream: "stdout", text: "created restic repository 1 at /tmp/repo" }]);
+  });
+});
+
+describe("createRestic with a real process", () => {
+  it("scrubs the password, username and merged URL from every line and redacts URLs", async () => {
+    const path = await createEchoRestic(
+      "raw canary-Pa55/word@x and encoded canary-Pa55%2Fword%40x and rest:http://bob:hunter22@host/\n",
+    );
+    const restic = createRestic({
+      runner: createSpawnRunner(),
+      command: path,
+      stateDir: "/tmp/state",
+      parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD_COMMAND: "echo parent" },
+    });
+    const lines: string[] = [];
+    const result = await restic.run({
+      subcommand: "init",
+      repository,
+      onLine: (line) => lines.push(line.text),
+    });
+    expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
+    const text = lines.join("\n");
+    expect(text).not.toContain("canary");
+    expect(text).not.toContain("hunter22");
+    expect(text).not.toContain("RESTIC_PASSWORD_COMMAND");
+    expect(text).toContain("env: RESTIC_PASSWORD=***");
+    expect(text).toContain("env: RESTIC_REPOSITORY=***");
+    expect(text).toContain("rest:http://bob:***@host/");
+    expect(text).toContain("argv: --cache-dir /tmp/state/cache init");
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * @module restic/restic
+ * The one place where repository credentials meet a restic process. It builds argv (global flags
+ * before the subcommand, never a secret), the clean environment carrying the credentials, and
+ * scrubs every output line before handing it on, so callers only ever see safe text.
+ */
+import { join } from "node:path";
+import { createScrubber, mergeUrlCredentials, redactUrl } from "@fleetback/crypto";
+import type { Repository } from "@fleetback/protocol";
+import { buildToolEnvironment, neutralEnvironment } from "./environment.js";
+import type { OutputLine, ProcessResult, ResticRunner } from "./runner.js";
+
+/** Effective caps of one invocation in KiB/s; null is "no cap". */
+export interface BandwidthCaps {
+  up: number | null;
+  down: number | null;
+}
+
+export interface ResticRequest {
+  subcommand: string;
+  args?: readonly string[];
+  /** Absent for invocations that open no repository (`version`). */
+  repository?: Repository;
+  caps?: BandwidthCaps;
+  /** Adds the global `--json`; the caller checks that this subcommand and version support it. */
+  json?: boolean;
+  onLine: (line: OutputLine) => void;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  maxLineLength?: number;
+}
+
+export type ResticResult = ProcessResult | { kind: "invalid_credentials"; message: string };
+
+export interface Restic {
+  readonly command: string;
+  run(request: ResticRequest): Promise<ResticResult>;
+}
+
+export interface ResticOptions {
+  runner: ResticRunner;
+  /** Binary path or name looked up on PATH. */
+  command: string;
+  stateDir: string;
+  /** The agent's own environment; repository and provider variables are dropped from it. */
+  parentEnv: NodeJS.ProcessEnv;
+}
+
+export function cacheDirOf(stateDir: string): string {
+  return join(stateDir, "cache");
+}
+
+/** Global flags go before the subcommand: restic accepts them there on every version (CONTRACT §5). */
+export function buildArgs(request: ResticRequest, cacheDir: string): string[] {
+  const args = ["--cache-dir", cacheDir];
+  if (request.caps?.up != null) {
+    args.push("--limit-upload", String(request.caps.up));
+  }
+  if (request.caps?.down != null) {
+    args.push("--limit-download", String(request.caps.down));
+  }
+  if (request.json) {
+    args.push("--json");
+  }
+  args.push(request.subcommand, ...(request.args ?? []));
+  return args;
+}
+
+export function createRestic(options: ResticOptions): Restic {
+  const cacheDir = cacheDirOf(options.stateDir);
+  return {
+    command: options.command,
+    async run(request) {
+      const repository = request.repository;
+      let env: NodeJS.ProcessEnv;
+      let secrets: (string | undefined)[] = [];
+      if (repository === undefined) {
+        env = neutralEnvironment(options.parentEnv);
+      } else {
+        // The record is {url, username?, password}, and `password` is the REPOSITORY password
+        // (PROTOCOL.md config.update). SPEC "What the service does" 4: "The username and password
+        // are merged into the URL (as user:password@) only when the tool process is started". So
+        // for rest:/s3: URLs with a host part, username AND password go into the URL (HTTP basic
+        // auth for rest-server), and the same password is also RESTIC_PASSWORD, the key that opens
+        // the repository. Other URL forms come back from mergeUrlCredentials unchanged. Without a
+        // username there is no HTTP login to make, so nothing is merged (an empty user with the
+        // repository password as basic auth would only leak it to the repository server). The
+        // merged string lives only in this call and the child's environment, never in argv or a log.
+        let merged: string;
+        try {
+          merged = repository.username
+            ? mergeUrlCredentials(repository.url, repository.username, repository.password)
+            : repository.url;
+        } catch {
+          return {
+            kind: "invalid_credentials",
+            message: "the repository credentials cannot be put into a URL",
+          };
+        }
+        env = buildToolEnvironment({
+          parent: options.parentEnv,
+          repository: merged,
+          password: repository.password,
+          cacheDir,
+        });
+        // A merged URL that differs from the stored one carries credentials; a plain local path
+        // does not, and scrubbing it would only hide the repository location from the log.
+        secrets = [repository.password, repository.username, merged === repository.url ? undefined : merged];
+      }
+      const scrub = createScrubber(secrets);
+      return options.runner.run({
+        command: options.command,
+        args: buildArgs(request, cacheDir),
+        env,
+        onLine: (line) => request.onLine({ stream: line.stream, text: redactUrl(scrub(line.text)) }),
+        signal: request.signal,
+        timeoutMs: request.timeoutMs,
+        maxLineLength: request.maxLineLength,
+      });
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * @module restic/runner
+ * The port every restic invocation goes through. Adapters: `createSpawnRunner` (a real child
+ * process in its own process group) and `createReplayRunner` (recorded real output from
+ * shared/restic/fixtures, for parser and job tests). Adapters emit raw lines; `createRestic`
+ * (restic.ts) wraps them so that nothing unscrubbed leaves the runner layer.
+ */
+
+export type OutputStream = "stdout" | "stderr";
+
+export interface OutputLine {
+  stream: OutputStream;
+  text: string;
+}
+
+/** One process to run. Nothing secret is ever in `args`: credentials travel in `env`. */
+export interface ProcessSpec {
+  command: string;
+  args: readonly string[];
+  env: NodeJS.ProcessEnv;
+  onLine: (line: OutputLine) => void;
+  /** Aborting kills the whole process group: SIGTERM, then SIGKILL after the grace period. */
+  signal?: AbortSignal;
+  /** Same as an abort, but the result says `timedOut`. */
+  timeoutMs?: number;
+  /** Longer lines are truncated with a marker (see line-splitter.ts). */
+  maxLineLength?: number;
+}
+
+export type ProcessResult =
+  | {
+      kind: "exited";
+      /** null when the process was ended by a signal. */
+      exitCode: number | null;
+      signal: string | null;
+      cancelled: boolean;
+      timedOut: boolean;
+    }
+  | {
+      kind: "spawn_failed";
+      /** The binary does not exist (ENOENT): restic is not installed or FLEETBACK_RESTIC is wrong. */
+      missing: boolean;
+      message: string;
+    };
+
+export interface ResticRunner {
+  run(spec: ProcessSpec): Promise<ProcessResult>;
+}

@@ -1,0 +1,70 @@
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { createSleepingRestic } from "../testing/fake-restic.js";
+import { isRunning, waitUntil } from "../testing/processes.js";
+import type { ProcessSpec } from "./runner.js";
+import { createSpawnRunner } from "./spawn-adapter.js";
+
+async function readPids(pidFile: string): Promise<number[]> {
+  await waitUntil(
+    async () => (await readFile(pidFile, "utf8").catch(() => "")).trim().split("\n").length === 2,
+  );
+  return (await readFile(pidFile, "utf8")).trim().split("\n").map(Number);
+}
+
+function spec(command: string, overrides: Partial<ProcessSpec> = {}): ProcessSpec {
+  return { command, args: ["init"], env: { PATH: process.env.PATH }, onLine: () => {}, ...overrides };
+}
+
+describe("createSpawnRunner", () => {
+  it("kills the whole process group on cancel", async () => {
+    const fake = await createSleepingRestic();
+    const controller = new AbortController();
+    const running = createSpawnRunner({ killGraceMs: 2_000 }).run(
+      spec(fake.path, { signal: controller.signal }),
+    );
+    const pids = await readPids(fake.pidFile);
+    expect(pids.every(isRunning)).toBe(true);
+    controller.abort();
+    const result = await running;
+    expect(result).toMatchObject({ kind: "exited", cancelled: true, exitCode: null, signal: "SIGTERM" });
+    await waitUntil(() => !pids.some(isRunning));
+  });
+
+  it("escalates to SIGKILL when the group ignores SIGTERM", async () => {
+    const fake = await createSleepingRestic({ ignoreTerm: true });
+    const controller = new AbortController();
+    const running = createSpawnRunner({ killGraceMs: 200 }).run(
+      spec(fake.path, { signal: controller.signal }),
+    );
+    const pids = await readPids(fake.pidFile);
+    controller.abort();
+    expect(await running).toMatchObject({ kind: "exited", cancelled: true, signal: "SIGKILL" });
+    await waitUntil(() => !pids.some(isRunning));
+  });
+
+  it("kills the group on timeout and says so", async () => {
+    const fake = await createSleepingRestic();
+    const result = await createSpawnRunner().run(spec(fake.path, { timeoutMs: 300 }));
+    expect(result).toMatchObject({ kind: "exited", timedOut: true, cancelled: false });
+    const pids = await readPids(fake.pidFile);
+    await waitUntil(() => !pids.some(isRunning));
+  });
+
+  it("reports a missing binary", async () => {
+    const result = await createSpawnRunner().run(spec("/nonexistent/restic"));
+    expect(result).toMatchObject({ kind: "spawn_failed", missing: true });
+  });
+
+  it("streams stdout and stderr line by line with the exit code", async () => {
+    const lines: string[] = [];
+    const result = await createSpawnRunner().run({
+      command: "/bin/sh",
+      args: ["-c", "printf 'a\\nb'; printf 'err\\n' >&2; exit 3"],
+      env: {},
+      onLine: (line) => lines.push(`${line.stream}:${line.text}`),
+    });
+    expect(result).toMatchObject({ kind: "exited", exitCode: 3 });
+    expect(lines.sort()).toEqual(["stderr:err", "stdout:a", "stdout:b"]);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * @module restic/spawn-adapter
+ * The real ResticRunner: spawns the binary in its own process group (`detached`), so that a
+ * cancel or timeout reaches restic and anything it started (ssh, rclone, hooks) at once: SIGTERM
+ * to the group first, so restic can remove its lock, then SIGKILL after a grace period.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createLineSplitter } from "./line-splitter.js";
+import type { OutputStream, ProcessResult, ProcessSpec, ResticRunner } from "./runner.js";
+
+export const DEFAULT_KILL_GRACE_MS = 10_000;
+/** After the leader exits, stray group members holding its pipes get this long before SIGKILL. */
+const STRAY_PIPE_GRACE_MS = 2_000;
+
+export interface SpawnRunnerOptions {
+  killGraceMs?: number;
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) {
+    return;
+  }
+  try {
+    // A negative pid addresses the process group; Windows has none, so the child alone.
+    if (process.platform === "win32") {
+      child.kill(signal);
+    } else {
+      process.kill(-child.pid, signal);
+    }
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunner {
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  return {
+    run(spec: ProcessSpec): Promise<ProcessResult> {
+      return new Promise((resolve) => {
+        let child: ChildProcess;
+        try {
+          child = spawn(spec.command, [...spec.args], {
+            env: spec.env,
+            detached: true,
+            stdio: ["ignore", "pipe", "pipe"],
+            windowsHide: true,
+          });
+        } catch (cause) {
+          resolve({ kind: "spawn_failed", missing: false, message: String(cause) });
+          return;
+        }
+
+        let cancelled = false;
+        let timedOut = false;
+        let settled = false;
+        const cleanups: (() => void)[] = [];
+
+        const pipe = (stream: OutputStream, readable: NodeJS.ReadableStream | null) => {
+          const splitter = createLineSplitter((text) => spec.onLine({ stream, text }), spec.maxLineLength);
+          readable?.on("data", (chunk: Buffer) => splitter.push(chunk));
+          readable?.on("end", () => splitter.end());
+        };
+        pipe("stdout", child.stdout);
+        pipe("stderr", child.stderr);
+
+        const terminate = () => {
+          signalGroup(child, "SIGTERM");
+          const kill = setTimeout(() => signalGroup(child, "SIGKILL"), killGraceMs);
+          cleanups.push(() => clearTimeout(kill));
+        };
+
+        const finish = (result: ProcessResult) => {
+          if (settled) {
+            return;
+          }
+          settled = true;
+          for (const cleanup of cleanups) {
+            cleanup();
+          }
+          resolve(result);
+        };
+
+        if (spec.signal) {
+          const onAbort = () => {
+            cancelled = true;
+            terminate();
+          };
+          if (spec.signal.aborted) {
+            onAbort();
+          } else {
+            spec.signal.addEventListener("abort", onAbort, { once: true });
+            cleanups.push(() => spec.signal?.removeEventListener("abort", onAbort));
+          }
+        }
+        if (spec.timeoutMs !== undefined) {
+          const timer = setTimeout(() => {
+            timedOut = true;
+            terminate();
+          }, spec.timeoutMs);
+          cleanups.push(() => clearTimeout(timer));
+        }
+
+        child.on("error", (error: NodeJS.ErrnoException) => {
+          if (child.pid === undefined) {
+            finish({ kind: "spawn_failed", missing: error.code === "ENOENT", message: error.message });
+          }
+        });
+        child.on("exit", () => {
+          if (cancelled || timedOut) {
+            // The leader is gone; whatever is left of its group is a stray.
+            signalGroup(child, "SIGKILL");
+          }
+          const stray = setTimeout(() => {
+            signalGroup(child, "SIGKILL");
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+          }, STRAY_PIPE_GRACE_MS);
+          cleanups.push(() => clearTimeout(stray));
+        });
+        child.on("close", (code, signal) => {
+          finish({ kind: "exited", exitCode: code, signal, cancelled, timedOut });
+        });
+      });
+    },
+  };
+}

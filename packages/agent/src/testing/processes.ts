@@ -1,0 +1,32 @@
+/**
+ * @module testing/processes
+ * Whether a process still runs. `process.kill(pid, 0)` also succeeds for a zombie (dead, not yet
+ * reaped by its new parent; in containers PID 1 may reap only every few seconds), so on Linux a
+ * zombie counts as gone.
+ */
+import { readFileSync } from "node:fs";
+
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) S ..." where S is the state letter; comm may contain spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) {
+      throw new Error("condition not met in time");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

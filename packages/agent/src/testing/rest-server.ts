@@ -1,0 +1,77 @@
+/**
+ * @module testing/rest-server
+ * A real restic rest-server (from scripts/fetch-tools.sh) with private repositories and one
+ * htpasswd user, on a port the server picks itself and prints.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { repoRoot } from "./tools.js";
+
+export interface RestServer {
+  /** `rest:http://127.0.0.1:PORT/<user>/`, without credentials. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+function tool(name: string, binary: string): string | undefined {
+  const path = join(repoRoot(), ".cache", "tools", name, "usr", "bin", binary);
+  return existsSync(path) ? path : undefined;
+}
+
+export function hasRestServer(): boolean {
+  return (
+    tool("rest-server", "restic-rest-server") !== undefined && tool("htpasswd", "htpasswd") !== undefined
+  );
+}
+
+export async function startRestServer(user: string, password: string): Promise<RestServer> {
+  const server = tool("rest-server", "restic-rest-server");
+  const htpasswd = tool("htpasswd", "htpasswd");
+  if (server === undefined || htpasswd === undefined) {
+    throw new Error("rest-server or htpasswd missing: run scripts/fetch-tools.sh");
+  }
+  const dir = await mkdtemp(join(tmpdir(), "fleetback-rest-"));
+  // -i reads the password from stdin, so it is not on a command line.
+  execFileSync(htpasswd, ["-B", "-c", "-i", join(dir, ".htpasswd"), user], {
+    input: password,
+    stdio: ["pipe", "ignore", "ignore"],
+  });
+  const child = spawn(
+    server,
+    [
+      "--path",
+      join(dir, "data"),
+      "--listen",
+      "127.0.0.1:0",
+      "--private-repos",
+      "--htpasswd-file",
+      join(dir, ".htpasswd"),
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const port = await new Promise<string>((resolve, reject) => {
+    let seen = "";
+    // Go's log package writes to stderr; read both to be safe across versions.
+    const watch = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /start server on [^\s:]+:(\d+)/.exec(seen);
+      if (match?.[1]) {
+        resolve(match[1]);
+      }
+    };
+    child.stdout.on("data", watch);
+    child.stderr.on("data", watch);
+    child.on("exit", () => reject(new Error(`rest-server exited: ${seen}`)));
+  });
+  return {
+    url: `rest:http://127.0.0.1:${port}/${user}/`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGKILL");
+      }),
+  };
+}
