@@ -1,3 +1,7 @@
 import { fleetbackTestConfig } from "../vitest.shared.js";
 
-export default fleetbackTestConfig(import.meta.dirname, { testTimeout: 120_000, fileParallelism: false });
+export default fleetbackTestConfig(import.meta.dirname, {
+  testTimeout: 180_000,
+  fileParallelism: false,
+  globalSetup: ["./src/support/global-setup.ts"],
+});

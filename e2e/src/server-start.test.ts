@@ -54,6 +54,33 @@ describe("server start on the embedded database", () => {
     expect(await readFile(keyFile)).toEqual(key);
   });
 
+  it("prints a one-time bootstrap link that creates the first admin, and no link once one exists", async () => {
+    const server = await start();
+    const link = /(http\S+\/bootstrap\?token=(\S+))/.exec(server.output());
+    expect(link?.[1]).toBeDefined();
+    const token = decodeURIComponent(link?.[2] ?? "");
+    const page = await fetch(link?.[1] ?? "");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`value="${token}"`);
+    const created = await fetch(`${server.url}/api/auth/bootstrap`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ bootstrap_token: token, username: "admin", password: "a long enough password" }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("set-cookie")).toMatch(/fleetback_session=.*HttpOnly/i);
+    expect(server.output()).not.toMatch(/"bootstrap_token"|a long enough password/);
+    await server.stop("SIGTERM");
+    const again = await start({ FLEETBACK_DATA_DIR: server.dataDir });
+    expect(again.output()).not.toContain("/bootstrap?token=");
+    const login = await fetch(`${again.url}/api/auth/login`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ username: "admin", password: "a long enough password" }),
+    });
+    expect(login.status).toBe(200);
+  });
+
   it("sends security headers and answers unknown API paths with JSON", async () => {
     const server = await start();
     const res = await fetch(`${server.url}/api/nothing-here`);

@@ -7,3 +7,6 @@ import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 export const serverMain = fileURLToPath(new URL("../../../packages/server/dist/main.js", import.meta.url));
+export const agentBundle = fileURLToPath(
+  new URL("../../../packages/agent/dist/bundle/fleetback-agent.mjs", import.meta.url),
+);

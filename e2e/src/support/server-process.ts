@@ -8,6 +8,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serverMain } from "./paths.js";
+import { freePort } from "./ports.js";
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -68,8 +69,15 @@ export async function startServerProcess(
   timeoutMs = 60_000,
 ): Promise<ServerProcess> {
   const dataDir = env.FLEETBACK_DATA_DIR ?? (await makeDataDir());
+  // A known port, so the base URL (Origin checks, links, the installer) is the real one.
+  const port = await freePort();
   const child = spawn(process.execPath, [serverMain], {
-    env: baseEnv({ FLEETBACK_LISTEN: "127.0.0.1:0", FLEETBACK_DATA_DIR: dataDir, ...env }),
+    env: baseEnv({
+      FLEETBACK_LISTEN: `127.0.0.1:${port}`,
+      FLEETBACK_BASE_URL: `http://127.0.0.1:${port}`,
+      FLEETBACK_DATA_DIR: dataDir,
+      ...env,
+    }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

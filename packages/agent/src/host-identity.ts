@@ -16,6 +16,12 @@ let version: string | undefined;
 
 /** Read on first use: this file sits one level below package.json in both src/ and dist/. */
 export function agentVersion(): string {
+  // The single-file bundle carries its version in a global set by its banner (scripts/bundle.mjs).
+  const baked: unknown = (globalThis as { __FLEETBACK_AGENT_VERSION__?: unknown })
+    .__FLEETBACK_AGENT_VERSION__;
+  if (version === undefined && typeof baked === "string" && baked !== "") {
+    version = baked;
+  }
   if (version === undefined) {
     let found: unknown;
     try {

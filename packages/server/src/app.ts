@@ -7,13 +7,28 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./auth/actor.js";
+import { authenticate } from "./auth/authenticate.js";
+import type { BootstrapState } from "./auth/bootstrap.js";
+import { createRateLimiter } from "./auth/rate-limit.js";
 import type { ServerDeps } from "./deps.js";
 import { accessLog } from "./http/access-log.js";
 import { handleError, handleNotFound } from "./http/error-handler.js";
+import { apiTokenRoutes } from "./routes/api-tokens.js";
+import { auditRoutes } from "./routes/audit.js";
+import { authApiRoutes } from "./routes/auth-api.js";
+import { authPageRoutes } from "./routes/auth-pages.js";
+import { enrolmentRoutes } from "./routes/enrolment.js";
+import { fleetRoutes } from "./routes/fleet.js";
 import { healthRoutes, type Readiness } from "./routes/health.js";
+import { hostRoutes } from "./routes/hosts.js";
+import { installRoutes } from "./routes/install.js";
+import { jobRoutes } from "./routes/jobs.js";
+import { staticRoutes } from "./routes/static.js";
+import { userRoutes } from "./routes/users.js";
 
 export interface AppDeps extends ServerDeps {
   readiness: Readiness;
+  bootstrap: BootstrapState;
 }
 
 export type { AppEnv };
@@ -40,6 +55,22 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
   app.route("/", healthRoutes(deps.readiness));
+  app.route("/", staticRoutes(deps.views.assets));
+  app.use(authenticate(deps));
+  const loginLimiters = {
+    byIp: createRateLimiter({ limit: 30, windowMs: 5 * 60_000, clock: deps.clock }),
+    byUser: createRateLimiter({ limit: 10, windowMs: 5 * 60_000, clock: deps.clock }),
+  };
+  app.route("/", authApiRoutes(deps, loginLimiters));
+  app.route("/", authPageRoutes(deps, loginLimiters));
+  app.route("/", fleetRoutes(deps));
+  app.route("/", userRoutes(deps));
+  app.route("/", apiTokenRoutes(deps));
+  app.route("/", auditRoutes(deps));
+  app.route("/", enrolmentRoutes(deps));
+  app.route("/", hostRoutes(deps));
+  app.route("/", installRoutes(deps));
+  app.route("/", jobRoutes(deps));
   app.notFound(handleNotFound);
   app.onError(handleError(deps.log));
   return app;

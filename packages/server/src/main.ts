@@ -35,7 +35,16 @@ async function main(): Promise<void> {
   }
 
   log.info({ url: server.url, base_url: server.baseUrl }, "listening");
-  process.stdout.write(`\nFleetback is running at ${server.baseUrl}/\n`);
+  // One write, so a reader that sees the address also sees how to create the first admin.
+  const lines = [`\nFleetback is running at ${server.baseUrl}/`];
+  if (server.bootstrapToken) {
+    // Printed, never logged: the token creates the first admin and is burned when used.
+    lines.push(
+      "No admin exists yet. Create the first one (this link works once):",
+      `  ${server.baseUrl}/bootstrap?token=${encodeURIComponent(server.bootstrapToken)}`,
+    );
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -8,14 +8,23 @@ import { mkdir, readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { loadOrCreateKey } from "@fleetback/crypto";
-import { type Connection, connect, migrate, redactDatabaseUrl } from "@fleetback/db";
+import { type Connection, connect, migrate, redactDatabaseUrl, withAdvisoryLock } from "@fleetback/db";
 import { createViews, loadStaticAssets } from "@fleetback/web";
 import { createAdaptorServer, type ServerType } from "@hono/node-server";
+import {
+  type AgentChannel,
+  attachAgentChannel,
+  type UpgradeSource,
+} from "./agent-channel/attach-agent-channel.js";
 import { type AppDeps, createApp } from "./app.js";
+import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
+import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
 import { createLocalHub } from "./hub/local-hub.js";
 import type { Logger } from "./log.js";
+import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
+import { startTicker, type Ticker } from "./tickers/ticker.js";
 
 export class StartupError extends Error {
   override readonly name = "StartupError";
@@ -25,6 +34,8 @@ export interface RunningServer {
   /** Where the socket actually listens (the port is real even when 0 was asked for). */
   url: string;
   baseUrl: string;
+  /** Set while no user exists: the one-time token that creates the first admin. */
+  bootstrapToken: string | undefined;
   database: Connection;
   close(): Promise<void>;
 }
@@ -90,14 +101,18 @@ export async function startServer(
     throw err;
   }
 
+  const hub = createLocalHub();
+  // A copy: when port 0 was asked for, the base URL is only known after listening.
+  const runtimeConfig: Config = { ...config };
   const deps: AppDeps = {
-    config,
+    config: runtimeConfig,
     db: db.db,
     log,
     clock,
     keys: { secret },
-    hub: createLocalHub(),
+    hub,
     views: createViews({ assets: loadStaticAssets() }),
+    bootstrap: await createBootstrapState(db.db, config.bootstrapToken),
     readiness: {
       check: async () => {
         await db.ping();
@@ -117,20 +132,39 @@ export async function startServer(
       cause: err,
     });
   }
+  // ServerType's HTTP/2 members type 'upgrade' differently; node:http and node:https servers emit it.
+  const channel: AgentChannel = attachAgentChannel(server as UpgradeSource, { ...deps, hub });
+  const sweeper: Ticker = startTicker(() => sweepOfflineHosts(deps, clock.now()), OFFLINE_SWEEP_PERIOD_MS, {
+    name: "offline-sweeper",
+    log,
+  });
+  const announceSweeper: Ticker = startTicker(
+    async () => {
+      await withAdvisoryLock(deps.db, "pending-host-sweeper", (tx) => sweepPendingHosts(tx, clock.now()));
+    },
+    PENDING_SWEEP_PERIOD_MS,
+    { name: "pending-host-sweeper", log },
+  );
   const address = server.address() as AddressInfo;
   const url = listenUrl({ host: config.listen.host, port: address.port }, config.tls !== undefined);
   const baseUrl =
     config.listen.port === 0 && config.baseUrl === listenUrl(config.listen, config.tls !== undefined)
       ? url
       : config.baseUrl;
+  runtimeConfig.baseUrl = baseUrl;
 
   let closing: Promise<void> | undefined;
   return {
     url,
     baseUrl,
+    bootstrapToken: deps.bootstrap.token,
     database: db,
     close() {
       closing ??= (async () => {
+        // Agents first: their sockets would hold server.close() open, and their last work needs the db.
+        await sweeper.stop();
+        await announceSweeper.stop();
+        await channel.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           if ("closeAllConnections" in server) {

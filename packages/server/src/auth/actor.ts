@@ -35,12 +35,17 @@ export function requireRole(role: Role): RoleMiddleware {
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const actor = c.get("actor");
     if (!actor) {
+      // A person opening a page is sent to sign in and brought back; API callers get 401.
+      if (c.req.method === "GET" && !c.req.path.startsWith("/api/")) {
+        return c.redirect(`/login?next=${encodeURIComponent(c.req.path)}`, 303);
+      }
       throw new RequestError("unauthorised", "Sign in first.");
     }
     if (!hasRole(actor, role)) {
       throw new RequestError("forbidden", `This needs the ${role} role; you are ${actor.role}.`);
     }
     await next();
+    return undefined;
   };
   return Object.assign(middleware, { requiredRole: role });
 }

@@ -9,6 +9,7 @@ import type { Database, Engine } from "@fleetback/db";
 import { createTestDatabase } from "@fleetback/db/testing";
 import { createViews, loadStaticAssets } from "@fleetback/web";
 import type { AppDeps } from "../app.js";
+import { createBootstrapState } from "../auth/bootstrap.js";
 import { createManualClock } from "../clock.js";
 import { type Config, loadConfig } from "../config.js";
 import { createLocalHub, type LocalHub } from "../hub/local-hub.js";
@@ -51,6 +52,7 @@ export async function createTestDeps(
     hub: createLocalHub(),
     views: createViews({ assets }),
     readiness: { check: async () => ({ database: "test" }) },
+    bootstrap: await createBootstrapState(db, "test-bootstrap-token-0123456789"),
     logLines,
     close: async () => {
       await owned?.close();

@@ -1,0 +1,66 @@
+/**
+ * @module support/rest-server
+ * A real restic rest-server with --private-repos and an htpasswd file, on a free loopback port.
+ * Users are added by running the very shell snippet the enrol page shows the operator.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./ports.js";
+import { HTPASSWD_DIR, REST_SERVER } from "./tools.js";
+
+export interface RestServer {
+  url: string;
+  dataDir: string;
+  htpasswdFile: string;
+  /** Runs an operator snippet (`... | htpasswd -i -B /var/lib/rest-server/.htpasswd user`) against our file. */
+  runHtpasswdSnippet(snippet: string): void;
+  stop(): Promise<void>;
+}
+
+export async function startRestServer(): Promise<RestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), "fleetback-rest-"));
+  const htpasswdFile = join(dataDir, ".htpasswd");
+  execFileSync(join(HTPASSWD_DIR, "htpasswd"), ["-c", "-b", "-B", htpasswdFile, "probe", "probe-password"]);
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    REST_SERVER,
+    ["--path", dataDir, "--listen", `127.0.0.1:${port}`, "--private-repos", "--htpasswd-file", htpasswdFile],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(() => reject(new Error(`rest-server did not start:\n${output}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes("start server on")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`rest-server exited with ${code}:\n${output}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dataDir,
+    htpasswdFile,
+    runHtpasswdSnippet(snippet) {
+      const local = snippet.replace("/var/lib/rest-server/.htpasswd", htpasswdFile);
+      execFileSync("bash", ["-c", local], {
+        env: { ...process.env, PATH: `${HTPASSWD_DIR}:${process.env.PATH}` },
+      });
+      // rest-server re-reads its htpasswd file when it changes (checked every 30 s); SIGHUP is immediate.
+      child.kill("SIGHUP");
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+    },
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * @module agent-channel/agent-session
+ * The life of one agent socket: the hello deadline, the frame loop, the invalid-frame limit and
+ * the close. Frames are decoded here, synchronously and in arrival order; valid messages then run
+ * on the host's queue, one after another. Nothing thrown in here reaches `ws`: the loop logs and
+ * carries on.
+ */
+import {
+  type AgentEnvelope,
+  CLOSE_CODES,
+  type DecodeError,
+  decodeAgentMessage,
+  dispatchAgentMessage,
+  ERROR_CODES,
+  encode,
+} from "@fleetback/protocol";
+import type { RawData, WebSocket } from "ws";
+import { markHostOffline } from "../hosts/presence.js";
+import { createAgentHandlers } from "./agent-handlers.js";
+import { createAgentSocket } from "./agent-socket.js";
+import type { ChannelContext } from "./channel-context.js";
+import { rejectTooOld } from "./hello.js";
+import { createInvalidFrameLimiter } from "./invalid-frame-limiter.js";
+import { tooOldHelloVersion } from "./old-hello.js";
+
+export interface AgentSession {
+  readonly hostId: string;
+  /** Closes the socket (shutdown); the usual close handling follows. */
+  close(code: number, reason: string): void;
+  /** Cuts the socket without a closing handshake. */
+  terminate(): void;
+}
+
+function toBytes(data: RawData): Uint8Array {
+  if (Array.isArray(data)) {
+    return Buffer.concat(data);
+  }
+  return data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+}
+
+function frameType(frame: string): string | undefined {
+  return /"type":"([^"]{1,64})"/.exec(frame)?.[1];
+}
+
+export function startAgentSession(
+  ctx: ChannelContext,
+  ws: WebSocket,
+  auth: { hostId: string; tokenHash: string },
+  onEnd: (session: AgentSession) => void,
+): AgentSession {
+  const { log, clock, hub, db } = ctx.deps;
+  const { hostId } = auth;
+  let phase: "awaiting_hello" | "greeting" = "awaiting_hello";
+  let accepted = false;
+  const limiter = createInvalidFrameLimiter(clock);
+
+  const socket = createAgentSocket(hostId, ws, (frame, reason) => {
+    log.warn({ host_id: hostId, type: frameType(frame), reason }, "frame to agent not sent");
+  });
+  const handlers = createAgentHandlers(ctx, {
+    hostId,
+    tokenHash: auth.tokenHash,
+    socket,
+    accept: () => {
+      accepted = true;
+    },
+  });
+  const cancelDeadline = ctx.setTimer(() => {
+    if (phase === "awaiting_hello") {
+      log.info({ host_id: hostId }, "no hello in time; closing");
+      socket.close(CLOSE_CODES.noHello, "no hello in time");
+    }
+  }, ctx.helloDeadlineMs);
+
+  function refuse(error: Pick<DecodeError, "code" | "message" | "request_id">): void {
+    const { code, message, request_id } = error;
+    socket.sendNow(encode("error", request_id ? { code, message, request_id } : { code, message }));
+    if (limiter.record()) {
+      log.warn({ host_id: hostId }, "too many invalid frames; closing");
+      socket.close(CLOSE_CODES.tooManyInvalidFrames, "too many invalid frames");
+    }
+  }
+
+  function handle(message: AgentEnvelope): void {
+    ctx.queue
+      .run(hostId, async () => {
+        // Messages queued behind a hello that was refused are not the host's to act on.
+        if (message.type !== "hello" && !accepted) {
+          return;
+        }
+        await dispatchAgentMessage(handlers, message);
+      })
+      .catch((err: unknown) => {
+        log.error({ err, host_id: hostId, type: message.type }, "handling an agent message failed");
+      });
+  }
+
+  function receive(data: RawData): void {
+    // Frames still arriving after we closed (4001, 4008, ...) are not answered.
+    if (socket.closed) {
+      return;
+    }
+    const bytes = toBytes(data);
+    const decoded = decodeAgentMessage(bytes);
+    if (!decoded.ok) {
+      const oldVersion =
+        phase === "awaiting_hello" && decoded.error.type === "hello" ? tooOldHelloVersion(bytes) : undefined;
+      if (oldVersion !== undefined) {
+        phase = "greeting";
+        cancelDeadline();
+        rejectTooOld(ctx, { hostId, socket }, oldVersion);
+        return;
+      }
+      refuse(decoded.error);
+      return;
+    }
+    const message = decoded.message;
+    if (message.type === "hello") {
+      if (phase !== "awaiting_hello") {
+        refuse({
+          code: ERROR_CODES.invalidMessage,
+          message: "hello: already received",
+          request_id: message.id,
+        });
+        return;
+      }
+      phase = "greeting";
+      cancelDeadline();
+    } else if (phase === "awaiting_hello") {
+      refuse({
+        code: ERROR_CODES.invalidMessage,
+        message: `${message.type}: the first message must be hello`,
+        request_id: message.id,
+      });
+      return;
+    }
+    handle(message);
+  }
+
+  const session: AgentSession = {
+    hostId,
+    close: (code, reason) => socket.close(code, reason),
+    terminate: () => ws.terminate(),
+  };
+
+  ws.on("message", (data) => {
+    try {
+      receive(data);
+    } catch (err) {
+      log.error({ err, host_id: hostId }, "agent frame loop failed on one frame");
+    }
+  });
+  ws.on("error", (err) => {
+    log.debug({ err, host_id: hostId }, "agent socket error");
+  });
+  ws.on("close", (code, reason) => {
+    cancelDeadline();
+    hub.unregister(socket);
+    onEnd(session);
+    if (accepted) {
+      log.info({ host_id: hostId, code, reason: reason.toString() }, "agent disconnected");
+    } else {
+      log.debug({ host_id: hostId, code }, "agent socket closed before its hello was accepted");
+    }
+    if (phase === "awaiting_hello") {
+      return;
+    }
+    // Queued behind the hello and the messages still pending (a hello in progress may just have
+    // marked the host online), and skipped when a newer socket has taken over meanwhile.
+    ctx.queue
+      .run(hostId, async () => {
+        if (!hub.isOnline(hostId)) {
+          await markHostOffline(db, hostId, clock.now());
+        }
+      })
+      .catch((err: unknown) => {
+        log.error({ err, host_id: hostId }, "marking the host offline failed");
+      });
+  });
+  return session;
+}

@@ -1,0 +1,72 @@
+/**
+ * @module agent-channel/agent-socket
+ * Adapts one `ws` WebSocket to the hub's AgentConnection, with a gate: until the hello's initial
+ * push (credentials, caps, schedule.set) has been written, frames sent through the hub are held
+ * back and written afterwards in their order. That is how PROTOCOL.md's "before any other command
+ * can reach the agent" holds even when a route dispatches a job while the push is being read from
+ * the database.
+ */
+import { WebSocket } from "ws";
+import type { AgentConnection } from "../hub/local-hub.js";
+
+export interface AgentSocket extends AgentConnection {
+  /** Writes at once, bypassing the gate: only the session uses it (initial push, error replies). */
+  sendNow(frame: string): void;
+  /** Writes the held frames in order and lets later ones through directly. */
+  openGate(): void;
+  readonly closed: boolean;
+  /** Set once, by whoever closes first; a replaced socket is not the host's socket any more. */
+  readonly closeCode: number | undefined;
+}
+
+/** Called when a frame could not be written (socket closing); the frame names its type first. */
+export type DropHandler = (frame: string, reason: string) => void;
+
+export function createAgentSocket(hostId: string, ws: WebSocket, onDrop: DropHandler): AgentSocket {
+  let held: string[] | undefined = [];
+  let closeCode: number | undefined;
+
+  const write = (frame: string) => {
+    if (ws.readyState !== WebSocket.OPEN) {
+      onDrop(frame, "socket is not open");
+      return;
+    }
+    ws.send(frame, (error) => {
+      if (error) {
+        onDrop(frame, error.message);
+      }
+    });
+  };
+
+  return {
+    hostId,
+    get closed() {
+      return ws.readyState === WebSocket.CLOSING || ws.readyState === WebSocket.CLOSED;
+    },
+    get closeCode() {
+      return closeCode;
+    },
+    send(frame) {
+      if (held) {
+        held.push(frame);
+      } else {
+        write(frame);
+      }
+    },
+    sendNow: write,
+    openGate() {
+      const frames = held ?? [];
+      held = undefined;
+      for (const frame of frames) {
+        write(frame);
+      }
+    },
+    close(code, reason) {
+      closeCode ??= code;
+      held = undefined;
+      if (ws.readyState === WebSocket.CONNECTING || ws.readyState === WebSocket.OPEN) {
+        ws.close(code, reason);
+      }
+    },
+  };
+}

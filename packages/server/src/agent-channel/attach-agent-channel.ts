@@ -1,0 +1,143 @@
+/**
+ * @module agent-channel/attach-agent-channel
+ * `GET /api/agents/ws`: the agents' WebSocket endpoint, attached to the node HTTP server's
+ * `upgrade` event (Hono serves plain requests only). The bearer is checked before the upgrade;
+ * each accepted socket becomes an agent session.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
+import { WebSocketServer } from "ws";
+import { jobEvents } from "../jobs/job-events.js";
+import { createJobReports } from "../jobs/job-reports.js";
+import { realSetTimer } from "../tickers/set-timer.js";
+import { type AgentSession, startAgentSession } from "./agent-session.js";
+import type { AgentChannelOptions, ChannelContext, ChannelDeps } from "./channel-context.js";
+import { createKeyedQueue } from "./keyed-queue.js";
+import { authenticateAgent, refuseUpgrade, UNAUTHORISED_BODY } from "./upgrade-auth.js";
+
+export type { AgentChannelOptions, ChannelDeps };
+
+export const AGENT_CHANNEL_PATH = "/api/agents/ws";
+
+/**
+ * Above MAX_FRAME_BYTES on purpose: a frame between 1 and 4 MiB reaches the decoder, which answers
+ * `invalid_message` and keeps the connection (the contract); only larger ones make `ws` close (1009).
+ */
+export const AGENT_CHANNEL_MAX_PAYLOAD = 4 * 1024 * 1024;
+
+/** What the channel needs of the HTTP(S) server. */
+export interface UpgradeSource {
+  on(event: "upgrade", listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+  off(event: "upgrade", listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+  listenerCount(event: "upgrade"): number;
+}
+
+export interface AgentChannel {
+  /** Resolves once every agent message received so far has been handled (tests, shutdown). */
+  idle(): Promise<void>;
+  /** Closes every agent socket (1001), waits for pending work and stores buffered log lines. */
+  close(): Promise<void>;
+}
+
+export function attachAgentChannel(
+  server: UpgradeSource,
+  deps: ChannelDeps,
+  options: AgentChannelOptions = {},
+): AgentChannel {
+  const { log } = deps;
+  const setTimer = options.setTimer ?? realSetTimer;
+  const ctx: ChannelContext = {
+    deps,
+    queue: createKeyedQueue(),
+    reports: createJobReports({
+      db: deps.db,
+      log,
+      clock: deps.clock,
+      events: options.jobEvents ?? jobEvents,
+      setTimer,
+      ...(options.logFlushIntervalMs ? { logFlushIntervalMs: options.logFlushIntervalMs } : {}),
+      ...(options.logBatchLines ? { logBatchLines: options.logBatchLines } : {}),
+    }),
+    helloDeadlineMs: options.helloDeadlineMs ?? HELLO_DEADLINE_MS,
+    setTimer,
+  };
+  // UTF-8 is checked by the decoder, which answers invalid_message; ws itself would close with 1007.
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: AGENT_CHANNEL_MAX_PAYLOAD,
+    skipUTF8Validation: true,
+  });
+  const sessions = new Set<AgentSession>();
+  let closing = false;
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const auth = await authenticateAgent(deps.db, req.headers.authorization);
+    if (!auth.ok) {
+      log.warn({ remote: req.socket.remoteAddress, reason: auth.reason }, "agent upgrade refused");
+      refuseUpgrade(socket, 401, UNAUTHORISED_BODY);
+      return;
+    }
+    if (closing) {
+      refuseUpgrade(socket, 503, { code: "unavailable", message: "the server is shutting down" });
+      return;
+    }
+    if (socket.destroyed) {
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const session = startAgentSession(ctx, ws, auth.identity, (ended) => sessions.delete(ended));
+      sessions.add(session);
+    });
+  }
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(req.url ?? "/", "http://upgrade.invalid").pathname;
+    if (path !== AGENT_CHANNEL_PATH) {
+      // Another listener (a later live stream) may own this path; with none, say so instead of hanging.
+      if (server.listenerCount("upgrade") === 1) {
+        refuseUpgrade(socket, 404, { code: "not_found", message: "no WebSocket endpoint at this path" });
+      }
+      return;
+    }
+    socket.on("error", (err) => log.debug({ err }, "agent upgrade socket error"));
+    upgrade(req, socket, head).catch((err: unknown) => {
+      log.error({ err }, "agent upgrade failed");
+      refuseUpgrade(socket, 503, {
+        code: "unavailable",
+        message: "the server cannot accept agents right now",
+      });
+    });
+  };
+  server.on("upgrade", onUpgrade);
+
+  let closed: Promise<void> | undefined;
+  return {
+    idle: () => ctx.queue.idle(),
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        server.off("upgrade", onUpgrade);
+        for (const session of sessions) {
+          session.close(1001, "server shutting down");
+        }
+        const grace = options.closeGraceMs ?? 2_000;
+        const deadline = Date.now() + grace;
+        while (sessions.size > 0 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        for (const session of sessions) {
+          session.terminate();
+        }
+        // A terminated socket's close handler still runs (and queues its offline mark).
+        while (sessions.size > 0 && Date.now() < deadline + 1_000) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        await ctx.queue.idle();
+        await ctx.reports.close();
+        await new Promise<void>((resolve) => wss.close(() => resolve()));
+      })();
+      return closed;
+    },
+  };
+}

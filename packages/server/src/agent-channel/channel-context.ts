@@ -1,0 +1,34 @@
+/**
+ * @module agent-channel/channel-context
+ * What every agent session of one channel shares: the server's deps (with the in-process hub,
+ * which the channel feeds), the per-host task queue, the job report sink and the timing options.
+ */
+import type { ServerDeps } from "../deps.js";
+import type { LocalHub } from "../hub/local-hub.js";
+import type { JobEvents } from "../jobs/job-events.js";
+import type { JobReports } from "../jobs/job-reports.js";
+import type { SetTimer } from "../tickers/set-timer.js";
+import type { KeyedQueue } from "./keyed-queue.js";
+
+export type ChannelDeps = Pick<ServerDeps, "config" | "db" | "log" | "clock" | "keys"> & { hub: LocalHub };
+
+export interface AgentChannelOptions {
+  /** Default HELLO_DEADLINE_MS (10 s). */
+  helloDeadlineMs?: number;
+  /** Timers for the hello deadline and log flushes; tests inject their own. */
+  setTimer?: SetTimer;
+  /** Where job notifications go; default the process-wide `jobEvents`. */
+  jobEvents?: JobEvents;
+  /** How long `close()` waits for agents to answer the close frame before cutting them off. */
+  closeGraceMs?: number;
+  logFlushIntervalMs?: number;
+  logBatchLines?: number;
+}
+
+export interface ChannelContext {
+  deps: ChannelDeps;
+  queue: KeyedQueue;
+  reports: JobReports;
+  helloDeadlineMs: number;
+  setTimer: SetTimer;
+}

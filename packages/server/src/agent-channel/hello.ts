@@ -1,0 +1,141 @@
+/**
+ * @module agent-channel/hello
+ * The hello procedure (PROTOCOL.md "Behaviour fixed by the contract", SPEC "Server behaviour tied
+ * to events" 1 and 2): validate the version; store the versions and mark the host online; make
+ * this socket the host's one (evicting an older one with 4002); push, in this order and before
+ * anything else can reach the agent, repository credentials, admin credentials, caps and
+ * schedule.set; then reconcile running jobs and apply the auto-init rule.
+ */
+import {
+  CLOSE_CODES,
+  ERROR_CODES,
+  encode,
+  type Hello,
+  MIN_AGENT_PROTOCOL_VERSION,
+} from "@fleetback/protocol";
+import { loadHostPush } from "../hosts/host-push.js";
+import { recordHello } from "../hosts/presence.js";
+import { runAutoInit } from "../jobs/auto-init.js";
+import { reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import type { AgentSocket } from "./agent-socket.js";
+import type { ChannelContext } from "./channel-context.js";
+
+export interface HelloSession {
+  hostId: string;
+  tokenHash: string;
+  socket: AgentSocket;
+  /** Marks the session as the host's accepted one: its other messages may now be handled. */
+  accept(): void;
+}
+
+export function helpUrl(baseUrl: string): string {
+  return `${baseUrl}/docs/agent-upgrade`;
+}
+
+export function rejectTooOld(
+  ctx: ChannelContext,
+  session: Pick<HelloSession, "hostId" | "socket">,
+  version: number,
+) {
+  const { config, log } = ctx.deps;
+  log.warn({ host_id: session.hostId, protocol_version: version }, "agent protocol too old; refused");
+  session.socket.sendNow(
+    encode("error", {
+      code: ERROR_CODES.protocolTooOld,
+      message: `protocol version ${version} is older than ${MIN_AGENT_PROTOCOL_VERSION}, the oldest this server accepts; upgrade the agent`,
+      help_url: helpUrl(config.baseUrl),
+    }),
+  );
+  session.socket.close(CLOSE_CODES.protocolTooOld, "protocol too old");
+}
+
+function refuseDeleted(ctx: ChannelContext, session: HelloSession): void {
+  ctx.deps.log.warn({ host_id: session.hostId }, "hello from a deleted host or a revoked token; closed");
+  session.socket.sendNow(
+    encode("error", {
+      code: ERROR_CODES.hostDeleted,
+      message: "this host was deleted or its agent token revoked",
+    }),
+  );
+  session.socket.close(CLOSE_CODES.hostDeleted, "host deleted or token revoked");
+}
+
+/** Frames of the initial push, in the contract's order. */
+async function initialPush(ctx: ChannelContext, hostId: string): Promise<string[] | undefined> {
+  const push = await loadHostPush(ctx.deps, hostId);
+  if (!push) {
+    return undefined;
+  }
+  const frames: string[] = [];
+  for (const slot of ["repo", "admin"] as const) {
+    const repository = push.credentials[slot];
+    if (repository) {
+      frames.push(encode("config.update", { slot, repository }));
+    }
+  }
+  frames.push(encode("config.update", { caps: push.caps }));
+  frames.push(encode("schedule.set", push.schedule));
+  return frames;
+}
+
+export async function acceptHello(ctx: ChannelContext, session: HelloSession, hello: Hello): Promise<void> {
+  const { db, log, clock, hub } = ctx.deps;
+  const { hostId, socket } = session;
+  if (hello.protocol_version < MIN_AGENT_PROTOCOL_VERSION) {
+    rejectTooOld(ctx, session, hello.protocol_version);
+    return;
+  }
+  if (socket.closed) {
+    return;
+  }
+  const now = clock.now();
+  if (!(await recordHello(db, hostId, session.tokenHash, hello, now))) {
+    refuseDeleted(ctx, session);
+    return;
+  }
+  // A socket that closed meanwhile must not become the host's: its close has already run.
+  if (socket.closed) {
+    return;
+  }
+  session.accept();
+  hub.register(socket)?.close(CLOSE_CODES.replaced, "replaced by a newer connection");
+
+  let frames: string[] | undefined;
+  try {
+    frames = await initialPush(ctx, hostId);
+  } catch (err) {
+    log.error({ err, host_id: hostId }, "initial push failed; closing so the agent reconnects");
+    socket.close(1011, "internal error");
+    return;
+  }
+  if (!frames) {
+    refuseDeleted(ctx, session);
+    return;
+  }
+  for (const frame of frames) {
+    socket.sendNow(frame);
+  }
+  socket.openGate();
+  log.info(
+    {
+      host_id: hostId,
+      agent_version: hello.agent_version,
+      tool_version: hello.tool_version,
+      protocol_version: hello.protocol_version,
+    },
+    "agent connected",
+  );
+
+  try {
+    const reason = "agent reconnected without this job";
+    const { lost } = await reconcileRunningJobs(db, hostId, hello.running_job_ids, now, reason);
+    await ctx.reports.lost(hostId, lost, reason, now);
+  } catch (err) {
+    log.error({ err, host_id: hostId }, "reconciling running jobs after hello failed");
+  }
+  try {
+    await runAutoInit(ctx.deps, hostId);
+  } catch (err) {
+    log.error({ err, host_id: hostId }, "repository auto-init failed");
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * @module audit/audit
+ * The audit trail: who did what to which target. Entries never hold a secret; callers pass only
+ * the names of fields they changed, never their values.
+ */
+import { type AuditEntry, auditLog, type Database, users } from "@fleetback/db";
+import { and, desc, eq, lt } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { Actor } from "../auth/actor.js";
+import type { Clock } from "../clock.js";
+
+export interface AuditInput {
+  actor: Actor | "system" | "agent";
+  action: string;
+  targetKind?: string;
+  targetId?: string;
+  details?: Record<string, unknown>;
+  ip?: string | undefined;
+}
+
+export async function writeAudit(db: Database, clock: Clock, input: AuditInput): Promise<void> {
+  const at = clock.now();
+  const actor = input.actor;
+  await db.insert(auditLog).values({
+    id: ulid(at.getTime()),
+    at,
+    actorKind: typeof actor === "string" ? actor : "user",
+    actorUserId: typeof actor === "string" ? null : actor.userId,
+    action: input.action,
+    targetKind: input.targetKind,
+    targetId: input.targetId,
+    details: input.details ?? {},
+    ip: input.ip?.slice(0, 64),
+  });
+}
+
+export interface AuditRow extends AuditEntry {
+  username: string | null;
+}
+
+/** Newest first; `before` is the id of the last row of the previous page. */
+export async function listAudit(
+  db: Database,
+  options: { limit: number; before?: string | undefined; action?: string | undefined },
+): Promise<AuditRow[]> {
+  const conditions = [];
+  if (options.before) {
+    conditions.push(lt(auditLog.id, options.before));
+  }
+  if (options.action) {
+    conditions.push(eq(auditLog.action, options.action));
+  }
+  const rows = await db
+    .select({ entry: auditLog, username: users.username })
+    .from(auditLog)
+    .leftJoin(users, eq(users.id, auditLog.actorUserId))
+    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .orderBy(desc(auditLog.id))
+    .limit(options.limit);
+  return rows.map((row) => ({ ...row.entry, username: row.username }));
+}

@@ -1,0 +1,77 @@
+/**
+ * @module auth/api-tokens
+ * Personal API tokens for scripts: shown once, stored as SHA-256 only, revocable. A token acts
+ * with its user's current role, so demoting a user demotes their tokens too.
+ */
+import { hashToken, randomToken } from "@fleetback/crypto";
+import { type ApiToken, apiTokens, type Database, type User, users } from "@fleetback/db";
+import { and, desc, eq, isNull } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { Clock } from "../clock.js";
+import { notFound } from "../errors.js";
+
+const TOUCH_INTERVAL_MS = 60 * 1000;
+
+export type ApiTokenView = Omit<ApiToken, "tokenHash">;
+
+function view(token: ApiToken): ApiTokenView {
+  const { tokenHash: _hidden, ...rest } = token;
+  return rest;
+}
+
+export async function createApiToken(
+  db: Database,
+  clock: Clock,
+  userId: string,
+  name: string,
+): Promise<{ token: string; record: ApiTokenView }> {
+  const now = clock.now();
+  const token = randomToken("fbu");
+  const rows = await db
+    .insert(apiTokens)
+    .values({ id: ulid(now.getTime()), userId, name, tokenHash: hashToken(token), createdAt: now })
+    .returning();
+  const record = rows[0];
+  if (!record) {
+    throw new Error("insert returned no row");
+  }
+  return { token, record: view(record) };
+}
+
+export async function listApiTokens(db: Database, userId: string): Promise<ApiTokenView[]> {
+  const rows = await db
+    .select()
+    .from(apiTokens)
+    .where(eq(apiTokens.userId, userId))
+    .orderBy(desc(apiTokens.id));
+  return rows.map(view);
+}
+
+export async function revokeApiToken(db: Database, clock: Clock, userId: string, id: string): Promise<void> {
+  const rows = await db
+    .update(apiTokens)
+    .set({ revokedAt: clock.now() })
+    .where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)))
+    .returning({ id: apiTokens.id });
+  if (rows.length === 0) {
+    throw notFound(`No active API token ${id}`);
+  }
+}
+
+export async function resolveApiToken(db: Database, clock: Clock, token: string): Promise<User | undefined> {
+  const rows = await db
+    .select({ token: apiTokens, user: users })
+    .from(apiTokens)
+    .innerJoin(users, eq(users.id, apiTokens.userId))
+    .where(and(eq(apiTokens.tokenHash, hashToken(token)), isNull(apiTokens.revokedAt)))
+    .limit(1);
+  const row = rows[0];
+  if (!row || row.user.disabledAt !== null) {
+    return undefined;
+  }
+  const now = clock.now();
+  if (!row.token.lastUsedAt || now.getTime() - row.token.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
+    await db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.token.id));
+  }
+  return row.user;
+}

@@ -1,0 +1,105 @@
+/**
+ * @module auth/authenticate
+ * Establishes the actor of every request: a personal API token (Authorization: Bearer fbu_…) or
+ * the session cookie. Session requests that change state must prove they come from our pages:
+ * forms carry the session's CSRF token, JSON calls need Content-Type application/json and an
+ * Origin equal to the base URL. API-token calls need neither (no ambient browser credential).
+ */
+
+import { constantTimeEqual } from "@fleetback/crypto";
+import type { Database } from "@fleetback/db";
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import type { Clock } from "../clock.js";
+import { RequestError } from "../errors.js";
+import type { Actor, AppEnv } from "./actor.js";
+import { resolveApiToken } from "./api-tokens.js";
+import { resolveSession, SESSION_COOKIE } from "./sessions.js";
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** Agent-facing paths authenticate with agent tokens of their own. */
+function isAgentPath(path: string): boolean {
+  return path.startsWith("/api/agents/") || path.startsWith("/install/");
+}
+
+async function csrfTokenOf(c: Context): Promise<string | undefined> {
+  const header = c.req.header("X-CSRF-Token");
+  if (header) {
+    return header;
+  }
+  const type = c.req.header("Content-Type") ?? "";
+  if (type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/form-data")) {
+    const form = await c.req.parseBody({ all: true });
+    const field = form._csrf;
+    return typeof field === "string" ? field : undefined;
+  }
+  return undefined;
+}
+
+async function checkSessionRequest(c: Context, actor: Actor, baseOrigin: string): Promise<void> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (type.startsWith("application/json")) {
+    if (c.req.header("Origin") !== baseOrigin) {
+      throw new RequestError(
+        "forbidden",
+        "Origin: a JSON call with a session cookie must come from this server's pages",
+      );
+    }
+    return;
+  }
+  const token = await csrfTokenOf(c);
+  if (!token || !actor.csrfToken || !constantTimeEqual(token, actor.csrfToken)) {
+    throw new RequestError("forbidden", "The form has expired; reload the page and try again.");
+  }
+}
+
+export function authenticate(deps: {
+  db: Database;
+  clock: Clock;
+  config: { baseUrl: string };
+}): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    // Read per request: the base URL is final only once the server listens (port 0).
+    const baseOrigin = new URL(deps.config.baseUrl).origin;
+    c.set("actor", undefined);
+    if (isAgentPath(c.req.path)) {
+      await next();
+      return;
+    }
+    const unsafe = !SAFE_METHODS.has(c.req.method);
+    const origin = c.req.header("Origin");
+    if (unsafe && origin !== undefined && origin !== "null" && origin !== baseOrigin) {
+      throw new RequestError("forbidden", "Origin: requests from other sites are refused");
+    }
+    const authorization = c.req.header("Authorization");
+    if (authorization?.startsWith("Bearer ")) {
+      const user = await resolveApiToken(deps.db, deps.clock, authorization.slice("Bearer ".length).trim());
+      if (!user) {
+        throw new RequestError("unauthorised", "The API token is unknown or revoked.");
+      }
+      c.set("actor", { userId: user.id, username: user.username, role: user.role, via: "api_token" });
+      await next();
+      return;
+    }
+    const cookie = getCookie(c, SESSION_COOKIE);
+    if (cookie) {
+      const session = await resolveSession(deps.db, deps.clock, cookie);
+      if (session) {
+        const actor: Actor = {
+          userId: session.user.id,
+          username: session.user.username,
+          role: session.user.role,
+          via: "session",
+          sessionId: session.sessionId,
+          csrfToken: session.csrfToken,
+        };
+        if (unsafe) {
+          await checkSessionRequest(c, actor, baseOrigin);
+        }
+        c.set("actor", actor);
+      }
+    }
+    await next();
+  };
+}

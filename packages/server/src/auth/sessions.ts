@@ -1,0 +1,98 @@
+/**
+ * @module auth/sessions
+ * Browser sessions: a random token in an HttpOnly cookie, stored only as its SHA-256 hash.
+ * A session ends after 12 h without use or 7 d after sign-in, whichever comes first.
+ */
+import { hashToken, randomToken } from "@fleetback/crypto";
+import { type Database, sessions, type User, users } from "@fleetback/db";
+import { eq, lt, or } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { Clock } from "../clock.js";
+
+export const SESSION_COOKIE = "fleetback_session";
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
+/** last_seen_at is refreshed at most this often, so reading pages does not write on every request. */
+const TOUCH_INTERVAL_MS = 60 * 1000;
+
+export interface NewSessionResult {
+  token: string;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+export async function createSession(
+  db: Database,
+  clock: Clock,
+  userId: string,
+  meta: { ip?: string | undefined; userAgent?: string | undefined } = {},
+): Promise<NewSessionResult> {
+  const now = clock.now();
+  const token = randomToken("fbs");
+  const csrfToken = randomToken("fbs").slice(4);
+  const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
+  await db.insert(sessions).values({
+    id: ulid(now.getTime()),
+    tokenHash: hashToken(token),
+    userId,
+    csrfToken,
+    createdAt: now,
+    lastSeenAt: now,
+    expiresAt,
+    ip: meta.ip?.slice(0, 64),
+    userAgent: meta.userAgent?.slice(0, 256),
+  });
+  return { token, csrfToken, expiresAt };
+}
+
+export interface ResolvedSession {
+  sessionId: string;
+  csrfToken: string;
+  user: User;
+}
+
+export async function resolveSession(
+  db: Database,
+  clock: Clock,
+  token: string,
+): Promise<ResolvedSession | undefined> {
+  const now = clock.now();
+  const rows = await db
+    .select({ session: sessions, user: users })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(sessions.tokenHash, hashToken(token)))
+    .limit(1);
+  const row = rows[0];
+  if (!row) {
+    return undefined;
+  }
+  const idleExpired = now.getTime() - row.session.lastSeenAt.getTime() > SESSION_IDLE_MS;
+  if (idleExpired || row.session.expiresAt <= now || row.user.disabledAt !== null) {
+    await db.delete(sessions).where(eq(sessions.id, row.session.id));
+    return undefined;
+  }
+  if (now.getTime() - row.session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) {
+    await db.update(sessions).set({ lastSeenAt: now }).where(eq(sessions.id, row.session.id));
+  }
+  return { sessionId: row.session.id, csrfToken: row.session.csrfToken, user: row.user };
+}
+
+export async function deleteSession(db: Database, sessionId: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.id, sessionId));
+}
+
+/** Ends every session of a user (password change, role change, disable). */
+export async function deleteUserSessions(db: Database, userId: string): Promise<void> {
+  await db.delete(sessions).where(eq(sessions.userId, userId));
+}
+
+/** Removes expired sessions; called opportunistically on sign-in. */
+export async function sweepSessions(db: Database, clock: Clock): Promise<void> {
+  const now = clock.now();
+  await db
+    .delete(sessions)
+    .where(
+      or(lt(sessions.expiresAt, now), lt(sessions.lastSeenAt, new Date(now.getTime() - SESSION_IDLE_MS))),
+    );
+}

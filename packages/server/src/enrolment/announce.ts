@@ -1,0 +1,209 @@
+/**
+ * @module enrolment/announce
+ * The agent-initiated route: an agent announces itself with an Ed25519 public key, an operator
+ * compares the fingerprint and approves, and the agent collects its bearer token once by
+ * signing `fleetback-claim:{pending_id}:{timestamp}` with the matching private key.
+ */
+import {
+  fingerprint,
+  hashToken,
+  openString,
+  parsePublicKey,
+  randomToken,
+  sealString,
+  verifySignature,
+} from "@fleetback/crypto";
+import { type Database, hosts, type PendingHost, pendingHosts } from "@fleetback/db";
+import { and, count, desc, eq, gt, isNotNull, isNull, lte } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { Actor } from "../auth/actor.js";
+import type { Clock } from "../clock.js";
+import { RequestError } from "../errors.js";
+import type { HostInfo } from "./enrol.js";
+
+/** How long an announce waits for an operator (and then for its claim) before it is swept. */
+export const PENDING_TTL_MS = 24 * 60 * 60 * 1000;
+export const MAX_PENDING_ROWS = 100;
+export const CLAIM_CLOCK_SKEW_MS = 5 * 60 * 1000;
+export const PENDING_SWEEP_PERIOD_MS = 60 * 1000;
+
+type Deps = { db: Database; clock: Clock; keys: { secret: Uint8Array } };
+
+function claimAad(pendingId: string): string {
+  return `pending:${pendingId}`;
+}
+
+export function claimMessage(pendingId: string, timestamp: string): string {
+  return `fleetback-claim:${pendingId}:${timestamp}`;
+}
+
+export interface Announced {
+  pendingId: string;
+  fingerprint: string;
+  hostnameCollision: boolean;
+}
+
+export async function announceHost(
+  deps: Deps,
+  info: HostInfo & { publicKey: string },
+  sourceIp: string | undefined,
+): Promise<Announced> {
+  const parsed = parsePublicKey(info.publicKey);
+  if (!parsed.ok) {
+    throw new RequestError(
+      "invalid",
+      `public_key: must be the base64 of exactly 32 bytes of an Ed25519 key (${parsed.reason})`,
+    );
+  }
+  const now = deps.clock.now();
+  const inFlight = await deps.db
+    .select({ n: count() })
+    .from(pendingHosts)
+    .where(and(isNull(pendingHosts.claimedAt), gt(pendingHosts.expiresAt, now)));
+  if ((inFlight[0]?.n ?? 0) >= MAX_PENDING_ROWS) {
+    throw new RequestError("rate_limited", "Too many hosts are waiting for approval; try again later.", {
+      headers: { "Retry-After": "60" },
+    });
+  }
+  const collision = await deps.db
+    .select({ id: hosts.id })
+    .from(hosts)
+    .where(eq(hosts.name, info.hostname))
+    .limit(1);
+  const pendingId = ulid(now.getTime());
+  const print = fingerprint(parsed.key);
+  await deps.db.insert(pendingHosts).values({
+    id: pendingId,
+    hostname: info.hostname,
+    os: info.os,
+    arch: info.arch,
+    agentVersion: info.agentVersion,
+    toolVersion: info.toolVersion,
+    publicKey: parsed.key,
+    fingerprint: print,
+    sourceIp: sourceIp?.slice(0, 64),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + PENDING_TTL_MS),
+  });
+  return { pendingId, fingerprint: print, hostnameCollision: collision.length > 0 };
+}
+
+export async function listPendingHosts(db: Database, clock: Clock): Promise<PendingHost[]> {
+  return db
+    .select()
+    .from(pendingHosts)
+    .where(and(isNull(pendingHosts.approvedAt), gt(pendingHosts.expiresAt, clock.now())))
+    .orderBy(desc(pendingHosts.id));
+}
+
+/** Creates the host and its agent token; the token waits, sealed, for the agent's claim. */
+export async function approvePendingHost(
+  deps: Deps,
+  actor: Actor,
+  pendingId: string,
+): Promise<{ hostId: string }> {
+  const now = deps.clock.now();
+  const agentToken = randomToken("fba");
+  const hostId = ulid(now.getTime());
+  const approved = await deps.db.transaction(async (tx) => {
+    const rows = await tx
+      .update(pendingHosts)
+      .set({
+        approvedAt: now,
+        approvedBy: actor.userId,
+        sealedAgentToken: sealString(deps.keys.secret, agentToken, claimAad(pendingId)),
+      })
+      .where(
+        and(eq(pendingHosts.id, pendingId), isNull(pendingHosts.approvedAt), gt(pendingHosts.expiresAt, now)),
+      )
+      .returning();
+    const pending = rows[0];
+    if (!pending) {
+      return false;
+    }
+    await tx.insert(hosts).values({
+      id: hostId,
+      name: pending.hostname,
+      os: pending.os,
+      arch: pending.arch,
+      agentVersion: pending.agentVersion,
+      toolVersion: pending.toolVersion,
+      status: "offline",
+      agentTokenHash: hashToken(agentToken),
+      createdAt: now,
+    });
+    await tx.update(pendingHosts).set({ hostId }).where(eq(pendingHosts.id, pendingId));
+    return true;
+  });
+  if (!approved) {
+    throw new RequestError(
+      "not_found",
+      `No host ${pendingId} is waiting for approval (expired, approved or rejected).`,
+    );
+  }
+  return { hostId };
+}
+
+export async function rejectPendingHost(db: Database, pendingId: string): Promise<void> {
+  const rows = await db
+    .delete(pendingHosts)
+    .where(and(eq(pendingHosts.id, pendingId), isNull(pendingHosts.approvedAt)))
+    .returning({ id: pendingHosts.id });
+  if (rows.length === 0) {
+    throw new RequestError("not_found", `No host ${pendingId} is waiting for approval.`);
+  }
+}
+
+export type ClaimResult = { state: "pending" } | { state: "claimed"; hostId: string; agentToken: string };
+
+export async function claimAgentToken(
+  deps: Deps,
+  pendingId: string,
+  proof: { timestamp: string; signature: string },
+): Promise<ClaimResult> {
+  const now = deps.clock.now();
+  const rows = await deps.db.select().from(pendingHosts).where(eq(pendingHosts.id, pendingId)).limit(1);
+  const pending = rows[0];
+  if (!pending || pending.expiresAt <= now) {
+    throw new RequestError(
+      "gone",
+      "This announce is not pending: it expired, was rejected, or never existed.",
+    );
+  }
+  const at = Date.parse(proof.timestamp);
+  if (!Number.isFinite(at) || Math.abs(now.getTime() - at) > CLAIM_CLOCK_SKEW_MS) {
+    throw new RequestError("forbidden", "timestamp: must be within 5 minutes of the server's clock");
+  }
+  const signature = Buffer.from(proof.signature, "base64");
+  const message = new TextEncoder().encode(claimMessage(pendingId, proof.timestamp));
+  if (!verifySignature(pending.publicKey, message, new Uint8Array(signature))) {
+    throw new RequestError("forbidden", "signature: does not match the announced public key");
+  }
+  if (!pending.approvedAt) {
+    return { state: "pending" };
+  }
+  // Taking the sealed token and clearing it in one statement hands it out exactly once.
+  const taken = await deps.db
+    .update(pendingHosts)
+    .set({ sealedAgentToken: null, claimedAt: now })
+    .where(and(eq(pendingHosts.id, pendingId), isNotNull(pendingHosts.sealedAgentToken)))
+    .returning({ sealed: pendingHosts.sealedAgentToken });
+  const sealed = taken.length > 0 ? pending.sealedAgentToken : null;
+  if (!sealed || !pending.hostId) {
+    throw new RequestError("gone", "The agent token of this host was already collected.");
+  }
+  const opened = openString(deps.keys.secret, sealed, claimAad(pendingId));
+  if (!opened.ok) {
+    throw new Error(`sealed agent token of ${pendingId} does not open: ${opened.reason}`);
+  }
+  return { state: "claimed", hostId: pending.hostId, agentToken: opened.plaintext };
+}
+
+/** Removes announces whose time ran out, approved or not (an approved host stays). */
+export async function sweepPendingHosts(db: Database, now: Date): Promise<number> {
+  const rows = await db
+    .delete(pendingHosts)
+    .where(lte(pendingHosts.expiresAt, now))
+    .returning({ id: pendingHosts.id });
+  return rows.length;
+}

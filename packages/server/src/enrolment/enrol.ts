@@ -1,0 +1,114 @@
+/**
+ * @module enrolment/enrol
+ * An agent trades a one-time token for a host and a persistent bearer token. The token is burned
+ * by one conditional UPDATE, so of two agents racing with the same token exactly one wins; the
+ * host, its credentials (re-sealed from the token's hash to the host id) and its first source
+ * group are created in the same transaction, so a failure leaves nothing half-made.
+ */
+import { hashToken, openJson, randomToken } from "@fleetback/crypto";
+import { type Database, enrolmentTokens, hostCredentials, hosts, sourceGroups } from "@fleetback/db";
+import type { Repository } from "@fleetback/protocol";
+import { and, eq, gt, isNull } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { Clock } from "../clock.js";
+import { RequestError } from "../errors.js";
+import { sealHostCredentials } from "../hosts/credentials.js";
+import { enrolmentAad } from "./tokens.js";
+
+/** The group created from a token's initial paths (documented in the README). */
+export const DEFAULT_GROUP_NAME = "default";
+
+export interface HostInfo {
+  hostname: string;
+  os: string;
+  arch: string;
+  agentVersion: string;
+  toolVersion: string;
+}
+
+export interface Enrolled {
+  hostId: string;
+  agentToken: string;
+}
+
+/** One message for invalid, used and expired tokens: the caller learns nothing about which. */
+export const REFUSED = "The enrolment token is not valid (it may be wrong, used or expired).";
+
+function isRepository(value: unknown): value is Repository {
+  if (!value || typeof value !== "object") {
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  return typeof record.url === "string" && typeof record.password === "string";
+}
+
+export async function enrolWithToken(
+  deps: { db: Database; clock: Clock; keys: { secret: Uint8Array } },
+  token: string,
+  info: HostInfo,
+): Promise<Enrolled> {
+  const now = deps.clock.now();
+  const tokenHash = hashToken(token);
+  const hostId = ulid(now.getTime());
+  const agentToken = randomToken("fba");
+  const enrolled = await deps.db.transaction(async (tx) => {
+    const burned = await tx
+      .update(enrolmentTokens)
+      .set({ consumedAt: now })
+      .where(
+        and(
+          eq(enrolmentTokens.tokenHash, tokenHash),
+          isNull(enrolmentTokens.consumedAt),
+          gt(enrolmentTokens.expiresAt, now),
+        ),
+      )
+      .returning();
+    const row = burned[0];
+    if (!row) {
+      return undefined;
+    }
+    await tx.insert(hosts).values({
+      id: hostId,
+      name: info.hostname,
+      os: info.os,
+      arch: info.arch,
+      agentVersion: info.agentVersion,
+      toolVersion: info.toolVersion,
+      status: "offline",
+      agentTokenHash: hashToken(agentToken),
+      createdAt: now,
+    });
+    if (row.sealedRepository) {
+      const opened = openJson(deps.keys.secret, row.sealedRepository, enrolmentAad(tokenHash));
+      if (!opened.ok || !isRepository(opened.value)) {
+        throw new Error("enrolment blob could not be opened with its token hash");
+      }
+      await tx.insert(hostCredentials).values({
+        hostId,
+        repoSealed: sealHostCredentials(deps.keys.secret, hostId, opened.value),
+        createdAt: now,
+      });
+    }
+    if (row.initialPaths.length > 0) {
+      await tx.insert(sourceGroups).values({
+        id: ulid(now.getTime()),
+        hostId,
+        name: DEFAULT_GROUP_NAME,
+        includes: row.initialPaths,
+        excludes: [],
+        retentionPolicy: {},
+        createdAt: now,
+      });
+    }
+    // The blob is no longer needed once re-sealed to the host: drop it so it outlives nothing.
+    await tx
+      .update(enrolmentTokens)
+      .set({ consumedByHostId: hostId, sealedRepository: null })
+      .where(eq(enrolmentTokens.id, row.id));
+    return { hostId, agentToken };
+  });
+  if (!enrolled) {
+    throw new RequestError("unauthorised", REFUSED);
+  }
+  return enrolled;
+}

@@ -1,0 +1,180 @@
+/**
+ * @module hosts/credentials
+ * A host's repository and admin credentials: sealed with the host id as additional data (so a
+ * blob copied onto another host's row fails to open), merged field by field on edit (SPEC
+ * "Editing credentials after enrolment merges the supplied fields with the existing ones"), and
+ * pushed to a connected agent with `config.update`. A slot that fails to open is reported as a
+ * value and logged without its content; it never takes the caller down.
+ */
+import { openJson, sealJson } from "@fleetback/crypto";
+import { type Database, hostCredentials, hosts } from "@fleetback/db";
+import type { CredentialSlot, Repository } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+
+export type { CredentialSlot, Repository };
+
+/** What an operator may send: absent fields keep their stored value; `username` null or "" removes it. */
+export interface CredentialPatch {
+  url?: string;
+  username?: string | null;
+  password?: string;
+}
+
+export type SlotState =
+  | { state: "absent" }
+  | { state: "bound"; credentials: Repository }
+  | { state: "unreadable"; reason: string };
+
+export type StoredCredentials = Record<CredentialSlot, SlotState>;
+
+export function hostCredentialsAad(hostId: string): string {
+  return `host:${hostId}`;
+}
+
+export function sealHostCredentials(key: Uint8Array, hostId: string, credentials: Repository): Uint8Array {
+  const record: Repository = { url: credentials.url, password: credentials.password };
+  if (credentials.username !== undefined && credentials.username !== "") {
+    record.username = credentials.username;
+  }
+  return sealJson(key, record, hostCredentialsAad(hostId));
+}
+
+function isRepository(value: unknown): value is Repository {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  return (
+    typeof record.url === "string" &&
+    record.url !== "" &&
+    typeof record.password === "string" &&
+    record.password !== "" &&
+    (record.username === undefined || typeof record.username === "string")
+  );
+}
+
+export function openHostCredentials(key: Uint8Array, hostId: string, sealed: Uint8Array | null): SlotState {
+  if (sealed === null) {
+    return { state: "absent" };
+  }
+  const opened = openJson(key, sealed, hostCredentialsAad(hostId));
+  if (!opened.ok) {
+    return { state: "unreadable", reason: opened.reason };
+  }
+  if (!isRepository(opened.value)) {
+    return { state: "unreadable", reason: "not a {url, username?, password} record" };
+  }
+  const { url, username, password } = opened.value;
+  return { state: "bound", credentials: username ? { url, username, password } : { url, password } };
+}
+
+/** Both slots of a host, opened; `db` may be a transaction. */
+export async function loadHostCredentials(
+  db: Database,
+  key: Uint8Array,
+  hostId: string,
+): Promise<StoredCredentials> {
+  const [row] = await db
+    .select({ repo: hostCredentials.repoSealed, admin: hostCredentials.adminSealed })
+    .from(hostCredentials)
+    .where(eq(hostCredentials.hostId, hostId));
+  return {
+    repo: openHostCredentials(key, hostId, row?.repo ?? null),
+    admin: openHostCredentials(key, hostId, row?.admin ?? null),
+  };
+}
+
+/** The bound slots that open; a slot that does not is logged (never its content) and left out. */
+export async function readHostCredentials(
+  deps: Pick<ServerDeps, "db" | "keys" | "log">,
+  hostId: string,
+  db: Database = deps.db,
+): Promise<Partial<Record<CredentialSlot, Repository>>> {
+  const stored = await loadHostCredentials(db, deps.keys.secret, hostId);
+  const usable: Partial<Record<CredentialSlot, Repository>> = {};
+  for (const slot of ["repo", "admin"] as const) {
+    const state = stored[slot];
+    if (state.state === "bound") {
+      usable[slot] = state.credentials;
+    } else if (state.state === "unreadable") {
+      deps.log.error(
+        { host_id: hostId, slot, reason: state.reason },
+        "stored credentials cannot be opened with this server's key; the slot is skipped",
+      );
+    }
+  }
+  return usable;
+}
+
+export type MergeResult = { ok: true; credentials: Repository } | { ok: false; errors: string[] };
+
+export function mergeCredentialPatch(existing: Repository | undefined, patch: CredentialPatch): MergeResult {
+  const errors: string[] = [];
+  const url = patch.url ?? existing?.url;
+  const password = patch.password ?? existing?.password;
+  if (patch.url === "") {
+    errors.push("url: must not be empty");
+  } else if (url === undefined) {
+    errors.push("url: required, as no repository URL is stored yet");
+  }
+  if (patch.password === "") {
+    errors.push("password: must not be empty");
+  } else if (password === undefined) {
+    errors.push("password: required, as no password is stored yet");
+  }
+  if (errors.length > 0 || url === undefined || password === undefined) {
+    return { ok: false, errors };
+  }
+  const username = patch.username === undefined ? existing?.username : patch.username;
+  return { ok: true, credentials: username ? { url, username, password } : { url, password } };
+}
+
+export type UpdateCredentialsResult =
+  | { ok: true; credentials: Repository; pushed: boolean }
+  | { ok: false; reason: "host_not_found" }
+  | { ok: false; reason: "invalid"; errors: string[] };
+
+/**
+ * Merges `patch` into the host's `slot` and stores it; then pushes `config.update` when the agent
+ * is connected (`pushed`). The host row is locked for the read-merge-write, so two concurrent
+ * edits of different fields both survive. Stored credentials that no longer open count as absent:
+ * the patch must then be complete.
+ */
+export async function updateHostCredentials(
+  deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">,
+  hostId: string,
+  slot: CredentialSlot,
+  patch: CredentialPatch,
+): Promise<UpdateCredentialsResult> {
+  const result = await deps.db.transaction(async (tx): Promise<UpdateCredentialsResult> => {
+    const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
+    if (!host) {
+      return { ok: false, reason: "host_not_found" };
+    }
+    const stored = (await loadHostCredentials(tx, deps.keys.secret, hostId))[slot];
+    if (stored.state === "unreadable") {
+      deps.log.warn(
+        { host_id: hostId, slot, reason: stored.reason },
+        "stored credentials cannot be opened; the edit must supply url and password",
+      );
+    }
+    const merged = mergeCredentialPatch(stored.state === "bound" ? stored.credentials : undefined, patch);
+    if (!merged.ok) {
+      return { ok: false, reason: "invalid", errors: merged.errors };
+    }
+    const sealed = sealHostCredentials(deps.keys.secret, hostId, merged.credentials);
+    const now = deps.clock.now();
+    const column = slot === "repo" ? { repoSealed: sealed } : { adminSealed: sealed };
+    await tx
+      .insert(hostCredentials)
+      .values({ hostId, ...column, createdAt: now, updatedAt: now })
+      .onConflictDoUpdate({ target: hostCredentials.hostId, set: { ...column, updatedAt: now } });
+    return { ok: true, credentials: merged.credentials, pushed: false };
+  });
+  if (!result.ok) {
+    return result;
+  }
+  const pushed = deps.hub.send(hostId, "config.update", { slot, repository: result.credentials });
+  return { ...result, pushed };
+}

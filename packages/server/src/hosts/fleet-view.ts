@@ -1,0 +1,64 @@
+/**
+ * @module hosts/fleet-view
+ * The fleet overview: every host with its status and versions, and how many alerts it has open,
+ * in one query whatever the fleet size.
+ */
+import { alerts, type Database, hosts } from "@fleetback/db";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
+
+export interface FleetRow {
+  id: string;
+  name: string;
+  os: string;
+  arch: string;
+  status: "online" | "offline";
+  lastSeenAt: Date | null;
+  agentVersion: string;
+  toolVersion: string;
+  protocolVersion: number | null;
+  snapshotCount: number;
+  openAlerts: number;
+}
+
+export async function listFleet(db: Database): Promise<FleetRow[]> {
+  const open = db
+    .select({ hostId: alerts.hostId, n: sql<number>`count(*)::int`.as("n") })
+    .from(alerts)
+    .where(isNull(alerts.resolvedAt))
+    .groupBy(alerts.hostId)
+    .as("open_alerts");
+  const rows = await db
+    .select({
+      id: hosts.id,
+      name: hosts.name,
+      os: hosts.os,
+      arch: hosts.arch,
+      status: hosts.status,
+      lastSeenAt: hosts.lastSeenAt,
+      agentVersion: hosts.agentVersion,
+      toolVersion: hosts.toolVersion,
+      protocolVersion: hosts.protocolVersion,
+      snapshotCount: hosts.snapshotCount,
+      openAlerts: sql<number>`coalesce(${open.n}, 0)`,
+    })
+    .from(hosts)
+    .leftJoin(open, and(eq(open.hostId, hosts.id)))
+    .orderBy(asc(hosts.name), asc(hosts.id));
+  return rows.map((row) => ({ ...row, openAlerts: Number(row.openAlerts) }));
+}
+
+export function fleetRowJson(row: FleetRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    os: row.os,
+    arch: row.arch,
+    status: row.status,
+    last_seen_at: row.lastSeenAt,
+    agent_version: row.agentVersion,
+    tool_version: row.toolVersion,
+    protocol_version: row.protocolVersion,
+    snapshot_count: row.snapshotCount,
+    open_alerts: row.openAlerts,
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * @module hosts/host-detail
+ * What the host page and GET /api/hosts/{id} show: the host, whether each credential slot is
+ * bound (the URL and username, never a password), and the repository's init state, which is
+ * derived from the latest init job (there is no stored flag).
+ */
+import { redactUrl } from "@fleetback/crypto";
+import { type Database, type Host, hosts, type Job, jobs } from "@fleetback/db";
+import { and, desc, eq } from "drizzle-orm";
+import { notFound } from "../errors.js";
+import { loadHostCredentials, type SlotState } from "./credentials.js";
+
+export interface SlotView {
+  state: "absent" | "bound" | "unreadable";
+  url?: string;
+  username?: string;
+}
+
+export type InitState = "never" | "queued" | "running" | "initialised" | "failed" | "cancelled" | "lost";
+
+export interface HostDetail {
+  host: Host;
+  repo: SlotView;
+  admin: SlotView;
+  init: { state: InitState; job: Job | undefined };
+}
+
+function slotView(slot: SlotState): SlotView {
+  if (slot.state !== "bound") {
+    return { state: slot.state };
+  }
+  const view: SlotView = { state: "bound", url: redactUrl(slot.credentials.url) };
+  if (slot.credentials.username) {
+    view.username = slot.credentials.username;
+  }
+  return view;
+}
+
+function initStateOf(job: Job | undefined): InitState {
+  if (!job) {
+    return "never";
+  }
+  return job.status === "succeeded" ? "initialised" : job.status;
+}
+
+export async function getHostDetail(db: Database, key: Uint8Array, hostId: string): Promise<HostDetail> {
+  const [host] = await db.select().from(hosts).where(eq(hosts.id, hostId)).limit(1);
+  if (!host) {
+    throw notFound(`No host ${hostId}`);
+  }
+  const credentials = await loadHostCredentials(db, key, hostId);
+  const [initJob] = await db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.hostId, hostId), eq(jobs.kind, "init")))
+    .orderBy(desc(jobs.id))
+    .limit(1);
+  return {
+    host,
+    repo: slotView(credentials.repo),
+    admin: slotView(credentials.admin),
+    init: { state: initStateOf(initJob), job: initJob },
+  };
+}
+
+export function hostDetailJson(detail: HostDetail, online: boolean) {
+  const { host } = detail;
+  return {
+    id: host.id,
+    name: host.name,
+    os: host.os,
+    arch: host.arch,
+    agent_version: host.agentVersion,
+    tool_version: host.toolVersion,
+    protocol_version: host.protocolVersion,
+    status: host.status,
+    connected: online,
+    last_seen_at: host.lastSeenAt,
+    snapshot_count: host.snapshotCount,
+    bandwidth_up_kbps: host.bandwidthUpKbps,
+    bandwidth_down_kbps: host.bandwidthDownKbps,
+    schedule_version: host.scheduleVersion,
+    schedule_acked_version: host.scheduleAckedVersion,
+    created_at: host.createdAt,
+    repository: detail.repo,
+    admin_credentials: detail.admin,
+    repository_init: { state: detail.init.state, job_id: detail.init.job?.id },
+  };
+}

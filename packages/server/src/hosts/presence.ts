@@ -1,0 +1,59 @@
+/**
+ * @module hosts/presence
+ * Host rows as the agent channel sees them: the hello's facts, online and offline, last_seen_at,
+ * and the schedule version the agent applied.
+ */
+import { type Database, hosts } from "@fleetback/db";
+import type { Hello } from "@fleetback/protocol";
+import { and, eq, gte } from "drizzle-orm";
+
+/**
+ * Stores the hello's versions and facts and marks the host online. The token hash is checked
+ * again, so a token revoked between the upgrade and the hello does not bring the host online.
+ * False when the host is gone or its token no longer matches.
+ */
+export async function recordHello(
+  db: Database,
+  hostId: string,
+  tokenHash: string,
+  hello: Hello,
+  now: Date,
+): Promise<boolean> {
+  const rows = await db
+    .update(hosts)
+    .set({
+      name: hello.hostname,
+      os: hello.os,
+      arch: hello.arch,
+      agentVersion: hello.agent_version,
+      toolVersion: hello.tool_version,
+      protocolVersion: hello.protocol_version,
+      status: "online",
+      lastSeenAt: now,
+      updatedAt: now,
+    })
+    .where(and(eq(hosts.id, hostId), eq(hosts.agentTokenHash, tokenHash)))
+    .returning({ id: hosts.id });
+  return rows.length > 0;
+}
+
+export async function touchHost(db: Database, hostId: string, now: Date): Promise<void> {
+  await db.update(hosts).set({ lastSeenAt: now }).where(eq(hosts.id, hostId));
+}
+
+export async function markHostOffline(db: Database, hostId: string, now: Date): Promise<void> {
+  await db
+    .update(hosts)
+    .set({ status: "offline", updatedAt: now })
+    .where(and(eq(hosts.id, hostId), eq(hosts.status, "online")));
+}
+
+/** Records the applied schedule version; a version the server never sent is ignored (false). */
+export async function acknowledgeSchedule(db: Database, hostId: string, version: number): Promise<boolean> {
+  const rows = await db
+    .update(hosts)
+    .set({ scheduleAckedVersion: version })
+    .where(and(eq(hosts.id, hostId), gte(hosts.scheduleVersion, version)))
+    .returning({ id: hosts.id });
+  return rows.length > 0;
+}

@@ -1,0 +1,113 @@
+/**
+ * @module http/validate
+ * Every request body, query and form is validated against a TypeBox schema before a handler
+ * sees it. A failure is an `invalid` RequestError whose message names the first failing field
+ * and whose details list every problem, so the JSON caller and the toast both say what to fix.
+ */
+import type { Context } from "hono";
+import type { Static, TSchema } from "typebox";
+import { Compile, type Validator } from "typebox/compile";
+import { RequestError } from "../errors.js";
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+const validators = new WeakMap<TSchema, Validator>();
+
+function validatorOf(schema: TSchema): Validator {
+  let validator = validators.get(schema);
+  if (!validator) {
+    validator = Compile(schema);
+    validators.set(schema, validator);
+  }
+  return validator;
+}
+
+function fieldName(instancePath: string, params: Record<string, unknown>): string {
+  const extra = params.additionalProperties;
+  if (Array.isArray(extra) && extra.length > 0) {
+    return String(extra[0]);
+  }
+  const required = params.requiredProperties;
+  if (Array.isArray(required) && required.length > 0) {
+    const base = instancePath.replace(/^\//, "").replaceAll("/", ".");
+    return base ? `${base}.${String(required[0])}` : String(required[0]);
+  }
+  return instancePath.replace(/^\//, "").replaceAll("/", ".") || "body";
+}
+
+/** Turns validator errors into one problem per field, in a wording an operator can act on. */
+export function describeProblems(schema: TSchema, value: unknown): FieldProblem[] {
+  const byField = new Map<string, string>();
+  const allowed = new Map<string, unknown[]>();
+  for (const error of validatorOf(schema).Errors(value)) {
+    const params = (error.params ?? {}) as Record<string, unknown>;
+    const field = fieldName(error.instancePath, params);
+    if (error.keyword === "boolean") {
+      continue;
+    }
+    if (error.keyword === "const") {
+      allowed.set(field, [...(allowed.get(field) ?? []), params.allowedValue]);
+      continue;
+    }
+    if (error.keyword === "additionalProperties") {
+      byField.set(field, "is not a known field");
+      continue;
+    }
+    if (error.keyword === "required") {
+      byField.set(field, "is required");
+      continue;
+    }
+    if (error.keyword === "anyOf" && allowed.has(field)) {
+      byField.set(field, `must be one of ${(allowed.get(field) ?? []).join(", ")}`);
+      continue;
+    }
+    if (!byField.has(field)) {
+      byField.set(field, error.message);
+    }
+  }
+  return [...byField].map(([field, message]) => ({ field, message }));
+}
+
+export function validate<S extends TSchema>(schema: S, value: unknown): Static<S> {
+  if (validatorOf(schema).Check(value)) {
+    return value as Static<S>;
+  }
+  const problems = describeProblems(schema, value);
+  const first = problems[0] ?? { field: "body", message: "is invalid" };
+  throw new RequestError("invalid", `${first.field}: ${first.message}`, { details: problems });
+}
+
+/** Reads a JSON body; a body that is not JSON is itself a named validation failure. */
+export async function readJson<S extends TSchema>(c: Context, schema: S): Promise<Static<S>> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    throw new RequestError("invalid", "body: must be a JSON object");
+  }
+  return validate(schema, body);
+}
+
+/** Reads a urlencoded or multipart form; repeated fields become arrays, files are refused. */
+export async function readForm<S extends TSchema>(c: Context, schema: S): Promise<Static<S>> {
+  const form = await c.req.parseBody({ all: true });
+  const value: Record<string, unknown> = {};
+  for (const [key, raw] of Object.entries(form)) {
+    if (key === "_csrf") {
+      continue;
+    }
+    const items = Array.isArray(raw) ? raw : [raw];
+    if (items.some((item) => typeof item !== "string")) {
+      throw new RequestError("invalid", `${key}: files are not accepted here`);
+    }
+    value[key] = Array.isArray(raw) ? items : raw;
+  }
+  return validate(schema, value);
+}
+
+export function readQuery<S extends TSchema>(c: Context, schema: S): Static<S> {
+  return validate(schema, c.req.query());
+}

@@ -1,0 +1,36 @@
+/**
+ * @module install/agent-bundle
+ * The agent bundle this server release ships (built by @fleetback/agent into one file), with
+ * its version and SHA-256: the installer embeds the hash, so a download is verified before it
+ * is installed.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+
+export interface AgentBundle {
+  version: string;
+  sha256: string;
+  body: Buffer;
+}
+
+const require = createRequire(import.meta.url);
+
+export async function loadAgentBundle(): Promise<AgentBundle> {
+  const manifest = JSON.parse(await readFile(require.resolve("@fleetback/agent/package.json"), "utf8")) as {
+    version: string;
+  };
+  const body = await readFile(require.resolve("@fleetback/agent/bundle"));
+  return { version: manifest.version, sha256: createHash("sha256").update(body).digest("hex"), body };
+}
+
+/** Loads once, on first use, and keeps the result (or the failure) for the process lifetime. */
+export function createBundleSource(
+  load: () => Promise<AgentBundle> = loadAgentBundle,
+): () => Promise<AgentBundle> {
+  let loading: Promise<AgentBundle> | undefined;
+  return () => {
+    loading ??= load();
+    return loading;
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * @module jobs/auto-init
+ * SPEC "What the service does" 9: when an agent connects, its host has repository credentials
+ * bound and no `init` job in its history (any status), the server dispatches an `init` job. A
+ * failed init is therefore never retried by itself; an operator re-initialises manually.
+ *
+ * Two hellos of one host can race (a reconnect while the old socket lingers, or two replicas).
+ * The decision and the insert happen in one transaction holding the host row `FOR UPDATE`, so the
+ * second hello waits, then sees the first one's job.
+ */
+import { hosts, jobs } from "@fleetback/db";
+import { and, eq } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+import { loadHostCredentials } from "../hosts/credentials.js";
+import { createJob } from "./create-job.js";
+import { dispatchJob } from "./dispatch-job.js";
+
+export type AutoInitOutcome =
+  | { action: "dispatched"; jobId: string }
+  | { action: "skipped"; reason: "host_gone" | "no_repo_credentials" | "init_in_history" | "offline" };
+
+export async function runAutoInit(
+  deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">,
+  hostId: string,
+): Promise<AutoInitOutcome> {
+  const decided = await deps.db.transaction(async (tx) => {
+    const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
+    if (!host) {
+      return { action: "skipped", reason: "host_gone" } as const;
+    }
+    // Only credentials the agent actually received count: an unreadable slot was not pushed.
+    const { repo } = await loadHostCredentials(tx, deps.keys.secret, hostId);
+    if (repo.state !== "bound") {
+      return { action: "skipped", reason: "no_repo_credentials" } as const;
+    }
+    const [earlier] = await tx
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.hostId, hostId), eq(jobs.kind, "init")))
+      .limit(1);
+    if (earlier) {
+      return { action: "skipped", reason: "init_in_history" } as const;
+    }
+    const job = await createJob(deps, { hostId, kind: "init", actorKind: "system" }, tx);
+    return { action: "create", job } as const;
+  });
+  if (decided.action === "skipped") {
+    return decided;
+  }
+  const { job } = decided;
+  const sent = await dispatchJob(deps, job, { job_id: job.id, kind: "init", requires_admin_creds: false });
+  if (!sent.ok) {
+    // Never sent, so never failed: without the row the next hello tries again.
+    await deps.db.delete(jobs).where(eq(jobs.id, job.id));
+    return { action: "skipped", reason: "offline" };
+  }
+  deps.log.info({ host_id: hostId, job_id: job.id }, "repository auto-init dispatched");
+  return { action: "dispatched", jobId: job.id };
+}

@@ -1,0 +1,100 @@
+import { jobLogs } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
+import type { LogStream } from "@fleetback/protocol";
+import { asc, eq } from "drizzle-orm";
+import { expect, it, vi } from "vitest";
+import { eventually } from "../testing/eventually.js";
+import { createManualTimers } from "../testing/manual-timers.js";
+import { seedHost, seedJob } from "../testing/seed.js";
+import { createTestDeps } from "../testing/test-deps.js";
+import { createJobEvents } from "./job-events.js";
+import { createJobLogWriter } from "./job-log-writer.js";
+
+runDbSuite("job log writer", (getDb) => {
+  async function setUp() {
+    const deps = await createTestDeps({ db: getDb() });
+    const { host } = await seedHost(deps);
+    const other = await seedHost(deps, { name: "other" });
+    const job = await seedJob(
+      deps,
+      { hostId: host.id, kind: "backup", actorKind: "user" },
+      { status: "running" },
+    );
+    const timers = createManualTimers();
+    const events = createJobEvents();
+    const writer = createJobLogWriter({
+      db: deps.db,
+      log: deps.log,
+      events,
+      setTimer: timers.setTimer,
+      batchLines: 5,
+    });
+    const line = (text: string): LogStream => ({
+      job_id: job.id,
+      stream: "stdout",
+      line: text,
+      ts: "2026-11-21T12:00:00Z",
+    });
+    const stored = () =>
+      deps.db.select().from(jobLogs).where(eq(jobLogs.jobId, job.id)).orderBy(asc(jobLogs.seq));
+    return { deps, host, other, job, timers, events, writer, line, stored };
+  }
+
+  it("holds lines until the flush timer or a full batch, then stores them in one insert", async () => {
+    const { deps, host, timers, writer, line, stored } = await setUp();
+    const inserts = vi.spyOn(deps.db, "insert");
+    const batches = () => inserts.mock.calls.filter(([table]) => table === jobLogs).length;
+    writer.append(host.id, line("a"));
+    writer.append(host.id, line("b"));
+    await eventually(
+      () => timers.pending(),
+      (n) => n === 1,
+      { what: "flush timer armed" },
+    );
+    expect(await stored()).toEqual([]);
+    timers.runAll();
+    await eventually(stored, (rows) => rows.length === 2);
+    expect(batches()).toBe(1);
+
+    // Five more fill a batch: stored without any timer firing.
+    for (const text of ["c", "d", "e", "f", "g"]) {
+      writer.append(host.id, line(text));
+    }
+    const rows = await eventually(stored, (all) => all.length === 7);
+    expect(batches()).toBe(2);
+    expect(rows.map((row) => [row.seq, row.line])).toEqual([
+      [1, "a"],
+      [2, "b"],
+      [3, "c"],
+      [4, "d"],
+      [5, "e"],
+      [6, "f"],
+      [7, "g"],
+    ]);
+    await writer.close();
+  });
+
+  it("emits each line with its seq, and drops lines for another host's job", async () => {
+    const { host, other, job, events, writer, line, stored } = await setUp();
+    const seen: Array<[number, string]> = [];
+    events.on("job.log", (event) => seen.push([event.seq, event.line]));
+    writer.append(other.host.id, line("forged"));
+    await writer.finish(other.host.id, job.id);
+    writer.append(host.id, line("real"));
+    await writer.finish(host.id, job.id);
+    expect((await stored()).map((row) => row.line)).toEqual(["real"]);
+    expect(seen).toEqual([[1, "real"]]);
+  });
+
+  it("continues after the highest stored seq when a job's state is new", async () => {
+    const { host, job, writer, line, stored } = await setUp();
+    writer.append(host.id, line("one"));
+    await writer.finish(host.id, job.id);
+    writer.append(host.id, line("two"));
+    await writer.finish(host.id, job.id);
+    expect((await stored()).map((row) => [row.seq, row.line])).toEqual([
+      [1, "one"],
+      [2, "two"],
+    ]);
+  });
+});

@@ -1,0 +1,175 @@
+/**
+ * @module jobs/job-log-writer
+ * Stores `log.stream` lines in batches: a busy restic prints thousands of lines, and one INSERT
+ * per line would make the database the bottleneck of every backup. Lines wait in memory for at
+ * most `flushIntervalMs` or until `batchLines` have gathered, then go in one multi-row INSERT.
+ *
+ * Each line gets its seq here, in arrival order, continuing after the highest seq already stored
+ * for the job (a server restart or a dropped state starts from the database again). The first
+ * line of a job also checks that the job belongs to the sending host: lines for another host's
+ * job, or an unknown one, are dropped and never reach the live stream.
+ */
+import { type Database, jobLogs, jobs, type NewJobLog } from "@fleetback/db";
+import type { LogStream } from "@fleetback/protocol";
+import { eq, max } from "drizzle-orm";
+import type { Logger } from "../log.js";
+import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
+import type { JobEvents } from "./job-events.js";
+
+export interface JobLogWriterOptions {
+  db: Database;
+  log: Logger;
+  events: JobEvents;
+  setTimer?: SetTimer;
+  flushIntervalMs?: number;
+  batchLines?: number;
+}
+
+export interface JobLogWriter {
+  /** Takes one line from `hostId`'s agent; never waits for the database. */
+  append(hostId: string, message: LogStream): void;
+  /** Stores everything received so far for the job (of this host), then forgets the job's state. */
+  finish(hostId: string, jobId: string): Promise<void>;
+  /** Stores every buffered line and stops the timers. */
+  close(): Promise<void>;
+}
+
+interface JobLogState {
+  hostId: string;
+  /** Undefined until the job's owner and highest stored seq are known. */
+  nextSeq: number | undefined;
+  rejected: boolean;
+  unsequenced: LogStream[];
+  buffer: NewJobLog[];
+  cancelTimer: (() => void) | undefined;
+  /** Loads and writes of this job, strictly one after another. */
+  chain: Promise<void>;
+}
+
+export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
+  const { db, log, events } = options;
+  const setTimer = options.setTimer ?? realSetTimer;
+  const flushIntervalMs = options.flushIntervalMs ?? 250;
+  const batchLines = options.batchLines ?? 200;
+  const states = new Map<string, JobLogState>();
+
+  function sequence(jobId: string, state: JobLogState, message: LogStream): void {
+    const seq = state.nextSeq ?? 1;
+    state.nextSeq = seq + 1;
+    const ts = new Date(message.ts);
+    state.buffer.push({ jobId, seq, stream: message.stream, line: message.line, ts });
+    const errors = events.emit("job.log", {
+      jobId,
+      hostId: state.hostId,
+      seq,
+      stream: message.stream,
+      line: message.line,
+      ts,
+    });
+    for (const err of errors) {
+      log.error({ err, job_id: jobId }, "a job.log listener failed");
+    }
+  }
+
+  async function load(jobId: string, state: JobLogState): Promise<void> {
+    const [job] = await db.select({ hostId: jobs.hostId }).from(jobs).where(eq(jobs.id, jobId));
+    if (job?.hostId !== state.hostId) {
+      state.rejected = true;
+      state.unsequenced = [];
+      log.warn(
+        { host_id: state.hostId, job_id: jobId },
+        "log lines for a job of another host or no job; dropped",
+      );
+      return;
+    }
+    const [row] = await db
+      .select({ last: max(jobLogs.seq) })
+      .from(jobLogs)
+      .where(eq(jobLogs.jobId, jobId));
+    state.nextSeq = (row?.last ?? 0) + 1;
+    for (const message of state.unsequenced.splice(0)) {
+      sequence(jobId, state, message);
+    }
+    schedule(jobId, state);
+  }
+
+  async function write(jobId: string, state: JobLogState): Promise<void> {
+    // Lines that piled up while the job's seq was loading can exceed a batch: still bounded inserts.
+    while (state.buffer.length > 0) {
+      const rows = state.buffer.splice(0, batchLines);
+      try {
+        await db.insert(jobLogs).values(rows);
+      } catch (err) {
+        log.error({ err, job_id: jobId, lines: rows.length }, "storing job log lines failed; they are lost");
+      }
+    }
+  }
+
+  function enqueue(state: JobLogState, step: () => Promise<void>): Promise<void> {
+    state.chain = state.chain.then(step).catch((err: unknown) => {
+      log.error({ err }, "job log writer step failed");
+    });
+    return state.chain;
+  }
+
+  function flush(jobId: string, state: JobLogState): Promise<void> {
+    state.cancelTimer?.();
+    state.cancelTimer = undefined;
+    return enqueue(state, () => write(jobId, state));
+  }
+
+  function schedule(jobId: string, state: JobLogState): void {
+    if (state.buffer.length >= batchLines) {
+      void flush(jobId, state);
+    } else if (state.buffer.length > 0 && state.cancelTimer === undefined) {
+      state.cancelTimer = setTimer(() => {
+        state.cancelTimer = undefined;
+        void flush(jobId, state);
+      }, flushIntervalMs);
+    }
+  }
+
+  return {
+    append(hostId, message) {
+      const jobId = message.job_id;
+      let state = states.get(jobId);
+      if (!state) {
+        state = {
+          hostId,
+          nextSeq: undefined,
+          rejected: false,
+          unsequenced: [],
+          buffer: [],
+          cancelTimer: undefined,
+          chain: Promise.resolve(),
+        };
+        states.set(jobId, state);
+        const created = state;
+        void enqueue(created, () => load(jobId, created));
+      }
+      if (state.rejected || state.hostId !== hostId) {
+        return;
+      }
+      if (state.nextSeq === undefined) {
+        state.unsequenced.push(message);
+        return;
+      }
+      sequence(jobId, state, message);
+      schedule(jobId, state);
+    },
+    async finish(hostId, jobId) {
+      const state = states.get(jobId);
+      if (!state || state.hostId !== hostId) {
+        return;
+      }
+      await flush(jobId, state);
+      if (states.get(jobId) === state) {
+        states.delete(jobId);
+      }
+    },
+    async close() {
+      await Promise.all([...states.entries()].map(([jobId, state]) => flush(jobId, state)));
+      states.clear();
+    },
+  };
+}

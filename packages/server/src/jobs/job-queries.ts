@@ -1,0 +1,76 @@
+/**
+ * @module jobs/job-queries
+ * Reading jobs and their log lines for the API and pages: filtered, newest first, paged by id
+ * (ULIDs sort by creation time, so "before this id" is a stable cursor).
+ */
+import { type Database, type Job, type JobKind, type JobStatus, jobLogs, jobs } from "@fleetback/db";
+import { and, asc, desc, eq, gt, lt, type SQL } from "drizzle-orm";
+import { notFound } from "../errors.js";
+
+export interface JobFilter {
+  hostId?: string | undefined;
+  status?: JobStatus | undefined;
+  kind?: JobKind | undefined;
+  before?: string | undefined;
+  limit: number;
+}
+
+export async function listJobs(db: Database, filter: JobFilter): Promise<Job[]> {
+  const conditions: SQL[] = [];
+  if (filter.hostId) {
+    conditions.push(eq(jobs.hostId, filter.hostId));
+  }
+  if (filter.status) {
+    conditions.push(eq(jobs.status, filter.status));
+  }
+  if (filter.kind) {
+    conditions.push(eq(jobs.kind, filter.kind));
+  }
+  if (filter.before) {
+    conditions.push(lt(jobs.id, filter.before));
+  }
+  return db
+    .select()
+    .from(jobs)
+    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .orderBy(desc(jobs.id))
+    .limit(filter.limit);
+}
+
+export async function getJob(db: Database, id: string): Promise<Job> {
+  const [job] = await db.select().from(jobs).where(eq(jobs.id, id)).limit(1);
+  if (!job) {
+    throw notFound(`No job ${id}`);
+  }
+  return job;
+}
+
+export async function listJobLogs(db: Database, jobId: string, options: { afterSeq: number; limit: number }) {
+  return db
+    .select({ seq: jobLogs.seq, stream: jobLogs.stream, line: jobLogs.line, ts: jobLogs.ts })
+    .from(jobLogs)
+    .where(and(eq(jobLogs.jobId, jobId), gt(jobLogs.seq, options.afterSeq)))
+    .orderBy(asc(jobLogs.seq))
+    .limit(options.limit);
+}
+
+export function jobJson(job: Job) {
+  return {
+    id: job.id,
+    host_id: job.hostId,
+    kind: job.kind,
+    status: job.status,
+    actor_kind: job.actorKind,
+    actor_user_id: job.actorUserId,
+    scheduled_id: job.scheduledId,
+    source_group_id: job.sourceGroupId,
+    params: job.params,
+    progress: job.progress,
+    summary: job.summary,
+    exit_code: job.exitCode,
+    error: job.error,
+    created_at: job.createdAt,
+    started_at: job.startedAt,
+    finished_at: job.finishedAt,
+  };
+}

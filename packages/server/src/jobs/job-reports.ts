@@ -1,0 +1,167 @@
+/**
+ * @module jobs/job-reports
+ * What the agent tells the server about its jobs: job.started, job.progress, log.stream and
+ * job.finished. Every update names both the job and the sending host in its WHERE clause, so an
+ * agent can only move its own host's jobs; and only active jobs move, so a late or repeated
+ * job.finished never rewrites a result.
+ */
+import { type Database, jobs } from "@fleetback/db";
+import type { JobFinished, JobProgress, JobStarted, LogStream } from "@fleetback/protocol";
+import { and, eq, inArray } from "drizzle-orm";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log.js";
+import type { SetTimer } from "../tickers/set-timer.js";
+import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";
+import { createJobLogWriter } from "./job-log-writer.js";
+
+/** Stored progress is a convenience for page reloads; the live stream gets every report. */
+export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
+/** `error` is "short text" on the wire; a longer one is cut before it reaches the database. */
+export const MAX_JOB_ERROR_LENGTH = 2_000;
+
+export interface JobReportsOptions {
+  db: Database;
+  log: Logger;
+  clock: Clock;
+  events: JobEvents;
+  setTimer?: SetTimer;
+  logFlushIntervalMs?: number;
+  logBatchLines?: number;
+}
+
+export interface JobReports {
+  started(hostId: string, report: JobStarted): Promise<void>;
+  progress(hostId: string, report: JobProgress): Promise<void>;
+  logLine(hostId: string, report: LogStream): void;
+  finished(hostId: string, report: JobFinished): Promise<void>;
+  /** Announces jobs the server itself ended as `lost` (see reconcile-jobs.ts). */
+  lost(hostId: string, jobIds: readonly string[], reason: string, at: Date): Promise<void>;
+  close(): Promise<void>;
+}
+
+const ACTIVE = ["queued", "running"] as const;
+
+export function createJobReports(options: JobReportsOptions): JobReports {
+  const { db, log, clock, events } = options;
+  const logWriter = createJobLogWriter({
+    db,
+    log,
+    events,
+    ...(options.setTimer ? { setTimer: options.setTimer } : {}),
+    ...(options.logFlushIntervalMs ? { flushIntervalMs: options.logFlushIntervalMs } : {}),
+    ...(options.logBatchLines ? { batchLines: options.logBatchLines } : {}),
+  });
+  /** Jobs whose owner is confirmed, with the time of their last stored progress. */
+  const progressWrites = new Map<string, { hostId: string; at: number }>();
+
+  function emit<K extends JobEventName>(name: K, event: JobEventMap[K]): void {
+    for (const err of events.emit(name, event)) {
+      log.error({ err, job_id: event.jobId }, `a ${name} listener failed`);
+    }
+  }
+
+  function ownActiveJob(hostId: string, jobId: string) {
+    return and(eq(jobs.id, jobId), eq(jobs.hostId, hostId), inArray(jobs.status, [...ACTIVE]));
+  }
+
+  return {
+    async started(hostId, report) {
+      const startedAt = new Date(report.started_at);
+      const rows = await db
+        .update(jobs)
+        .set({ status: "running", startedAt })
+        .where(and(ownActiveJob(hostId, report.job_id), eq(jobs.kind, report.kind)))
+        .returning({ id: jobs.id });
+      if (rows.length === 0) {
+        log.warn(
+          { host_id: hostId, job_id: report.job_id },
+          "job.started for no active job of this host and kind; ignored",
+        );
+        return;
+      }
+      emit("job.updated", { jobId: report.job_id, hostId, status: "running", startedAt });
+    },
+
+    async progress(hostId, report) {
+      const now = clock.now().getTime();
+      const known = progressWrites.get(report.job_id);
+      if (known && known.hostId === hostId && now - known.at < PROGRESS_WRITE_INTERVAL_MS) {
+        emit("job.updated", { jobId: report.job_id, hostId, progress: report });
+        return;
+      }
+      const rows = await db
+        .update(jobs)
+        .set({ progress: { ...report } })
+        .where(ownActiveJob(hostId, report.job_id))
+        .returning({ id: jobs.id });
+      if (rows.length === 0) {
+        log.debug(
+          { host_id: hostId, job_id: report.job_id },
+          "job.progress for no active job of this host; ignored",
+        );
+        return;
+      }
+      progressWrites.set(report.job_id, { hostId, at: now });
+      emit("job.updated", { jobId: report.job_id, hostId, progress: report });
+    },
+
+    logLine(hostId, report) {
+      logWriter.append(hostId, report);
+    },
+
+    async finished(hostId, report) {
+      // Lines come before the result, so a page that sees "finished" finds the whole log stored.
+      await logWriter.finish(hostId, report.job_id);
+      const finishedAt = clock.now();
+      const error = report.error === undefined ? null : report.error.slice(0, MAX_JOB_ERROR_LENGTH);
+      const rows = await db
+        .update(jobs)
+        .set({
+          status: report.status,
+          exitCode: report.exit_code,
+          error,
+          summary: report.summary ?? null,
+          finishedAt,
+        })
+        .where(ownActiveJob(hostId, report.job_id))
+        .returning({ id: jobs.id });
+      progressWrites.delete(report.job_id);
+      if (rows.length === 0) {
+        log.warn(
+          { host_id: hostId, job_id: report.job_id },
+          "job.finished for no active job of this host; ignored",
+        );
+        return;
+      }
+      log.info({ host_id: hostId, job_id: report.job_id, status: report.status }, "job finished");
+      emit("job.finished", {
+        jobId: report.job_id,
+        hostId,
+        status: report.status,
+        exitCode: report.exit_code,
+        error,
+        summary: report.summary ?? null,
+        finishedAt,
+      });
+    },
+
+    async lost(hostId, jobIds, reason, finishedAt) {
+      for (const jobId of jobIds) {
+        await logWriter.finish(hostId, jobId);
+        progressWrites.delete(jobId);
+        log.warn({ host_id: hostId, job_id: jobId, reason }, "job lost");
+        emit("job.finished", {
+          jobId,
+          hostId,
+          status: "lost",
+          exitCode: null,
+          error: reason,
+          summary: null,
+          finishedAt,
+        });
+      }
+    },
+
+    close: () => logWriter.close(),
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * @module routes/auth-pages
+ * Sign-in, sign-out and the first-admin page. Form posts work with htmx (toasts, HX-Redirect)
+ * and without it (303 redirects).
+ */
+import { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app.js";
+import { type AppEnv, requireRole } from "../auth/actor.js";
+import { USERNAME_PATTERN } from "../auth/users.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
+import { readForm } from "../http/validate.js";
+import { attemptBootstrap, attemptLogin, type LoginLimiters, signOut } from "./auth-api.js";
+
+const LoginForm = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 64 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    next: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+
+const BootstrapForm = Type.Object(
+  {
+    bootstrap_token: Type.String({ minLength: 1, maxLength: 256 }),
+    username: Type.String({ pattern: USERNAME_PATTERN }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+/** Only same-site paths are followed after sign-in, never another origin. */
+function safeNext(next: string | undefined): string {
+  return next && /^\/(?![/\\])/.test(next) ? next : "/";
+}
+
+export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  routes.get("/bootstrap", (c) => {
+    if (deps.bootstrap.token === undefined) {
+      return c.redirect("/login", 303);
+    }
+    return renderPage(c, deps.views, "pages/bootstrap.njk", { token: c.req.query("token") ?? "" });
+  });
+  routes.post("/bootstrap", async (c) => {
+    const form = await readForm(c, BootstrapForm);
+    await attemptBootstrap(c, deps, {
+      bootstrapToken: form.bootstrap_token,
+      username: form.username,
+      password: form.password,
+    });
+    return redirectAfterPost(c, "/");
+  });
+  routes.get("/login", (c) => {
+    if (deps.bootstrap.token !== undefined) {
+      return c.redirect("/bootstrap", 303);
+    }
+    return renderPage(c, deps.views, "pages/login.njk", { next: safeNext(c.req.query("next")) });
+  });
+  routes.post("/login", async (c) => {
+    const form = await readForm(c, LoginForm);
+    await attemptLogin(c, deps, limiters, form.username, form.password);
+    return redirectAfterPost(c, safeNext(form.next));
+  });
+  routes.post("/logout", requireRole("viewer"), async (c) => {
+    await signOut(c, deps);
+    return redirectAfterPost(c, "/login");
+  });
+  return routes;
+}

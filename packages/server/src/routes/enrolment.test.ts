@@ -1,0 +1,282 @@
+import { createHash } from "node:crypto";
+import { encodePublicKey, generateSigningKeyPair, hashToken, openJson, sign } from "@fleetback/crypto";
+import { enrolmentTokens, hostCredentials, hosts, pendingHosts, sourceGroups } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { sweepPendingHosts } from "../enrolment/announce.js";
+import { REFUSED } from "../enrolment/enrol.js";
+import { createTestClient, type TestClient } from "../testing/http.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const PASSWORD = "correct horse battery";
+const HOST = {
+  hostname: "web-01",
+  os: "linux",
+  arch: "amd64",
+  agent_version: "0.1.0",
+  tool_version: "0.18.0",
+};
+
+let deps: TestDeps;
+let operator: TestClient;
+let agent: TestClient;
+
+beforeEach(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  operator = createTestClient(app, deps.config.baseUrl);
+  agent = createTestClient(app, deps.config.baseUrl);
+  const res = await operator.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: PASSWORD,
+  });
+  expect(res.status).toBe(201);
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+async function mint(body: unknown) {
+  const res = await operator.json("POST", "/api/enrollment-tokens", body);
+  expect(res.status).toBe(201);
+  return (await res.json()) as {
+    token: string;
+    expires_at: string;
+    generated_password?: string;
+    htpasswd_snippet?: string;
+    install_command: string;
+  };
+}
+
+describe("enrolment tokens", () => {
+  it("generates a 24-byte URL-safe password with the htpasswd snippet and install command, once", async () => {
+    const minted = await mint({
+      repository: { url: "rest:http://127.0.0.1:8000/web-01/", username: "web-01" },
+      initial_paths: ["/etc", "/srv/data"],
+    });
+    expect(minted.token).toMatch(/^fbe_/);
+    expect(minted.generated_password).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(Buffer.from(minted.generated_password ?? "", "base64url")).toHaveLength(24);
+    expect(minted.htpasswd_snippet).toContain("htpasswd -i -B");
+    expect(minted.htpasswd_snippet).toContain("'web-01'");
+    expect(minted.install_command).toBe(
+      `curl -fsSL '${deps.config.baseUrl}/install/install.sh' | sudo bash -s -- --token '${minted.token}'`,
+    );
+    const [row] = await deps.db.select().from(enrolmentTokens);
+    expect(row?.tokenHash).toBe(hashToken(minted.token));
+    expect(Buffer.from(row?.sealedRepository ?? []).toString("latin1")).not.toContain(
+      minted.generated_password,
+    );
+    const listed = await (await operator.request("/api/enrollment-tokens")).text();
+    expect(listed).not.toContain(minted.token);
+    expect(listed).not.toContain(minted.generated_password);
+  });
+
+  it("refuses a username for a repository kind that takes none", async () => {
+    const res = await operator.json("POST", "/api/enrollment-tokens", {
+      repository: { url: "/srv/restic", username: "u" },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ message: expect.stringMatching(/^repository\.username: /) });
+  });
+
+  it("refuses relative initial paths, naming the field", async () => {
+    const res = await operator.json("POST", "/api/enrollment-tokens", { initial_paths: ["etc"] });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ message: expect.stringMatching(/^initial_paths\.0: /) });
+  });
+});
+
+describe("enrol", () => {
+  it("creates the host, re-seals the credentials to it, moves the paths, and burns the token", async () => {
+    const minted = await mint({
+      repository: {
+        url: "rest:http://127.0.0.1:8000/web-01/",
+        username: "web-01",
+        password: "Canary-Repo-Pw-1",
+      },
+      initial_paths: ["/etc"],
+    });
+    const res = await agent.json("POST", "/api/agents/enroll", { token: minted.token, ...HOST });
+    expect(res.status).toBe(201);
+    const { host_id, agent_token } = (await res.json()) as { host_id: string; agent_token: string };
+    expect(agent_token).toMatch(/^fba_/);
+    const [host] = await deps.db.select().from(hosts).where(eq(hosts.id, host_id));
+    expect(host).toMatchObject({ name: "web-01", status: "offline", agentTokenHash: hashToken(agent_token) });
+    const [creds] = await deps.db.select().from(hostCredentials).where(eq(hostCredentials.hostId, host_id));
+    const opened = openJson(deps.keys.secret, creds?.repoSealed ?? new Uint8Array(), `host:${host_id}`);
+    expect(opened.ok && opened.value).toEqual({
+      url: "rest:http://127.0.0.1:8000/web-01/",
+      username: "web-01",
+      password: "Canary-Repo-Pw-1",
+    });
+    expect(openJson(deps.keys.secret, creds?.repoSealed ?? new Uint8Array(), "host:someone-else").ok).toBe(
+      false,
+    );
+    const groups = await deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, host_id));
+    expect(groups.map((g) => [g.name, g.includes])).toEqual([["default", ["/etc"]]]);
+    const [token] = await deps.db.select().from(enrolmentTokens);
+    expect(token).toMatchObject({ consumedByHostId: host_id, sealedRepository: null });
+    expect(token?.consumedAt).not.toBeNull();
+  });
+
+  it("gives invalid, used and expired tokens one answer", async () => {
+    const used = await mint({});
+    expect((await agent.json("POST", "/api/agents/enroll", { token: used.token, ...HOST })).status).toBe(201);
+    const expired = await mint({});
+    deps.clock.advance(60 * 60 * 1000 + 1);
+    const answers = [];
+    for (const token of ["fbe_bogus", used.token, expired.token]) {
+      const res = await agent.json("POST", "/api/agents/enroll", { token, ...HOST });
+      answers.push([res.status, ((await res.json()) as { message: string }).message]);
+    }
+    expect(answers).toEqual([
+      [401, REFUSED],
+      [401, REFUSED],
+      [401, REFUSED],
+    ]);
+  });
+
+  it("lets exactly one of two concurrent enrolments with one token win", async () => {
+    const minted = await mint({});
+    const results = await Promise.all([
+      agent.json("POST", "/api/agents/enroll", { token: minted.token, ...HOST }),
+      agent.json("POST", "/api/agents/enroll", { token: minted.token, ...HOST, hostname: "web-02" }),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 401]);
+    expect(await deps.db.select().from(hosts)).toHaveLength(1);
+  });
+});
+
+describe("announce, approve, claim", () => {
+  function claimBody(secretKey: Uint8Array, pendingId: string, at: Date) {
+    const timestamp = at.toISOString();
+    const signature = sign(secretKey, new TextEncoder().encode(`fleetback-claim:${pendingId}:${timestamp}`));
+    return { timestamp, signature: Buffer.from(signature).toString("base64") };
+  }
+
+  it("shows the same fingerprint to both sides and hands the token out once", async () => {
+    const keys = generateSigningKeyPair();
+    const publicKey = encodePublicKey(keys.publicKey);
+    const res = await agent.json("POST", "/api/agents/announce", { ...HOST, public_key: publicKey });
+    expect(res.status).toBe(201);
+    const announced = (await res.json()) as {
+      pending_id: string;
+      fingerprint: string;
+      hostname_collision: boolean;
+    };
+    const expected = `SHA256:${createHash("sha256").update(keys.publicKey).digest("base64").replace(/=+$/, "")}`;
+    expect(announced).toMatchObject({ fingerprint: expected, hostname_collision: false });
+    const listed = (await (await operator.request("/api/pending-hosts")).json()) as {
+      pending_hosts: Array<{ id: string; fingerprint: string }>;
+    };
+    expect(listed.pending_hosts).toEqual([
+      expect.objectContaining({ id: announced.pending_id, fingerprint: expected }),
+    ]);
+
+    const claimPath = `/api/agents/announce/${announced.pending_id}/claim`;
+    expect(
+      (await agent.json("POST", claimPath, claimBody(keys.secretKey, announced.pending_id, deps.clock.now())))
+        .status,
+    ).toBe(202);
+    const stranger = generateSigningKeyPair();
+    expect(
+      (
+        await agent.json(
+          "POST",
+          claimPath,
+          claimBody(stranger.secretKey, announced.pending_id, deps.clock.now()),
+        )
+      ).status,
+    ).toBe(403);
+    const stale = new Date(deps.clock.now().getTime() - 6 * 60 * 1000);
+    expect(
+      (await agent.json("POST", claimPath, claimBody(keys.secretKey, announced.pending_id, stale))).status,
+    ).toBe(403);
+
+    const approved = await operator.json("POST", `/api/pending-hosts/${announced.pending_id}/approve`);
+    expect(approved.status).toBe(200);
+    const { host_id } = (await approved.json()) as { host_id: string };
+    const claimed = await agent.json(
+      "POST",
+      claimPath,
+      claimBody(keys.secretKey, announced.pending_id, deps.clock.now()),
+    );
+    expect(claimed.status).toBe(200);
+    const { agent_token } = (await claimed.json()) as { agent_token: string };
+    const [host] = await deps.db.select().from(hosts).where(eq(hosts.id, host_id));
+    expect(host?.agentTokenHash).toBe(hashToken(agent_token));
+    expect(
+      (await agent.json("POST", claimPath, claimBody(keys.secretKey, announced.pending_id, deps.clock.now())))
+        .status,
+    ).toBe(410);
+    const [row] = await deps.db.select().from(pendingHosts);
+    expect(row?.sealedAgentToken).toBeNull();
+  });
+
+  it("refuses a key that is not 32 bytes and reports hostname collisions", async () => {
+    const short = await agent.json("POST", "/api/agents/announce", {
+      ...HOST,
+      public_key: Buffer.alloc(31, 7).toString("base64"),
+    });
+    expect(short.status).toBe(400);
+    expect(await short.json()).toMatchObject({ message: expect.stringMatching(/^public_key: /) });
+    const minted = await mint({});
+    await agent.json("POST", "/api/agents/enroll", { token: minted.token, ...HOST });
+    const again = await agent.json("POST", "/api/agents/announce", {
+      ...HOST,
+      public_key: encodePublicKey(generateSigningKeyPair().publicKey),
+    });
+    expect(await again.json()).toMatchObject({ hostname_collision: true });
+  });
+
+  it("limits announces to 10 a minute per source and 100 waiting in total", async () => {
+    const statuses = [];
+    for (let i = 0; i < 11; i++) {
+      const res = await agent.json("POST", "/api/agents/announce", {
+        ...HOST,
+        public_key: encodePublicKey(generateSigningKeyPair().publicKey),
+      });
+      statuses.push(res.status);
+      if (res.status === 429) {
+        expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+      }
+    }
+    expect(statuses.filter((s) => s === 201)).toHaveLength(10);
+    expect(statuses[10]).toBe(429);
+
+    deps.clock.advance(61_000);
+    const now = deps.clock.now();
+    await deps.db.insert(pendingHosts).values(
+      Array.from({ length: 90 }, (_, i) => ({
+        id: `01JD${String(i).padStart(22, "0")}`,
+        hostname: `h${i}`,
+        os: "linux",
+        arch: "amd64",
+        agentVersion: "0.1.0",
+        publicKey: generateSigningKeyPair().publicKey,
+        fingerprint: "SHA256:x",
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + 3_600_000),
+      })),
+    );
+    const full = await agent.json("POST", "/api/agents/announce", {
+      ...HOST,
+      public_key: encodePublicKey(generateSigningKeyPair().publicKey),
+    });
+    expect(full.status).toBe(429);
+  });
+
+  it("sweeps announces whose time ran out", async () => {
+    await agent.json("POST", "/api/agents/announce", {
+      ...HOST,
+      public_key: encodePublicKey(generateSigningKeyPair().publicKey),
+    });
+    expect(await sweepPendingHosts(deps.db, deps.clock.now())).toBe(0);
+    deps.clock.advance(24 * 60 * 60 * 1000 + 1);
+    expect(await sweepPendingHosts(deps.db, deps.clock.now())).toBe(1);
+    expect(await deps.db.select().from(pendingHosts)).toHaveLength(0);
+  });
+});

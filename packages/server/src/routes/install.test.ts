@@ -1,0 +1,34 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+let deps: TestDeps;
+beforeAll(async () => {
+  deps = await createTestDeps();
+});
+afterAll(async () => {
+  await deps.close();
+});
+
+describe("install routes", () => {
+  it("serves a bash installer for this server that pins the bundle it serves", async () => {
+    const app = createApp(deps);
+    const script = await app.request("/install/install.sh");
+    expect(script.status).toBe(200);
+    const text = await script.text();
+    expect(text).toContain(deps.config.baseUrl);
+    const version = /readonly AGENT_VERSION='([^']+)'/.exec(text)?.[1];
+    const sha = /([0-9a-f]{64})/.exec(text)?.[1];
+    expect(version).toBeDefined();
+    const bundle = await app.request(`/install/agent/${version}`);
+    expect(bundle.status).toBe(200);
+    const body = Buffer.from(await bundle.arrayBuffer());
+    expect(createHash("sha256").update(body).digest("hex")).toBe(sha);
+    expect(body.subarray(0, 19).toString()).toBe("#!/usr/bin/env node");
+    expect((await app.request("/install/agent/0.0.0-other")).status).toBe(404);
+    const syntax = spawnSync("bash", ["-n"], { input: text });
+    expect(syntax.status).toBe(0);
+  });
+});

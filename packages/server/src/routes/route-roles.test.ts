@@ -1,0 +1,147 @@
+/**
+ * Walks the app's route table: every route must be listed here with the role it needs (or as
+ * public), so a new route cannot ship without a decision about who may call it. Then each
+ * protected route is called without a session (401, or a redirect to sign-in for pages) and
+ * with the role just below the one it needs (403).
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import type { Role } from "../auth/actor.js";
+import { createTestClient } from "../testing/http.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+type Access = Role | "public";
+
+const EXPECTED: Record<string, Access> = {
+  "GET /healthz": "public",
+  "GET /readyz": "public",
+  "GET /static/:name": "public",
+  "POST /api/auth/bootstrap": "public",
+  "POST /api/auth/login": "public",
+  "POST /api/auth/logout": "viewer",
+  "GET /api/auth/me": "viewer",
+  "GET /bootstrap": "public",
+  "POST /bootstrap": "public",
+  "GET /login": "public",
+  "POST /login": "public",
+  "POST /logout": "viewer",
+  "GET /": "viewer",
+  "GET /partials/fleet": "viewer",
+  "GET /api/hosts": "viewer",
+  "GET /api/users": "admin",
+  "POST /api/users": "admin",
+  "PUT /api/users/:id": "admin",
+  "DELETE /api/users/:id": "admin",
+  "GET /settings/users": "admin",
+  "POST /settings/users": "admin",
+  "POST /settings/users/:id": "admin",
+  "GET /api/api-tokens": "viewer",
+  "POST /api/api-tokens": "viewer",
+  "DELETE /api/api-tokens/:id": "viewer",
+  "GET /settings/tokens": "viewer",
+  "POST /settings/tokens": "viewer",
+  "POST /settings/tokens/:id/revoke": "viewer",
+  "GET /api/audit": "admin",
+  "GET /audit": "admin",
+  "POST /api/enrollment-tokens": "operator",
+  "GET /api/enrollment-tokens": "operator",
+  "GET /api/pending-hosts": "operator",
+  "POST /api/pending-hosts/:id/approve": "operator",
+  "DELETE /api/pending-hosts/:id": "operator",
+  "POST /api/agents/enroll": "public",
+  "POST /api/agents/announce": "public",
+  "POST /api/agents/announce/:id/claim": "public",
+  "GET /enroll": "operator",
+  "POST /enroll": "operator",
+  "POST /enroll/pending/:id/approve": "operator",
+  "POST /enroll/pending/:id/reject": "operator",
+  "GET /api/hosts/:id": "viewer",
+  "DELETE /api/hosts/:id": "admin",
+  "PUT /api/hosts/:id/repo-credentials": "admin",
+  "PUT /api/hosts/:id/admin-credentials": "admin",
+  "PUT /api/hosts/:id/bandwidth": "operator",
+  "POST /api/hosts/:id/jobs": "operator",
+  "GET /hosts/:id": "viewer",
+  "POST /hosts/:id/credentials/:slot": "admin",
+  "POST /hosts/:id/bandwidth": "operator",
+  "POST /hosts/:id/jobs": "operator",
+  "POST /hosts/:id/delete": "admin",
+  "POST /hosts/:id/run-backup": "public",
+  "POST /hosts/:id/init-repo": "public",
+  "GET /install/install.sh": "public",
+  "GET /install/agent/:version": "public",
+  "GET /api/jobs": "viewer",
+  "GET /api/jobs/:id": "viewer",
+  "GET /api/jobs/:id/logs": "viewer",
+};
+
+const BELOW: Record<Role, Role | undefined> = { viewer: undefined, operator: "viewer", admin: "operator" };
+const PASSWORD = "correct horse battery";
+
+let deps: TestDeps;
+beforeAll(async () => {
+  deps = await createTestDeps();
+});
+afterAll(async () => {
+  await deps.close();
+});
+
+function routeTable(app: ReturnType<typeof createApp>): Map<string, Access> {
+  const table = new Map<string, Access>();
+  for (const route of app.routes) {
+    if (route.method === "ALL") {
+      continue;
+    }
+    const key = `${route.method} ${route.path}`;
+    const marker = (route.handler as { requiredRole?: Role }).requiredRole;
+    const current = table.get(key);
+    if (marker) {
+      table.set(key, marker);
+    } else if (!current) {
+      table.set(key, "public");
+    }
+  }
+  return table;
+}
+
+describe("route roles", () => {
+  it("every route has exactly the access this table says", () => {
+    const actual = Object.fromEntries(routeTable(createApp(deps)));
+    expect(actual).toEqual(EXPECTED);
+  });
+
+  it("refuses each protected route without a session and with the role below", async () => {
+    const app = createApp(deps);
+    const admin = createTestClient(app, deps.config.baseUrl);
+    await admin.json("POST", "/api/auth/bootstrap", {
+      bootstrap_token: "test-bootstrap-token-0123456789",
+      username: "walker",
+      password: PASSWORD,
+    });
+    const clients: Partial<Record<Role, ReturnType<typeof createTestClient>>> = {};
+    for (const role of ["viewer", "operator"] as const) {
+      await admin.json("POST", "/api/users", { username: `as-${role}`, password: PASSWORD, role });
+      const client = createTestClient(app, deps.config.baseUrl);
+      await client.json("POST", "/api/auth/login", { username: `as-${role}`, password: PASSWORD });
+      clients[role] = client;
+    }
+    for (const [key, access] of Object.entries(EXPECTED)) {
+      if (access === "public") {
+        continue;
+      }
+      const [method = "GET", pattern = "/"] = key.split(" ");
+      const path = pattern.replace(/:[a-z]+/g, "01JD0000000000000000000000");
+      const anonymous = createTestClient(app, deps.config.baseUrl);
+      const res = await anonymous.json(method, path, method === "GET" ? undefined : {});
+      const isPage = !path.startsWith("/api/") && method === "GET";
+      expect([key, res.status]).toEqual([key, isPage ? 303 : 401]);
+      const below = BELOW[access];
+      const client = below ? clients[below] : undefined;
+      if (client) {
+        const refused = await client.json(method, path, method === "GET" ? undefined : {});
+        expect([key, refused.status]).toEqual([key, 403]);
+      }
+    }
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * @module testing/seed
+ * Rows that server tests build on: an enrolled host with its agent token, bound credentials,
+ * jobs in a given state. Inserted through the same schema and sealing the server uses.
+ */
+import { hashToken, randomToken } from "@fleetback/crypto";
+import { type Host, hostCredentials, hosts, type Job, jobs, type NewHost, type NewJob } from "@fleetback/db";
+import type { Repository } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { ServerDeps } from "../deps.js";
+import { sealHostCredentials } from "../hosts/credentials.js";
+import { createJob, type NewJobInput } from "../jobs/create-job.js";
+
+export async function seedHost(
+  deps: Pick<ServerDeps, "db">,
+  fields: Partial<NewHost> = {},
+): Promise<{ host: Host; token: string }> {
+  const token = randomToken("fba");
+  const [host] = await deps.db
+    .insert(hosts)
+    .values({
+      id: ulid(),
+      name: "web-1",
+      os: "linux",
+      arch: "amd64",
+      agentVersion: "0.0.9",
+      agentTokenHash: hashToken(token),
+      ...fields,
+    })
+    .returning();
+  if (!host) {
+    throw new Error("insert into hosts returned no row");
+  }
+  return { host, token };
+}
+
+export async function bindCredentials(
+  deps: Pick<ServerDeps, "db" | "keys">,
+  hostId: string,
+  slots: { repo?: Repository; admin?: Repository },
+): Promise<void> {
+  await deps.db.insert(hostCredentials).values({
+    hostId,
+    repoSealed: slots.repo ? sealHostCredentials(deps.keys.secret, hostId, slots.repo) : null,
+    adminSealed: slots.admin ? sealHostCredentials(deps.keys.secret, hostId, slots.admin) : null,
+  });
+}
+
+export async function seedJob(
+  deps: Pick<ServerDeps, "db" | "clock">,
+  input: NewJobInput,
+  fields: Partial<NewJob> = {},
+): Promise<Job> {
+  const job = await createJob(deps, input);
+  if (Object.keys(fields).length === 0) {
+    return job;
+  }
+  const [updated] = await deps.db.update(jobs).set(fields).where(eq(jobs.id, job.id)).returning();
+  if (!updated) {
+    throw new Error("job vanished");
+  }
+  return updated;
+}
+
+export async function readHost(deps: Pick<ServerDeps, "db">, hostId: string): Promise<Host | undefined> {
+  const [host] = await deps.db.select().from(hosts).where(eq(hosts.id, hostId));
+  return host;
+}
+
+export async function readJob(deps: Pick<ServerDeps, "db">, jobId: string): Promise<Job | undefined> {
+  const [job] = await deps.db.select().from(jobs).where(eq(jobs.id, jobId));
+  return job;
+}

@@ -1,0 +1,75 @@
+/**
+ * @module testing/test-server
+ * The real app and agent channel on a real port (0, so tests never collide), over createTestDeps:
+ * for tests that need HTTP and WebSocket clients talking to the server the way agents and
+ * browsers do.
+ */
+import type { AddressInfo } from "node:net";
+import type { Engine } from "@fleetback/db";
+import { createAdaptorServer } from "@hono/node-server";
+import {
+  type AgentChannel,
+  type AgentChannelOptions,
+  attachAgentChannel,
+  type UpgradeSource,
+} from "../agent-channel/attach-agent-channel.js";
+import { createApp } from "../app.js";
+import { createTestDeps, type TestDeps } from "./test-deps.js";
+
+export interface TestServer {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  /** ws://127.0.0.1:<port>/api/agents/ws */
+  wsUrl: string;
+  deps: TestDeps;
+  channel: AgentChannel;
+  /** Closes the channel and the server; closes the deps too when this server created them. */
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  /** Shared deps (e.g. several servers on one database); created, and later closed, when absent. */
+  deps?: TestDeps;
+  engine?: Engine;
+  channel?: AgentChannelOptions;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const deps = options.deps ?? (await createTestDeps(options.engine ? { engine: options.engine } : {}));
+  const app = createApp(deps);
+  const server = createAdaptorServer({ fetch: app.fetch });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const channel = attachAgentChannel(server as UpgradeSource, deps, {
+    closeGraceMs: 500,
+    ...options.channel,
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}/api/agents/ws`,
+    deps,
+    channel,
+    close() {
+      closing ??= (async () => {
+        await channel.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          if ("closeAllConnections" in server) {
+            server.closeAllConnections();
+          }
+        });
+        if (!options.deps) {
+          await deps.close();
+        }
+      })();
+      return closing;
+    },
+  };
+}
