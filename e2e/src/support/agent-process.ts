@@ -27,10 +27,15 @@ export async function makeAgentDirs(): Promise<AgentDirs> {
   return { configDir: join(root, "config"), stateDir: join(root, "state") };
 }
 
-export function startAgent(args: string[], dirs: AgentDirs, env: Record<string, string> = {}): AgentRun {
+export function startAgent(
+  args: string[],
+  dirs: AgentDirs,
+  env: Record<string, string> = {},
+  bundle: string = agentBundle,
+): AgentRun {
   const child = spawn(
     process.execPath,
-    [agentBundle, ...args, "--config-dir", dirs.configDir, "--state-dir", dirs.stateDir],
+    [bundle, ...args, "--config-dir", dirs.configDir, "--state-dir", dirs.stateDir],
     {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, FLEETBACK_AGENT_LOG_LEVEL: "debug", ...env },
       stdio: ["ignore", "pipe", "pipe"],

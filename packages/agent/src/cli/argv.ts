@@ -34,7 +34,8 @@ const ALLOWED: Record<CommandName, readonly FlagName[]> = {
 };
 
 const REQUIRED: Partial<Record<CommandName, readonly FlagName[]>> = {
-  enroll: ["server", "token"],
+  // The token may come from FLEETBACK_ENROLL_TOKEN instead (the installer keeps it out of argv).
+  enroll: ["server"],
   announce: ["server"],
 };
 

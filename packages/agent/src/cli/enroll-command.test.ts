@@ -47,6 +47,22 @@ describe("fleetback-agent enroll", () => {
     expect(deps.stdout.join("\n")).not.toContain("fa_abcdefghijkl");
   });
 
+  it("takes the token from FLEETBACK_ENROLL_TOKEN, so an installer keeps it out of argv", async () => {
+    stub = await startHttpStub(() => ({
+      status: 201,
+      body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl" },
+    }));
+    const deps = await createTestCliDeps({ env: { FLEETBACK_ENROLL_TOKEN: "fe_from_env" } });
+    expect(await runCli(["enroll", "--server", stub.url], deps)).toBe(EXIT.ok);
+    expect(stub.requests[0]?.body).toMatchObject({ token: "fe_from_env" });
+  });
+
+  it("exits 2 when no token is given at all", async () => {
+    const deps = await createTestCliDeps({ env: {} });
+    expect(await runCli(["enroll", "--server", "http://127.0.0.1:9"], deps)).toBe(EXIT.usage);
+    expect(deps.stderr.join("\n")).toContain("FLEETBACK_ENROLL_TOKEN");
+  });
+
   it("exits 4 with the server's message when the token is refused", async () => {
     stub = await startHttpStub(() => ({
       status: 401,

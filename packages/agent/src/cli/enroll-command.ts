@@ -1,7 +1,8 @@
 /**
  * @module cli/enroll-command
  * `fleetback-agent enroll --server URL --token TOKEN`: trades a one-time enrolment token for the
- * host's id and long-lived agent token, and writes them to the config file.
+ * host's id and long-lived agent token, and writes them to the config file. The token may come
+ * from FLEETBACK_ENROLL_TOKEN instead, so an installer can keep it out of the process list.
  */
 import type { AgentPaths } from "../config/paths.js";
 import { errorMessageOf, requestJson } from "../net/json-request.js";
@@ -17,6 +18,11 @@ export async function enrollCommand(deps: CliDeps, flags: Flags, paths: AgentPat
     deps.err(`fleetback-agent: ${target.message}`);
     return EXIT.usage;
   }
+  const token = flags.token ?? deps.env.FLEETBACK_ENROLL_TOKEN;
+  if (!token) {
+    deps.err("fleetback-agent: enroll needs --token TOKEN (or FLEETBACK_ENROLL_TOKEN in the environment)");
+    return EXIT.usage;
+  }
   const toolVersion = await detectToolVersion(deps, paths);
   if (toolVersion === "") {
     deps.err(`fleetback-agent: warning: restic not found (${paths.restic}); enrolling anyway`);
@@ -26,7 +32,7 @@ export async function enrollCommand(deps: CliDeps, flags: Flags, paths: AgentPat
     url: endpointUrl(target.value.serverUrl, "/api/agents/enroll"),
     tlsPin: target.value.tlsPin,
     body: {
-      token: flags.token,
+      token,
       ...deps.identity,
       agent_version: deps.agentVersion,
       tool_version: toolVersion,

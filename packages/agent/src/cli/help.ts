@@ -20,7 +20,7 @@ Commands:
 
 Options:
   --server URL          The server's base URL (http:// or https://).
-  --token TOKEN         One-time enrolment token.
+  --token TOKEN         One-time enrolment token (or set FLEETBACK_ENROLL_TOKEN).
   --tls-pin SHA256      Pin the server's TLS certificate: hex SHA-256 of its DER leaf
                         certificate (colons allowed). The pin replaces CA validation, so a
                         self-signed certificate works; nothing is sent to a server that fails it.
