@@ -79,40 +79,37 @@ describe("agent", () => {
     expect(result).toEqual({ id, type: "tree.list.result", payload: { error: TREE_LIST_UNSUPPORTED } });
   });
 
-  it("fails kinds it does not implement at once, and logs unsupported schedule.set and command.update", async () => {
+  it("fails kinds it does not implement at once, acks schedule.set, and logs unsupported command.update", async () => {
     harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
     const { peer, log } = harness;
     expect(peer.received[0]?.payload).toMatchObject({ tool_version: "" });
-    const backup = {
-      job_id: nextUlid(),
-      requires_admin_creds: false,
-      includes: ["/srv"],
-      excludes: [],
-      tag: "srv",
-    };
-    peer.send("command.run", { ...backup, kind: "backup" });
-    expect(finishedOf(await jobReports(peer, backup.job_id))).toEqual({
-      job_id: backup.job_id,
+    const prune = { job_id: nextUlid(), requires_admin_creds: true };
+    peer.send("command.run", { ...prune, kind: "prune" });
+    expect(finishedOf(await jobReports(peer, prune.job_id))).toEqual({
+      job_id: prune.job_id,
       status: "failed",
       exit_code: null,
-      error: "backup is not supported by this agent version",
+      error: "prune is not supported by this agent version",
     });
-    peer.send("schedule.set", { version: 3, schedules: [] });
+    peer.send("schedule.set", {
+      version: 3,
+      schedules: [{ id: nextUlid(), cron: "0 3 * * *", enabled: true, source_groups: [nextUlid()] }],
+    });
+    expect((await peer.next("schedule.ack")).payload).toEqual({ version: 3 });
+    expect(harness.agent.scheduler.armed()).toHaveLength(1);
     peer.send("command.update", {
       version: "0.2.0",
       url: "https://server.example/install/agent/0.2.0",
       sha256: "ab".repeat(32),
       signature: `${"A".repeat(86)}==`,
     });
-    await waitUntil(() => log.entries.filter((entry) => entry.level === "warn").length >= 3);
-    const warnings = log.entries.filter((entry) => entry.level === "warn").map((entry) => entry.message);
-    expect(
-      warnings.some((message) => message.startsWith("schedule.set is not supported by this agent version")),
-    ).toBe(true);
-    expect(
-      warnings.some((message) => message.startsWith("command.update is not supported by this agent version")),
-    ).toBe(true);
-    expect(peer.received.some((message) => message.type === "schedule.ack")).toBe(false);
+    await waitUntil(() =>
+      log.entries.some(
+        (entry) =>
+          entry.level === "warn" &&
+          entry.message.startsWith("command.update is not supported by this agent version"),
+      ),
+    );
   });
 
   it("reports a restic that is missing as a failed job", async () => {

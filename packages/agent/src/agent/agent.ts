@@ -23,8 +23,9 @@ import { createToolVersionProbe, type ToolVersionProbe } from "../restic/detect-
 import { createRestic } from "../restic/restic.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
+import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
-import type { Timers } from "../time/timers.js";
+import { systemTimers, type Timers } from "../time/timers.js";
 import { type CredentialStore, createCredentialStore } from "./credential-store.js";
 import { createServerHandlers } from "./server-handlers.js";
 
@@ -53,22 +54,27 @@ export interface Agent {
   /** Cancels running and queued jobs (reporting them) and then closes the connection. */
   stop(): Promise<void>;
   readonly queue: JobQueue;
+  readonly scheduler: Scheduler;
   readonly credentials: CredentialStore;
   readonly toolVersion: ToolVersionProbe;
 }
 
-const JOB_MESSAGES: ReadonlySet<string> = new Set([
+/** Kept in the outbox while disconnected. `snapshots.report` too: it replaces the server's list. */
+const QUEUED_MESSAGES: ReadonlySet<string> = new Set([
   "job.started",
   "job.progress",
   "job.finished",
   "log.stream",
+  "snapshots.report",
 ]);
 
 export function createAgent(options: AgentOptions): Agent {
   const { log } = options;
   const clock = options.clock ?? systemClock;
+  const timers = options.timers ?? systemTimers;
+  const runner = options.runner ?? createSpawnRunner();
   const restic = createRestic({
-    runner: options.runner ?? createSpawnRunner(),
+    runner,
     command: options.resticCommand,
     stateDir: options.stateDir,
     parentEnv: options.parentEnv,
@@ -79,34 +85,60 @@ export function createAgent(options: AgentOptions): Agent {
   let connection: AgentConnection | undefined;
   let stopped = false;
 
-  const send = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>, id?: string) => {
+  /** True when the frame went out or waits in the outbox; false when it was dropped. */
+  const send = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>, id?: string): boolean => {
     let frame: string;
     try {
       frame = encode(type, payload, id);
     } catch (cause) {
       log.error("refused to send an invalid message", { type, error: String(cause) });
-      return;
+      return false;
     }
-    if (outbox.size === 0 && connection?.sendFrame(frame)) {
-      return;
+    const queued = QUEUED_MESSAGES.has(type);
+    // Queued kinds keep their order behind what already waits; the others only need a live socket.
+    if ((!queued || outbox.size === 0) && connection?.sendFrame(frame)) {
+      return true;
     }
-    if (JOB_MESSAGES.has(type)) {
-      const jobId = "job_id" in payload && typeof payload.job_id === "string" ? payload.job_id : undefined;
-      outbox.push(frame, type, jobId);
-      if (connection) {
-        outbox.drain(connection.sendFrame);
-      }
+    if (!queued) {
+      return false;
     }
+    const jobId = "job_id" in payload && typeof payload.job_id === "string" ? payload.job_id : undefined;
+    outbox.push(frame, type, jobId);
+    if (connection) {
+      outbox.drain(connection.sendFrame);
+    }
+    return true;
   };
 
   const queue = createJobQueue({
-    handlers: options.jobHandlers ?? createJobHandlers({ restic, toolVersion, credentials }),
+    handlers:
+      options.jobHandlers ??
+      createJobHandlers({
+        restic,
+        toolVersion,
+        credentials,
+        runner,
+        parentEnv: options.parentEnv,
+        timers,
+        clock,
+        log,
+        reportSnapshots: (report) => send("snapshots.report", report),
+      }),
     reporter: createJobReporter((type, payload) => send(type, payload), clock),
     log,
+  });
+  const scheduler = createScheduler({
+    timers,
+    clock,
+    log,
+    // A tick with no live connection is skipped: schedule.fire never waits in the outbox.
+    fire: (payload) => send("schedule.fire", payload),
+    ack: (version) => send("schedule.ack", { version }),
   });
   const handlers = createServerHandlers({
     credentials,
     queue,
+    scheduler,
     log,
     reply: (type, payload, requestId) => send(type, payload, requestId),
     agentVersion: options.agentVersion,
@@ -114,6 +146,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   return {
     queue,
+    scheduler,
     credentials,
     toolVersion,
     async run() {
@@ -147,16 +180,18 @@ export function createAgent(options: AgentOptions): Agent {
           }
         },
         log,
-        timers: options.timers,
+        timers,
         random: options.random,
         openSocket: options.openSocket,
       });
       const outcome = await connection.run();
+      scheduler.stop();
       await queue.cancelAll();
       return outcome;
     },
     async stop() {
       stopped = true;
+      scheduler.stop();
       await queue.cancelAll();
       connection?.stop();
     },

@@ -8,6 +8,7 @@
 import type { AgentMessageType, PayloadOf, ServerMessageHandlers } from "@fleetback/protocol";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { Logger } from "../log/logger.js";
+import type { Scheduler } from "../scheduler/scheduler.js";
 import type { CredentialStore } from "./credential-store.js";
 
 export const TREE_LIST_UNSUPPORTED = "tree browsing is not supported by this agent version";
@@ -17,12 +18,13 @@ export type Reply = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>,
 export interface ServerHandlerDeps {
   credentials: CredentialStore;
   queue: JobQueue;
+  scheduler: Scheduler;
   log: Logger;
   reply: Reply;
   agentVersion: string;
 }
 
-export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHandlers<void> {
+export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHandlers<void | Promise<void>> {
   const { credentials, queue, log } = deps;
   return {
     "config.update": (payload) => {
@@ -38,12 +40,7 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
         caps: payload.caps !== undefined,
       });
     },
-    "schedule.set": (payload) => {
-      log.warn("schedule.set is not supported by this agent version; schedules are not applied", {
-        version: payload.version,
-        schedules: payload.schedules.length,
-      });
-    },
+    "schedule.set": (payload) => deps.scheduler.apply(payload),
     "command.run": (payload) => queue.submit(payload),
     "command.cancel": (payload) => queue.cancel(payload.job_id),
     "command.update": (payload) => {

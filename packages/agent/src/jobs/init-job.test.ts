@@ -45,6 +45,7 @@ async function runInit(
     command,
     signal: new AbortController().signal,
     log: (stream, line) => lines.push({ stream, line }),
+    progress: () => {},
   });
   return { outcome, lines, calls: runner.calls.filter((call) => call.args.includes("init")) };
 }
@@ -116,7 +117,12 @@ describe("init without credentials", () => {
       toolVersion: createToolVersionProbe(restic),
       credentials: createCredentialStore(),
     });
-    const outcome = await job({ command, signal: new AbortController().signal, log: () => {} });
+    const outcome = await job({
+      command,
+      signal: new AbortController().signal,
+      log: () => {},
+      progress: () => {},
+    });
     expect(outcome).toEqual({ status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR });
     expect(runner.calls).toEqual([]);
   });

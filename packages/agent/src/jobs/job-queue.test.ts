@@ -18,6 +18,7 @@ function recordingReporter() {
   const events: string[] = [];
   const reporter: JobReporter = {
     started: (jobId) => events.push(`started ${jobId}`),
+    progress: (jobId) => events.push(`progress ${jobId}`),
     line: (jobId, stream, text) => events.push(`line ${jobId} ${stream} ${text}`),
     finished: (jobId, outcome) =>
       events.push(`finished ${jobId} ${outcome.status}${outcome.error ? ` ${outcome.error}` : ""}`),

@@ -64,6 +64,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         command,
         signal: controller.signal,
         log: (stream, line) => reporter.line(command.job_id, stream, line),
+        progress: (progress) => reporter.progress(command.job_id, progress),
       });
     } catch (cause) {
       log.error("job handler failed", { job_id: command.job_id, kind: command.kind, error: String(cause) });

@@ -6,7 +6,7 @@
  */
 import type { AgentMessageType, JobKind, LogStreamName, PayloadOf } from "@fleetback/protocol";
 import type { Clock } from "../time/clock.js";
-import type { JobOutcome } from "./job-types.js";
+import type { JobOutcome, ProgressState } from "./job-types.js";
 
 export const MAX_LOG_LINE_LENGTH = 8 * 1024;
 
@@ -15,6 +15,7 @@ export type Emit = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>) 
 export interface JobReporter {
   started(jobId: string, kind: JobKind): void;
   line(jobId: string, stream: LogStreamName, text: string): void;
+  progress(jobId: string, progress: ProgressState): void;
   finished(jobId: string, outcome: JobOutcome): void;
 }
 
@@ -37,6 +38,9 @@ export function createJobReporter(emit: Emit, clock: Clock): JobReporter {
         line: clip(text, MAX_LOG_LINE_LENGTH),
         ts: clock.now().toISOString(),
       });
+    },
+    progress(jobId, progress) {
+      emit("job.progress", { job_id: jobId, ...progress });
     },
     finished(jobId, outcome) {
       emit("job.finished", {

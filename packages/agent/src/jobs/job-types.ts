@@ -9,6 +9,7 @@ import type {
   CommandRunOf,
   FinishedJobStatus,
   JobKind,
+  JobProgress,
   JobSummary,
   LogStreamName,
 } from "@fleetback/protocol";
@@ -27,7 +28,11 @@ export interface JobRun<C extends CommandRun = CommandRun> {
   signal: AbortSignal;
   /** One line of the job's log (`log.stream`); callers pass scrubbed text only. */
   log(stream: LogStreamName, line: string): void;
+  /** One `job.progress`; the handler throttles (at most one per second, the first at once). */
+  progress(progress: ProgressState): void;
 }
+
+export type ProgressState = Omit<JobProgress, "job_id">;
 
 export type JobHandler<C extends CommandRun = CommandRun> = (run: JobRun<C>) => Promise<JobOutcome>;
 

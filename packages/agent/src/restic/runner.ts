@@ -18,6 +18,8 @@ export interface ProcessSpec {
   command: string;
   args: readonly string[];
   env: NodeJS.ProcessEnv;
+  /** Working directory; default: the agent's own. */
+  cwd?: string;
   onLine: (line: OutputLine) => void;
   /** Aborting kills the whole process group: SIGTERM, then SIGKILL after the grace period. */
   signal?: AbortSignal;

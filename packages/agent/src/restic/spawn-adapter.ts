@@ -41,6 +41,7 @@ export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunne
         try {
           child = spawn(spec.command, [...spec.args], {
             env: spec.env,
+            cwd: spec.cwd,
             detached: true,
             stdio: ["ignore", "pipe", "pipe"],
             windowsHide: true,

@@ -1,0 +1,135 @@
+/**
+ * Backups through a real agent on a real socket: real restic 0.18 and 0.14 against a local
+ * repository in a temp dir (init, backup, snapshots.report), and a cancel that must leave no
+ * process behind (a stand-in restic that sleeps).
+ */
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CommandRunBackup } from "@fleetback/protocol";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  finishedOf,
+  initCommand,
+  jobReports,
+  logLines,
+  nextUlid,
+  startHarness,
+} from "../testing/agent-harness.js";
+import { createSleepingRestic } from "../testing/fake-restic.js";
+import { isRunning, waitUntil } from "../testing/processes.js";
+import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+function backupCommand(includes: string[], overrides: Partial<CommandRunBackup> = {}): CommandRunBackup {
+  return {
+    job_id: nextUlid(),
+    kind: "backup",
+    requires_admin_creds: false,
+    includes,
+    excludes: [],
+    tag: "docs",
+    ...overrides,
+  };
+}
+
+async function sourceTree(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), "fleetback-src-"));
+  await mkdir(join(root, "sub"));
+  await writeFile(join(root, "a.txt"), "hello fleetback\n");
+  await writeFile(join(root, "sub", "b.bin"), Buffer.alloc(4096, 7));
+  await writeFile(join(root, "skip.log"), "excluded\n");
+  return root;
+}
+
+describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
+  const restic = resticBinary(version) ?? "";
+
+  it.skipIf(restic === "")(
+    `backs up a temp tree and reports the snapshot list${resticNote(version)}`,
+    async () => {
+      const harness = await startHarness(server, { resticCommand: restic });
+      try {
+        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
+        harness.peer.send("config.update", {
+          slot: "repo",
+          repository: { url: repo, password: "backup-test-pw" },
+        });
+        const init = initCommand();
+        harness.peer.send("command.run", init);
+        expect(finishedOf(await jobReports(harness.peer, init.job_id))).toMatchObject({
+          status: "succeeded",
+        });
+
+        const tree = await sourceTree();
+        const job = backupCommand([tree], { excludes: ["*.log"] });
+        harness.peer.send("command.run", job);
+        const reports = await jobReports(harness.peer, job.job_id);
+        const finished = finishedOf(reports);
+        expect(finished).toMatchObject({ job_id: job.job_id, status: "succeeded", exit_code: 0 });
+        expect(finished?.error).toBeUndefined();
+        const snapshotId = finished?.summary?.snapshot_id;
+        expect(typeof snapshotId).toBe("string");
+        expect(finished?.summary).toMatchObject({ files_new: 2, total_files_processed: 2 });
+
+        const report = (await harness.peer.next("snapshots.report")).payload;
+        expect(report.snapshots).toHaveLength(1);
+        const [snapshot] = report.snapshots;
+        expect(snapshot?.id.startsWith(String(snapshotId))).toBe(true);
+        expect(snapshot).toMatchObject({ paths: [tree], tags: ["docs"], hostname: expect.any(String) });
+        expect(snapshot?.time).toMatch(/Z$/);
+        if (version === "0.18") {
+          expect(snapshot?.size_bytes).toBeGreaterThan(0);
+          expect(snapshot?.file_count).toBe(2);
+        } else {
+          expect(snapshot?.size_bytes).toBe(0);
+          expect(snapshot?.file_count).toBe(0);
+        }
+        // job.finished follows the report, and no raw status line reached the log.
+        const order = harness.peer.received.map((message) => message.type);
+        expect(order.lastIndexOf("snapshots.report")).toBeLessThan(order.lastIndexOf("job.finished"));
+        expect(logLines(reports).some((line) => line.includes('"message_type":"status"'))).toBe(false);
+        const backupCall = harness.calls.find((call) => call.args.includes("backup"));
+        expect(backupCall?.args.slice(-2)).toEqual(["--", tree]);
+      } finally {
+        await harness.stop();
+      }
+    },
+  );
+});
+
+describe("backup cancel", () => {
+  it("kills restic's whole process group and reports cancelled; the post-hook still runs", async () => {
+    const fake = await createSleepingRestic();
+    const harness = await startHarness(server, { resticCommand: fake.path });
+    try {
+      harness.peer.send("config.update", {
+        slot: "repo",
+        repository: { url: "/tmp/unused", password: "pw-cancel-1" },
+      });
+      const job = backupCommand(["/srv"], { post_hook: 'echo "post saw $FLEETBACK_JOB_STATUS"' });
+      harness.peer.send("command.run", job);
+      await waitUntil(
+        async () => (await readFile(fake.pidFile, "utf8").catch(() => "")).trim().split("\n").length === 2,
+      );
+      const pids = (await readFile(fake.pidFile, "utf8")).trim().split("\n").map(Number);
+      expect(pids.every(isRunning)).toBe(true);
+      harness.peer.send("command.cancel", { job_id: job.job_id });
+      const reports = await jobReports(harness.peer, job.job_id);
+      expect(finishedOf(reports)).toMatchObject({ job_id: job.job_id, status: "cancelled" });
+      expect(logLines(reports)).toContain("agent: post-hook: post saw cancelled");
+      await waitUntil(() => !pids.some(isRunning));
+      expect(harness.peer.received.some((message) => message.type === "snapshots.report")).toBe(false);
+    } finally {
+      await harness.stop();
+    }
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * The scheduler behind a real agent on a real socket: schedule.set is acked and a tick becomes a
+ * schedule.fire frame the protocol accepts (unit tests with fake timers are in scheduler/).
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Harness, nextUlid, startHarness } from "../testing/agent-harness.js";
+import { startTestServer, type TestServer } from "../testing/test-server.js";
+
+let server: TestServer;
+let harness: Harness | undefined;
+beforeEach(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  await harness?.stop();
+  harness = undefined;
+  await server.stop();
+});
+
+describe("agent schedules", () => {
+  it("acks schedule.set and sends schedule.fire at the tick with the tick's UTC time", async () => {
+    harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
+    const id = nextUlid();
+    harness.peer.send("schedule.set", {
+      version: 5,
+      schedules: [
+        { id, cron: "* * * * * *", enabled: true, source_groups: [nextUlid()] },
+        { id: nextUlid(), cron: "* * * * * *", enabled: false, source_groups: [] },
+      ],
+    });
+    expect((await harness.peer.next("schedule.ack")).payload).toEqual({ version: 5 });
+    const fire = (await harness.peer.next("schedule.fire", 3_000)).payload;
+    expect(fire.schedule_id).toBe(id);
+    expect(fire.scheduled_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+
+    harness.peer.send("schedule.set", { version: 6, schedules: [] });
+    expect((await harness.peer.next("schedule.ack")).payload).toEqual({ version: 6 });
+    expect(harness.agent.scheduler.armed()).toEqual([]);
+  });
+});

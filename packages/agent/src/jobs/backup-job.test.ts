@@ -1,0 +1,333 @@
+import { join } from "node:path";
+import type { CommandRunBackup, LogStreamName, SnapshotsReport } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import { createCredentialStore } from "../agent/credential-store.js";
+import { createReplayRunner, loadRecording, type Recording } from "../restic/replay-adapter.js";
+import { createRestic } from "../restic/restic.js";
+import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
+import { createSpawnRunner } from "../restic/spawn-adapter.js";
+import { createManualTimers, type ManualTimers } from "../testing/manual-timers.js";
+import { createMemoryLogger } from "../testing/memory-logger.js";
+import { resticFixturesDir } from "../testing/tools.js";
+import { backupArgs, createBackupJob, UNREADABLE_FILES_ERROR } from "./backup-job.js";
+import type { JobOutcome, ProgressState } from "./job-types.js";
+
+const fixtures = resticFixturesDir();
+const PASSWORD = "testpass-secret-1";
+
+function backupCommand(overrides: Partial<CommandRunBackup> = {}): CommandRunBackup {
+  return {
+    job_id: "01M807SKJ8H7QEZZS1A0ZWSK9T",
+    kind: "backup",
+    requires_admin_creds: false,
+    includes: ["/srv/lab/src/tree"],
+    excludes: [],
+    tag: "t1",
+    ...overrides,
+  };
+}
+
+interface Ran {
+  outcome: JobOutcome;
+  lines: { stream: LogStreamName; line: string }[];
+  progress: { at: number; progress: ProgressState }[];
+  reports: SnapshotsReport[];
+  calls: ProcessSpec[];
+  timers: ManualTimers;
+}
+
+interface RunOptions {
+  command?: CommandRunBackup;
+  backup: Recording;
+  snapshots?: Recording;
+  /** Fake time that passes after each stdout line of the backup. */
+  msPerLine?: number;
+  hostCaps?: { up: number | null; down: number | null };
+  signal?: AbortSignal;
+  /** Real processes for hooks (/bin/sh); restic itself is replayed. */
+  realHooks?: boolean;
+}
+
+async function runBackup(options: RunOptions): Promise<Ran> {
+  const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
+  const replay = createReplayRunner((spec) =>
+    spec.args.includes("snapshots")
+      ? (options.snapshots ?? { stdout: "[]", stderr: "", exitCode: 0 })
+      : options.backup,
+  );
+  const spawn = createSpawnRunner({ killGraceMs: 500 });
+  const calls: ProcessSpec[] = [];
+  const runner: ResticRunner = {
+    run(spec) {
+      calls.push(spec);
+      if (spec.command !== "restic") {
+        return options.realHooks
+          ? spawn.run(spec)
+          : Promise.resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+      }
+      const msPerLine = options.msPerLine;
+      return replay.run(
+        msPerLine === undefined
+          ? spec
+          : {
+              ...spec,
+              onLine: (line) => {
+                spec.onLine(line);
+                if (line.stream === "stdout") {
+                  timers.advance(msPerLine);
+                }
+              },
+            },
+      );
+    },
+  };
+  const restic = createRestic({ runner, command: "restic", stateDir: "/state", parentEnv: {} });
+  const credentials = createCredentialStore();
+  credentials.setRepository("repo", { url: "/srv/repo", password: PASSWORD });
+  if (options.hostCaps) {
+    credentials.setCaps({
+      bandwidth_up_kbps: options.hostCaps.up,
+      bandwidth_down_kbps: options.hostCaps.down,
+    });
+  }
+  const reports: SnapshotsReport[] = [];
+  const job = createBackupJob({
+    restic,
+    credentials,
+    runner,
+    parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD: "parent-secret" },
+    timers,
+    clock: timers.clock,
+    log: createMemoryLogger(),
+    reportSnapshots: (report) => reports.push(report),
+  });
+  const lines: Ran["lines"] = [];
+  const progress: Ran["progress"] = [];
+  const outcome = await job({
+    command: options.command ?? backupCommand(),
+    signal: options.signal ?? new AbortController().signal,
+    log: (stream, line) => lines.push({ stream, line }),
+    progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
+  });
+  return { outcome, lines, progress, reports, calls, timers };
+}
+
+const recording = (version: string, name: string) =>
+  loadRecording(join(fixtures ?? "", version, "local"), name);
+
+describe("backup argv", () => {
+  it("puts caps before the subcommand, per-job caps over host caps, excludes, and paths after --", async () => {
+    const ran = await runBackup({
+      command: backupCommand({
+        includes: ["/etc", "-weird"],
+        excludes: ["*.log", "/var/cache"],
+        tag: "daily",
+        bandwidth_up_kbps: 100,
+      }),
+      hostCaps: { up: 5, down: 7 },
+      backup: { stdout: "", stderr: "", exitCode: 0 },
+    });
+    const [backup, snapshots] = ran.calls;
+    expect(backup?.args).toEqual([
+      "--cache-dir",
+      "/state/cache",
+      "--limit-upload",
+      "100",
+      "--limit-download",
+      "7",
+      "--json",
+      "backup",
+      "--tag",
+      "daily",
+      "--exclude",
+      "*.log",
+      "--exclude",
+      "/var/cache",
+      "--",
+      "/etc",
+      "-weird",
+    ]);
+    expect(backup?.env.RESTIC_PASSWORD).toBe(PASSWORD);
+    expect(snapshots?.args).toEqual([
+      "--cache-dir",
+      "/state/cache",
+      "--limit-upload",
+      "100",
+      "--limit-download",
+      "7",
+      "--json",
+      "snapshots",
+    ]);
+    expect(backupArgs(backupCommand())).toEqual(["--tag", "t1", "--", "/srv/lab/src/tree"]);
+  });
+});
+
+describe.skipIf(fixtures === undefined)("backup on recorded restic output", () => {
+  it.each(["0.14.0", "0.18.0"])(
+    "%s backup-1: succeeds with restic's summary and reports snapshots",
+    async (version) => {
+      const ran = await runBackup({
+        backup: recording(version, "backup-1"),
+        snapshots: recording(version, "snapshots"),
+      });
+      expect(ran.outcome.status).toBe("succeeded");
+      expect(ran.outcome.exit_code).toBe(0);
+      expect(ran.outcome.error).toBeUndefined();
+      expect(ran.outcome.summary).toMatchObject({
+        files_new: 7,
+        dirs_new: 9,
+        total_files_processed: 7,
+        total_bytes_processed: 65598,
+      });
+      expect(ran.outcome.summary).not.toHaveProperty("message_type");
+      const snapshotId = ran.outcome.summary?.snapshot_id;
+      expect(snapshotId).toMatch(version === "0.14.0" ? /^[0-9a-f]{8}$/ : /^[0-9a-f]{64}$/);
+      if (version === "0.18.0") {
+        expect(ran.outcome.summary).toHaveProperty("data_added_packed");
+      }
+      // Status lines become progress, never log lines; the summary line is logged.
+      expect(ran.lines.some((entry) => entry.line.includes('"status"'))).toBe(false);
+      expect(ran.lines.some((entry) => entry.stream === "stdout" && entry.line.includes('"summary"'))).toBe(
+        true,
+      );
+      // Status lines are optional: 0.18 printed none for this small backup.
+      expect(ran.progress.length).toBe(version === "0.14.0" ? 1 : 0);
+      expect(ran.reports).toHaveLength(1);
+      const report = ran.reports[0];
+      expect(report?.refreshed_at).toBe("2026-11-21T23:00:00.000Z");
+      expect(report?.snapshots.length).toBeGreaterThan(1);
+      const times = report?.snapshots.map((snapshot) => snapshot.time) ?? [];
+      expect([...times].sort().reverse()).toEqual(times);
+      const sized = report?.snapshots.filter((snapshot) => snapshot.size_bytes > 0) ?? [];
+      expect(sized.length > 0).toBe(version === "0.18.0");
+    },
+  );
+
+  it.each(["0.14.0", "0.18.0"])(
+    "%s backup-read-error: exit 3 succeeds with an error text and readable log",
+    async (version) => {
+      const ran = await runBackup({ backup: recording(version, "backup-read-error") });
+      expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 3, error: UNREADABLE_FILES_ERROR });
+      expect(ran.outcome.summary?.snapshot_id).toBeDefined();
+      const stderr = ran.lines.filter((entry) => entry.stream === "stderr").map((entry) => entry.line);
+      expect(stderr[0]).toMatch(/^error during archival of \/proc\/self\/mem: /);
+      expect(stderr.some((line) => line.startsWith("{"))).toBe(false);
+      expect(ran.reports).toHaveLength(1);
+    },
+  );
+
+  it("fails with restic's message on other exits and lists no snapshots", async () => {
+    const ran = await runBackup({ backup: recording("0.18.0", "err-wrong-password-backup-json") });
+    expect(ran.outcome).toEqual({
+      status: "failed",
+      exit_code: 12,
+      error: "Fatal: wrong password or no key found",
+    });
+    expect(ran.calls.filter((call) => call.args.includes("snapshots"))).toEqual([]);
+    expect(ran.reports).toEqual([]);
+  });
+
+  it("sends the first progress at once, then at most one per second, and the final state before finishing", async () => {
+    const ran = await runBackup({ backup: recording("0.18.0", "backup-big-content"), msPerLine: 400 });
+    const start = new Date("2026-11-21T23:00:00Z").getTime();
+    expect(ran.progress.map((entry) => entry.at - start)).toEqual([0, 1000, 2000]);
+    for (let i = 1; i < ran.progress.length - 1; i += 1) {
+      expect((ran.progress[i]?.at ?? 0) - (ran.progress[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(1000);
+    }
+    // Line 1 at once; lines 2 and 3 share a window (3 wins); line 4 is the final state.
+    expect(ran.progress.map((entry) => entry.progress.files_done)).toEqual([23, 692, 205000]);
+    expect(ran.progress[0]?.progress).toEqual({
+      percent_done: 0.069164265129683,
+      files_done: 23,
+      files_total: 347,
+      bytes_done: 720,
+      bytes_total: 10410,
+    });
+    expect(ran.progress.at(-1)?.progress).toMatchObject({ percent_done: 1, bytes_done: 6150000 });
+  });
+
+  it("clamps 0.14's 2^63 seconds_remaining to a safe integer and reports the current file", async () => {
+    const ran = await runBackup({ backup: recording("0.14.0", "backup-big-empty"), msPerLine: 1000 });
+    expect(ran.progress).toHaveLength(4);
+    expect(ran.progress[1]?.progress.current_file).toBe("/srv/lab/big/empty/tree/d000/e01/f029");
+    expect(ran.progress[3]?.progress).toEqual({
+      percent_done: 0,
+      files_done: 205000,
+      files_total: 205000,
+      bytes_done: 0,
+      eta_seconds: Number.MAX_SAFE_INTEGER,
+    });
+  });
+});
+
+describe("backup hooks", () => {
+  const ok = { stdout: '{"message_type":"summary","snapshot_id":"0123abcd"}\n', stderr: "", exitCode: 0 };
+
+  it("a failing pre-hook fails the job and restic is not run; the post-hook is not run either", async () => {
+    const ran = await runBackup({
+      command: backupCommand({
+        pre_hook: `echo "dumping $FLEETBACK_JOB_KIND"; echo ${PASSWORD} >&2; exit 4`,
+        post_hook: "echo post",
+      }),
+      backup: ok,
+      realHooks: true,
+    });
+    expect(ran.outcome).toEqual({ status: "failed", exit_code: null, error: "pre-hook failed (exit 4)" });
+    expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh"]);
+    const agentLines = ran.lines.filter((entry) => entry.stream === "agent").map((entry) => entry.line);
+    expect(agentLines).toContain("pre-hook: dumping backup");
+    expect(agentLines.join("\n")).not.toContain(PASSWORD);
+    expect(agentLines.at(-1)).toBe("pre-hook failed (exit 4); restic was not run");
+  });
+
+  it("runs hooks from / with a clean environment, and the post-hook sees the job status", async () => {
+    const script =
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+      'echo "cwd=$(pwd) id=$FLEETBACK_JOB_ID status=${FLEETBACK_JOB_STATUS:-none} pw=${RESTIC_PASSWORD:-unset}"';
+    const ran = await runBackup({
+      command: backupCommand({ pre_hook: script, post_hook: script }),
+      backup: ok,
+      realHooks: true,
+    });
+    expect(ran.outcome.status).toBe("succeeded");
+    expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh", "restic", "/bin/sh", "restic"]);
+    const agentLines = ran.lines.filter((entry) => entry.stream === "agent").map((entry) => entry.line);
+    expect(agentLines).toEqual([
+      "pre-hook: cwd=/ id=01M807SKJ8H7QEZZS1A0ZWSK9T status=none pw=unset",
+      "post-hook: cwd=/ id=01M807SKJ8H7QEZZS1A0ZWSK9T status=succeeded pw=unset",
+    ]);
+  });
+
+  it("runs the post-hook after a failure, and its own failure changes nothing", async () => {
+    const ran = await runBackup({
+      command: backupCommand({ post_hook: 'echo "status=$FLEETBACK_JOB_STATUS"; exit 2' }),
+      backup: { stdout: "", stderr: "Fatal: unable to open config file\n", exitCode: 1 },
+      realHooks: true,
+    });
+    expect(ran.outcome).toEqual({
+      status: "failed",
+      exit_code: 1,
+      error: "Fatal: unable to open config file",
+    });
+    const agentLines = ran.lines.filter((entry) => entry.stream === "agent").map((entry) => entry.line);
+    expect(agentLines).toEqual([
+      "post-hook: status=failed",
+      "post-hook failed (exit 2); the job status is not changed",
+    ]);
+  });
+
+  it("cancel during the pre-hook kills it and reports cancelled without running restic", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const started = Date.now();
+    const ran = await runBackup({
+      command: backupCommand({ pre_hook: "sleep 30" }),
+      backup: ok,
+      realHooks: true,
+      signal: controller.signal,
+    });
+    expect(ran.outcome).toEqual({ status: "cancelled", exit_code: null });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh"]);
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { parseBackupLine, renderStderrLine } from "./backup-output.js";
+
+describe("parseBackupLine", () => {
+  it("clamps percent and counts, and takes the first current file", () => {
+    expect(
+      parseBackupLine(
+        '{"message_type":"status","percent_done":1.5,"files_done":-1,"bytes_done":3.7,"seconds_remaining":9223372036854775808,"current_files":["/a","/b"]}',
+      ),
+    ).toEqual({
+      kind: "status",
+      progress: {
+        percent_done: 1,
+        files_done: 0,
+        bytes_done: 3,
+        eta_seconds: Number.MAX_SAFE_INTEGER,
+        current_file: "/a",
+      },
+    });
+  });
+
+  it("treats 0.14's scan_finished 'status' line, verbose lines and text as other lines", () => {
+    expect(parseBackupLine('{"message_type":"status","action":"scan_finished","item":""}')).toEqual({
+      kind: "other",
+    });
+    expect(parseBackupLine('{"message_type":"verbose_status","action":"new","item":"/a"}')).toEqual({
+      kind: "other",
+    });
+    expect(parseBackupLine("using parent snapshot 1234abcd")).toEqual({ kind: "other" });
+  });
+
+  it("passes the summary through without message_type", () => {
+    expect(
+      parseBackupLine('{"message_type":"summary","files_new":1,"snapshot_id":"0123abcd","dry_run":true}'),
+    ).toEqual({
+      kind: "summary",
+      summary: { files_new: 1, snapshot_id: "0123abcd", dry_run: true },
+    });
+  });
+});
+
+describe("renderStderrLine", () => {
+  it("renders 0.18 and 0.14 error lines and exit_error as text", () => {
+    expect(
+      renderStderrLine(
+        '{"message_type":"error","error":{"message":"failed to save /x: denied"},"during":"archival","item":"/x"}',
+      ),
+    ).toBe("error during archival of /x: failed to save /x: denied");
+    expect(
+      renderStderrLine(
+        '{"message_type":"error","error":{"Op":"read","Path":"/proc/self/mem","Err":5},"during":"archival","item":"/proc/self/mem"}',
+      ),
+    ).toBe("error during archival of /proc/self/mem: read /proc/self/mem (errno 5)");
+    expect(
+      renderStderrLine(
+        '{"message_type":"exit_error","code":10,"message":"Fatal: repository does not exist\\nIs there a repository?\\n"}',
+      ),
+    ).toBe("Fatal: repository does not exist / Is there a repository?");
+    expect(renderStderrLine("plain text")).toBe("plain text");
+  });
+});

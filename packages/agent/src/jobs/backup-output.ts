@@ -1,0 +1,101 @@
+/**
+ * @module jobs/backup-output
+ * Reads `restic backup --json` output (CONTRACT §5). stdout carries `status` lines (optional,
+ * timer-driven), verbose lines and exactly one `summary`; stderr carries `error` lines, 0.18's
+ * `exit_error` and plain text. 0.14 prints `seconds_remaining` as 2^63 when nothing has size, so
+ * every count is clamped to a safe integer, and 0.14's `error` objects are serialised Go errors
+ * without message text.
+ */
+import type { JobSummary } from "@fleetback/protocol";
+import type { ProgressState } from "./job-types.js";
+
+export type BackupLine =
+  | { kind: "status"; progress: ProgressState }
+  | { kind: "summary"; summary: JobSummary }
+  | { kind: "other" };
+
+type JsonObject = Record<string, unknown>;
+
+export function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function parseObject(text: string): JsonObject | undefined {
+  if (!text.startsWith("{")) {
+    return undefined;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A non-negative safe integer, or undefined when the field is absent or not a number. */
+export function count(value: unknown): number | undefined {
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    return undefined;
+  }
+  return Math.min(Math.max(0, Math.floor(value)), Number.MAX_SAFE_INTEGER);
+}
+
+export function progressOf(status: JsonObject): ProgressState {
+  const percent = typeof status.percent_done === "number" ? status.percent_done : 0;
+  const filesTotal = count(status.total_files);
+  const bytesTotal = count(status.total_bytes);
+  const eta = count(status.seconds_remaining);
+  const currentFile = Array.isArray(status.current_files) ? status.current_files[0] : undefined;
+  return {
+    percent_done: Number.isFinite(percent) ? Math.min(Math.max(percent, 0), 1) : 0,
+    files_done: count(status.files_done) ?? 0,
+    ...(filesTotal === undefined ? {} : { files_total: filesTotal }),
+    bytes_done: count(status.bytes_done) ?? 0,
+    ...(bytesTotal === undefined ? {} : { bytes_total: bytesTotal }),
+    ...(eta === undefined ? {} : { eta_seconds: eta }),
+    ...(typeof currentFile === "string" ? { current_file: currentFile } : {}),
+  };
+}
+
+/** Classifies one stdout line. */
+export function parseBackupLine(text: string): BackupLine {
+  const parsed = parseObject(text);
+  // 0.14 prints verbose `scan_finished` as message_type "status" (CONTRACT §5): it has no percent.
+  if (parsed?.message_type === "status" && typeof parsed.percent_done === "number") {
+    return { kind: "status", progress: progressOf(parsed) };
+  }
+  if (parsed?.message_type === "summary") {
+    const { message_type: _type, ...summary } = parsed;
+    return { kind: "summary", summary };
+  }
+  return { kind: "other" };
+}
+
+function describeError(error: unknown): string {
+  if (!isObject(error)) {
+    return typeof error === "string" ? error : JSON.stringify(error);
+  }
+  if (typeof error.message === "string") {
+    return error.message;
+  }
+  // 0.14: a serialised *os.PathError such as {"Op":"read","Path":"/x","Err":5}.
+  const parts = [error.Op, error.Path].filter((part): part is string => typeof part === "string");
+  if (typeof error.Err === "number") {
+    parts.push(`(errno ${error.Err})`);
+  }
+  return parts.length > 0 ? parts.join(" ") : JSON.stringify(error);
+}
+
+/** A stderr line as a person should read it: JSON `error` and `exit_error` lines become text. */
+export function renderStderrLine(text: string): string {
+  const parsed = parseObject(text);
+  if (parsed?.message_type === "error") {
+    const during = typeof parsed.during === "string" ? ` during ${parsed.during}` : "";
+    const item = typeof parsed.item === "string" && parsed.item !== "" ? ` of ${parsed.item}` : "";
+    return `error${during}${item}: ${describeError(parsed.error)}`;
+  }
+  if (parsed?.message_type === "exit_error" && typeof parsed.message === "string") {
+    return parsed.message.replace(/\n+$/, "").replaceAll("\n", " / ");
+  }
+  return text;
+}
