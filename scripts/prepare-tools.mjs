@@ -9,5 +9,7 @@ import { fileURLToPath } from "node:url";
 const script = fileURLToPath(new URL("./fetch-tools.sh", import.meta.url));
 const result = spawnSync("bash", [script], { stdio: "inherit" });
 if (result.status !== 0) {
-  console.warn("prepare-tools: restic/rest-server could not be fetched; tests that need them will be skipped");
+  console.warn(
+    "prepare-tools: restic/rest-server could not be fetched; tests that need them will be skipped",
+  );
 }

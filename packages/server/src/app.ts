@@ -22,7 +22,11 @@ import { fleetRoutes } from "./routes/fleet.js";
 import { healthRoutes, type Readiness } from "./routes/health.js";
 import { hostRoutes } from "./routes/hosts.js";
 import { installRoutes } from "./routes/install.js";
+import { jobPageRoutes } from "./routes/job-pages.js";
 import { jobRoutes } from "./routes/jobs.js";
+import { scheduleRoutes } from "./routes/schedules.js";
+import { snapshotRoutes } from "./routes/snapshots.js";
+import { sourceGroupRoutes } from "./routes/source-groups.js";
 import { staticRoutes } from "./routes/static.js";
 import { userRoutes } from "./routes/users.js";
 
@@ -71,6 +75,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", hostRoutes(deps));
   app.route("/", installRoutes(deps));
   app.route("/", jobRoutes(deps));
+  app.route("/", sourceGroupRoutes(deps));
+  app.route("/", scheduleRoutes(deps));
+  app.route("/", jobPageRoutes(deps));
+  app.route("/", snapshotRoutes(deps));
   app.notFound(handleNotFound);
   app.onError(handleError(deps.log));
   return app;

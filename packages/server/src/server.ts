@@ -22,7 +22,9 @@ import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
 import { createLocalHub } from "./hub/local-hub.js";
+import { closeJobStreams } from "./job-stream/job-stream.js";
 import type { Logger } from "./log.js";
+import { RETRY_TICK_PERIOD_MS, retryTick } from "./retries/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";
 
@@ -138,6 +140,10 @@ export async function startServer(
     name: "offline-sweeper",
     log,
   });
+  const retryTicker: Ticker = startTicker(() => retryTick(deps, clock.now()), RETRY_TICK_PERIOD_MS, {
+    name: "retry-ticker",
+    log,
+  });
   const announceSweeper: Ticker = startTicker(
     async () => {
       await withAdvisoryLock(deps.db, "pending-host-sweeper", (tx) => sweepPendingHosts(tx, clock.now()));
@@ -164,7 +170,10 @@ export async function startServer(
         // Agents first: their sockets would hold server.close() open, and their last work needs the db.
         await sweeper.stop();
         await announceSweeper.stop();
+        await retryTicker.stop();
         await channel.close();
+        // Open job-page streams would hold server.close() open; browsers reconnect to the next server.
+        closeJobStreams();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           if ("closeAllConnections" in server) {

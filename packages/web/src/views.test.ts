@@ -12,6 +12,7 @@ describe("static assets", () => {
       "/static/app.css",
       "/static/app.js",
       "/static/htmx.min.js",
+      "/static/job-stream.js",
       "/static/pico.min.css",
     ]);
     for (const asset of assets.values()) {

@@ -90,8 +90,8 @@ runServerSuite("agent channel: connection life", (server) => {
     });
   });
 
-  describe("messages this version does not act on", () => {
-    it("says in the log that a schedule fire was dropped", async () => {
+  describe("schedule fires it cannot act on", () => {
+    it("says in the log that a fire of an unknown schedule was dropped", async () => {
       const { host, token } = await seedHost(server.deps);
       const agent = await connectAgent(server.wsUrl, token);
       agent.hello();
@@ -100,7 +100,7 @@ runServerSuite("agent channel: connection life", (server) => {
       await eventually(
         () =>
           server.deps.logLines.filter(
-            (line) => line.includes(host.id) && line.includes("schedule.fire received but not acted on"),
+            (line) => line.includes(host.id) && line.includes("schedule.fire for no schedule of this host"),
           ).length,
         (n) => n === 1,
       );

@@ -7,6 +7,8 @@
 import type { AgentMessageHandlers } from "@fleetback/protocol";
 import { acknowledgeSchedule, touchHost } from "../hosts/presence.js";
 import { reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { handleScheduleFire } from "../sources/schedule-fire.js";
 import type { ChannelContext } from "./channel-context.js";
 import { acceptHello, type HelloSession } from "./hello.js";
 
@@ -52,10 +54,18 @@ export function createAgentHandlers(
       }
     },
 
-    // A dropped fire is a backup that did not run: operators must see it, hence warn.
-    "schedule.fire": notActedOn("schedule.fire", "warn", "no backup was dispatched for this firing"),
-    // Both are full or partial projections the agent sends again; nothing is lost for good.
-    "snapshots.report": notActedOn("snapshots.report", "debug", "the cached snapshot list was not updated"),
+    "schedule.fire": async (payload) => {
+      await handleScheduleFire(ctx.deps, hostId, payload);
+    },
+    "snapshots.report": async (payload) => {
+      // Authoritative replacement: a replaced socket's late report must not overwrite a newer one.
+      if (!hub.isCurrent(session.socket)) {
+        return;
+      }
+      const replaced = await replaceSnapshots(db, hostId, payload);
+      log.debug({ host_id: hostId, count: replaced?.count }, "snapshot list replaced");
+    },
+    // A partial projection the agent sends again; nothing is lost for good.
     "repo.stats": notActedOn("repo.stats", "debug", "the repository stats were not updated"),
 
     "job.started": (payload) => ctx.reports.started(hostId, payload),

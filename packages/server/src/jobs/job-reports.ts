@@ -10,6 +10,7 @@ import type { JobFinished, JobProgress, JobStarted, LogStream } from "@fleetback
 import { and, eq, inArray } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
+import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
@@ -134,6 +135,9 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         return;
       }
       log.info({ host_id: hostId, job_id: report.job_id, status: report.status }, "job finished");
+      if (report.status === "failed") {
+        await queueRetryAfterFailure({ db, clock, log }, report.job_id);
+      }
       emit("job.finished", {
         jobId: report.job_id,
         hostId,
@@ -150,6 +154,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         await logWriter.finish(hostId, jobId);
         progressWrites.delete(jobId);
         log.warn({ host_id: hostId, job_id: jobId, reason }, "job lost");
+        await queueRetryAfterFailure({ db, clock, log }, jobId);
         emit("job.finished", {
           jobId,
           hostId,

@@ -1,0 +1,256 @@
+/**
+ * Issue 4 end to end with real processes: a source group and a schedule firing every few seconds
+ * (6-field cron) produce backups with actor `schedule`; run-now works; the snapshots API shows
+ * the new snapshot with size and file count on restic 0.18 and zeros on 0.14; job logs and
+ * progress arrive; cancelling a long backup kills restic and ends `cancelled`.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type AgentDirs,
+  type AgentRun,
+  makeAgentDirs,
+  runAgent,
+  startAgent,
+} from "./support/agent-process.js";
+import { type Api, bootstrapAdmin } from "./support/api.js";
+import { eventually } from "./support/eventually.js";
+import { type RestServer, startRestServer } from "./support/rest-server.js";
+import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
+
+interface JobJson {
+  id: string;
+  kind: string;
+  status: string;
+  actor_kind: string;
+  scheduled_id: string | null;
+  source_group_id: string | null;
+  progress: Record<string, unknown> | null;
+  summary: Record<string, unknown> | null;
+  error: string | null;
+}
+interface SnapshotJson {
+  id: string;
+  short_id: string;
+  tags: string[];
+  size_bytes: number;
+  file_count: number;
+}
+
+function makeTree(files: number, bytes: number): string {
+  const dir = mkdtempSync(join(tmpdir(), "fleetback-src-"));
+  mkdirSync(join(dir, "sub dir"), { recursive: true });
+  for (let i = 0; i < files; i++) {
+    writeFileSync(join(dir, i % 2 ? "sub dir" : "", `file ${i} ünïcode.bin`), randomBytes(bytes));
+  }
+  writeFileSync(join(dir, "skip.log"), "excluded");
+  return dir;
+}
+
+function resticProcesses(): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
+      if (argv[0]?.endsWith("/restic") && argv.includes("backup")) {
+        found.push(pid);
+      }
+    } catch {
+      // gone between listing and reading
+    }
+  }
+  return found;
+}
+
+describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots, cancel, retries", () => {
+  let rest: RestServer;
+  let server: ServerProcess;
+  let api: Api;
+  const agents: AgentRun[] = [];
+
+  beforeAll(async () => {
+    rest = await startRestServer();
+    server = await startServerProcess();
+    api = await bootstrapAdmin(server.url, server.output());
+  });
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await server?.stop();
+    await rest?.stop();
+  });
+
+  async function enrol(
+    restic: ResticVersion,
+    user: string,
+  ): Promise<{ hostId: string; dirs: AgentDirs; env: Record<string, string> }> {
+    const minted = await api.send<{ token: string; htpasswd_snippet: string }>(
+      "POST",
+      "/api/enrollment-tokens",
+      {
+        repository: { url: `rest:${rest.url}/${user}/`, username: user },
+      },
+    );
+    rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
+    const dirs = await makeAgentDirs();
+    const env = { FLEETBACK_RESTIC: RESTIC[restic] };
+    const enrolled = await runAgent(
+      ["enroll", "--server", server.url, "--token", minted.body.token],
+      dirs,
+      env,
+    );
+    expect(enrolled.code, enrolled.output).toBe(0);
+    const { host_id } = JSON.parse(readFileSync(join(dirs.configDir, "agent.json"), "utf8")) as {
+      host_id: string;
+    };
+    return { hostId: host_id, dirs, env };
+  }
+
+  function run(dirs: AgentDirs, env: Record<string, string>): AgentRun {
+    const agent = startAgent(["run"], dirs, env);
+    agents.push(agent);
+    return agent;
+  }
+
+  async function waitReady(hostId: string): Promise<void> {
+    await eventually(
+      async () => {
+        const { host } = await api.get<{ host: { status: string; repository_init: { state: string } } }>(
+          `/api/hosts/${hostId}`,
+        );
+        return host.status === "online" && host.repository_init.state === "initialised";
+      },
+      { what: "host online and initialised", timeoutMs: 90_000 },
+    );
+  }
+
+  async function waitJob(
+    jobId: string,
+    done = ["succeeded", "failed", "cancelled", "lost"],
+  ): Promise<JobJson> {
+    return eventually(
+      async () => {
+        const { job } = await api.get<{ job: JobJson }>(`/api/jobs/${jobId}`);
+        return done.includes(job.status) ? job : undefined;
+      },
+      { what: `job ${jobId} to finish`, timeoutMs: 120_000 },
+    );
+  }
+
+  async function createGroup(hostId: string, name: string, includes: string[]) {
+    const res = await api.send<{ source_group: { id: string } }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups`,
+      {
+        name,
+        includes,
+        excludes: ["*.log"],
+        retention_policy: { last: 3 },
+      },
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.source_group.id;
+  }
+
+  for (const restic of ["0.18", "0.14"] as const) {
+    it(`restic ${restic}: scheduled and run-now backups, snapshots with ${restic === "0.18" ? "sizes" : "zero sizes"}`, async () => {
+      const { hostId, dirs, env } = await enrol(restic, `bk-${restic.replace(".", "")}`);
+      run(dirs, env);
+      await waitReady(hostId);
+      const source = makeTree(6, 4096);
+      const groupId = await createGroup(hostId, "docs", [source]);
+
+      const now = await api.send<{ job_id: string }>(
+        "POST",
+        `/api/hosts/${hostId}/source-groups/${groupId}/run`,
+      );
+      expect(now.status, JSON.stringify(now.body)).toBe(201);
+      const manual = await waitJob(now.body.job_id);
+      expect(manual).toMatchObject({ status: "succeeded", actor_kind: "user", source_group_id: groupId });
+      expect(manual.summary?.snapshot_id).toBeTruthy();
+      const logs = await api.get<{ lines: Array<{ line: string }> }>(`/api/jobs/${manual.id}/logs`);
+      expect(logs.lines.length).toBeGreaterThan(0);
+
+      const schedule = await api.send<{ schedule: { id: string } }>(
+        "POST",
+        `/api/hosts/${hostId}/schedules`,
+        {
+          cron: "*/3 * * * * *",
+          enabled: true,
+          source_group_ids: [groupId],
+        },
+      );
+      expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
+      const scheduled = await eventually(
+        async () => {
+          const { jobs } = await api.get<{ jobs: JobJson[] }>(
+            `/api/jobs?host_id=${hostId}&kind=backup&status=succeeded`,
+          );
+          return jobs.find((job) => job.actor_kind === "schedule");
+        },
+        { what: "a scheduled backup to succeed", timeoutMs: 90_000 },
+      );
+      expect(scheduled).toMatchObject({ scheduled_id: schedule.body.schedule.id, source_group_id: groupId });
+      const disabled = await api.send("PUT", `/api/hosts/${hostId}/schedules/${schedule.body.schedule.id}`, {
+        cron: "*/3 * * * * *",
+        enabled: false,
+        source_group_ids: [groupId],
+      });
+      expect(disabled.status).toBe(200);
+
+      const snapshots = await eventually(
+        async () => {
+          const body = await api.get<{ snapshots: SnapshotJson[]; refreshed_at: string }>(
+            `/api/hosts/${hostId}/snapshots`,
+          );
+          return body.snapshots.length >= 2 ? body : undefined;
+        },
+        { what: "two snapshots in the cache" },
+      );
+      const newest = snapshots.snapshots[0];
+      expect(newest?.tags).toEqual(["docs"]);
+      if (restic === "0.18") {
+        expect(newest?.size_bytes).toBeGreaterThan(0);
+        expect(newest?.file_count).toBe(6);
+      } else {
+        expect(newest?.size_bytes).toBe(0);
+        expect(newest?.file_count).toBe(0);
+      }
+    });
+  }
+
+  it("cancelling a long backup kills restic and ends cancelled", async () => {
+    const { hostId, dirs, env } = await enrol("0.18", "bk-cancel");
+    run(dirs, env);
+    await waitReady(hostId);
+    // 32 MiB behind a 64 KiB/s upload cap: minutes of work, so the cancel lands mid-run.
+    const source = makeTree(8, 4 * 2 ** 20);
+    expect(
+      (await api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 64, down_kbps: null })).status,
+    ).toBe(200);
+    const groupId = await createGroup(hostId, "big", [source]);
+    const started = await api.send<{ job_id: string }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups/${groupId}/run`,
+    );
+    await eventually(
+      async () => {
+        const { job } = await api.get<{ job: JobJson }>(`/api/jobs/${started.body.job_id}`);
+        return job.status === "running" && job.progress !== null;
+      },
+      { what: "the backup to report progress" },
+    );
+    expect(resticProcesses().length).toBeGreaterThan(0);
+    const cancel = await api.send("POST", `/api/jobs/${started.body.job_id}/cancel`);
+    expect(cancel.status).toBeLessThan(300);
+    const job = await waitJob(started.body.job_id);
+    expect(job.status).toBe("cancelled");
+    await eventually(async () => resticProcesses().length === 0, {
+      what: "no restic backup process left",
+      timeoutMs: 15_000,
+    });
+  });
+});

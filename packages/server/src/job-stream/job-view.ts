@@ -1,0 +1,107 @@
+/**
+ * @module job-stream/job-view
+ * What the job page shows from stored state: the job, its host, who started it, its progress
+ * (as stored at most once a second) and the tail of its log. The live stream continues from here.
+ */
+import { type Database, type Host, hosts, type Job, jobLogs, sourceGroups, users } from "@fleetback/db";
+import { desc, eq } from "drizzle-orm";
+import { getJob } from "../jobs/job-queries.js";
+
+export const LOG_TAIL_LINES = 200;
+
+export interface JobProgressView {
+  percent: number;
+  filesDone: number | undefined;
+  filesTotal: number | undefined;
+  bytesDone: number | undefined;
+  bytesTotal: number | undefined;
+  etaSeconds: number | undefined;
+  currentFile: string | undefined;
+}
+
+export interface JobView {
+  job: Job;
+  host: Pick<Host, "id" | "name">;
+  actor: string;
+  groupName: string | undefined;
+  active: boolean;
+  progress: JobProgressView | undefined;
+  summary: Array<{ key: string; value: string }>;
+  logTail: Array<{ seq: number; stream: string; line: string; ts: Date }>;
+  lastSeq: number;
+  durationSeconds: number | undefined;
+}
+
+const num = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+
+export function progressView(progress: Record<string, unknown> | null): JobProgressView | undefined {
+  if (!progress) {
+    return undefined;
+  }
+  const currentFile = progress.current_file;
+  return {
+    percent: Math.min(100, Math.max(0, Math.round((num(progress.percent_done) ?? 0) * 1000) / 10)),
+    filesDone: num(progress.files_done),
+    filesTotal: num(progress.files_total),
+    bytesDone: num(progress.bytes_done),
+    bytesTotal: num(progress.bytes_total),
+    etaSeconds: num(progress.eta_seconds),
+    currentFile: typeof currentFile === "string" ? currentFile : undefined,
+  };
+}
+
+function summaryRows(summary: Record<string, unknown> | null): Array<{ key: string; value: string }> {
+  if (!summary) {
+    return [];
+  }
+  return Object.entries(summary).map(([key, value]) => ({
+    key,
+    value: typeof value === "string" ? value : JSON.stringify(value),
+  }));
+}
+
+export async function loadJobView(db: Database, jobId: string): Promise<JobView> {
+  const job = await getJob(db, jobId);
+  const [host] = await db
+    .select({ id: hosts.id, name: hosts.name })
+    .from(hosts)
+    .where(eq(hosts.id, job.hostId));
+  let actor: string = job.actorKind;
+  if (job.actorKind === "user" && job.actorUserId) {
+    const [user] = await db
+      .select({ username: users.username })
+      .from(users)
+      .where(eq(users.id, job.actorUserId));
+    actor = user ? user.username : "deleted user";
+  }
+  let groupName: string | undefined;
+  if (job.sourceGroupId) {
+    const [group] = await db
+      .select({ name: sourceGroups.name })
+      .from(sourceGroups)
+      .where(eq(sourceGroups.id, job.sourceGroupId));
+    groupName = group?.name;
+  }
+  const tail = await db
+    .select({ seq: jobLogs.seq, stream: jobLogs.stream, line: jobLogs.line, ts: jobLogs.ts })
+    .from(jobLogs)
+    .where(eq(jobLogs.jobId, job.id))
+    .orderBy(desc(jobLogs.seq))
+    .limit(LOG_TAIL_LINES);
+  tail.reverse();
+  return {
+    job,
+    host: host ?? { id: job.hostId, name: job.hostId },
+    actor,
+    groupName,
+    active: job.status === "queued" || job.status === "running",
+    progress: progressView(job.progress),
+    summary: summaryRows(job.summary),
+    logTail: tail,
+    lastSeq: tail.at(-1)?.seq ?? 0,
+    durationSeconds:
+      job.startedAt && job.finishedAt
+        ? Math.max(0, (job.finishedAt.getTime() - job.startedAt.getTime()) / 1000)
+        : undefined,
+  };
+}

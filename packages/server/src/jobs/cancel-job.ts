@@ -1,0 +1,71 @@
+/**
+ * @module jobs/cancel-job
+ * An operator's cancel. An active job on a connected host gets `command.cancel`; its status
+ * becomes `cancelled` when the agent's job.finished says so. A queued job on an offline host was
+ * never started by an agent, so the server cancels it itself and tells the live stream. A
+ * finished job cannot be cancelled (409); a running job on an offline host cannot be reached
+ * (503) and will be reconciled when its agent reconnects.
+ */
+import { ACTIVE_JOB_STATUSES, type Job, jobs } from "@fleetback/db";
+import { and, eq } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+import { RequestError } from "../errors.js";
+import { type JobEvents, jobEvents as processJobEvents } from "./job-events.js";
+import { getJob } from "./job-queries.js";
+
+export type CancelOutcome =
+  /** command.cancel went to the agent; the job's status follows its job.finished. */
+  | { kind: "requested"; job: Job }
+  /** The server itself set the queued job `cancelled`. */
+  | { kind: "cancelled"; job: Job };
+
+export const CANCELLED_BEFORE_START = "cancelled before the agent started it";
+
+export async function cancelJob(
+  deps: Pick<ServerDeps, "db" | "hub" | "clock" | "log">,
+  jobId: string,
+  events: JobEvents = processJobEvents,
+): Promise<CancelOutcome> {
+  const job = await getJob(deps.db, jobId);
+  if (!(ACTIVE_JOB_STATUSES as readonly string[]).includes(job.status)) {
+    throw new RequestError("conflict", `Job ${job.id} already finished (${job.status}); nothing to cancel.`, {
+      details: { status: job.status },
+    });
+  }
+  if (deps.hub.send(job.hostId, "command.cancel", { job_id: job.id })) {
+    deps.log.info({ host_id: job.hostId, job_id: job.id }, "job cancel requested");
+    return { kind: "requested", job };
+  }
+  if (job.status !== "queued") {
+    throw new RequestError(
+      "unavailable",
+      "The host is offline; the running job cannot be cancelled until its agent reconnects.",
+    );
+  }
+  const finishedAt = deps.clock.now();
+  const [updated] = await deps.db
+    .update(jobs)
+    .set({ status: "cancelled", finishedAt, error: CANCELLED_BEFORE_START })
+    .where(and(eq(jobs.id, job.id), eq(jobs.status, "queued")))
+    .returning();
+  if (!updated) {
+    // It moved between the read and the update (started or finished): report what it is now.
+    const now = await getJob(deps.db, job.id);
+    throw new RequestError("conflict", `Job ${job.id} is now ${now.status}; reload and try again.`, {
+      details: { status: now.status },
+    });
+  }
+  deps.log.info({ host_id: job.hostId, job_id: job.id }, "queued job cancelled on an offline host");
+  for (const err of events.emit("job.finished", {
+    jobId: job.id,
+    hostId: job.hostId,
+    status: "cancelled",
+    exitCode: null,
+    error: CANCELLED_BEFORE_START,
+    summary: null,
+    finishedAt,
+  })) {
+    deps.log.error({ err, job_id: job.id }, "a job.finished listener failed");
+  }
+  return { kind: "cancelled", job: updated };
+}

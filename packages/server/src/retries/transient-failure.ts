@@ -1,0 +1,62 @@
+/**
+ * @module retries/transient-failure
+ * DESIGN "Pending runs": a backup that failed for a passing reason (restic exit 1 with a lock or
+ * connection error, or the agent went away: `lost`) is queued for another try while the group's
+ * retry_max allows. Called by the job report sink after a job.finished or a lost job is stored.
+ */
+import { type Database, jobs, sourceGroups } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log.js";
+import { queuePendingRun } from "./pending-runs.js";
+
+const TRANSIENT_ERROR = /lock|connection|timeout|unreachable|refused/i;
+
+export function isTransientFailure(job: {
+  status: string;
+  exitCode: number | null;
+  error: string | null;
+}): boolean {
+  if (job.status === "lost") {
+    return true;
+  }
+  return job.status === "failed" && job.exitCode === 1 && TRANSIENT_ERROR.test(job.error ?? "");
+}
+
+/** Queues a retry of a finished backup job when it failed transiently; never throws. */
+export async function queueRetryAfterFailure(
+  deps: { db: Database; clock: Clock; log: Logger },
+  jobId: string,
+): Promise<string | undefined> {
+  try {
+    const [row] = await deps.db
+      .select({ job: jobs, group: sourceGroups })
+      .from(jobs)
+      .innerJoin(sourceGroups, eq(sourceGroups.id, jobs.sourceGroupId))
+      .where(eq(jobs.id, jobId));
+    if (row?.job.kind !== "backup" || !isTransientFailure(row.job)) {
+      return undefined;
+    }
+    const retry = row.job.params.retry;
+    const queued = await queuePendingRun(deps.db, deps.clock, {
+      hostId: row.job.hostId,
+      group: row.group,
+      actorKind: row.job.actorKind,
+      actorUserId: row.job.actorUserId,
+      scheduleId: row.job.scheduledId,
+      attemptsMade: typeof retry === "number" ? retry : 0,
+      lastJobId: row.job.id,
+      reason: row.job.error ?? row.job.status,
+    });
+    if (queued) {
+      deps.log.info(
+        { host_id: row.job.hostId, job_id: jobId, pending_run_id: queued.id },
+        "backup failed transiently; queued for retry",
+      );
+    }
+    return queued?.id;
+  } catch (err) {
+    deps.log.error({ err, job_id: jobId }, "could not queue a retry of a failed backup");
+    return undefined;
+  }
+}

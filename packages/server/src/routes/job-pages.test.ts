@@ -1,0 +1,157 @@
+import { auditLog, jobLogs } from "@fleetback/db";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { readJob, seedHost, seedJob } from "../testing/seed.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const PASSWORD = "correct horse battery";
+let deps: TestDeps;
+let operator: TestClient;
+let viewer: TestClient;
+let hostId: string;
+
+beforeEach(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  const admin = createTestClient(app, deps.config.baseUrl);
+  operator = createTestClient(app, deps.config.baseUrl);
+  viewer = createTestClient(app, deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: PASSWORD,
+  });
+  await admin.json("POST", "/api/users", { username: "ops", password: PASSWORD, role: "operator" });
+  await admin.json("POST", "/api/users", { username: "looker", password: PASSWORD, role: "viewer" });
+  await operator.json("POST", "/api/auth/login", { username: "ops", password: PASSWORD });
+  await viewer.json("POST", "/api/auth/login", { username: "looker", password: PASSWORD });
+  hostId = (await seedHost(deps, { name: "db-<01>" })).host.id;
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+describe("job page", () => {
+  it("renders stored progress, the log tail and a cancel button for operators only", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "running",
+        startedAt: new Date("2026-11-21T11:59:00Z"),
+        progress: {
+          job_id: "x",
+          percent_done: 0.425,
+          files_done: 17,
+          files_total: 40,
+          bytes_done: 2 * 1024 * 1024,
+          bytes_total: 4 * 1024 * 1024,
+          eta_seconds: 75,
+          current_file: "/srv/<data>.bin",
+        },
+      },
+    );
+    await deps.db.insert(jobLogs).values([
+      { jobId: job.id, seq: 1, stream: "stdout", line: "open repository", ts: new Date() },
+      { jobId: job.id, seq: 2, stream: "stderr", line: "warning: <b>odd</b>", ts: new Date() },
+    ]);
+    const html = await (await operator.request(`/jobs/${job.id}`)).text();
+    expect(html).toContain(`data-stream="/jobs/${job.id}/stream"`);
+    expect(html).toContain('data-last-seq="2"');
+    expect(html).toMatch(/<progress id="job-progress"[^>]* value="42.5"/);
+    expect(html).toContain("17 of 40");
+    expect(html).toContain("2.00 MiB of 4.00 MiB");
+    expect(html).toContain("1 min 15 s");
+    expect(html).toContain("/srv/&lt;data&gt;.bin");
+    expect(html).toContain("open repository");
+    expect(html).toContain("warning: &lt;b&gt;odd&lt;/b&gt;");
+    expect(html).toContain("db-&lt;01&gt;");
+    expect(html).toContain(`/hosts/${hostId}`);
+    expect(html).toContain('data-testid="job-cancel"');
+    expect(html).toMatch(/<script src="\/static\/job-stream\.js\?v=[0-9a-f]+" defer><\/script>/);
+    expect(html).not.toMatch(/style="/);
+    const seen = await (await viewer.request(`/jobs/${job.id}`)).text();
+    expect(seen).not.toContain('data-testid="job-cancel"');
+  });
+
+  it("shows a finished job's result and summary without a stream or cancel", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "failed",
+        exitCode: 3,
+        error: "some files could not be read",
+        startedAt: new Date("2026-11-21T11:00:00Z"),
+        finishedAt: new Date("2026-11-21T11:10:00Z"),
+        summary: { files_new: 12, snapshot_id: "abcdef12" },
+      },
+    );
+    const html = await (await operator.request(`/jobs/${job.id}`)).text();
+    expect(html).not.toContain("data-stream=");
+    expect(html).not.toContain('data-testid="job-cancel"');
+    expect(html).toMatch(/data-testid="job-exit-code">3</);
+    expect(html).toContain("some files could not be read");
+    expect(html).toContain("files_new");
+    expect(html).toContain("abcdef12");
+    expect(html).toContain("10 min 0 s");
+    expect((await viewer.request("/jobs/01JD0000000000000000000000")).status).toBe(404);
+  });
+});
+
+describe("host jobs page", () => {
+  it("lists the host's jobs with status and kind filters, each linking to its page", async () => {
+    const failed = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { status: "failed" });
+    const init = await seedJob(deps, { hostId, kind: "init", actorKind: "system" }, { status: "succeeded" });
+    const all = await (await viewer.request(`/hosts/${hostId}/jobs`)).text();
+    expect(all).toContain('data-testid="tab-jobs" aria-selected="true"');
+    expect(all).toContain(`href="/jobs/${failed.id}"`);
+    expect(all).toContain(`href="/jobs/${init.id}"`);
+    const onlyFailed = await (await viewer.request(`/hosts/${hostId}/jobs?status=failed&kind=`)).text();
+    expect(onlyFailed).toContain(`href="/jobs/${failed.id}"`);
+    expect(onlyFailed).not.toContain(`href="/jobs/${init.id}"`);
+    const onlyInit = await (await viewer.request(`/hosts/${hostId}/jobs?kind=init`)).text();
+    expect(onlyInit).not.toContain(`href="/jobs/${failed.id}"`);
+    expect((await viewer.request(`/hosts/${hostId}/jobs?status=bogus`)).status).toBe(400);
+  });
+});
+
+describe("cancel on an offline host", () => {
+  it("cancels a queued job directly and audits job.cancel", async () => {
+    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" });
+    const res = await operator.json("POST", `/api/jobs/${job.id}/cancel`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ job_id: job.id, status: "cancelled", cancel_sent: false });
+    expect(await readJob(deps, job.id)).toMatchObject({ status: "cancelled" });
+    const audit = await deps.db.select().from(auditLog);
+    expect(audit.map((a) => [a.action, a.targetId])).toContainEqual(["job.cancel", job.id]);
+  });
+
+  it("answers 409 for a finished job, 503 for a running one it cannot reach", async () => {
+    const done = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      { status: "succeeded" },
+    );
+    expect((await operator.json("POST", `/api/jobs/${done.id}/cancel`)).status).toBe(409);
+    const running = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      { status: "running" },
+    );
+    expect((await operator.json("POST", `/api/jobs/${running.id}/cancel`)).status).toBe(503);
+    expect(await readJob(deps, running.id)).toMatchObject({ status: "running" });
+  });
+
+  it("is posted from the job page form and redirects back to the job", async () => {
+    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" });
+    const csrf = csrfFrom(await (await operator.request(`/jobs/${job.id}`)).text());
+    const res = await operator.form(`/jobs/${job.id}/cancel`, { _csrf: csrf });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/jobs/${job.id}`);
+    expect(await readJob(deps, job.id)).toMatchObject({ status: "cancelled" });
+    const again = await operator.form(`/jobs/${job.id}/cancel`, { _csrf: csrf });
+    expect(again.status).toBe(409);
+  });
+});

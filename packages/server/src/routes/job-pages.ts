@@ -1,0 +1,93 @@
+/**
+ * @module routes/job-pages
+ * The job page with its live stream and cancel form, and a host's job list with filters.
+ */
+import { type Database, hosts, JOB_KINDS, JOB_STATUSES } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app.js";
+import { type AppEnv, requireRole } from "../auth/actor.js";
+import { RequestError } from "../errors.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
+import { readQuery } from "../http/validate.js";
+import { openJobStream } from "../job-stream/job-stream.js";
+import { loadJobView } from "../job-stream/job-view.js";
+import { listJobs } from "../jobs/job-queries.js";
+import { cancelFromRequest } from "./jobs.js";
+
+export const HOST_JOBS_PAGE = 50;
+
+const Ulid = Type.String({ pattern: "^[0-9A-HJKMNP-TV-Z]{26}$" });
+const Empty = Type.Literal("");
+const HostJobsQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union([Empty, ...JOB_STATUSES.map((s) => Type.Literal(s))])),
+    kind: Type.Optional(Type.Union([Empty, ...JOB_KINDS.map((k) => Type.Literal(k))])),
+    before: Type.Optional(Ulid),
+  },
+  { additionalProperties: false },
+);
+
+async function findHost(db: Database, hostId: string) {
+  const [host] = await db.select().from(hosts).where(eq(hosts.id, hostId)).limit(1);
+  if (!host) {
+    throw new RequestError("not_found", `No host ${hostId}`);
+  }
+  return host;
+}
+
+export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const viewer = requireRole("viewer");
+  const operator = requireRole("operator");
+
+  routes.get("/jobs/:id", viewer, async (c) => {
+    const view = await loadJobView(deps.db, c.req.param("id"));
+    return renderPage(c, deps.views, "pages/job.njk", {
+      title: `${view.job.kind} job on ${view.host.name}`,
+      ...view,
+    });
+  });
+  routes.get("/jobs/:id/stream", viewer, (c) => openJobStream(deps, c.req.param("id")));
+  routes.post("/jobs/:id/cancel", operator, async (c) => {
+    const outcome = await cancelFromRequest(deps, c);
+    return redirectAfterPost(c, `/jobs/${outcome.job.id}`);
+  });
+
+  routes.get("/hosts/:id/jobs", viewer, async (c) => {
+    const query = readQuery(c, HostJobsQuery);
+    const host = await findHost(deps.db, c.req.param("id"));
+    const status = query.status || undefined;
+    const kind = query.kind || undefined;
+    const found = await listJobs(deps.db, {
+      hostId: host.id,
+      status,
+      kind,
+      before: query.before,
+      limit: HOST_JOBS_PAGE,
+    });
+    const next = found.length === HOST_JOBS_PAGE ? found.at(-1)?.id : undefined;
+    const params = new URLSearchParams();
+    if (status) {
+      params.set("status", status);
+    }
+    if (kind) {
+      params.set("kind", kind);
+    }
+    if (next) {
+      params.set("before", next);
+    }
+    return renderPage(c, deps.views, "pages/host-jobs.njk", {
+      title: `${host.name}: jobs`,
+      host,
+      jobs: found,
+      statuses: JOB_STATUSES,
+      kinds: JOB_KINDS,
+      filter: { status: status ?? "", kind: kind ?? "" },
+      olderHref: next ? `/hosts/${host.id}/jobs?${params.toString()}` : undefined,
+      firstPage: query.before === undefined,
+    });
+  });
+  return routes;
+}

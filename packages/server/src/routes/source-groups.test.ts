@@ -1,0 +1,278 @@
+import { auditLog, jobs, pendingRuns, sourceGroups } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { createRecordingConnection } from "../testing/recording-connection.js";
+import { seedHost } from "../testing/seed.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const PASSWORD = "correct horse battery";
+const CANARY = "echo Canary-Hook-4417";
+
+let deps: TestDeps;
+let admin: TestClient;
+let operator: TestClient;
+let viewer: TestClient;
+let hostId: string;
+
+async function login(app: ReturnType<typeof createApp>, username: string, role: string): Promise<TestClient> {
+  await admin.json("POST", "/api/users", { username, password: PASSWORD, role });
+  const client = createTestClient(app, deps.config.baseUrl);
+  await client.json("POST", "/api/auth/login", { username, password: PASSWORD });
+  return client;
+}
+
+beforeEach(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  admin = createTestClient(app, deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: PASSWORD,
+  });
+  operator = await login(app, "oper", "operator");
+  viewer = await login(app, "looker", "viewer");
+  hostId = (await seedHost(deps, { name: "db-01" })).host.id;
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+const groupsUrl = () => `/api/hosts/${hostId}/source-groups`;
+const etc = { name: "etc", includes: ["/etc"], retention_policy: { daily: 7, within: "30d" } };
+
+async function message(res: Response): Promise<string> {
+  return ((await res.json()) as { message: string }).message;
+}
+
+describe("source groups: validation", () => {
+  it("refuses each bad field with 400 naming it and writes nothing", async () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ ...etc, includes: ["etc"] }, /^includes\.0: /],
+      [{ ...etc, includes: [] }, /^includes: /],
+      [{ ...etc, name: "has space" }, /^name: /],
+      [{ ...etc, name: "a,b" }, /^name: /],
+      [{ ...etc, retention_policy: { forever: 1 } }, /^forever: is not a known field/],
+      [{ ...etc, retention_policy: { daily: 0 } }, /^retention_policy\.daily: /],
+      [{ ...etc, retention_policy: { within: "soon" } }, /^retention_policy\.within: /],
+      [{ ...etc, retry_max: 21 }, /^retry_max: /],
+      [{ ...etc, retry_backoff_seconds: 86_401 }, /^retry_backoff_seconds: /],
+    ];
+    for (const [body, pattern] of cases) {
+      const res = await operator.json("POST", groupsUrl(), body);
+      expect([JSON.stringify(body), res.status]).toEqual([JSON.stringify(body), 400]);
+      expect(await message(res)).toMatch(pattern);
+    }
+    expect(await deps.db.select().from(sourceGroups)).toEqual([]);
+  });
+
+  it("answers 409 naming name for a duplicate, on create and on rename", async () => {
+    expect((await operator.json("POST", groupsUrl(), etc)).status).toBe(201);
+    const dup = await operator.json("POST", groupsUrl(), { ...etc, includes: ["/srv"] });
+    expect(dup.status).toBe(409);
+    expect(await message(dup)).toMatch(/^name: /);
+    const other = (await (
+      await operator.json("POST", groupsUrl(), { name: "srv", includes: ["/srv"] })
+    ).json()) as {
+      source_group: { id: string };
+    };
+    const rename = await operator.json("PUT", `${groupsUrl()}/${other.source_group.id}`, { name: "etc" });
+    expect(rename.status).toBe(409);
+    expect(await deps.db.select().from(sourceGroups)).toHaveLength(2);
+  });
+
+  it("lets a viewer read but not write", async () => {
+    expect((await viewer.json("POST", groupsUrl(), etc)).status).toBe(403);
+    expect((await viewer.request(groupsUrl())).status).toBe(200);
+  });
+});
+
+describe("source groups: CRUD and conflicts", () => {
+  it("creates, reads, edits, recomputes conflict_dimension for all groups, and deletes", async () => {
+    const created = await operator.json("POST", groupsUrl(), etc);
+    expect(created.status).toBe(201);
+    const { source_group: group } = (await created.json()) as { source_group: Record<string, unknown> };
+    expect(group).toMatchObject({
+      name: "etc",
+      includes: ["/etc"],
+      excludes: [],
+      retention_policy: { daily: 7, within: "30d" },
+      retry_max: 3,
+      retry_backoff_seconds: 300,
+      conflict_dimension: null,
+      has_pre_hook: false,
+    });
+    const nginx = (await (
+      await operator.json("POST", groupsUrl(), { name: "nginx", includes: ["/srv/www", "/etc/nginx"] })
+    ).json()) as { source_group: { id: string; conflict_dimension: string } };
+    expect(nginx.source_group.conflict_dimension).toBe("/etc/nginx");
+    const read = (await (await viewer.request(`${groupsUrl()}/${String(group.id)}`)).json()) as {
+      source_group: { conflict_dimension: string };
+    };
+    expect(read.source_group.conflict_dimension).toBe("/etc");
+
+    const edited = await operator.json("PUT", `${groupsUrl()}/${nginx.source_group.id}`, {
+      includes: ["/srv/www"],
+      excludes: ["*.tmp"],
+    });
+    expect(edited.status).toBe(200);
+    const list = (await (await viewer.request(groupsUrl())).json()) as {
+      source_groups: Array<{ name: string; conflict_dimension: string | null; excludes: string[] }>;
+    };
+    expect(list.source_groups.map((g) => [g.name, g.conflict_dimension])).toEqual([
+      ["etc", null],
+      ["nginx", null],
+    ]);
+    expect((await operator.json("DELETE", `${groupsUrl()}/${String(group.id)}`)).status).toBe(204);
+    expect(await deps.db.select().from(sourceGroups)).toHaveLength(1);
+  });
+
+  it("refuses to delete a group a schedule still fires: 409 with the schedules, nothing deleted", async () => {
+    const { source_group: group } = (await (await operator.json("POST", groupsUrl(), etc)).json()) as {
+      source_group: { id: string };
+    };
+    const made = (await (
+      await operator.json("POST", `/api/hosts/${hostId}/schedules`, {
+        cron: "0 2 * * *",
+        enabled: true,
+        source_group_ids: [group.id],
+      })
+    ).json()) as { schedule: { id: string } };
+    const res = await operator.json("DELETE", `${groupsUrl()}/${group.id}`);
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({
+      code: "conflict",
+      details: { schedules: [{ id: made.schedule.id, cron: "0 2 * * *" }] },
+    });
+    expect(await deps.db.select().from(sourceGroups)).toHaveLength(1);
+  });
+});
+
+describe("hooks", () => {
+  it("are admin-only: never shown to others, refused from others, audited by name only", async () => {
+    const refused = await operator.json("POST", groupsUrl(), { ...etc, pre_hook: CANARY });
+    expect(refused.status).toBe(403);
+    const created = await admin.json("POST", groupsUrl(), { ...etc, pre_hook: CANARY });
+    expect(created.status).toBe(201);
+    const adminView = await created.text();
+    expect(adminView).toContain(CANARY);
+    const { source_group: group } = JSON.parse(adminView) as { source_group: { id: string } };
+    expect((await operator.json("PUT", `${groupsUrl()}/${group.id}`, { post_hook: null })).status).toBe(403);
+    expect((await operator.json("PUT", `/api/hosts/${hostId}/hooks`, { pre_hook_default: "x" })).status).toBe(
+      403,
+    );
+    const hooks = await admin.json("PUT", `/api/hosts/${hostId}/hooks`, {
+      pre_hook_default: `${CANARY}-default`,
+    });
+    expect(await hooks.json()).toEqual({ has_pre_hook_default: true, has_post_hook_default: false });
+
+    const surfaces = [
+      await (await operator.request(groupsUrl())).text(),
+      await (await viewer.request(`${groupsUrl()}/${group.id}`)).text(),
+      await (await operator.request(`/hosts/${hostId}/sources`)).text(),
+      await (await operator.json("PUT", `${groupsUrl()}/${group.id}`, { excludes: ["x"] })).text(),
+      JSON.stringify(await deps.db.select().from(auditLog)),
+      deps.logLines.join("\n"),
+    ];
+    expect(surfaces[0]).toContain('"has_pre_hook":true');
+    for (const surface of surfaces) {
+      expect(surface).not.toContain("Canary-Hook");
+    }
+    const [row] = await deps.db.select().from(sourceGroups);
+    expect(Buffer.from(row?.preHook ?? []).toString("latin1")).not.toContain("Canary-Hook");
+    expect(await (await admin.request(`/hosts/${hostId}/sources`)).text()).toContain(CANARY);
+  });
+});
+
+describe("run now", () => {
+  it("sends command.run with the group's paths, tag and hooks when online; records params without hooks", async () => {
+    await admin.json("PUT", `/api/hosts/${hostId}/hooks`, { post_hook_default: CANARY });
+    const { source_group: group } = (await (
+      await admin.json("POST", groupsUrl(), { ...etc, excludes: ["*.bak"], pre_hook: "sync" })
+    ).json()) as { source_group: { id: string } };
+    const agent = createRecordingConnection(hostId);
+    deps.hub.register(agent);
+    const res = await operator.json("POST", `${groupsUrl()}/${group.id}/run`);
+    expect(res.status).toBe(201);
+    const { job_id } = (await res.json()) as { job_id: string };
+    expect(agent.frames.map((f) => f.type)).toEqual(["command.run"]);
+    expect(agent.frames[0]?.payload).toEqual({
+      job_id,
+      kind: "backup",
+      requires_admin_creds: false,
+      includes: ["/etc"],
+      excludes: ["*.bak"],
+      tag: "etc",
+      pre_hook: "sync",
+      post_hook: CANARY,
+    });
+    const [job] = await deps.db.select().from(jobs).where(eq(jobs.id, job_id));
+    expect(job).toMatchObject({ actorKind: "user", sourceGroupId: group.id, kind: "backup" });
+    expect(job?.params).toEqual({ tag: "etc", includes: ["/etc"], excludes: ["*.bak"] });
+  });
+
+  it("queues a pending run when the host is offline (202), shown on the page; 503 with no retries", async () => {
+    const { source_group: group } = (await (await operator.json("POST", groupsUrl(), etc)).json()) as {
+      source_group: { id: string };
+    };
+    const res = await operator.json("POST", `${groupsUrl()}/${group.id}/run`);
+    expect(res.status).toBe(202);
+    const { pending_run_id } = (await res.json()) as { pending_run_id: string };
+    const [row] = await deps.db.select().from(pendingRuns);
+    expect(row).toMatchObject({ id: pending_run_id, attempt: 0, actorKind: "user", sourceGroupId: group.id });
+    expect(row?.nextAttemptAt.getTime()).toBe(deps.clock.now().getTime() + 300_000);
+    expect(await deps.db.select().from(jobs)).toEqual([]);
+    const page = await (await viewer.request(`/hosts/${hostId}/sources`)).text();
+    expect(page).toContain('data-testid="pending-runs"');
+
+    await operator.json("PUT", `${groupsUrl()}/${group.id}`, { retry_max: 0 });
+    expect((await operator.json("POST", `${groupsUrl()}/${group.id}/run`)).status).toBe(503);
+  });
+});
+
+describe("sources page", () => {
+  it("renders the tabs, groups and schedule version, and creates a group from the form", async () => {
+    const page = await (await operator.request(`/hosts/${hostId}/sources`)).text();
+    expect(page).toContain('data-testid="tab-sources" aria-selected="true"');
+    expect(page).toContain("Agent has version 0 of 0");
+    const csrf = csrfFrom(page);
+    const bad = await operator.form(
+      `/hosts/${hostId}/source-groups`,
+      { _csrf: csrf, name: "web", includes: "relative/path", excludes: "" },
+      { "HX-Request": "true" },
+    );
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/^includes\.0: /);
+    const ok = await operator.form(`/hosts/${hostId}/source-groups`, {
+      _csrf: csrf,
+      name: "web",
+      includes: "/srv/www\n/etc/nginx\n",
+      excludes: "*.log",
+      keep_daily: "7",
+      keep_within: "1y6m",
+      retry_max: "2",
+      retry_backoff_seconds: "60",
+    });
+    expect(ok.status).toBe(303);
+    const [row] = await deps.db.select().from(sourceGroups);
+    expect(row).toMatchObject({
+      name: "web",
+      includes: ["/srv/www", "/etc/nginx"],
+      excludes: ["*.log"],
+      retentionPolicy: { daily: 7, within: "1y6m" },
+      retryMax: 2,
+      retryBackoffSeconds: 60,
+    });
+    const after = await (await viewer.request(`/hosts/${hostId}/sources`)).text();
+    expect(after).toContain('data-testid="group-web"');
+    const hook = await operator.form(`/hosts/${hostId}/source-groups/${row?.id}`, {
+      _csrf: csrf,
+      name: "web",
+      includes: "/srv",
+      pre_hook: "x",
+    });
+    expect(hook.status).toBe(403);
+  });
+});

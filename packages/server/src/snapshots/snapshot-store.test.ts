@@ -1,0 +1,127 @@
+import { hosts, snapshots } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
+import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
+import { expect, it } from "vitest";
+import { seedHost } from "../testing/seed.js";
+import {
+  decodeCursor,
+  encodeCursor,
+  listSnapshots,
+  replaceSnapshots,
+  SNAPSHOT_INSERT_CHUNK,
+} from "./snapshot-store.js";
+
+const BASE = Date.parse("2026-01-01T00:00:00Z");
+
+function wireSnapshot(index: number, fields: Partial<WireSnapshot> = {}): WireSnapshot {
+  const id = index.toString(16).padStart(64, "0");
+  return {
+    id,
+    short_id: id.slice(0, 8),
+    time: new Date(BASE + index * 60_000).toISOString(),
+    hostname: "web-1",
+    paths: ["/etc"],
+    tags: ["etc"],
+    size_bytes: 1000 + index,
+    file_count: 10 + index,
+    ...fields,
+  };
+}
+
+/** Most recent first, as the agent sends them. */
+function report(count: number, from = 0) {
+  const list: WireSnapshot[] = [];
+  for (let i = from + count - 1; i >= from; i -= 1) {
+    list.push(wireSnapshot(i));
+  }
+  return { snapshots: list, refreshed_at: "2026-11-21T12:00:00Z" };
+}
+
+runDbSuite("snapshot store", (getDb) => {
+  async function countOf(hostId: string) {
+    const [host] = await getDb().select().from(hosts).where(eq(hosts.id, hostId));
+    const rows = await getDb().select().from(snapshots).where(eq(snapshots.hostId, hostId));
+    return { stored: host?.snapshotCount, rows: rows.length, refreshedAt: host?.snapshotsRefreshedAt };
+  }
+
+  it("replaces the list and the count: 3, then 2, then none", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    const { host: other } = await seedHost({ db }, { name: "other" });
+    await replaceSnapshots(db, other.id, report(4));
+
+    expect(await replaceSnapshots(db, host.id, report(3))).toMatchObject({ count: 3 });
+    expect(await countOf(host.id)).toMatchObject({ stored: 3, rows: 3 });
+
+    await replaceSnapshots(db, host.id, report(2, 10));
+    const after = await countOf(host.id);
+    expect(after).toMatchObject({ stored: 2, rows: 2 });
+    expect(after.refreshedAt?.toISOString()).toBe("2026-11-21T12:00:00.000Z");
+    const ids = (await listSnapshots(db, host.id, { limit: 10 })).map((s) => s.id);
+    expect(ids).toEqual([wireSnapshot(11).id, wireSnapshot(10).id]);
+
+    await replaceSnapshots(db, host.id, { snapshots: [], refreshed_at: "2026-11-21T13:00:00Z" });
+    expect(await countOf(host.id)).toMatchObject({ stored: 0, rows: 0 });
+    // Another host's list is never touched.
+    expect(await countOf(other.id)).toMatchObject({ stored: 4, rows: 4 });
+  });
+
+  it("keeps the old list when a replacement fails half-way (one transaction)", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    await replaceSnapshots(db, host.id, report(3));
+    const bad = report(SNAPSHOT_INSERT_CHUNK + 5, 100);
+    // A NUL character is refused by the database in the second chunk, after the delete and the first chunk.
+    const last = bad.snapshots.at(-1);
+    if (last) {
+      last.hostname = "bad\u0000host";
+    }
+    await expect(replaceSnapshots(db, host.id, bad)).rejects.toThrow();
+    expect(await countOf(host.id)).toMatchObject({ stored: 3, rows: 3 });
+  });
+
+  it("keeps one row per repeated id and ignores a report for a deleted host", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    const twice = report(2);
+    twice.snapshots.push(wireSnapshot(0));
+    expect(await replaceSnapshots(db, host.id, twice)).toMatchObject({ count: 2 });
+    expect(await replaceSnapshots(db, "01JD0000000000000000000000", report(1))).toBeUndefined();
+  });
+
+  it("stores 10,000 snapshots and pages them newest first with a time+id cursor", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    const big = report(10_000);
+    // Two snapshots in the same second: the id breaks the tie, nothing is skipped or repeated.
+    const twin = wireSnapshot(20_000, { time: wireSnapshot(9_999).time });
+    big.snapshots.unshift(twin);
+    await replaceSnapshots(db, host.id, big);
+    expect(await countOf(host.id)).toMatchObject({ stored: 10_001, rows: 10_001 });
+
+    const first = await listSnapshots(db, host.id, { limit: 50 });
+    expect(first).toHaveLength(50);
+    const expectedFirst = [twin.id, wireSnapshot(9_999).id].sort().reverse();
+    expect(first.slice(0, 2).map((s) => s.id)).toEqual(expectedFirst);
+    expect(first[2]?.id).toBe(wireSnapshot(9_998).id);
+
+    const seen = new Set<string>();
+    let cursor = undefined as ReturnType<typeof decodeCursor>;
+    let previous = Number.POSITIVE_INFINITY;
+    for (;;) {
+      const page = await listSnapshots(db, host.id, { limit: 500, before: cursor });
+      for (const s of page) {
+        expect(s.time.getTime()).toBeLessThanOrEqual(previous);
+        previous = s.time.getTime();
+        seen.add(s.id);
+      }
+      const last = page.at(-1);
+      if (page.length < 500 || !last) {
+        break;
+      }
+      cursor = decodeCursor(encodeCursor(last));
+    }
+    expect(seen.size).toBe(10_001);
+  }, 120_000);
+});

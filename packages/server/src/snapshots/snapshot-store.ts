@@ -1,0 +1,122 @@
+/**
+ * @module snapshots/snapshot-store
+ * The host's cached snapshot projection. Each `snapshots.report` is authoritative: the old list
+ * and the host's snapshot_count are replaced in one transaction (an empty list is a real answer:
+ * the repository has no snapshots). Reads are newest first, paged by a (time, id) cursor that
+ * the (host_id, time desc) index serves.
+ */
+import { type Database, hosts, type NewSnapshot, type Snapshot, snapshots } from "@fleetback/db";
+import type { SnapshotsReport } from "@fleetback/protocol";
+import { and, desc, eq, lt, or } from "drizzle-orm";
+
+/** Rows per INSERT: 9 columns each stays far below PostgreSQL's 65,535 bind parameters. */
+export const SNAPSHOT_INSERT_CHUNK = 1_000;
+
+export interface ReplaceResult {
+  count: number;
+  refreshedAt: Date;
+}
+
+/** Replaces the host's snapshots; false (nothing written) when the host no longer exists. */
+export async function replaceSnapshots(
+  db: Database,
+  hostId: string,
+  report: SnapshotsReport,
+): Promise<ReplaceResult | undefined> {
+  const refreshedAt = new Date(report.refreshed_at);
+  // The composite key is (host, id): a repeated id in one report is kept once (the first, newest).
+  const seen = new Set<string>();
+  const rows: NewSnapshot[] = [];
+  for (const snapshot of report.snapshots) {
+    if (seen.has(snapshot.id)) {
+      continue;
+    }
+    seen.add(snapshot.id);
+    rows.push({
+      hostId,
+      id: snapshot.id,
+      shortId: snapshot.short_id,
+      time: new Date(snapshot.time),
+      hostname: snapshot.hostname,
+      paths: snapshot.paths,
+      tags: snapshot.tags,
+      sizeBytes: snapshot.size_bytes,
+      fileCount: snapshot.file_count,
+    });
+  }
+  // Every query below uses tx: PGlite has one connection, a query on db would wait forever.
+  return db.transaction(async (tx) => {
+    const updated = await tx
+      .update(hosts)
+      .set({ snapshotCount: rows.length, snapshotsRefreshedAt: refreshedAt })
+      .where(eq(hosts.id, hostId))
+      .returning({ id: hosts.id });
+    if (updated.length === 0) {
+      return undefined;
+    }
+    await tx.delete(snapshots).where(eq(snapshots.hostId, hostId));
+    for (let start = 0; start < rows.length; start += SNAPSHOT_INSERT_CHUNK) {
+      await tx.insert(snapshots).values(rows.slice(start, start + SNAPSHOT_INSERT_CHUNK));
+    }
+    return { count: rows.length, refreshedAt };
+  });
+}
+
+export interface SnapshotCursor {
+  time: Date;
+  id: string;
+}
+
+/** The cursor as it travels in `before`: `<ISO time>_<id>`. */
+export function encodeCursor(snapshot: Pick<Snapshot, "time" | "id">): string {
+  return `${snapshot.time.toISOString()}_${snapshot.id}`;
+}
+
+export function decodeCursor(value: string): SnapshotCursor | undefined {
+  const at = value.indexOf("_");
+  if (at <= 0) {
+    return undefined;
+  }
+  const time = new Date(value.slice(0, at));
+  const id = value.slice(at + 1);
+  if (Number.isNaN(time.getTime()) || id === "") {
+    return undefined;
+  }
+  return { time, id };
+}
+
+export async function listSnapshots(
+  db: Database,
+  hostId: string,
+  options: { limit: number; before?: SnapshotCursor | undefined },
+): Promise<Snapshot[]> {
+  const { before } = options;
+  const where = before
+    ? and(
+        eq(snapshots.hostId, hostId),
+        or(
+          lt(snapshots.time, before.time),
+          and(eq(snapshots.time, before.time), lt(snapshots.id, before.id)),
+        ),
+      )
+    : eq(snapshots.hostId, hostId);
+  return db
+    .select()
+    .from(snapshots)
+    .where(where)
+    .orderBy(desc(snapshots.time), desc(snapshots.id))
+    .limit(options.limit);
+}
+
+export function snapshotJson(snapshot: Snapshot) {
+  return {
+    id: snapshot.id,
+    short_id: snapshot.shortId,
+    time: snapshot.time,
+    hostname: snapshot.hostname,
+    paths: snapshot.paths,
+    tags: snapshot.tags,
+    size_bytes: snapshot.sizeBytes,
+    file_count: snapshot.fileCount,
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * @module sources/dispatch-backup
+ * One backup of one source group: builds its `command.run` (includes, excludes, tag = group name,
+ * the group's hooks or the host defaults) and dispatches it. Run-now and schedule fires queue a
+ * pending run when the host is offline (DESIGN "Dispatch to an offline host"). The job's params
+ * record what was backed up, never the hooks.
+ */
+import { type ActorKind, type Host, hosts, type SourceGroup } from "@fleetback/db";
+import type { CommandRunBackup } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+import { type CreateAndDispatchResult, createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { queuePendingRun } from "../retries/pending-runs.js";
+import { resolveHooks } from "./hooks.js";
+import { getGroup } from "./source-groups.js";
+
+export type BackupDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">;
+
+export interface BackupRequest {
+  hostId: string;
+  actorKind: ActorKind;
+  actorUserId?: string | null;
+  scheduleId?: string | null;
+  /** Which retry this is (0 or absent for the first try). */
+  retry?: number;
+}
+
+export type BackupOutcome =
+  | { outcome: "dispatched"; jobId: string }
+  | { outcome: "queued"; pendingRunId: string }
+  | { outcome: "offline" };
+
+type HostHooks = Pick<Host, "preHookDefault" | "postHookDefault">;
+
+export function backupParams(group: SourceGroup, retry?: number): Record<string, unknown> {
+  return {
+    tag: group.name,
+    includes: group.includes,
+    excludes: group.excludes,
+    ...(retry ? { retry } : {}),
+  };
+}
+
+/** Creates the job and sends its command; no queueing. */
+export function sendBackup(
+  deps: BackupDeps,
+  request: BackupRequest,
+  group: SourceGroup,
+  host: HostHooks,
+): Promise<CreateAndDispatchResult> {
+  return createAndDispatchJob(
+    deps,
+    {
+      hostId: request.hostId,
+      kind: "backup",
+      actorKind: request.actorKind,
+      actorUserId: request.actorUserId ?? null,
+      scheduledId: request.scheduleId ?? null,
+      sourceGroupId: group.id,
+      params: backupParams(group, request.retry),
+    },
+    (jobId): CommandRunBackup => ({
+      job_id: jobId,
+      kind: "backup",
+      requires_admin_creds: false,
+      includes: group.includes,
+      excludes: group.excludes,
+      tag: group.name,
+      ...resolveHooks(deps.keys.secret, request.hostId, group, host, deps.log),
+    }),
+  );
+}
+
+export async function loadHostHooks(deps: Pick<ServerDeps, "db">, hostId: string): Promise<HostHooks> {
+  const [host] = await deps.db
+    .select({ preHookDefault: hosts.preHookDefault, postHookDefault: hosts.postHookDefault })
+    .from(hosts)
+    .where(eq(hosts.id, hostId));
+  return host ?? { preHookDefault: null, postHookDefault: null };
+}
+
+/** Run-now and schedule fires: dispatch, or queue a retry when the host is offline. */
+export async function runBackup(
+  deps: BackupDeps,
+  request: BackupRequest,
+  group: SourceGroup,
+): Promise<BackupOutcome> {
+  const host = await loadHostHooks(deps, request.hostId);
+  const sent = await sendBackup(deps, request, group, host);
+  if (sent.ok) {
+    return { outcome: "dispatched", jobId: sent.job.id };
+  }
+  const queued = await queuePendingRun(deps.db, deps.clock, {
+    hostId: request.hostId,
+    group,
+    actorKind: request.actorKind,
+    actorUserId: request.actorUserId ?? null,
+    scheduleId: request.scheduleId ?? null,
+    attemptsMade: 0,
+    reason: "host offline",
+  });
+  if (!queued) {
+    return { outcome: "offline" };
+  }
+  deps.log.info(
+    { host_id: request.hostId, source_group_id: group.id, pending_run_id: queued.id },
+    "host offline: backup queued for retry",
+  );
+  return { outcome: "queued", pendingRunId: queued.id };
+}
+
+export async function runGroupNow(
+  deps: BackupDeps,
+  hostId: string,
+  groupId: string,
+  actorUserId: string,
+): Promise<BackupOutcome> {
+  const group = await getGroup(deps.db, hostId, groupId);
+  return runBackup(deps, { hostId, actorKind: "user", actorUserId }, group);
+}

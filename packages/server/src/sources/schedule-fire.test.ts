@@ -1,0 +1,110 @@
+import { jobs, pendingRuns } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import { ulid } from "ulidx";
+import { expect, it } from "vitest";
+import { pushScheduleSet } from "../hosts/host-push.js";
+import { eventually } from "../testing/eventually.js";
+import { seedHost } from "../testing/seed.js";
+import { runServerSuite } from "../testing/server-suite.js";
+import { connectAgent } from "../testing/test-agent.js";
+import { createSchedule } from "./schedules.js";
+import { createGroup } from "./source-groups.js";
+
+runServerSuite("schedule.fire", (server) => {
+  async function connectedHost(name: string) {
+    const { host, token } = await seedHost(server.deps, { name });
+    const agent = await connectAgent(server.wsUrl, token);
+    agent.hello({ hostname: name });
+    await agent.waitFor((frame) => frame.type === "schedule.set");
+    return { host, agent };
+  }
+
+  it("dispatches one backup per member group with actor schedule; the agent got the new schedule.set", async () => {
+    const { deps } = server;
+    const { host, agent } = await connectedHost("fire-1");
+    const etc = await createGroup(deps, host.id, { name: "etc", includes: ["/etc"], excludes: ["*.swp"] });
+    const srv = await createGroup(deps, host.id, { name: "srv", includes: ["/srv"] });
+    const schedule = await createSchedule(deps, host.id, {
+      cron: "0 2 * * *",
+      source_group_ids: [etc.id, srv.id],
+    });
+    await pushScheduleSet(deps, host.id);
+    const set = await agent.waitFor(
+      (f) => f.type === "schedule.set" && (f.payload as { version: number }).version === 1,
+    );
+    expect(set.payload).toEqual({
+      version: 1,
+      schedules: [
+        { id: schedule.id, cron: "0 2 * * *", enabled: true, source_groups: [etc.id, srv.id].sort() },
+      ],
+    });
+    const from = agent.frames.length;
+    agent.send("schedule.fire", { schedule_id: schedule.id, scheduled_at: "2026-11-22T02:00:00Z" });
+    await agent.waitFor(
+      (f) => f.type === "command.run" && (f.payload as { tag?: string }).tag === "srv",
+      5_000,
+      from,
+    );
+    const runs = agent.frames.slice(from).filter((f) => f.type === "command.run");
+    expect(runs.map((f) => f.payload)).toEqual([
+      expect.objectContaining({ kind: "backup", tag: "etc", includes: ["/etc"], excludes: ["*.swp"] }),
+      expect.objectContaining({ kind: "backup", tag: "srv", includes: ["/srv"], excludes: [] }),
+    ]);
+    const stored = await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id));
+    expect(stored.map((job) => [job.actorKind, job.scheduledId, job.sourceGroupId]).sort()).toEqual(
+      [
+        ["schedule", schedule.id, etc.id],
+        ["schedule", schedule.id, srv.id],
+      ].sort(),
+    );
+
+    // A transient failure reported over the socket queues a retry of that group.
+    const etcJob = String((runs[0]?.payload as { job_id?: string } | undefined)?.job_id);
+    agent.send("job.finished", {
+      job_id: etcJob,
+      status: "failed",
+      exit_code: 1,
+      error: "unable to create lock",
+    });
+    const [queued] = await eventually(
+      () => deps.db.select().from(pendingRuns).where(eq(pendingRuns.lastJobId, etcJob)),
+      (rows) => rows.length === 1,
+    );
+    expect(queued).toMatchObject({
+      sourceGroupId: etc.id,
+      scheduleId: schedule.id,
+      actorKind: "schedule",
+      attempt: 0,
+    });
+    await agent.close();
+  });
+
+  it("dispatches nothing for a disabled schedule, another host's schedule or an unknown one", async () => {
+    const { deps } = server;
+    const { host, agent } = await connectedHost("fire-2");
+    const other = await seedHost(deps, { name: "fire-3" });
+    const mine = await createGroup(deps, host.id, { name: "etc", includes: ["/etc"] });
+    const theirs = await createGroup(deps, other.host.id, { name: "etc", includes: ["/etc"] });
+    const disabled = await createSchedule(deps, host.id, {
+      cron: "0 2 * * *",
+      enabled: false,
+      source_group_ids: [mine.id],
+    });
+    const foreign = await createSchedule(deps, other.host.id, {
+      cron: "0 2 * * *",
+      source_group_ids: [theirs.id],
+    });
+    for (const id of [disabled.id, foreign.id, ulid()]) {
+      agent.send("schedule.fire", { schedule_id: id, scheduled_at: "2026-11-22T02:00:00Z" });
+    }
+    await eventually(
+      () => deps.logLines.filter((line) => line.includes("schedule.fire for")).length,
+      (count) => count >= 3,
+    );
+    await server.channel.idle();
+    expect(agent.frames.filter((f) => f.type === "command.run")).toEqual([]);
+    expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).toEqual([]);
+    expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, other.host.id))).toEqual([]);
+    await agent.close();
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * @module sources/source-group-schema
+ * What an operator may send for a source group. The name doubles as the restic tag, so it keeps
+ * to characters a tag can hold; retention keys are PROTOCOL.md `keep` and nothing else, so an
+ * unknown key is named instead of silently ignored.
+ */
+import { KEEP_COUNT_KEYS, KEEP_WITHIN_KEYS, ResticDuration } from "@fleetback/protocol";
+import { type Static, type TSchema, Type } from "typebox";
+
+export const GROUP_NAME_PATTERN = "^[A-Za-z0-9._-]{1,64}$";
+/** POSIX absolute, or a Windows drive path (the agent also runs on Windows). */
+export const ABSOLUTE_PATH_PATTERN = "^(/|[A-Za-z]:[\\\\/])";
+export const MAX_PATTERNS = 1000;
+export const MAX_HOOK_LENGTH = 16_384;
+
+const retentionProperties: Record<string, TSchema> = {};
+for (const key of KEEP_COUNT_KEYS) {
+  retentionProperties[key] = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 }));
+}
+for (const key of KEEP_WITHIN_KEYS) {
+  retentionProperties[key] = Type.Optional(ResticDuration);
+}
+
+export const RetentionPolicyBody = Type.Object(retentionProperties, { additionalProperties: false });
+
+export const GroupName = Type.String({
+  pattern: GROUP_NAME_PATTERN,
+  description: "1 to 64 letters, digits, '.', '_' or '-' (it is the snapshot tag)",
+});
+const Includes = Type.Array(
+  Type.String({ pattern: ABSOLUTE_PATH_PATTERN, maxLength: 4096, description: "absolute path" }),
+  { minItems: 1, maxItems: MAX_PATTERNS },
+);
+const Excludes = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: MAX_PATTERNS });
+const Hook = Type.Union([Type.String({ maxLength: MAX_HOOK_LENGTH }), Type.Null()]);
+
+const groupFields = {
+  name: GroupName,
+  includes: Includes,
+  excludes: Type.Optional(Excludes),
+  retention_policy: Type.Optional(RetentionPolicyBody),
+  retry_max: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+  retry_backoff_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+  pre_hook: Type.Optional(Hook),
+  post_hook: Type.Optional(Hook),
+};
+
+export const CreateGroupBody = Type.Object(groupFields, { additionalProperties: false });
+export type CreateGroupBody = Static<typeof CreateGroupBody>;
+
+/** An edit: absent fields keep their stored value; a hook set to null or "" is removed. */
+export const UpdateGroupBody = Type.Object(
+  { ...groupFields, name: Type.Optional(GroupName), includes: Type.Optional(Includes) },
+  { additionalProperties: false },
+);
+export type UpdateGroupBody = Static<typeof UpdateGroupBody>;
+
+export const HostHooksBody = Type.Object(
+  { pre_hook_default: Type.Optional(Hook), post_hook_default: Type.Optional(Hook) },
+  { additionalProperties: false },
+);
+export type HostHooksBody = Static<typeof HostHooksBody>;
+
+export const HOOK_FIELDS = ["pre_hook", "post_hook"] as const;

@@ -1,0 +1,232 @@
+/**
+ * @module sources/source-groups
+ * Source groups of a host: what is backed up, under which tag, kept how long, retried how often.
+ * Every write recomputes the conflict dimension of all the host's groups in the same transaction.
+ * A duplicate name is the database's unique constraint, turned into a 409 naming `name`; a group
+ * still fired by a schedule cannot be deleted (409 listing those schedules).
+ */
+import {
+  type Database,
+  hosts,
+  isUniqueViolation,
+  type RetentionPolicy,
+  type SourceGroup,
+  scheduleSourceGroups,
+  schedules,
+  sourceGroups,
+} from "@fleetback/db";
+import { and, asc, eq } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { ServerDeps } from "../deps.js";
+import { conflict, notFound } from "../errors.js";
+import { computeConflictDimensions } from "./conflict-dimension.js";
+import { openHook, sealHook } from "./hooks.js";
+import type { CreateGroupBody, HostHooksBody, UpdateGroupBody } from "./source-group-schema.js";
+
+type GroupDeps = Pick<ServerDeps, "db" | "clock" | "keys">;
+
+const NAME_CONSTRAINT = "source_groups_host_id_name_key";
+
+export async function requireHost(db: Database, hostId: string) {
+  const [host] = await db.select().from(hosts).where(eq(hosts.id, hostId)).limit(1);
+  if (!host) {
+    throw notFound(`No host ${hostId}`);
+  }
+  return host;
+}
+
+export async function listGroups(db: Database, hostId: string): Promise<SourceGroup[]> {
+  await requireHost(db, hostId);
+  return db
+    .select()
+    .from(sourceGroups)
+    .where(eq(sourceGroups.hostId, hostId))
+    .orderBy(asc(sourceGroups.name));
+}
+
+export async function getGroup(db: Database, hostId: string, groupId: string): Promise<SourceGroup> {
+  const [group] = await db
+    .select()
+    .from(sourceGroups)
+    .where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId)))
+    .limit(1);
+  if (!group) {
+    throw notFound(`No source group ${groupId} on host ${hostId}`);
+  }
+  return group;
+}
+
+/** Recomputes conflict_dimension of every group of the host; `tx` is the caller's transaction. */
+export async function recomputeConflicts(tx: Database, hostId: string, now: Date): Promise<void> {
+  const groups = await tx
+    .select({ id: sourceGroups.id, includes: sourceGroups.includes, current: sourceGroups.conflictDimension })
+    .from(sourceGroups)
+    .where(eq(sourceGroups.hostId, hostId))
+    .orderBy(asc(sourceGroups.createdAt), asc(sourceGroups.id));
+  const dims = computeConflictDimensions(groups);
+  for (const group of groups) {
+    const next = dims.get(group.id) ?? null;
+    if (next !== group.current) {
+      await tx
+        .update(sourceGroups)
+        .set({ conflictDimension: next, updatedAt: now })
+        .where(eq(sourceGroups.id, group.id));
+    }
+  }
+}
+
+async function nameConflictAware<T>(name: string | undefined, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isUniqueViolation(err, NAME_CONSTRAINT)) {
+      throw conflict(`name: this host already has a source group named ${name ?? "so"}`, {
+        field: "name",
+      });
+    }
+    throw err;
+  }
+}
+
+function hookColumns(
+  deps: GroupDeps,
+  hostId: string,
+  body: { pre_hook?: string | null; post_hook?: string | null },
+) {
+  const set: { preHook?: Uint8Array | null; postHook?: Uint8Array | null } = {};
+  if (body.pre_hook !== undefined) {
+    set.preHook = sealHook(deps.keys.secret, hostId, body.pre_hook);
+  }
+  if (body.post_hook !== undefined) {
+    set.postHook = sealHook(deps.keys.secret, hostId, body.post_hook);
+  }
+  return set;
+}
+
+export async function createGroup(
+  deps: GroupDeps,
+  hostId: string,
+  body: CreateGroupBody,
+): Promise<SourceGroup> {
+  await requireHost(deps.db, hostId);
+  const now = deps.clock.now();
+  const id = ulid(now.getTime());
+  await nameConflictAware(body.name, () =>
+    deps.db.transaction(async (tx) => {
+      await tx.insert(sourceGroups).values({
+        id,
+        hostId,
+        name: body.name,
+        includes: body.includes,
+        excludes: body.excludes ?? [],
+        retentionPolicy: (body.retention_policy ?? {}) as RetentionPolicy,
+        ...(body.retry_max === undefined ? {} : { retryMax: body.retry_max }),
+        ...(body.retry_backoff_seconds === undefined
+          ? {}
+          : { retryBackoffSeconds: body.retry_backoff_seconds }),
+        ...hookColumns(deps, hostId, body),
+        createdAt: now,
+        updatedAt: now,
+      });
+      await recomputeConflicts(tx, hostId, now);
+    }),
+  );
+  return getGroup(deps.db, hostId, id);
+}
+
+export async function updateGroup(
+  deps: GroupDeps,
+  hostId: string,
+  groupId: string,
+  body: UpdateGroupBody,
+): Promise<SourceGroup> {
+  await getGroup(deps.db, hostId, groupId);
+  const now = deps.clock.now();
+  await nameConflictAware(body.name, () =>
+    deps.db.transaction(async (tx) => {
+      await tx
+        .update(sourceGroups)
+        .set({
+          ...(body.name === undefined ? {} : { name: body.name }),
+          ...(body.includes === undefined ? {} : { includes: body.includes }),
+          ...(body.excludes === undefined ? {} : { excludes: body.excludes }),
+          ...(body.retention_policy === undefined
+            ? {}
+            : { retentionPolicy: body.retention_policy as RetentionPolicy }),
+          ...(body.retry_max === undefined ? {} : { retryMax: body.retry_max }),
+          ...(body.retry_backoff_seconds === undefined
+            ? {}
+            : { retryBackoffSeconds: body.retry_backoff_seconds }),
+          ...hookColumns(deps, hostId, body),
+          updatedAt: now,
+        })
+        .where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId)));
+      await recomputeConflicts(tx, hostId, now);
+    }),
+  );
+  return getGroup(deps.db, hostId, groupId);
+}
+
+/** Refuses (409, nothing deleted) while schedules still fire the group. */
+export async function deleteGroup(deps: GroupDeps, hostId: string, groupId: string): Promise<SourceGroup> {
+  const group = await getGroup(deps.db, hostId, groupId);
+  await deps.db.transaction(async (tx) => {
+    const referencing = await tx
+      .select({ id: schedules.id, cron: schedules.cron })
+      .from(scheduleSourceGroups)
+      .innerJoin(schedules, eq(schedules.id, scheduleSourceGroups.scheduleId))
+      .where(eq(scheduleSourceGroups.sourceGroupId, groupId))
+      .orderBy(asc(schedules.id));
+    if (referencing.length > 0) {
+      throw conflict(
+        `The source group ${group.name} is used by ${referencing.length} schedule(s); remove it from them first.`,
+        { schedules: referencing },
+      );
+    }
+    await tx.delete(sourceGroups).where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId)));
+    await recomputeConflicts(tx, hostId, deps.clock.now());
+  });
+  return group;
+}
+
+/** Host default hooks; absent fields keep their value, null or "" clears. */
+export async function setHostHooks(deps: GroupDeps, hostId: string, body: HostHooksBody) {
+  await requireHost(deps.db, hostId);
+  const set: { preHookDefault?: Uint8Array | null; postHookDefault?: Uint8Array | null } = {};
+  if (body.pre_hook_default !== undefined) {
+    set.preHookDefault = sealHook(deps.keys.secret, hostId, body.pre_hook_default);
+  }
+  if (body.post_hook_default !== undefined) {
+    set.postHookDefault = sealHook(deps.keys.secret, hostId, body.post_hook_default);
+  }
+  const [row] = await deps.db
+    .update(hosts)
+    .set({ ...set, updatedAt: deps.clock.now() })
+    .where(eq(hosts.id, hostId))
+    .returning({ pre: hosts.preHookDefault, post: hosts.postHookDefault });
+  return { has_pre_hook_default: row?.pre != null, has_post_hook_default: row?.post != null };
+}
+
+/** The API shape. Hook text only when `showHooks` (admins); everyone sees whether one is set. */
+export function groupJson(group: SourceGroup, options: { showHooks: boolean; key: Uint8Array }) {
+  const json: Record<string, unknown> = {
+    id: group.id,
+    host_id: group.hostId,
+    name: group.name,
+    includes: group.includes,
+    excludes: group.excludes,
+    retention_policy: group.retentionPolicy,
+    retry_max: group.retryMax,
+    retry_backoff_seconds: group.retryBackoffSeconds,
+    conflict_dimension: group.conflictDimension,
+    has_pre_hook: group.preHook !== null,
+    has_post_hook: group.postHook !== null,
+    created_at: group.createdAt,
+    updated_at: group.updatedAt,
+  };
+  if (options.showHooks) {
+    json.pre_hook = openHook(options.key, group.hostId, group.preHook) ?? null;
+    json.post_hook = openHook(options.key, group.hostId, group.postHook) ?? null;
+  }
+  return json;
+}

@@ -1,0 +1,181 @@
+// Fleetback job page: follows /jobs/:id/stream (Server-Sent Events, JSON {type, payload} per
+// event) and updates the page in place. Loaded as a file (the CSP forbids inline script).
+(() => {
+  const root = document.getElementById("job");
+  const url = root?.getAttribute("data-stream");
+  if (!root || !url || typeof EventSource !== "function") {
+    return;
+  }
+  const $ = (id) => document.getElementById(id);
+  const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  const bytes = (value) => {
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+      return "–";
+    }
+    let size = value;
+    let unit = 0;
+    while (size >= 1024 && unit < UNITS.length - 1) {
+      size /= 1024;
+      unit += 1;
+    }
+    return unit === 0 ? `${size} B` : `${size.toFixed(size < 10 ? 2 : 1)} ${UNITS[unit]}`;
+  };
+  const duration = (seconds) => {
+    if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) {
+      return "–";
+    }
+    if (seconds < 60) {
+      return `${Math.round(seconds)} s`;
+    }
+    const minutes = Math.floor(seconds / 60);
+    if (minutes < 60) {
+      return `${minutes} min ${Math.round(seconds % 60)} s`;
+    }
+    return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+  };
+  const text = (id, value) => {
+    const el = $(id);
+    if (el) {
+      el.textContent = value;
+    }
+  };
+  const setStatus = (status) => {
+    const el = $("job-status");
+    if (el) {
+      el.textContent = status;
+      el.className = `status-${status}`;
+    }
+  };
+  let lastSeq = Number(root.getAttribute("data-last-seq") || "0");
+
+  const progress = (p) => {
+    const section = $("job-progress-section");
+    if (section) {
+      section.hidden = false;
+    }
+    const percent = Math.round(Math.min(1, Math.max(0, p.percent_done || 0)) * 1000) / 10;
+    const bar = $("job-progress");
+    if (bar) {
+      bar.value = percent;
+      bar.textContent = `${percent} %`;
+    }
+    text("job-percent", String(percent));
+    text(
+      "job-files",
+      typeof p.files_total === "number" ? `${p.files_done} of ${p.files_total}` : String(p.files_done),
+    );
+    text(
+      "job-bytes",
+      typeof p.bytes_total === "number"
+        ? `${bytes(p.bytes_done)} of ${bytes(p.bytes_total)}`
+        : bytes(p.bytes_done),
+    );
+    text("job-eta", typeof p.eta_seconds === "number" ? duration(p.eta_seconds) : "–");
+    text("job-current-file", p.current_file || "–");
+  };
+
+  const logLine = (l) => {
+    if (l.seq <= lastSeq) {
+      return;
+    }
+    lastSeq = l.seq;
+    const log = $("job-log");
+    if (!log) {
+      return;
+    }
+    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+    const span = document.createElement("span");
+    span.className = l.stream;
+    span.setAttribute("data-seq", String(l.seq));
+    span.textContent = `${l.line}\n`;
+    log.appendChild(span);
+    while (log.childElementCount > 1000 && log.firstElementChild) {
+      log.firstElementChild.remove();
+    }
+    if (atBottom) {
+      log.scrollTop = log.scrollHeight;
+    }
+  };
+
+  const finished = (f) => {
+    setStatus(f.status);
+    text("job-exit-code", f.exit_code === null || f.exit_code === undefined ? "–" : String(f.exit_code));
+    text("job-error", f.error || "–");
+    text("job-finished-at", f.finished_at || "–");
+    if (f.status === "succeeded") {
+      const bar = $("job-progress");
+      if (bar) {
+        bar.value = 100;
+      }
+      text("job-percent", "100");
+    }
+    const body = $("job-summary");
+    if (body && f.summary && typeof f.summary === "object") {
+      body.replaceChildren();
+      for (const [key, value] of Object.entries(f.summary)) {
+        const row = document.createElement("tr");
+        const th = document.createElement("th");
+        th.scope = "row";
+        th.textContent = key;
+        const td = document.createElement("td");
+        td.textContent = typeof value === "string" ? value : JSON.stringify(value);
+        row.append(th, td);
+        body.appendChild(row);
+      }
+      const section = $("job-summary-section");
+      if (section) {
+        section.hidden = body.childElementCount === 0;
+      }
+    }
+    $("job-cancel")?.remove();
+    const live = $("job-live");
+    if (live) {
+      live.hidden = true;
+    }
+    root.setAttribute("data-finished", f.status);
+  };
+
+  const source = new EventSource(url);
+  source.onopen = () => {
+    const live = $("job-live");
+    if (live) {
+      live.hidden = false;
+    }
+  };
+  source.onmessage = (event) => {
+    let message;
+    try {
+      message = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    const p = message.payload || {};
+    switch (message.type) {
+      case "state":
+        setStatus(p.job.status);
+        if (p.job.progress) {
+          progress(p.job.progress);
+        }
+        break;
+      case "job.status":
+        setStatus(p.status);
+        if (p.started_at) {
+          text("job-started-at", p.started_at);
+        }
+        break;
+      case "job.progress":
+        progress(p);
+        break;
+      case "log.stream":
+        logLine(p);
+        break;
+      case "job.finished":
+        // The stream ends after this; without close() EventSource would reconnect.
+        source.close();
+        finished(p);
+        break;
+      default:
+        break;
+    }
+  };
+})();
