@@ -253,4 +253,38 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
       timeoutMs: 15_000,
     });
   });
+
+  it("a backup due while the host is offline runs when it returns", async () => {
+    const { hostId, dirs, env } = await enrol("0.18", "bk-pending");
+    const first = run(dirs, env);
+    await waitReady(hostId);
+    const source = makeTree(2, 1024);
+    const created = await api.send<{ source_group: { id: string } }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups`,
+      { name: "late", includes: [source], retry_max: 20, retry_backoff_seconds: 1 },
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const groupId = created.body.source_group.id;
+    await first.stop();
+    await eventually(
+      async () => (await api.get<{ host: { status: string } }>(`/api/hosts/${hostId}`)).host.status === "offline",
+      { what: "host offline" },
+    );
+    const queued = await api.send<{ pending_run_id: string }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups/${groupId}/run`,
+    );
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    expect(queued.body.pending_run_id).toBeTruthy();
+    run(dirs, env);
+    const job = await eventually(
+      async () => {
+        const { jobs } = await api.get<{ jobs: JobJson[] }>(`/api/jobs?host_id=${hostId}&kind=backup`);
+        return jobs.find((candidate) => candidate.source_group_id === groupId && candidate.status === "succeeded");
+      },
+      { what: "the pending backup to run once the host is back", timeoutMs: 90_000 },
+    );
+    expect(job.actor_kind).toBe("user");
+  });
 });
