@@ -11,18 +11,15 @@ import { loadOrCreateKey } from "@fleetback/crypto";
 import { type Connection, connect, migrate, redactDatabaseUrl, withAdvisoryLock } from "@fleetback/db";
 import { createViews, loadStaticAssets } from "@fleetback/web";
 import { createAdaptorServer, type ServerType } from "@hono/node-server";
-import {
-  type AgentChannel,
-  attachAgentChannel,
-  type UpgradeSource,
-} from "./agent-channel/attach-agent-channel.js";
+import { type AgentChannel, attachAgentChannel } from "./agent-channel/attach-agent-channel.js";
 import { type AppDeps, createApp } from "./app.js";
 import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
+import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import { createLocalHub } from "./hub/local-hub.js";
-import { closeJobStreams } from "./job-stream/job-stream.js";
+import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import type { Logger } from "./log.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./retries/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
@@ -135,7 +132,11 @@ export async function startServer(
     });
   }
   // ServerType's HTTP/2 members type 'upgrade' differently; node:http and node:https servers emit it.
-  const channel: AgentChannel = attachAgentChannel(server as UpgradeSource, { ...deps, hub });
+  const upgrades = attachUpgradeRouter(server as UpgradeSource);
+  const channel: AgentChannel = attachAgentChannel(upgrades, { ...deps, hub });
+  const jobStreams: JobStreams = attachJobStreams(upgrades, deps, {
+    authorise: (request, env) => app.fetch(request, env),
+  });
   const sweeper: Ticker = startTicker(() => sweepOfflineHosts(deps, clock.now()), OFFLINE_SWEEP_PERIOD_MS, {
     name: "offline-sweeper",
     log,
@@ -173,7 +174,8 @@ export async function startServer(
         await retryTicker.stop();
         await channel.close();
         // Open job-page streams would hold server.close() open; browsers reconnect to the next server.
-        closeJobStreams();
+        await jobStreams.close();
+        upgrades.detach();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           if ("closeAllConnections" in server) {

@@ -1,11 +1,15 @@
-// Fleetback job page: follows /jobs/:id/stream (Server-Sent Events, JSON {type, payload} per
-// event) and updates the page in place. Loaded as a file (the CSP forbids inline script).
+// Fleetback job page: follows /jobs/:id/stream (a WebSocket, one JSON {type, payload} per
+// message) and updates the page in place. A dropped socket reconnects; the server starts every
+// connection with the job's state, and log lines already shown are skipped by seq. Loaded as a
+// file (the CSP forbids inline script).
 (() => {
   const root = document.getElementById("job");
-  const url = root?.getAttribute("data-stream");
-  if (!root || !url || typeof EventSource !== "function") {
+  const path = root?.getAttribute("data-stream");
+  if (!root || !path || typeof WebSocket !== "function") {
     return;
   }
+  const url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${path}`;
+  const RECONNECT_MS = [1000, 2000, 5000, 10000, 30000];
   const $ = (id) => document.getElementById(id);
   const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
   const bytes = (value) => {
@@ -135,20 +139,15 @@
     root.setAttribute("data-finished", f.status);
   };
 
-  const source = new EventSource(url);
-  source.onopen = () => {
-    const live = $("job-live");
-    if (live) {
-      live.hidden = false;
+  let done = false;
+  let failures = 0;
+  const live = (shown) => {
+    const el = $("job-live");
+    if (el) {
+      el.hidden = !shown;
     }
   };
-  source.onmessage = (event) => {
-    let message;
-    try {
-      message = JSON.parse(event.data);
-    } catch {
-      return;
-    }
+  const handle = (message) => {
     const p = message.payload || {};
     switch (message.type) {
       case "state":
@@ -170,12 +169,35 @@
         logLine(p);
         break;
       case "job.finished":
-        // The stream ends after this; without close() EventSource would reconnect.
-        source.close();
+        done = true;
         finished(p);
         break;
       default:
         break;
     }
   };
+  const connect = () => {
+    const socket = new WebSocket(url);
+    socket.onopen = () => {
+      failures = 0;
+      live(true);
+    };
+    socket.onmessage = (event) => {
+      try {
+        handle(JSON.parse(event.data));
+      } catch {
+        // A malformed message is skipped; the next state resynchronises the page.
+      }
+    };
+    socket.onclose = () => {
+      live(false);
+      if (done) {
+        return;
+      }
+      const wait = RECONNECT_MS[Math.min(failures, RECONNECT_MS.length - 1)];
+      failures += 1;
+      setTimeout(connect, wait);
+    };
+  };
+  connect();
 })();

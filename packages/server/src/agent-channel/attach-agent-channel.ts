@@ -1,13 +1,14 @@
 /**
  * @module agent-channel/attach-agent-channel
- * `GET /api/agents/ws`: the agents' WebSocket endpoint, attached to the node HTTP server's
- * `upgrade` event (Hono serves plain requests only). The bearer is checked before the upgrade;
- * each accepted socket becomes an agent session.
+ * `GET /api/agents/ws`: the agents' WebSocket endpoint, one route of the server's upgrade router
+ * (Hono serves plain requests only). The bearer is checked before the upgrade; each accepted
+ * socket becomes an agent session.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
 import { WebSocketServer } from "ws";
+import type { UpgradeRouter } from "../http/upgrade-router.js";
 import { jobEvents } from "../jobs/job-events.js";
 import { createJobReports } from "../jobs/job-reports.js";
 import { realSetTimer } from "../tickers/set-timer.js";
@@ -26,13 +27,6 @@ export const AGENT_CHANNEL_PATH = "/api/agents/ws";
  */
 export const AGENT_CHANNEL_MAX_PAYLOAD = 4 * 1024 * 1024;
 
-/** What the channel needs of the HTTP(S) server. */
-export interface UpgradeSource {
-  on(event: "upgrade", listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
-  off(event: "upgrade", listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
-  listenerCount(event: "upgrade"): number;
-}
-
 export interface AgentChannel {
   /** Resolves once every agent message received so far has been handled (tests, shutdown). */
   idle(): Promise<void>;
@@ -41,7 +35,7 @@ export interface AgentChannel {
 }
 
 export function attachAgentChannel(
-  server: UpgradeSource,
+  upgrades: UpgradeRouter,
   deps: ChannelDeps,
   options: AgentChannelOptions = {},
 ): AgentChannel {
@@ -92,14 +86,6 @@ export function attachAgentChannel(
   }
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(req.url ?? "/", "http://upgrade.invalid").pathname;
-    if (path !== AGENT_CHANNEL_PATH) {
-      // Another listener (a later live stream) may own this path; with none, say so instead of hanging.
-      if (server.listenerCount("upgrade") === 1) {
-        refuseUpgrade(socket, 404, { code: "not_found", message: "no WebSocket endpoint at this path" });
-      }
-      return;
-    }
     socket.on("error", (err) => log.debug({ err }, "agent upgrade socket error"));
     upgrade(req, socket, head).catch((err: unknown) => {
       log.error({ err }, "agent upgrade failed");
@@ -109,7 +95,7 @@ export function attachAgentChannel(
       });
     });
   };
-  server.on("upgrade", onUpgrade);
+  const removeRoute = upgrades.add({ matches: (path) => path === AGENT_CHANNEL_PATH, handle: onUpgrade });
 
   let closed: Promise<void> | undefined;
   return {
@@ -117,7 +103,7 @@ export function attachAgentChannel(
     close() {
       closed ??= (async () => {
         closing = true;
-        server.off("upgrade", onUpgrade);
+        removeRoute();
         for (const session of sessions) {
           session.close(1001, "server shutting down");
         }

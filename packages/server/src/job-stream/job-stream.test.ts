@@ -1,68 +1,52 @@
 import { hosts } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { eventually } from "../testing/eventually.js";
 import { readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent, type TestAgent } from "../testing/test-agent.js";
-import { openJobStreamCount, type StreamMessage } from "./job-stream.js";
+import type { StreamMessage } from "./job-stream.js";
 
 const PASSWORD = "correct horse battery";
 
-/** A browser's EventSource, reduced to what the tests need: the parsed messages, in order. */
+/** A browser's WebSocket, reduced to what the tests need: the parsed messages, in order. */
 interface StreamClient {
+  /** 101 when the socket opened, else the HTTP status of the refusal. */
   status: number;
-  contentType: string | null;
   messages: StreamMessage[];
-  /** Resolves once the server has ended the stream. */
-  ended: Promise<void>;
+  /** Resolves with the close code once the socket is closed. */
+  ended: Promise<number>;
   next(count: number, timeoutMs?: number): Promise<StreamMessage[]>;
   close(): void;
 }
 
-async function openStream(url: string, cookie: string | undefined): Promise<StreamClient> {
-  const controller = new AbortController();
-  const res = await fetch(url, {
-    headers: { Accept: "text/event-stream", ...(cookie ? { Cookie: cookie } : {}) },
-    redirect: "manual",
-    signal: controller.signal,
-  });
-  const messages: StreamMessage[] = [];
-  let ended: Promise<void> = Promise.resolve();
-  if (res.ok && res.body) {
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    ended = (async () => {
-      let buffer = "";
-      try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) {
-            return;
-          }
-          buffer += value;
-          let cut = buffer.indexOf("\n\n");
-          while (cut >= 0) {
-            const block = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            const data = block
-              .split("\n")
-              .filter((line) => line.startsWith("data: "))
-              .map((line) => line.slice("data: ".length))
-              .join("\n");
-            if (data) {
-              messages.push(JSON.parse(data) as StreamMessage);
-            }
-            cut = buffer.indexOf("\n\n");
-          }
-        }
-      } catch {
-        // Aborted by close().
-      }
-    })();
+async function openStream(
+  url: string,
+  cookie: string | undefined,
+  origin: string | undefined,
+): Promise<StreamClient> {
+  const headers: Record<string, string> = {};
+  if (cookie) {
+    headers.Cookie = cookie;
   }
+  const ws = new WebSocket(url.replace(/^http/, "ws"), { headers, ...(origin ? { origin } : {}) });
+  const messages: StreamMessage[] = [];
+  ws.on("message", (data) => {
+    messages.push(JSON.parse(String(data)) as StreamMessage);
+  });
+  const ended = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+  const status = await new Promise<number>((resolve) => {
+    ws.once("open", () => resolve(101));
+    ws.once("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      res.resume();
+      ws.terminate();
+    });
+    ws.once("error", () => resolve(0));
+  });
   return {
-    status: res.status,
-    contentType: res.headers.get("content-type"),
+    status,
     messages,
     ended,
     next: (count, timeoutMs = 5_000) =>
@@ -71,7 +55,7 @@ async function openStream(url: string, cookie: string | undefined): Promise<Stre
         (list) => list.length >= count,
         { timeoutMs, what: `${count} stream messages` },
       ),
-    close: () => controller.abort(),
+    close: () => ws.close(),
   };
 }
 
@@ -96,6 +80,8 @@ runServerSuite("job page live stream", (server) => {
     return cookie ?? "";
   }
 
+  const origin = () => new URL(server.deps.config.baseUrl).origin;
+
   async function connected(token: string): Promise<TestAgent> {
     const agent = await connectAgent(server.wsUrl, token);
     agent.hello();
@@ -119,10 +105,9 @@ runServerSuite("job page live stream", (server) => {
       const { host, token } = await seedHost(server.deps);
       const job = await seedJob(server.deps, { hostId: host.id, kind: "backup", actorKind: "user" });
       const agent = await connected(token);
-      const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login());
+      const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login(), origin());
       try {
-        expect(stream.status).toBe(200);
-        expect(stream.contentType).toMatch(/^text\/event-stream/);
+        expect(stream.status).toBe(101);
         const [state] = await stream.next(1);
         expect(state).toMatchObject({
           type: "state",
@@ -171,10 +156,15 @@ runServerSuite("job page live stream", (server) => {
           type: "job.finished",
           payload: { job_id: job.id, status: "succeeded", exit_code: 0, summary: { files_new: 3 } },
         });
-        await eventually(openJobStreamCount, (n) => n === 0, { what: "stream closed on the server" });
+        expect(await stream.ended).toBe(1000);
+        await eventually(
+          () => server.jobStreams.count(),
+          (n) => n === 0,
+          { what: "stream closed on the server" },
+        );
 
         // A late subscriber is told the final state at once, and its stream ends.
-        const late = await openStream(`${server.url}/jobs/${job.id}/stream`, await login());
+        const late = await openStream(`${server.url}/jobs/${job.id}/stream`, await login(), origin());
         await late.ended;
         expect(late.messages.map((m) => m.type)).toEqual(["state", "job.finished"]);
         expect(late.messages[0]).toMatchObject({ payload: { last_seq: 2 } });
@@ -190,25 +180,57 @@ runServerSuite("job page live stream", (server) => {
     it("stops listening when the browser goes away", async () => {
       const { host } = await seedHost(server.deps);
       const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
-      const before = openJobStreamCount();
-      const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login());
+      const before = server.jobStreams.count();
+      const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login(), origin());
       await stream.next(1);
-      expect(openJobStreamCount()).toBe(before + 1);
+      expect(server.jobStreams.count()).toBe(before + 1);
       stream.close();
-      await eventually(openJobStreamCount, (n) => n === before, { what: "stream released" });
+      await eventually(
+        () => server.jobStreams.count(),
+        (n) => n === before,
+        { what: "stream released" },
+      );
     });
   });
 
   describe("refusals", () => {
+    it("refuses a page of another site even with a valid session (cross-site WebSocket hijacking)", async () => {
+      const { host } = await seedHost(server.deps);
+      const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
+      const foreign = await openStream(
+        `${server.url}/jobs/${job.id}/stream`,
+        await login(),
+        "https://evil.example",
+      );
+      expect(foreign.status).toBe(403);
+      expect(foreign.messages).toEqual([]);
+    });
+
+    it("answers a plain GET with 426 to a viewer, so only the upgrade streams", async () => {
+      const { host } = await seedHost(server.deps);
+      const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
+      const res = await fetch(`${server.url}/jobs/${job.id}/stream`, { headers: { Cookie: await login() } });
+      expect(res.status).toBe(426);
+      expect(await res.json()).toMatchObject({ code: "upgrade_required" });
+    });
+
     it("refuses a stream without a session and answers 404 for an unknown job", async () => {
       const { host } = await seedHost(server.deps);
       const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
-      const anonymous = await openStream(`${server.url}/jobs/${job.id}/stream`, undefined);
-      expect(anonymous.status).toBe(303);
-      expect(anonymous.contentType).not.toMatch(/event-stream/);
-      const forged = await openStream(`${server.url}/jobs/${job.id}/stream`, "fleetback_session=forged");
-      expect(forged.status).toBe(303);
-      const unknown = await openStream(`${server.url}/jobs/01JD0000000000000000000000/stream`, await login());
+      const anonymous = await openStream(`${server.url}/jobs/${job.id}/stream`, undefined, origin());
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.messages).toEqual([]);
+      const forged = await openStream(
+        `${server.url}/jobs/${job.id}/stream`,
+        "fleetback_session=forged",
+        origin(),
+      );
+      expect(forged.status).toBe(401);
+      const unknown = await openStream(
+        `${server.url}/jobs/01JD0000000000000000000000/stream`,
+        await login(),
+        origin(),
+      );
       expect(unknown.status).toBe(404);
     });
   });
@@ -219,7 +241,7 @@ runServerSuite("job page live stream", (server) => {
       const job = await seedJob(server.deps, { hostId: host.id, kind: "backup", actorKind: "user" });
       const agent = await connected(token);
       try {
-        const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login());
+        const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login(), origin());
         await stream.next(1);
         const from = agent.frames.length;
         const res = await apiPost(`/api/jobs/${job.id}/cancel`);
@@ -249,7 +271,7 @@ runServerSuite("job page live stream", (server) => {
       const { host } = await seedHost(server.deps);
       await server.deps.db.update(hosts).set({ status: "offline" }).where(eq(hosts.id, host.id));
       const job = await seedJob(server.deps, { hostId: host.id, kind: "backup", actorKind: "user" });
-      const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login());
+      const stream = await openStream(`${server.url}/jobs/${job.id}/stream`, await login(), origin());
       await stream.next(1);
       const res = await apiPost(`/api/jobs/${job.id}/cancel`);
       expect(res.status).toBe(200);

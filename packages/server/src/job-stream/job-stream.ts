@@ -1,238 +1,202 @@
 /**
  * @module job-stream/job-stream
- * `GET /jobs/:id/stream`: the job page's live feed as Server-Sent Events (DESIGN.md "Pages"
- * allows WebSocket or SSE; SSE is a plain authenticated GET, so the session cookie, the role
- * check and the CSP `connect-src 'self'` apply unchanged).
+ * `GET /jobs/:id/stream` as a WebSocket (SPEC.md "job page ... live stream (WebSocket)"): one text
+ * frame of JSON `{type, payload}` per feed message (job-feed.ts), the stored state first; after
+ * `job.finished` the server closes with 1000. A late subscriber gets state and a synthetic
+ * job.finished at once.
  *
- * Every event is one `data:` line of JSON `{type, payload}`:
- *   state        { job, last_seq }   first, always: the stored job and its highest stored log seq
- *   job.status   { job_id, status, started_at? }
- *   job.progress the agent's job.progress payload (job_id, percent_done, files_done, ...)
- *   log.stream   { job_id, seq, stream, line, ts }
- *   job.finished { job_id, status, exit_code, error, summary, finished_at }   last; then the stream ends
- * A job already finished when the browser connects gets `state` and a synthetic `job.finished`
- * at once, and the stream ends (SPEC.md "States and transitions").
+ * Authorisation is the app's own: before upgrading, the request is replayed through the Hono app
+ * as a plain GET of the same path with the same cookie or bearer, where the route answers 426
+ * only to a viewer (or better) of an existing job. Every other answer (401, 403, 404) is returned
+ * as the refusal, so the role table and route-roles.test.ts cover this endpoint too. Browsers
+ * always send Origin on a WebSocket; one that is not this server's is refused (cross-site
+ * WebSocket hijacking), since a cookie alone would otherwise authenticate it.
  */
-import { type Database, type Job, jobLogs } from "@fleetback/db";
-import { eq, max } from "drizzle-orm";
-import { type JobEventMap, type JobEvents, jobEvents as processJobEvents } from "../jobs/job-events.js";
-import { getJob, jobJson } from "../jobs/job-queries.js";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { type WebSocket, WebSocketServer } from "ws";
+import { refuseUpgrade } from "../agent-channel/upgrade-auth.js";
+import type { UpgradeRouter } from "../http/upgrade-router.js";
+import type { JobEvents } from "../jobs/job-events.js";
 import type { Logger } from "../log.js";
+import { openJobFeed } from "./job-feed.js";
 
-/** A comment line now and then keeps proxies and the browser from timing the stream out. */
-export const KEEPALIVE_MS = 25_000;
-/** Told to EventSource: how long to wait before reconnecting after a dropped stream. */
-export const RETRY_MS = 5_000;
+export type { StreamMessage } from "./job-feed.js";
 
-export type StreamMessage =
-  | { type: "state"; payload: { job: ReturnType<typeof jobJson>; last_seq: number } }
-  | { type: "job.status"; payload: { job_id: string; status: string; started_at?: Date | undefined } }
-  | { type: "job.progress"; payload: Record<string, unknown> }
-  | { type: "log.stream"; payload: { job_id: string; seq: number; stream: string; line: string; ts: Date } }
-  | {
-      type: "job.finished";
-      payload: {
-        job_id: string;
-        status: string;
-        exit_code: number | null;
-        error: string | null;
-        summary: Record<string, unknown> | null;
-        finished_at: Date | null;
-      };
-    };
+const STREAM_PATH = /^\/jobs\/([0-9A-HJKMNP-TV-Z]{26})\/stream$/;
+/** A ping now and then keeps proxies from timing the socket out and finds dead browsers. */
+export const PING_MS = 25_000;
+/** A browser that stops reading is cut off (1013) rather than buffered for without bound. */
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** The app's answer to an authorised plain GET of the stream path. */
+export const STREAM_AUTHORISED_STATUS = 426;
 
-const ACTIVE = new Set(["queued", "running"]);
-
-/** Streams still open, so a shutting-down server can end them (they would hold server.close()). */
-const openStreams = new Set<() => void>();
-
-export function closeJobStreams(): void {
-  for (const end of [...openStreams]) {
-    end();
-  }
+export interface JobStreamDeps {
+  db: Parameters<typeof openJobFeed>[0]["db"];
+  log: Logger;
+  config: { baseUrl: string };
 }
 
-export function openJobStreamCount(): number {
-  return openStreams.size;
+export interface JobStreamOptions {
+  /** The Hono app's fetch: runs authentication and the route's role check. */
+  authorise: (request: Request, env: { incoming: IncomingMessage }) => Response | Promise<Response>;
+  events?: JobEvents;
+  pingMs?: number;
 }
 
-function finishedMessage(event: JobEventMap["job.finished"]): StreamMessage {
-  return {
-    type: "job.finished",
-    payload: {
-      job_id: event.jobId,
-      status: event.status,
-      exit_code: event.exitCode,
-      error: event.error,
-      summary: event.summary,
-      finished_at: event.finishedAt,
-    },
-  };
+export interface JobStreams {
+  /** Open streams (tests, metrics). */
+  count(): number;
+  /** Ends every stream (1001; cut after a short grace) and stops accepting new ones. */
+  close(): Promise<void>;
 }
 
-function syntheticFinished(job: Job): StreamMessage {
-  return {
-    type: "job.finished",
-    payload: {
-      job_id: job.id,
-      status: job.status,
-      exit_code: job.exitCode,
-      error: job.error,
-      summary: job.summary,
-      finished_at: job.finishedAt,
-    },
-  };
-}
-
-async function lastStoredSeq(db: Database, jobId: string): Promise<number> {
-  const [row] = await db
-    .select({ seq: max(jobLogs.seq) })
-    .from(jobLogs)
-    .where(eq(jobLogs.jobId, jobId));
-  return row?.seq ?? 0;
-}
-
-/**
- * Opens the stream of job `jobId` (404 when it does not exist). Subscribes before reading the
- * stored state, so nothing that happens in between is missed; log lines already covered by
- * `last_seq` are not sent twice.
- */
-export async function openJobStream(
-  deps: { db: Database; log: Logger },
-  jobId: string,
-  options: { events?: JobEvents; keepaliveMs?: number } = {},
-): Promise<Response> {
-  const events = options.events ?? processJobEvents;
-  const pending: StreamMessage[] = [];
-  let deliver: ((message: StreamMessage) => void) | undefined;
-  const push = (message: StreamMessage) => {
-    if (deliver) {
-      deliver(message);
-    } else {
-      pending.push(message);
+function copyHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const name of ["cookie", "authorization", "user-agent", "x-forwarded-for"]) {
+    const value = req.headers[name];
+    if (typeof value === "string") {
+      headers.set(name, value);
     }
+  }
+  return headers;
+}
+
+async function refusalOf(response: Response): Promise<{ status: number; code: string; message: string }> {
+  // Pages answer an anonymous browser with a redirect to /login; a socket cannot follow it.
+  if (response.status >= 300 && response.status < 400) {
+    return { status: 401, code: "unauthorised", message: "log in to follow this job" };
+  }
+  const body = (await response.json().catch(() => ({}))) as { code?: unknown; message?: unknown };
+  return {
+    status: response.status,
+    code: typeof body.code === "string" ? body.code : "forbidden",
+    message: typeof body.message === "string" ? body.message : "this stream is not available",
   };
-  const unsubscribe = [
-    events.on("job.updated", (event) => {
-      if (event.jobId !== jobId) {
+}
+
+export function attachJobStreams(
+  upgrades: UpgradeRouter,
+  deps: JobStreamDeps,
+  options: JobStreamOptions,
+): JobStreams {
+  const { log } = deps;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  const open = new Set<WebSocket>();
+  let closing = false;
+
+  function serve(ws: WebSocket, jobId: string): void {
+    open.add(ws);
+    let alive = true;
+    const ping = setInterval(() => {
+      if (!alive) {
+        ws.terminate();
         return;
       }
-      if (event.status) {
-        push({
-          type: "job.status",
-          payload: { job_id: jobId, status: event.status, started_at: event.startedAt },
-        });
-      }
-      if (event.progress) {
-        push({ type: "job.progress", payload: { ...event.progress } });
-      }
-    }),
-    events.on("job.log", (event) => {
-      if (event.jobId === jobId) {
-        push({
-          type: "log.stream",
-          payload: { job_id: jobId, seq: event.seq, stream: event.stream, line: event.line, ts: event.ts },
-        });
-      }
-    }),
-    events.on("job.finished", (event) => {
-      if (event.jobId === jobId) {
-        push(finishedMessage(event));
-      }
-    }),
-  ];
-  const stop = () => {
-    for (const off of unsubscribe) {
-      off();
-    }
-  };
-
-  let job: Job;
-  let lastSeq: number;
-  try {
-    job = await getJob(deps.db, jobId);
-    lastSeq = await lastStoredSeq(deps.db, jobId);
-  } catch (err) {
-    stop();
-    throw err;
-  }
-
-  const encoder = new TextEncoder();
-  const keepaliveMs = options.keepaliveMs ?? KEEPALIVE_MS;
-  let keepalive: ReturnType<typeof setInterval> | undefined;
-  let end: (() => void) | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      let closed = false;
-      end = () => {
-        if (closed) {
+      alive = false;
+      ws.ping();
+    }, options.pingMs ?? PING_MS);
+    ping.unref?.();
+    ws.on("pong", () => {
+      alive = true;
+    });
+    let stopFeed = () => {};
+    ws.on("close", () => {
+      clearInterval(ping);
+      open.delete(ws);
+      stopFeed();
+    });
+    ws.on("error", (err) => log.debug({ err, job_id: jobId }, "job stream socket error"));
+    // The browser has nothing to say on this socket; a message is ignored.
+    openJobFeed(deps, jobId, options.events)
+      .then((feed) => {
+        stopFeed = feed.stop;
+        if (ws.readyState !== ws.OPEN) {
+          feed.stop();
           return;
         }
-        closed = true;
-        stop();
-        clearInterval(keepalive);
-        openStreams.delete(endStream);
-        try {
-          controller.close();
-        } catch {
-          // Already cancelled by the client.
-        }
-      };
-      const endStream = () => end?.();
-      openStreams.add(endStream);
-      const write = (message: StreamMessage) => {
-        if (closed) {
-          return;
-        }
-        if (message.type === "log.stream") {
-          if (message.payload.seq <= lastSeq) {
+        feed.follow((message) => {
+          if (ws.readyState !== ws.OPEN) {
+            feed.stop();
             return;
           }
-          lastSeq = message.payload.seq;
-        }
-        try {
-          controller.enqueue(encoder.encode(`data: ${JSON.stringify(message)}\n\n`));
-        } catch {
-          // The browser left between two events; cancel() is on its way.
-          endStream();
-          return;
-        }
-        if (message.type === "job.finished") {
-          endStream();
-        }
-      };
-      controller.enqueue(encoder.encode(`retry: ${RETRY_MS}\n\n`));
-      write({ type: "state", payload: { job: jobJson(job), last_seq: lastSeq } });
-      if (!ACTIVE.has(job.status)) {
-        write(syntheticFinished(job));
-        return;
-      }
-      for (const message of pending.splice(0)) {
-        write(message);
-      }
-      deliver = write;
-      keepalive = setInterval(() => {
-        if (!closed) {
-          try {
-            controller.enqueue(encoder.encode(": keepalive\n\n"));
-          } catch {
-            endStream();
+          if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+            feed.stop();
+            ws.close(1013, "too slow; reconnect");
+            return;
           }
-        }
-      }, keepaliveMs);
-      keepalive.unref?.();
-    },
-    cancel() {
-      // The browser went away (closed tab, navigation): stop listening.
-      end?.();
+          ws.send(JSON.stringify(message));
+          if (message.type === "job.finished") {
+            ws.close(1000, "job finished");
+          }
+        });
+      })
+      .catch((err: unknown) => {
+        log.warn({ err, job_id: jobId }, "job stream could not open");
+        ws.close(1011, "job stream unavailable");
+      });
+  }
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, jobId: string): Promise<void> {
+    const base = new URL(deps.config.baseUrl);
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== base.origin) {
+      refuseUpgrade(socket, 403, {
+        code: "forbidden",
+        message: "Origin: streams from other sites are refused",
+      });
+      return;
+    }
+    const answer = await options.authorise(
+      new Request(new URL(`/jobs/${jobId}/stream`, base), { headers: copyHeaders(req) }),
+      { incoming: req },
+    );
+    if (answer.status !== STREAM_AUTHORISED_STATUS) {
+      const refusal = await refusalOf(answer);
+      refuseUpgrade(socket, refusal.status, { code: refusal.code, message: refusal.message });
+      return;
+    }
+    if (closing) {
+      refuseUpgrade(socket, 503, { code: "unavailable", message: "the server is shutting down" });
+      return;
+    }
+    if (socket.destroyed) {
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, jobId));
+  }
+
+  const removeRoute = upgrades.add({
+    matches: (path) => STREAM_PATH.test(path),
+    handle(req, socket, head) {
+      const jobId = STREAM_PATH.exec(new URL(req.url ?? "/", "http://upgrade.invalid").pathname)?.[1] ?? "";
+      socket.on("error", (err) => log.debug({ err }, "job stream upgrade socket error"));
+      upgrade(req, socket, head, jobId).catch((err: unknown) => {
+        log.error({ err, job_id: jobId }, "job stream upgrade failed");
+        refuseUpgrade(socket, 503, {
+          code: "unavailable",
+          message: "the job stream is unavailable right now",
+        });
+      });
     },
   });
-  deps.log.debug({ job_id: jobId, status: job.status }, "job stream opened");
-  return new Response(body, {
-    headers: {
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-store",
-      "X-Accel-Buffering": "no",
+
+  return {
+    count: () => open.size,
+    async close() {
+      closing = true;
+      removeRoute();
+      for (const ws of open) {
+        ws.close(1001, "server shutting down");
+      }
+      const deadline = Date.now() + 1_000;
+      while (open.size > 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      for (const ws of open) {
+        ws.terminate();
+      }
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
-  });
+  };
 }

@@ -11,9 +11,9 @@ import { type AppEnv, requireRole } from "../auth/actor.js";
 import { RequestError } from "../errors.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readQuery } from "../http/validate.js";
-import { openJobStream } from "../job-stream/job-stream.js";
+import { STREAM_AUTHORISED_STATUS } from "../job-stream/job-stream.js";
 import { loadJobView } from "../job-stream/job-view.js";
-import { listJobs } from "../jobs/job-queries.js";
+import { getJob, listJobs } from "../jobs/job-queries.js";
 import { cancelFromRequest } from "./jobs.js";
 
 export const HOST_JOBS_PAGE = 50;
@@ -47,9 +47,23 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
     return renderPage(c, deps.views, "pages/job.njk", {
       title: `${view.job.kind} job on ${view.host.name}`,
       ...view,
+      // renderPage's own `actor` (the signed-in user, for the navigation) would shadow the view's.
+      startedBy: view.actor,
     });
   });
-  routes.get("/jobs/:id/stream", viewer, (c) => openJobStream(deps, c.req.param("id")));
+  // The stream itself is a WebSocket (job-stream.ts); a plain GET reaching here passed the role
+  // check, and the upgrade handler reads this 426 as "authorised".
+  routes.get("/jobs/:id/stream", viewer, async (c) => {
+    const job = await getJob(deps.db, c.req.param("id"));
+    c.header("Upgrade", "websocket");
+    return c.json(
+      {
+        code: "upgrade_required",
+        message: `/jobs/${job.id}/stream is a WebSocket: connect with Upgrade: websocket`,
+      },
+      STREAM_AUTHORISED_STATUS,
+    );
+  });
   routes.post("/jobs/:id/cancel", operator, async (c) => {
     const outcome = await cancelFromRequest(deps, c);
     return redirectAfterPost(c, `/jobs/${outcome.job.id}`);

@@ -42,6 +42,9 @@ export function runServerSuite(
         get channel() {
           return current().channel;
         },
+        get jobStreams() {
+          return current().jobStreams;
+        },
         close: () => current().close(),
       });
     });

@@ -11,9 +11,10 @@ import {
   type AgentChannel,
   type AgentChannelOptions,
   attachAgentChannel,
-  type UpgradeSource,
 } from "../agent-channel/attach-agent-channel.js";
 import { createApp } from "../app.js";
+import { attachUpgradeRouter, type UpgradeSource } from "../http/upgrade-router.js";
+import { attachJobStreams, type JobStreams } from "../job-stream/job-stream.js";
 import { createTestDeps, type TestDeps } from "./test-deps.js";
 
 export interface TestServer {
@@ -23,6 +24,7 @@ export interface TestServer {
   wsUrl: string;
   deps: TestDeps;
   channel: AgentChannel;
+  jobStreams: JobStreams;
   /** Closes the channel and the server; closes the deps too when this server created them. */
   close(): Promise<void>;
 }
@@ -45,9 +47,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       resolve();
     });
   });
-  const channel = attachAgentChannel(server as UpgradeSource, deps, {
+  const upgrades = attachUpgradeRouter(server as UpgradeSource);
+  const channel = attachAgentChannel(upgrades, deps, {
     closeGraceMs: 500,
     ...options.channel,
+  });
+  const jobStreams = attachJobStreams(upgrades, deps, {
+    authorise: (request, env) => app.fetch(request, env),
+    ...(options.channel?.jobEvents ? { events: options.channel.jobEvents } : {}),
   });
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
@@ -56,9 +63,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     wsUrl: `ws://127.0.0.1:${port}/api/agents/ws`,
     deps,
     channel,
+    jobStreams,
     close() {
       closing ??= (async () => {
         await channel.close();
+        await jobStreams.close();
+        upgrades.detach();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           if ("closeAllConnections" in server) {
