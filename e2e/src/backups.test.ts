@@ -9,18 +9,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  type AgentDirs,
-  type AgentRun,
-  makeAgentDirs,
-  runAgent,
-  startAgent,
-} from "./support/agent-process.js";
+import { type AgentDirs, type AgentRun, startAgent } from "./support/agent-process.js";
 import { type Api, bootstrapAdmin } from "./support/api.js";
+import { type EnrolledHost, enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
-import { RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
+import { type ResticVersion, toolsPresent } from "./support/tools.js";
 
 interface JobJson {
   id: string;
@@ -83,48 +78,14 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
     await rest?.stop();
   });
 
-  async function enrol(
-    restic: ResticVersion,
-    user: string,
-  ): Promise<{ hostId: string; dirs: AgentDirs; env: Record<string, string> }> {
-    const minted = await api.send<{ token: string; htpasswd_snippet: string }>(
-      "POST",
-      "/api/enrollment-tokens",
-      {
-        repository: { url: `rest:${rest.url}/${user}/`, username: user },
-      },
-    );
-    rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
-    const dirs = await makeAgentDirs();
-    const env = { FLEETBACK_RESTIC: RESTIC[restic] };
-    const enrolled = await runAgent(
-      ["enroll", "--server", server.url, "--token", minted.body.token],
-      dirs,
-      env,
-    );
-    expect(enrolled.code, enrolled.output).toBe(0);
-    const { host_id } = JSON.parse(readFileSync(join(dirs.configDir, "agent.json"), "utf8")) as {
-      host_id: string;
-    };
-    return { hostId: host_id, dirs, env };
+  function enrol(restic: ResticVersion, user: string): Promise<EnrolledHost> {
+    return enrolHost({ api, rest, restic, user });
   }
 
   function run(dirs: AgentDirs, env: Record<string, string>): AgentRun {
     const agent = startAgent(["run"], dirs, env);
     agents.push(agent);
     return agent;
-  }
-
-  async function waitReady(hostId: string): Promise<void> {
-    await eventually(
-      async () => {
-        const { host } = await api.get<{ host: { status: string; repository_init: { state: string } } }>(
-          `/api/hosts/${hostId}`,
-        );
-        return host.status === "online" && host.repository_init.state === "initialised";
-      },
-      { what: "host online and initialised", timeoutMs: 90_000 },
-    );
   }
 
   async function waitJob(
@@ -159,7 +120,7 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
     it(`restic ${restic}: scheduled and run-now backups, snapshots with ${restic === "0.18" ? "sizes" : "zero sizes"}`, async () => {
       const { hostId, dirs, env } = await enrol(restic, `bk-${restic.replace(".", "")}`);
       run(dirs, env);
-      await waitReady(hostId);
+      await waitHostReady(api, hostId);
       const source = makeTree(6, 4096);
       const groupId = await createGroup(hostId, "docs", [source]);
 
@@ -225,7 +186,7 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
   it("cancelling a long backup kills restic and ends cancelled", async () => {
     const { hostId, dirs, env } = await enrol("0.18", "bk-cancel");
     run(dirs, env);
-    await waitReady(hostId);
+    await waitHostReady(api, hostId);
     // 32 MiB behind a 64 KiB/s upload cap: minutes of work, so the cancel lands mid-run.
     const source = makeTree(8, 4 * 2 ** 20);
     expect(
@@ -257,7 +218,7 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
   it("a backup due while the host is offline runs when it returns", async () => {
     const { hostId, dirs, env } = await enrol("0.18", "bk-pending");
     const first = run(dirs, env);
-    await waitReady(hostId);
+    await waitHostReady(api, hostId);
     const source = makeTree(2, 1024);
     const created = await api.send<{ source_group: { id: string } }>(
       "POST",
@@ -268,7 +229,8 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
     const groupId = created.body.source_group.id;
     await first.stop();
     await eventually(
-      async () => (await api.get<{ host: { status: string } }>(`/api/hosts/${hostId}`)).host.status === "offline",
+      async () =>
+        (await api.get<{ host: { status: string } }>(`/api/hosts/${hostId}`)).host.status === "offline",
       { what: "host offline" },
     );
     const queued = await api.send<{ pending_run_id: string }>(
@@ -281,7 +243,9 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
     const job = await eventually(
       async () => {
         const { jobs } = await api.get<{ jobs: JobJson[] }>(`/api/jobs?host_id=${hostId}&kind=backup`);
-        return jobs.find((candidate) => candidate.source_group_id === groupId && candidate.status === "succeeded");
+        return jobs.find(
+          (candidate) => candidate.source_group_id === groupId && candidate.status === "succeeded",
+        );
       },
       { what: "the pending backup to run once the host is back", timeoutMs: 90_000 },
     );

@@ -49,14 +49,16 @@ export function createApi(baseUrl: string, token: string): Api {
   return api;
 }
 
+/** The first admin bootstrapAdmin creates, for tests that also sign in through the pages. */
+export const ADMIN = { username: "admin", password: "e2e operator passphrase" } as const;
+
 /** Creates the first admin through the bootstrap link and returns an API client for it. */
 export async function bootstrapAdmin(baseUrl: string, output: string): Promise<Api> {
   const token = decodeURIComponent(/\/bootstrap\?token=(\S+)/.exec(output)?.[1] ?? "");
-  const password = "e2e operator passphrase";
   const created = await fetch(`${baseUrl}/api/auth/bootstrap`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ bootstrap_token: token, username: "admin", password }),
+    body: JSON.stringify({ bootstrap_token: token, ...ADMIN }),
   });
   if (created.status !== 201) {
     throw new Error(`bootstrap failed: ${created.status} ${await created.text()}`);

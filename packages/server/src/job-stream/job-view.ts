@@ -34,13 +34,21 @@ export interface JobView {
 
 const num = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
-export function progressView(progress: Record<string, unknown> | null): JobProgressView | undefined {
+/**
+ * Progress is stored at most once a second, so a job that succeeded may have its last stored
+ * value below 100 %; the page says what the live stream said at the end: done.
+ */
+export function progressView(
+  progress: Record<string, unknown> | null,
+  succeeded = false,
+): JobProgressView | undefined {
   if (!progress) {
     return undefined;
   }
   const currentFile = progress.current_file;
+  const percent = Math.min(100, Math.max(0, Math.round((num(progress.percent_done) ?? 0) * 1000) / 10));
   return {
-    percent: Math.min(100, Math.max(0, Math.round((num(progress.percent_done) ?? 0) * 1000) / 10)),
+    percent: succeeded ? 100 : percent,
     filesDone: num(progress.files_done),
     filesTotal: num(progress.files_total),
     bytesDone: num(progress.bytes_done),
@@ -95,7 +103,7 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
     actor,
     groupName,
     active: job.status === "queued" || job.status === "running",
-    progress: progressView(job.progress),
+    progress: progressView(job.progress, job.status === "succeeded"),
     summary: summaryRows(job.summary),
     logTail: tail,
     lastSeq: tail.at(-1)?.seq ?? 0,

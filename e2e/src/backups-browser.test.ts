@@ -1,0 +1,214 @@
+/**
+ * Issue 4 in headless Chromium against the built server, a real agent, restic 0.18 and
+ * rest-server: from the host's "Sources & schedules" tab an operator creates a source group and a
+ * schedule (the agent acknowledges the new schedule version), runs the group now, follows the
+ * link to the job page and watches it, without reloading, go from active to succeeded with the
+ * progress bar at 100 % and the log tail filled. Only what the page shows is asserted, so the
+ * test holds whatever transport carries the live updates.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Locator, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentRun, startAgent } from "./support/agent-process.js";
+import { ADMIN, type Api, bootstrapAdmin } from "./support/api.js";
+import { chromiumPath, launchBrowser } from "./support/browser.js";
+import { enrolHost, waitHostReady } from "./support/enrol.js";
+import { eventually } from "./support/eventually.js";
+import { repoRoot } from "./support/paths.js";
+import { type RestServer, startRestServer } from "./support/rest-server.js";
+import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { toolsPresent } from "./support/tools.js";
+
+const shots = join(repoRoot, ".cache", "screenshots");
+const WAIT = { timeoutMs: 90_000, intervalMs: 200 };
+/** 6 MiB of incompressible data behind a 512 KiB/s upload cap: about ten seconds of backup. */
+const SOURCE_FILES = 6;
+const SOURCE_FILE_BYTES = 2 ** 20;
+const UPLOAD_CAP_KIBPS = 512;
+
+function makeSourceDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "fleetback-browser-src-"));
+  mkdirSync(join(dir, "nested"));
+  for (let i = 0; i < SOURCE_FILES; i++) {
+    writeFileSync(join(dir, i % 2 ? "nested" : "", `part-${i}.bin`), randomBytes(SOURCE_FILE_BYTES));
+  }
+  return dir;
+}
+
+async function text(locator: Locator): Promise<string> {
+  return ((await locator.textContent({ timeout: 5_000 })) ?? "").trim();
+}
+
+/** The host's "Sources & schedules" tab, as an operator uses it. */
+function sourcesPage(page: Page) {
+  const newGroup = page.getByTestId("new-group");
+  const newSchedule = page.getByTestId("new-schedule");
+  return {
+    group: (name: string) => page.getByTestId(`group-${name}`),
+    scheduleRows: page.locator('tr[data-testid^="schedule-"]'),
+    scheduleVersion: page.getByTestId("schedule-version"),
+    async createGroup(name: string, include: string, keepLast: number) {
+      await page.locator("summary", { hasText: "New source group" }).click();
+      await newGroup.getByLabel("Name (the snapshot tag)").fill(name);
+      await newGroup.getByLabel("Includes, one absolute path per line").fill(include);
+      await newGroup.getByLabel("keep last", { exact: true }).fill(String(keepLast));
+      await newGroup.getByRole("button", { name: "Create group" }).click();
+    },
+    async createSchedule(cron: string, groupName: string) {
+      await page.locator("summary", { hasText: "New schedule" }).click();
+      await newSchedule.getByLabel("Cron (5 fields, or 6 with seconds first)").fill(cron);
+      expect(await newSchedule.getByLabel("Enabled").isChecked()).toBe(true);
+      await newSchedule.getByLabel(groupName, { exact: true }).check();
+      await newSchedule.getByRole("button", { name: "Create schedule" }).click();
+    },
+  };
+}
+
+/** The job page's live parts. */
+function jobPage(page: Page) {
+  const bar = page.getByTestId("job-progress");
+  return {
+    status: page.getByTestId("job-status"),
+    percent: page.getByTestId("job-percent"),
+    bytes: page.getByTestId("job-bytes"),
+    files: page.getByTestId("job-files"),
+    logLines: page.getByTestId("job-log").locator("span"),
+    summary: page.getByTestId("job-summary"),
+    /** Where the bar is drawn, 0 to 100. */
+    barValue: () => bar.evaluate((element) => (element as unknown as { value: number }).value),
+  };
+}
+
+describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", () => {
+  let rest: RestServer;
+  let server: ServerProcess;
+  let api: Api;
+  let browser: Browser;
+  let page: Page;
+  const agents: AgentRun[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    rest = await startRestServer();
+    server = await startServerProcess();
+    api = await bootstrapAdmin(server.url, server.output());
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  });
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await browser?.close();
+    await server?.stop();
+    await rest?.stop();
+  });
+
+  it("creates a group and a schedule, runs now and watches the job reach 100 %", async () => {
+    const { hostId, dirs, env } = await enrolHost({ api, rest, restic: "0.18", user: "browser-018" });
+    agents.push(startAgent(["run"], dirs, env));
+    await waitHostReady(api, hostId);
+    // Slow enough that the job page opens while the backup runs and gets live progress.
+    const capped = await api.send("PUT", `/api/hosts/${hostId}/bandwidth`, {
+      up_kbps: UPLOAD_CAP_KIBPS,
+      down_kbps: null,
+    });
+    expect(capped.status).toBe(200);
+    const source = makeSourceDir();
+
+    await page.goto(`${server.url}/login`);
+    await page.getByLabel("Username").fill(ADMIN.username);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${server.url}/`);
+
+    await page.goto(`${server.url}/hosts/${hostId}`);
+    await page.getByRole("tab", { name: "Sources & schedules" }).click();
+    await page.waitForURL(`${server.url}/hosts/${hostId}/sources`);
+    const sources = sourcesPage(page);
+    await page.getByText("No source groups yet").waitFor();
+
+    await sources.createGroup("docs", source, 3);
+    await sources.group("docs").waitFor({ timeout: 30_000 });
+    expect(await text(sources.group("docs").locator("dd").first())).toBe(source);
+    expect(await text(sources.group("docs"))).toContain("last 3");
+
+    const versionBefore = /Agent has version (\d+) of (\d+)/.exec(await text(sources.scheduleVersion));
+    expect(versionBefore).not.toBeNull();
+    const expectedVersion = Number(versionBefore?.[2]) + 1;
+    await sources.createSchedule("0 0 1 1 *", "docs");
+    await sources.scheduleRows.first().waitFor({ timeout: 30_000 });
+    expect(await sources.scheduleRows.count()).toBe(1);
+    const row = sources.scheduleRows.first();
+    expect(await text(row.locator("td").nth(0))).toBe("0 0 1 1 *");
+    expect(await text(row.locator("td").nth(1))).toBe("yes");
+    expect(await text(row.locator("td").nth(2))).toBe("docs");
+    expect(await text(sources.scheduleVersion)).toMatch(new RegExp(`of ${expectedVersion}\\b`));
+    // The agent acknowledges the new schedule version; the page says so after a reload.
+    await eventually(
+      async () => {
+        await page.reload();
+        return (await text(sources.scheduleVersion)) ===
+          `Agent has version ${expectedVersion} of ${expectedVersion}.`
+          ? true
+          : undefined;
+      },
+      { what: "the agent to apply the new schedule", timeoutMs: 90_000, intervalMs: 1_000 },
+    );
+    await page.screenshot({ path: join(shots, "host-sources.png"), fullPage: true });
+
+    await sources.group("docs").getByRole("button", { name: "Run now" }).click();
+    const started = page.getByTestId("run-started");
+    await started.waitFor({ timeout: 30_000 });
+    await started.getByRole("link").click();
+    await page.waitForURL(/\/jobs\/[0-9A-HJKMNP-TV-Z]{26}$/);
+    const jobId = page.url().split("/").pop() ?? "";
+
+    const job = jobPage(page);
+    expect(await text(page.getByTestId("job-kind"))).toBe("backup");
+    expect(await text(page.getByTestId("job-actor"))).toBe(ADMIN.username);
+    expect(await text(page.getByTestId("job-group"))).toBe("docs");
+    expect(["queued", "running"]).toContain(await text(job.status));
+    // The page must change in place: count every load of it from here on.
+    let reloads = 0;
+    page.on("framenavigated", (frame) => {
+      if (frame === page.mainFrame()) {
+        reloads += 1;
+      }
+    });
+
+    const seen: Array<{ status: string; percent: string; bytes: string }> = [];
+    await eventually(
+      async () => {
+        const now = {
+          status: await text(job.status),
+          percent: await text(job.percent),
+          bytes: await text(job.bytes),
+        };
+        seen.push(now);
+        return now.status === "succeeded" && now.percent === "100" ? now : undefined;
+      },
+      { what: `job ${jobId} to show succeeded at 100 %`, ...WAIT },
+    );
+    expect(reloads).toBe(0);
+    // Progress arrived while the backup ran, not only with its end.
+    expect(seen.some((s) => s.status === "running" && s.bytes !== "–")).toBe(true);
+    expect(await job.barValue()).toBe(100);
+    expect(await text(job.files)).toMatch(new RegExp(`^\\d+ of ${SOURCE_FILES}$`));
+    await eventually(async () => ((await job.logLines.count()) > 0 ? true : undefined), {
+      what: "the log tail to fill",
+      ...WAIT,
+    });
+    expect(await text(page.getByTestId("job-log"))).not.toBe("");
+    expect(await text(job.summary)).toContain("snapshot_id");
+    await page.screenshot({ path: join(shots, "job-succeeded.png"), fullPage: true });
+
+    // What the page shows from stored state alone agrees.
+    await page.reload();
+    expect(await text(job.status)).toBe("succeeded");
+    expect(await text(job.percent)).toBe("100");
+    expect(await job.barValue()).toBe(100);
+    expect(await job.logLines.count()).toBeGreaterThan(0);
+  });
+});

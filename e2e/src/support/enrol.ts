@@ -1,0 +1,66 @@
+/**
+ * @module support/enrol
+ * A host enrolled the way an operator does it: mint a token with a rest-server repository, add
+ * the repository user with the snippet the server hands back, run `fleetback-agent enroll`. Then
+ * wait until the running agent is online and has initialised its repository.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type AgentDirs, makeAgentDirs, runAgent } from "./agent-process.js";
+import type { Api } from "./api.js";
+import { eventually } from "./eventually.js";
+import type { RestServer } from "./rest-server.js";
+import { RESTIC, type ResticVersion } from "./tools.js";
+
+export interface EnrolledHost {
+  hostId: string;
+  dirs: AgentDirs;
+  /** The agent's environment: which restic it runs. */
+  env: Record<string, string>;
+}
+
+export async function enrolHost(options: {
+  api: Api;
+  rest: RestServer;
+  restic: ResticVersion;
+  /** The rest-server user, also the repository's path. */
+  user: string;
+}): Promise<EnrolledHost> {
+  const { api, rest, restic, user } = options;
+  const minted = await api.send<{ token: string; htpasswd_snippet: string }>(
+    "POST",
+    "/api/enrollment-tokens",
+    { repository: { url: `rest:${rest.url}/${user}/`, username: user } },
+  );
+  if (minted.status !== 201) {
+    throw new Error(`enrolment token: ${minted.status} ${JSON.stringify(minted.body)}`);
+  }
+  rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
+  const dirs = await makeAgentDirs();
+  const env = { FLEETBACK_RESTIC: RESTIC[restic] };
+  const enrolled = await runAgent(
+    ["enroll", "--server", api.baseUrl, "--token", minted.body.token],
+    dirs,
+    env,
+  );
+  if (enrolled.code !== 0) {
+    throw new Error(`agent enroll exited with ${enrolled.code}:\n${enrolled.output}`);
+  }
+  const { host_id } = JSON.parse(readFileSync(join(dirs.configDir, "agent.json"), "utf8")) as {
+    host_id: string;
+  };
+  return { hostId: host_id, dirs, env };
+}
+
+/** Waits until the host's agent is connected and its repository is initialised. */
+export async function waitHostReady(api: Api, hostId: string): Promise<void> {
+  await eventually(
+    async () => {
+      const { host } = await api.get<{ host: { status: string; repository_init: { state: string } } }>(
+        `/api/hosts/${hostId}`,
+      );
+      return host.status === "online" && host.repository_init.state === "initialised";
+    },
+    { what: "host online and initialised", timeoutMs: 90_000 },
+  );
+}
