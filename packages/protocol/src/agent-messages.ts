@@ -15,6 +15,7 @@ import {
   TreeEntry,
   Ulid,
 } from "./common.js";
+import { SNAPSHOTS_REPORT_MAX_PARTS } from "./constants.js";
 
 export const Hello = Type.Object({
   agent_version: NonEmptyString,
@@ -75,12 +76,37 @@ export const LogStream = Type.Object({
 });
 export type LogStream = Static<typeof LogStream>;
 
-/** The full projection: the server replaces its cached list, so an empty list is meaningful. */
-export const SnapshotsReport = Type.Object({
+/** The full projection in one frame: the server replaces its cached list, so an empty list is meaningful. */
+export const SnapshotsReportWhole = Type.Object({
   snapshots: Type.Array(Snapshot),
   refreshed_at: Rfc3339,
+  report_id: Type.Optional(Type.Never()),
+  part: Type.Optional(Type.Never()),
+  parts: Type.Optional(Type.Never()),
 });
+export type SnapshotsReportWhole = Static<typeof SnapshotsReportWhole>;
+
+/**
+ * Since protocol 2: one frame of a projection too long for one frame. Every part carries the same
+ * `report_id`, `parts` and `refreshed_at`; `part` counts from 0, and part 0 holds the most recent
+ * snapshots. The server replaces its cached list once every part has arrived, never before.
+ */
+export const SnapshotsReportPart = Type.Object({
+  snapshots: Type.Array(Snapshot),
+  refreshed_at: Rfc3339,
+  report_id: Ulid,
+  part: Type.Integer({ minimum: 0, maximum: SNAPSHOTS_REPORT_MAX_PARTS - 1 }),
+  parts: Type.Integer({ minimum: 1, maximum: SNAPSHOTS_REPORT_MAX_PARTS }),
+});
+export type SnapshotsReportPart = Static<typeof SnapshotsReportPart>;
+
+/** A whole report or one part of it: `report_id`, `part` and `parts` come all together or not at all. */
+export const SnapshotsReport = Type.Union([SnapshotsReportWhole, SnapshotsReportPart]);
 export type SnapshotsReport = Static<typeof SnapshotsReport>;
+
+export function isSnapshotsReportPart(report: SnapshotsReport): report is SnapshotsReportPart {
+  return report.report_id !== undefined;
+}
 
 /** A partial update: only the fields present change on the server. */
 export const RepoStats = Type.Object({

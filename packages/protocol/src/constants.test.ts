@@ -18,12 +18,15 @@ import {
   MAX_FRAME_BYTES,
   MIN_AGENT_PROTOCOL_VERSION,
   PROTOCOL_VERSION,
+  SNAPSHOTS_REPORT_MAX_PARTS,
 } from "./constants.js";
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(1);
+    expect(PROTOCOL_VERSION).toBe(2);
+    // Protocol-1 agents (whole snapshot reports only) are still accepted.
     expect(MIN_AGENT_PROTOCOL_VERSION).toBe(1);
+    expect(SNAPSHOTS_REPORT_MAX_PARTS).toBe(64);
     expect(MAX_FRAME_BYTES).toBe(1_048_576);
     expect(CLOSE_CODES).toEqual({
       noHello: 4000,

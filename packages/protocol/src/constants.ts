@@ -4,8 +4,8 @@
  * change is a new PROTOCOL_VERSION and a CHANGELOG entry.
  */
 
-/** The version this package speaks, sent by the agent in `hello`. */
-export const PROTOCOL_VERSION = 1;
+/** The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts. */
+export const PROTOCOL_VERSION = 2;
 
 /** The server answers a lower `hello.protocol_version` with `ErrProtocolTooOld` and close 4001. */
 export const MIN_AGENT_PROTOCOL_VERSION = 1;
@@ -42,6 +42,13 @@ export function isFatalCloseCode(code: number): boolean {
 
 /** Larger frames are refused before parsing, so a hostile peer cannot make us parse megabytes. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
+
+/**
+ * Most parts one `snapshots.report` may be split into (since protocol 2); a larger `parts` is
+ * `invalid_message`. It bounds what a receiver holds for one report to 64 frames (64 MiB); at the
+ * agent's 512 KiB per part it carries about 100,000 snapshots.
+ */
+export const SNAPSHOTS_REPORT_MAX_PARTS = 64;
 
 /** Deeper JSON is refused: real messages nest about five levels, and deep values overflow the stack. */
 export const MAX_JSON_DEPTH = 32;

@@ -83,13 +83,17 @@ describe("agent", () => {
     harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
     const { peer, log } = harness;
     expect(peer.received[0]?.payload).toMatchObject({ tool_version: "" });
-    const prune = { job_id: nextUlid(), requires_admin_creds: true };
-    peer.send("command.run", { ...prune, kind: "prune" });
-    expect(finishedOf(await jobReports(peer, prune.job_id))).toEqual({
-      job_id: prune.job_id,
+    const restore = { job_id: nextUlid(), requires_admin_creds: false };
+    peer.send("command.run", {
+      ...restore,
+      kind: "restore",
+      restore: { snapshot_id: "473f1494", paths: ["/srv"], in_place: false, target_dir: "/tmp/restored" },
+    });
+    expect(finishedOf(await jobReports(peer, restore.job_id))).toEqual({
+      job_id: restore.job_id,
       status: "failed",
       exit_code: null,
-      error: "prune is not supported by this agent version",
+      error: "restore is not supported by this agent version",
     });
     peer.send("schedule.set", {
       version: 3,

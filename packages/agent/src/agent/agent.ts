@@ -59,13 +59,17 @@ export interface Agent {
   readonly toolVersion: ToolVersionProbe;
 }
 
-/** Kept in the outbox while disconnected. `snapshots.report` too: it replaces the server's list. */
+/**
+ * Kept in the outbox while disconnected. `snapshots.report` too: it replaces the server's list;
+ * and `repo.stats`, whose `last_check_status` or `last_prune_at` would otherwise be lost.
+ */
 const QUEUED_MESSAGES: ReadonlySet<string> = new Set([
   "job.started",
   "job.progress",
   "job.finished",
   "log.stream",
   "snapshots.report",
+  "repo.stats",
 ]);
 
 export function createAgent(options: AgentOptions): Agent {
@@ -123,6 +127,7 @@ export function createAgent(options: AgentOptions): Agent {
         clock,
         log,
         reportSnapshots: (report) => send("snapshots.report", report),
+        reportStats: (stats) => send("repo.stats", stats),
       }),
     reporter: createJobReporter((type, payload) => send(type, payload), clock),
     log,

@@ -1,7 +1,8 @@
 import { join } from "node:path";
-import type { CommandRunBackup, LogStreamName, SnapshotsReport } from "@fleetback/protocol";
+import type { CommandRunBackup, LogStreamName, RepoStats, SnapshotsReport } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
 import { createCredentialStore } from "../agent/credential-store.js";
+import { createToolVersionProbe } from "../restic/detect-version.js";
 import { createReplayRunner, loadRecording, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";
 import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
@@ -11,6 +12,7 @@ import { createMemoryLogger } from "../testing/memory-logger.js";
 import { resticFixturesDir } from "../testing/tools.js";
 import { backupArgs, createBackupJob, UNREADABLE_FILES_ERROR } from "./backup-job.js";
 import type { JobOutcome, ProgressState } from "./job-types.js";
+import { BACKUP_STATS_TIMEOUT_MS } from "./raw-data-stats.js";
 
 const fixtures = resticFixturesDir();
 const PASSWORD = "testpass-secret-1";
@@ -32,6 +34,7 @@ interface Ran {
   lines: { stream: LogStreamName; line: string }[];
   progress: { at: number; progress: ProgressState }[];
   reports: SnapshotsReport[];
+  stats: RepoStats[];
   calls: ProcessSpec[];
   timers: ManualTimers;
 }
@@ -40,6 +43,7 @@ interface RunOptions {
   command?: CommandRunBackup;
   backup: Recording;
   snapshots?: Recording;
+  stats?: Recording;
   /** Fake time that passes after each stdout line of the backup. */
   msPerLine?: number;
   hostCaps?: { up: number | null; down: number | null };
@@ -50,16 +54,24 @@ interface RunOptions {
 
 async function runBackup(options: RunOptions): Promise<Ran> {
   const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
-  const replay = createReplayRunner((spec) =>
-    spec.args.includes("snapshots")
+  const replay = createReplayRunner((spec) => {
+    if (spec.args.includes("version")) {
+      return recording("0.18.0", "version");
+    }
+    if (spec.args.includes("stats")) {
+      return options.stats ?? recording("0.18.0", "stats-raw");
+    }
+    return spec.args.includes("snapshots")
       ? (options.snapshots ?? { stdout: "[]", stderr: "", exitCode: 0 })
-      : options.backup,
-  );
+      : options.backup;
+  });
   const spawn = createSpawnRunner({ killGraceMs: 500 });
   const calls: ProcessSpec[] = [];
   const runner: ResticRunner = {
     run(spec) {
-      calls.push(spec);
+      if (!spec.args.includes("version")) {
+        calls.push(spec);
+      }
       if (spec.command !== "restic") {
         return options.realHooks
           ? spawn.run(spec)
@@ -91,8 +103,10 @@ async function runBackup(options: RunOptions): Promise<Ran> {
     });
   }
   const reports: SnapshotsReport[] = [];
+  const stats: RepoStats[] = [];
   const job = createBackupJob({
     restic,
+    toolVersion: createToolVersionProbe(restic),
     credentials,
     runner,
     parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD: "parent-secret" },
@@ -100,6 +114,7 @@ async function runBackup(options: RunOptions): Promise<Ran> {
     clock: timers.clock,
     log: createMemoryLogger(),
     reportSnapshots: (report) => reports.push(report),
+    reportStats: (report) => stats.push(report),
   });
   const lines: Ran["lines"] = [];
   const progress: Ran["progress"] = [];
@@ -109,7 +124,7 @@ async function runBackup(options: RunOptions): Promise<Ran> {
     log: (stream, line) => lines.push({ stream, line }),
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
-  return { outcome, lines, progress, reports, calls, timers };
+  return { outcome, lines, progress, reports, stats, calls, timers };
 }
 
 const recording = (version: string, name: string) =>
@@ -290,11 +305,18 @@ describe("backup hooks", () => {
       realHooks: true,
     });
     expect(ran.outcome.status).toBe("succeeded");
-    expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh", "restic", "/bin/sh", "restic"]);
+    expect(ran.calls.map((call) => call.command)).toEqual([
+      "/bin/sh",
+      "restic",
+      "/bin/sh",
+      "restic",
+      "restic",
+    ]);
     const agentLines = ran.lines.filter((entry) => entry.stream === "agent").map((entry) => entry.line);
     expect(agentLines).toEqual([
       "pre-hook: cwd=/ id=01M807SKJ8H7QEZZS1A0ZWSK9T status=none pw=unset",
       "post-hook: cwd=/ id=01M807SKJ8H7QEZZS1A0ZWSK9T status=succeeded pw=unset",
+      "repository stats: 6 snapshots, 75270 bytes stored, 84184 bytes uncompressed, compression ratio 1.12",
     ]);
   });
 
@@ -329,5 +351,47 @@ describe("backup hooks", () => {
     expect(ran.outcome).toEqual({ status: "cancelled", exit_code: null });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh"]);
+  });
+});
+
+describe.skipIf(fixtures === undefined)("backup repository stats", () => {
+  it("after success runs one raw-data stats with a timeout and reports its sizes", async () => {
+    const ran = await runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      snapshots: recording("0.18.0", "snapshots"),
+      stats: recording("0.18.0", "stats-raw"),
+    });
+    expect(ran.outcome.status).toBe("succeeded");
+    const statsCall = ran.calls.find((call) => call.args.includes("stats"));
+    expect(statsCall?.args).toEqual(["--cache-dir", "/state/cache", "--json", "stats", "--mode", "raw-data"]);
+    expect(statsCall?.timeoutMs).toBe(BACKUP_STATS_TIMEOUT_MS);
+    expect(ran.stats).toEqual([
+      {
+        raw_size_bytes: 75270,
+        total_size_bytes: 84184,
+        snapshot_count: 6,
+        compression_ratio: 1.1184269961472033,
+      },
+    ]);
+  });
+
+  it("a failing stats run is logged and changes neither the outcome nor the snapshot report", async () => {
+    const ran = await runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      snapshots: recording("0.18.0", "snapshots"),
+      stats: recording("0.18.0", "err-locked-prune"),
+    });
+    expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
+    expect(ran.reports).toHaveLength(1);
+    expect(ran.stats).toEqual([]);
+    expect(ran.lines.map((entry) => entry.line)).toContain(
+      "reading repository stats failed: unable to create lock in backend: repository is already locked by PID 5476 on vm by root (UID 0, GID 0); the backup itself is not affected",
+    );
+  });
+
+  it("a failed backup runs no stats", async () => {
+    const ran = await runBackup({ backup: recording("0.18.0", "err-wrong-password-backup-json") });
+    expect(ran.calls.filter((call) => call.args.includes("stats"))).toEqual([]);
+    expect(ran.stats).toEqual([]);
   });
 });

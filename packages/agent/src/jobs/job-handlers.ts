@@ -4,20 +4,25 @@
  * refuse it at once with "<kind> is not supported by this agent version", which is the truth
  * until its handler lands here.
  */
-import { type BackupJobDeps, createBackupJob } from "./backup-job.js";
+import { createBackupJob } from "./backup-job.js";
+import { createCheckJob } from "./check-job.js";
+import { createForgetJob } from "./forget-job.js";
 import type { InitJobDeps } from "./init-job.js";
 import { createInitJob } from "./init-job.js";
 import type { JobHandlers } from "./job-types.js";
+import { createPruneJob } from "./prune-job.js";
+import type { RepositoryJobDeps } from "./repository-job.js";
+import { createUnlockJob } from "./unlock-job.js";
 
-export type JobHandlerDeps = InitJobDeps & BackupJobDeps;
+export type JobHandlerDeps = InitJobDeps & RepositoryJobDeps;
 
 export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
   return {
     backup: createBackupJob(deps),
-    forget: undefined,
-    prune: undefined,
-    check: undefined,
-    unlock: undefined,
+    forget: createForgetJob(deps),
+    prune: createPruneJob(deps),
+    check: createCheckJob(deps),
+    unlock: createUnlockJob(deps),
     init: createInitJob(deps),
     restore: undefined,
     diff: undefined,

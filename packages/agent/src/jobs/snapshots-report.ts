@@ -2,14 +2,18 @@
  * @module jobs/snapshots-report
  * `restic snapshots --json` (CONTRACT §6: one JSON array, `[]` for an empty repository) as the
  * `snapshots.report` projection: most recent first, times in UTC, size and file count from the
- * snapshot's `summary` block, which only restic >= 0.17 writes (0 otherwise). A report must fit
- * one frame (MAX_FRAME_BYTES); a longer list keeps the most recent snapshots that fit.
+ * snapshot's `summary` block, which only restic >= 0.17 writes (0 otherwise). A list too long for
+ * one frame goes out in parts (protocol 2) of at most REPORT_PART_BYTES each, so a host with
+ * thousands of snapshots is still reported in full.
  */
 import {
   MAX_FRAME_BYTES,
+  newMessageId,
   SNAPSHOT_ID_PATTERN,
+  SNAPSHOTS_REPORT_MAX_PARTS,
   type Snapshot,
   type SnapshotsReport,
+  type SnapshotsReportPart,
 } from "@fleetback/protocol";
 import { count, isObject } from "./backup-output.js";
 
@@ -72,30 +76,92 @@ export function parseSnapshots(stdout: string): ParsedSnapshots {
   return { ok: true, snapshots };
 }
 
-/** The frame's bytes without any snapshot: envelope, type, refreshed_at, `[]`. */
+/**
+ * Bytes of one part's frame, envelope included: half the frame cap, so every frame stays well under
+ * MAX_FRAME_BYTES whatever the peer counts as overhead.
+ */
+export const REPORT_PART_BYTES = 512 * 1024;
+
+/** The frame's bytes without any snapshot, part fields at their longest: envelope, type, `[]`. */
 function baseFrameBytes(refreshedAt: string): number {
-  const payload: SnapshotsReport = { refreshed_at: refreshedAt, snapshots: [] };
+  const payload: SnapshotsReportPart = {
+    snapshots: [],
+    refreshed_at: refreshedAt,
+    report_id: "0".repeat(26),
+    part: SNAPSHOTS_REPORT_MAX_PARTS - 1,
+    parts: SNAPSHOTS_REPORT_MAX_PARTS,
+  };
   return Buffer.byteLength(JSON.stringify({ id: "0".repeat(26), type: "snapshots.report", payload }), "utf8");
 }
 
-/** The most recent snapshots whose report fits one frame, and how many were left out. */
-export function fitToFrame(
+export interface SplitReport {
+  /** One whole report when the list fits one part; otherwise the parts, most recent first. */
+  reports: SnapshotsReport[];
+  /** Snapshots left out: the oldest beyond SNAPSHOTS_REPORT_MAX_PARTS parts, or one too big for a frame. */
+  omitted: number;
+}
+
+export interface SplitOptions {
+  /** Default REPORT_PART_BYTES. */
+  maxPartBytes?: number;
+  /** Ids the parts of one report share; default a new message id. */
+  newReportId?: () => string;
+}
+
+/** Cuts the list, in its order, into runs whose frames stay within `maxPartBytes`. */
+function chunksOf(snapshots: Snapshot[], base: number, maxPartBytes: number) {
+  const chunks: Snapshot[][] = [];
+  let omitted = 0;
+  let chunk: Snapshot[] = [];
+  let size = base;
+  for (const snapshot of snapshots) {
+    const bytes = Buffer.byteLength(JSON.stringify(snapshot), "utf8");
+    if (chunk.length > 0 && size + 1 + bytes > maxPartBytes) {
+      chunks.push(chunk);
+      chunk = [];
+      size = base;
+    }
+    if (chunk.length === 0 && base + bytes > MAX_FRAME_BYTES) {
+      // Megabytes of paths in one snapshot: no frame can carry it.
+      omitted += 1;
+      continue;
+    }
+    size += (chunk.length > 0 ? 1 : 0) + bytes;
+    chunk.push(snapshot);
+  }
+  if (chunk.length > 0) {
+    chunks.push(chunk);
+  }
+  return { chunks, omitted };
+}
+
+/**
+ * The `snapshots.report` frames for a list, most recent first: a whole report when it fits one
+ * part (exactly what protocol 1 sent), otherwise parts sharing one `report_id`. A list longer than
+ * SNAPSHOTS_REPORT_MAX_PARTS parts keeps the most recent snapshots.
+ */
+export function splitReport(
   snapshots: Snapshot[],
   refreshedAt: string,
-  maxBytes = MAX_FRAME_BYTES,
-): { report: SnapshotsReport; omitted: number } {
-  let size = baseFrameBytes(refreshedAt);
-  let kept = 0;
-  for (const snapshot of snapshots) {
-    const next = size + Buffer.byteLength(JSON.stringify(snapshot), "utf8") + (kept > 0 ? 1 : 0);
-    if (next > maxBytes) {
-      break;
-    }
-    size = next;
-    kept += 1;
+  options: SplitOptions = {},
+): SplitReport {
+  const maxPartBytes = Math.min(options.maxPartBytes ?? REPORT_PART_BYTES, MAX_FRAME_BYTES);
+  const split = chunksOf(snapshots, baseFrameBytes(refreshedAt), maxPartBytes);
+  const chunks = split.chunks.slice(0, SNAPSHOTS_REPORT_MAX_PARTS);
+  const dropped = split.chunks.slice(SNAPSHOTS_REPORT_MAX_PARTS).reduce((sum, c) => sum + c.length, 0);
+  const omitted = split.omitted + dropped;
+  if (chunks.length <= 1) {
+    return { reports: [{ snapshots: chunks[0] ?? [], refreshed_at: refreshedAt }], omitted };
   }
-  return {
-    report: { snapshots: snapshots.slice(0, kept), refreshed_at: refreshedAt },
-    omitted: snapshots.length - kept,
-  };
+  const reportId = (options.newReportId ?? newMessageId)();
+  const reports = chunks.map(
+    (chunk, part): SnapshotsReportPart => ({
+      snapshots: chunk,
+      refreshed_at: refreshedAt,
+      report_id: reportId,
+      part,
+      parts: chunks.length,
+    }),
+  );
+  return { reports, omitted };
 }

@@ -7,6 +7,12 @@
 import type { ResticResult } from "../restic/restic.js";
 import type { JobOutcome } from "./job-types.js";
 
+/**
+ * Lines that state the failure itself. A locked repository prints no `Fatal:` line, only four
+ * lines starting with `unable to create lock` (CONTRACT §3); the last of them is advice.
+ */
+const FATAL_PREFIXES = ["Fatal:", "unable to create lock"];
+
 /** Collects the stderr text that best explains a failure. */
 export interface ErrorCollector {
   observe(stream: string, text: string): void;
@@ -40,7 +46,7 @@ export function createErrorCollector(): ErrorCollector {
           // Not JSON after all: treat it as text.
         }
       }
-      if (text.startsWith("Fatal:") && fatal === undefined) {
+      if (fatal === undefined && FATAL_PREFIXES.some((prefix) => text.startsWith(prefix))) {
         fatal = text;
       }
       last = text;

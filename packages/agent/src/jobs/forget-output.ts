@@ -1,0 +1,72 @@
+/**
+ * @module jobs/forget-output
+ * Reads `restic forget --json` (CONTRACT §10): one JSON array on stdout, one entry per restic
+ * group with `keep` and `remove` lists of snapshots. `remove` is null, not `[]`, when a group
+ * removes nothing, on both 0.14 and 0.18.
+ */
+import { isObject } from "./backup-output.js";
+
+export interface ForgetResult {
+  kept: number;
+  removed: number;
+  /** Short ids of the removed snapshots, in restic's order. */
+  removedIds: string[];
+}
+
+function snapshotIds(list: unknown): string[] | undefined {
+  if (list === null) {
+    return [];
+  }
+  if (!Array.isArray(list)) {
+    return undefined;
+  }
+  return list.map((snapshot) => {
+    if (!isObject(snapshot)) {
+      return "?";
+    }
+    if (typeof snapshot.short_id === "string") {
+      return snapshot.short_id;
+    }
+    return typeof snapshot.id === "string" ? snapshot.id.slice(0, 8) : "?";
+  });
+}
+
+/** undefined when the output is not the array restic prints. */
+export function parseForgetOutput(stdout: string): ForgetResult | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) {
+    return undefined;
+  }
+  const result: ForgetResult = { kept: 0, removed: 0, removedIds: [] };
+  for (const group of parsed) {
+    if (!isObject(group)) {
+      return undefined;
+    }
+    const kept = snapshotIds(group.keep);
+    const removed = snapshotIds(group.remove);
+    if (kept === undefined || removed === undefined) {
+      return undefined;
+    }
+    result.kept += kept.length;
+    result.removed += removed.length;
+    result.removedIds.push(...removed);
+  }
+  return result;
+}
+
+const LISTED_IDS = 20;
+
+/** One log line per tag: what forget removed, for the people reading the job log. */
+export function describeForget(tag: string, result: ForgetResult): string {
+  if (result.removed === 0) {
+    return `forget tag ${tag}: removed 0 snapshots, kept ${result.kept}`;
+  }
+  const listed = result.removedIds.slice(0, LISTED_IDS).join(", ");
+  const more = result.removed > LISTED_IDS ? ` and ${result.removed - LISTED_IDS} more` : "";
+  return `forget tag ${tag}: removed ${result.removed} snapshot${result.removed === 1 ? "" : "s"} (${listed}${more}), kept ${result.kept}`;
+}

@@ -1,0 +1,34 @@
+/**
+ * @module jobs/prune-job
+ * `prune` with the admin slot's credentials (delete authority; the server pushes them with
+ * `config.update` slot admin just before, PROTOCOL.md). restic prints text only, even with
+ * --json (CONTRACT §11), so its lines go to the job log (progress lines as job.progress). After
+ * success: `repo.stats` with `last_prune_at` and the raw-data sizes (raw-data-stats.ts; a stats
+ * failure still reports `last_prune_at`), then the snapshot list.
+ */
+import type { CommandRunPrune } from "@fleetback/protocol";
+import type { JobHandler } from "./job-types.js";
+import { PRUNE_STATS_TIMEOUT_MS, readRawDataStats } from "./raw-data-stats.js";
+import { isCleanSuccess, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
+import { reportSnapshotList } from "./snapshot-listing.js";
+import { runTextTool } from "./text-output.js";
+import { toolOutcome } from "./tool-outcome.js";
+
+export function createPruneJob(deps: RepositoryJobDeps): JobHandler<CommandRunPrune> {
+  return (run) =>
+    runRepositoryJob(deps, run, {
+      async tool(context) {
+        const { result, error } = await runTextTool(deps, run, context, { subcommand: "prune" });
+        return toolOutcome(result, deps.restic.command, error);
+      },
+      async report(context, outcome) {
+        if (!isCleanSuccess(run, outcome)) {
+          return;
+        }
+        const prunedAt = deps.clock.now().toISOString();
+        const stats = await readRawDataStats(deps, run, context, PRUNE_STATS_TIMEOUT_MS);
+        deps.reportStats({ ...stats, last_prune_at: prunedAt });
+        await reportSnapshotList(deps, run, context);
+      },
+    });
+}

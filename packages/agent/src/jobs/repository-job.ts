@@ -1,0 +1,149 @@
+/**
+ * @module jobs/repository-job
+ * The frame every job that works on the repository shares: the credentials of the slot the
+ * command needs (admin for prune and unlock, PROTOCOL.md `requires_admin_creds`), the effective
+ * bandwidth caps, the pre hook, the tool run, the post hook, and then what the job reports about
+ * the repository. A failing pre hook means the tool is not run; a failed, timed-out or cancelled
+ * post hook is logged and changes nothing. After a cancel the post hook still runs (it undoes
+ * what the pre hook did), bounded by its own timeout.
+ */
+import { createScrubber, redactUrl } from "@fleetback/crypto";
+import {
+  ADMIN_JOB_KINDS,
+  type CommandRun,
+  type CredentialSlot,
+  type RepoStats,
+  type Repository,
+  type SnapshotsReport,
+} from "@fleetback/protocol";
+import type { CredentialStore } from "../agent/credential-store.js";
+import type { Logger } from "../log/logger.js";
+import type { ToolVersionProbe } from "../restic/detect-version.js";
+import type { BandwidthCaps, Restic } from "../restic/restic.js";
+import type { ResticRunner } from "../restic/runner.js";
+import type { Clock } from "../time/clock.js";
+import type { Timers } from "../time/timers.js";
+import { createHookRunner, type HookRunner } from "./hooks.js";
+import { NO_CREDENTIALS_ERROR } from "./init-job.js";
+import type { JobOutcome, JobRun } from "./job-types.js";
+
+export const NO_ADMIN_CREDENTIALS_ERROR = "no admin credentials";
+
+export interface RepositoryJobDeps {
+  restic: Restic;
+  /** Output fields and flags are gated on the tool version. */
+  toolVersion: ToolVersionProbe;
+  credentials: CredentialStore;
+  /** Runs the hooks (the same process port as restic). */
+  runner: ResticRunner;
+  /** The agent's environment; hooks get its neutral part only. */
+  parentEnv: NodeJS.ProcessEnv;
+  timers: Timers;
+  clock: Clock;
+  log: Logger;
+  reportSnapshots(report: SnapshotsReport): void;
+  /** A partial `repo.stats`: only the fields present change on the server. */
+  reportStats(stats: RepoStats): void;
+  hookTimeoutMs?: number;
+}
+
+/** What a job's tool step works with once credentials and caps are settled. */
+export interface RepositoryContext {
+  repository: Repository;
+  caps: BandwidthCaps;
+}
+
+export interface RepositoryJobSteps {
+  /** The tool itself, between the hooks. */
+  tool(context: RepositoryContext): Promise<JobOutcome>;
+  /**
+   * After the post hook, whenever the tool step ran (also when it failed or was cancelled; the
+   * step decides what is worth reporting). Never changes the outcome.
+   */
+  report?(context: RepositoryContext, outcome: JobOutcome): Promise<void>;
+}
+
+/** prune and unlock need delete authority; any command that says it needs admin gets admin. */
+export function credentialSlotOf(command: CommandRun): CredentialSlot {
+  return command.requires_admin_creds || ADMIN_JOB_KINDS.includes(command.kind) ? "admin" : "repo";
+}
+
+function scrubberFor(repository: Repository): (text: string) => string {
+  const scrub = createScrubber([repository.password, repository.username]);
+  return (text) => redactUrl(scrub(text));
+}
+
+function hasScript(script: string | undefined): script is string {
+  return script !== undefined && script.trim() !== "";
+}
+
+async function runPostHook(
+  hooks: HookRunner,
+  run: JobRun,
+  script: string,
+  outcome: JobOutcome,
+): Promise<void> {
+  const post = await hooks({
+    name: "post-hook",
+    script,
+    command: run.command,
+    status: outcome.status,
+    signal: run.signal.aborted ? undefined : run.signal,
+    log: (line) => run.log("agent", line),
+  });
+  if (!post.ok) {
+    run.log("agent", `${post.error}; the job status is not changed`);
+  }
+}
+
+export async function runRepositoryJob(
+  deps: RepositoryJobDeps,
+  run: JobRun,
+  steps: RepositoryJobSteps,
+): Promise<JobOutcome> {
+  const { command } = run;
+  const slot = credentialSlotOf(command);
+  const repository = deps.credentials.repository(slot);
+  if (repository === undefined) {
+    if (slot === "admin") {
+      run.log("agent", `no admin credentials have been pushed to this agent; ${command.kind} needs them`);
+      return { status: "failed", exit_code: null, error: NO_ADMIN_CREDENTIALS_ERROR };
+    }
+    run.log("agent", "no repository credentials have been pushed to this agent");
+    return { status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR };
+  }
+  const hooks = createHookRunner({
+    runner: deps.runner,
+    parentEnv: deps.parentEnv,
+    scrub: scrubberFor(repository),
+    timeoutMs: deps.hookTimeoutMs,
+  });
+  if (hasScript(command.pre_hook)) {
+    const pre = await hooks({
+      name: "pre-hook",
+      script: command.pre_hook,
+      command,
+      signal: run.signal,
+      log: (line) => run.log("agent", line),
+    });
+    if (!pre.ok) {
+      run.log("agent", `${pre.error}; restic was not run`);
+      return run.signal.aborted
+        ? { status: "cancelled", exit_code: null }
+        : { status: "failed", exit_code: null, error: pre.error };
+    }
+  }
+
+  const context: RepositoryContext = { repository, caps: deps.credentials.capsFor(command) };
+  const outcome = await steps.tool(context);
+  if (hasScript(command.post_hook)) {
+    await runPostHook(hooks, run, command.post_hook, outcome);
+  }
+  await steps.report?.(context, outcome);
+  return outcome;
+}
+
+/** True when the job ended well and nobody asked it to stop: the state to report after success. */
+export function isCleanSuccess(run: JobRun, outcome: JobOutcome): boolean {
+  return outcome.status === "succeeded" && !run.signal.aborted;
+}

@@ -1,0 +1,64 @@
+/**
+ * @module jobs/snapshot-listing
+ * After a job that changed (or may have changed) the snapshot list: `restic snapshots --json`,
+ * turned into a `snapshots.report` by snapshots-report.ts. A failure here is logged and never
+ * changes the job's status: the job's own work is done either way.
+ */
+
+import { renderStderrLine } from "./backup-output.js";
+import type { JobRun } from "./job-types.js";
+import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
+import { parseSnapshots, splitReport } from "./snapshots-report.js";
+import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
+
+/** SPEC Limits: "snapshot listing after backup: 60 s timeout". */
+export const SNAPSHOTS_TIMEOUT_MS = 60_000;
+
+/** Reports the snapshot list; resolves to how many snapshots the repository holds, if known. */
+export async function reportSnapshotList(
+  deps: RepositoryJobDeps,
+  run: JobRun,
+  context: RepositoryContext,
+): Promise<number | undefined> {
+  const stdout: string[] = [];
+  const errors = createErrorCollector();
+  const result = await deps.restic.run({
+    subcommand: "snapshots",
+    repository: context.repository,
+    caps: context.caps,
+    json: true,
+    signal: run.signal,
+    timeoutMs: SNAPSHOTS_TIMEOUT_MS,
+    onLine: (line) => {
+      if (line.stream === "stdout") {
+        stdout.push(line.text);
+        return;
+      }
+      errors.observe("stderr", line.text);
+      run.log("stderr", renderStderrLine(line.text));
+    },
+  });
+  const fail = (reason: string) => {
+    run.log("agent", `listing snapshots failed: ${reason}; the ${run.command.kind} itself is not affected`);
+    return undefined;
+  };
+  if (result.kind !== "exited" || result.exitCode !== 0 || result.cancelled || result.timedOut) {
+    return fail(toolOutcome(result, deps.restic.command, errors.best()).error ?? "restic snapshots failed");
+  }
+  const parsed = parseSnapshots(stdout.join("\n"));
+  if (!parsed.ok) {
+    return fail(parsed.reason);
+  }
+  // A long list goes out in parts (protocol 2), one reportSnapshots call per frame.
+  const { reports, omitted } = splitReport(parsed.snapshots, deps.clock.now().toISOString());
+  if (omitted > 0) {
+    const reported = parsed.snapshots.length - omitted;
+    const message = `the snapshot list exceeds what one report can carry: reported ${reported}, left out ${omitted}`;
+    deps.log.warn(message, { job_id: run.command.job_id, reported, omitted });
+    run.log("agent", `warning: ${message}`);
+  }
+  for (const report of reports) {
+    deps.reportSnapshots(report);
+  }
+  return parsed.snapshots.length;
+}

@@ -1,0 +1,174 @@
+/**
+ * @module testing/job-run
+ * Runs one job handler against replayed restic output (recorded real runs from
+ * shared/restic/fixtures) and collects everything it produced: outcome, log lines, progress,
+ * snapshot reports, repo.stats, and every process spec for argv assertions. Hooks can run as
+ * real /bin/sh processes while restic stays replayed.
+ */
+import { join } from "node:path";
+import type { CommandRun, LogStreamName, RepoStats, Repository, SnapshotsReport } from "@fleetback/protocol";
+import { createCredentialStore } from "../agent/credential-store.js";
+import type { JobHandler, JobOutcome, ProgressState } from "../jobs/job-types.js";
+import type { RepositoryJobDeps } from "../jobs/repository-job.js";
+import { createToolVersionProbe } from "../restic/detect-version.js";
+import { createReplayRunner, loadRecording, type Recording } from "../restic/replay-adapter.js";
+import { createRestic } from "../restic/restic.js";
+import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
+import { createSpawnRunner } from "../restic/spawn-adapter.js";
+import { createManualTimers, type ManualTimers } from "./manual-timers.js";
+import { createMemoryLogger, type MemoryLogger } from "./memory-logger.js";
+import { resticFixturesDir } from "./tools.js";
+
+export const TEST_PASSWORD = "testpass-secret-1";
+export const ADMIN_PASSWORD = "adminpass-secret-2";
+export const JOB_TEST_START = new Date("2026-11-21T23:00:00Z");
+
+export type FixtureVersion = "0.14.0" | "0.18.0";
+
+/** A recording from shared/restic/fixtures/<version>/local. */
+export function fixture(version: FixtureVersion, name: string): Recording {
+  return loadRecording(join(resticFixturesDir() ?? "", version, "local"), name);
+}
+
+export const EMPTY_OK: Recording = { stdout: "", stderr: "", exitCode: 0 };
+
+const GLOBAL_FLAGS_WITH_VALUE = new Set(["--cache-dir", "--limit-upload", "--limit-download"]);
+
+/** The restic subcommand of an argv built by restic.ts (global flags come first). */
+export function subcommandOf(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i];
+    if (arg !== undefined && GLOBAL_FLAGS_WITH_VALUE.has(arg)) {
+      i += 1;
+    } else if (arg !== "--json") {
+      return arg;
+    }
+  }
+  return undefined;
+}
+
+/** Arguments after the subcommand. */
+export function argsAfterSubcommand(args: readonly string[]): string[] {
+  const subcommand = subcommandOf(args);
+  return subcommand === undefined ? [] : args.slice(args.indexOf(subcommand) + 1);
+}
+
+export interface JobTestOptions {
+  /** The recording restic replays for each invocation other than `version`. */
+  replay: (subcommand: string, spec: ProcessSpec) => Recording;
+  /** Which recorded `restic version` the probe sees. */
+  version?: FixtureVersion;
+  /** null: no credentials pushed for the slot. */
+  repo?: Repository | null;
+  admin?: Repository | null;
+  hostCaps?: { up: number | null; down: number | null };
+  signal?: AbortSignal;
+  /** Real /bin/sh for hooks; otherwise hooks "succeed" without running. */
+  realHooks?: boolean;
+  /** Fake time that passes after each replayed stdout line. */
+  msPerLine?: number;
+}
+
+export interface JobTestRun {
+  outcome: JobOutcome;
+  lines: { stream: LogStreamName; line: string }[];
+  progress: { at: number; progress: ProgressState }[];
+  reports: SnapshotsReport[];
+  stats: RepoStats[];
+  /** Every process but the version probe, in order. */
+  calls: ProcessSpec[];
+  timers: ManualTimers;
+  log: MemoryLogger;
+}
+
+export function linesOf(ran: JobTestRun, stream: LogStreamName): string[] {
+  return ran.lines.filter((entry) => entry.stream === stream).map((entry) => entry.line);
+}
+
+export function resticCalls(ran: JobTestRun, subcommand?: string): ProcessSpec[] {
+  return ran.calls.filter(
+    (call) =>
+      call.command === "restic" && (subcommand === undefined || subcommandOf(call.args) === subcommand),
+  );
+}
+
+export async function runJobForTest<C extends CommandRun>(
+  create: (deps: RepositoryJobDeps) => JobHandler<C>,
+  command: C,
+  options: JobTestOptions,
+): Promise<JobTestRun> {
+  const timers = createManualTimers(JOB_TEST_START);
+  const version = options.version ?? "0.18.0";
+  const replay = createReplayRunner((spec) => {
+    const subcommand = subcommandOf(spec.args) ?? "";
+    return subcommand === "version" ? fixture(version, "version") : options.replay(subcommand, spec);
+  });
+  const spawn = createSpawnRunner({ killGraceMs: 500 });
+  const calls: ProcessSpec[] = [];
+  const runner: ResticRunner = {
+    run(spec) {
+      if (spec.command !== "restic") {
+        calls.push(spec);
+        return options.realHooks
+          ? spawn.run(spec)
+          : Promise.resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+      }
+      if (subcommandOf(spec.args) !== "version") {
+        calls.push(spec);
+      }
+      const msPerLine = options.msPerLine;
+      return replay.run(
+        msPerLine === undefined
+          ? spec
+          : {
+              ...spec,
+              onLine: (line) => {
+                spec.onLine(line);
+                if (line.stream === "stdout") {
+                  timers.advance(msPerLine);
+                }
+              },
+            },
+      );
+    },
+  };
+  const restic = createRestic({ runner, command: "restic", stateDir: "/state", parentEnv: {} });
+  const credentials = createCredentialStore();
+  const repo = options.repo === undefined ? { url: "/srv/repo", password: TEST_PASSWORD } : options.repo;
+  if (repo !== null) {
+    credentials.setRepository("repo", repo);
+  }
+  if (options.admin !== undefined && options.admin !== null) {
+    credentials.setRepository("admin", options.admin);
+  }
+  if (options.hostCaps) {
+    credentials.setCaps({
+      bandwidth_up_kbps: options.hostCaps.up,
+      bandwidth_down_kbps: options.hostCaps.down,
+    });
+  }
+  const reports: SnapshotsReport[] = [];
+  const stats: RepoStats[] = [];
+  const log = createMemoryLogger();
+  const job = create({
+    restic,
+    toolVersion: createToolVersionProbe(restic),
+    credentials,
+    runner,
+    parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD: "parent-secret" },
+    timers,
+    clock: timers.clock,
+    log,
+    reportSnapshots: (report) => reports.push(report),
+    reportStats: (report) => stats.push(report),
+  });
+  const lines: JobTestRun["lines"] = [];
+  const progress: JobTestRun["progress"] = [];
+  const outcome = await job({
+    command,
+    signal: options.signal ?? new AbortController().signal,
+    log: (stream, line) => lines.push({ stream, line }),
+    progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
+  });
+  return { outcome, lines, progress, reports, stats, calls, timers, log };
+}
