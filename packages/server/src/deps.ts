@@ -9,6 +9,7 @@ import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AgentHub } from "./hub/types.js";
 import type { Logger } from "./log.js";
+import type { Notifier } from "./notifications/notifier.js";
 
 export interface Keys {
   /** 32-byte key of data/secret.key; seals every secret at rest. */
@@ -23,4 +24,6 @@ export interface ServerDeps {
   keys: Keys;
   hub: AgentHub;
   views: Views;
+  /** Fans alerts out to notification channels in the background (notifications/notifier.ts). */
+  notifier: Notifier;
 }

@@ -14,6 +14,7 @@ import { createManualClock } from "../clock.js";
 import { type Config, loadConfig } from "../config.js";
 import { createLocalHub, type LocalHub } from "../hub/local-hub.js";
 import { createLogger } from "../log.js";
+import { createNotifier, type NotifierOptions } from "../notifications/notifier.js";
 
 export interface TestDeps extends AppDeps {
   hub: LocalHub;
@@ -34,7 +35,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 }
 
 export async function createTestDeps(
-  options: { engine?: Engine; db?: Database; config?: Partial<Config> } = {},
+  options: { engine?: Engine; db?: Database; config?: Partial<Config>; notifier?: NotifierOptions } = {},
 ): Promise<TestDeps> {
   const owned = options.db ? undefined : await createTestDatabase(options.engine ?? "pglite");
   const db = options.db ?? owned?.db;
@@ -43,18 +44,28 @@ export async function createTestDeps(
   }
   const logLines: string[] = [];
   const log = createLogger("debug", { write: (line: string) => logLines.push(line) });
+  const config = testConfig(options.config);
+  const clock = createManualClock(new Date("2026-11-21T12:00:00Z"));
+  const keys = { secret: new Uint8Array(randomBytes(32)) };
+  // Real delivery with short waits, so a test that raises an alert sees every attempt quickly.
+  const notifier = createNotifier(
+    { db, log, clock, keys, config },
+    { backoffMs: 20, attemptTimeoutMs: 2_000, closeTimeoutMs: 2_000, ...options.notifier },
+  );
   return {
-    config: testConfig(options.config),
+    config,
     db,
     log,
-    clock: createManualClock(new Date("2026-11-21T12:00:00Z")),
-    keys: { secret: new Uint8Array(randomBytes(32)) },
+    clock,
+    keys,
+    notifier,
     hub: createLocalHub(),
     views: createViews({ assets }),
     readiness: { check: async () => ({ database: "test" }) },
     bootstrap: await createBootstrapState(db, "test-bootstrap-token-0123456789"),
     logLines,
     close: async () => {
+      await notifier.close();
       await owned?.close();
     },
   };

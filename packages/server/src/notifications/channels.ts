@@ -1,0 +1,212 @@
+/**
+ * @module notifications/channels
+ * Notification channels at rest: the config is sealed with the channel id as additional data, so
+ * a blob copied onto another channel's row does not open. Reads hand back the opened settings (or
+ * why they could not be opened); `channelJson` is the only shape that leaves the server.
+ */
+import { openJson, sealJson } from "@fleetback/crypto";
+import {
+  type Database,
+  isUniqueViolation,
+  type NotificationChannel,
+  type NotificationChannelKind,
+  notificationChannels,
+} from "@fleetback/db";
+import { asc, eq } from "drizzle-orm";
+import { ulid } from "ulidx";
+import type { Clock } from "../clock.js";
+import { conflict, notFound } from "../errors.js";
+import {
+  type ChannelSettings,
+  channelTarget,
+  checkChannelConfig,
+  mergeChannelConfig,
+  parseChannelConfig,
+  publicConfig,
+} from "./channel-config.js";
+
+const NAME_CONSTRAINT = "notification_channels_name_key";
+
+export interface ChannelStoreDeps {
+  db: Database;
+  clock: Clock;
+  keys: { secret: Uint8Array };
+}
+
+export interface StoredChannel {
+  row: NotificationChannel;
+  /** Undefined when the sealed config cannot be opened or no longer validates. */
+  settings: ChannelSettings | undefined;
+  problem?: string;
+}
+
+export function channelAad(channelId: string): string {
+  return `channel:${channelId}`;
+}
+
+export function openChannel(key: Uint8Array, row: NotificationChannel): StoredChannel {
+  const opened = openJson(key, row.sealedConfig, channelAad(row.id));
+  if (!opened.ok) {
+    return { row, settings: undefined, problem: `stored config cannot be opened (${opened.reason})` };
+  }
+  const checked = checkChannelConfig(row.kind, opened.value);
+  if (!checked.ok) {
+    return { row, settings: undefined, problem: "stored config is no longer valid" };
+  }
+  return { row, settings: checked.settings };
+}
+
+export interface NewChannelInput {
+  name: string;
+  kind: NotificationChannelKind;
+  enabled?: boolean | undefined;
+  notifyResolved?: boolean | undefined;
+  config: unknown;
+}
+
+export interface ChannelPatch {
+  name?: string | undefined;
+  enabled?: boolean | undefined;
+  notifyResolved?: boolean | undefined;
+  /** Fields to change; fields left out keep their value, `null` removes an optional one. */
+  config?: Record<string, unknown> | undefined;
+}
+
+function nameTaken(name: string) {
+  return conflict(`name: a notification channel named ${name} already exists`, [
+    { field: "name", message: "is taken" },
+  ]);
+}
+
+export async function createChannel(deps: ChannelStoreDeps, input: NewChannelInput): Promise<StoredChannel> {
+  const settings = parseChannelConfig(input.kind, input.config);
+  const now = deps.clock.now();
+  const id = ulid(now.getTime());
+  try {
+    const [row] = await deps.db
+      .insert(notificationChannels)
+      .values({
+        id,
+        name: input.name,
+        kind: input.kind,
+        sealedConfig: sealJson(deps.keys.secret, settings.config, channelAad(id)),
+        enabled: input.enabled ?? true,
+        notifyResolved: input.notifyResolved ?? false,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    if (!row) {
+      throw new Error("insert into notification_channels returned no row");
+    }
+    return { row, settings };
+  } catch (err) {
+    if (isUniqueViolation(err, NAME_CONSTRAINT)) {
+      throw nameTaken(input.name);
+    }
+    throw err;
+  }
+}
+
+export async function findChannel(
+  db: Database,
+  key: Uint8Array,
+  id: string,
+): Promise<StoredChannel | undefined> {
+  const [row] = await db.select().from(notificationChannels).where(eq(notificationChannels.id, id));
+  return row ? openChannel(key, row) : undefined;
+}
+
+export async function getChannel(
+  deps: Pick<ChannelStoreDeps, "db" | "keys">,
+  id: string,
+): Promise<StoredChannel> {
+  const found = await findChannel(deps.db, deps.keys.secret, id);
+  if (!found) {
+    throw notFound(`No notification channel ${id}.`);
+  }
+  return found;
+}
+
+export async function listChannels(
+  deps: Pick<ChannelStoreDeps, "db" | "keys">,
+  options: { enabledOnly?: boolean } = {},
+): Promise<StoredChannel[]> {
+  const rows = await deps.db
+    .select()
+    .from(notificationChannels)
+    .where(options.enabledOnly ? eq(notificationChannels.enabled, true) : undefined)
+    .orderBy(asc(notificationChannels.name));
+  return rows.map((row) => openChannel(deps.keys.secret, row));
+}
+
+export async function updateChannel(
+  deps: ChannelStoreDeps,
+  id: string,
+  patch: ChannelPatch,
+): Promise<StoredChannel> {
+  const current = await getChannel(deps, id);
+  let settings = current.settings;
+  if (patch.config !== undefined) {
+    // An unreadable stored config can only be replaced whole.
+    settings = settings
+      ? mergeChannelConfig(settings, patch.config)
+      : parseChannelConfig(current.row.kind, patch.config);
+  }
+  const values: Partial<typeof notificationChannels.$inferInsert> = { updatedAt: deps.clock.now() };
+  if (patch.name !== undefined) {
+    values.name = patch.name;
+  }
+  if (patch.enabled !== undefined) {
+    values.enabled = patch.enabled;
+  }
+  if (patch.notifyResolved !== undefined) {
+    values.notifyResolved = patch.notifyResolved;
+  }
+  if (patch.config !== undefined && settings) {
+    values.sealedConfig = sealJson(deps.keys.secret, settings.config, channelAad(id));
+  }
+  try {
+    const [row] = await deps.db
+      .update(notificationChannels)
+      .set(values)
+      .where(eq(notificationChannels.id, id))
+      .returning();
+    if (!row) {
+      throw notFound(`No notification channel ${id}.`);
+    }
+    return { row, settings, ...(settings ? {} : { problem: current.problem }) };
+  } catch (err) {
+    if (isUniqueViolation(err, NAME_CONSTRAINT)) {
+      throw nameTaken(patch.name ?? "so");
+    }
+    throw err;
+  }
+}
+
+export async function deleteChannel(db: Database, id: string): Promise<NotificationChannel> {
+  const [row] = await db.delete(notificationChannels).where(eq(notificationChannels.id, id)).returning();
+  if (!row) {
+    throw notFound(`No notification channel ${id}.`);
+  }
+  return row;
+}
+
+/** The API's view of a channel: no secret, only whether each is set and the target host. */
+export function channelJson(channel: StoredChannel) {
+  const shown = channel.settings ? publicConfig(channel.settings) : { config: {}, secrets: {} };
+  return {
+    id: channel.row.id,
+    name: channel.row.name,
+    kind: channel.row.kind,
+    enabled: channel.row.enabled,
+    notify_resolved: channel.row.notifyResolved,
+    target: channel.settings ? channelTarget(channel.settings) : null,
+    config: shown.config,
+    secrets: shown.secrets,
+    problem: channel.problem ?? null,
+    created_at: channel.row.createdAt,
+    updated_at: channel.row.updatedAt,
+  };
+}
+export type ChannelJson = ReturnType<typeof channelJson>;

@@ -1,0 +1,364 @@
+import { auditLog, notificationChannels, notificationLog } from "@fleetback/db";
+import { asc, like } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
+import { runServerSuite } from "../testing/server-suite.js";
+import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
+
+const PASSWORD = "correct horse battery";
+const CANARY = "canary-SECRET-123";
+const API = "/api/notification-channels";
+
+interface ChannelBody {
+  notification_channel: {
+    id: string;
+    name: string;
+    kind: string;
+    enabled: boolean;
+    notify_resolved: boolean;
+    target: string;
+    config: Record<string, unknown>;
+    secrets: Record<string, boolean>;
+  };
+}
+
+runServerSuite("notification channel routes", (server) => {
+  let receiver: HttpReceiver;
+  let smtp: SmtpReceiver;
+  let admin: TestClient;
+  let operator: TestClient;
+  /** Every response body the test saw: none may hold a secret. */
+  const seen: string[] = [];
+
+  async function read(res: Response): Promise<string> {
+    const text = await res.text();
+    seen.push(text);
+    return text;
+  }
+  async function json<T>(res: Response): Promise<T> {
+    return JSON.parse(await read(res)) as T;
+  }
+
+  beforeAll(async () => {
+    receiver = await startHttpReceiver();
+    smtp = await startSmtpReceiver({ username: "mailer", password: CANARY });
+    const app = createApp(server.deps);
+    admin = createTestClient(app, server.deps.config.baseUrl);
+    await admin.json("POST", "/api/auth/bootstrap", {
+      bootstrap_token: "test-bootstrap-token-0123456789",
+      username: "admin",
+      password: PASSWORD,
+    });
+    await admin.json("POST", "/api/users", { username: "oper", password: PASSWORD, role: "operator" });
+    operator = createTestClient(app, server.deps.config.baseUrl);
+    await operator.json("POST", "/api/auth/login", { username: "oper", password: PASSWORD });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await smtp.close();
+    const everything = [
+      ...seen,
+      JSON.stringify(await server.deps.db.select().from(notificationLog)),
+      JSON.stringify(await server.deps.db.select().from(auditLog)),
+      server.deps.logLines.join("\n"),
+    ].join("\n");
+    expect(everything).not.toContain(CANARY);
+  });
+  beforeEach(async () => {
+    await server.deps.db.delete(notificationChannels);
+    receiver.requests.length = 0;
+    smtp.messages.length = 0;
+  });
+
+  const webhook = () => ({
+    name: "ops hook",
+    kind: "webhook",
+    notify_resolved: true,
+    config: { url: `${receiver.url}/hooks/${CANARY}`, secret: `${CANARY}-hmac` },
+  });
+
+  it("creates every kind, and no response shows a secret", async () => {
+    const bodies = [
+      webhook(),
+      { name: "slack", kind: "slack", config: { url: `${receiver.url}/services/T0/B0/${CANARY}` } },
+      { name: "discord", kind: "discord", config: { url: `${receiver.url}/api/webhooks/1/${CANARY}` } },
+      {
+        name: "ntfy",
+        kind: "ntfy",
+        config: { server_url: receiver.url, topic: CANARY, token: CANARY, priority: 5 },
+      },
+      { name: "gotify", kind: "gotify", config: { server_url: receiver.url, token: CANARY } },
+      {
+        name: "mail",
+        kind: "email",
+        config: {
+          host: smtp.host,
+          port: smtp.port,
+          security: "none",
+          username: "mailer",
+          password: CANARY,
+          from: "fleetback@example.com",
+          to: ["ops@example.com"],
+        },
+      },
+    ];
+    for (const body of bodies) {
+      const res = await admin.json("POST", API, body);
+      expect([body.kind, res.status]).toEqual([body.kind, 201]);
+      await read(res);
+    }
+    const list = await json<{ notification_channels: ChannelBody["notification_channel"][] }>(
+      await admin.request(API),
+    );
+    const byKind = Object.fromEntries(list.notification_channels.map((channel) => [channel.kind, channel]));
+    expect(byKind.webhook).toMatchObject({
+      name: "ops hook",
+      enabled: true,
+      notify_resolved: true,
+      target: new URL(receiver.url).host,
+      config: {},
+      secrets: { url: true, secret: true },
+    });
+    expect(byKind.ntfy).toMatchObject({
+      config: { server_url: receiver.url, priority: 5 },
+      secrets: { topic: true, token: true },
+    });
+    expect(byKind.gotify).toMatchObject({ secrets: { token: true } });
+    expect(byKind.email).toMatchObject({
+      target: `${smtp.host}:${smtp.port}`,
+      config: { host: smtp.host, username: "mailer", to: ["ops@example.com"], security: "none" },
+      secrets: { password: true },
+    });
+
+    // Every channel answers "Send test" through its real endpoint.
+    for (const channel of list.notification_channels) {
+      const res = await admin.json("POST", `${API}/${channel.id}/test`, {});
+      expect([channel.kind, res.status]).toEqual([channel.kind, 200]);
+      expect([channel.kind, (await json<{ result: unknown }>(res)).result]).toEqual([
+        channel.kind,
+        { status: "sent", status_code: channel.kind === "email" ? null : 200, error: null },
+      ]);
+    }
+    expect(receiver.requests).toHaveLength(5);
+    expect(smtp.messages).toHaveLength(1);
+
+    const page = await read(await admin.request("/settings/notifications"));
+    expect(page).toContain('data-testid="channel-ops hook"');
+    expect(page).toContain("set; leave empty to keep");
+    expect(page.match(/data-testid="log-row"/g)).toHaveLength(6);
+    const audit = await server.deps.db
+      .select()
+      .from(auditLog)
+      .where(like(auditLog.action, "notification_channel.%"))
+      .orderBy(asc(auditLog.id));
+    expect(audit.filter((entry) => entry.action === "notification_channel.create")).toHaveLength(6);
+  });
+
+  it("refuses bad config naming the field, and a duplicate name", async () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [
+        { name: "x", kind: "webhook", config: { url: "ftp://example.com", secret: CANARY } },
+        /^config\.url: must be an http/,
+      ],
+      [
+        { name: "x", kind: "webhook", config: { url: "https://example.com", secret: "short" } },
+        /^config\.secret: /,
+      ],
+      [{ name: "x", kind: "slack", config: {} }, /^config\.url: is required/],
+      [
+        { name: "x", kind: "slack", config: { url: "https://e.com", bogus: 1 } },
+        /^config\.bogus: is not a known field/,
+      ],
+      [
+        { name: "x", kind: "ntfy", config: { server_url: "https://u:p@ntfy.sh", topic: "t" } },
+        /^config\.server_url: must not contain user:password@/,
+      ],
+      [
+        { name: "x", kind: "ntfy", config: { server_url: "https://ntfy.sh", topic: "a/b" } },
+        /^config\.topic: /,
+      ],
+      [
+        { name: "x", kind: "gotify", config: { server_url: "https://g.example", token: "t", priority: 11 } },
+        /^config\.priority: /,
+      ],
+      [
+        {
+          name: "x",
+          kind: "email",
+          config: { host: "smtp", port: 70000, security: "none", from: "a@b.c", to: ["a@b.c"] },
+        },
+        /^config\.port: /,
+      ],
+      [
+        {
+          name: "x",
+          kind: "email",
+          config: { host: "smtp", port: 25, security: "ssl", from: "a@b.c", to: ["a@b.c"] },
+        },
+        /^config\.security: must be one of tls, starttls, none/,
+      ],
+      [
+        {
+          name: "x",
+          kind: "email",
+          config: { host: "smtp", port: 25, security: "none", from: "a@b.c", to: ["nobody"] },
+        },
+        /^config\.to\.0: /,
+      ],
+      [{ name: "x", kind: "pager", config: {} }, /^kind: must be one of/],
+      [{ name: "", kind: "slack", config: { url: "https://e.com" } }, /^name: /],
+    ];
+    for (const [body, pattern] of cases) {
+      const res = await admin.json("POST", API, body);
+      const answer = await json<{ message: string }>(res);
+      expect([JSON.stringify(body), res.status, answer.message]).toEqual([
+        JSON.stringify(body),
+        400,
+        expect.stringMatching(pattern),
+      ]);
+    }
+    expect(await server.deps.db.select().from(notificationChannels)).toEqual([]);
+    expect((await admin.json("POST", API, webhook())).status).toBe(201);
+    const dup = await admin.json("POST", API, webhook());
+    expect(dup.status).toBe(409);
+    expect((await json<{ message: string }>(dup)).message).toMatch(/^name: /);
+  });
+
+  it("keeps stored secrets when an update leaves them out, and deletes", async () => {
+    const created = await json<ChannelBody>(
+      await admin.json("POST", API, {
+        name: "g",
+        kind: "gotify",
+        config: { server_url: receiver.url, token: CANARY },
+      }),
+    );
+    const id = created.notification_channel.id;
+    const updated = await admin.json("PUT", `${API}/${id}`, {
+      name: "gotify main",
+      enabled: false,
+      config: { priority: 9, server_url: `${receiver.url}/g` },
+    });
+    expect(updated.status).toBe(200);
+    expect((await json<ChannelBody>(updated)).notification_channel).toMatchObject({
+      name: "gotify main",
+      enabled: false,
+      config: { priority: 9, server_url: `${receiver.url}/g` },
+      secrets: { token: true },
+    });
+    expect((await admin.json("POST", `${API}/${id}/test`, {})).status).toBe(200);
+    expect(receiver.requests[0]?.path).toBe("/g/message");
+    expect(receiver.requests[0]?.headers["x-gotify-key"]).toBe(CANARY);
+    expect(JSON.parse(receiver.requests[0]?.body ?? "{}")).toMatchObject({ priority: 9 });
+
+    const cleared = await admin.json("PUT", `${API}/${id}`, { config: { priority: null } });
+    expect((await json<ChannelBody>(cleared)).notification_channel.config).toEqual({
+      server_url: `${receiver.url}/g`,
+    });
+    const bad = await admin.json("PUT", `${API}/${id}`, { config: { token: null } });
+    expect(bad.status).toBe(400);
+    expect((await json<{ message: string }>(bad)).message).toMatch(/^config\.token: is required/);
+
+    const detail = await json<{ recent_attempts: Array<{ event: string; status: string }> }>(
+      await admin.request(`${API}/${id}`),
+    );
+    expect(detail.recent_attempts).toMatchObject([{ event: "test", status: "sent" }]);
+
+    expect((await admin.json("DELETE", `${API}/${id}`)).status).toBe(204);
+    expect((await admin.request(`${API}/${id}`)).status).toBe(404);
+    expect((await admin.json("DELETE", `${API}/${id}`)).status).toBe(404);
+    expect((await admin.json("POST", `${API}/${id}/test`, {})).status).toBe(404);
+    const actions = (
+      await server.deps.db.select().from(auditLog).where(like(auditLog.action, "notification_channel.%"))
+    ).map((entry) => entry.action);
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        "notification_channel.update",
+        "notification_channel.delete",
+        "notification_channel.test",
+      ]),
+    );
+  });
+
+  it("is for admins only", async () => {
+    expect((await operator.request(API)).status).toBe(403);
+    expect((await operator.json("POST", API, webhook())).status).toBe(403);
+    expect((await operator.request("/settings/notifications")).status).toBe(403);
+  });
+
+  it("drives the page: create by form, test, disable, edit keeping the secret, delete", async () => {
+    const page = await read(await admin.request("/settings/notifications"));
+    expect(page).toContain('data-testid="no-channels"');
+    expect(page).toContain('href="/settings/notifications" aria-current="page"');
+    const csrf = csrfFrom(page);
+    const created = await admin.form("/settings/notifications", {
+      _csrf: csrf,
+      kind: "webhook",
+      name: "page hook",
+      url: `${receiver.url}/page/${CANARY}`,
+      secret: `${CANARY}-hmac`,
+      enabled: "on",
+    });
+    expect(created.status).toBe(303);
+    const [row] = await server.deps.db.select().from(notificationChannels);
+    const id = row?.id ?? "";
+    expect(row).toMatchObject({ name: "page hook", enabled: true, notifyResolved: false });
+
+    const invalid = await admin.form(
+      "/settings/notifications",
+      {
+        _csrf: csrf,
+        kind: "email",
+        name: "m",
+        host: "smtp",
+        port: "25",
+        security: "none",
+        from: "a@b.c",
+        to: "x",
+      },
+      { "HX-Request": "true" },
+    );
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get("HX-Trigger")).toContain("config.to.0");
+
+    receiver.reply(500);
+    const tested = await admin.form(
+      `/settings/notifications/${id}/test`,
+      { _csrf: csrf },
+      { "HX-Request": "true" },
+    );
+    expect(tested.headers.get("HX-Redirect")).toBe(`/settings/notifications?tested=${id}`);
+    const afterTest = await read(await admin.request(`/settings/notifications?tested=${id}`));
+    expect(afterTest).toMatch(
+      /data-testid="test-result">Test to page hook: <strong[^>]*>failed<\/strong> \(HTTP 500\): HTTP 500: scripted 500/,
+    );
+    const signature = receiver.requests[0]?.headers["x-fleetback-signature"];
+    expect(signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+
+    expect(
+      (await admin.form(`/settings/notifications/${id}/state`, { _csrf: csrf, state: "disabled" })).status,
+    ).toBe(303);
+    expect(await read(await admin.request("/settings/notifications"))).toContain(
+      'data-testid="channel-state-page hook">disabled<',
+    );
+
+    // The edit form leaves the secret inputs empty: the stored ones stay.
+    const edited = await admin.form(`/settings/notifications/${id}`, {
+      _csrf: csrf,
+      name: "page hook 2",
+      url: "",
+      secret: "",
+      notify_resolved: "on",
+    });
+    expect(edited.status).toBe(303);
+    receiver.requests.length = 0;
+    await admin.form(`/settings/notifications/${id}/test`, { _csrf: csrf });
+    expect(receiver.requests[0]?.path).toBe(`/page/${CANARY}`);
+    const [after] = await server.deps.db.select().from(notificationChannels);
+    expect(after).toMatchObject({ name: "page hook 2", notifyResolved: true, enabled: false });
+
+    expect((await admin.form(`/settings/notifications/${id}/delete`, { _csrf: csrf })).status).toBe(303);
+    expect(await server.deps.db.select().from(notificationChannels)).toEqual([]);
+  });
+});
