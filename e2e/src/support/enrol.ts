@@ -17,6 +17,8 @@ export interface EnrolledHost {
   dirs: AgentDirs;
   /** The agent's environment: which restic it runs. */
   env: Record<string, string>;
+  /** The repository password the server generated (shown once at enrolment). */
+  password: string;
 }
 
 export async function enrolHost(options: {
@@ -27,7 +29,7 @@ export async function enrolHost(options: {
   user: string;
 }): Promise<EnrolledHost> {
   const { api, rest, restic, user } = options;
-  const minted = await api.send<{ token: string; htpasswd_snippet: string }>(
+  const minted = await api.send<{ token: string; htpasswd_snippet: string; generated_password: string }>(
     "POST",
     "/api/enrollment-tokens",
     { repository: { url: `rest:${rest.url}/${user}/`, username: user } },
@@ -49,7 +51,7 @@ export async function enrolHost(options: {
   const { host_id } = JSON.parse(readFileSync(join(dirs.configDir, "agent.json"), "utf8")) as {
     host_id: string;
   };
-  return { hostId: host_id, dirs, env };
+  return { hostId: host_id, dirs, env, password: minted.body.generated_password };
 }
 
 /** Waits until the host's agent is connected and its repository is initialised. */

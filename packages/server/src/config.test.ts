@@ -14,6 +14,7 @@ describe("loadConfig", () => {
         bootstrapToken: undefined,
         tls: undefined,
         logLevel: "info",
+        timeZone: "UTC",
       },
     });
   });
@@ -29,6 +30,7 @@ describe("loadConfig", () => {
         FLEETBACK_TLS_CERT: "cert.pem",
         FLEETBACK_TLS_KEY: "/etc/key.pem",
         FLEETBACK_LOG_LEVEL: "DEBUG",
+        FLEETBACK_TZ: "Europe/Berlin",
       },
       "/srv",
     );
@@ -40,6 +42,7 @@ describe("loadConfig", () => {
       bootstrapToken: "0123456789abcdef0123",
       tls: { certFile: "/srv/cert.pem", keyFile: "/etc/key.pem" },
       logLevel: "debug",
+      timeZone: "Europe/Berlin",
     });
   });
 
@@ -51,12 +54,14 @@ describe("loadConfig", () => {
       FLEETBACK_BOOTSTRAP_TOKEN: "short",
       FLEETBACK_TLS_CERT: "only-cert.pem",
       FLEETBACK_LOG_LEVEL: "loud",
+      FLEETBACK_TZ: "Mars/Olympus",
     });
     expect(result.ok).toBe(false);
     const errors = result.ok ? [] : result.errors;
     for (const name of [
       "FLEETBACK_LISTEN",
       "FLEETBACK_BASE_URL",
+      "FLEETBACK_TZ",
       "DATABASE_URL",
       "FLEETBACK_BOOTSTRAP_TOKEN",
       "FLEETBACK_TLS_CERT",

@@ -21,6 +21,8 @@ export interface Config {
   bootstrapToken: string | undefined;
   tls: { certFile: string; keyFile: string } | undefined;
   logLevel: LogLevel;
+  /** IANA zone the maintenance cadences are read in (FLEETBACK_TZ). */
+  timeZone: string;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -114,11 +116,34 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     errors.push(`FLEETBACK_LOG_LEVEL: "${logLevelRaw}" is not one of ${LOG_LEVELS.join(", ")}`);
   }
 
+  const timeZone = env.FLEETBACK_TZ || "UTC";
+  if (!isTimeZone(timeZone)) {
+    errors.push(`FLEETBACK_TZ: "${timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`);
+  }
+
   if (errors.length > 0) {
     return { ok: false, errors };
   }
   return {
     ok: true,
-    config: { listen, baseUrl, dataDir, databaseUrl, bootstrapToken, tls, logLevel: logLevel ?? "info" },
+    config: {
+      listen,
+      baseUrl,
+      dataDir,
+      databaseUrl,
+      bootstrapToken,
+      tls,
+      logLevel: logLevel ?? "info",
+      timeZone,
+    },
   };
+}
+
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }

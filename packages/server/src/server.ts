@@ -21,6 +21,7 @@ import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.j
 import { createLocalHub } from "./hub/local-hub.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import type { Logger } from "./log.js";
+import { createNotifier } from "./notifications/notifier.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./retries/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";
@@ -103,6 +104,7 @@ export async function startServer(
   const hub = createLocalHub();
   // A copy: when port 0 was asked for, the base URL is only known after listening.
   const runtimeConfig: Config = { ...config };
+  const notifier = createNotifier({ db: db.db, keys: { secret }, log, clock, config: runtimeConfig });
   const deps: AppDeps = {
     config: runtimeConfig,
     db: db.db,
@@ -111,6 +113,7 @@ export async function startServer(
     keys: { secret },
     hub,
     views: createViews({ assets: loadStaticAssets() }),
+    notifier,
     bootstrap: await createBootstrapState(db.db, config.bootstrapToken),
     readiness: {
       check: async () => {
@@ -182,6 +185,8 @@ export async function startServer(
             server.closeIdleConnections();
           }
         });
+        // Deliveries in flight still write their notification_log rows.
+        await notifier.close();
         await db.close();
       })();
       return closing;

@@ -1,4 +1,5 @@
 import { hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
+import { PROTOCOL_VERSION } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { describe, expect, it } from "vitest";
@@ -119,7 +120,7 @@ runServerSuite("agent channel: upgrade and hello", (server) => {
         name: "web-1.example",
         agentVersion: "0.2.0",
         toolVersion: "0.18.1",
-        protocolVersion: 1,
+        protocolVersion: PROTOCOL_VERSION,
         lastSeenAt: server.deps.clock.now(),
       });
       const lines = server.deps.logLines.join("\n");

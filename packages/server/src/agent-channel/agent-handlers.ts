@@ -7,6 +7,8 @@
 import type { AgentMessageHandlers } from "@fleetback/protocol";
 import { acknowledgeSchedule, touchHost } from "../hosts/presence.js";
 import { reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import { applyRepoStats } from "../maintenance/repo-stats.js";
+import type { ReportAssembler } from "../snapshots/report-assembler.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { handleScheduleFire } from "../sources/schedule-fire.js";
 import type { ChannelContext } from "./channel-context.js";
@@ -15,20 +17,10 @@ import { acceptHello, type HelloSession } from "./hello.js";
 export function createAgentHandlers(
   ctx: ChannelContext,
   session: HelloSession,
+  snapshotReports: ReportAssembler,
 ): AgentMessageHandlers<Promise<void>> {
   const { db, log, clock, hub } = ctx.deps;
   const { hostId } = session;
-
-  /**
-   * Types this server version receives but does not act on yet. The log says so plainly: nothing
-   * was stored and nothing was started.
-   */
-  const notActedOn = (type: string, level: "warn" | "debug", consequence: string) => async () => {
-    log[level](
-      { host_id: hostId, type },
-      `${type} received but not acted on by this server version: ${consequence}`,
-    );
-  };
 
   return {
     hello: (payload) => acceptHello(ctx, session, payload),
@@ -62,11 +54,20 @@ export function createAgentHandlers(
       if (!hub.isCurrent(session.socket)) {
         return;
       }
-      const replaced = await replaceSnapshots(db, hostId, payload);
+      // A report in parts (protocol 2) yields the whole list with its last part, and only then.
+      const report = snapshotReports.accept(payload);
+      if (report === undefined) {
+        return;
+      }
+      const replaced = await replaceSnapshots(db, hostId, report);
       log.debug({ host_id: hostId, count: replaced?.count }, "snapshot list replaced");
     },
-    // A partial projection the agent sends again; nothing is lost for good.
-    "repo.stats": notActedOn("repo.stats", "debug", "the repository stats were not updated"),
+    "repo.stats": async (payload) => {
+      if (!hub.isCurrent(session.socket)) {
+        return;
+      }
+      await applyRepoStats(db, hostId, payload, clock.now());
+    },
 
     "job.started": (payload) => ctx.reports.started(hostId, payload),
     "job.progress": (payload) => ctx.reports.progress(hostId, payload),

@@ -16,6 +16,7 @@ import {
 } from "@fleetback/protocol";
 import type { RawData, WebSocket } from "ws";
 import { markHostOffline } from "../hosts/presence.js";
+import { createReportAssembler } from "../snapshots/report-assembler.js";
 import { createAgentHandlers } from "./agent-handlers.js";
 import { createAgentSocket } from "./agent-socket.js";
 import type { ChannelContext } from "./channel-context.js";
@@ -57,14 +58,20 @@ export function startAgentSession(
   const socket = createAgentSocket(hostId, ws, (frame, reason) => {
     log.warn({ host_id: hostId, type: frameType(frame), reason }, "frame to agent not sent");
   });
-  const handlers = createAgentHandlers(ctx, {
-    hostId,
-    tokenHash: auth.tokenHash,
-    socket,
-    accept: () => {
-      accepted = true;
+  // Parts of a snapshot report live as long as this socket: a disconnect drops them.
+  const snapshotReports = createReportAssembler({ hostId, log, setTimer: ctx.setTimer });
+  const handlers = createAgentHandlers(
+    ctx,
+    {
+      hostId,
+      tokenHash: auth.tokenHash,
+      socket,
+      accept: () => {
+        accepted = true;
+      },
     },
-  });
+    snapshotReports,
+  );
   const cancelDeadline = ctx.setTimer(() => {
     if (phase === "awaiting_hello") {
       log.info({ host_id: hostId }, "no hello in time; closing");
@@ -155,6 +162,7 @@ export function startAgentSession(
   });
   ws.on("close", (code, reason) => {
     cancelDeadline();
+    snapshotReports.discard("agent disconnected");
     hub.unregister(socket);
     onEnd(session);
     if (accepted) {

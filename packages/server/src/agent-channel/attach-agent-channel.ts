@@ -8,6 +8,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
 import { WebSocketServer } from "ws";
+import { createJobAlerts } from "../alerts/job-alerts.js";
 import type { UpgradeRouter } from "../http/upgrade-router.js";
 import { jobEvents } from "../jobs/job-events.js";
 import { createJobReports } from "../jobs/job-reports.js";
@@ -49,6 +50,7 @@ export function attachAgentChannel(
       log,
       clock: deps.clock,
       events: options.jobEvents ?? jobEvents,
+      alerts: createJobAlerts(deps),
       setTimer,
       ...(options.logFlushIntervalMs ? { logFlushIntervalMs: options.logFlushIntervalMs } : {}),
       ...(options.logBatchLines ? { logBatchLines: options.logBatchLines } : {}),

@@ -10,7 +10,9 @@ import type { JobReports } from "../jobs/job-reports.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import type { KeyedQueue } from "./keyed-queue.js";
 
-export type ChannelDeps = Pick<ServerDeps, "config" | "db" | "log" | "clock" | "keys"> & { hub: LocalHub };
+export type ChannelDeps = Pick<ServerDeps, "config" | "db" | "log" | "clock" | "keys" | "notifier"> & {
+  hub: LocalHub;
+};
 
 export interface AgentChannelOptions {
   /** Default HELLO_DEADLINE_MS (10 s). */

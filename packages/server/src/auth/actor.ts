@@ -4,7 +4,7 @@
  * admin may do all an operator may, an operator all a viewer may (DESIGN.md "Roles").
  */
 import type { UserRole } from "@fleetback/db";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { RequestError } from "../errors.js";
 
 export type Role = UserRole;
@@ -48,4 +48,13 @@ export function requireRole(role: Role): RoleMiddleware {
     return undefined;
   };
   return Object.assign(middleware, { requiredRole: role });
+}
+
+/** The caller of a route behind requireRole; a route without one that calls this answers 401. */
+export function actorOf(c: Context<AppEnv>): Actor {
+  const actor = c.get("actor");
+  if (!actor) {
+    throw new RequestError("unauthorised", "Sign in first.");
+  }
+  return actor;
 }

@@ -1,9 +1,9 @@
 /**
  * @module hosts/fleet-view
- * The fleet overview: every host with its status and versions, and how many alerts it has open,
- * in one query whatever the fleet size.
+ * The fleet overview: every host with its status and versions, how many alerts it has open and
+ * its repository's last check, in one query whatever the fleet size.
  */
-import { alerts, type Database, hosts } from "@fleetback/db";
+import { alerts, type CheckStatus, type Database, hosts, repoStats } from "@fleetback/db";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 
 export interface FleetRow {
@@ -18,6 +18,8 @@ export interface FleetRow {
   protocolVersion: number | null;
   snapshotCount: number;
   openAlerts: number;
+  lastCheckStatus: CheckStatus | null;
+  lastCheckAt: Date | null;
 }
 
 export async function listFleet(db: Database): Promise<FleetRow[]> {
@@ -40,9 +42,12 @@ export async function listFleet(db: Database): Promise<FleetRow[]> {
       protocolVersion: hosts.protocolVersion,
       snapshotCount: hosts.snapshotCount,
       openAlerts: sql<number>`coalesce(${open.n}, 0)`,
+      lastCheckStatus: repoStats.lastCheckStatus,
+      lastCheckAt: repoStats.lastCheckAt,
     })
     .from(hosts)
     .leftJoin(open, and(eq(open.hostId, hosts.id)))
+    .leftJoin(repoStats, eq(repoStats.hostId, hosts.id))
     .orderBy(asc(hosts.name), asc(hosts.id));
   return rows.map((row) => ({ ...row, openAlerts: Number(row.openAlerts) }));
 }
@@ -60,5 +65,7 @@ export function fleetRowJson(row: FleetRow) {
     protocol_version: row.protocolVersion,
     snapshot_count: row.snapshotCount,
     open_alerts: row.openAlerts,
+    last_check_status: row.lastCheckStatus,
+    last_check_at: row.lastCheckAt,
   };
 }

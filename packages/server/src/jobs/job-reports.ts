@@ -8,6 +8,7 @@
 import { type Database, jobs } from "@fleetback/db";
 import type { JobFinished, JobProgress, JobStarted, LogStream } from "@fleetback/protocol";
 import { and, eq, inArray } from "drizzle-orm";
+import type { JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
@@ -25,6 +26,8 @@ export interface JobReportsOptions {
   log: Logger;
   clock: Clock;
   events: JobEvents;
+  /** Raises or resolves the alert of every job that ends. */
+  alerts: JobAlerts;
   setTimer?: SetTimer;
   logFlushIntervalMs?: number;
   logBatchLines?: number;
@@ -94,7 +97,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         .update(jobs)
         .set({ progress: { ...report } })
         .where(ownActiveJob(hostId, report.job_id))
-        .returning({ id: jobs.id });
+        .returning({ id: jobs.id, kind: jobs.kind, sourceGroupId: jobs.sourceGroupId });
       if (rows.length === 0) {
         log.debug(
           { host_id: hostId, job_id: report.job_id },
@@ -125,7 +128,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           finishedAt,
         })
         .where(ownActiveJob(hostId, report.job_id))
-        .returning({ id: jobs.id });
+        .returning({ id: jobs.id, kind: jobs.kind, sourceGroupId: jobs.sourceGroupId });
       progressWrites.delete(report.job_id);
       if (rows.length === 0) {
         log.warn(
@@ -135,8 +138,22 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         return;
       }
       log.info({ host_id: hostId, job_id: report.job_id, status: report.status }, "job finished");
-      if (report.status === "failed") {
-        await queueRetryAfterFailure({ db, clock, log }, report.job_id);
+      const retry =
+        report.status === "failed"
+          ? await queueRetryAfterFailure({ db, clock, log }, report.job_id)
+          : undefined;
+      const [job] = rows;
+      if (job) {
+        await options.alerts.jobEnded({
+          jobId: job.id,
+          hostId,
+          kind: job.kind,
+          sourceGroupId: job.sourceGroupId,
+          status: report.status,
+          exitCode: report.exit_code,
+          error,
+          retryQueued: retry !== undefined,
+        });
       }
       emit("job.finished", {
         jobId: report.job_id,
@@ -154,7 +171,23 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         await logWriter.finish(hostId, jobId);
         progressWrites.delete(jobId);
         log.warn({ host_id: hostId, job_id: jobId, reason }, "job lost");
-        await queueRetryAfterFailure({ db, clock, log }, jobId);
+        const retry = await queueRetryAfterFailure({ db, clock, log }, jobId);
+        const [job] = await db
+          .select({ kind: jobs.kind, sourceGroupId: jobs.sourceGroupId })
+          .from(jobs)
+          .where(eq(jobs.id, jobId));
+        if (job) {
+          await options.alerts.jobEnded({
+            jobId,
+            hostId,
+            kind: job.kind,
+            sourceGroupId: job.sourceGroupId,
+            status: "lost",
+            exitCode: null,
+            error: reason,
+            retryQueued: retry !== undefined,
+          });
+        }
         emit("job.finished", {
           jobId,
           hostId,

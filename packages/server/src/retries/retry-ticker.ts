@@ -3,8 +3,8 @@
  * Every RETRY_TICK_PERIOD_MS, due pending runs are tried. Under the advisory lock each due row is
  * claimed (its attempt counted and its next slot set, as if this try failed), so another replica
  * never picks it up; after the commit the claimed rows are sent. A sent row is deleted. A row whose
- * retries are used up is deleted and leaves a failed job behind, so the history (and alerting)
- * sees the backup that never ran.
+ * retries are used up is deleted and leaves a failed job behind, so the history sees the backup
+ * that never ran, and its backup_failed alert is raised (DESIGN "Pending runs").
  */
 import {
   type Database,
@@ -16,6 +16,7 @@ import {
   withAdvisoryLock,
 } from "@fleetback/db";
 import { asc, eq, lte } from "drizzle-orm";
+import { createJobAlerts, type JobEnd } from "../alerts/job-alerts.js";
 import type { ServerDeps } from "../deps.js";
 import { createJob } from "../jobs/create-job.js";
 import { type BackupDeps, backupParams, sendBackup } from "../sources/dispatch-backup.js";
@@ -36,7 +37,7 @@ async function giveUp(
   run: PendingRun,
   group: typeof sourceGroups.$inferSelect,
   now: Date,
-): Promise<void> {
+): Promise<JobEnd> {
   const job = await createJob(
     deps,
     {
@@ -50,19 +51,26 @@ async function giveUp(
     },
     tx,
   );
-  await tx
-    .update(jobs)
-    .set({
-      status: "failed",
-      error: `host offline: gave up after ${run.attempt} attempts`,
-      finishedAt: now,
-    })
-    .where(eq(jobs.id, job.id));
+  const error = `host offline: gave up after ${run.attempt} attempts`;
+  await tx.update(jobs).set({ status: "failed", error, finishedAt: now }).where(eq(jobs.id, job.id));
   await tx.delete(pendingRuns).where(eq(pendingRuns.id, run.id));
+  return {
+    jobId: job.id,
+    hostId: run.hostId,
+    kind: "backup",
+    sourceGroupId: run.sourceGroupId,
+    status: "failed",
+    exitCode: null,
+    error,
+  };
 }
 
-export async function retryTick(deps: BackupDeps, now: Date): Promise<RetryTickReport> {
+export async function retryTick(
+  deps: BackupDeps & Pick<ServerDeps, "notifier">,
+  now: Date,
+): Promise<RetryTickReport> {
   const report: RetryTickReport = { dispatched: [], rescheduled: [], gaveUp: [] };
+  const failed: JobEnd[] = [];
   const outcome = await withAdvisoryLock(deps.db, "retry-ticker", async (tx) => {
     const due = await tx
       .select({ run: pendingRuns, group: sourceGroups, host: hosts })
@@ -77,7 +85,7 @@ export async function retryTick(deps: BackupDeps, now: Date): Promise<RetryTickR
       const attempt = row.run.attempt + 1;
       const claim = { ...row.run, attempt };
       if (!deps.hub.isOnline(row.run.hostId) && attempt >= row.group.retryMax) {
-        await giveUp(deps, tx, claim, row.group, now);
+        failed.push(await giveUp(deps, tx, claim, row.group, now));
         report.gaveUp.push(row.run.id);
         continue;
       }
@@ -122,7 +130,7 @@ export async function retryTick(deps: BackupDeps, now: Date): Promise<RetryTickR
       );
       report.dispatched.push(run.id);
     } else if (run.attempt >= group.retryMax) {
-      await deps.db.transaction((tx) => giveUp(deps, tx, run, group, now));
+      failed.push(await deps.db.transaction((tx) => giveUp(deps, tx, run, group, now)));
       report.gaveUp.push(run.id);
     } else {
       report.rescheduled.push(run.id);
@@ -130,6 +138,10 @@ export async function retryTick(deps: BackupDeps, now: Date): Promise<RetryTickR
   }
   for (const id of report.gaveUp) {
     deps.log.warn({ pending_run_id: id }, "pending backup given up: host stayed offline");
+  }
+  const alerts = createJobAlerts(deps);
+  for (const end of failed) {
+    await alerts.jobEnded(end);
   }
   return report;
 }

@@ -113,11 +113,14 @@ describe("jobs and removed endpoints", () => {
     expect(res.status).toBe(503);
   });
 
-  it("refuses kinds that cannot be started by hand yet, naming the field", async () => {
-    const res = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "prune" });
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { message: string }).message).toMatch(/^kind: /);
-  });
+  it.each(["backup", "restore", "diff"])(
+    "refuses %s, which has its own endpoint, naming the field",
+    async (kind) => {
+      const res = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(/^kind: /);
+    },
+  );
 
   it.each(["run-backup", "init-repo"])(
     "answers 410 Gone for /hosts/{id}/%s with the replacement",

@@ -16,7 +16,7 @@ import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, readJson } from "../http/validate.js";
 import { runAutoInit } from "../jobs/auto-init.js";
-import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { MANUAL_JOB_KINDS, type ManualJobKind, startManualJob } from "../maintenance/maintenance-jobs.js";
 
 const CredentialBody = Type.Object(
   {
@@ -44,10 +44,8 @@ const BandwidthForm = Type.Object(
   { additionalProperties: false },
 );
 
-/** Kinds an operator can start from the host page today; the others arrive with maintenance. */
-const MANUAL_KINDS = ["init"] as const;
 const JobBody = Type.Object(
-  { kind: Type.Union(MANUAL_KINDS.map((kind) => Type.Literal(kind))) },
+  { kind: Type.Union(MANUAL_JOB_KINDS.map((kind) => Type.Literal(kind))) },
   { additionalProperties: false },
 );
 
@@ -115,34 +113,20 @@ export function hostRoutes(deps: AppDeps): Hono<AppEnv> {
     return result;
   }
 
-  async function startJob(c: Context<AppEnv>, kind: (typeof MANUAL_KINDS)[number]) {
+  async function startJob(c: Context<AppEnv>, kind: ManualJobKind) {
     const hostId = c.req.param("id") ?? "";
     const actor = actorOf(c);
     await getHostDetail(deps.db, deps.keys.secret, hostId);
-    const result = await createAndDispatchJob(
-      deps,
-      { hostId, kind, actorKind: "user", actorUserId: actor.userId },
-      (jobId) => ({
-        job_id: jobId,
-        kind,
-        requires_admin_creds: false,
-      }),
-    );
-    if (!result.ok) {
-      throw new RequestError(
-        "unavailable",
-        "The host is offline; start the job when its agent is connected.",
-      );
-    }
+    const job = await startManualJob(deps, hostId, kind, actor.userId);
     await writeAudit(deps.db, deps.clock, {
       actor,
       action: `job.${kind}`,
       targetKind: "job",
-      targetId: result.job.id,
+      targetId: job.id,
       details: { host_id: hostId },
       ip: clientIp(c),
     });
-    return result.job;
+    return job;
   }
 
   routes.get("/api/hosts/:id", viewer, async (c) => {

@@ -2,7 +2,8 @@
  * @module snapshots/snapshot-store
  * The host's cached snapshot projection. Each `snapshots.report` is authoritative: the old list
  * and the host's snapshot_count are replaced in one transaction (an empty list is a real answer:
- * the repository has no snapshots). Reads are newest first, paged by a (time, id) cursor that
+ * the repository has no snapshots). A report sent in parts arrives here once, whole, from
+ * report-assembler.ts. Reads are newest first, paged by a (time, id) cursor that
  * the (host_id, time desc) index serves.
  */
 import { type Database, hosts, type NewSnapshot, type Snapshot, snapshots } from "@fleetback/db";

@@ -1,0 +1,183 @@
+/**
+ * Issue 5 end to end with real processes: forget with a keep-last policy removes the right
+ * snapshots of one tag and leaves the other tag alone; prune with admin credentials succeeds;
+ * check reports `ok`; a repository made unreadable raises `check_failed`, shown on the fleet.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentRun, startAgent } from "./support/agent-process.js";
+import { type Api, bootstrapAdmin } from "./support/api.js";
+import { enrolHost, waitHostReady } from "./support/enrol.js";
+import { eventually } from "./support/eventually.js";
+import { type RestServer, startRestServer } from "./support/rest-server.js";
+import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { type ResticVersion, toolsPresent } from "./support/tools.js";
+
+interface JobJson {
+  id: string;
+  status: string;
+  error: string | null;
+  summary: Record<string, unknown> | null;
+}
+interface SnapshotJson {
+  id: string;
+  tags: string[];
+  time: string;
+}
+
+function sourceTree(label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `fleetback-${label}-`));
+  writeFileSync(join(dir, "data.bin"), randomBytes(64 * 1024));
+  return dir;
+}
+
+describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts against rest-server", () => {
+  let rest: RestServer;
+  let server: ServerProcess;
+  let api: Api;
+  const agents: AgentRun[] = [];
+
+  beforeAll(async () => {
+    rest = await startRestServer();
+    server = await startServerProcess();
+    api = await bootstrapAdmin(server.url, server.output());
+  });
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await server?.stop();
+    await rest?.stop();
+  });
+
+  async function waitJob(jobId: string): Promise<JobJson> {
+    return eventually(
+      async () => {
+        const { job } = await api.get<{ job: JobJson }>(`/api/jobs/${jobId}`);
+        return ["succeeded", "failed", "cancelled", "lost"].includes(job.status) ? job : undefined;
+      },
+      { what: `job ${jobId} to finish`, timeoutMs: 120_000 },
+    );
+  }
+
+  async function start(hostId: string, kind: string): Promise<JobJson> {
+    const res = await api.send<{ job_id: string }>("POST", `/api/hosts/${hostId}/jobs`, { kind });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return waitJob(res.body.job_id);
+  }
+
+  async function backup(hostId: string, groupId: string): Promise<void> {
+    const res = await api.send<{ job_id: string }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups/${groupId}/run`,
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect((await waitJob(res.body.job_id)).status).toBe("succeeded");
+  }
+
+  async function group(hostId: string, name: string, last: number): Promise<string> {
+    const res = await api.send<{ source_group: { id: string } }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups`,
+      {
+        name,
+        includes: [sourceTree(name)],
+        retention_policy: { last },
+      },
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.source_group.id;
+  }
+
+  const snapshotsByTag = async (hostId: string) => {
+    const { snapshots } = await api.get<{ snapshots: SnapshotJson[] }>(`/api/hosts/${hostId}/snapshots`);
+    const byTag: Record<string, string[]> = {};
+    for (const snapshot of snapshots) {
+      for (const tag of snapshot.tags) {
+        byTag[tag] = [...(byTag[tag] ?? []), snapshot.id];
+      }
+    }
+    return byTag;
+  };
+
+  for (const restic of ["0.18", "0.14"] as const satisfies readonly ResticVersion[]) {
+    it(`restic ${restic}: forget keeps by tag, prune with admin credentials, check ok, then check_failed`, async () => {
+      const user = `mt-${restic.replace(".", "")}`;
+      const host = await enrolHost({ api, rest, restic, user });
+      agents.push(startAgent(["run"], host.dirs, host.env));
+      await waitHostReady(api, host.hostId);
+      const alpha = await group(host.hostId, "alpha", 1);
+      const beta = await group(host.hostId, "beta", 5);
+      for (let i = 0; i < 3; i++) {
+        await backup(host.hostId, alpha);
+      }
+      await backup(host.hostId, beta);
+      await backup(host.hostId, beta);
+      const before = await eventually(
+        async () => {
+          const tags = await snapshotsByTag(host.hostId);
+          return tags.alpha?.length === 3 && tags.beta?.length === 2 ? tags : undefined;
+        },
+        { what: "five snapshots reported" },
+      );
+
+      const forget = await start(host.hostId, "forget");
+      expect(forget.status, forget.error ?? "").toBe("succeeded");
+      const after = await eventually(
+        async () => {
+          const tags = await snapshotsByTag(host.hostId);
+          return tags.alpha?.length === 1 ? tags : undefined;
+        },
+        { what: "forget reflected in the snapshot list" },
+      );
+      // The newest alpha snapshot is the one kept (the list is newest first); beta is untouched.
+      expect(after.alpha).toEqual([before.alpha?.[0]]);
+      expect(after.beta).toEqual(before.beta);
+
+      const refused = await api.send("POST", `/api/hosts/${host.hostId}/jobs`, { kind: "prune" });
+      expect(refused.status).toBe(409);
+      // The admin slot: here the same rest-server user, which can delete (no append-only).
+      const bound = await api.send("PUT", `/api/hosts/${host.hostId}/admin-credentials`, {
+        url: `rest:${rest.url}/${user}/`,
+        username: user,
+        password: host.password,
+      });
+      expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+      const prune = await start(host.hostId, "prune");
+      expect(prune.status, prune.error ?? "").toBe("succeeded");
+
+      const check = await start(host.hostId, "check");
+      expect(check.status, check.error ?? "").toBe("succeeded");
+      const { stats } = await api.get<{ stats: Record<string, unknown> }>(`/api/hosts/${host.hostId}/stats`);
+      expect(stats).toMatchObject({ last_check_status: "ok" });
+      expect(stats.last_prune_at).toBeTruthy();
+      expect(stats.last_forget_at).toBeTruthy();
+
+      // Unreadable: every pack file overwritten with noise of the same size. (Deleting them makes
+      // restic 0.14 retry the missing files against rest-server for many minutes.)
+      const packs = join(rest.dataDir, user, "data");
+      for (const dir of readdirSync(packs)) {
+        for (const file of readdirSync(join(packs, dir))) {
+          const path = join(packs, dir, file);
+          writeFileSync(path, randomBytes(statSync(path).size));
+        }
+      }
+      const broken = await start(host.hostId, "check");
+      expect(broken.status).toBe("failed");
+      const { alerts } = await api.get<{
+        alerts: Array<{ host_id: string; kind: string; dedup_key: string }>;
+      }>(`/api/alerts?state=open&host_id=${host.hostId}`);
+      expect(alerts).toEqual([expect.objectContaining({ kind: "check_failed", dedup_key: "" })]);
+      const fleet = await api.get<{
+        hosts: Array<{ id: string; last_check_status: string; open_alerts: number }>;
+      }>("/api/hosts");
+      expect(fleet.hosts.find((h) => h.id === host.hostId)).toMatchObject({
+        last_check_status: "errors",
+        open_alerts: 1,
+      });
+      const page = await api.text(`/hosts/${host.hostId}/maintenance`);
+      expect(page).toContain('<span class="status-errors">errors</span>');
+    });
+  }
+});

@@ -1,0 +1,164 @@
+/**
+ * @module alerts/alerts
+ * Alerts (SPEC "Alert"): at most one open alert per (host, kind, dedup_key), enforced by the
+ * database's partial unique index. Raising an open key again only updates last_seen_at, message
+ * and the last job; two concurrent raises of a new key meet at the index and the loser becomes a
+ * re-raise. Resolving touches exactly one key: other keys of the same host and kind stay open.
+ */
+import { type Alert, alerts, type Database, hosts, isUniqueViolation } from "@fleetback/db";
+import { and, desc, eq, isNotNull, isNull, lt, type SQL } from "drizzle-orm";
+import { ulid } from "ulidx";
+import { conflict, notFound } from "../errors.js";
+
+export const ALERT_KINDS = [
+  "backup_failed",
+  "forget_failed",
+  "prune_failed",
+  "check_failed",
+  "restore_failed",
+  "diff_failed",
+  "init_failed",
+  "unlock_failed",
+] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+export interface AlertKey {
+  hostId: string;
+  kind: AlertKind;
+  /** The source group id for backup_failed; empty for repository-scoped kinds. */
+  dedupKey: string;
+}
+
+export type RaiseOutcome = { alert: Alert; opened: boolean };
+
+function openKey(key: AlertKey): SQL | undefined {
+  return and(
+    eq(alerts.hostId, key.hostId),
+    eq(alerts.kind, key.kind),
+    eq(alerts.dedupKey, key.dedupKey),
+    isNull(alerts.resolvedAt),
+  );
+}
+
+async function touch(
+  db: Database,
+  key: AlertKey,
+  message: string,
+  jobId: string | null,
+  now: Date,
+): Promise<Alert | undefined> {
+  const [row] = await db
+    .update(alerts)
+    .set({ lastSeenAt: now, message, lastJobId: jobId })
+    .where(openKey(key))
+    .returning();
+  return row;
+}
+
+/** Opens the key's alert, or re-raises the open one. `opened` says whether to notify. */
+export async function raiseAlert(
+  db: Database,
+  key: AlertKey,
+  details: { message: string; jobId?: string | null },
+  now: Date,
+): Promise<RaiseOutcome> {
+  const message = details.message.slice(0, 2_000);
+  const jobId = details.jobId ?? null;
+  const existing = await touch(db, key, message, jobId, now);
+  if (existing) {
+    return { alert: existing, opened: false };
+  }
+  try {
+    const [created] = await db
+      .insert(alerts)
+      .values({ id: ulid(now.getTime()), ...key, message, lastJobId: jobId, createdAt: now, lastSeenAt: now })
+      .returning();
+    if (!created) {
+      throw new Error("insert into alerts returned no row");
+    }
+    return { alert: created, opened: true };
+  } catch (err) {
+    if (!isUniqueViolation(err, "alerts_open_key")) {
+      throw err;
+    }
+    const raced = await touch(db, key, message, jobId, now);
+    if (!raced) {
+      throw err;
+    }
+    return { alert: raced, opened: false };
+  }
+}
+
+/** Resolves the key's open alert after a success of the same kind; returns it if there was one. */
+export async function resolveKey(db: Database, key: AlertKey, now: Date): Promise<Alert | undefined> {
+  const [row] = await db.update(alerts).set({ resolvedAt: now }).where(openKey(key)).returning();
+  return row;
+}
+
+/** An operator's manual resolve. */
+export async function resolveAlertById(
+  db: Database,
+  alertId: string,
+  userId: string,
+  now: Date,
+): Promise<Alert> {
+  const [row] = await db
+    .update(alerts)
+    .set({ resolvedAt: now, resolvedBy: userId })
+    .where(and(eq(alerts.id, alertId), isNull(alerts.resolvedAt)))
+    .returning();
+  if (row) {
+    return row;
+  }
+  const [exists] = await db.select({ id: alerts.id }).from(alerts).where(eq(alerts.id, alertId));
+  throw exists ? conflict(`Alert ${alertId} is already resolved`) : notFound(`No alert ${alertId}`);
+}
+
+export type AlertState = "open" | "resolved" | "all";
+
+export interface AlertRow extends Alert {
+  hostName: string;
+}
+
+export async function listAlerts(
+  db: Database,
+  filter: { state: AlertState; hostId?: string | undefined; before?: string | undefined; limit: number },
+): Promise<AlertRow[]> {
+  const conditions: Array<SQL | undefined> = [];
+  if (filter.state === "open") {
+    conditions.push(isNull(alerts.resolvedAt));
+  } else if (filter.state === "resolved") {
+    conditions.push(isNotNull(alerts.resolvedAt));
+  }
+  if (filter.hostId) {
+    conditions.push(eq(alerts.hostId, filter.hostId));
+  }
+  if (filter.before) {
+    conditions.push(lt(alerts.id, filter.before));
+  }
+  const rows = await db
+    .select({ alert: alerts, hostName: hosts.name })
+    .from(alerts)
+    .innerJoin(hosts, eq(hosts.id, alerts.hostId))
+    .where(and(...conditions))
+    .orderBy(desc(alerts.id))
+    .limit(filter.limit);
+  return rows.map((row) => ({ ...row.alert, hostName: row.hostName }));
+}
+
+export function alertJson(alert: AlertRow) {
+  return {
+    id: alert.id,
+    host_id: alert.hostId,
+    host_name: alert.hostName,
+    kind: alert.kind,
+    dedup_key: alert.dedupKey,
+    message: alert.message,
+    last_job_id: alert.lastJobId,
+    created_at: alert.createdAt,
+    last_seen_at: alert.lastSeenAt,
+    resolved_at: alert.resolvedAt,
+    resolved_by: alert.resolvedBy,
+    state: alert.resolvedAt ? "resolved" : "open",
+  };
+}

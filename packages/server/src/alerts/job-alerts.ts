@@ -1,0 +1,102 @@
+/**
+ * @module alerts/job-alerts
+ * From a job's end to its alert (SPEC "Server behaviour" 14, DESIGN "Alert kinds"): a failed job
+ * raises `<kind>_failed`, keyed by the source group for backups and by nothing for repository
+ * jobs; a success of the same kind and key resolves it. A backup failure that was queued for a
+ * retry raises nothing yet (the retry may well succeed); the retry that gives up raises it. A lost
+ * job counts as failed, since what it was meant to do did not happen. A cancel is an operator's
+ * decision and touches no alert. Only a newly opened alert (and, per channel, a resolution) is
+ * notified. Never throws: a broken alert must not break job handling.
+ */
+import { type Database, hosts, type JobKind, sourceGroups } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log.js";
+import type { AlertContext, Notifier } from "../notifications/notifier.js";
+import { type AlertKey, type AlertKind, raiseAlert, resolveKey } from "./alerts.js";
+
+export interface JobEnd {
+  jobId: string;
+  hostId: string;
+  kind: JobKind;
+  sourceGroupId: string | null;
+  status: "succeeded" | "failed" | "cancelled" | "lost";
+  exitCode: number | null;
+  error: string | null;
+  /** A pending run took over: the failure is not final yet. */
+  retryQueued?: boolean;
+}
+
+export interface JobAlerts {
+  jobEnded(end: JobEnd): Promise<void>;
+}
+
+export interface JobAlertDeps {
+  db: Database;
+  log: Logger;
+  clock: Clock;
+  notifier: Notifier;
+}
+
+export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId">): AlertKey {
+  return {
+    hostId: end.hostId,
+    kind: `${end.kind}_failed` as AlertKind,
+    dedupKey: end.kind === "backup" ? (end.sourceGroupId ?? "") : "",
+  };
+}
+
+function messageOf(end: JobEnd): string {
+  const what = end.status === "lost" ? `${end.kind} job lost` : `${end.kind} failed`;
+  if (end.error) {
+    return `${what}: ${end.error}`;
+  }
+  return end.exitCode === null ? what : `${what} with exit code ${end.exitCode}`;
+}
+
+async function contextOf(db: Database, key: AlertKey): Promise<AlertContext> {
+  const [host] = await db.select({ name: hosts.name }).from(hosts).where(eq(hosts.id, key.hostId));
+  let sourceGroupName: string | undefined;
+  if (key.kind === "backup_failed" && key.dedupKey) {
+    const [group] = await db
+      .select({ name: sourceGroups.name })
+      .from(sourceGroups)
+      .where(eq(sourceGroups.id, key.dedupKey));
+    sourceGroupName = group?.name;
+  }
+  return { hostName: host?.name ?? key.hostId, sourceGroupName };
+}
+
+export function createJobAlerts(deps: JobAlertDeps): JobAlerts {
+  return {
+    async jobEnded(end) {
+      try {
+        const key = keyOf(end);
+        const now = deps.clock.now();
+        if (end.status === "succeeded") {
+          const resolved = await resolveKey(deps.db, key, now);
+          if (resolved) {
+            deps.log.info({ alert_id: resolved.id, host_id: end.hostId, kind: key.kind }, "alert resolved");
+            deps.notifier.alertResolved(resolved, await contextOf(deps.db, key));
+          }
+          return;
+        }
+        if (end.status === "cancelled" || end.retryQueued) {
+          return;
+        }
+        const { alert, opened } = await raiseAlert(
+          deps.db,
+          key,
+          { message: messageOf(end), jobId: end.jobId },
+          now,
+        );
+        if (opened) {
+          deps.log.warn({ alert_id: alert.id, host_id: end.hostId, kind: key.kind }, "alert opened");
+          deps.notifier.alertOpened(alert, await contextOf(deps.db, key));
+        }
+      } catch (err) {
+        deps.log.error({ err, job_id: end.jobId }, "could not record the alert of a finished job");
+      }
+    },
+  };
+}

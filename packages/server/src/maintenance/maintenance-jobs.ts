@@ -1,0 +1,150 @@
+/**
+ * @module maintenance/maintenance-jobs
+ * Repository jobs that are not backups: forget, prune, check (the maintenance cadences, actor
+ * `system`) and the same plus unlock and init started by an operator (`POST /api/hosts/{id}/jobs`,
+ * the host page's buttons). Forget carries one entry per source group with a non-empty retention
+ * policy; prune and unlock need the admin credentials, which dispatchJob pushes first.
+ */
+import { type ActorKind, type Database, type Job, jobs, sourceGroups } from "@fleetback/db";
+import type { CommandRun, ForgetGroup } from "@fleetback/protocol";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+import { conflict, unavailable } from "../errors.js";
+import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { getMaintenance } from "./maintenance-record.js";
+
+export const MANUAL_JOB_KINDS = ["forget", "prune", "check", "unlock", "init"] as const;
+export type ManualJobKind = (typeof MANUAL_JOB_KINDS)[number];
+
+type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">;
+
+/** `{tag, keep}` of every group of the host whose policy sets at least one key. */
+export async function forgetGroupsOf(db: Database, hostId: string): Promise<ForgetGroup[]> {
+  const groups = await db
+    .select({ name: sourceGroups.name, policy: sourceGroups.retentionPolicy })
+    .from(sourceGroups)
+    .where(eq(sourceGroups.hostId, hostId))
+    .orderBy(asc(sourceGroups.name));
+  return groups
+    .filter((group) => Object.keys(group.policy).length > 0)
+    .map((group) => ({ tag: group.name, keep: { ...group.policy } }));
+}
+
+export interface MaintenancePlan {
+  kind: ManualJobKind;
+  forgetGroups?: ForgetGroup[];
+  readDataSubset?: string;
+}
+
+function commandOf(plan: MaintenancePlan, jobId: string): CommandRun {
+  switch (plan.kind) {
+    case "forget":
+      return {
+        job_id: jobId,
+        kind: "forget",
+        requires_admin_creds: false,
+        forget_groups: plan.forgetGroups ?? [],
+      };
+    case "prune":
+      return { job_id: jobId, kind: "prune", requires_admin_creds: true };
+    case "check":
+      return {
+        job_id: jobId,
+        kind: "check",
+        requires_admin_creds: false,
+        check: plan.readDataSubset ? { read_data_subset: plan.readDataSubset } : {},
+      };
+    case "unlock":
+      return { job_id: jobId, kind: "unlock", requires_admin_creds: true };
+    case "init":
+      return { job_id: jobId, kind: "init", requires_admin_creds: false };
+  }
+}
+
+/** What the job page shows of the command: never credentials. */
+function paramsOf(plan: MaintenancePlan): Record<string, unknown> {
+  if (plan.kind === "forget") {
+    return { forget_groups: plan.forgetGroups ?? [] };
+  }
+  if (plan.kind === "check") {
+    return { read_data_subset: plan.readDataSubset ?? "" };
+  }
+  return {};
+}
+
+export type MaintenanceDispatch =
+  | { ok: true; job: Job }
+  | { ok: false; reason: "offline" | "admin_credentials_missing" };
+
+export function dispatchMaintenance(
+  deps: JobDeps,
+  hostId: string,
+  plan: MaintenancePlan,
+  actor: { kind: ActorKind; userId?: string | null },
+): Promise<MaintenanceDispatch> {
+  return createAndDispatchJob(
+    deps,
+    {
+      hostId,
+      kind: plan.kind,
+      actorKind: actor.kind,
+      actorUserId: actor.userId ?? null,
+      params: paramsOf(plan),
+    },
+    (jobId) => commandOf(plan, jobId),
+  );
+}
+
+/** An active job of this kind on the host, if one is queued or running. */
+export async function activeJobOf(
+  db: Database,
+  hostId: string,
+  kind: Job["kind"],
+): Promise<string | undefined> {
+  const [row] = await db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.hostId, hostId), eq(jobs.kind, kind), inArray(jobs.status, ["queued", "running"])))
+    .limit(1);
+  return row?.id;
+}
+
+/** An operator's manual job; refusals are RequestErrors naming what to do. */
+export async function startManualJob(
+  deps: JobDeps,
+  hostId: string,
+  kind: ManualJobKind,
+  userId: string,
+): Promise<Job> {
+  const plan: MaintenancePlan = { kind };
+  if (kind === "forget") {
+    plan.forgetGroups = await forgetGroupsOf(deps.db, hostId);
+    if (plan.forgetGroups.length === 0) {
+      throw conflict(
+        "kind: no source group of this host has a retention policy, so forget would have nothing to keep by; set one first",
+      );
+    }
+  }
+  if (kind === "check") {
+    const record = await getMaintenance(deps.db, hostId, deps.clock.now());
+    if (record.checkReadDataSubset) {
+      plan.readDataSubset = record.checkReadDataSubset;
+    }
+  }
+  const active = await activeJobOf(deps.db, hostId, kind);
+  if (active) {
+    throw conflict(`kind: a ${kind} job of this host is already queued or running (${active})`, {
+      job_id: active,
+    });
+  }
+  const sent = await dispatchMaintenance(deps, hostId, plan, { kind: "user", userId });
+  if (!sent.ok) {
+    if (sent.reason === "admin_credentials_missing") {
+      throw conflict(
+        `kind: ${kind} needs the admin credentials of the repository; bind them on the host page first`,
+      );
+    }
+    throw unavailable("The host is offline; nothing was started.");
+  }
+  return sent.job;
+}

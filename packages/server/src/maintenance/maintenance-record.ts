@@ -1,0 +1,143 @@
+/**
+ * @module maintenance/maintenance-record
+ * The per-host maintenance record (SPEC "Repository maintenance"): forget, prune and check
+ * cadences with their enable flags and the check's read-data subset. It is created with the
+ * defaults on first read, so every host has one without a migration step; the slot columns are
+ * the ticker's memory of what it already dispatched.
+ */
+import { type Database, type Maintenance, maintenance } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import { type Static, Type } from "typebox";
+import { invalid } from "../errors.js";
+import { checkCron } from "../sources/cron.js";
+import { requireHost } from "../sources/source-groups.js";
+import { nextSlot } from "./due-slot.js";
+
+export const MAINTENANCE_KINDS = ["forget", "prune", "check"] as const;
+export type MaintenanceKind = (typeof MAINTENANCE_KINDS)[number];
+
+/** restic's --read-data-subset forms: n/t, a percentage, or a size; empty = no data read. */
+export const READ_DATA_SUBSET_PATTERN =
+  "^(?:|[1-9][0-9]{0,5}/[1-9][0-9]{0,5}|(?:100|[0-9]{1,2}(?:\\.[0-9]{1,3})?)%|[1-9][0-9]{0,9}[KMGT])$";
+
+const Cron = Type.String({ minLength: 1, maxLength: 200 });
+export const MaintenanceBody = Type.Object(
+  {
+    forget_cron: Type.Optional(Cron),
+    forget_enabled: Type.Optional(Type.Boolean()),
+    prune_cron: Type.Optional(Cron),
+    prune_enabled: Type.Optional(Type.Boolean()),
+    check_cron: Type.Optional(Cron),
+    check_enabled: Type.Optional(Type.Boolean()),
+    check_read_data_subset: Type.Optional(
+      Type.String({ pattern: READ_DATA_SUBSET_PATTERN, description: "like 5%, 1/10 or 2G, or empty" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type MaintenanceBody = Static<typeof MaintenanceBody>;
+
+/** The host's record; inserted with the defaults when missing. `db` may be a transaction. */
+export async function getMaintenance(db: Database, hostId: string, now: Date): Promise<Maintenance> {
+  await db
+    .insert(maintenance)
+    .values({ hostId, createdAt: now, updatedAt: now })
+    .onConflictDoNothing({ target: maintenance.hostId });
+  const [row] = await db.select().from(maintenance).where(eq(maintenance.hostId, hostId));
+  if (!row) {
+    throw new Error(`maintenance record of ${hostId} vanished after its insert`);
+  }
+  return row;
+}
+
+export async function readMaintenance(db: Database, hostId: string, now: Date): Promise<Maintenance> {
+  await requireHost(db, hostId);
+  return getMaintenance(db, hostId, now);
+}
+
+function cronOrThrow(field: string, value: string | undefined): string | undefined {
+  if (value === undefined) {
+    return undefined;
+  }
+  const checked = checkCron(value);
+  if (!checked.ok) {
+    throw invalid(`${field}: ${checked.message.replace(/^cron: /, "")}`, [
+      { field, message: checked.message.replace(/^cron: /, "") },
+    ]);
+  }
+  return checked.cron;
+}
+
+/** Applies the fields present; every cron is checked before anything is written. */
+export async function updateMaintenance(
+  db: Database,
+  hostId: string,
+  body: MaintenanceBody,
+  now: Date,
+): Promise<Maintenance> {
+  const forgetCron = cronOrThrow("forget_cron", body.forget_cron);
+  const pruneCron = cronOrThrow("prune_cron", body.prune_cron);
+  const checkCronValue = cronOrThrow("check_cron", body.check_cron);
+  const current = await readMaintenance(db, hostId, now);
+  const patch: Partial<Maintenance> = { updatedAt: now };
+  // A changed cadence starts counting from now: its earlier slots are not owed.
+  if (forgetCron !== undefined && forgetCron !== current.forgetCron) {
+    Object.assign(patch, { forgetCron, lastForgetSlotAt: now });
+  }
+  if (pruneCron !== undefined && pruneCron !== current.pruneCron) {
+    Object.assign(patch, { pruneCron, lastPruneSlotAt: now });
+  }
+  if (checkCronValue !== undefined && checkCronValue !== current.checkCron) {
+    Object.assign(patch, { checkCron: checkCronValue, lastCheckSlotAt: now });
+  }
+  if (body.forget_enabled !== undefined) {
+    patch.forgetEnabled = body.forget_enabled;
+  }
+  if (body.prune_enabled !== undefined) {
+    patch.pruneEnabled = body.prune_enabled;
+  }
+  if (body.check_enabled !== undefined) {
+    patch.checkEnabled = body.check_enabled;
+  }
+  if (body.check_read_data_subset !== undefined) {
+    patch.checkReadDataSubset = body.check_read_data_subset;
+  }
+  const [row] = await db.update(maintenance).set(patch).where(eq(maintenance.hostId, hostId)).returning();
+  if (!row) {
+    throw new Error(`maintenance record of ${hostId} vanished during its update`);
+  }
+  return row;
+}
+
+export function cadenceOf(record: Maintenance, kind: MaintenanceKind): { cron: string; enabled: boolean } {
+  switch (kind) {
+    case "forget":
+      return { cron: record.forgetCron, enabled: record.forgetEnabled };
+    case "prune":
+      return { cron: record.pruneCron, enabled: record.pruneEnabled };
+    case "check":
+      return { cron: record.checkCron, enabled: record.checkEnabled };
+  }
+}
+
+export function maintenanceJson(record: Maintenance, timeZone: string, now: Date) {
+  const next = (kind: MaintenanceKind) => {
+    const { cron, enabled } = cadenceOf(record, kind);
+    return enabled ? nextSlot(cron, timeZone, now).toISOString() : null;
+  };
+  return {
+    host_id: record.hostId,
+    time_zone: timeZone,
+    forget_cron: record.forgetCron,
+    forget_enabled: record.forgetEnabled,
+    prune_cron: record.pruneCron,
+    prune_enabled: record.pruneEnabled,
+    check_cron: record.checkCron,
+    check_enabled: record.checkEnabled,
+    check_read_data_subset: record.checkReadDataSubset,
+    next_forget_at: next("forget"),
+    next_prune_at: next("prune"),
+    next_check_at: next("check"),
+    updated_at: record.updatedAt,
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * @module maintenance/maintenance-ticker
+ * Every MAINTENANCE_TICK_PERIOD_MS (SPEC: 60 s) the due forget, prune and check runs are decided
+ * under an advisory lock. A due slot is recorded as taken in the same transaction whatever comes
+ * of it, so neither a second replica nor a restarted server dispatches it again. Then:
+ *   - an offline host is skipped and nothing is queued (the next slot is the next chance);
+ *   - prune without admin credentials is skipped silently;
+ *   - forget with no group that has a retention policy is skipped (nothing to keep by);
+ *   - a kind already queued or running on the host is not stacked;
+ *   - else the job is created with actor `system` and sent after the commit (forget, prune,
+ *     check in that order, so a prune due with a forget cleans up what the forget released).
+ */
+import { hostCredentials, hosts, type Maintenance, maintenance, withAdvisoryLock } from "@fleetback/db";
+import { eq, sql } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+import { dueSlot } from "./due-slot.js";
+import {
+  activeJobOf,
+  dispatchMaintenance,
+  forgetGroupsOf,
+  type MaintenancePlan,
+} from "./maintenance-jobs.js";
+import { cadenceOf, MAINTENANCE_KINDS, type MaintenanceKind } from "./maintenance-record.js";
+
+export const MAINTENANCE_TICK_PERIOD_MS = 60_000;
+
+type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock"> & {
+  config: { timeZone: string };
+};
+
+export type SkipReason = "offline" | "no_admin_credentials" | "no_retention_policy" | "already_active";
+
+export interface MaintenanceTickReport {
+  dispatched: Array<{ hostId: string; kind: MaintenanceKind; jobId: string }>;
+  skipped: Array<{ hostId: string; kind: MaintenanceKind; reason: SkipReason }>;
+}
+
+const SLOT_COLUMN = {
+  forget: "lastForgetSlotAt",
+  prune: "lastPruneSlotAt",
+  check: "lastCheckSlotAt",
+} as const satisfies Record<MaintenanceKind, keyof Maintenance>;
+
+export async function maintenanceTick(deps: TickDeps, now: Date): Promise<MaintenanceTickReport> {
+  const report: MaintenanceTickReport = { dispatched: [], skipped: [] };
+  const decided = await withAdvisoryLock(deps.db, "maintenance-ticker", async (tx) => {
+    // Records are created on first read; a host enrolled since the last tick gets its own now,
+    // and its cadences count from this moment.
+    const stamp = now.toISOString();
+    await tx.execute(
+      sql`insert into ${maintenance} (host_id, created_at, updated_at)
+          select ${hosts.id}, ${stamp}::timestamptz, ${stamp}::timestamptz from ${hosts}
+          on conflict (host_id) do nothing`,
+    );
+    const rows = await tx
+      .select({ record: maintenance, adminSealed: hostCredentials.adminSealed })
+      .from(maintenance)
+      .leftJoin(hostCredentials, eq(hostCredentials.hostId, maintenance.hostId));
+    const plans: Array<{ hostId: string; plan: MaintenancePlan }> = [];
+    for (const { record, adminSealed } of rows) {
+      const taken: Partial<Record<(typeof SLOT_COLUMN)[MaintenanceKind], Date>> = {};
+      for (const kind of MAINTENANCE_KINDS) {
+        const { cron, enabled } = cadenceOf(record, kind);
+        if (!enabled) {
+          continue;
+        }
+        const after = record[SLOT_COLUMN[kind]] ?? record.createdAt;
+        const slot = dueSlot(cron, deps.config.timeZone, now, after);
+        if (!slot) {
+          continue;
+        }
+        taken[SLOT_COLUMN[kind]] = slot;
+        const skip = (reason: SkipReason) => report.skipped.push({ hostId: record.hostId, kind, reason });
+        if (!deps.hub.isOnline(record.hostId)) {
+          skip("offline");
+          continue;
+        }
+        if (kind === "prune" && !adminSealed) {
+          skip("no_admin_credentials");
+          continue;
+        }
+        if (await activeJobOf(tx, record.hostId, kind)) {
+          skip("already_active");
+          continue;
+        }
+        const plan: MaintenancePlan = { kind };
+        if (kind === "forget") {
+          plan.forgetGroups = await forgetGroupsOf(tx, record.hostId);
+          if (plan.forgetGroups.length === 0) {
+            skip("no_retention_policy");
+            continue;
+          }
+        }
+        if (kind === "check" && record.checkReadDataSubset) {
+          plan.readDataSubset = record.checkReadDataSubset;
+        }
+        plans.push({ hostId: record.hostId, plan });
+      }
+      if (Object.keys(taken).length > 0) {
+        await tx
+          .update(maintenance)
+          .set({ ...taken, updatedAt: now })
+          .where(eq(maintenance.hostId, record.hostId));
+      }
+    }
+    return plans;
+  });
+  if (!decided.ran) {
+    return report;
+  }
+  for (const { hostId, plan } of decided.result) {
+    const sent = await dispatchMaintenance(deps, hostId, plan, { kind: "system" });
+    if (sent.ok) {
+      report.dispatched.push({ hostId, kind: plan.kind as MaintenanceKind, jobId: sent.job.id });
+    } else {
+      report.skipped.push({
+        hostId,
+        kind: plan.kind as MaintenanceKind,
+        reason: sent.reason === "offline" ? "offline" : "no_admin_credentials",
+      });
+    }
+  }
+  for (const skipped of report.skipped) {
+    if (skipped.reason !== "no_admin_credentials") {
+      deps.log.info(
+        { host_id: skipped.hostId, kind: skipped.kind, reason: skipped.reason },
+        "maintenance run skipped",
+      );
+    }
+  }
+  return report;
+}

@@ -1,0 +1,75 @@
+/**
+ * @module maintenance/repo-stats
+ * What an agent learned about its repository (`repo.stats`, after check, prune, forget and
+ * backup). A report is a partial projection: only the fields present change; one absent field
+ * never erases what an earlier report said.
+ */
+import { type Database, type RepoStats as RepoStatsRow, repoStats } from "@fleetback/db";
+import type { RepoStats } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
+
+/** Upserts the fields present; returns the row as it stands afterwards. */
+export async function applyRepoStats(
+  db: Database,
+  hostId: string,
+  report: RepoStats,
+  now: Date,
+): Promise<RepoStatsRow> {
+  const patch: Partial<RepoStatsRow> = {};
+  if (report.last_check_status !== undefined) {
+    patch.lastCheckStatus = report.last_check_status;
+  }
+  if (report.last_check_at !== undefined) {
+    patch.lastCheckAt = new Date(report.last_check_at);
+  }
+  if (report.total_size_bytes !== undefined) {
+    patch.totalSizeBytes = report.total_size_bytes;
+  }
+  if (report.raw_size_bytes !== undefined) {
+    patch.rawSizeBytes = report.raw_size_bytes;
+  }
+  if (report.total_file_count !== undefined) {
+    patch.totalFileCount = report.total_file_count;
+  }
+  if (report.snapshot_count !== undefined) {
+    patch.snapshotCount = report.snapshot_count;
+  }
+  if (report.compression_ratio !== undefined) {
+    patch.compressionRatio = report.compression_ratio;
+  }
+  if (report.last_prune_at !== undefined) {
+    patch.lastPruneAt = new Date(report.last_prune_at);
+  }
+  if (report.last_forget_at !== undefined) {
+    patch.lastForgetAt = new Date(report.last_forget_at);
+  }
+  const [row] = await db
+    .insert(repoStats)
+    .values({ hostId, ...patch, updatedAt: now })
+    .onConflictDoUpdate({ target: repoStats.hostId, set: { ...patch, updatedAt: now } })
+    .returning();
+  if (!row) {
+    throw new Error("upsert into repo_stats returned no row");
+  }
+  return row;
+}
+
+export async function readRepoStats(db: Database, hostId: string): Promise<RepoStatsRow | undefined> {
+  const [row] = await db.select().from(repoStats).where(eq(repoStats.hostId, hostId));
+  return row;
+}
+
+export function repoStatsJson(row: RepoStatsRow | undefined) {
+  return {
+    last_check_status: row?.lastCheckStatus ?? null,
+    last_check_at: row?.lastCheckAt ?? null,
+    total_size_bytes: row?.totalSizeBytes ?? null,
+    raw_size_bytes: row?.rawSizeBytes ?? null,
+    total_file_count: row?.totalFileCount ?? null,
+    snapshot_count: row?.snapshotCount ?? null,
+    compression_ratio: row?.compressionRatio ?? null,
+    last_prune_at: row?.lastPruneAt ?? null,
+    last_forget_at: row?.lastForgetAt ?? null,
+    updated_at: row?.updatedAt ?? null,
+  };
+}

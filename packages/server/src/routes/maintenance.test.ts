@@ -1,0 +1,192 @@
+import { jobs, maintenance } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { applyRepoStats } from "../maintenance/repo-stats.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
+import { bindCredentials, seedHost } from "../testing/seed.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const PASSWORD = "correct horse battery";
+const REPO = { url: "rest:https://backup.example.org/db-01/", username: "db-01", password: "repo-pass" };
+
+let deps: TestDeps;
+let admin: TestClient;
+let hostId: string;
+let agent: RecordingConnection;
+
+beforeEach(async () => {
+  deps = await createTestDeps({ config: { timeZone: "Europe/Berlin" } });
+  admin = createTestClient(createApp(deps), deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: PASSWORD,
+  });
+  hostId = (await seedHost(deps, { name: "db-01" })).host.id;
+  await bindCredentials(deps, hostId, { repo: REPO });
+  agent = createRecordingConnection(hostId);
+  deps.hub.register(agent);
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+const url = () => `/api/hosts/${hostId}/maintenance`;
+
+describe("maintenance record", () => {
+  it("is created with the default cadences on first read, in the configured zone", async () => {
+    expect(await deps.db.select().from(maintenance)).toEqual([]);
+    const res = await admin.json("GET", url());
+    expect(res.status).toBe(200);
+    const { maintenance: record } = (await res.json()) as { maintenance: Record<string, unknown> };
+    expect(record).toMatchObject({
+      time_zone: "Europe/Berlin",
+      forget_cron: "0 3 * * *",
+      forget_enabled: true,
+      prune_cron: "0 4 * * 0",
+      prune_enabled: true,
+      check_cron: "0 5 1 * *",
+      check_enabled: true,
+      check_read_data_subset: "5%",
+      // The test clock is 2026-11-21T12:00Z; 03:00 in Berlin is 02:00Z, 05:00 on the 1st is 04:00Z.
+      next_forget_at: "2026-11-22T02:00:00.000Z",
+      next_check_at: "2026-12-01T04:00:00.000Z",
+    });
+    expect(await deps.db.select().from(maintenance)).toHaveLength(1);
+  });
+
+  it("edits cadences; a bad cron or subset is a 400 naming the field and writes nothing", async () => {
+    const ok = await admin.json("PUT", url(), { forget_cron: "30 1 * * *", check_read_data_subset: "1/10" });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({
+      maintenance: { forget_cron: "30 1 * * *", check_read_data_subset: "1/10", prune_cron: "0 4 * * 0" },
+    });
+    for (const [body, field] of [
+      [{ forget_cron: "61 * * * *" }, "forget_cron"],
+      [{ prune_cron: "@weekly" }, "prune_cron"],
+      [{ check_read_data_subset: "5 percent" }, "check_read_data_subset"],
+      [{ check_enabled: "yes" }, "check_enabled"],
+      [{ forget_hour: 3 }, "forget_hour"],
+    ] as const) {
+      const res = await admin.json("PUT", url(), body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(new RegExp(`^${field}: `));
+    }
+    const [row] = await deps.db.select().from(maintenance);
+    expect(row).toMatchObject({ forgetCron: "30 1 * * *", pruneCron: "0 4 * * 0", checkEnabled: true });
+  });
+
+  it("is edited from the Maintenance tab; a bad cron comes back as a toast", async () => {
+    const page = await admin.request(`/hosts/${hostId}/maintenance`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("Europe/Berlin");
+    expect(html).toContain('data-testid="tab-maintenance"');
+    const csrf = csrfFrom(html);
+    const fields = {
+      _csrf: csrf,
+      forget_cron: "0 2 * * *",
+      forget_enabled: "on",
+      prune_cron: "0 4 * * 6",
+      check_cron: "0 5 1 * *",
+      check_enabled: "on",
+      check_read_data_subset: "",
+    };
+    const saved = await admin.form(`/hosts/${hostId}/maintenance`, fields, { "HX-Request": "true" });
+    expect(saved.status).toBeLessThan(400);
+    expect(await deps.db.select().from(maintenance)).toEqual([
+      expect.objectContaining({ forgetCron: "0 2 * * *", pruneEnabled: false, checkReadDataSubset: "" }),
+    ]);
+    const bad = await admin.form(
+      `/hosts/${hostId}/maintenance`,
+      { ...fields, check_cron: "every day" },
+      { "HX-Request": "true" },
+    );
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/^check_cron: /);
+  });
+});
+
+describe("manual jobs", () => {
+  it("forget needs a group with a retention policy and carries every such group", async () => {
+    const refused = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "forget" });
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { message: string }).message).toMatch(/retention policy/);
+    await admin.json("POST", `/api/hosts/${hostId}/source-groups`, {
+      name: "etc",
+      includes: ["/etc"],
+      retention_policy: { daily: 7, within: "30d" },
+    });
+    await admin.json("POST", `/api/hosts/${hostId}/source-groups`, { name: "tmp", includes: ["/tmp"] });
+    const res = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "forget" });
+    expect(res.status).toBe(201);
+    expect(agent.frames.at(-1)).toMatchObject({
+      type: "command.run",
+      payload: { kind: "forget", forget_groups: [{ tag: "etc", keep: { daily: 7, within: "30d" } }] },
+    });
+    const again = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "forget" });
+    expect(again.status).toBe(409);
+  });
+
+  it("prune and unlock need admin credentials, which are pushed before the command", async () => {
+    const refused = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "prune" });
+    expect(refused.status).toBe(409);
+    expect(await deps.db.select().from(jobs)).toEqual([]);
+    const bound = await admin.json("PUT", `/api/hosts/${hostId}/admin-credentials`, {
+      url: REPO.url,
+      username: "admin",
+      password: "admin-pass",
+    });
+    expect(bound.status).toBe(200);
+    const from = agent.frames.length;
+    const res = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "unlock" });
+    expect(res.status).toBe(201);
+    expect(agent.frames.slice(from).map((frame) => frame.type)).toEqual(["config.update", "command.run"]);
+    expect(agent.frames.at(-1)?.payload).toMatchObject({ kind: "unlock", requires_admin_creds: true });
+  });
+
+  it("check reads the record's data subset; an offline host is a 503 and creates nothing", async () => {
+    const res = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "check" });
+    expect(res.status).toBe(201);
+    expect(agent.frames.at(-1)?.payload).toMatchObject({ kind: "check", check: { read_data_subset: "5%" } });
+    deps.hub.unregister(agent);
+    await deps.db.delete(jobs);
+    const offline = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "check" });
+    expect(offline.status).toBe(503);
+    expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, hostId))).toEqual([]);
+  });
+});
+
+describe("repository stats", () => {
+  it("applies only the fields a report carries", async () => {
+    const empty = await admin.json("GET", `/api/hosts/${hostId}/stats`);
+    expect(await empty.json()).toMatchObject({ stats: { last_check_status: null, total_size_bytes: null } });
+    await applyRepoStats(
+      deps.db,
+      hostId,
+      { total_size_bytes: 2048, raw_size_bytes: 4096, compression_ratio: 2 },
+      deps.clock.now(),
+    );
+    await applyRepoStats(
+      deps.db,
+      hostId,
+      { last_check_status: "ok", last_check_at: "2026-11-21T05:00:00Z" },
+      deps.clock.now(),
+    );
+    const res = await admin.json("GET", `/api/hosts/${hostId}/stats`);
+    expect(await res.json()).toMatchObject({
+      stats: {
+        last_check_status: "ok",
+        last_check_at: "2026-11-21T05:00:00.000Z",
+        total_size_bytes: 2048,
+        raw_size_bytes: 4096,
+        compression_ratio: 2,
+        last_prune_at: null,
+      },
+    });
+    const page = await (await admin.request(`/hosts/${hostId}/maintenance`)).text();
+    expect(page).toMatch(/data-testid="last-check-status"><span class="status-ok">ok<\/span>/);
+  });
+});
