@@ -154,6 +154,36 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
       expect(stats.last_prune_at).toBeTruthy();
       expect(stats.last_forget_at).toBeTruthy();
 
+      if (restic === "0.18") {
+        // The real server's maintenance ticker (every 60 s) dispatches a due check by itself.
+        const cadence = await api.send("PUT", `/api/hosts/${host.hostId}/maintenance`, {
+          check_cron: "* * * * *",
+          forget_enabled: false,
+          prune_enabled: false,
+        });
+        expect(cadence.status, JSON.stringify(cadence.body)).toBe(200);
+        const system = await eventually(
+          async () => {
+            const { jobs } = await api.get<{ jobs: Array<JobJson & { actor_kind: string }> }>(
+              `/api/jobs?host_id=${host.hostId}&kind=check&status=succeeded`,
+            );
+            return jobs.find((job) => job.actor_kind === "system");
+          },
+          { what: "a check dispatched by the maintenance ticker", timeoutMs: 150_000, intervalMs: 1_000 },
+        );
+        expect(system.status).toBe("succeeded");
+        await api.send("PUT", `/api/hosts/${host.hostId}/maintenance`, { check_enabled: false });
+        await eventually(
+          async () => {
+            const { jobs } = await api.get<{ jobs: JobJson[] }>(
+              `/api/jobs?host_id=${host.hostId}&kind=check`,
+            );
+            return jobs.every((job) => !["queued", "running"].includes(job.status));
+          },
+          { what: "no check job left running" },
+        );
+      }
+
       // Unreadable: every pack file overwritten with noise of the same size. (Deleting them makes
       // restic 0.14 retry the missing files against rest-server for many minutes.)
       const packs = join(rest.dataDir, user, "data");

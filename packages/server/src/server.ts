@@ -22,6 +22,7 @@ import { createLocalHub } from "./hub/local-hub.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import type { Logger } from "./log.js";
 import { createNotifier } from "./notifications/notifier.js";
+import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./retries/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";
@@ -148,6 +149,11 @@ export async function startServer(
     name: "retry-ticker",
     log,
   });
+  const maintenanceTicker: Ticker = startTicker(
+    () => maintenanceTick(deps, clock.now()),
+    MAINTENANCE_TICK_PERIOD_MS,
+    { name: "maintenance-ticker", log },
+  );
   const announceSweeper: Ticker = startTicker(
     async () => {
       await withAdvisoryLock(deps.db, "pending-host-sweeper", (tx) => sweepPendingHosts(tx, clock.now()));
@@ -175,6 +181,7 @@ export async function startServer(
         await sweeper.stop();
         await announceSweeper.stop();
         await retryTicker.stop();
+        await maintenanceTicker.stop();
         await channel.close();
         // Open job-page streams would hold server.close() open; browsers reconnect to the next server.
         await jobStreams.close();
