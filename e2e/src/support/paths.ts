@@ -10,3 +10,4 @@ export const serverMain = fileURLToPath(new URL("../../../packages/server/dist/m
 export const agentBundle = fileURLToPath(
   new URL("../../../packages/agent/dist/bundle/fleetback-agent.mjs", import.meta.url),
 );
+export const e2eRoot = fileURLToPath(new URL("../../", import.meta.url));
