@@ -21,8 +21,8 @@ import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.j
 import { createLocalHub } from "./hub/local-hub.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import type { Logger } from "./log.js";
-import { createNotifier } from "./notifications/notifier.js";
 import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
+import { createNotifier } from "./notifications/notifier.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./retries/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";

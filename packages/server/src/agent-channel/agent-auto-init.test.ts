@@ -2,6 +2,7 @@ import { type Job, jobs } from "@fleetback/db";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { jobEvents } from "../jobs/job-events.js";
+import { NEVER_RECEIVED_REASON } from "../jobs/reconcile-jobs.js";
 import { eventually } from "../testing/eventually.js";
 import { bindCredentials, readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
@@ -92,6 +93,12 @@ runServerSuite("agent channel: auto-init and reconciliation", (server) => {
       );
       const started = await seedJob(server.deps, { hostId: host.id, kind: "forget", actorKind: "system" });
       const waiting = await seedJob(server.deps, { hostId: host.id, kind: "prune", actorKind: "system" });
+      // Sent a minute ago into a socket that died: the agent never had it.
+      const unread = await seedJob(
+        server.deps,
+        { hostId: host.id, kind: "unlock", actorKind: "user" },
+        { createdAt: new Date(server.deps.clock.now().getTime() - 60_000) },
+      );
       const finished: string[] = [];
       const off = jobEvents.on("job.finished", (event) => {
         if (event.hostId === host.id) {
@@ -111,7 +118,11 @@ runServerSuite("agent channel: auto-init and reconciliation", (server) => {
           startedAt: server.deps.clock.now(),
         });
         expect((await readJob(server.deps, waiting.id))?.status).toBe("queued");
-        expect(finished).toEqual([`${gone.id}:lost`]);
+        expect(await readJob(server.deps, unread.id)).toMatchObject({
+          status: "lost",
+          error: NEVER_RECEIVED_REASON,
+        });
+        expect(finished.sort()).toEqual([`${gone.id}:lost`, `${unread.id}:lost`].sort());
 
         agent.send("heartbeat", { running_job_ids: [started.id] });
         await eventually(
@@ -122,6 +133,14 @@ runServerSuite("agent channel: auto-init and reconciliation", (server) => {
           "agent no longer reports this job as running",
         );
         expect((await readJob(server.deps, started.id))?.status).toBe("running");
+        // Two minutes on, a queued job the heartbeats never mention was not received either.
+        expect((await readJob(server.deps, waiting.id))?.status).toBe("queued");
+        server.deps.clock.advance(121_000);
+        agent.send("heartbeat", { running_job_ids: [started.id] });
+        await eventually(
+          async () => (await readJob(server.deps, waiting.id))?.status,
+          (status) => status === "lost",
+        );
         await agent.close();
       } finally {
         off();

@@ -6,13 +6,13 @@
  */
 import type { AgentMessageHandlers } from "@fleetback/protocol";
 import { acknowledgeSchedule, touchHost } from "../hosts/presence.js";
-import { reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import { applyRepoStats } from "../maintenance/repo-stats.js";
 import type { ReportAssembler } from "../snapshots/report-assembler.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { handleScheduleFire } from "../sources/schedule-fire.js";
 import type { ChannelContext } from "./channel-context.js";
-import { acceptHello, type HelloSession } from "./hello.js";
+import { acceptHello, HEARTBEAT_QUEUED_GRACE_MS, type HelloSession } from "./hello.js";
 
 export function createAgentHandlers(
   ctx: ChannelContext,
@@ -33,8 +33,16 @@ export function createAgentHandlers(
       const now = clock.now();
       await touchHost(db, hostId, now);
       const reason = "agent no longer reports this job as running";
-      const { lost } = await reconcileRunningJobs(db, hostId, payload.running_job_ids, now, reason);
+      const { lost, neverReceived } = await reconcileRunningJobs(
+        db,
+        hostId,
+        payload.running_job_ids,
+        now,
+        reason,
+        new Date(now.getTime() - HEARTBEAT_QUEUED_GRACE_MS),
+      );
       await ctx.reports.lost(hostId, lost, reason, now);
+      await ctx.reports.lost(hostId, neverReceived, NEVER_RECEIVED_REASON, now);
     },
 
     "schedule.ack": async (payload) => {

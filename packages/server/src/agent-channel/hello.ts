@@ -16,9 +16,17 @@ import {
 import { loadHostPush } from "../hosts/host-push.js";
 import { recordHello } from "../hosts/presence.js";
 import { runAutoInit } from "../jobs/auto-init.js";
-import { reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import type { AgentSocket } from "./agent-socket.js";
 import type { ChannelContext } from "./channel-context.js";
+
+/**
+ * A queued job older than this that a reconnecting agent does not report was sent into the old
+ * socket and never read; a younger one may be a command racing the new socket's registration.
+ */
+export const HELLO_QUEUED_GRACE_MS = 10_000;
+/** Between heartbeats a command may still be in flight; after two minutes it is not. */
+export const HEARTBEAT_QUEUED_GRACE_MS = 120_000;
 
 export interface HelloSession {
   hostId: string;
@@ -128,8 +136,16 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
 
   try {
     const reason = "agent reconnected without this job";
-    const { lost } = await reconcileRunningJobs(db, hostId, hello.running_job_ids, now, reason);
+    const { lost, neverReceived } = await reconcileRunningJobs(
+      db,
+      hostId,
+      hello.running_job_ids,
+      now,
+      reason,
+      new Date(now.getTime() - HELLO_QUEUED_GRACE_MS),
+    );
     await ctx.reports.lost(hostId, lost, reason, now);
+    await ctx.reports.lost(hostId, neverReceived, NEVER_RECEIVED_REASON, now);
   } catch (err) {
     log.error({ err, host_id: hostId }, "reconciling running jobs after hello failed");
   }

@@ -3,16 +3,22 @@
  * Compares the jobs the server believes are running on a host with the list the agent reports
  * (hello and heartbeat `running_job_ids`). A running job the agent no longer has is `lost`
  * (DESIGN "Job statuses"). A queued job the agent reports is running: its job.started was lost
- * with a dropped connection. Queued jobs the agent does not report are left alone: their
- * command may still be on its way.
+ * with a dropped connection. A queued job the agent does not report may still be on its way, so
+ * it is left alone for a grace period (`queuedBefore`); one older than that was sent into a
+ * socket that died before the agent read it, and the agent (which reports its own queue too)
+ * will never run it: it is `lost` as well, so it does not stay "queued" forever.
  */
 import { type Database, jobs } from "@fleetback/db";
-import { and, eq, inArray, notInArray, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, notInArray, sql } from "drizzle-orm";
 
 export interface ReconcileOutcome {
   lost: string[];
+  /** Queued jobs older than the grace period that the agent does not have. */
+  neverReceived: string[];
   adopted: string[];
 }
+
+export const NEVER_RECEIVED_REASON = "the agent never received this job (its connection dropped)";
 
 export async function reconcileRunningJobs(
   db: Database,
@@ -20,6 +26,7 @@ export async function reconcileRunningJobs(
   runningJobIds: readonly string[],
   now: Date,
   reason: string,
+  queuedBefore?: Date,
 ): Promise<ReconcileOutcome> {
   const ids = [...new Set(runningJobIds)];
   const lost = await db
@@ -38,5 +45,23 @@ export async function reconcileRunningJobs(
           })
           .where(and(eq(jobs.hostId, hostId), eq(jobs.status, "queued"), inArray(jobs.id, ids)))
           .returning({ id: jobs.id });
-  return { lost: lost.map((row) => row.id), adopted: adopted.map((row) => row.id) };
+  const neverReceived = queuedBefore
+    ? await db
+        .update(jobs)
+        .set({ status: "lost", error: NEVER_RECEIVED_REASON, finishedAt: now })
+        .where(
+          and(
+            eq(jobs.hostId, hostId),
+            eq(jobs.status, "queued"),
+            lt(jobs.createdAt, queuedBefore),
+            ids.length === 0 ? undefined : notInArray(jobs.id, ids),
+          ),
+        )
+        .returning({ id: jobs.id })
+    : [];
+  return {
+    lost: lost.map((row) => row.id),
+    neverReceived: neverReceived.map((row) => row.id),
+    adopted: adopted.map((row) => row.id),
+  };
 }
