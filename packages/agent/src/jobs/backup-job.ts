@@ -11,7 +11,7 @@
  */
 import type { CommandRunBackup } from "@fleetback/protocol";
 import type { ResticResult } from "../restic/restic.js";
-import { parseBackupLine, renderStderrLine } from "./backup-output.js";
+import { describeSummary, parseBackupLine, renderStderrLine } from "./backup-output.js";
 import type { JobHandler, JobOutcome } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { BACKUP_STATS_TIMEOUT_MS, readRawDataStats } from "./raw-data-stats.js";
@@ -70,6 +70,8 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
             }
             if (parsed.kind === "summary") {
               summary = parsed.summary;
+              run.log("stdout", describeSummary(parsed.summary));
+              return;
             }
             run.log("stdout", line.text);
           },

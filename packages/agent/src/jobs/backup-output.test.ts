@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseBackupLine, renderStderrLine } from "./backup-output.js";
+import { describeSummary, parseBackupLine, renderStderrLine } from "./backup-output.js";
 
 describe("parseBackupLine", () => {
   it("clamps percent and counts, and takes the first current file", () => {
@@ -57,5 +58,26 @@ describe("renderStderrLine", () => {
       ),
     ).toBe("Fatal: repository does not exist / Is there a repository?");
     expect(renderStderrLine("plain text")).toBe("plain text");
+  });
+});
+
+describe("describeSummary", () => {
+  it("turns restic 0.18's summary (captured) into one readable log line", () => {
+    const line = readFileSync(
+      new URL("../../../../../shared/restic/fixtures/0.18.0/rest/backup-exclude.stdout", import.meta.url),
+      "utf8",
+    )
+      .split("\n")
+      .find((text) => text.includes('"message_type":"summary"'));
+    const parsed = parseBackupLine(line ?? "");
+    if (parsed.kind !== "summary") {
+      throw new Error("fixture has no summary line");
+    }
+    expect(describeSummary(parsed.summary)).toMatch(
+      /^snapshot [0-9a-f]{8} saved: files \d+ new, \d+ changed, \d+ unmodified; [\d.]+ (B|KiB|MiB) added; processed \d+ files, [\d.]+ (B|KiB|MiB) in [\d.]+ s$/,
+    );
+    expect(describeSummary({})).toBe(
+      "backup finished without a new snapshot: files 0 new, 0 changed, 0 unmodified; 0 B added; processed 0 files, 0 B",
+    );
   });
 });

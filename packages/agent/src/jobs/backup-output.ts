@@ -99,3 +99,29 @@ export function renderStderrLine(text: string): string {
   }
   return text;
 }
+
+const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+
+function humanBytes(value: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let size = value;
+  let unit = 0;
+  while (size >= 1024 && unit < units.length - 1) {
+    size /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${size} B` : `${size.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * The backup summary as one line a person reads in the job log; the full object travels in
+ * job.finished.summary, so nothing is lost by not logging the raw JSON.
+ */
+export function describeSummary(summary: JobSummary): string {
+  const id = typeof summary.snapshot_id === "string" ? summary.snapshot_id.slice(0, 8) : undefined;
+  const files = `${num(summary.files_new)} new, ${num(summary.files_changed)} changed, ${num(summary.files_unmodified)} unmodified`;
+  const processed = `${num(summary.total_files_processed)} files, ${humanBytes(num(summary.total_bytes_processed))}`;
+  const took = typeof summary.total_duration === "number" ? ` in ${summary.total_duration.toFixed(1)} s` : "";
+  const head = id ? `snapshot ${id} saved` : "backup finished without a new snapshot";
+  return `${head}: files ${files}; ${humanBytes(num(summary.data_added))} added; processed ${processed}${took}`;
+}
