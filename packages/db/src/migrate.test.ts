@@ -50,10 +50,11 @@ describe("loadMigrations", () => {
   });
 
   it("gives a file the same checksum with CRLF or LF line endings", async () => {
-    await writeFile(join(dir, "0002_a.sql"), "select 1;\nselect 2;\n");
-    const [, lf] = await loadMigrations(dir);
-    await writeFile(join(dir, "0002_a.sql"), "select 1;\r\nselect 2;\r\n");
-    const [, crlf] = await loadMigrations(dir);
+    await writeFile(join(dir, "9000_a.sql"), "select 1;\nselect 2;\n");
+    const lf = (await loadMigrations(dir)).at(-1);
+    await writeFile(join(dir, "9000_a.sql"), "select 1;\r\nselect 2;\r\n");
+    const crlf = (await loadMigrations(dir)).at(-1);
+    expect(lf?.name).toBe("9000_a");
     expect(crlf?.checksum).toBe(lf?.checksum);
   });
 });

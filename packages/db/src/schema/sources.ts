@@ -70,6 +70,8 @@ export const schedules = pgTable(
       .references(() => hosts.id, { onDelete: "cascade" }),
     cron: text("cron").notNull(),
     enabled: boolean("enabled").notNull().default(true),
+    // The scheduled_at of the last fire acted on: a repeated or older fire dispatches nothing.
+    lastFiredAt: timestamptz("last_fired_at"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

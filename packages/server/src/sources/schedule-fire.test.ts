@@ -7,6 +7,7 @@ import { eventually } from "../testing/eventually.js";
 import { seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent } from "../testing/test-agent.js";
+import { handleScheduleFire } from "./schedule-fire.js";
 import { createSchedule } from "./schedules.js";
 import { createGroup } from "./source-groups.js";
 
@@ -76,6 +77,24 @@ runServerSuite("schedule.fire", (server) => {
       actorKind: "schedule",
       attempt: 0,
     });
+
+    // The same slot again (or an older one) dispatches nothing; the next slot does.
+    const before = (await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).length;
+    const repeat = await handleScheduleFire(deps, host.id, {
+      schedule_id: schedule.id,
+      scheduled_at: "2026-11-22T02:00:00Z",
+    });
+    const older = await handleScheduleFire(deps, host.id, {
+      schedule_id: schedule.id,
+      scheduled_at: "2026-11-21T02:00:00Z",
+    });
+    expect([repeat, older]).toEqual([[], []]);
+    expect((await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).length).toBe(before);
+    const next = await handleScheduleFire(deps, host.id, {
+      schedule_id: schedule.id,
+      scheduled_at: "2026-11-23T02:00:00Z",
+    });
+    expect(next.map((outcome) => outcome.outcome)).toEqual(["dispatched", "dispatched"]);
     await agent.close();
   });
 

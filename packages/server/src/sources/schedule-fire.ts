@@ -2,11 +2,13 @@
  * @module sources/schedule-fire
  * SPEC "Server behaviour tied to events" 3: a `schedule.fire` of an existing, enabled schedule of
  * the sending host dispatches one backup per member group, with actor_kind `schedule`. Anything
- * else is logged and dropped: an agent can never start another host's backups.
+ * else is logged and dropped: an agent can never start another host's backups. A fire is acted on
+ * once per slot: claiming `last_fired_at` is one conditional UPDATE, so a repeated fire (two
+ * agents sharing a token, a replayed frame) of the same or an earlier slot dispatches nothing.
  */
 import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import type { ScheduleFire } from "@fleetback/protocol";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
 import { type BackupDeps, type BackupOutcome, runBackup } from "./dispatch-backup.js";
 
 export async function handleScheduleFire(
@@ -29,6 +31,21 @@ export async function handleScheduleFire(
     deps.log.info(
       { host_id: hostId, schedule_id: schedule.id },
       "schedule.fire for a disabled schedule; ignored",
+    );
+    return [];
+  }
+  const slot = new Date(fire.scheduled_at);
+  const [claimed] = await deps.db
+    .update(schedules)
+    .set({ lastFiredAt: slot })
+    .where(
+      and(eq(schedules.id, schedule.id), or(isNull(schedules.lastFiredAt), lt(schedules.lastFiredAt, slot))),
+    )
+    .returning({ id: schedules.id });
+  if (!claimed) {
+    deps.log.warn(
+      { host_id: hostId, schedule_id: schedule.id, scheduled_at: fire.scheduled_at },
+      "schedule.fire for a slot already acted on; ignored",
     );
     return [];
   }
