@@ -14,6 +14,12 @@ import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 /** SPEC Limits: "snapshot listing after backup: 60 s timeout". */
 export const SNAPSHOTS_TIMEOUT_MS = 60_000;
 
+/**
+ * restic prints the whole list as one JSON line (~700 bytes a snapshot), so the default 16 MiB line
+ * cap would end listing at ~23,000 snapshots; this one holds the 200,000 the server accepts.
+ */
+export const SNAPSHOTS_MAX_LINE_LENGTH = 192 * 1024 * 1024;
+
 /** Reports the snapshot list; resolves to how many snapshots the repository holds, if known. */
 export async function reportSnapshotList(
   deps: RepositoryJobDeps,
@@ -29,6 +35,7 @@ export async function reportSnapshotList(
     json: true,
     signal: run.signal,
     timeoutMs: SNAPSHOTS_TIMEOUT_MS,
+    maxLineLength: SNAPSHOTS_MAX_LINE_LENGTH,
     onLine: (line) => {
       if (line.stream === "stdout") {
         stdout.push(line.text);

@@ -256,4 +256,20 @@ describe.skipIf(fixtures === undefined)("a backup's snapshot report", () => {
     expect(parsed.ok && snapshots).toEqual(parsed.ok && parsed.snapshots);
     expect(ran.log.entries.filter((entry) => entry.level === "warn")).toEqual([]);
   });
+
+  it("reads a snapshot list printed as one line longer than the default 16 MiB line cap", async () => {
+    const stdout = bigSnapshotsStdout(30_000);
+    expect(Buffer.byteLength(stdout)).toBeGreaterThan(16 * 1024 * 1024);
+    const ran = await runJobForTest(createBackupJob, BACKUP, {
+      replay: (subcommand) => {
+        if (subcommand === "snapshots") {
+          return { stdout, stderr: "", exitCode: 0 };
+        }
+        return subcommand === "backup" ? fixture("0.18.0", "backup-1") : EMPTY_OK;
+      },
+    });
+    expect(ran.outcome.status).toBe("succeeded");
+    const { snapshots } = reassemble(ran.reports.map((report) => encode("snapshots.report", report)));
+    expect(snapshots).toHaveLength(30_000);
+  });
 });
