@@ -4,7 +4,7 @@
  */
 export { type Agent, type AgentOptions, createAgent } from "./agent/agent.js";
 export { type CredentialStore, createCredentialStore } from "./agent/credential-store.js";
-export { createServerHandlers, TREE_LIST_UNSUPPORTED } from "./agent/server-handlers.js";
+export { createServerHandlers } from "./agent/server-handlers.js";
 export { type CliDeps, createProcessCliDeps } from "./cli/cli-deps.js";
 export { EXIT, type ExitCode } from "./cli/exit-codes.js";
 export { runCli } from "./cli/run-cli.js";

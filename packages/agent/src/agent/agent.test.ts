@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { CLOSE_CODES } from "@fleetback/protocol";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { NO_CREDENTIALS_ERROR } from "../jobs/init-job.js";
 import {
   finishedOf,
   type Harness,
@@ -18,7 +19,6 @@ import {
 import { createEchoRestic, createSleepingRestic } from "../testing/fake-restic.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
-import { TREE_LIST_UNSUPPORTED } from "./server-handlers.js";
 
 const repository = { url: "/tmp/fleetback-unused-repo", password: "repo-password-1" };
 
@@ -76,10 +76,14 @@ describe("agent", () => {
     const id = nextUlid();
     harness.peer.send("tree.list", { snapshot_id: "473f1494", path: "/srv" }, id);
     const result = await harness.peer.next("tree.list.result");
-    expect(result).toEqual({ id, type: "tree.list.result", payload: { error: TREE_LIST_UNSUPPORTED } });
+    expect(result).toEqual({
+      id,
+      type: "tree.list.result",
+      payload: { error: "no repository credentials have been pushed to this agent" },
+    });
   });
 
-  it("fails kinds it does not implement at once, acks schedule.set, and logs unsupported command.update", async () => {
+  it("fails a restore without credentials at once, acks schedule.set, and logs unsupported command.update", async () => {
     harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
     const { peer, log } = harness;
     expect(peer.received[0]?.payload).toMatchObject({ tool_version: "" });
@@ -93,7 +97,7 @@ describe("agent", () => {
       job_id: restore.job_id,
       status: "failed",
       exit_code: null,
-      error: "restore is not supported by this agent version",
+      error: NO_CREDENTIALS_ERROR,
     });
     peer.send("schedule.set", {
       version: 3,

@@ -20,12 +20,14 @@ import { createJobReporter } from "../jobs/job-reporter.js";
 import type { JobHandlers } from "../jobs/job-types.js";
 import type { Logger } from "../log/logger.js";
 import { createToolVersionProbe, type ToolVersionProbe } from "../restic/detect-version.js";
+import { createToolFlagProbe } from "../restic/flag-probe.js";
 import { createRestic } from "../restic/restic.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
 import { systemTimers, type Timers } from "../time/timers.js";
+import { createTreeBrowser, type TreeBrowser } from "../tree/tree-browser.js";
 import { type CredentialStore, createCredentialStore } from "./credential-store.js";
 import { createServerHandlers } from "./server-handlers.js";
 
@@ -57,6 +59,7 @@ export interface Agent {
   readonly scheduler: Scheduler;
   readonly credentials: CredentialStore;
   readonly toolVersion: ToolVersionProbe;
+  readonly tree: TreeBrowser;
 }
 
 /**
@@ -85,6 +88,7 @@ export function createAgent(options: AgentOptions): Agent {
   });
   const toolVersion = createToolVersionProbe(restic);
   const credentials = createCredentialStore();
+  const tree = createTreeBrowser({ restic, credentials, stateDir: options.stateDir, clock, log });
   const outbox = createOutbox();
   let connection: AgentConnection | undefined;
   let stopped = false;
@@ -120,6 +124,7 @@ export function createAgent(options: AgentOptions): Agent {
       createJobHandlers({
         restic,
         toolVersion,
+        toolFlags: createToolFlagProbe({ restic, stateDir: options.stateDir, log }),
         credentials,
         runner,
         parentEnv: options.parentEnv,
@@ -147,6 +152,7 @@ export function createAgent(options: AgentOptions): Agent {
     log,
     reply: (type, payload, requestId) => send(type, payload, requestId),
     agentVersion: options.agentVersion,
+    tree,
   });
 
   return {
@@ -154,6 +160,7 @@ export function createAgent(options: AgentOptions): Agent {
     scheduler,
     credentials,
     toolVersion,
+    tree,
     async run() {
       const toolVersionText = await toolVersion.text();
       if (stopped) {
@@ -191,13 +198,13 @@ export function createAgent(options: AgentOptions): Agent {
       });
       const outcome = await connection.run();
       scheduler.stop();
-      await queue.cancelAll();
+      await Promise.all([queue.cancelAll(), tree.stop()]);
       return outcome;
     },
     async stop() {
       stopped = true;
       scheduler.stop();
-      await queue.cancelAll();
+      await Promise.all([queue.cancelAll(), tree.stop()]);
       connection?.stop();
     },
   };

@@ -13,6 +13,8 @@ export interface CredentialStore {
   setCaps(caps: Caps): void;
   /** Per-job caps override the host-wide ones, direction by direction. */
   capsFor(command: CommandRun): BandwidthCaps;
+  /** The host-wide caps alone, for work that is not a job (tree browsing). */
+  hostCaps(): BandwidthCaps;
 }
 
 export function createCredentialStore(): CredentialStore {
@@ -29,6 +31,9 @@ export function createCredentialStore(): CredentialStore {
     },
     setCaps(caps) {
       hostCaps = { ...caps };
+    },
+    hostCaps() {
+      return { up: hostCaps.bandwidth_up_kbps, down: hostCaps.bandwidth_down_kbps };
     },
     capsFor(command) {
       return {

@@ -2,16 +2,15 @@
  * @module agent/server-handlers
  * What the agent does with each server message. The map is typed from the protocol catalog, so a
  * new server message type does not compile until it is handled here. Messages whose feature this
- * agent version lacks get a truthful answer: a warning in the log, and for `tree.list`, whose
- * caller on the server is waiting, a `tree.list.result` carrying the reason.
+ * agent version lacks get a truthful answer: a warning in the log. `tree.list` is answered by
+ * the tree browser with a `tree.list.result` carrying the request's id, entries or an error.
  */
 import type { AgentMessageType, PayloadOf, ServerMessageHandlers } from "@fleetback/protocol";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { Logger } from "../log/logger.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
+import type { TreeBrowser } from "../tree/tree-browser.js";
 import type { CredentialStore } from "./credential-store.js";
-
-export const TREE_LIST_UNSUPPORTED = "tree browsing is not supported by this agent version";
 
 export type Reply = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>, requestId: string) => void;
 
@@ -22,6 +21,7 @@ export interface ServerHandlerDeps {
   log: Logger;
   reply: Reply;
   agentVersion: string;
+  tree: TreeBrowser;
 }
 
 export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHandlers<void | Promise<void>> {
@@ -49,9 +49,15 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
         offered_version: payload.version,
       });
     },
-    "tree.list": (payload, envelope) => {
-      log.warn(TREE_LIST_UNSUPPORTED, { snapshot_id: payload.snapshot_id });
-      deps.reply("tree.list.result", { error: TREE_LIST_UNSUPPORTED }, envelope.id);
+    "tree.list": async (payload, envelope) => {
+      let result: PayloadOf<"tree.list.result">;
+      try {
+        result = await deps.tree.list(payload);
+      } catch (cause) {
+        log.error("tree.list failed", { snapshot_id: payload.snapshot_id, error: String(cause) });
+        result = { error: "the agent could not list this directory; see the agent log" };
+      }
+      deps.reply("tree.list.result", result, envelope.id);
     },
     error: (payload) => {
       log.warn("the server reported an error", {

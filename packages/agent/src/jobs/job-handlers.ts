@@ -6,15 +6,16 @@
  */
 import { createBackupJob } from "./backup-job.js";
 import { createCheckJob } from "./check-job.js";
+import { createDiffJob } from "./diff-job.js";
 import { createForgetJob } from "./forget-job.js";
 import type { InitJobDeps } from "./init-job.js";
 import { createInitJob } from "./init-job.js";
 import type { JobHandlers } from "./job-types.js";
 import { createPruneJob } from "./prune-job.js";
-import type { RepositoryJobDeps } from "./repository-job.js";
+import { createRestoreJob, type RestoreJobDeps } from "./restore-job.js";
 import { createUnlockJob } from "./unlock-job.js";
 
-export type JobHandlerDeps = InitJobDeps & RepositoryJobDeps;
+export type JobHandlerDeps = InitJobDeps & RestoreJobDeps;
 
 export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
   return {
@@ -24,7 +25,7 @@ export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
     check: createCheckJob(deps),
     unlock: createUnlockJob(deps),
     init: createInitJob(deps),
-    restore: undefined,
-    diff: undefined,
+    restore: createRestoreJob(deps),
+    diff: createDiffJob(deps),
   };
 }

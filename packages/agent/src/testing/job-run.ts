@@ -58,6 +58,10 @@ export interface JobTestOptions {
   replay: (subcommand: string, spec: ProcessSpec) => Recording;
   /** Which recorded `restic version` the probe sees. */
   version?: FixtureVersion;
+  /** A scripted `restic version` output instead (e.g. a 0.17 no fixture has). */
+  versionRecording?: Recording;
+  /** Extra variables of the agent's environment (HOME for restore targets). */
+  env?: NodeJS.ProcessEnv;
   /** null: no credentials pushed for the slot. */
   repo?: Repository | null;
   admin?: Repository | null;
@@ -101,7 +105,10 @@ export async function runJobForTest<C extends CommandRun>(
   const version = options.version ?? "0.18.0";
   const replay = createReplayRunner((spec) => {
     const subcommand = subcommandOf(spec.args) ?? "";
-    return subcommand === "version" ? fixture(version, "version") : options.replay(subcommand, spec);
+    if (subcommand === "version") {
+      return options.versionRecording ?? fixture(version, "version");
+    }
+    return options.replay(subcommand, spec);
   });
   const spawn = createSpawnRunner({ killGraceMs: 500 });
   const calls: ProcessSpec[] = [];
@@ -155,7 +162,7 @@ export async function runJobForTest<C extends CommandRun>(
     toolVersion: createToolVersionProbe(restic),
     credentials,
     runner,
-    parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD: "parent-secret" },
+    parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD: "parent-secret", ...options.env },
     timers,
     clock: timers.clock,
     log,

@@ -1,0 +1,266 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the shell forms ${HOME} and ${USER} are the input under test
+import { readFileSync } from "node:fs";
+import { mkdtemp, readFile, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CommandRunRestore } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import { createToolFlagProbe, flagCachePath } from "../restic/flag-probe.js";
+import type { Recording } from "../restic/replay-adapter.js";
+import {
+  argsAfterSubcommand,
+  EMPTY_OK,
+  type FixtureVersion,
+  fixture,
+  type JobTestOptions,
+  linesOf,
+  resticCalls,
+  runJobForTest,
+} from "../testing/job-run.js";
+import { resticFixturesDir } from "../testing/tools.js";
+import { createRestoreJob } from "./restore-job.js";
+
+const SNAPSHOT = "c503a2e1411551581f05e3024dc276492c1af6f7dafd51834fef527d035c3680";
+const JOB_ID = "01JD0000000000000000000001";
+
+function restoreCommand(overrides: Partial<CommandRunRestore["restore"]> = {}): CommandRunRestore {
+  return {
+    job_id: JOB_ID,
+    kind: "restore",
+    requires_admin_creds: false,
+    restore: {
+      snapshot_id: SNAPSHOT,
+      paths: ["/srv/lab/src/tree/docs"],
+      in_place: false,
+      target_dir: `$HOME/fleetback-restore/${JOB_ID}/`,
+      ...overrides,
+    },
+  };
+}
+
+const help = (version: FixtureVersion): Recording => ({
+  stdout: readFileSync(join(resticFixturesDir() ?? "", version, "help", "restore.txt"), "utf8"),
+  stderr: "",
+  exitCode: 0,
+});
+
+/** A restic that says it is 0.17.0; whether its restore --help lists --no-ownership is up to the test. */
+const VERSION_017: Recording = {
+  stdout: "restic 0.17.0 compiled with go1.22.5 on linux/amd64\n",
+  stderr: "",
+  exitCode: 0,
+};
+function help017(listsNoOwnership: boolean): Recording {
+  const base = help("0.18.0").stdout;
+  return {
+    ...help("0.18.0"),
+    stdout: listsNoOwnership
+      ? base.replace(
+          "      --overwrite behavior",
+          "      --no-ownership            do not restore file ownership\n      --overwrite behavior",
+        )
+      : base,
+  };
+}
+
+async function runRestore(
+  command: CommandRunRestore,
+  replay: JobTestOptions["replay"],
+  extra: Partial<JobTestOptions> = {},
+) {
+  const home = await mkdtemp(join(tmpdir(), "fleetback-home-"));
+  const stateDir = await mkdtemp(join(tmpdir(), "fleetback-state-"));
+  const ran = await runJobForTest(
+    (deps) =>
+      createRestoreJob({
+        ...deps,
+        toolFlags: createToolFlagProbe({ restic: deps.restic, stateDir, log: deps.log }),
+      }),
+    command,
+    { replay, env: { HOME: home }, ...extra },
+  );
+  return { ...ran, home, stateDir };
+}
+
+const restoreArgv = (ran: Awaited<ReturnType<typeof runRestore>>) => {
+  const [call] = resticCalls(ran, "restore").filter((c) => !c.args.includes("--help"));
+  return call === undefined ? undefined : { global: call.args, after: argsAfterSubcommand(call.args) };
+};
+
+describe("restore argv", () => {
+  it("new directory on 0.18: JSON, -vv, expanded and created target, no --no-ownership (help lacks it)", async () => {
+    const ran = await runRestore(restoreCommand(), (_subcommand, spec) =>
+      spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-include-vv-json"),
+    );
+    const target = join(ran.home, "fleetback-restore", JOB_ID);
+    expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
+    expect(restoreArgv(ran)?.after).toEqual([
+      SNAPSHOT,
+      "--target",
+      target,
+      "-vv",
+      "--include",
+      "/srv/lab/src/tree/docs",
+    ]);
+    expect(restoreArgv(ran)?.global).toContain("--json");
+    expect((await stat(target)).isDirectory()).toBe(true);
+    expect((await stat(target)).mode & 0o777).toBe(0o700);
+    expect(linesOf(ran, "agent")).toContain(
+      "ownership is restored as recorded in the snapshot: restic 0.18.0 offers no --no-ownership",
+    );
+    // The probe ran once and its answer is cached in the state dir.
+    expect(resticCalls(ran, "restore").filter((c) => c.args.includes("--help"))).toHaveLength(1);
+    expect(JSON.parse(await readFile(flagCachePath(ran.stateDir), "utf8"))).toEqual({
+      "restic 0.18.0: restore --no-ownership": false,
+    });
+  });
+
+  it("in place targets / and never probes or passes --no-ownership", async () => {
+    const ran = await runRestore(
+      restoreCommand({ in_place: true, target_dir: "/" }),
+      (_subcommand, spec) => (spec.args.includes("--help") ? help017(true) : EMPTY_OK),
+      { versionRecording: VERSION_017 },
+    );
+    expect(ran.outcome).toMatchObject({ status: "succeeded" });
+    expect(restoreArgv(ran)?.after).toEqual([
+      SNAPSHOT,
+      "--target",
+      "/",
+      "-vv",
+      "--include",
+      "/srv/lab/src/tree/docs",
+    ]);
+    expect(resticCalls(ran, "restore").some((c) => c.args.includes("--help"))).toBe(false);
+    expect(linesOf(ran, "agent").some((line) => line.includes("ownership"))).toBe(false);
+  });
+
+  it("a 0.17 whose help lists --no-ownership gets it for a new directory, never in place", async () => {
+    const replay: JobTestOptions["replay"] = (_subcommand, spec) =>
+      spec.args.includes("--help") ? help017(true) : EMPTY_OK;
+    const newDir = await runRestore(restoreCommand({ paths: ["/a b/ü[1]", "/c"] }), replay, {
+      versionRecording: VERSION_017,
+    });
+    expect(restoreArgv(newDir)?.after).toEqual([
+      SNAPSHOT,
+      "--target",
+      join(newDir.home, "fleetback-restore", JOB_ID),
+      "--no-ownership",
+      "-vv",
+      "--include",
+      "/a b/ü\\[1\\]",
+      "--include",
+      "/c",
+    ]);
+    expect(linesOf(newDir, "agent").some((line) => line.includes("ownership is restored"))).toBe(false);
+    const inPlace = await runRestore(restoreCommand({ in_place: true, target_dir: "/" }), replay, {
+      versionRecording: VERSION_017,
+    });
+    expect(restoreArgv(inPlace)?.after).not.toContain("--no-ownership");
+  });
+
+  it("a 0.17 whose help does not list --no-ownership does not get it", async () => {
+    const ran = await runRestore(
+      restoreCommand({ target_dir: "~/out" }),
+      (_subcommand, spec) => (spec.args.includes("--help") ? help017(false) : EMPTY_OK),
+      { versionRecording: VERSION_017 },
+    );
+    expect(restoreArgv(ran)?.after).toEqual([
+      SNAPSHOT,
+      "--target",
+      join(ran.home, "out"),
+      "-vv",
+      "--include",
+      "/srv/lab/src/tree/docs",
+    ]);
+    expect(linesOf(ran, "agent")).toContain(
+      "ownership is restored as recorded in the snapshot: restic 0.17.0 offers no --no-ownership",
+    );
+  });
+
+  it("0.14: text output, no -vv, no probe; ${HOME} is expanded", async () => {
+    const ran = await runRestore(
+      restoreCommand({ target_dir: "${HOME}/r" }),
+      () => fixture("0.14.0", "restore-include-text"),
+      { version: "0.14.0" },
+    );
+    expect(ran.outcome).toMatchObject({ status: "succeeded" });
+    expect(restoreArgv(ran)?.global).not.toContain("--json");
+    expect(restoreArgv(ran)?.after).toEqual([
+      SNAPSHOT,
+      "--target",
+      join(ran.home, "r"),
+      "--include",
+      "/srv/lab/src/tree/docs",
+    ]);
+    expect(resticCalls(ran, "restore")).toHaveLength(1);
+    expect(linesOf(ran, "stdout")[0]).toMatch(/^restoring <Snapshot aea8dcbd/);
+    expect(ran.progress[0]?.progress).toEqual({ percent_done: 0, files_done: 0, bytes_done: 0 });
+  });
+
+  it.each(["$OTHER/restore", "/srv/${USER}/x"])("refuses %s before anything runs", async (target_dir) => {
+    const ran = await runRestore(restoreCommand({ target_dir }), () => EMPTY_OK);
+    expect(ran.outcome).toMatchObject({ status: "failed", exit_code: null });
+    expect(ran.outcome.error).toMatch(/variable other than \$HOME; nothing was restored/);
+    expect(ran.calls).toHaveLength(0);
+  });
+
+  it("refuses a new-directory restore to /", async () => {
+    const ran = await runRestore(restoreCommand({ target_dir: "/" }), () => EMPTY_OK);
+    expect(ran.outcome).toMatchObject({ status: "failed" });
+    expect(ran.calls).toHaveLength(0);
+  });
+});
+
+describe("restore output", () => {
+  it("status lines become progress (first at once, files clamped, agent ETA), never log lines", async () => {
+    const ran = await runRestore(
+      restoreCommand(),
+      (_subcommand, spec) =>
+        spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-big-json"),
+      { msPerLine: 400 },
+    );
+    expect(ran.outcome).toMatchObject({
+      status: "succeeded",
+      summary: { total_files: 5001, files_restored: 5006, total_bytes: 150000, bytes_restored: 150000 },
+    });
+    expect(linesOf(ran, "stdout").some((line) => line.includes('"status"'))).toBe(false);
+    expect(ran.progress[0]?.progress).toMatchObject({ percent_done: 0, files_done: 0 });
+    const last = ran.progress.at(-1)?.progress;
+    expect(last).toMatchObject({ percent_done: 1, files_done: 5001, files_total: 5001, eta_seconds: 0 });
+    expect(last?.files_done).toBeLessThanOrEqual(last?.files_total ?? 0);
+  });
+
+  it("per-file lines set current_file and are logged as they are", async () => {
+    const ran = await runRestore(
+      restoreCommand(),
+      (_subcommand, spec) =>
+        spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-include-vv-json"),
+      { msPerLine: 1_000 },
+    );
+    const stdout = linesOf(ran, "stdout");
+    expect(stdout).toHaveLength(10);
+    expect(stdout[0]).toBe(
+      '{"message_type":"verbose_status","action":"restored","item":"/srv/lab/src/tree/docs/readme.txt","size":13}',
+    );
+    expect(ran.progress.some((p) => p.progress.current_file === "/srv/lab/src/tree/docs/readme.txt")).toBe(
+      true,
+    );
+    expect(ran.outcome.summary).toEqual({
+      total_files: 5,
+      files_restored: 9,
+      total_bytes: 38,
+      bytes_restored: 38,
+    });
+  });
+
+  it("an unknown flag error fails the job with restic's message", async () => {
+    const ran = await runRestore(restoreCommand(), (_subcommand, spec) =>
+      spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-no-ownership"),
+    );
+    expect(ran.outcome).toMatchObject({
+      status: "failed",
+      exit_code: 1,
+      error: "unknown flag: --no-ownership",
+    });
+  });
+});

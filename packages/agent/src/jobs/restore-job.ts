@@ -1,0 +1,181 @@
+/**
+ * @module jobs/restore-job
+ * `restore`: pre hook, `restic restore`, post hook. argv is
+ * `[global flags: caps, --json] restore <snapshot> --target <dir> [--no-ownership] [-vv]
+ * --include <escaped path>...`.
+ *
+ * - Target: a new-directory restore expands `$HOME`, `${HOME}` or `~/` at run time and creates
+ *   the directory (0700); an in-place restore targets `/` (restore-target.ts says why). A target
+ *   with any other variable fails the job before anything runs.
+ * - `--json` from 0.16 and `-vv` from 0.17 (per-file `verbose_status` lines, CONTRACT §8); 0.14
+ *   prints text only, so its job shows no counts, only the start and the end.
+ * - `--no-ownership` only for a new-directory restore, only from 0.17 (SPEC Server behaviour 9),
+ *   and only when the binary's own `restore --help` lists it (no released restic up to 0.19.1
+ *   does, CONTRACT §8). Without it the job log says that ownership is restored as recorded.
+ * - `status` lines become throttled `job.progress` with an agent ETA and are never logged;
+ *   per-file lines set `current_file` and are logged as they are (stdout), the `summary` goes into
+ *   `job.finished.summary`.
+ */
+import { mkdir } from "node:fs/promises";
+import type { CommandRunRestore } from "@fleetback/protocol";
+import type { ToolFlagProbe } from "../restic/flag-probe.js";
+import { formatToolVersion, isAtLeast } from "../restic/version.js";
+import { renderStderrLine } from "./backup-output.js";
+import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./job-types.js";
+import { createProgressThrottle } from "./progress-throttle.js";
+import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
+import { estimateEta, parseRestoreLine } from "./restore-output.js";
+import { escapeIncludePattern, expandRestoreTarget } from "./restore-target.js";
+import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
+
+export const NO_OWNERSHIP_FLAG = "--no-ownership";
+
+export interface RestoreJobDeps extends RepositoryJobDeps {
+  toolFlags: ToolFlagProbe;
+  /** Creates a new-directory target; default `mkdir -p` with mode 0700. */
+  makeTargetDir?: (dir: string) => Promise<void>;
+}
+
+export interface RestoreFlags {
+  json: boolean;
+  verbose: boolean;
+  noOwnership: boolean;
+}
+
+export function restoreArgs(command: CommandRunRestore, targetDir: string, flags: RestoreFlags): string[] {
+  return [
+    command.restore.snapshot_id,
+    "--target",
+    targetDir,
+    ...(flags.noOwnership ? [NO_OWNERSHIP_FLAG] : []),
+    ...(flags.verbose ? ["-vv"] : []),
+    ...command.restore.paths.flatMap((path) => ["--include", escapeIncludePattern(path)]),
+  ];
+}
+
+const defaultMakeTargetDir = async (dir: string) => {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+};
+
+export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRestore> {
+  const makeTargetDir = deps.makeTargetDir ?? defaultMakeTargetDir;
+  return async (run) => {
+    const { restore } = run.command;
+    const relative = restore.paths.find((path) => !path.startsWith("/"));
+    if (restore.paths.length === 0 || relative !== undefined) {
+      const error =
+        relative === undefined
+          ? "no paths to restore"
+          : `restore path ${JSON.stringify(relative)} is not absolute`;
+      run.log("agent", `${error}; nothing was restored`);
+      return failed(error);
+    }
+    let targetDir = "/";
+    if (!restore.in_place) {
+      const target = expandRestoreTarget(restore.target_dir, deps.parentEnv.HOME);
+      if (!target.ok) {
+        run.log("agent", target.error);
+        return failed(target.error);
+      }
+      if (target.dir === "/") {
+        const error = "a new-directory restore cannot target /; choose in place instead";
+        run.log("agent", `${error}; nothing was restored`);
+        return failed(error);
+      }
+      targetDir = target.dir;
+    }
+
+    return runRepositoryJob(deps, run, {
+      async tool({ repository, caps }) {
+        const version = await deps.toolVersion.version();
+        const flags: RestoreFlags = {
+          json: version !== undefined && isAtLeast(version, 0, 16),
+          verbose: version !== undefined && isAtLeast(version, 0, 17),
+          noOwnership:
+            !restore.in_place &&
+            version !== undefined &&
+            isAtLeast(version, 0, 17) &&
+            (await deps.toolFlags.supports("restore", NO_OWNERSHIP_FLAG, formatToolVersion(version))),
+        };
+        if (!restore.in_place) {
+          try {
+            await makeTargetDir(targetDir);
+          } catch (cause) {
+            const error = `cannot create the restore directory ${targetDir}: ${cause instanceof Error ? cause.message : String(cause)}`;
+            run.log("agent", `${error}; nothing was restored`);
+            return failed(error);
+          }
+        }
+        const where = restore.in_place ? "their original locations (in place)" : targetDir;
+        run.log(
+          "agent",
+          `restoring ${restore.paths.length} path(s) of snapshot ${restore.snapshot_id} to ${where}`,
+        );
+        if (!restore.in_place && !flags.noOwnership) {
+          run.log(
+            "agent",
+            `ownership is restored as recorded in the snapshot: restic ${version === undefined ? "(unknown version)" : formatToolVersion(version)} offers no ${NO_OWNERSHIP_FLAG}`,
+          );
+        }
+
+        const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
+        const errors = createErrorCollector();
+        const startedAt = deps.clock.now().getTime();
+        let latest: ProgressState = { percent_done: 0, files_done: 0, bytes_done: 0 };
+        let summary: JobOutcome["summary"];
+        const push = (progress: ProgressState, elapsedSeconds?: number) => {
+          const elapsedMs =
+            elapsedSeconds === undefined ? deps.clock.now().getTime() - startedAt : elapsedSeconds * 1000;
+          const eta = estimateEta(elapsedMs, progress.percent_done);
+          const { eta_seconds: _old, ...rest } = progress;
+          latest = { ...rest, ...(eta === undefined ? {} : { eta_seconds: eta }) };
+          throttle.push(latest);
+        };
+        // The first event goes out at once, also for tools that print no progress (0.14).
+        throttle.push(latest);
+        const result = await deps.restic.run({
+          subcommand: "restore",
+          args: restoreArgs(run.command, targetDir, flags),
+          repository,
+          caps,
+          json: flags.json,
+          signal: run.signal,
+          onLine: (line) => {
+            if (line.stream === "stderr") {
+              errors.observe("stderr", line.text);
+              run.log("stderr", renderStderrLine(line.text));
+              return;
+            }
+            const parsed = parseRestoreLine(line.text);
+            switch (parsed.kind) {
+              case "status":
+                push(
+                  {
+                    ...parsed.progress,
+                    ...(latest.current_file ? { current_file: latest.current_file } : {}),
+                  },
+                  parsed.secondsElapsed,
+                );
+                return;
+              case "file":
+                push({ ...latest, current_file: parsed.item });
+                run.log("stdout", line.text);
+                return;
+              case "summary":
+                summary = parsed.summary;
+                push(parsed.progress);
+                run.log("stdout", line.text);
+                return;
+              case "other":
+                run.log("stdout", line.text);
+                return;
+            }
+          },
+        });
+        throttle.flush();
+        const outcome = toolOutcome(result, deps.restic.command, errors.best());
+        return summary === undefined ? outcome : { ...outcome, summary };
+      },
+    });
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * @module tree/direct-listing
+ * One directory of a snapshot, straight from restic: `restic ls --no-lock --json <snapshot> <dir>`
+ * prints the snapshot, the directory's own node and its direct children only (verified on 0.14
+ * and 0.18, CONTRACT §7), in about the fixed cost of opening the repository. The output is read
+ * line by line and only children are kept, up to what one reply frame can carry.
+ */
+import type { Repository, TreeEntry, TreeListResult } from "@fleetback/protocol";
+import { MAX_FRAME_BYTES } from "@fleetback/protocol";
+import { renderStderrLine } from "../jobs/backup-output.js";
+import { createErrorCollector } from "../jobs/tool-outcome.js";
+import type { BandwidthCaps, Restic } from "../restic/restic.js";
+import { parseLsLine } from "./ls-output.js";
+import { parentOf } from "./tree-path.js";
+
+/** Room for the envelope around `{"entries":[...]}`. */
+export const ENTRIES_BUDGET_BYTES = MAX_FRAME_BYTES - 4 * 1024;
+
+/** Collects entries while they fit into one `tree.list.result` frame, and counts the rest. */
+export interface EntryCollector {
+  add(entry: TreeEntry): void;
+  readonly entries: TreeEntry[];
+  readonly total: number;
+  readonly overflow: boolean;
+}
+
+export function createEntryCollector(budget = ENTRIES_BUDGET_BYTES): EntryCollector {
+  const entries: TreeEntry[] = [];
+  let bytes = 20;
+  let total = 0;
+  let overflow = false;
+  return {
+    add(entry) {
+      total += 1;
+      if (overflow) {
+        return;
+      }
+      bytes += Buffer.byteLength(JSON.stringify(entry)) + 1;
+      if (bytes > budget) {
+        overflow = true;
+        entries.length = 0;
+        return;
+      }
+      entries.push(entry);
+    },
+    entries,
+    get total() {
+      return total;
+    },
+    get overflow() {
+      return overflow;
+    },
+  };
+}
+
+export function tooManyEntries(dir: string, total?: number): TreeListResult {
+  const count = total === undefined ? "too many entries" : `${total} entries`;
+  return {
+    error: `${dir} has ${count}, more than one reply can carry; restore the folder itself or browse a subfolder`,
+  };
+}
+
+/** The collected children sorted by name, or the overflow error. */
+export function entriesResult(dir: string, collector: EntryCollector): TreeListResult {
+  if (collector.overflow) {
+    return tooManyEntries(dir, collector.total);
+  }
+  return { entries: [...collector.entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
+}
+
+/** The reply for a listing: the children, or why there are none to show. */
+export function resultOf(
+  dir: string,
+  self: TreeEntry | undefined,
+  collector: EntryCollector,
+): TreeListResult {
+  if (dir !== "/" && self === undefined) {
+    return { error: `no such directory in the snapshot: ${dir}` };
+  }
+  if (self !== undefined && self.type !== "dir") {
+    return { error: `not a directory: ${dir}` };
+  }
+  return entriesResult(dir, collector);
+}
+
+export interface DirectListingRequest {
+  restic: Restic;
+  repository: Repository;
+  caps: BandwidthCaps;
+  snapshotId: string;
+  dir: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface DirectListing {
+  reply: TreeListResult;
+  /** restic opened the repository and found the snapshot (so a full index can be built). */
+  snapshotFound: boolean;
+}
+
+export async function listDirectory(request: DirectListingRequest): Promise<DirectListing> {
+  const failedWith = (error: string): DirectListing => ({ reply: { error }, snapshotFound: false });
+  const collector = createEntryCollector();
+  const errors = createErrorCollector();
+  let self: TreeEntry | undefined;
+  let sawSnapshot = false;
+  const result = await request.restic.run({
+    subcommand: "ls",
+    args: ["--no-lock", request.snapshotId, request.dir],
+    repository: request.repository,
+    caps: request.caps,
+    json: true,
+    signal: request.signal,
+    timeoutMs: request.timeoutMs,
+    onLine: (line) => {
+      if (line.stream === "stderr") {
+        errors.observe("stderr", renderStderrLine(line.text));
+        return;
+      }
+      const parsed = parseLsLine(line.text);
+      if (parsed.kind === "snapshot") {
+        sawSnapshot = true;
+      } else if (parsed.kind === "node") {
+        if (parsed.entry.path === request.dir) {
+          self = parsed.entry;
+        } else if (parentOf(parsed.entry.path) === request.dir) {
+          collector.add(parsed.entry);
+        }
+      }
+    },
+  });
+  if (result.kind === "invalid_credentials") {
+    return failedWith(result.message);
+  }
+  if (result.kind === "spawn_failed") {
+    return failedWith(result.missing ? `restic not found (${request.restic.command})` : result.message);
+  }
+  if (result.timedOut) {
+    return failedWith(`listing ${request.dir} took longer than ${Math.round(request.timeoutMs / 1000)} s`);
+  }
+  if (result.cancelled) {
+    return failedWith("listing cancelled: the agent is shutting down");
+  }
+  // 0.14 exits 0 for an unknown snapshot and only says `Ignoring "<id>": no matching ID ...`.
+  if (result.exitCode !== 0 || !sawSnapshot) {
+    return failedWith(
+      errors.best() ?? `restic ls exited with code ${result.exitCode ?? result.signal ?? "unknown"}`,
+    );
+  }
+  return { reply: resultOf(request.dir, self, collector), snapshotFound: true };
+}

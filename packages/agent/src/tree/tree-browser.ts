@@ -1,0 +1,211 @@
+/**
+ * @module tree/tree-browser
+ * Answers `tree.list`: the direct children of one directory of a snapshot, within the 60 s
+ * ceiling (SPEC Limits). Every restic process pays ~1 s to open the repository (CONTRACT §14),
+ * so the first folder of a snapshot is answered by a one-directory listing, and right after it
+ * (once restic has shown that the snapshot exists, and without competing with that first answer
+ * for CPU) one full listing is streamed into an on-disk index in the background (index-writer.ts);
+ * every later folder of that snapshot is read from the index in milliseconds. Concurrent requests
+ * share one build per snapshot, at most `maxBuilds` run at once, and a failed build leaves no
+ * index (the next folder simply lists directly again).
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { TreeList, TreeListResult } from "@fleetback/protocol";
+import type { CredentialStore } from "../agent/credential-store.js";
+import type { Logger } from "../log/logger.js";
+import type { Restic } from "../restic/restic.js";
+import type { Clock } from "../time/clock.js";
+import { listDirectory } from "./direct-listing.js";
+import { createIndexStore, type IndexStore } from "./index-store.js";
+import { createIndexWriter } from "./index-writer.js";
+import { parseLsLine } from "./ls-output.js";
+import { normaliseTreePath } from "./tree-path.js";
+
+/** Below the server's 60 s wait, so that a slow listing still gets its error back in time. */
+export const TREE_LIST_TIMEOUT_MS = 55_000;
+export const INDEX_BUILD_TIMEOUT_MS = 15 * 60 * 1000;
+const SWEEP_INTERVAL_MS = 60_000;
+
+export interface TreeBrowserOptions {
+  restic: Restic;
+  credentials: CredentialStore;
+  stateDir: string;
+  clock: Clock;
+  log: Logger;
+  listTimeoutMs?: number;
+  buildTimeoutMs?: number;
+  maxBuilds?: number;
+  indexTtlMs?: number;
+  indexMaxBytes?: number;
+}
+
+export interface TreeBrowser {
+  list(request: TreeList): Promise<TreeListResult>;
+  /** Resolves when no index build is running (tests, benchmarks). */
+  idle(): Promise<void>;
+  /** Ends running builds and waits for them. */
+  stop(): Promise<void>;
+}
+
+export function indexRootOf(stateDir: string): string {
+  return join(stateDir, "tree-index");
+}
+
+/** The index belongs to a snapshot of one repository; the key names neither in clear. */
+export function indexKey(repositoryUrl: string, snapshotId: string): string {
+  return createHash("sha256")
+    .update(`${repositoryUrl}\n${snapshotId.toLowerCase()}`)
+    .digest("hex")
+    .slice(0, 32);
+}
+
+export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
+  const { restic, credentials, log } = options;
+  const store: IndexStore = createIndexStore({
+    root: indexRootOf(options.stateDir),
+    clock: options.clock,
+    ttlMs: options.indexTtlMs,
+    maxBytes: options.indexMaxBytes,
+  });
+  const listTimeoutMs = options.listTimeoutMs ?? TREE_LIST_TIMEOUT_MS;
+  const maxBuilds = options.maxBuilds ?? 2;
+  const builds = new Map<string, Promise<void>>();
+  const buildDirs = new Set<string>();
+  const stopping = new AbortController();
+  let lastSweep = Number.NEGATIVE_INFINITY;
+
+  const sweep = async (force = false) => {
+    const now = options.clock.now().getTime();
+    if (!force && now - lastSweep < SWEEP_INTERVAL_MS) {
+      return;
+    }
+    lastSweep = now;
+    await store
+      .sweep(buildDirs)
+      .catch((cause) => log.warn("sweeping tree indexes failed", { error: String(cause) }));
+  };
+
+  const build = async (key: string, snapshotId: string): Promise<void> => {
+    const repository = credentials.repository("repo");
+    if (repository === undefined) {
+      return;
+    }
+    const target = await store.begin(key);
+    buildDirs.add(target.dir);
+    const startedAt = options.clock.now().getTime();
+    const abort = new AbortController();
+    const onStop = () => abort.abort();
+    stopping.signal.addEventListener("abort", onStop, { once: true });
+    let writer: ReturnType<typeof createIndexWriter> | undefined;
+    let sawSnapshot = false;
+    let overflow = false;
+    try {
+      writer = createIndexWriter(target.dir);
+      const active = writer;
+      const result = await restic.run({
+        subcommand: "ls",
+        args: ["--no-lock", snapshotId],
+        repository,
+        caps: credentials.hostCaps(),
+        json: true,
+        signal: abort.signal,
+        timeoutMs: options.buildTimeoutMs ?? INDEX_BUILD_TIMEOUT_MS,
+        onLine: (line) => {
+          if (line.stream !== "stdout" || overflow) {
+            return;
+          }
+          const parsed = parseLsLine(line.text);
+          if (parsed.kind === "snapshot") {
+            sawSnapshot = true;
+          } else if (parsed.kind === "node") {
+            active.add(parsed.entry);
+            if (active.bytes > store.maxBytes) {
+              overflow = true;
+              abort.abort();
+            }
+          }
+        },
+      });
+      const ok = result.kind === "exited" && result.exitCode === 0 && !result.cancelled && !result.timedOut;
+      if (!ok || !sawSnapshot || overflow) {
+        writer.abandon();
+        await target.discard();
+        log.info("tree index not built", {
+          snapshot_id: snapshotId,
+          reason: overflow ? "larger than the index size limit" : "the full listing did not complete",
+        });
+        return;
+      }
+      writer.finish();
+      await target.commit();
+      log.info("tree index built", {
+        snapshot_id: snapshotId,
+        nodes: writer.nodes,
+        bytes: writer.bytes,
+        ms: options.clock.now().getTime() - startedAt,
+      });
+    } catch (cause) {
+      writer?.abandon();
+      await target.discard().catch(() => undefined);
+      log.warn("building a tree index failed", { snapshot_id: snapshotId, error: String(cause) });
+    } finally {
+      stopping.signal.removeEventListener("abort", onStop);
+      buildDirs.delete(target.dir);
+    }
+    await sweep(true);
+  };
+
+  const startBuild = (key: string, snapshotId: string) => {
+    if (builds.has(key) || builds.size >= maxBuilds || stopping.signal.aborted) {
+      return;
+    }
+    const running = build(key, snapshotId)
+      .catch((cause) => log.warn("building a tree index failed", { error: String(cause) }))
+      .finally(() => builds.delete(key));
+    builds.set(key, running);
+  };
+
+  return {
+    async list(request) {
+      const normalised = normaliseTreePath(request.path);
+      if (!normalised.ok) {
+        return { error: normalised.error };
+      }
+      const repository = credentials.repository("repo");
+      if (repository === undefined) {
+        return { error: "no repository credentials have been pushed to this agent" };
+      }
+      const key = indexKey(repository.url, request.snapshot_id);
+      await sweep();
+      try {
+        const fromIndex = await store.lookup(key, normalised.path);
+        if (fromIndex !== undefined) {
+          return fromIndex;
+        }
+      } catch (cause) {
+        log.warn("reading a tree index failed; listing directly", { error: String(cause) });
+      }
+      const listing = await listDirectory({
+        restic,
+        repository,
+        caps: credentials.hostCaps(),
+        snapshotId: request.snapshot_id,
+        dir: normalised.path,
+        timeoutMs: listTimeoutMs,
+        signal: stopping.signal,
+      });
+      if (listing.snapshotFound) {
+        startBuild(key, request.snapshot_id);
+      }
+      return listing.reply;
+    },
+    async idle() {
+      await Promise.all([...builds.values()]);
+    },
+    async stop() {
+      stopping.abort();
+      await Promise.all([...builds.values()]);
+    },
+  };
+}
