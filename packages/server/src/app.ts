@@ -13,11 +13,13 @@ import { createRateLimiter } from "./auth/rate-limit.js";
 import type { ServerDeps } from "./deps.js";
 import { accessLog } from "./http/access-log.js";
 import { handleError, handleNotFound } from "./http/error-handler.js";
+import type { TreeListingOptions } from "./restore/tree-listing.js";
 import { alertRoutes } from "./routes/alerts.js";
 import { apiTokenRoutes } from "./routes/api-tokens.js";
 import { auditRoutes } from "./routes/audit.js";
 import { authApiRoutes } from "./routes/auth-api.js";
 import { authPageRoutes } from "./routes/auth-pages.js";
+import { diffRoutes } from "./routes/diff.js";
 import { enrolmentRoutes } from "./routes/enrolment.js";
 import { fleetRoutes } from "./routes/fleet.js";
 import { healthRoutes, type Readiness } from "./routes/health.js";
@@ -27,6 +29,7 @@ import { jobPageRoutes } from "./routes/job-pages.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { maintenanceRoutes } from "./routes/maintenance.js";
 import { notificationChannelRoutes } from "./routes/notification-channels.js";
+import { restoreRoutes } from "./routes/restore.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 import { snapshotRoutes } from "./routes/snapshots.js";
 import { sourceGroupRoutes } from "./routes/source-groups.js";
@@ -36,6 +39,8 @@ import { userRoutes } from "./routes/users.js";
 export interface AppDeps extends ServerDeps {
   readiness: Readiness;
   bootstrap: BootstrapState;
+  /** Tree browsing of the restore wizard (timeouts and cache bounds; tests shorten them). */
+  treeListing?: TreeListingOptions;
 }
 
 export type { AppEnv };
@@ -85,6 +90,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", maintenanceRoutes(deps));
   app.route("/", alertRoutes(deps));
   app.route("/", snapshotRoutes(deps));
+  app.route("/", restoreRoutes(deps));
+  app.route("/", diffRoutes(deps));
   app.notFound(handleNotFound);
   app.onError(handleError(deps.log));
   return app;

@@ -14,6 +14,7 @@ import { readQuery } from "../http/validate.js";
 import { STREAM_AUTHORISED_STATUS } from "../job-stream/job-stream.js";
 import { loadJobView } from "../job-stream/job-view.js";
 import { getJob, listJobs } from "../jobs/job-queries.js";
+import { loadDiffView } from "../restore/diff-view.js";
 import { cancelFromRequest } from "./jobs.js";
 
 export const HOST_JOBS_PAGE = 50;
@@ -49,6 +50,7 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
       ...view,
       // renderPage's own `actor` (the signed-in user, for the navigation) would shadow the view's.
       startedBy: view.actor,
+      diff: view.job.kind === "diff" ? await loadDiffView(deps.db, view.job.id) : undefined,
     });
   });
   // The stream itself is a WebSocket (job-stream.ts); a plain GET reaching here passed the role

@@ -122,6 +122,14 @@ const EXPECTED: Record<string, Access> = {
   "POST /api/alerts/:id/resolve": "operator",
   "GET /alerts": "viewer",
   "POST /alerts/:id/resolve": "operator",
+  "GET /hosts/:id/restore": "operator",
+  "GET /hosts/:id/snapshots/:sid/restore": "operator",
+  "GET /hosts/:id/restore/tree": "operator",
+  "GET /api/hosts/:id/tree": "operator",
+  "POST /hosts/:id/restore": "operator",
+  "POST /api/hosts/:id/restore": "operator",
+  "POST /hosts/:id/diff": "operator",
+  "POST /api/hosts/:id/diff": "operator",
 };
 
 const BELOW: Record<Role, Role | undefined> = { viewer: undefined, operator: "viewer", admin: "operator" };

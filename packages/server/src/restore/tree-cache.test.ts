@@ -1,0 +1,80 @@
+import type { TreeEntry } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import { createManualClock } from "../clock.js";
+import { createTreeCache, TREE_CACHE_TTL_MS, type TreeCacheKey } from "./tree-cache.js";
+
+const entry: TreeEntry = { name: "etc", path: "/etc", type: "dir", size: 0, mtime: "2026-11-21T10:00:00Z" };
+const key = (overrides: Partial<TreeCacheKey> = {}): TreeCacheKey => ({
+  userId: "user-1",
+  sessionId: "session-aaaaaaaaaaaaaaaa",
+  hostId: "host-1",
+  snapshotId: "c503a2e1",
+  path: "/",
+  ...overrides,
+});
+
+describe("tree cache", () => {
+  it("serves a listing for about 30 minutes, then sweeps it on the next access", () => {
+    const clock = createManualClock();
+    const cache = createTreeCache({ clock });
+    cache.set(key(), [entry]);
+    clock.advance(TREE_CACHE_TTL_MS - 1);
+    expect(cache.get(key())).toEqual([entry]);
+    clock.advance(1);
+    expect(cache.get(key())).toBeUndefined();
+    expect(cache.size()).toBe(0);
+  });
+
+  it("keeps each expiry from its own set and sweeps only what is due", () => {
+    const clock = createManualClock();
+    const cache = createTreeCache({ clock, ttlMs: 1_000 });
+    cache.set(key({ path: "/" }), [entry]);
+    clock.advance(600);
+    cache.set(key({ path: "/etc" }), []);
+    clock.advance(400);
+    expect(cache.get(key({ path: "/" }))).toBeUndefined();
+    expect(cache.get(key({ path: "/etc" }))).toEqual([]);
+    expect(cache.size()).toBe(1);
+  });
+
+  it("serves a listing only to the same user, session, host, snapshot and path", () => {
+    const cache = createTreeCache({ clock: createManualClock() });
+    cache.set(key(), [entry]);
+    expect(cache.get(key())).toEqual([entry]);
+    for (const other of [
+      key({ userId: "user-2" }),
+      key({ sessionId: "session-bbbbbbbbbbbbbbbb" }),
+      key({ hostId: "host-2" }),
+      key({ snapshotId: "b6926cf4" }),
+      key({ path: "/etc" }),
+    ]) {
+      expect(cache.get(other)).toBeUndefined();
+    }
+  });
+
+  it("is bounded by tree entries held: when full, the oldest listings make room", () => {
+    const clock = createManualClock();
+    const cache = createTreeCache({ clock, maxEntries: 4 });
+    for (const path of ["/a", "/b", "/c", "/d"]) {
+      cache.set(key({ path }), [entry]);
+      clock.advance(1);
+    }
+    expect(cache.size()).toBe(4);
+    cache.set(key({ path: "/big" }), [entry, entry, entry]);
+    expect(cache.size()).toBe(2);
+    expect(cache.get(key({ path: "/c" }))).toBeUndefined();
+    expect(cache.get(key({ path: "/d" }))).toEqual([entry]);
+    expect(cache.get(key({ path: "/big" }))).toHaveLength(3);
+    // Setting the same key again replaces it instead of counting it twice.
+    cache.set(key({ path: "/d" }), []);
+    expect(cache.size()).toBe(2);
+  });
+
+  it("does not keep a listing larger than the whole bound", () => {
+    const cache = createTreeCache({ clock: createManualClock(), maxEntries: 2 });
+    cache.set(key({ path: "/small" }), [entry]);
+    cache.set(key({ path: "/huge" }), [entry, entry, entry]);
+    expect(cache.get(key({ path: "/huge" }))).toBeUndefined();
+    expect(cache.get(key({ path: "/small" }))).toEqual([entry]);
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * @module restore/tree-cache
+ * Successful tree.list replies kept per wizard session, so that folding a folder open again (or
+ * going back up the breadcrumbs) costs no agent round trip. Entries expire after about 30 minutes
+ * (SPEC Limits) and are swept on every access, never by a timer. The total number of tree entries
+ * held is bounded, so neither a busy server nor one huge folder grows memory without limit: when
+ * full, the listings closest to expiry go first, and a listing larger than the whole bound is not
+ * kept at all. Errors are never stored here (the caller only stores replies with entries).
+ */
+import type { TreeEntry } from "@fleetback/protocol";
+import type { Clock } from "../clock.js";
+
+export const TREE_CACHE_TTL_MS = 30 * 60_000;
+/** Tree entries held across all listings (an empty listing counts as one). */
+export const TREE_CACHE_MAX_ENTRIES = 200_000;
+
+/** Who asked and what: a cached listing is served only to the same user in the same wizard session. */
+export interface TreeCacheKey {
+  userId: string;
+  sessionId: string;
+  hostId: string;
+  snapshotId: string;
+  path: string;
+}
+
+export interface TreeCache {
+  get(key: TreeCacheKey): TreeEntry[] | undefined;
+  set(key: TreeCacheKey, entries: TreeEntry[]): void;
+  /** Live listings after a sweep (for tests and metrics). */
+  size(): number;
+}
+
+export interface TreeCacheOptions {
+  clock: Clock;
+  ttlMs?: number;
+  maxEntries?: number;
+}
+
+function keyOf(key: TreeCacheKey): string {
+  // NUL never occurs in ids or paths from the wire, so the parts cannot run into each other.
+  return [key.userId, key.sessionId, key.hostId, key.snapshotId, key.path].join("\u0000");
+}
+
+export function createTreeCache(options: TreeCacheOptions): TreeCache {
+  const ttlMs = options.ttlMs ?? TREE_CACHE_TTL_MS;
+  const maxEntries = options.maxEntries ?? TREE_CACHE_MAX_ENTRIES;
+  // Insertion order is expiry order (every entry lives ttlMs from its set), so a sweep stops at
+  // the first live entry and eviction takes the oldest first.
+  const entries = new Map<string, { expiresAt: number; entries: TreeEntry[]; weight: number }>();
+  let held = 0;
+
+  function drop(key: string): void {
+    const entry = entries.get(key);
+    if (entry) {
+      held -= entry.weight;
+      entries.delete(key);
+    }
+  }
+
+  function sweep(now: number): void {
+    for (const [key, entry] of entries) {
+      if (entry.expiresAt > now) {
+        return;
+      }
+      drop(key);
+    }
+  }
+
+  return {
+    get(key) {
+      sweep(options.clock.now().getTime());
+      return entries.get(keyOf(key))?.entries;
+    },
+    set(key, listed) {
+      const now = options.clock.now().getTime();
+      sweep(now);
+      const id = keyOf(key);
+      drop(id);
+      const weight = Math.max(1, listed.length);
+      if (weight > maxEntries) {
+        return;
+      }
+      while (held + weight > maxEntries) {
+        const oldest = entries.keys().next();
+        if (oldest.done) {
+          break;
+        }
+        drop(oldest.value);
+      }
+      entries.set(id, { expiresAt: now + ttlMs, entries: listed, weight });
+      held += weight;
+    },
+    size() {
+      sweep(options.clock.now().getTime());
+      return entries.size;
+    },
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * The wizard's tree partial and its JSON twin against a real server and a raw test agent that
+ * answers tree.list by hand: entries rendered, a second look served from the session cache
+ * without a frame, agent errors shown and never cached, a silent agent ending at the timeout.
+ */
+import { testEngines } from "@fleetback/db/testing";
+import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { createTestClient, type TestClient } from "../testing/http.js";
+import { seedHost } from "../testing/seed.js";
+import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startTestServer, type TestServer } from "../testing/test-server.js";
+
+const PASSWORD = "correct horse battery";
+const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
+const SESSION = "wizard-session-0123456789";
+const TIMEOUT_MS = 300;
+
+const ENTRIES: TreeEntry[] = [
+  {
+    name: "readme.txt",
+    path: "/srv/docs/readme.txt",
+    type: "file",
+    size: 2048,
+    mtime: "2026-11-20T09:00:00Z",
+  },
+  { name: "sub", path: "/srv/docs/sub", type: "dir", size: 0, mtime: "2026-11-20T09:00:00Z" },
+  { name: "link <b>", path: "/srv/docs/link <b>", type: "symlink", size: 0, mtime: "2026-11-20T09:00:00Z" },
+];
+
+async function login(deps: TestDeps, username: string, setupAdmin: boolean): Promise<TestClient> {
+  const client = createTestClient(createAppOnce(deps), deps.config.baseUrl);
+  if (setupAdmin) {
+    await client.json("POST", "/api/auth/bootstrap", {
+      bootstrap_token: "test-bootstrap-token-0123456789",
+      username: "admin",
+      password: PASSWORD,
+    });
+    await client.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
+    await client.json("POST", "/api/users", { username: "otto", password: PASSWORD, role: "operator" });
+  }
+  await client.json("POST", "/api/auth/login", { username, password: PASSWORD });
+  return client;
+}
+
+// Every client of a test talks to one app, so they share its tree cache as browsers share a server's.
+const apps = new WeakMap<TestDeps, ReturnType<typeof createApp>>();
+function createAppOnce(deps: TestDeps) {
+  let app = apps.get(deps);
+  if (!app) {
+    app = createApp(deps);
+    apps.set(deps, app);
+  }
+  return app;
+}
+
+for (const engine of testEngines()) {
+  describe(`restore tree partial (${engine})`, () => {
+    let server: TestServer;
+    let deps: TestDeps;
+    let olga: TestClient;
+    let otto: TestClient;
+    let hostId: string;
+    let agent: TestAgent;
+
+    beforeAll(async () => {
+      const base = await createTestDeps({ engine });
+      deps = Object.assign(base, { treeListing: { timeoutMs: TIMEOUT_MS } });
+      server = await startTestServer({ deps });
+      olga = await login(deps, "olga", true);
+      otto = await login(deps, "otto", false);
+      const seeded = await seedHost(deps, { name: "web-1" });
+      hostId = seeded.host.id;
+      await replaceSnapshots(deps.db, hostId, {
+        refreshed_at: "2026-11-21T11:00:00Z",
+        snapshots: [
+          {
+            id: SNAP,
+            short_id: SNAP.slice(0, 8),
+            time: "2026-11-21T10:00:00Z",
+            hostname: "web-1",
+            paths: ["/srv/docs"],
+            tags: [],
+            size_bytes: 0,
+            file_count: 0,
+          },
+        ],
+      });
+      agent = await connectAgent(server.wsUrl, seeded.token);
+      agent.hello();
+      await agent.waitFor((frame) => frame.type === "schedule.set");
+    }, 60_000);
+    afterAll(async () => {
+      await agent?.close();
+      await server?.close();
+    });
+
+    const treeUrl = (path: string, session = SESSION) =>
+      `/hosts/${hostId}/restore/tree?session=${session}&snapshot_id=${SNAP}&path=${encodeURIComponent(path)}`;
+    const treeRequests = () => agent.frames.filter((frame) => frame.type === "tree.list").length;
+
+    /** Starts the request, waits for the agent to be asked, and hands over `answer`'s reply. */
+    async function ask(
+      client: TestClient,
+      url: string,
+      answer: ((frame: ServerEnvelope) => void) | undefined,
+    ): Promise<{ res: Response; frame: ServerEnvelope | undefined }> {
+      const from = agent.frames.length;
+      const pending = client.request(url);
+      let frame: ServerEnvelope | undefined;
+      if (answer) {
+        frame = await agent.waitFor((f) => f.type === "tree.list", 5_000, from);
+        answer(frame);
+      }
+      return { res: await pending, frame };
+    }
+
+    it("lists the agent's entries, then serves the same folder from the session cache", async () => {
+      const { res, frame } = await ask(olga, treeUrl("/srv/docs"), (f) =>
+        agent.send("tree.list.result", { entries: ENTRIES }, f.id),
+      );
+      expect(frame?.payload).toEqual({ snapshot_id: SNAP, path: "/srv/docs" });
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      expect(html.match(/data-testid="tree-entry"/g)).toHaveLength(3);
+      // Folders first, each opening its own listing in place.
+      expect(html.indexOf('data-path="/srv/docs/sub"')).toBeLessThan(
+        html.indexOf('data-path="/srv/docs/readme.txt"'),
+      );
+      expect(html).toContain(
+        `hx-get="/hosts/${hostId}/restore/tree?session=${SESSION}&amp;snapshot_id=${SNAP}&amp;path=%2Fsrv%2Fdocs%2Fsub&amp;nested=1"`,
+      );
+      expect(html).toContain('name="paths" value="/srv/docs/readme.txt"');
+      expect(html).toContain("2.00 KiB");
+      expect(html).toContain("link &lt;b&gt;");
+      expect(html).toContain('data-testid="tree-crumb">docs</button>');
+
+      const before = treeRequests();
+      const again = await ask(olga, treeUrl("/srv/docs"), undefined);
+      expect(await again.res.text()).toContain('data-cached="true"');
+      expect(treeRequests()).toBe(before);
+
+      // Another operator with the same session id is not served olga's listing.
+      const other = await ask(otto, treeUrl("/srv/docs"), (f) =>
+        agent.send("tree.list.result", { entries: [] }, f.id),
+      );
+      expect(await other.res.text()).toContain('data-testid="tree-empty"');
+      expect(treeRequests()).toBe(before + 1);
+    });
+
+    it("shows the agent's error and does not cache it", async () => {
+      const first = await ask(olga, treeUrl("/nope"), (f) =>
+        agent.send("tree.list.result", { error: 'path "/nope" not found in snapshot' }, f.id),
+      );
+      const html = await first.res.text();
+      expect(first.res.status).toBe(200);
+      expect(html).toContain('data-testid="tree-error"');
+      expect(html).toContain("path &quot;/nope&quot; not found in snapshot");
+      const second = await ask(olga, treeUrl("/nope"), (f) =>
+        agent.send("tree.list.result", { entries: ENTRIES.slice(0, 1) }, f.id),
+      );
+      expect(second.frame).toBeDefined();
+      expect(await second.res.text()).toContain('data-path="/srv/docs/readme.txt"');
+    });
+
+    it("ends at the timeout when the agent stays silent; a late reply is dropped", async () => {
+      const started = Date.now();
+      const { res } = await ask(olga, treeUrl("/slow"), undefined);
+      const html = await res.text();
+      expect(html).toContain("did not answer within 300 ms");
+      expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+      const late = agent.frames.filter((frame) => frame.type === "tree.list").at(-1);
+      expect(late?.payload).toMatchObject({ path: "/slow" });
+      agent.send("tree.list.result", { entries: ENTRIES }, late?.id);
+      // Not cached: the next look asks the agent again.
+      const retry = await ask(olga, treeUrl("/slow"), (f) =>
+        agent.send("tree.list.result", { entries: [] }, f.id),
+      );
+      expect(retry.frame).toBeDefined();
+    });
+
+    it("JSON twin: entries, 502 for an agent error, 400 for a snapshot of another host", async () => {
+      const api = (path: string, snapshot = SNAP) =>
+        `/api/hosts/${hostId}/tree?snapshot_id=${snapshot}&path=${encodeURIComponent(path)}`;
+      const ok = await ask(olga, api("/srv"), (f) =>
+        agent.send("tree.list.result", { entries: ENTRIES }, f.id),
+      );
+      expect(ok.res.status).toBe(200);
+      expect(await ok.res.json()).toMatchObject({ path: "/srv", cached: false, entries: expect.any(Array) });
+      const failed = await ask(olga, api("/gone"), (f) =>
+        agent.send("tree.list.result", { error: "boom" }, f.id),
+      );
+      expect(failed.res.status).toBe(502);
+      expect(await failed.res.json()).toMatchObject({ code: "agent_error", message: "boom" });
+      const foreign = await olga.request(api("/", "0123abcd"));
+      expect(foreign.status).toBe(400);
+      const relative = await olga.request(api("srv"));
+      expect(relative.status).toBe(400);
+    });
+
+    it("says the host is offline without waiting", async () => {
+      const { host } = await seedHost(deps, { name: "db-1" });
+      await replaceSnapshots(deps.db, host.id, {
+        refreshed_at: "2026-11-21T11:00:00Z",
+        snapshots: [
+          {
+            id: SNAP,
+            short_id: SNAP.slice(0, 8),
+            time: "2026-11-21T10:00:00Z",
+            hostname: "db-1",
+            paths: ["/"],
+            tags: [],
+            size_bytes: 0,
+            file_count: 0,
+          },
+        ],
+      });
+      const res = await olga.request(
+        `/hosts/${host.id}/restore/tree?session=${SESSION}&snapshot_id=${SNAP}&path=%2F`,
+      );
+      expect(await res.text()).toContain("offline");
+      const api = await olga.request(`/api/hosts/${host.id}/tree?snapshot_id=${SNAP}&path=%2F`);
+      expect(api.status).toBe(503);
+    });
+  });
+}
