@@ -45,6 +45,11 @@ export {
   sealString,
 } from "./seal.js";
 export {
+  type LoadedSigningKey,
+  loadOrCreateSigningKey,
+  signingKeyPairFromSeed,
+} from "./signing-key-file.js";
+export {
   constantTimeEqual,
   generateRepositoryPassword,
   hashToken,

@@ -38,11 +38,15 @@ export interface LoadedKey {
 
 export interface LoadOrCreateKeyOptions {
   random?: RandomBytes;
+  /** What replacing the file costs, for the refusal message (default: existing secrets unreadable). */
+  replacing?: string;
 }
 
-const CONSEQUENCE =
-  "refusing to start (restore the original file or move it away to generate a new one, " +
-  "which makes existing secrets unreadable)";
+const DEFAULT_REPLACING = "makes existing secrets unreadable";
+
+function consequence(replacing: string): string {
+  return `refusing to start (restore the original file or move it away to generate a new one, which ${replacing})`;
+}
 
 /**
  * Loads the key, creating it (and a 0700 parent directory) when absent. Throws KeyFileError when
@@ -52,25 +56,26 @@ export async function loadOrCreateKey(
   path: string,
   options: LoadOrCreateKeyOptions = {},
 ): Promise<LoadedKey> {
-  const existing = await readKeyFile(path);
+  const refusal = consequence(options.replacing ?? DEFAULT_REPLACING);
+  const existing = await readKeyFile(path, refusal);
   if (existing) {
     return { ...existing, created: false };
   }
   const created = await publishNewKey(path, options.random ?? systemRandom);
-  const loaded = await readKeyFile(path);
+  const loaded = await readKeyFile(path, refusal);
   if (!loaded) {
     // link() said the name exists yet open() cannot find it: a dangling symlink, most likely.
     throw new KeyFileError(
       "unreadable",
       path,
-      `key file ${path} exists but cannot be opened (dangling symlink?) — ${CONSEQUENCE}`,
+      `key file ${path} exists but cannot be opened (dangling symlink?) — ${refusal}`,
     );
   }
   return { ...loaded, created };
 }
 
 /** Returns undefined when there is no file yet; throws KeyFileError when there is an unusable one. */
-async function readKeyFile(path: string): Promise<Omit<LoadedKey, "created"> | undefined> {
+async function readKeyFile(path: string, refusal: string): Promise<Omit<LoadedKey, "created"> | undefined> {
   let handle: FileHandle;
   try {
     // O_NONBLOCK keeps a FIFO planted at the path from hanging startup; regular files ignore it.
@@ -90,16 +95,16 @@ async function readKeyFile(path: string): Promise<Omit<LoadedKey, "created"> | u
       throw new KeyFileError(
         "not_a_regular_file",
         path,
-        `key file ${path} is not a regular file — ${CONSEQUENCE}`,
+        `key file ${path} is not a regular file — ${refusal}`,
       );
     }
     if (stats.size !== KEY_FILE_BYTES) {
-      throw wrongSize(path, stats.size);
+      throw wrongSize(path, stats.size, refusal);
     }
     const key = new Uint8Array(KEY_FILE_BYTES + 1);
     const { bytesRead } = await handle.read(key, 0, key.length, 0);
     if (bytesRead !== KEY_FILE_BYTES) {
-      throw wrongSize(path, bytesRead);
+      throw wrongSize(path, bytesRead, refusal);
     }
     return { key: key.slice(0, KEY_FILE_BYTES), warnings: modeWarnings(path, stats.mode) };
   } catch (error) {
@@ -172,11 +177,11 @@ function modeWarnings(path: string, mode: number): string[] {
   return [`key file ${path} has mode ${octal}; expected 0600 (run: chmod 600 ${path})`];
 }
 
-function wrongSize(path: string, size: number): KeyFileError {
+function wrongSize(path: string, size: number, refusal: string): KeyFileError {
   return new KeyFileError(
     "wrong_size",
     path,
-    `key file ${path} has ${size} bytes; expected ${KEY_FILE_BYTES} — ${CONSEQUENCE}`,
+    `key file ${path} has ${size} bytes; expected ${KEY_FILE_BYTES} — ${refusal}`,
   );
 }
 

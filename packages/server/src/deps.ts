@@ -3,11 +3,13 @@
  * Everything a domain module may use, built once in the composition root (server.ts) and passed
  * down explicitly. Tests build the same object with a fake clock or a test database.
  */
+import type { SigningKeyPair } from "@fleetback/crypto";
 import type { Database } from "@fleetback/db";
 import type { Views } from "@fleetback/web";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AgentHub } from "./hub/types.js";
+import type { BundleStore } from "./install/bundle-store.js";
 import type { Logger } from "./log.js";
 import type { Notifier } from "./notifications/notifier.js";
 
@@ -22,6 +24,10 @@ export interface ServerDeps {
   log: Logger;
   clock: Clock;
   keys: Keys;
+  /** Ed25519 key of data/release.key; signs every agent bundle the server hands out. */
+  releaseKey: SigningKeyPair;
+  /** Agent bundles in data/agent-bundles, signed by releaseKey. */
+  agentBundles: BundleStore;
   hub: AgentHub;
   views: Views;
   /** Fans alerts out to notification channels in the background (notifications/notifier.ts). */

@@ -7,7 +7,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { loadOrCreateKey } from "@fleetback/crypto";
+import { loadOrCreateKey, loadOrCreateSigningKey, type SigningKeyPair } from "@fleetback/crypto";
 import { type Connection, connect, migrate, redactDatabaseUrl, withAdvisoryLock } from "@fleetback/db";
 import { createViews, loadStaticAssets } from "@fleetback/web";
 import { createAdaptorServer, type ServerType } from "@hono/node-server";
@@ -19,6 +19,8 @@ import { type Config, listenUrl } from "./config.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
 import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import { createLocalHub } from "./hub/local-hub.js";
+import { importShippedBundle } from "./install/agent-bundle.js";
+import { type BundleStore, createBundleStore } from "./install/bundle-store.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import type { Logger } from "./log.js";
 import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
@@ -77,6 +79,37 @@ export async function startServer(
     });
   }
 
+  const releaseKeyPath = join(config.dataDir, "release.key");
+  let releaseKey: SigningKeyPair;
+  try {
+    const loaded = await loadOrCreateSigningKey(releaseKeyPath, {
+      replacing: "makes agents refuse updates until they trust the new key",
+    });
+    releaseKey = loaded.keyPair;
+    for (const warning of loaded.warnings) {
+      log.warn({ file: releaseKeyPath }, warning);
+    }
+    if (loaded.created) {
+      log.info({ file: releaseKeyPath, fingerprint: loaded.fingerprint }, "release key created");
+    }
+  } catch (err) {
+    throw new StartupError(err instanceof Error ? err.message : `cannot load key file ${releaseKeyPath}`, {
+      cause: err,
+    });
+  }
+
+  const agentBundles: BundleStore = createBundleStore({
+    dir: join(config.dataDir, "agent-bundles"),
+    releaseKey,
+    clock,
+  });
+  await describe(`cannot store the shipped agent bundle in ${agentBundles.dir}`, async () => {
+    const imported = await importShippedBundle(agentBundles);
+    if (imported.added) {
+      log.info({ version: imported.info.version, sha256: imported.info.sha256 }, "agent bundle imported");
+    }
+  });
+
   const where = config.databaseUrl
     ? redactDatabaseUrl(config.databaseUrl)
     : `embedded PGlite in ${config.dataDir}`;
@@ -112,6 +145,8 @@ export async function startServer(
     log,
     clock,
     keys: { secret },
+    releaseKey,
+    agentBundles,
     hub,
     views: createViews({ assets: loadStaticAssets() }),
     notifier,

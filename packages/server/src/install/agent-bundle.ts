@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import type { AddBundleResult, BundleStore } from "./bundle-store.js";
 
 export interface AgentBundle {
   version: string;
@@ -33,4 +34,13 @@ export function createBundleSource(
     loading ??= load();
     return loading;
   };
+}
+
+/** Puts the shipped bundle into the store unless its version is there already (never rewritten). */
+export async function importShippedBundle(
+  store: BundleStore,
+  load: () => Promise<AgentBundle> = loadAgentBundle,
+): Promise<AddBundleResult> {
+  const bundle = await load();
+  return store.add(bundle.version, bundle.body, bundle.sha256);
 }

@@ -1,8 +1,9 @@
 /**
  * @module routes/install
  * What a new host downloads: the install script, rendered for this server's URL and the agent
- * bundle it ships, and the bundle itself. Both are public: a host has no credential yet, and
- * the bundle's integrity comes from the SHA-256 inside the script.
+ * bundle it ships, and any bundle of the store (the shipped one is imported at start-up). Both are
+ * public: a host has no credential yet, and a bundle's integrity comes from the SHA-256 inside the
+ * script (installer) or in `command.update` plus the release-key signature (updating agents).
  */
 import { renderInstallScript } from "@fleetback/installer";
 import { Hono } from "hono";
@@ -25,13 +26,25 @@ export function installRoutes(deps: AppDeps, bundle = createBundleSource()): Hon
     });
   });
   routes.get("/install/agent/:version", async (c) => {
-    const agent = await bundle();
-    if (c.req.param("version") !== agent.version) {
-      return c.text(`This server ships agent ${agent.version} only.`, 404);
+    const version = c.req.param("version");
+    const stored = await deps.agentBundles.read(version);
+    if (!stored.ok && stored.reason === "not_found") {
+      return c.text("This server holds no agent bundle of that version.", 404);
     }
-    return c.body(new Uint8Array(agent.body), 200, {
+    if (!stored.ok) {
+      deps.log.error(
+        { version, dir: deps.agentBundles.dir, problem: stored.problem },
+        "stored agent bundle failed its integrity check; not serving it",
+      );
+      return c.text(
+        `Agent bundle ${version} failed its integrity check on this server; see the server log.`,
+        500,
+      );
+    }
+    return c.body(new Uint8Array(stored.body), 200, {
       "Content-Type": "text/javascript; charset=utf-8",
-      "X-Fleetback-Sha256": agent.sha256,
+      "X-Fleetback-Sha256": stored.info.sha256,
+      "X-Fleetback-Signature": stored.info.signature,
       "Cache-Control": "public, max-age=300",
     });
   });

@@ -83,6 +83,8 @@ const EXPECTED: Record<string, Access> = {
   "POST /hosts/:id/init-repo": "public",
   "GET /install/install.sh": "public",
   "GET /install/agent/:version": "public",
+  "GET /api/agent-versions": "viewer",
+  "GET /api/release-key": "viewer",
   "GET /api/jobs": "viewer",
   "GET /api/jobs/:id": "viewer",
   "GET /api/jobs/:id/logs": "viewer",

@@ -5,6 +5,10 @@
  * for secrets). Nothing here is a mock.
  */
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateSigningKeyPair } from "@fleetback/crypto";
 import type { Database, Engine } from "@fleetback/db";
 import { createTestDatabase } from "@fleetback/db/testing";
 import { createViews, loadStaticAssets } from "@fleetback/web";
@@ -13,6 +17,8 @@ import { createBootstrapState } from "../auth/bootstrap.js";
 import { createManualClock } from "../clock.js";
 import { type Config, loadConfig } from "../config.js";
 import { createLocalHub, type LocalHub } from "../hub/local-hub.js";
+import { importShippedBundle } from "../install/agent-bundle.js";
+import { createBundleStore } from "../install/bundle-store.js";
 import { createLogger } from "../log.js";
 import { createNotifier, type NotifierOptions } from "../notifications/notifier.js";
 
@@ -47,6 +53,11 @@ export async function createTestDeps(
   const config = testConfig(options.config);
   const clock = createManualClock(new Date("2026-11-21T12:00:00Z"));
   const keys = { secret: new Uint8Array(randomBytes(32)) };
+  // The data dir of a test is only its bundle store: a fresh temp dir holding the shipped bundle.
+  const bundleDir = await mkdtemp(join(tmpdir(), "fleetback-test-bundles-"));
+  const releaseKey = generateSigningKeyPair();
+  const agentBundles = createBundleStore({ dir: join(bundleDir, "agent-bundles"), releaseKey, clock });
+  await importShippedBundle(agentBundles);
   // Real delivery with short waits, so a test that raises an alert sees every attempt quickly.
   const notifier = createNotifier(
     { db, log, clock, keys, config },
@@ -58,6 +69,8 @@ export async function createTestDeps(
     log,
     clock,
     keys,
+    releaseKey,
+    agentBundles,
     notifier,
     hub: createLocalHub(),
     views: createViews({ assets }),
@@ -67,6 +80,7 @@ export async function createTestDeps(
     close: async () => {
       await notifier.close();
       await owned?.close();
+      await rm(bundleDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,242 @@
+/**
+ * @module install/bundle-store
+ * Agent bundles the server can hand out, one directory per version under
+ * `<data dir>/agent-bundles/<version>/`: `fleetback-agent.mjs` and `bundle.json`
+ * `{version, sha256, size, signature, created_at}`. The signature is Ed25519 over the bundle bytes
+ * by the release key, so an agent can check an update came from its server. A version is written
+ * once, as a whole directory renamed into place, and never rewritten; every read re-checks the
+ * bytes against bundle.json, so a file changed on disk is refused rather than served.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type SigningKeyPair, sign, verifySignature } from "@fleetback/crypto";
+import type { Clock } from "../clock.js";
+
+export const BUNDLE_FILE = "fleetback-agent.mjs";
+export const BUNDLE_META_FILE = "bundle.json";
+
+/** One path segment, shaped like a (semver) version; anything else is never a stored version. */
+const VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
+
+export interface StoredBundleInfo {
+  version: string;
+  sha256: string;
+  size: number;
+  /** Base64 Ed25519 signature of the bundle bytes by the release key. */
+  signature: string;
+  createdAt: string;
+}
+
+export type ReadBundleResult =
+  | { ok: true; info: StoredBundleInfo; body: Buffer }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "corrupt"; problem: string };
+
+export type AddBundleResult = { added: boolean; info: StoredBundleInfo };
+
+export interface BundleStore {
+  readonly dir: string;
+  /** Adds `body` as `version` unless that version is already stored (then nothing is written). */
+  add(version: string, body: Uint8Array, expectedSha256?: string): Promise<AddBundleResult>;
+  read(version: string): Promise<ReadBundleResult>;
+  /** Metadata of every stored version, newest first; unreadable entries are left out. */
+  list(): Promise<StoredBundleInfo[]>;
+}
+
+export interface BundleStoreOptions {
+  dir: string;
+  releaseKey: SigningKeyPair;
+  clock: Clock;
+}
+
+export function isBundleVersion(version: string): boolean {
+  return VERSION.test(version) && !version.includes("..");
+}
+
+export function sha256Hex(body: Uint8Array): string {
+  return createHash("sha256").update(body).digest("hex");
+}
+
+export function createBundleStore(options: BundleStoreOptions): BundleStore {
+  const { dir, releaseKey, clock } = options;
+  // Ed25519 over a megabyte costs ~0.1 s of event loop; a matching SHA-256 means the same bytes,
+  // so each (bytes, signature) pair is verified once per process.
+  const verified = new Set<string>();
+
+  async function readInfo(version: string): Promise<StoredBundleInfo | "absent" | string> {
+    let text: string;
+    try {
+      text = await readFile(join(dir, version, BUNDLE_META_FILE), "utf8");
+    } catch (error) {
+      return errorCode(error) === "ENOENT" ? "absent" : `cannot read ${BUNDLE_META_FILE}: ${describe(error)}`;
+    }
+    const info = parseInfo(text);
+    if (!info || info.version !== version) {
+      return `${BUNDLE_META_FILE} is malformed or names another version`;
+    }
+    return info;
+  }
+
+  return {
+    dir,
+    async add(version, body, expectedSha256) {
+      if (!isBundleVersion(version)) {
+        throw new RangeError(`"${version}" is not a valid agent bundle version`);
+      }
+      const sha256 = sha256Hex(body);
+      if (expectedSha256 !== undefined && expectedSha256 !== sha256) {
+        throw new Error(`agent bundle ${version} has SHA-256 ${sha256}; expected ${expectedSha256}`);
+      }
+      const existing = await readInfo(version);
+      if (typeof existing === "object") {
+        return { added: false, info: existing };
+      }
+      const info: StoredBundleInfo = {
+        version,
+        sha256,
+        size: body.byteLength,
+        signature: Buffer.from(sign(releaseKey.secretKey, body)).toString("base64"),
+        createdAt: clock.now().toISOString(),
+      };
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const temp = join(dir, `.${version}.${randomUUID()}.tmp`);
+      try {
+        await mkdir(temp, { mode: 0o700 });
+        await writeFile(join(temp, BUNDLE_FILE), body, { mode: 0o644 });
+        await writeFile(join(temp, BUNDLE_META_FILE), `${JSON.stringify(formatInfo(info), null, 2)}\n`);
+        // What reached the disk is what was signed, before anyone can be served it.
+        const written = sha256Hex(await readFile(join(temp, BUNDLE_FILE)));
+        if (written !== sha256) {
+          throw new Error(`agent bundle ${version} read back with SHA-256 ${written}; expected ${sha256}`);
+        }
+        try {
+          await rename(temp, join(dir, version));
+        } catch (error) {
+          const code = errorCode(error);
+          // Another writer published the version first: theirs stays.
+          if (code === "ENOTEMPTY" || code === "EEXIST") {
+            const winner = await readInfo(version);
+            if (typeof winner === "object") {
+              return { added: false, info: winner };
+            }
+          }
+          throw error;
+        }
+        verified.add(`${info.sha256}:${info.signature}`);
+        return { added: true, info };
+      } finally {
+        await rm(temp, { recursive: true, force: true });
+      }
+    },
+
+    async read(version) {
+      if (!isBundleVersion(version)) {
+        return { ok: false, reason: "not_found" };
+      }
+      const info = await readInfo(version);
+      if (info === "absent") {
+        return { ok: false, reason: "not_found" };
+      }
+      if (typeof info === "string") {
+        return { ok: false, reason: "corrupt", problem: info };
+      }
+      let body: Buffer;
+      try {
+        body = await readFile(join(dir, version, BUNDLE_FILE));
+      } catch (error) {
+        return { ok: false, reason: "corrupt", problem: `cannot read ${BUNDLE_FILE}: ${describe(error)}` };
+      }
+      const sha256 = sha256Hex(body);
+      if (sha256 !== info.sha256 || body.byteLength !== info.size) {
+        return {
+          ok: false,
+          reason: "corrupt",
+          problem: `${BUNDLE_FILE} has SHA-256 ${sha256} (${body.byteLength} bytes); ${BUNDLE_META_FILE} says ${info.sha256} (${info.size} bytes)`,
+        };
+      }
+      const verifiedKey = `${info.sha256}:${info.signature}`;
+      if (!verified.has(verifiedKey)) {
+        if (!verifySignature(releaseKey.publicKey, body, Buffer.from(info.signature, "base64"))) {
+          return {
+            ok: false,
+            reason: "corrupt",
+            problem: "signature does not verify with the current release key",
+          };
+        }
+        verified.add(verifiedKey);
+      }
+      return { ok: true, info, body };
+    },
+
+    async list() {
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch (error) {
+        if (errorCode(error) === "ENOENT") {
+          return [];
+        }
+        throw error;
+      }
+      const infos: StoredBundleInfo[] = [];
+      for (const name of names) {
+        if (!isBundleVersion(name)) {
+          continue;
+        }
+        const info = await readInfo(name);
+        if (typeof info === "object") {
+          infos.push(info);
+        }
+      }
+      return infos.sort(
+        (a, b) =>
+          b.createdAt.localeCompare(a.createdAt) ||
+          b.version.localeCompare(a.version, "en", { numeric: true }),
+      );
+    },
+  };
+}
+
+function formatInfo(info: StoredBundleInfo): Record<string, string | number> {
+  return {
+    version: info.version,
+    sha256: info.sha256,
+    size: info.size,
+    signature: info.signature,
+    created_at: info.createdAt,
+  };
+}
+
+function parseInfo(text: string): StoredBundleInfo | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) {
+    return undefined;
+  }
+  const { version, sha256, size, signature, created_at } = value as Record<string, unknown>;
+  if (
+    typeof version !== "string" ||
+    typeof sha256 !== "string" ||
+    !/^[0-9a-f]{64}$/.test(sha256) ||
+    typeof size !== "number" ||
+    !Number.isSafeInteger(size) ||
+    typeof signature !== "string" ||
+    typeof created_at !== "string"
+  ) {
+    return undefined;
+  }
+  return { version, sha256, size, signature, createdAt: created_at };
+}
+
+function errorCode(error: unknown): string | undefined {
+  return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,112 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fingerprint, parsePublicKey, verifySignature } from "@fleetback/crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { loadAgentBundle } from "../install/agent-bundle.js";
+import { BUNDLE_FILE, sha256Hex } from "../install/bundle-store.js";
+import { createTestClient, type TestClient } from "../testing/http.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+let deps: TestDeps;
+let viewer: TestClient;
+const PASSWORD = "correct horse battery";
+const newer = new TextEncoder().encode("#!/usr/bin/env node\nconsole.log('agent 9.9.9');\n");
+
+beforeAll(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  const admin = createTestClient(app, deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "walker",
+    password: PASSWORD,
+  });
+  await admin.json("POST", "/api/users", { username: "watcher", password: PASSWORD, role: "viewer" });
+  viewer = createTestClient(app, deps.config.baseUrl);
+  await viewer.json("POST", "/api/auth/login", { username: "watcher", password: PASSWORD });
+  deps.clock.advance(60_000);
+  await deps.agentBundles.add("9.9.9", newer);
+});
+afterAll(async () => {
+  await deps.close();
+});
+
+describe("GET /install/agent/:version", () => {
+  it("serves a stored version that is not the shipped one, with its hash and a verifying signature", async () => {
+    const res = await createApp(deps).request("/install/agent/9.9.9");
+    expect(res.status).toBe(200);
+    const body = new Uint8Array(await res.arrayBuffer());
+    expect(body).toEqual(newer);
+    expect(res.headers.get("X-Fleetback-Sha256")).toBe(sha256Hex(newer));
+    const signature = Buffer.from(res.headers.get("X-Fleetback-Signature") ?? "", "base64");
+    expect(verifySignature(deps.releaseKey.publicKey, body, signature)).toBe(true);
+    const modified = Uint8Array.from(body);
+    modified[0] = 0x20;
+    expect(verifySignature(deps.releaseKey.publicKey, modified, signature)).toBe(false);
+  });
+
+  it("serves the shipped bundle signed too", async () => {
+    const shipped = await loadAgentBundle();
+    const res = await createApp(deps).request(`/install/agent/${shipped.version}`);
+    expect(res.status).toBe(200);
+    const body = new Uint8Array(await res.arrayBuffer());
+    expect(res.headers.get("X-Fleetback-Sha256")).toBe(shipped.sha256);
+    const signature = Buffer.from(res.headers.get("X-Fleetback-Signature") ?? "", "base64");
+    expect(verifySignature(deps.releaseKey.publicKey, body, signature)).toBe(true);
+  });
+
+  it("answers 404 for an unknown or malformed version", async () => {
+    const app = createApp(deps);
+    expect((await app.request("/install/agent/0.0.0-unknown")).status).toBe(404);
+    expect((await app.request("/install/agent/..%2Fsecret.key")).status).toBe(404);
+  });
+
+  it("refuses to serve a stored bundle whose bytes no longer match, and logs why", async () => {
+    await deps.agentBundles.add("6.6.6", new TextEncoder().encode("#!/usr/bin/env node\n// good\n"));
+    await writeFile(join(deps.agentBundles.dir, "6.6.6", BUNDLE_FILE), "#!/usr/bin/env node\n// evil\n");
+    const res = await createApp(deps).request("/install/agent/6.6.6");
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(text).toContain("failed its integrity check");
+    expect(text).not.toContain(deps.agentBundles.dir);
+    expect(deps.logLines.some((line) => line.includes("integrity check") && line.includes("6.6.6"))).toBe(
+      true,
+    );
+  });
+});
+
+describe("GET /api/agent-versions", () => {
+  it("lists the stored bundles newest first", async () => {
+    const shipped = await loadAgentBundle();
+    const res = await viewer.request("/api/agent-versions");
+    expect(res.status).toBe(200);
+    const list = (await res.json()) as { version: string }[];
+    const versions = list.map((entry) => entry.version);
+    expect(versions.indexOf("9.9.9")).toBeLessThan(versions.indexOf(shipped.version));
+    expect(list).toContainEqual({
+      version: "9.9.9",
+      sha256: sha256Hex(newer),
+      size: newer.length,
+      created_at: "2026-11-21T12:01:00.000Z",
+    });
+    expect(list).toContainEqual({
+      version: shipped.version,
+      sha256: shipped.sha256,
+      size: shipped.body.length,
+      created_at: "2026-11-21T12:00:00.000Z",
+    });
+  });
+});
+
+describe("GET /api/release-key", () => {
+  it("shows the public half of the release key and its fingerprint", async () => {
+    const res = await viewer.request("/api/release-key");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { public_key: string; fingerprint: string };
+    const parsed = parsePublicKey(body.public_key);
+    expect(parsed).toEqual({ ok: true, key: deps.releaseKey.publicKey });
+    expect(body.fingerprint).toBe(fingerprint(deps.releaseKey.publicKey));
+    expect(Object.keys(body).sort()).toEqual(["fingerprint", "public_key"]);
+  });
+});
