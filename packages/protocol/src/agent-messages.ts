@@ -4,6 +4,7 @@
  */
 import { type Static, Type } from "typebox";
 import {
+  AgentKind,
   CheckStatus,
   Count,
   FinishedJobStatus,
@@ -14,6 +15,7 @@ import {
   Snapshot,
   TreeEntry,
   Ulid,
+  UpdateResultStatus,
 } from "./common.js";
 import { SNAPSHOTS_REPORT_MAX_PARTS } from "./constants.js";
 
@@ -27,6 +29,8 @@ export const Hello = Type.Object({
   os: NonEmptyString,
   arch: NonEmptyString,
   running_job_ids: Type.Array(Ulid),
+  /** Since protocol 3; absent means `bundle`. Updates are sent as the same kind of artefact. */
+  agent_kind: Type.Optional(AgentKind),
 });
 export type Hello = Static<typeof Hello>;
 
@@ -129,6 +133,17 @@ export const TreeListResult = Type.Union([
 ]);
 export type TreeListResult = Static<typeof TreeListResult>;
 
+/**
+ * Since protocol 3: what became of a `command.update` for `version`. `error` says why for
+ * `refused` and `rolled_back`; a successful update is confirmed by the next `hello` instead.
+ */
+export const UpdateResult = Type.Object({
+  version: NonEmptyString,
+  status: UpdateResultStatus,
+  error: Type.Optional(Type.String()),
+});
+export type UpdateResult = Static<typeof UpdateResult>;
+
 /** Agent -> server. Adding a type here forces every `AgentMessageHandlers` map to handle it. */
 export const AgentMessages = {
   hello: Hello,
@@ -142,6 +157,7 @@ export const AgentMessages = {
   "snapshots.report": SnapshotsReport,
   "repo.stats": RepoStats,
   "tree.list.result": TreeListResult,
+  "update.result": UpdateResult,
 } as const;
 export type AgentMessages = typeof AgentMessages;
 export type AgentMessageType = keyof AgentMessages;

@@ -5,12 +5,14 @@
  */
 import { type Static, Type } from "typebox";
 import {
+  AGENT_KINDS,
   CHECK_STATUSES,
   CREDENTIAL_SLOTS,
   FINISHED_JOB_STATUSES,
   JOB_KINDS,
   LOG_STREAMS,
   TREE_ENTRY_TYPES,
+  UPDATE_RESULT_STATUSES,
 } from "./constants.js";
 import {
   READ_DATA_SUBSET_PATTERN,
@@ -160,3 +162,9 @@ export const ScheduleEntry = Type.Object({
   source_groups: Type.Array(Ulid),
 });
 export type ScheduleEntry = Static<typeof ScheduleEntry>;
+
+export const AgentKind = Type.Enum(AGENT_KINDS);
+export type AgentKind = Static<typeof AgentKind>;
+
+export const UpdateResultStatus = Type.Enum(UPDATE_RESULT_STATUSES);
+export type UpdateResultStatus = Static<typeof UpdateResultStatus>;

@@ -7,6 +7,7 @@ import { CommandRunKinds } from "./command-run.js";
 import { Keep } from "./common.js";
 import {
   ACTIVE_JOB_STATUSES,
+  AGENT_KINDS,
   CLOSE_CODES,
   ERROR_CODES,
   FINISHED_JOB_STATUSES,
@@ -19,11 +20,16 @@ import {
   MIN_AGENT_PROTOCOL_VERSION,
   PROTOCOL_VERSION,
   SNAPSHOTS_REPORT_MAX_PARTS,
+  UPDATE_RESULT_STATUSES,
+  UPDATE_TRIAL_MS,
 } from "./constants.js";
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(2);
+    expect(PROTOCOL_VERSION).toBe(3);
+    expect(UPDATE_TRIAL_MS).toBe(120_000);
+    expect(UPDATE_RESULT_STATUSES).toEqual(["restarting", "refused", "rolled_back"]);
+    expect(AGENT_KINDS).toEqual(["bundle", "sea"]);
     // Protocol-1 agents (whole snapshot reports only) are still accepted.
     expect(MIN_AGENT_PROTOCOL_VERSION).toBe(1);
     expect(SNAPSHOTS_REPORT_MAX_PARTS).toBe(64);

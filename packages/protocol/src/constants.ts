@@ -4,8 +4,11 @@
  * change is a new PROTOCOL_VERSION and a CHANGELOG entry.
  */
 
-/** The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts. */
-export const PROTOCOL_VERSION = 2;
+/**
+ * The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts.
+ * 3: `update.result` and `hello.agent_kind` (self-update).
+ */
+export const PROTOCOL_VERSION = 3;
 
 /** The server answers a lower `hello.protocol_version` with `ErrProtocolTooOld` and close 4001. */
 export const MIN_AGENT_PROTOCOL_VERSION = 1;
@@ -108,6 +111,20 @@ export type KeepKey = (typeof KEEP_KEYS)[number];
 export const CREDENTIAL_SLOTS = ["repo", "admin"] as const;
 
 export const LOG_STREAMS = ["stdout", "stderr", "agent"] as const;
+
+/** What runs the agent: its JavaScript bundle under a Node.js it found, or a single executable (Node SEA). */
+export const AGENT_KINDS = ["bundle", "sea"] as const;
+
+/**
+ * Outcomes of a `command.update` that the agent reports: `restarting` (verified and swapped; the
+ * agent exits now so that its service manager starts the new version), `refused` (download,
+ * SHA-256, signature or staging failed; the running agent stays), `rolled_back` (the new version
+ * did not connect within `UPDATE_TRIAL_MS`; the previous one runs again).
+ */
+export const UPDATE_RESULT_STATUSES = ["restarting", "refused", "rolled_back"] as const;
+
+/** A new agent version that has not connected this long after its start is rolled back. */
+export const UPDATE_TRIAL_MS = 120_000;
 
 export const TREE_ENTRY_TYPES = ["dir", "file", "symlink", "other"] as const;
 

@@ -29,6 +29,7 @@ const agentHandlers: AgentMessageHandlers<string> = {
   "repo.stats": (payload) => `stats ${payload.last_check_status}`,
   "tree.list.result": (payload, envelope) =>
     `tree ${envelope.id} ${"error" in payload ? "error" : "entries"}`,
+  "update.result": (payload) => `update ${payload.version} ${payload.status}`,
 };
 
 function describeRun(run: CommandRun): string {
