@@ -209,4 +209,20 @@ runDbSuite("database constraints", (getDb) => {
     const error = await insertHost(db, { bandwidthUpKbps: 0 }).catch((e: unknown) => e);
     expect(isCheckViolation(error, "hosts_bandwidth_up_kbps_check")).toBe(true);
   });
+
+  it("keeps agent kind and update state to their sets, and update version and state together", async () => {
+    const db = getDb();
+    const kind = await insertHost(db, { agentKind: "docker" as "sea" }).catch((e: unknown) => e);
+    expect(isCheckViolation(kind, "hosts_agent_kind_check")).toBe(true);
+    const state = await insertHost(db, { updateVersion: "1.0.0", updateState: "done" as "sent" }).catch(
+      (e: unknown) => e,
+    );
+    expect(isCheckViolation(state, "hosts_update_state_check")).toBe(true);
+    const half = await insertHost(db, { updateVersion: "1.0.0" }).catch((e: unknown) => e);
+    expect(isCheckViolation(half, "hosts_update_pair_check")).toBe(true);
+    await expect(
+      insertHost(db, { agentKind: "sea", updateVersion: "1.0.0", updateState: "rolled_back" }),
+    ).resolves.toMatchObject({ agentKind: "sea", updateState: "rolled_back" });
+    await expect(insertHost(db)).resolves.toMatchObject({ agentKind: "bundle", updateState: null });
+  });
 });

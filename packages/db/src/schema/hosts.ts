@@ -8,6 +8,22 @@ import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 export const HOST_STATUSES = ["online", "offline"] as const;
 export type HostStatus = (typeof HOST_STATUSES)[number];
 
+/** What the agent runs as: one JavaScript bundle run by node, or a Node single executable. */
+export const HOST_AGENT_KINDS = ["bundle", "sea"] as const;
+export type HostAgentKind = (typeof HOST_AGENT_KINDS)[number];
+
+/** How far a requested agent update got (pending: waits for the host; sent: command.update out). */
+export const UPDATE_STATES = [
+  "pending",
+  "sent",
+  "restarting",
+  "succeeded",
+  "refused",
+  "rolled_back",
+  "failed",
+] as const;
+export type UpdateState = (typeof UPDATE_STATES)[number];
+
 export const hosts = pgTable(
   "hosts",
   {
@@ -20,6 +36,7 @@ export const hosts = pgTable(
     toolVersion: text("tool_version").notNull().default(""),
     // Null until the first hello.
     protocolVersion: integer("protocol_version"),
+    agentKind: text("agent_kind").$type<HostAgentKind>().notNull().default("bundle"),
     status: text("status").$type<HostStatus>().notNull().default("offline"),
     lastSeenAt: timestamptz("last_seen_at"),
     snapshotCount: integer("snapshot_count").notNull().default(0),
@@ -33,6 +50,15 @@ export const hosts = pgTable(
     scheduleAckedVersion: integer("schedule_acked_version").notNull().default(0),
     // SHA-256 hex of the agent bearer token; null once revoked.
     agentTokenHash: text("agent_token_hash").unique("hosts_agent_token_hash_key"),
+    // The last requested agent update; version and state are both set or both null.
+    updateVersion: text("update_version"),
+    updateState: text("update_state").$type<UpdateState>(),
+    updateError: text("update_error"),
+    updateRequestedAt: timestamptz("update_requested_at"),
+    updateStateAt: timestamptz("update_state_at"),
+    // The last hello refused as ErrProtocolTooOld (the agent stops reconnecting after it).
+    refusedProtocolVersion: integer("refused_protocol_version"),
+    refusedAt: timestamptz("refused_at"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -41,6 +67,12 @@ export const hosts = pgTable(
     check("hosts_snapshot_count_check", sql`${t.snapshotCount} >= 0`),
     check("hosts_bandwidth_up_kbps_check", sql`${t.bandwidthUpKbps} > 0`),
     check("hosts_bandwidth_down_kbps_check", sql`${t.bandwidthDownKbps} > 0`),
+    check("hosts_agent_kind_check", sql`${t.agentKind} in ('bundle', 'sea')`),
+    check(
+      "hosts_update_state_check",
+      sql`${t.updateState} in ('pending', 'sent', 'restarting', 'succeeded', 'refused', 'rolled_back', 'failed')`,
+    ),
+    check("hosts_update_pair_check", sql`(${t.updateVersion} is null) = (${t.updateState} is null)`),
     // Announce reports a hostname collision by looking the name up.
     index("hosts_name_idx").on(t.name),
   ],
