@@ -1,14 +1,27 @@
 // Bundles the built agent into one ESM file that plain `node` runs: what the installer
 // downloads and what self-update ships. The version is baked in, since a bundle travels
-// without its package.json.
-import { readFileSync } from "node:fs";
+// without its package.json; the first line names it so the server can read it on import.
+//   node scripts/bundle.mjs [--outfile PATH]     FLEETBACK_AGENT_VERSION overrides package.json's
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { build } from "esbuild";
 
 const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+const { values } = parseArgs({ options: { outfile: { type: "string" } } });
+const version = process.env.FLEETBACK_AGENT_VERSION || manifest.version;
+if (!/^[0-9A-Za-z.+-]+$/.test(version)) {
+  throw new Error(`FLEETBACK_AGENT_VERSION ${JSON.stringify(version)} is not a version`);
+}
 
-await build({
+const outfile = values.outfile
+  ? resolve(values.outfile)
+  : new URL("../dist/bundle/fleetback-agent.mjs", import.meta.url).pathname;
+
+const result = await build({
   entryPoints: [new URL("../dist/cli.js", import.meta.url).pathname],
-  outfile: new URL("../dist/bundle/fleetback-agent.mjs", import.meta.url).pathname,
+  outfile,
+  write: false,
   bundle: true,
   platform: "node",
   format: "esm",
@@ -16,11 +29,20 @@ await build({
   legalComments: "none",
   logLevel: "warning",
   // CommonJS dependencies (ws) call require() for Node built-ins; ESM output needs a real require.
+  // The banner's first line is read by the server (`// fleetback-agent <version>`): keep it first.
   banner: {
     js: [
+      `// fleetback-agent ${version}`,
       'import { createRequire as __fleetbackCreateRequire } from "node:module";',
       "const require = __fleetbackCreateRequire(import.meta.url);",
-      `globalThis.__FLEETBACK_AGENT_VERSION__ = ${JSON.stringify(manifest.version)};`,
+      `globalThis.__FLEETBACK_AGENT_VERSION__ = ${JSON.stringify(version)};`,
     ].join("\n"),
   },
 });
+
+// esbuild puts the entry's hashbang above the banner; the banner line must be first, and the
+// bundle is run as `node <file>` anyway.
+const [output] = result.outputFiles;
+const text = output.text.replace(/^#![^\n]*\n/, "");
+mkdirSync(dirname(outfile), { recursive: true });
+writeFileSync(outfile, text);

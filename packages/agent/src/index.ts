@@ -2,7 +2,7 @@
  * @module @fleetback/agent
  * Library entry for tests and the e2e harness; the executable is cli.ts.
  */
-export { type Agent, type AgentOptions, createAgent } from "./agent/agent.js";
+export { type Agent, type AgentOptions, type AgentOutcome, createAgent } from "./agent/agent.js";
 export { type CredentialStore, createCredentialStore } from "./agent/credential-store.js";
 export { createServerHandlers } from "./agent/server-handlers.js";
 export { type CliDeps, createProcessCliDeps } from "./cli/cli-deps.js";
@@ -33,3 +33,15 @@ export { createSpawnRunner } from "./restic/spawn-adapter.js";
 export { formatToolVersion, isAtLeast, parseToolVersion, type ToolVersion } from "./restic/version.js";
 export { type Clock, systemClock } from "./time/clock.js";
 export { systemTimers, type Timers } from "./time/timers.js";
+export { detectAgentKind } from "./update/agent-kind.js";
+export {
+  ArtefactRef,
+  BOOT_RECORD_FILE,
+  BootRecord,
+  readBootRecord,
+  UPDATE_DIR_NAME,
+  updateDir,
+} from "./update/boot-record.js";
+export { nodeFileOps } from "./update/file-ops.js";
+export { LAUNCHED_ENV, TRIAL_EXPIRED_EXIT } from "./update/launcher.js";
+export { FAILED_RETRY_AFTER_MS, UPDATE_JOB_WAIT_MS } from "./update/updater.js";

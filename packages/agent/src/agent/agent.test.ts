@@ -83,7 +83,7 @@ describe("agent", () => {
     });
   });
 
-  it("fails a restore without credentials at once, acks schedule.set, and logs unsupported command.update", async () => {
+  it("fails a restore without credentials at once, acks schedule.set, and refuses an update from another origin", async () => {
     harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
     const { peer, log } = harness;
     expect(peer.received[0]?.payload).toMatchObject({ tool_version: "" });
@@ -111,13 +111,13 @@ describe("agent", () => {
       sha256: "ab".repeat(32),
       signature: `${"A".repeat(86)}==`,
     });
-    await waitUntil(() =>
-      log.entries.some(
-        (entry) =>
-          entry.level === "warn" &&
-          entry.message.startsWith("command.update is not supported by this agent version"),
-      ),
-    );
+    // The bearer token goes with the download, so only to the agent's own server.
+    expect((await peer.next("update.result")).payload).toEqual({
+      version: "0.2.0",
+      status: "refused",
+      error: `the update URL is not on this agent's server (${server.url})`,
+    });
+    expect(log.entries.some((entry) => entry.message === "update refused")).toBe(true);
   });
 
   it("reports a restic that is missing as a failed job", async () => {

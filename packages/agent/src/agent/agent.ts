@@ -4,7 +4,13 @@
  * message handlers. Jobs report through one emit path: straight onto the socket when it is up,
  * into the outbox when it is not, so a job that finishes during a reconnect is still reported.
  */
-import { type AgentMessageType, encode, type PayloadOf, PROTOCOL_VERSION } from "@fleetback/protocol";
+import {
+  type AgentKind,
+  type AgentMessageType,
+  encode,
+  type PayloadOf,
+  PROTOCOL_VERSION,
+} from "@fleetback/protocol";
 import type { AgentConfig } from "../config/agent-config.js";
 import type { OpenSocket } from "../connection/agent-socket.js";
 import {
@@ -28,16 +34,26 @@ import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
 import { systemTimers, type Timers } from "../time/timers.js";
 import { createTreeBrowser, type TreeBrowser } from "../tree/tree-browser.js";
+import { updateDir } from "../update/boot-record.js";
+import { downloadArtefact } from "../update/download.js";
+import { nodeFileOps } from "../update/file-ops.js";
+import { createUpdatePlatform } from "../update/platform.js";
+import { createReleaseKeySource } from "../update/release-key.js";
+import { createUpdater, type UpdaterOptions } from "../update/updater.js";
 import { type CredentialStore, createCredentialStore } from "./credential-store.js";
 import { createServerHandlers } from "./server-handlers.js";
 
 export interface AgentOptions {
   config: AgentConfig;
   stateDir: string;
+  /** Where agent.json lives, to pin the release key fetched on first use; absent keeps it in memory. */
+  configDir?: string;
   /** restic binary: FLEETBACK_RESTIC or `restic` on PATH. */
   resticCommand: string;
   identity: HostIdentity;
   agentVersion: string;
+  /** What runs this agent (hello.agent_kind); updates come as the same kind. Default bundle. */
+  agentKind?: AgentKind;
   log: Logger;
   /** The agent's own environment; repository and provider variables in it are ignored. */
   parentEnv: NodeJS.ProcessEnv;
@@ -48,11 +64,16 @@ export interface AgentOptions {
   openSocket?: OpenSocket;
   /** Replaces the job handlers (tests); defaults to this version's set. */
   jobHandlers?: JobHandlers;
+  /** Replaces parts of self-update (tests); defaults to the real ones under `<stateDir>/update`. */
+  update?: Partial<Pick<UpdaterOptions, "platform" | "fs" | "download" | "releaseKey">>;
 }
 
+/** How run() ended: the connection's outcome, or a verified update waiting for a restart. */
+export type AgentOutcome = ConnectionOutcome | { kind: "restart_for_update"; version: string };
+
 export interface Agent {
-  /** Runs until stop() or a fatal close; running jobs are cancelled on the way out. */
-  run(): Promise<ConnectionOutcome>;
+  /** Runs until stop(), a fatal close or an update; running jobs are cancelled on the way out. */
+  run(): Promise<AgentOutcome>;
   /** Cancels running and queued jobs (reporting them) and then closes the connection. */
   stop(): Promise<void>;
   readonly queue: JobQueue;
@@ -92,6 +113,7 @@ export function createAgent(options: AgentOptions): Agent {
   const outbox = createOutbox();
   let connection: AgentConnection | undefined;
   let stopped = false;
+  let restartFor: string | undefined;
 
   /** True when the frame went out or waits in the outbox; false when it was dropped. */
   const send = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>, id?: string): boolean => {
@@ -145,17 +167,41 @@ export function createAgent(options: AgentOptions): Agent {
     fire: (payload) => send("schedule.fire", payload),
     ack: (version) => send("schedule.ack", { version }),
   });
+  const fs = options.update?.fs ?? nodeFileOps;
+  const agentKind = options.agentKind ?? "bundle";
+  const updater = createUpdater({
+    selfVersion: options.agentVersion,
+    selfKind: agentKind,
+    serverUrl: options.config.server_url,
+    token: options.config.agent_token,
+    tlsPin: options.config.tls_pin_sha256,
+    platform: options.update?.platform ?? createUpdatePlatform({ dir: updateDir(options.stateDir), fs }),
+    fs,
+    download: options.update?.download ?? downloadArtefact,
+    releaseKey:
+      options.update?.releaseKey ??
+      createReleaseKeySource({ config: options.config, configDir: options.configDir }),
+    send: (result) => send("update.result", result),
+    jobsIdle: () => queue.idle(),
+    restart: (version) => {
+      restartFor = version;
+      void agent.stop();
+    },
+    clock,
+    timers,
+    log,
+  });
   const handlers = createServerHandlers({
     credentials,
     queue,
     scheduler,
     log,
     reply: (type, payload, requestId) => send(type, payload, requestId),
-    agentVersion: options.agentVersion,
     tree,
+    update: (payload) => updater.handle(payload),
   });
 
-  return {
+  const agent: Agent = {
     queue,
     scheduler,
     credentials,
@@ -164,7 +210,9 @@ export function createAgent(options: AgentOptions): Agent {
     async run() {
       const toolVersionText = await toolVersion.text();
       if (stopped) {
-        return { kind: "stopped" };
+        return restartFor === undefined
+          ? { kind: "stopped" }
+          : { kind: "restart_for_update", version: restartFor };
       }
       if (toolVersionText === "") {
         log.warn("restic was not found or did not report its version; jobs will fail", {
@@ -181,6 +229,7 @@ export function createAgent(options: AgentOptions): Agent {
           agent_version: options.agentVersion,
           tool_version: toolVersionText,
           protocol_version: PROTOCOL_VERSION,
+          agent_kind: agentKind,
           ...options.identity,
         },
         // Queued jobs count: the server holds them as active, and they will still run.
@@ -191,6 +240,11 @@ export function createAgent(options: AgentOptions): Agent {
             outbox.drain(connection.sendFrame);
           }
         },
+        onAccepted: () => {
+          updater.onAccepted().catch((cause: unknown) => {
+            log.error("could not record the accepted connection for the update", { error: String(cause) });
+          });
+        },
         log,
         timers,
         random: options.random,
@@ -199,7 +253,9 @@ export function createAgent(options: AgentOptions): Agent {
       const outcome = await connection.run();
       scheduler.stop();
       await Promise.all([queue.cancelAll(), tree.stop()]);
-      return outcome;
+      return restartFor === undefined || outcome.kind !== "stopped"
+        ? outcome
+        : { kind: "restart_for_update", version: restartFor };
     },
     async stop() {
       stopped = true;
@@ -208,4 +264,5 @@ export function createAgent(options: AgentOptions): Agent {
       connection?.stop();
     },
   };
+  return agent;
 }

@@ -1,11 +1,10 @@
 /**
  * @module agent/server-handlers
  * What the agent does with each server message. The map is typed from the protocol catalog, so a
- * new server message type does not compile until it is handled here. Messages whose feature this
- * agent version lacks get a truthful answer: a warning in the log. `tree.list` is answered by
+ * new server message type does not compile until it is handled here. `tree.list` is answered by
  * the tree browser with a `tree.list.result` carrying the request's id, entries or an error.
  */
-import type { AgentMessageType, PayloadOf, ServerMessageHandlers } from "@fleetback/protocol";
+import type { AgentMessageType, CommandUpdate, PayloadOf, ServerMessageHandlers } from "@fleetback/protocol";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { Logger } from "../log/logger.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
@@ -20,8 +19,9 @@ export interface ServerHandlerDeps {
   scheduler: Scheduler;
   log: Logger;
   reply: Reply;
-  agentVersion: string;
   tree: TreeBrowser;
+  /** Self-update (update/updater.ts): answers with `update.result` itself. */
+  update: (command: CommandUpdate) => Promise<void>;
 }
 
 export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHandlers<void | Promise<void>> {
@@ -43,12 +43,7 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
     "schedule.set": (payload) => deps.scheduler.apply(payload),
     "command.run": (payload) => queue.submit(payload),
     "command.cancel": (payload) => queue.cancel(payload.job_id),
-    "command.update": (payload) => {
-      log.warn("command.update is not supported by this agent version; not updating", {
-        running_version: deps.agentVersion,
-        offered_version: payload.version,
-      });
-    },
+    "command.update": (payload) => deps.update(payload),
     "tree.list": async (payload, envelope) => {
       let result: PayloadOf<"tree.list.result">;
       try {

@@ -3,12 +3,15 @@
  * Everything the CLI touches outside its arguments, in one object: the composition root
  * (cli.ts) passes the real process, tests pass captured output, manual timers and fake runners.
  */
+import type { AgentKind } from "@fleetback/protocol";
 import type { OpenSocket } from "../connection/agent-socket.js";
 import { agentVersion, detectHostIdentity, type HostIdentity } from "../host-identity.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { type Clock, systemClock } from "../time/clock.js";
 import { systemTimers, type Timers } from "../time/timers.js";
+import { detectAgentKind } from "../update/agent-kind.js";
+import { type LaunchPorts, processLaunchPorts } from "../update/launch-ports.js";
 
 export const CLAIM_POLL_INTERVAL_MS = 5_000;
 
@@ -22,6 +25,12 @@ export interface CliDeps {
   logWrite: (line: string) => void;
   identity: HostIdentity;
   agentVersion: string;
+  agentKind: AgentKind;
+  /**
+   * How `run` starts the version the boot record names (update/launcher.ts), with the process's
+   * own arguments for a child. Absent: `run` always runs this version (tests).
+   */
+  launcher?: { ports: LaunchPorts; args: readonly string[] };
   clock: Clock;
   timers: Timers;
   claimPollIntervalMs: number;
@@ -40,6 +49,8 @@ export function createProcessCliDeps(): CliDeps {
     logWrite: (line) => process.stderr.write(line),
     identity: detectHostIdentity(),
     agentVersion: agentVersion(),
+    agentKind: detectAgentKind(),
+    launcher: { ports: processLaunchPorts, args: process.argv.slice(2) },
     clock: systemClock,
     timers: systemTimers,
     claimPollIntervalMs: CLAIM_POLL_INTERVAL_MS,

@@ -3,6 +3,7 @@
  * Steps several commands share: checking --server and --tls-pin, detecting the restic version
  * for the enrolment body, and writing the config the server handed out.
  */
+import { parsePublicKey } from "@fleetback/crypto";
 import { Type } from "typebox";
 import { Check } from "typebox/value";
 import { type AgentConfig, loadAgentConfig, saveAgentConfig } from "../config/agent-config.js";
@@ -48,6 +49,15 @@ export function detectToolVersion(deps: CliDeps, paths: AgentPaths): Promise<str
   return createToolVersionProbe(restic).text();
 }
 
+/**
+ * The release key that enrol and claim answer with (servers before self-update have none; the
+ * agent then pins it on first use). A malformed one is left out rather than failing enrolment.
+ */
+function releaseKeyOf(body: object): { release_public_key?: string } {
+  const key = "release_public_key" in body ? body.release_public_key : undefined;
+  return typeof key === "string" && parsePublicKey(key).ok ? { release_public_key: key } : {};
+}
+
 /** What enrol and claim answer with. */
 export const IssuedToken = Type.Object({
   host_id: Type.String({ minLength: 1 }),
@@ -69,6 +79,7 @@ export async function writeIssuedConfig(
     host_id: body.host_id,
     agent_token: body.agent_token,
     ...(target.tlsPin === undefined ? {} : { tls_pin_sha256: target.tlsPin }),
+    ...releaseKeyOf(body),
   };
   const previous = await loadAgentConfig(paths.configDir);
   if (previous.ok) {

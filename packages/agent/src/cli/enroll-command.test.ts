@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestCliDeps } from "../testing/cli-deps.js";
 import { type HttpStub, startHttpStub } from "../testing/http-stub.js";
+import { createReleaseSigner } from "../testing/release-signing.js";
 import { EXIT } from "./exit-codes.js";
 import { runCli } from "./run-cli.js";
 
@@ -55,6 +56,22 @@ describe("fleetback-agent enroll", () => {
     const deps = await createTestCliDeps({ env: { FLEETBACK_ENROLL_TOKEN: "fe_from_env" } });
     expect(await runCli(["enroll", "--server", stub.url], deps)).toBe(EXIT.ok);
     expect(stub.requests[0]?.body).toMatchObject({ token: "fe_from_env" });
+  });
+
+  it("pins the release key the server answers with, and leaves out a malformed one", async () => {
+    const signer = createReleaseSigner();
+    let key = signer.publicKeyBase64;
+    stub = await startHttpStub(() => ({
+      status: 201,
+      body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl", release_public_key: key },
+    }));
+    const deps = await createTestCliDeps();
+    expect(await runCli(["enroll", "--server", stub.url, "--token", "fe_1"], deps)).toBe(EXIT.ok);
+    const path = join(deps.configDir, "agent.json");
+    expect(JSON.parse(await readFile(path, "utf8")).release_public_key).toBe(signer.publicKeyBase64);
+    key = "not a key";
+    expect(await runCli(["enroll", "--server", stub.url, "--token", "fe_2"], deps)).toBe(EXIT.ok);
+    expect(JSON.parse(await readFile(path, "utf8")).release_public_key).toBeUndefined();
   });
 
   it("exits 2 when no token is given at all", async () => {

@@ -16,5 +16,10 @@ export const EXIT = {
   revoked: 5,
   /** The server no longer accepts this agent's protocol version (close 4001): update the agent. */
   protocolTooOld: 6,
+  /**
+   * A verified update is staged (or a trial version missed its deadline and was rolled back):
+   * start me again. EX_TEMPFAIL; systemd's `Restart=always` and the Windows service restart do.
+   */
+  restartForUpdate: 75,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -30,6 +30,8 @@ Options:
 Environment:
   FLEETBACK_RESTIC            restic binary (default: restic on PATH).
   FLEETBACK_AGENT_LOG_LEVEL   debug, info (default), warn or error; logs are JSON on stderr.
+  FLEETBACK_AGENT_LAUNCHED    Set by the launcher for the updated version it starts; that
+                              version then skips the boot record (<state dir>/update/boot.json).
   RESTIC_*, AWS_*, B2_* ... of the agent's own environment are ignored: only repository
   settings pushed by the server are used.
 
@@ -41,4 +43,5 @@ Exit status:
   4  refused by the server: enrolment token invalid, used or expired; announce rejected or expired
   5  the server deleted this host or revoked its token: enrol again
   6  the server no longer accepts this agent's protocol version: update the agent
+  75  run: an update is staged, or a version on trial missed its deadline: start me again
 `;

@@ -13,7 +13,8 @@ import { HELP } from "./help.js";
 import { runCommand } from "./run-command.js";
 import { statusCommand } from "./status-command.js";
 
-export async function runCli(argv: readonly string[], deps: CliDeps): Promise<ExitCode> {
+/** The exit status: one of EXIT, or whatever an updated version that `run` launched exited with. */
+export async function runCli(argv: readonly string[], deps: CliDeps): Promise<ExitCode | number> {
   const parsed = parseArgv(argv);
   if (!parsed.ok) {
     deps.err(`fleetback-agent: ${parsed.message} (see fleetback-agent --help)`);

@@ -2,35 +2,71 @@
  * @module cli/run-command
  * `fleetback-agent run`: the service's main loop. It returns only on SIGINT/SIGTERM (after
  * cancelling running jobs) or when the server ends the relationship (4001, 4003, HTTP 401), each
- * with its own exit status so the service manager and the operator can tell them apart.
+ * with its own exit status so the service manager and the operator can tell them apart. Before
+ * anything else it lets the launcher run an updated version instead (update/launcher.ts), and it
+ * exits with 75 when a verified update waits for the restart.
  */
 import { createAgent } from "../agent/agent.js";
 import { loadAgentConfig } from "../config/agent-config.js";
 import { ensurePrivateDir } from "../config/atomic-write.js";
 import type { AgentPaths } from "../config/paths.js";
-import { createJsonLogger, isLogLevel } from "../log/logger.js";
+import { createJsonLogger, isLogLevel, type Logger } from "../log/logger.js";
+import { updateDir } from "../update/boot-record.js";
+import { nodeFileOps } from "../update/file-ops.js";
+import { LAUNCHED_ENV, launch } from "../update/launcher.js";
+import { createUpdatePlatform } from "../update/platform.js";
 import type { CliDeps } from "./cli-deps.js";
-import { EXIT, type ExitCode } from "./exit-codes.js";
+import { EXIT } from "./exit-codes.js";
 
-export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<ExitCode> {
-  const loaded = await loadAgentConfig(paths.configDir);
-  if (!loaded.ok) {
-    deps.err(`fleetback-agent: ${loaded.message}`);
-    return EXIT.notEnrolled;
+/** The exit status of the version that ran instead of this one, or undefined to run this one. */
+async function runLaunched(deps: CliDeps, paths: AgentPaths, log: Logger): Promise<number | undefined> {
+  if (deps.launcher === undefined || deps.env[LAUNCHED_ENV]) {
+    return undefined;
   }
-  await ensurePrivateDir(paths.stateDir);
+  const launched = await launch({
+    selfVersion: deps.agentVersion,
+    selfKind: deps.agentKind,
+    args: deps.launcher.args,
+    env: deps.env,
+    platform: createUpdatePlatform({ dir: updateDir(paths.stateDir), fs: nodeFileOps }),
+    fs: nodeFileOps,
+    clock: deps.clock,
+    timers: deps.timers,
+    log,
+    ports: deps.launcher.ports,
+  }).catch((cause: unknown) => {
+    // A broken update dir must never keep the installed version from running.
+    log.error("the launcher failed; running the installed version", { error: String(cause) });
+    return { kind: "self" } as const;
+  });
+  return launched.kind === "launched" ? launched.exitCode : undefined;
+}
+
+export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<number> {
   const level = deps.env.FLEETBACK_AGENT_LOG_LEVEL ?? "info";
   const log = createJsonLogger({
     write: deps.logWrite,
     level: isLogLevel(level) ? level : "info",
     clock: deps.clock,
   });
+  const launchedExit = await runLaunched(deps, paths, log);
+  if (launchedExit !== undefined) {
+    return launchedExit;
+  }
+  const loaded = await loadAgentConfig(paths.configDir);
+  if (!loaded.ok) {
+    deps.err(`fleetback-agent: ${loaded.message}`);
+    return EXIT.notEnrolled;
+  }
+  await ensurePrivateDir(paths.stateDir);
   const agent = createAgent({
     config: loaded.config,
     stateDir: paths.stateDir,
+    configDir: paths.configDir,
     resticCommand: paths.restic,
     identity: deps.identity,
     agentVersion: deps.agentVersion,
+    agentKind: deps.agentKind,
     log,
     parentEnv: deps.env,
     runner: deps.runner,
@@ -48,6 +84,10 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<Exit
     const outcome = await agent.run();
     if (outcome.kind === "stopped") {
       return EXIT.ok;
+    }
+    if (outcome.kind === "restart_for_update") {
+      log.info("exiting for the update", { version: outcome.version, exit_code: EXIT.restartForUpdate });
+      return EXIT.restartForUpdate;
     }
     deps.err(`fleetback-agent: ${outcome.message}`);
     return outcome.reason === "protocol_too_old" ? EXIT.protocolTooOld : EXIT.revoked;

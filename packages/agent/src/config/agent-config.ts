@@ -18,6 +18,8 @@ export const AgentConfig = Type.Object({
   host_id: Type.String({ minLength: 1 }),
   agent_token: Type.String({ minLength: 1 }),
   tls_pin_sha256: Type.Optional(Type.String({ pattern: "^[0-9a-f]{64}$" })),
+  /** Base64 of the server's 32-byte Ed25519 release key: update artefacts must be signed by it. */
+  release_public_key: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type AgentConfig = Static<typeof AgentConfig>;
 

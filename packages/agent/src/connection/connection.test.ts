@@ -207,4 +207,30 @@ describe("createAgentConnection", () => {
     expect(connection.sendFrame("{}")).toBe(true);
     connection.stop();
   });
+
+  it("calls onAccepted once per connection, on the first valid message that is not an error", async () => {
+    let accepted = 0;
+    const connection = connect({ onAccepted: () => accepted++ });
+    void connection.run();
+    const peer = await server.nextPeer();
+    await peer.next("hello");
+    peer.socket.send("not json");
+    peer.send("error", { code: "invalid_message", message: "no" });
+    await settle();
+    expect(accepted).toBe(0);
+    peer.send("command.cancel", { job_id: runningJob });
+    peer.send("command.cancel", { job_id: runningJob });
+    await waitUntil(() => seen.length === 3);
+    expect(seen).toEqual(["error", "command.cancel", "command.cancel"]);
+    expect(accepted).toBe(1);
+    peer.close(4000, "again");
+    await peer.closed;
+    await settle();
+    timers.advance(60_000);
+    const second = await server.nextPeer();
+    await second.next("hello");
+    second.send("command.cancel", { job_id: runningJob });
+    await waitUntil(() => accepted === 2);
+    connection.stop();
+  });
 });

@@ -33,6 +33,11 @@ export interface ConnectionOptions {
   handlers: ServerMessageHandlers<void | Promise<void>>;
   /** Runs right after each hello went out: the moment to flush what waited for a connection. */
   onReady?: () => void;
+  /**
+   * Runs on the first server message of each connection: the server answers hello only once it
+   * accepted it, so this is the proof an updated version needs before it commits its trial.
+   */
+  onAccepted?: () => void;
   log: Logger;
   timers?: Timers;
   random?: () => number;
@@ -82,18 +87,27 @@ export function createAgentConnection(options: ConnectionOptions): AgentConnecti
     });
   };
 
-  const dispatch = (data: WebSocket.RawData, remember: (error: ErrorMessage) => void) => {
+  const dispatch = (data: WebSocket.RawData, remember: (error: ErrorMessage) => void, first: boolean) => {
     const result = decodeServerMessage(frameBytes(data));
     if (!result.ok) {
       log.warn("ignored an invalid frame from the server", {
         code: result.error.code,
         problem: result.error.message,
       });
-      return;
+      return false;
     }
     const message = result.message;
+    // An error (ErrProtocolTooOld before close 4001, say) is no acceptance.
+    const accepts = message.type !== "error";
     if (message.type === "error") {
       remember(message.payload);
+    }
+    if (first && accepts) {
+      try {
+        options.onAccepted?.();
+      } catch (cause) {
+        log.error("onAccepted failed", { error: String(cause) });
+      }
     }
     const failed = (cause: unknown) =>
       log.error("handling a server message failed", { type: message.type, error: String(cause) });
@@ -105,6 +119,7 @@ export function createAgentConnection(options: ConnectionOptions): AgentConnecti
     } catch (cause) {
       failed(cause);
     }
+    return accepts;
   };
 
   const connect = () => {
@@ -124,6 +139,7 @@ export function createAgentConnection(options: ConnectionOptions): AgentConnecti
     let fatal: ConnectionOutcome | undefined;
     let lastError: string | undefined;
     let serverError: ErrorMessage | undefined;
+    let accepted = false;
 
     ws.on("open", () => {
       try {
@@ -147,7 +163,11 @@ export function createAgentConnection(options: ConnectionOptions): AgentConnecti
       );
       options.onReady?.();
     });
-    ws.on("message", (data) => dispatch(data, (error) => (serverError = error)));
+    ws.on("message", (data) => {
+      if (dispatch(data, (error) => (serverError = error), !accepted)) {
+        accepted = true;
+      }
+    });
     ws.on("unexpected-response", (_request, response) => {
       response.resume();
       if (response.statusCode === 401) {

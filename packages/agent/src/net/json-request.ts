@@ -1,6 +1,6 @@
 /**
  * @module net/json-request
- * The few plain HTTP calls the CLI makes (enrol, announce, claim, healthz), with node:http(s)
+ * The few plain HTTP calls the agent makes (enrol, announce, claim, healthz, release key), with node:http(s)
  * rather than fetch, so that the same pinning agent as the WebSocket guards them.
  */
 import http from "node:http";
@@ -17,6 +17,8 @@ export interface JsonRequest {
   body?: unknown;
   /** Normalised hex pin; only for https URLs. */
   tlsPin?: string;
+  /** The agent token, for the few agent-authenticated calls (release key). */
+  bearer?: string;
   timeoutMs?: number;
 }
 
@@ -40,6 +42,7 @@ export function requestJson(request: JsonRequest): Promise<JsonResponse> {
       method: request.method,
       headers: {
         accept: "application/json",
+        ...(request.bearer === undefined ? {} : { authorization: `Bearer ${request.bearer}` }),
         ...(payload === undefined
           ? {}
           : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) }),

@@ -12,8 +12,7 @@ import {
   createUlidGenerator,
   type PayloadOf,
 } from "@fleetback/protocol";
-import { type Agent, createAgent } from "../agent/agent.js";
-import type { ConnectionOutcome } from "../connection/connection.js";
+import { type Agent, type AgentOptions, type AgentOutcome, createAgent } from "../agent/agent.js";
 import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { createMemoryLogger, type MemoryLogger } from "./memory-logger.js";
@@ -28,7 +27,7 @@ export interface Harness {
   /** Every process the agent started, as the runner port saw it. */
   calls: ProcessSpec[];
   stateDir: string;
-  outcome: Promise<ConnectionOutcome>;
+  outcome: Promise<AgentOutcome>;
   stop(): Promise<void>;
 }
 
@@ -36,6 +35,8 @@ export interface HarnessOptions {
   resticCommand: string;
   parentEnv?: NodeJS.ProcessEnv;
   random?: () => number;
+  agentVersion?: string;
+  update?: AgentOptions["update"];
 }
 
 export async function startHarness(server: TestServer, options: HarnessOptions): Promise<Harness> {
@@ -54,11 +55,12 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
     stateDir,
     resticCommand: options.resticCommand,
     identity: { hostname: "vm", os: "linux", arch: "x64" },
-    agentVersion: "0.1.0",
+    agentVersion: options.agentVersion ?? "0.1.0",
     log,
     parentEnv: options.parentEnv ?? process.env,
     runner,
     random: options.random ?? (() => 0),
+    update: options.update,
   });
   const outcome = agent.run();
   const peer = await server.nextPeer();

@@ -42,6 +42,7 @@ export async function createTestCliDeps(overrides: Partial<CliDeps> = {}): Promi
     logWrite: (line) => logLines.push(line),
     identity: { hostname: "vm", os: "linux", arch: "x64" },
     agentVersion: "0.1.0",
+    agentKind: "bundle",
     clock: systemClock,
     timers: systemTimers,
     claimPollIntervalMs: 5,

@@ -4,7 +4,7 @@
  * speaks the protocol through @fleetback/protocol's encode/decode, so agent tests exercise real
  * sockets and real frames without the server package.
  */
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import {
   type AgentEnvelope,
   type AgentMessageType,
@@ -31,6 +31,8 @@ export interface TestServer {
   readonly server: Server;
   /** The next agent connection (or one that arrived and was not taken yet). */
   nextPeer(timeoutMs?: number): Promise<AgentPeer>;
+  /** Plain HTTP requests (update downloads, say); answer and return true, or false for a 404. */
+  handleHttp: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
   /** Status the upgrade is refused with; undefined accepts. */
   refuseWith: number | undefined;
   readonly upgradeRequests: IncomingMessage[];
@@ -101,8 +103,10 @@ function createPeer(socket: WebSocket, request: IncomingMessage): AgentPeer {
 }
 
 export async function startTestServer(): Promise<TestServer> {
-  const server = createServer((_request, response) => {
-    response.writeHead(404).end();
+  const server = createServer((request, response) => {
+    if (!test.handleHttp?.(request, response)) {
+      response.writeHead(404).end();
+    }
   });
   const wss = new WebSocketServer({ noServer: true });
   const peers: AgentPeer[] = [];
@@ -111,6 +115,7 @@ export async function startTestServer(): Promise<TestServer> {
   const test: TestServer = {
     url: "",
     server,
+    handleHttp: undefined,
     refuseWith: undefined,
     upgradeRequests,
     nextPeer(timeoutMs = 10_000) {

@@ -7,14 +7,22 @@
 /** Cancels a scheduled callback; calling it twice, or after the callback ran, is harmless. */
 export type CancelTimer = () => void;
 
+export interface TimerOptions {
+  /** The timer does not keep the process alive on its own (a watchdog over other work). */
+  unref?: boolean;
+}
+
 export interface Timers {
-  after(ms: number, callback: () => void): CancelTimer;
+  after(ms: number, callback: () => void, options?: TimerOptions): CancelTimer;
   every(ms: number, callback: () => void): CancelTimer;
 }
 
 export const systemTimers: Timers = {
-  after(ms, callback) {
+  after(ms, callback, options) {
     const handle = setTimeout(callback, ms);
+    if (options?.unref) {
+      handle.unref();
+    }
     return () => clearTimeout(handle);
   },
   every(ms, callback) {

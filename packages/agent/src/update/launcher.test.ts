@@ -1,0 +1,150 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentKind } from "@fleetback/protocol";
+import { UPDATE_TRIAL_MS } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import { createManualTimers } from "../testing/manual-timers.js";
+import { createMemoryLogger } from "../testing/memory-logger.js";
+import { waitUntil } from "../testing/processes.js";
+import { sha256Hex } from "../testing/release-signing.js";
+import type { ArtefactRef, BootRecord } from "./boot-record.js";
+import { nodeFileOps } from "./file-ops.js";
+import type { LaunchPorts } from "./launch-ports.js";
+import { LAUNCHED_ENV, launch, TRIAL_EXPIRED_EXIT } from "./launcher.js";
+import { createPosixPlatform } from "./posix-platform.js";
+
+async function setUp(record: BootRecord | undefined, selfKind: AgentKind = "bundle") {
+  const dir = join(await mkdtemp(join(tmpdir(), "fleetback-launch-")), "update");
+  const platform = createPosixPlatform({ dir, fs: nodeFileOps });
+  await platform.writeRecord(record ?? { format: 1 });
+  const ref: ArtefactRef = {
+    version: "0.2.0",
+    file: "agent-0.2.0.mjs",
+    sha256: sha256Hex("two"),
+    kind: "bundle",
+  };
+  await writeFile(join(dir, ref.file), "two");
+  const timers = createManualTimers();
+  const env: NodeJS.ProcessEnv = {};
+  const imported: string[] = [];
+  let finish: (code: number) => void = () => {};
+  const terminations: number[] = [];
+  const ports: LaunchPorts = {
+    importBundle(path) {
+      imported.push(path);
+      return {
+        exited: new Promise((resolve) => (finish = resolve)),
+        terminate: (code) => terminations.push(code),
+      };
+    },
+    spawnExecutable: () => {
+      throw new Error("no executables here");
+    },
+  };
+  const start = () =>
+    launch({
+      selfVersion: "0.1.0",
+      selfKind,
+      args: ["run"],
+      env,
+      platform,
+      fs: nodeFileOps,
+      clock: timers.clock,
+      timers,
+      log: createMemoryLogger(),
+      ports,
+    });
+  const readRecord = async () => {
+    const read = await platform.readRecord();
+    return read.ok ? read.record : undefined;
+  };
+  return {
+    dir,
+    ref,
+    env,
+    imported,
+    timers,
+    start,
+    finish: (code: number) => finish(code),
+    terminations,
+    readRecord,
+  };
+}
+
+describe("launcher", () => {
+  it("runs itself when the record names nothing else", async () => {
+    const { start, imported } = await setUp(undefined);
+    expect(await start()).toEqual({ kind: "self" });
+    expect(imported).toEqual([]);
+  });
+
+  it("imports the active bundle with FLEETBACK_AGENT_LAUNCHED set and passes its exit status on", async () => {
+    const setup = await setUp(undefined);
+    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      active: setup.ref,
+    });
+    const outcome = setup.start();
+    await waitUntil(() => setup.imported.length === 1);
+    expect(setup.imported).toEqual([join(setup.dir, "agent-0.2.0.mjs")]);
+    expect(setup.env[LAUNCHED_ENV]).toBe("0.2.0");
+    setup.finish(5);
+    expect(await outcome).toEqual({ kind: "launched", version: "0.2.0", exitCode: 5 });
+  });
+
+  it("runs itself when the active file was altered", async () => {
+    const setup = await setUp(undefined);
+    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      active: { ...setup.ref, sha256: sha256Hex("other") },
+    });
+    expect(await setup.start()).toEqual({ kind: "self" });
+  });
+
+  it("never imports a bundle into a single executable", async () => {
+    const setup = await setUp(undefined, "sea");
+    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      active: setup.ref,
+    });
+    expect(await setup.start()).toEqual({ kind: "self" });
+  });
+
+  it("ends a trial that misses its deadline with 75, rolled back", async () => {
+    const setup = await setUp(undefined);
+    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      trial: { ...setup.ref, staged_at: "s" },
+    });
+    const outcome = setup.start();
+    await waitUntil(() => setup.imported.length === 1);
+    expect((await setup.readRecord())?.trial?.started_at).toBe("2026-01-01T00:00:00.000Z");
+    setup.timers.advance(UPDATE_TRIAL_MS);
+    await waitUntil(() => setup.terminations.length === 1);
+    expect(setup.terminations).toEqual([TRIAL_EXPIRED_EXIT]);
+    setup.finish(0);
+    expect(await outcome).toEqual({ kind: "launched", version: "0.2.0", exitCode: 75 });
+    expect(await setup.readRecord()).toMatchObject({ failed: { version: "0.2.0", reported: false } });
+    // The next start runs the installed version again.
+    expect(await setup.start()).toEqual({ kind: "self" });
+  });
+
+  it("keeps an imported trial's watchdog armed after the bundle's evaluation ended", async () => {
+    // A bundle whose top level returns while its timers and sockets keep running (and never
+    // connect) must still be rolled back at the deadline.
+    const setup = await setUp(undefined);
+    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      trial: { ...setup.ref, staged_at: "s" },
+    });
+    const outcome = setup.start();
+    await waitUntil(() => setup.imported.length === 1);
+    setup.finish(0);
+    expect(await outcome).toEqual({ kind: "launched", version: "0.2.0", exitCode: 0 });
+    setup.timers.advance(UPDATE_TRIAL_MS);
+    await waitUntil(() => setup.terminations.length === 1);
+    expect(setup.terminations).toEqual([TRIAL_EXPIRED_EXIT]);
+    expect(await setup.readRecord()).toMatchObject({ failed: { version: "0.2.0" } });
+  });
+});

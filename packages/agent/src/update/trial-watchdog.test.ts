@@ -1,0 +1,88 @@
+import { UPDATE_TRIAL_MS } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import { createManualTimers } from "../testing/manual-timers.js";
+import { createMemoryLogger } from "../testing/memory-logger.js";
+import { waitUntil } from "../testing/processes.js";
+import { createWindowsFs } from "../testing/windows-fs.js";
+import { commitTrial } from "./boot-decision.js";
+import type { BootRecord } from "./boot-record.js";
+import { createPosixPlatform } from "./posix-platform.js";
+import { startTrialWatchdog } from "./trial-watchdog.js";
+
+const active = {
+  version: "0.1.0",
+  file: "agent-0.1.0.mjs",
+  sha256: "11".repeat(32),
+  kind: "bundle" as const,
+};
+
+async function setUp() {
+  const timers = createManualTimers();
+  const platform = createPosixPlatform({ dir: "/state/update", fs: createWindowsFs() });
+  const started = timers.clock.now();
+  const record: BootRecord = {
+    format: 1,
+    active,
+    trial: {
+      ...active,
+      version: "0.2.0",
+      file: "agent-0.2.0.mjs",
+      staged_at: "x",
+      started_at: started.toISOString(),
+    },
+  };
+  await platform.writeRecord(record);
+  let expired = 0;
+  const cancel = startTrialWatchdog({
+    platform,
+    version: "0.2.0",
+    deadline: new Date(started.getTime() + UPDATE_TRIAL_MS),
+    timers,
+    clock: timers.clock,
+    log: createMemoryLogger(),
+    onExpired: () => expired++,
+  });
+  return { timers, platform, record, cancel, expired: () => expired };
+}
+
+describe("trial watchdog", () => {
+  it("rolls back and ends the trial when it did not commit in time", async () => {
+    const { timers, platform, expired } = await setUp();
+    timers.advance(UPDATE_TRIAL_MS - 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(expired()).toBe(0);
+    timers.advance(1);
+    await waitUntil(() => expired() === 1);
+    const read = await platform.readRecord();
+    expect(read.ok && read.record).toEqual({
+      format: 1,
+      active,
+      failed: {
+        version: "0.2.0",
+        sha256: active.sha256,
+        reason: "version 0.2.0 did not connect to the server within 120 s",
+        at: "2026-01-01T00:02:00.000Z",
+        reported: false,
+      },
+    });
+  });
+
+  it("never fires after a commit, even if its timer was not cancelled", async () => {
+    const { timers, platform, record, expired } = await setUp();
+    await platform.writeRecord(commitTrial(record, "0.2.0") ?? record);
+    timers.advance(UPDATE_TRIAL_MS);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(expired()).toBe(0);
+    const read = await platform.readRecord();
+    expect(read.ok && read.record?.active?.version).toBe("0.2.0");
+  });
+
+  it("does nothing once cancelled", async () => {
+    const { timers, cancel, expired } = await setUp();
+    cancel();
+    timers.advance(UPDATE_TRIAL_MS * 2);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(expired()).toBe(0);
+    expect(timers.pendingDelays()).toEqual([]);
+  });
+});
