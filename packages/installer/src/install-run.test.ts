@@ -1,5 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_AGENT_PATHS, parseUnitDirectives, renderAgentUnit } from "./systemd-unit.js";
@@ -72,6 +81,7 @@ describe("a fresh install with --token", () => {
     const calls = await sb.agentCalls();
     expect(calls).toEqual([
       {
+        kind: "bundle",
         command: "enroll",
         argv: [
           "enroll",
@@ -161,6 +171,31 @@ describe("re-running the installer", () => {
       "daemon-reload",
       "restart fleetback-agent",
     ]);
+  });
+
+  it("removes the self-update boot record so that the version installed now runs", async () => {
+    const sb = await sandbox();
+    const update = join(sb.root, DEFAULT_AGENT_PATHS.stateDir, "update");
+    expect(sb.run(await sb.installScript("1.0.0"), ["--token", TOKEN]).status).toBe(0);
+    // What a self-update to 1.1.0 leaves behind: the artefact and the record naming it.
+    mkdirSync(update, { recursive: true });
+    writeFileSync(join(update, "agent-1.1.0.mjs"), "// fleetback-agent 1.1.0\n");
+    writeFileSync(join(update, "boot.json"), '{"active":{"version":"1.1.0"}}\n');
+
+    const again = sb.run(await sb.installScript("1.0.0"), []);
+    expect(again.status).toBe(0);
+    expect(again.stdout).toContain("removed /var/lib/fleetback-agent/update/boot.json");
+    expect(readdirSync(update)).toEqual(["agent-1.1.0.mjs"]);
+    expect(await sb.calls("systemctl")).toEqual([
+      "daemon-reload",
+      "enable --now fleetback-agent",
+      "daemon-reload",
+      "restart fleetback-agent",
+    ]);
+
+    const third = sb.run(await sb.installScript("1.0.0"), []);
+    expect(third.status).toBe(0);
+    expect(third.stdout).not.toContain("boot.json");
   });
 
   it("without options upgrades an enrolled host to the script's agent version", async () => {

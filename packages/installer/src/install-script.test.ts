@@ -7,6 +7,16 @@ import { findOnPath } from "./testing/install-sandbox.js";
 const SHA = "c0ffee".padEnd(64, "0");
 const options = { baseUrl: "https://backup.example.org", agentVersion: "1.2.3", bundleSha256: SHA };
 const script = renderInstallScript(options);
+const SEA_X64 = "a1".repeat(32);
+const SEA_ARM64 = "b2".repeat(32);
+const withSea = renderInstallScript({
+  ...options,
+  seaArtefacts: [
+    { os: "linux", arch: "x64", sha256: SEA_X64.toUpperCase() },
+    { os: "win32", arch: "x64", sha256: "c3".repeat(32) },
+    { os: "linux", arch: "arm64", sha256: SEA_ARM64 },
+  ],
+});
 
 describe("renderInstallScript", () => {
   it("embeds server, version and checksum as single-quoted shell words", () => {
@@ -41,6 +51,44 @@ describe("renderInstallScript", () => {
     expect(script).toContain(`cat <<'FLEETBACK_UNIT_EOF'\n${unit}FLEETBACK_UNIT_EOF\n`);
   });
 
+  it("embeds the unit of the single-executable agent, run from its current link", () => {
+    const unit = renderAgentUnit({
+      ...DEFAULT_AGENT_PATHS,
+      execPath: "/opt/fleetback-agent/current",
+      bundle: "",
+      serverUrl: "https://backup.example.org",
+    });
+    expect(script).toContain(
+      `sea_unit_template() {\n  cat <<'FLEETBACK_UNIT_EOF'\n${unit}FLEETBACK_UNIT_EOF\n`,
+    );
+  });
+
+  it("embeds no single-executable agent unless given", () => {
+    expect(script).toContain("readonly SEA_ARTEFACTS=()\n");
+  });
+
+  it("embeds the Linux single-executable agents' checksums, lower-cased, and no others", () => {
+    expect(withSea).toContain(`readonly SEA_ARTEFACTS=('linux-x64=${SEA_X64}' 'linux-arm64=${SEA_ARM64}')\n`);
+    expect(withSea).not.toContain("c3c3");
+  });
+
+  it.each([
+    [{ os: "linux", arch: "x64", sha256: "abc" }, "64 hex digits"],
+    [{ os: "linux", arch: "x64'; id; '", sha256: SEA_X64 }, "lowercase letters"],
+    [{ os: "Linux", arch: "x64", sha256: SEA_X64 }, "lowercase letters"],
+    [{ os: "", arch: "x64", sha256: SEA_X64 }, "lowercase letters"],
+  ])("refuses the SEA artefact %j", (artefact, message) => {
+    expect(() => renderInstallScript({ ...options, seaArtefacts: [artefact] })).toThrow(message);
+  });
+
+  it("refuses two SEA artefacts for one platform", () => {
+    const twice = [
+      { os: "linux", arch: "x64", sha256: SEA_X64 },
+      { os: "linux", arch: "x64", sha256: SEA_ARM64 },
+    ];
+    expect(() => renderInstallScript({ ...options, seaArtefacts: twice })).toThrow("two SEA artefacts");
+  });
+
   it("drops a trailing slash of the base URL and lower-cases the checksum", () => {
     const rendered = renderInstallScript({
       ...options,
@@ -51,16 +99,22 @@ describe("renderInstallScript", () => {
     expect(rendered).toContain(`readonly BUNDLE_SHA256='${SHA}'\n`);
   });
 
-  it("is valid bash", () => {
-    const check = spawnSync("bash", ["-n"], { input: script, encoding: "utf8" });
+  it.each([
+    ["without", script],
+    ["with", withSea],
+  ])("is valid bash %s SEA artefacts", (_with, rendered) => {
+    const check = spawnSync("bash", ["-n"], { input: rendered, encoding: "utf8" });
     expect(check.stderr).toBe("");
     expect(check.status).toBe(0);
   });
 
   const shellcheck = findOnPath("shellcheck");
-  it("passes shellcheck", (ctx) => {
-    ctx.skip(!shellcheck, "shellcheck not installed (Debian package: shellcheck)");
-    const check = spawnSync(shellcheck ?? "", ["-s", "bash", "-"], { input: script, encoding: "utf8" });
+  // Without shellcheck (Debian package: shellcheck) these are skipped.
+  it.skipIf(!shellcheck).each([
+    ["without", script],
+    ["with", withSea],
+  ])("passes shellcheck %s SEA artefacts", (_with, rendered) => {
+    const check = spawnSync(shellcheck ?? "", ["-s", "bash", "-"], { input: rendered, encoding: "utf8" });
     expect(check.stdout).toBe("");
     expect(check.status).toBe(0);
   });

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   AGENT_CAPABILITIES,
   DEFAULT_AGENT_PATHS,
@@ -49,6 +49,26 @@ describe("agent systemd unit", () => {
     ]);
   });
 
+  it("runs a single-executable agent by itself: no bundle argument", () => {
+    const sea = renderAgentUnit({
+      ...DEFAULT_AGENT_PATHS,
+      execPath: "/opt/fleetback-agent/current",
+      bundle: "",
+      serverUrl: "https://backup.example.org",
+    });
+    expect(parseUnitDirectives(sea).filter((d) => d.key === "ExecStart")).toEqual([
+      {
+        section: "Service",
+        key: "ExecStart",
+        value:
+          "/opt/fleetback-agent/current run --config-dir /etc/fleetback-agent --state-dir /var/lib/fleetback-agent",
+      },
+    ]);
+    // Everything but the command line is the bundle unit's.
+    const withoutExec = (text: string) => parseUnitDirectives(text).filter((d) => d.key !== "ExecStart");
+    expect(withoutExec(sea)).toEqual(withoutExec(unit));
+  });
+
   it("quotes paths with spaces in ExecStart", () => {
     const spaced = renderAgentUnit({
       execPath: "/opt/my node/node",
@@ -84,21 +104,46 @@ describe("agent systemd unit", () => {
 
 describe("systemd-analyze verify", () => {
   const analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].find((path) => existsSync(path));
-  it.skipIf(!analyze)("accepts the rendered unit", async () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  /** Writes the unit next to an executable file standing in for what ExecStart names; verifies it. */
+  async function verify(unitFor: (dir: string) => Promise<string>) {
     const dir = await mkdtemp(join(tmpdir(), "fleetback-unit-"));
-    const bundle = join(dir, "agent.mjs");
-    await writeFile(bundle, "");
+    dirs.push(dir);
     const file = join(dir, "fleetback-agent.service");
-    await writeFile(
-      file,
-      renderAgentUnit({
+    await writeFile(file, await unitFor(dir));
+    return spawnSync(analyze ?? "", ["verify", file], { encoding: "utf8" });
+  }
+
+  it.skipIf(!analyze)("accepts the rendered unit", async () => {
+    const result = await verify(async (dir) => {
+      const bundle = join(dir, "agent.mjs");
+      await writeFile(bundle, "");
+      return renderAgentUnit({
         ...DEFAULT_AGENT_PATHS,
         execPath: process.execPath,
         bundle,
         serverUrl: "http://127.0.0.1:8080",
-      }),
-    );
-    const result = spawnSync(analyze ?? "", ["verify", file], { encoding: "utf8" });
+      });
+    });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+
+  it.skipIf(!analyze)("accepts the unit of a single-executable agent", async () => {
+    const result = await verify(async (dir) => {
+      const sea = join(dir, "current");
+      await writeFile(sea, "#!/bin/sh\n", { mode: 0o755 });
+      return renderAgentUnit({
+        ...DEFAULT_AGENT_PATHS,
+        execPath: sea,
+        bundle: "",
+        serverUrl: "http://127.0.0.1:8080",
+      });
+    });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
   });

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { renderInstallScript } from "../install-script.js";
+import { type InstallSeaArtefact, renderInstallScript } from "../install-script.js";
 
 export const TEST_BASE_URL = "https://backup.example.test:8443";
 
@@ -34,6 +34,8 @@ export interface RunResult {
 }
 
 export interface AgentCall {
+  /** Which fake ran: the bundle (run by node) or the single-executable agent (run by itself). */
+  kind: "bundle" | "sea";
   command: string;
   argv: string[];
   token: string | null;
@@ -47,9 +49,17 @@ export interface Sandbox {
   /** Where `node` on the sandbox PATH lives (a link to the node running the tests). */
   nodePath: string;
   /** Serves `content` (default: a fake agent) at `/install/agent/{version}`; returns its SHA-256. */
-  serveBundle(version: string, content?: string): Promise<string>;
-  /** Serves a fake agent as `version` and renders the install script for it and TEST_BASE_URL. */
-  installScript(version?: string): Promise<string>;
+  serveBundle(version: string, content?: string | Uint8Array): Promise<string>;
+  /**
+   * Serves `content` (default: a fake single-executable agent, an executable node script) at
+   * `/install/agent/{version}/linux-{arch}`; returns its SHA-256.
+   */
+  serveSea(version: string, arch: string, content?: string | Uint8Array): Promise<string>;
+  /**
+   * Serves a fake agent as `version`, and a fake SEA for each of `seaArches` (default none), and
+   * renders the install script for them and TEST_BASE_URL.
+   */
+  installScript(version?: string, options?: { seaArches?: string[] }): Promise<string>;
   /** Body of the default `curl` stub, which also works as a `wget` stub. */
   downloaderStub: string;
   /** Writes an executable bash stub `name` whose body runs after its arguments are logged. */
@@ -62,12 +72,16 @@ export interface Sandbox {
   dispose(): Promise<void>;
 }
 
-function fakeAgent(log: string): string {
-  return `import { appendFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+/** The bundle is an ES module run by node; the "SEA" a CommonJS script that runs by its #! line. */
+function fakeAgent(log: string, kind: AgentCall["kind"]): string {
+  const imports =
+    kind === "bundle"
+      ? 'import { appendFileSync, writeFileSync } from "node:fs";\nimport { join } from "node:path";'
+      : `#!${process.execPath}\nconst { appendFileSync, writeFileSync } = require("node:fs");\nconst { join } = require("node:path");`;
+  return `${imports}
 const [command, ...rest] = process.argv.slice(2);
 const option = (name) => rest[rest.indexOf(name) + 1];
-appendFileSync(${JSON.stringify(log)}, JSON.stringify({ command, argv: process.argv.slice(2), token: process.env.FLEETBACK_ENROLL_TOKEN ?? null }) + "\\n");
+appendFileSync(${JSON.stringify(log)}, JSON.stringify({ kind: ${JSON.stringify(kind)}, command, argv: process.argv.slice(2), token: process.env.FLEETBACK_ENROLL_TOKEN ?? null }) + "\\n");
 if (command === "enroll" || command === "announce") {
   const config = { server: option("--server"), host_id: "host-1", agent_token: "agent-token" };
   writeFileSync(join(option("--config-dir"), "agent.json"), JSON.stringify(config) + "\\n", { mode: 0o600 });
@@ -113,29 +127,51 @@ export async function createSandbox(): Promise<Sandbox> {
     await chmod(file, 0o755);
   };
   // `curl ... -o DEST URL` or `wget ... -O DEST URL`: serves files from `served`, 404 otherwise.
+  // `/install/agent/1.0.0` is served/1.0.0, `/install/agent/1.0.0/linux-x64` served/1.0.0_linux-x64.
   const downloaderStub = `out=""; url=""
 while (($# > 0)); do case "$1" in -o | -O) out="$2"; shift 2;; http*) url="$1"; shift;; *) shift;; esac; done
-file=${JSON.stringify(served)}/"\${url##*/install/agent/}"
+path="\${url##*/install/agent/}"
+file=${JSON.stringify(served)}/"\${path////_}"
 if [[ "$url" == */install/agent/* && -f "$file" ]]; then cp "$file" "$out"; else echo "404 Not Found" >&2; exit 22; fi`;
   await stub("curl", downloaderStub);
   await stub("systemctl");
   await stub("chown");
   await stub("id", "echo 0");
+  await stub("uname", "echo x86_64");
   await stub("restic", 'echo "restic 0.18.0 compiled with go1.24 on linux/amd64"');
 
-  const serveBundle = async (version: string, content = fakeAgent(join(logs, "agent.jsonl"))) => {
-    await writeFile(join(served, version), content);
+  const serve = async (name: string, content: string | Uint8Array) => {
+    await writeFile(join(served, name), content);
     return createHash("sha256").update(content).digest("hex");
   };
+  const serveBundle = (
+    version: string,
+    content: string | Uint8Array = fakeAgent(join(logs, "agent.jsonl"), "bundle"),
+  ) => serve(version, content);
+  const serveSea = (
+    version: string,
+    arch: string,
+    content: string | Uint8Array = fakeAgent(join(logs, "agent.jsonl"), "sea"),
+  ) => serve(`${version}_linux-${arch}`, content);
 
   return {
     root,
     bin,
     nodePath,
     serveBundle,
-    async installScript(version = "1.0.0") {
+    serveSea,
+    async installScript(version = "1.0.0", options = {}) {
       const bundleSha256 = await serveBundle(version);
-      return renderInstallScript({ baseUrl: TEST_BASE_URL, agentVersion: version, bundleSha256 });
+      const seaArtefacts: InstallSeaArtefact[] = [];
+      for (const arch of options.seaArches ?? []) {
+        seaArtefacts.push({ os: "linux", arch, sha256: await serveSea(version, arch) });
+      }
+      return renderInstallScript({
+        baseUrl: TEST_BASE_URL,
+        agentVersion: version,
+        bundleSha256,
+        seaArtefacts,
+      });
     },
     downloaderStub,
     stub,
