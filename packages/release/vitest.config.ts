@@ -1,0 +1,3 @@
+import { fleetbackTestConfig } from "../../vitest.shared.js";
+
+export default fleetbackTestConfig(import.meta.dirname);
