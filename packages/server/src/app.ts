@@ -14,6 +14,7 @@ import type { ServerDeps } from "./deps.js";
 import { accessLog } from "./http/access-log.js";
 import { handleError, handleNotFound } from "./http/error-handler.js";
 import type { TreeListingOptions } from "./restore/tree-listing.js";
+import { agentUpdateRoutes } from "./routes/agent-updates.js";
 import { agentVersionRoutes } from "./routes/agent-versions.js";
 import { alertRoutes } from "./routes/alerts.js";
 import { apiTokenRoutes } from "./routes/api-tokens.js";
@@ -85,6 +86,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", hostRoutes(deps));
   app.route("/", installRoutes(deps));
   app.route("/", agentVersionRoutes(deps));
+  app.route("/", agentUpdateRoutes(deps));
   app.route("/", jobRoutes(deps));
   app.route("/", sourceGroupRoutes(deps));
   app.route("/", scheduleRoutes(deps));

@@ -15,6 +15,7 @@ describe("loadConfig", () => {
         tls: undefined,
         logLevel: "info",
         timeZone: "UTC",
+        releaseDir: undefined,
       },
     });
   });
@@ -31,6 +32,7 @@ describe("loadConfig", () => {
         FLEETBACK_TLS_KEY: "/etc/key.pem",
         FLEETBACK_LOG_LEVEL: "DEBUG",
         FLEETBACK_TZ: "Europe/Berlin",
+        FLEETBACK_RELEASE_DIR: "release",
       },
       "/srv",
     );
@@ -43,6 +45,7 @@ describe("loadConfig", () => {
       tls: { certFile: "/srv/cert.pem", keyFile: "/etc/key.pem" },
       logLevel: "debug",
       timeZone: "Europe/Berlin",
+      releaseDir: "/srv/release",
     });
   });
 

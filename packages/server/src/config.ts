@@ -23,6 +23,8 @@ export interface Config {
   logLevel: LogLevel;
   /** IANA zone the maintenance cadences are read in (FLEETBACK_TZ). */
   timeZone: string;
+  /** A `pnpm release` directory imported into the agent store at start (FLEETBACK_RELEASE_DIR). */
+  releaseDir: string | undefined;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -121,6 +123,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     errors.push(`FLEETBACK_TZ: "${timeZone}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`);
   }
 
+  const releaseDirRaw = env.FLEETBACK_RELEASE_DIR || undefined;
+  const releaseDir = releaseDirRaw === undefined ? undefined : resolve(cwd, releaseDirRaw);
+
   if (errors.length > 0) {
     return { ok: false, errors };
   }
@@ -135,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       tls,
       logLevel: logLevel ?? "info",
       timeZone,
+      releaseDir,
     },
   };
 }

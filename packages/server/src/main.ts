@@ -5,9 +5,13 @@
  * mistake (bad variable, unreadable key file, unreachable database) ends in one clear line on
  * stderr and a non-zero exit, never a stack trace.
  */
-import { loadConfig } from "./config.js";
+import { mkdir } from "node:fs/promises";
+import { resolve } from "node:path";
+import { systemClock } from "./clock.js";
+import { type Config, loadConfig } from "./config.js";
+import { importRelease, ReleaseImportError } from "./install/release-import.js";
 import { createLogger } from "./log.js";
-import { StartupError, startServer } from "./server.js";
+import { openAgentStore, StartupError, startServer } from "./server.js";
 
 const EXIT_CONFIG = 2;
 const EXIT_STARTUP = 1;
@@ -19,6 +23,17 @@ async function main(): Promise<void> {
     process.exit(EXIT_CONFIG);
   }
   const config = loaded.config;
+  const [command, ...args] = process.argv.slice(2);
+  if (command === "import-release") {
+    await importReleaseCommand(config, args);
+    return;
+  }
+  if (command !== undefined) {
+    process.stderr.write(
+      `fleetback: unknown command "${command}"\nusage: fleetback-server [import-release <release dir>]\n`,
+    );
+    process.exit(EXIT_CONFIG);
+  }
   const log = createLogger(config.logLevel);
 
   let server: Awaited<ReturnType<typeof startServer>>;
@@ -68,6 +83,43 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+}
+
+/**
+ * `fleetback-server import-release <dir>`: stores a `pnpm release` directory in the data dir's
+ * agent store (FLEETBACK_DATA_DIR, as the server uses it), printing one line per artefact. Safe
+ * while a server runs on the same data dir; running it twice imports nothing the second time.
+ */
+async function importReleaseCommand(config: Config, args: string[]): Promise<void> {
+  const [dir, ...extra] = args;
+  if (dir === undefined || extra.length > 0) {
+    process.stderr.write("usage: fleetback-server import-release <release dir>\n");
+    process.exit(EXIT_CONFIG);
+  }
+  const log = createLogger("warn");
+  try {
+    await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+    // The release named on the command line is the one to import; FLEETBACK_RELEASE_DIR is the server's.
+    const { agentBundles } = await openAgentStore(
+      { ...config, releaseDir: undefined },
+      { log, clock: systemClock },
+    );
+    const imported = await importRelease(agentBundles, resolve(dir));
+    for (const artefact of imported) {
+      process.stdout.write(
+        `${artefact.added ? "imported" : "already stored"} agent ${artefact.version} ${artefact.artefact} sha256 ${artefact.sha256}\n`,
+      );
+    }
+    process.stdout.write(`agent store: ${agentBundles.dir}\n`);
+  } catch (err) {
+    if (err instanceof ReleaseImportError || err instanceof StartupError) {
+      process.stderr.write(`fleetback: import-release: ${err.message}\n`);
+    } else {
+      log.fatal({ err }, "import-release failed");
+      process.stderr.write("fleetback: import-release: unexpected error (see above)\n");
+    }
+    process.exit(EXIT_STARTUP);
+  }
 }
 
 void main();

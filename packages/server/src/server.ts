@@ -21,6 +21,7 @@ import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.j
 import { createLocalHub } from "./hub/local-hub.js";
 import { importShippedBundle } from "./install/agent-bundle.js";
 import { type BundleStore, createBundleStore } from "./install/bundle-store.js";
+import { importRelease } from "./install/release-import.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import type { Logger } from "./log.js";
 import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
@@ -55,30 +56,16 @@ async function describe(step: string, run: () => Promise<void>): Promise<void> {
   }
 }
 
-export async function startServer(
-  config: Config,
-  options: { log: Logger; clock?: Clock },
-): Promise<RunningServer> {
-  const { log } = options;
-  const clock = options.clock ?? systemClock;
-
-  await describe(`cannot create data directory ${config.dataDir}`, () =>
-    mkdir(config.dataDir, { recursive: true, mode: 0o700 }).then(() => undefined));
-
-  const keyPath = join(config.dataDir, "secret.key");
-  let secret: Uint8Array;
-  try {
-    const loaded = await loadOrCreateKey(keyPath);
-    secret = loaded.key;
-    for (const warning of loaded.warnings) {
-      log.warn({ file: keyPath }, warning);
-    }
-  } catch (err) {
-    throw new StartupError(err instanceof Error ? err.message : `cannot load key file ${keyPath}`, {
-      cause: err,
-    });
-  }
-
+/**
+ * The release key and the agent artefact store, with the shipped bundle imported and, when
+ * FLEETBACK_RELEASE_DIR is set, that release too. Used by start-up and by `import-release`; both
+ * may run at once, since every artefact is written once through a rename.
+ */
+export async function openAgentStore(
+  config: Pick<Config, "dataDir" | "releaseDir">,
+  options: { log: Logger; clock: Clock },
+): Promise<{ releaseKey: SigningKeyPair; agentBundles: BundleStore }> {
+  const { log, clock } = options;
   const releaseKeyPath = join(config.dataDir, "release.key");
   let releaseKey: SigningKeyPair;
   try {
@@ -109,6 +96,47 @@ export async function startServer(
       log.info({ version: imported.info.version, sha256: imported.info.sha256 }, "agent bundle imported");
     }
   });
+  const releaseDir = config.releaseDir;
+  if (releaseDir !== undefined) {
+    await describe(`cannot import the release in ${releaseDir} (FLEETBACK_RELEASE_DIR)`, async () => {
+      for (const artefact of await importRelease(agentBundles, releaseDir)) {
+        if (artefact.added) {
+          log.info(
+            { version: artefact.version, artefact: artefact.artefact, sha256: artefact.sha256 },
+            "agent release artefact imported",
+          );
+        }
+      }
+    });
+  }
+  return { releaseKey, agentBundles };
+}
+
+export async function startServer(
+  config: Config,
+  options: { log: Logger; clock?: Clock },
+): Promise<RunningServer> {
+  const { log } = options;
+  const clock = options.clock ?? systemClock;
+
+  await describe(`cannot create data directory ${config.dataDir}`, () =>
+    mkdir(config.dataDir, { recursive: true, mode: 0o700 }).then(() => undefined));
+
+  const keyPath = join(config.dataDir, "secret.key");
+  let secret: Uint8Array;
+  try {
+    const loaded = await loadOrCreateKey(keyPath);
+    secret = loaded.key;
+    for (const warning of loaded.warnings) {
+      log.warn({ file: keyPath }, warning);
+    }
+  } catch (err) {
+    throw new StartupError(err instanceof Error ? err.message : `cannot load key file ${keyPath}`, {
+      cause: err,
+    });
+  }
+
+  const { releaseKey, agentBundles } = await openAgentStore(config, { log, clock });
 
   const where = config.databaseUrl
     ? redactDatabaseUrl(config.databaseUrl)

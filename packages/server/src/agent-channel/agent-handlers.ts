@@ -11,6 +11,8 @@ import { applyRepoStats } from "../maintenance/repo-stats.js";
 import type { ReportAssembler } from "../snapshots/report-assembler.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { handleScheduleFire } from "../sources/schedule-fire.js";
+import { updateFailed } from "../updates/update-alerts.js";
+import { recordUpdateResult } from "../updates/update-state.js";
 import type { ChannelContext } from "./channel-context.js";
 import { acceptHello, HEARTBEAT_QUEUED_GRACE_MS, type HelloSession } from "./hello.js";
 
@@ -88,6 +90,22 @@ export function createAgentHandlers(
       if (!hub.deliverReply(hostId, envelope)) {
         log.debug({ host_id: hostId, request_id: envelope.id }, "tree.list.result nobody waits for; dropped");
       }
+    },
+
+    "update.result": async (payload) => {
+      // Only the host's current socket speaks for the agent that runs now.
+      if (!hub.isCurrent(session.socket)) {
+        return;
+      }
+      const now = clock.now();
+      const recorded = await recordUpdateResult(db, hostId, payload, now);
+      if (recorded && payload.status !== "restarting") {
+        await updateFailed(ctx.deps, hostId, payload, now);
+      }
+      log.info(
+        { host_id: hostId, version: payload.version, status: payload.status, error: payload.error, recorded },
+        recorded ? "agent update result" : "agent update result for no current request; ignored",
+      );
     },
   };
 }

@@ -62,9 +62,10 @@ runServerSuite("agent channel: job reports", (server) => {
           exit_code: 0,
           summary: { files_new: 3 },
         });
+        // The row changes before alerts are evaluated and listeners told: wait for the event.
         await eventually(
-          async () => (await readJob(server.deps, job.id))?.status,
-          (status) => status === "succeeded",
+          () => seen.at(-1)?.[0],
+          (name) => name === "job.finished",
         );
         expect(await readJob(server.deps, job.id)).toMatchObject({
           exitCode: 0,

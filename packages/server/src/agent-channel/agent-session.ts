@@ -115,7 +115,8 @@ export function startAgentSession(
       if (oldVersion !== undefined) {
         phase = "greeting";
         cancelDeadline();
-        rejectTooOld(ctx, { hostId, socket }, oldVersion);
+        // On the host's queue, like every other write about this host.
+        void ctx.queue.run(hostId, () => rejectTooOld(ctx, { hostId, socket }, oldVersion));
         return;
       }
       refuse(decoded.error);

@@ -10,7 +10,10 @@ import type { JobReports } from "../jobs/job-reports.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import type { KeyedQueue } from "./keyed-queue.js";
 
-export type ChannelDeps = Pick<ServerDeps, "config" | "db" | "log" | "clock" | "keys" | "notifier"> & {
+export type ChannelDeps = Pick<
+  ServerDeps,
+  "config" | "db" | "log" | "clock" | "keys" | "notifier" | "agentBundles"
+> & {
   hub: LocalHub;
 };
 

@@ -4,7 +4,8 @@
  * to events" 1 and 2): validate the version; store the versions and mark the host online; make
  * this socket the host's one (evicting an older one with 4002); push, in this order and before
  * anything else can reach the agent, repository credentials, admin credentials, caps and
- * schedule.set; then reconcile running jobs and apply the auto-init rule.
+ * schedule.set; then reconcile running jobs, apply the auto-init rule and carry on a requested
+ * agent update (confirm it, or send `command.update`).
  */
 import {
   CLOSE_CODES,
@@ -14,9 +15,11 @@ import {
   MIN_AGENT_PROTOCOL_VERSION,
 } from "@fleetback/protocol";
 import { loadHostPush } from "../hosts/host-push.js";
-import { recordHello } from "../hosts/presence.js";
+import { recordHello, recordRefusedHello } from "../hosts/presence.js";
 import { runAutoInit } from "../jobs/auto-init.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import { updateSucceeded } from "../updates/update-alerts.js";
+import { continueUpdateOnHello } from "../updates/update-state.js";
 import type { AgentSocket } from "./agent-socket.js";
 import type { ChannelContext } from "./channel-context.js";
 
@@ -40,12 +43,16 @@ export function helpUrl(baseUrl: string): string {
   return `${baseUrl}/docs/agent-upgrade`;
 }
 
+/**
+ * Answers ErrProtocolTooOld and closes at once; the returned promise records the refusal on the
+ * host (never rejects: a failure is logged).
+ */
 export function rejectTooOld(
   ctx: ChannelContext,
   session: Pick<HelloSession, "hostId" | "socket">,
   version: number,
-) {
-  const { config, log } = ctx.deps;
+): Promise<void> {
+  const { config, log, db, clock } = ctx.deps;
   log.warn({ host_id: session.hostId, protocol_version: version }, "agent protocol too old; refused");
   session.socket.sendNow(
     encode("error", {
@@ -55,6 +62,9 @@ export function rejectTooOld(
     }),
   );
   session.socket.close(CLOSE_CODES.protocolTooOld, "protocol too old");
+  return recordRefusedHello(db, session.hostId, version, clock.now()).catch((err: unknown) => {
+    log.error({ err, host_id: session.hostId }, "recording the refused hello failed");
+  });
 }
 
 function refuseDeleted(ctx: ChannelContext, session: HelloSession): void {
@@ -90,7 +100,7 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
   const { db, log, clock, hub } = ctx.deps;
   const { hostId, socket } = session;
   if (hello.protocol_version < MIN_AGENT_PROTOCOL_VERSION) {
-    rejectTooOld(ctx, session, hello.protocol_version);
+    await rejectTooOld(ctx, session, hello.protocol_version);
     return;
   }
   if (socket.closed) {
@@ -153,5 +163,25 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
     await runAutoInit(ctx.deps, hostId);
   } catch (err) {
     log.error({ err, host_id: hostId }, "repository auto-init failed");
+  }
+  try {
+    const update = await continueUpdateOnHello(
+      ctx.deps,
+      hostId,
+      hello,
+      (payload) => {
+        if (socket.closed) {
+          return false;
+        }
+        socket.send(encode("command.update", payload));
+        return true;
+      },
+      clock.now(),
+    );
+    if (update === "succeeded") {
+      await updateSucceeded(ctx.deps, hostId, clock.now());
+    }
+  } catch (err) {
+    log.error({ err, host_id: hostId }, "continuing the agent update failed");
   }
 }

@@ -19,6 +19,8 @@ export const ALERT_KINDS = [
   "diff_failed",
   "init_failed",
   "unlock_failed",
+  // A refused or rolled-back agent update (updates/update-alerts.ts).
+  "agent_update_failed",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

@@ -1,9 +1,18 @@
 /**
  * @module hosts/fleet-view
- * The fleet overview: every host with its status and versions, how many alerts it has open and
- * its repository's last check, in one query whatever the fleet size.
+ * The fleet overview: every host with its status, versions and how far a requested agent update
+ * got, how many alerts it has open and its repository's last check, in one query whatever the
+ * fleet size.
  */
-import { alerts, type CheckStatus, type Database, hosts, repoStats } from "@fleetback/db";
+import {
+  alerts,
+  type CheckStatus,
+  type Database,
+  type HostAgentKind,
+  hosts,
+  repoStats,
+  type UpdateState,
+} from "@fleetback/db";
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 
 export interface FleetRow {
@@ -16,6 +25,11 @@ export interface FleetRow {
   agentVersion: string;
   toolVersion: string;
   protocolVersion: number | null;
+  agentKind: HostAgentKind;
+  updateVersion: string | null;
+  updateState: UpdateState | null;
+  updateError: string | null;
+  updateStateAt: Date | null;
   snapshotCount: number;
   openAlerts: number;
   lastCheckStatus: CheckStatus | null;
@@ -40,6 +54,11 @@ export async function listFleet(db: Database): Promise<FleetRow[]> {
       agentVersion: hosts.agentVersion,
       toolVersion: hosts.toolVersion,
       protocolVersion: hosts.protocolVersion,
+      agentKind: hosts.agentKind,
+      updateVersion: hosts.updateVersion,
+      updateState: hosts.updateState,
+      updateError: hosts.updateError,
+      updateStateAt: hosts.updateStateAt,
       snapshotCount: hosts.snapshotCount,
       openAlerts: sql<number>`coalesce(${open.n}, 0)`,
       lastCheckStatus: repoStats.lastCheckStatus,
@@ -63,9 +82,29 @@ export function fleetRowJson(row: FleetRow) {
     agent_version: row.agentVersion,
     tool_version: row.toolVersion,
     protocol_version: row.protocolVersion,
+    agent_kind: row.agentKind,
+    update: updateJson(row),
     snapshot_count: row.snapshotCount,
     open_alerts: row.openAlerts,
     last_check_status: row.lastCheckStatus,
     last_check_at: row.lastCheckAt,
+  };
+}
+
+/** The host's last requested agent update, or null when none was asked for. */
+export function updateJson(row: {
+  updateVersion: string | null;
+  updateState: UpdateState | null;
+  updateError: string | null;
+  updateStateAt: Date | null;
+}) {
+  if (row.updateVersion === null || row.updateState === null) {
+    return null;
+  }
+  return {
+    version: row.updateVersion,
+    state: row.updateState,
+    error: row.updateError,
+    state_at: row.updateStateAt,
   };
 }

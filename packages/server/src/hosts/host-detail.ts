@@ -9,6 +9,7 @@ import { type Database, type Host, hosts, type Job, jobs } from "@fleetback/db";
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
 import { loadHostCredentials, type SlotState } from "./credentials.js";
+import { updateJson } from "./fleet-view.js";
 
 export interface SlotView {
   state: "absent" | "bound" | "unreadable";
@@ -73,6 +74,13 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
     agent_version: host.agentVersion,
     tool_version: host.toolVersion,
     protocol_version: host.protocolVersion,
+    agent_kind: host.agentKind,
+    update:
+      host.updateVersion === null ? null : { ...updateJson(host), requested_at: host.updateRequestedAt },
+    refused_hello:
+      host.refusedProtocolVersion === null
+        ? null
+        : { protocol_version: host.refusedProtocolVersion, at: host.refusedAt },
     status: host.status,
     connected: online,
     last_seen_at: host.lastSeenAt,

@@ -28,6 +28,10 @@ export async function recordHello(
       agentVersion: hello.agent_version,
       toolVersion: hello.tool_version,
       protocolVersion: hello.protocol_version,
+      agentKind: hello.agent_kind ?? "bundle",
+      // Accepted now: a refusal as too old (shown on the host page) is history.
+      refusedProtocolVersion: null,
+      refusedAt: null,
       status: "online",
       lastSeenAt: now,
       updatedAt: now,
@@ -35,6 +39,19 @@ export async function recordHello(
     .where(and(eq(hosts.id, hostId), eq(hosts.agentTokenHash, tokenHash)))
     .returning({ id: hosts.id });
   return rows.length > 0;
+}
+
+/** Remembers a hello refused as ErrProtocolTooOld, so the host page can say how to upgrade. */
+export async function recordRefusedHello(
+  db: Database,
+  hostId: string,
+  protocolVersion: number,
+  now: Date,
+): Promise<void> {
+  await db
+    .update(hosts)
+    .set({ refusedProtocolVersion: protocolVersion, refusedAt: now })
+    .where(eq(hosts.id, hostId));
 }
 
 export async function touchHost(db: Database, hostId: string, now: Date): Promise<void> {

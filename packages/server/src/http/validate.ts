@@ -68,6 +68,12 @@ export function describeProblems(schema: TSchema, value: unknown): FieldProblem[
       byField.set(field, error.message);
     }
   }
+  // A lone literal (no union around it) reports only its const failure.
+  for (const [field, values] of allowed) {
+    if (!byField.has(field)) {
+      byField.set(field, `must be ${values.map((value) => JSON.stringify(value)).join(" or ")}`);
+    }
+  }
   return [...byField].map(([field, message]) => ({ field, message }));
 }
 

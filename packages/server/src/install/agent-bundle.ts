@@ -17,12 +17,28 @@ export interface AgentBundle {
 
 const require = createRequire(import.meta.url);
 
+const BANNER = /^\/\/ fleetback-agent ([^\s]{1,64})\r?\n/;
+
+/** The version named by a bundle's first line, `// fleetback-agent <version>`, if it has one. */
+export function bannerVersion(body: Uint8Array): string | undefined {
+  const head = Buffer.from(body.subarray(0, 128)).toString("utf8");
+  return BANNER.exec(head)?.[1];
+}
+
+/**
+ * The banner names the bundle's version; a bundle built before banners existed takes the agent
+ * package's version instead (only the shipped bundle may lack one: imported releases must have it).
+ */
 export async function loadAgentBundle(): Promise<AgentBundle> {
-  const manifest = JSON.parse(await readFile(require.resolve("@fleetback/agent/package.json"), "utf8")) as {
-    version: string;
-  };
   const body = await readFile(require.resolve("@fleetback/agent/bundle"));
-  return { version: manifest.version, sha256: createHash("sha256").update(body).digest("hex"), body };
+  let version = bannerVersion(body);
+  if (version === undefined) {
+    const manifest = JSON.parse(await readFile(require.resolve("@fleetback/agent/package.json"), "utf8")) as {
+      version: string;
+    };
+    version = manifest.version;
+  }
+  return { version, sha256: createHash("sha256").update(body).digest("hex"), body };
 }
 
 /** Loads once, on first use, and keeps the result (or the failure) for the process lifetime. */

@@ -109,6 +109,14 @@ describe("bundle store", () => {
     await expect(store.add("../escape", body("x"))).rejects.toThrow(RangeError);
   });
 
+  it("answers a version's metadata without its bytes, and nothing for unknown or unsafe versions", async () => {
+    const { store } = await freshStore();
+    const { info } = await store.add("1.2.0", body("one two"));
+    expect(await store.info("1.2.0")).toEqual(info);
+    expect(await store.info("1.3.0")).toBeUndefined();
+    expect(await store.info("../1.2.0")).toBeUndefined();
+  });
+
   it("lists stored versions newest first", async () => {
     const { store, clock } = await freshStore();
     expect(await store.list()).toEqual([]);

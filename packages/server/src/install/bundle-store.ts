@@ -5,13 +5,16 @@
  * `{version, sha256, size, signature, created_at}`. The signature is Ed25519 over the bundle bytes
  * by the release key, so an agent can check an update came from its server. A version is written
  * once, as a whole directory renamed into place, and never rewritten; every read re-checks the
- * bytes against bundle.json, so a file changed on disk is refused rather than served.
+ * bytes against bundle.json, so a file changed on disk is refused rather than served. Single
+ * executables of the same version live beside the bundle (install/sea-store.ts).
  */
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type SigningKeyPair, sign, verifySignature } from "@fleetback/crypto";
+import { type SigningKeyPair, sign } from "@fleetback/crypto";
 import type { Clock } from "../clock.js";
+import { createSeaArtefacts, type SeaArtefacts } from "./sea-store.js";
+import { readSignedFile } from "./signed-file.js";
 
 export const BUNDLE_FILE = "fleetback-agent.mjs";
 export const BUNDLE_META_FILE = "bundle.json";
@@ -35,11 +38,16 @@ export type ReadBundleResult =
 
 export type AddBundleResult = { added: boolean; info: StoredBundleInfo };
 
-export interface BundleStore {
+export interface BundleStore extends SeaArtefacts {
   readonly dir: string;
   /** Adds `body` as `version` unless that version is already stored (then nothing is written). */
   add(version: string, body: Uint8Array, expectedSha256?: string): Promise<AddBundleResult>;
   read(version: string): Promise<ReadBundleResult>;
+  /**
+   * Metadata without reading the bundle: what a `command.update` to hundreds of hosts needs. The
+   * bytes are checked when they are served (and by the agent against the signature).
+   */
+  info(version: string): Promise<StoredBundleInfo | undefined>;
   /** Metadata of every stored version, newest first; unreadable entries are left out. */
   list(): Promise<StoredBundleInfo[]>;
 }
@@ -69,7 +77,9 @@ export function createBundleStore(options: BundleStoreOptions): BundleStore {
     try {
       text = await readFile(join(dir, version, BUNDLE_META_FILE), "utf8");
     } catch (error) {
-      return errorCode(error) === "ENOENT" ? "absent" : `cannot read ${BUNDLE_META_FILE}: ${describe(error)}`;
+      return errorCode(error) === "ENOENT"
+        ? "absent"
+        : `cannot read ${BUNDLE_META_FILE}: ${describeError(error)}`;
     }
     const info = parseInfo(text);
     if (!info || info.version !== version) {
@@ -80,6 +90,12 @@ export function createBundleStore(options: BundleStoreOptions): BundleStore {
 
   return {
     dir,
+    ...createSeaArtefacts({
+      dir,
+      releaseKey,
+      clock,
+      hasBundle: async (version) => typeof (await readInfo(version)) === "object",
+    }),
     async add(version, body, expectedSha256) {
       if (!isBundleVersion(version)) {
         throw new RangeError(`"${version}" is not a valid agent bundle version`);
@@ -130,6 +146,13 @@ export function createBundleStore(options: BundleStoreOptions): BundleStore {
       }
     },
 
+    async info(version) {
+      if (!isBundleVersion(version)) {
+        return undefined;
+      }
+      const info = await readInfo(version);
+      return typeof info === "object" ? info : undefined;
+    },
     async read(version) {
       if (!isBundleVersion(version)) {
         return { ok: false, reason: "not_found" };
@@ -141,32 +164,17 @@ export function createBundleStore(options: BundleStoreOptions): BundleStore {
       if (typeof info === "string") {
         return { ok: false, reason: "corrupt", problem: info };
       }
-      let body: Buffer;
-      try {
-        body = await readFile(join(dir, version, BUNDLE_FILE));
-      } catch (error) {
-        return { ok: false, reason: "corrupt", problem: `cannot read ${BUNDLE_FILE}: ${describe(error)}` };
+      const read = await readSignedFile({
+        path: join(dir, version, BUNDLE_FILE),
+        metaName: BUNDLE_META_FILE,
+        info,
+        publicKey: releaseKey.publicKey,
+        verified,
+      });
+      if (!read.ok) {
+        return { ok: false, reason: "corrupt", problem: read.problem };
       }
-      const sha256 = sha256Hex(body);
-      if (sha256 !== info.sha256 || body.byteLength !== info.size) {
-        return {
-          ok: false,
-          reason: "corrupt",
-          problem: `${BUNDLE_FILE} has SHA-256 ${sha256} (${body.byteLength} bytes); ${BUNDLE_META_FILE} says ${info.sha256} (${info.size} bytes)`,
-        };
-      }
-      const verifiedKey = `${info.sha256}:${info.signature}`;
-      if (!verified.has(verifiedKey)) {
-        if (!verifySignature(releaseKey.publicKey, body, Buffer.from(info.signature, "base64"))) {
-          return {
-            ok: false,
-            reason: "corrupt",
-            problem: "signature does not verify with the current release key",
-          };
-        }
-        verified.add(verifiedKey);
-      }
-      return { ok: true, info, body };
+      return { ok: true, info, body: read.body };
     },
 
     async list() {
@@ -233,10 +241,10 @@ function parseInfo(text: string): StoredBundleInfo | undefined {
   return { version, sha256, size, signature, createdAt: created_at };
 }
 
-function errorCode(error: unknown): string | undefined {
+export function errorCode(error: unknown): string | undefined {
   return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
 }
 
-function describe(error: unknown): string {
+export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

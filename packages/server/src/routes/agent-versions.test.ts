@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { loadAgentBundle } from "../install/agent-bundle.js";
 import { BUNDLE_FILE, sha256Hex } from "../install/bundle-store.js";
+import { SEA_FILE } from "../install/sea-store.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
@@ -12,6 +13,7 @@ let deps: TestDeps;
 let viewer: TestClient;
 const PASSWORD = "correct horse battery";
 const newer = new TextEncoder().encode("#!/usr/bin/env node\nconsole.log('agent 9.9.9');\n");
+const sea = new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 1, 2, 3, 4, 5]);
 
 beforeAll(async () => {
   deps = await createTestDeps();
@@ -27,6 +29,7 @@ beforeAll(async () => {
   await viewer.json("POST", "/api/auth/login", { username: "watcher", password: PASSWORD });
   deps.clock.advance(60_000);
   await deps.agentBundles.add("9.9.9", newer);
+  await deps.agentBundles.addSea("9.9.9", "linux", "x64", sea);
 });
 afterAll(async () => {
   await deps.close();
@@ -76,6 +79,37 @@ describe("GET /install/agent/:version", () => {
   });
 });
 
+describe("GET /install/agent/:version/:platform", () => {
+  it("serves a stored single executable with its hash and a verifying signature", async () => {
+    const res = await createApp(deps).request("/install/agent/9.9.9/linux-x64");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("application/octet-stream");
+    expect(res.headers.get("Content-Disposition")).toContain("fleetback-agent-9.9.9-linux-x64");
+    const body = new Uint8Array(await res.arrayBuffer());
+    expect(body).toEqual(sea);
+    expect(res.headers.get("X-Fleetback-Sha256")).toBe(sha256Hex(sea));
+    const signature = Buffer.from(res.headers.get("X-Fleetback-Signature") ?? "", "base64");
+    expect(verifySignature(deps.releaseKey.publicKey, body, signature)).toBe(true);
+  });
+
+  it("answers 404 for a platform, version or shape it does not hold", async () => {
+    const app = createApp(deps);
+    expect((await app.request("/install/agent/9.9.9/win32-x64")).status).toBe(404);
+    expect((await app.request("/install/agent/1.2.3/linux-x64")).status).toBe(404);
+    expect((await app.request("/install/agent/9.9.9/linux")).status).toBe(404);
+    expect((await app.request("/install/agent/9.9.9/..%2F..")).status).toBe(404);
+  });
+
+  it("refuses to serve a single executable whose bytes changed on disk", async () => {
+    await deps.agentBundles.add("6.6.7", newer);
+    await deps.agentBundles.addSea("6.6.7", "linux", "arm64", sea);
+    await writeFile(join(deps.agentBundles.dir, "6.6.7", "sea-linux-arm64", SEA_FILE), "tampered");
+    const res = await createApp(deps).request("/install/agent/6.6.7/linux-arm64");
+    expect(res.status).toBe(500);
+    expect(await res.text()).toContain("failed its integrity check");
+  });
+});
+
 describe("GET /api/agent-versions", () => {
   it("lists the stored bundles newest first", async () => {
     const shipped = await loadAgentBundle();
@@ -89,12 +123,14 @@ describe("GET /api/agent-versions", () => {
       sha256: sha256Hex(newer),
       size: newer.length,
       created_at: "2026-11-21T12:01:00.000Z",
+      sea: [{ os: "linux", arch: "x64", sha256: sha256Hex(sea), size: sea.length }],
     });
     expect(list).toContainEqual({
       version: shipped.version,
       sha256: shipped.sha256,
       size: shipped.body.length,
       created_at: "2026-11-21T12:00:00.000Z",
+      sea: [],
     });
   });
 });

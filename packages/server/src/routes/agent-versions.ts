@@ -1,7 +1,7 @@
 /**
  * @module routes/agent-versions
- * What an operator needs before a rollout: the agent bundles this server holds, and the release
- * key that signs them (its fingerprint is what to compare with an agent's pinned key).
+ * What an operator needs before a rollout: the agent bundles this server holds (with their
+ * single-executable builds per platform), and the release key that signs them (its fingerprint is what to compare with an agent's pinned key).
  */
 import { encodePublicKey, fingerprint } from "@fleetback/crypto";
 import { Hono } from "hono";
@@ -13,12 +13,19 @@ export function agentVersionRoutes(deps: AppDeps): Hono<AppEnv> {
   const viewer = requireRole("viewer");
   routes.get("/api/agent-versions", viewer, async (c) => {
     const bundles = await deps.agentBundles.list();
+    const seas = await Promise.all(bundles.map((bundle) => deps.agentBundles.listSea(bundle.version)));
     return c.json(
-      bundles.map((bundle) => ({
+      bundles.map((bundle, index) => ({
         version: bundle.version,
         sha256: bundle.sha256,
         size: bundle.size,
         created_at: bundle.createdAt,
+        sea: (seas[index] ?? []).map((sea) => ({
+          os: sea.os,
+          arch: sea.arch,
+          sha256: sea.sha256,
+          size: sea.size,
+        })),
       })),
     );
   });

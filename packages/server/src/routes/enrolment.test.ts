@@ -101,8 +101,14 @@ describe("enrol", () => {
     });
     const res = await agent.json("POST", "/api/agents/enroll", { token: minted.token, ...HOST });
     expect(res.status).toBe(201);
-    const { host_id, agent_token } = (await res.json()) as { host_id: string; agent_token: string };
+    const { host_id, agent_token, release_public_key } = (await res.json()) as {
+      host_id: string;
+      agent_token: string;
+      release_public_key: string;
+    };
     expect(agent_token).toMatch(/^fba_/);
+    // What the agent pins to verify updates: the 32 raw bytes of the release key, base64.
+    expect(Buffer.from(release_public_key, "base64")).toEqual(Buffer.from(deps.releaseKey.publicKey));
     const [host] = await deps.db.select().from(hosts).where(eq(hosts.id, host_id));
     expect(host).toMatchObject({ name: "web-01", status: "offline", agentTokenHash: hashToken(agent_token) });
     const [creds] = await deps.db.select().from(hostCredentials).where(eq(hostCredentials.hostId, host_id));
@@ -205,7 +211,11 @@ describe("announce, approve, claim", () => {
       claimBody(keys.secretKey, announced.pending_id, deps.clock.now()),
     );
     expect(claimed.status).toBe(200);
-    const { agent_token } = (await claimed.json()) as { agent_token: string };
+    const { agent_token, release_public_key } = (await claimed.json()) as {
+      agent_token: string;
+      release_public_key: string;
+    };
+    expect(Buffer.from(release_public_key, "base64")).toEqual(Buffer.from(deps.releaseKey.publicKey));
     const [host] = await deps.db.select().from(hosts).where(eq(hosts.id, host_id));
     expect(host?.agentTokenHash).toBe(hashToken(agent_token));
     expect(

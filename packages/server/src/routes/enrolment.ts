@@ -1,11 +1,13 @@
 /**
  * @module routes/enrolment
  * Both enrolment routes over HTTP: operators mint tokens and approve announced hosts (JSON and
- * the enrol page); agents enrol, announce and claim (no session; their own proofs).
+ * the enrol page); agents enrol, announce and claim (no session; their own proofs), and fetch the
+ * release key that signs agent updates (agent bearer).
  */
-import { acceptsUrlCredentials } from "@fleetback/crypto";
+import { acceptsUrlCredentials, encodePublicKey } from "@fleetback/crypto";
 import { type Context, Hono } from "hono";
 import { type Static, Type } from "typebox";
+import { authenticateAgent, UNAUTHORISED_BODY } from "../agent-channel/upgrade-auth.js";
 import type { AppDeps } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
 import { type Actor, type AppEnv, requireRole } from "../auth/actor.js";
@@ -96,6 +98,8 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const operator = requireRole("operator");
   const announceLimiter = createRateLimiter({ limit: 10, windowMs: 60_000, clock: deps.clock });
+  // What agents pin to verify updates: base64 of the 32 raw Ed25519 public key bytes.
+  const releasePublicKey = encodePublicKey(deps.releaseKey.publicKey);
 
   async function mint(actor: Actor, input: MintInput, ip: string | undefined) {
     const minted = await mintEnrolmentToken(deps, actor, checkMintInput(input));
@@ -200,7 +204,10 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       toolVersion: body.tool_version,
     });
     deps.log.info({ host_id: enrolled.hostId, hostname: body.hostname }, "host enrolled with a token");
-    return c.json({ host_id: enrolled.hostId, agent_token: enrolled.agentToken }, 201);
+    return c.json(
+      { host_id: enrolled.hostId, agent_token: enrolled.agentToken, release_public_key: releasePublicKey },
+      201,
+    );
   });
   routes.post("/api/agents/announce", async (c) => {
     const limit = announceLimiter.hit(clientIp(c) ?? "unknown");
@@ -238,7 +245,19 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       return c.json({ status: "pending" }, 202);
     }
     deps.log.info({ host_id: result.hostId }, "announced host collected its agent token");
-    return c.json({ host_id: result.hostId, agent_token: result.agentToken });
+    return c.json({
+      host_id: result.hostId,
+      agent_token: result.agentToken,
+      release_public_key: releasePublicKey,
+    });
+  });
+  // For agents enrolled before the key was handed out at enrolment; they pin it on first use.
+  routes.get("/api/agents/release-key", async (c) => {
+    const auth = await authenticateAgent(deps.db, c.req.header("Authorization"));
+    if (!auth.ok) {
+      return c.json(UNAUTHORISED_BODY, 401);
+    }
+    return c.json({ release_public_key: releasePublicKey }, 200, { "Cache-Control": "no-store" });
   });
 
   async function renderEnrolPage(c: Context<AppEnv>, minted?: ReturnType<typeof mintJson>) {

@@ -5,6 +5,7 @@
  */
 import { type Context, Hono } from "hono";
 import { Type } from "typebox";
+import { helpUrl } from "../agent-channel/hello.js";
 import type { AppDeps } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
 import { type Actor, type AppEnv, requireRole } from "../auth/actor.js";
@@ -171,6 +172,7 @@ export function hostRoutes(deps: AppDeps): Hono<AppEnv> {
       title: detail.host.name,
       detail,
       connected: deps.hub.isOnline(detail.host.id),
+      helpUrl: helpUrl(deps.config.baseUrl),
     });
   });
   routes.post("/hosts/:id/credentials/:slot", admin, async (c) => {

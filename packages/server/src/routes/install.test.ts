@@ -26,9 +26,24 @@ describe("install routes", () => {
     expect(bundle.status).toBe(200);
     const body = Buffer.from(await bundle.arrayBuffer());
     expect(createHash("sha256").update(body).digest("hex")).toBe(sha);
-    expect(body.subarray(0, 19).toString()).toBe("#!/usr/bin/env node");
+    // The first line names the version (the banner import-release checks).
+    expect(body.subarray(0, 128).toString().split("\n")[0]).toBe(`// fleetback-agent ${version}`);
     expect((await app.request("/install/agent/0.0.0-other")).status).toBe(404);
     const syntax = spawnSync("bash", ["-n"], { input: text });
     expect(syntax.status).toBe(0);
+  });
+
+  it("offers the single executables stored for the shipped version to hosts without node", async () => {
+    const app = createApp(deps);
+    const before = await (await app.request("/install/install.sh")).text();
+    expect(before).toContain("readonly SEA_ARTEFACTS=()");
+    const version = /readonly AGENT_VERSION='([^']+)'/.exec(before)?.[1] ?? "";
+    const executable = Buffer.from("a single executable stands in here");
+    const { info } = await deps.agentBundles.addSea(version, "linux", "arm64", executable);
+    const after = await (await app.request("/install/install.sh")).text();
+    expect(after).toContain(`linux-arm64=${info.sha256}`);
+    const served = await app.request(`/install/agent/${version}/linux-arm64`);
+    expect(served.status).toBe(200);
+    expect(Buffer.from(await served.arrayBuffer()).equals(executable)).toBe(true);
   });
 });

@@ -1,0 +1,305 @@
+/**
+ * @module install/sea-store
+ * Single-executable agents (Node SEA) beside a version's bundle:
+ * `<data dir>/agent-bundles/<version>/sea-<os>-<arch>/{fleetback-agent, artefact.json}` with
+ * artefact.json `{os, arch, sha256, size, signature, created_at}`. Like bundles, each artefact is
+ * written once (a temp directory renamed into place), signed by the release key, and re-checked
+ * against its metadata and signature on every read. Serving streams the file (`openSea`): an
+ * executable is ~100 MB, and a fleet-wide rollout must not hold one copy per download in memory.
+ * It is checked whole once per process and file identity (inode, size, mtime); a file replaced
+ * or touched afterwards is checked again, and agents check the signature themselves anyway.
+ */
+import { randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { type SigningKeyPair, sign } from "@fleetback/crypto";
+import type { Clock } from "../clock.js";
+import { describeError, errorCode, isBundleVersion, sha256Hex } from "./bundle-store.js";
+import { readSignedFile } from "./signed-file.js";
+
+export const SEA_FILE = "fleetback-agent";
+export const SEA_META_FILE = "artefact.json";
+
+/** `process.platform` / `process.arch` shaped: lower-case letters and digits only. */
+const PLATFORM_PART = /^[a-z0-9]{1,16}$/;
+
+export interface StoredSeaInfo {
+  os: string;
+  arch: string;
+  sha256: string;
+  size: number;
+  /** Base64 Ed25519 signature of the executable's bytes by the release key. */
+  signature: string;
+  createdAt: string;
+}
+
+export type ReadSeaResult =
+  | { ok: true; info: StoredSeaInfo; body: Buffer }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "corrupt"; problem: string };
+
+export type OpenSeaResult =
+  | { ok: true; info: StoredSeaInfo; stream: ReadableStream<Uint8Array> }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "corrupt"; problem: string };
+
+export interface SeaArtefacts {
+  /**
+   * Adds a SEA for `version` (whose bundle must be stored already) unless one exists for the
+   * platform; then nothing is written and the stored one is returned.
+   */
+  addSea(
+    version: string,
+    os: string,
+    arch: string,
+    body: Uint8Array,
+    expectedSha256?: string,
+  ): Promise<{ added: boolean; info: StoredSeaInfo }>;
+  readSea(version: string, os: string, arch: string): Promise<ReadSeaResult>;
+  /** Like readSea, but the bytes as a stream from disk once the file has been checked. */
+  openSea(version: string, os: string, arch: string): Promise<OpenSeaResult>;
+  /** Metadata without reading the executable (it can be large); undefined when absent or unreadable. */
+  seaInfo(version: string, os: string, arch: string): Promise<StoredSeaInfo | undefined>;
+  listSea(version: string): Promise<StoredSeaInfo[]>;
+}
+
+export function isPlatformPart(value: string): boolean {
+  return PLATFORM_PART.test(value);
+}
+
+export function seaDirName(os: string, arch: string): string {
+  return `sea-${os}-${arch}`;
+}
+
+export function createSeaArtefacts(options: {
+  dir: string;
+  releaseKey: SigningKeyPair;
+  clock: Clock;
+  hasBundle: (version: string) => Promise<boolean>;
+}): SeaArtefacts {
+  const { dir, releaseKey, clock, hasBundle } = options;
+  const verified = new Set<string>();
+  /** File identities whose bytes matched their metadata and signature (see the module note). */
+  const checkedFiles = new Set<string>();
+  const checksInFlight = new Map<
+    string,
+    Promise<{ ok: true; info: StoredSeaInfo } | Exclude<ReadSeaResult, { ok: true }>>
+  >();
+  const valid = (version: string, os: string, arch: string) =>
+    isBundleVersion(version) && isPlatformPart(os) && isPlatformPart(arch);
+
+  async function readInfo(
+    version: string,
+    os: string,
+    arch: string,
+  ): Promise<StoredSeaInfo | "absent" | string> {
+    let text: string;
+    try {
+      text = await readFile(join(dir, version, seaDirName(os, arch), SEA_META_FILE), "utf8");
+    } catch (error) {
+      return errorCode(error) === "ENOENT"
+        ? "absent"
+        : `cannot read ${SEA_META_FILE}: ${describeError(error)}`;
+    }
+    const info = parseSeaInfo(text);
+    if (!info || info.os !== os || info.arch !== arch) {
+      return `${SEA_META_FILE} is malformed or names another platform`;
+    }
+    return info;
+  }
+
+  const store: SeaArtefacts = {
+    async addSea(version, os, arch, body, expectedSha256) {
+      if (!valid(version, os, arch)) {
+        throw new RangeError(`"${version}" ${os}-${arch} is not a valid agent version and platform`);
+      }
+      const sha256 = sha256Hex(body);
+      if (expectedSha256 !== undefined && expectedSha256 !== sha256) {
+        throw new Error(`agent ${version} ${os}-${arch} has SHA-256 ${sha256}; expected ${expectedSha256}`);
+      }
+      const existing = await readInfo(version, os, arch);
+      if (typeof existing === "object") {
+        return { added: false, info: existing };
+      }
+      if (!(await hasBundle(version))) {
+        throw new Error(`agent ${version} ${os}-${arch}: store the bundle of ${version} first`);
+      }
+      const info: StoredSeaInfo = {
+        os,
+        arch,
+        sha256,
+        size: body.byteLength,
+        signature: Buffer.from(sign(releaseKey.secretKey, body)).toString("base64"),
+        createdAt: clock.now().toISOString(),
+      };
+      const target = join(dir, version, seaDirName(os, arch));
+      const temp = join(dir, version, `.${seaDirName(os, arch)}.${randomUUID()}.tmp`);
+      try {
+        await mkdir(temp, { mode: 0o700 });
+        await writeFile(join(temp, SEA_FILE), body, { mode: 0o755 });
+        await writeFile(join(temp, SEA_META_FILE), `${JSON.stringify(formatSeaInfo(info), null, 2)}\n`);
+        const written = sha256Hex(await readFile(join(temp, SEA_FILE)));
+        if (written !== sha256) {
+          throw new Error(
+            `agent ${version} ${os}-${arch} read back with SHA-256 ${written}; expected ${sha256}`,
+          );
+        }
+        try {
+          await rename(temp, target);
+        } catch (error) {
+          const code = errorCode(error);
+          if (code === "ENOTEMPTY" || code === "EEXIST") {
+            const winner = await readInfo(version, os, arch);
+            if (typeof winner === "object") {
+              return { added: false, info: winner };
+            }
+          }
+          throw error;
+        }
+        verified.add(`${info.sha256}:${info.signature}`);
+        return { added: true, info };
+      } finally {
+        await rm(temp, { recursive: true, force: true });
+      }
+    },
+
+    async readSea(version, os, arch) {
+      if (!valid(version, os, arch)) {
+        return { ok: false, reason: "not_found" };
+      }
+      const info = await readInfo(version, os, arch);
+      if (info === "absent") {
+        return { ok: false, reason: "not_found" };
+      }
+      if (typeof info === "string") {
+        return { ok: false, reason: "corrupt", problem: info };
+      }
+      const read = await readSignedFile({
+        path: join(dir, version, seaDirName(os, arch), SEA_FILE),
+        metaName: SEA_META_FILE,
+        info,
+        publicKey: releaseKey.publicKey,
+        verified,
+      });
+      if (!read.ok) {
+        return { ok: false, reason: "corrupt", problem: read.problem };
+      }
+      return { ok: true, info, body: read.body };
+    },
+
+    async openSea(version, os, arch) {
+      if (!valid(version, os, arch)) {
+        return { ok: false, reason: "not_found" };
+      }
+      const path = join(dir, version, seaDirName(os, arch), SEA_FILE);
+      const identity = async () => {
+        const file = await stat(path);
+        return `${path}:${file.ino}:${file.size}:${file.mtimeMs}`;
+      };
+      const before = await identity().catch(() => undefined);
+      if (before === undefined || !checkedFiles.has(before)) {
+        // The first open (or one after the file changed) reads and checks it whole; concurrent
+        // first opens of the same file share that one read.
+        const key = before ?? path;
+        let check = checksInFlight.get(key);
+        if (!check) {
+          check = store
+            .readSea(version, os, arch)
+            .then((read) => (read.ok ? { ok: true as const, info: read.info } : read));
+          checksInFlight.set(key, check);
+          void check.finally(() => checksInFlight.delete(key));
+        }
+        const checked = await check;
+        if (!checked.ok) {
+          return checked;
+        }
+        if (before === undefined || (await identity()) !== before) {
+          return { ok: false, reason: "corrupt", problem: `${SEA_FILE} changed while it was checked` };
+        }
+        checkedFiles.add(before);
+      }
+      const info = await readInfo(version, os, arch);
+      if (typeof info !== "object") {
+        return info === "absent"
+          ? { ok: false, reason: "not_found" }
+          : { ok: false, reason: "corrupt", problem: info };
+      }
+      return { ok: true, info, stream: Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array> };
+    },
+
+    async seaInfo(version, os, arch) {
+      if (!valid(version, os, arch)) {
+        return undefined;
+      }
+      const info = await readInfo(version, os, arch);
+      return typeof info === "object" ? info : undefined;
+    },
+
+    async listSea(version) {
+      if (!isBundleVersion(version)) {
+        return [];
+      }
+      let names: string[];
+      try {
+        names = await readdir(join(dir, version));
+      } catch (error) {
+        if (errorCode(error) === "ENOENT") {
+          return [];
+        }
+        throw error;
+      }
+      const infos: StoredSeaInfo[] = [];
+      for (const name of names) {
+        const match = /^sea-([a-z0-9]{1,16})-([a-z0-9]{1,16})$/.exec(name);
+        if (!match?.[1] || !match[2]) {
+          continue;
+        }
+        const info = await readInfo(version, match[1], match[2]);
+        if (typeof info === "object") {
+          infos.push(info);
+        }
+      }
+      return infos.sort((a, b) => `${a.os}-${a.arch}`.localeCompare(`${b.os}-${b.arch}`));
+    },
+  };
+  return store;
+}
+
+function formatSeaInfo(info: StoredSeaInfo): Record<string, string | number> {
+  return {
+    os: info.os,
+    arch: info.arch,
+    sha256: info.sha256,
+    size: info.size,
+    signature: info.signature,
+    created_at: info.createdAt,
+  };
+}
+
+function parseSeaInfo(text: string): StoredSeaInfo | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) {
+    return undefined;
+  }
+  const { os, arch, sha256, size, signature, created_at } = value as Record<string, unknown>;
+  if (
+    typeof os !== "string" ||
+    typeof arch !== "string" ||
+    typeof sha256 !== "string" ||
+    !/^[0-9a-f]{64}$/.test(sha256) ||
+    typeof size !== "number" ||
+    !Number.isSafeInteger(size) ||
+    typeof signature !== "string" ||
+    typeof created_at !== "string"
+  ) {
+    return undefined;
+  }
+  return { os, arch, sha256, size, signature, createdAt: created_at };
+}
