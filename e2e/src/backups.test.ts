@@ -8,13 +8,11 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type AgentDirs, type AgentRun, startAgent } from "./support/agent-process.js";
-import { type Api, bootstrapAdmin } from "./support/api.js";
 import { type EnrolledHost, enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
-import { type RestServer, startRestServer } from "./support/rest-server.js";
-import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { useStack, waitJob as waitJobOf } from "./support/stack.js";
 import { type ResticVersion, toolsPresent } from "./support/tools.js";
 
 interface JobJson {
@@ -62,47 +60,22 @@ function resticProcesses(): string[] {
 }
 
 describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots, cancel, retries", () => {
-  let rest: RestServer;
-  let server: ServerProcess;
-  let api: Api;
-  const agents: AgentRun[] = [];
-
-  beforeAll(async () => {
-    rest = await startRestServer();
-    server = await startServerProcess();
-    api = await bootstrapAdmin(server.url, server.output());
-  });
-  afterAll(async () => {
-    await Promise.all(agents.map((agent) => agent.stop()));
-    await server?.stop();
-    await rest?.stop();
-  });
+  const stack = useStack();
 
   function enrol(restic: ResticVersion, user: string): Promise<EnrolledHost> {
-    return enrolHost({ api, rest, restic, user });
+    return enrolHost({ api: stack.api, rest: stack.rest, restic, user });
   }
 
   function run(dirs: AgentDirs, env: Record<string, string>): AgentRun {
     const agent = startAgent(["run"], dirs, env);
-    agents.push(agent);
+    stack.agents.push(agent);
     return agent;
   }
 
-  async function waitJob(
-    jobId: string,
-    done = ["succeeded", "failed", "cancelled", "lost"],
-  ): Promise<JobJson> {
-    return eventually(
-      async () => {
-        const { job } = await api.get<{ job: JobJson }>(`/api/jobs/${jobId}`);
-        return done.includes(job.status) ? job : undefined;
-      },
-      { what: `job ${jobId} to finish`, timeoutMs: 120_000 },
-    );
-  }
+  const waitJob = (jobId: string, done?: string[]) => waitJobOf<JobJson>(stack.api, jobId, { done });
 
   async function createGroup(hostId: string, name: string, includes: string[]) {
-    const res = await api.send<{ source_group: { id: string } }>(
+    const res = await stack.api.send<{ source_group: { id: string } }>(
       "POST",
       `/api/hosts/${hostId}/source-groups`,
       {
@@ -120,11 +93,11 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
     it(`restic ${restic}: scheduled and run-now backups, snapshots with ${restic === "0.18" ? "sizes" : "zero sizes"}`, async () => {
       const { hostId, dirs, env } = await enrol(restic, `bk-${restic.replace(".", "")}`);
       run(dirs, env);
-      await waitHostReady(api, hostId);
+      await waitHostReady(stack.api, hostId);
       const source = makeTree(6, 4096);
       const groupId = await createGroup(hostId, "docs", [source]);
 
-      const now = await api.send<{ job_id: string }>(
+      const now = await stack.api.send<{ job_id: string }>(
         "POST",
         `/api/hosts/${hostId}/source-groups/${groupId}/run`,
       );
@@ -132,10 +105,10 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
       const manual = await waitJob(now.body.job_id);
       expect(manual).toMatchObject({ status: "succeeded", actor_kind: "user", source_group_id: groupId });
       expect(manual.summary?.snapshot_id).toBeTruthy();
-      const logs = await api.get<{ lines: Array<{ line: string }> }>(`/api/jobs/${manual.id}/logs`);
+      const logs = await stack.api.get<{ lines: Array<{ line: string }> }>(`/api/jobs/${manual.id}/logs`);
       expect(logs.lines.length).toBeGreaterThan(0);
 
-      const schedule = await api.send<{ schedule: { id: string } }>(
+      const schedule = await stack.api.send<{ schedule: { id: string } }>(
         "POST",
         `/api/hosts/${hostId}/schedules`,
         {
@@ -147,7 +120,7 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
       expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
       const scheduled = await eventually(
         async () => {
-          const { jobs } = await api.get<{ jobs: JobJson[] }>(
+          const { jobs } = await stack.api.get<{ jobs: JobJson[] }>(
             `/api/jobs?host_id=${hostId}&kind=backup&status=succeeded`,
           );
           return jobs.find((job) => job.actor_kind === "schedule");
@@ -155,16 +128,20 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
         { what: "a scheduled backup to succeed", timeoutMs: 90_000 },
       );
       expect(scheduled).toMatchObject({ scheduled_id: schedule.body.schedule.id, source_group_id: groupId });
-      const disabled = await api.send("PUT", `/api/hosts/${hostId}/schedules/${schedule.body.schedule.id}`, {
-        cron: "*/3 * * * * *",
-        enabled: false,
-        source_group_ids: [groupId],
-      });
+      const disabled = await stack.api.send(
+        "PUT",
+        `/api/hosts/${hostId}/schedules/${schedule.body.schedule.id}`,
+        {
+          cron: "*/3 * * * * *",
+          enabled: false,
+          source_group_ids: [groupId],
+        },
+      );
       expect(disabled.status).toBe(200);
 
       const snapshots = await eventually(
         async () => {
-          const body = await api.get<{ snapshots: SnapshotJson[]; refreshed_at: string }>(
+          const body = await stack.api.get<{ snapshots: SnapshotJson[]; refreshed_at: string }>(
             `/api/hosts/${hostId}/snapshots`,
           );
           return body.snapshots.length >= 2 ? body : undefined;
@@ -186,26 +163,27 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
   it("cancelling a long backup kills restic and ends cancelled", async () => {
     const { hostId, dirs, env } = await enrol("0.18", "bk-cancel");
     run(dirs, env);
-    await waitHostReady(api, hostId);
+    await waitHostReady(stack.api, hostId);
     // 32 MiB behind a 64 KiB/s upload cap: minutes of work, so the cancel lands mid-run.
     const source = makeTree(8, 4 * 2 ** 20);
     expect(
-      (await api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 64, down_kbps: null })).status,
+      (await stack.api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 64, down_kbps: null }))
+        .status,
     ).toBe(200);
     const groupId = await createGroup(hostId, "big", [source]);
-    const started = await api.send<{ job_id: string }>(
+    const started = await stack.api.send<{ job_id: string }>(
       "POST",
       `/api/hosts/${hostId}/source-groups/${groupId}/run`,
     );
     await eventually(
       async () => {
-        const { job } = await api.get<{ job: JobJson }>(`/api/jobs/${started.body.job_id}`);
+        const { job } = await stack.api.get<{ job: JobJson }>(`/api/jobs/${started.body.job_id}`);
         return job.status === "running" && job.progress !== null;
       },
       { what: "the backup to report progress" },
     );
     expect(resticProcesses().length).toBeGreaterThan(0);
-    const cancel = await api.send("POST", `/api/jobs/${started.body.job_id}/cancel`);
+    const cancel = await stack.api.send("POST", `/api/jobs/${started.body.job_id}/cancel`);
     expect(cancel.status).toBeLessThan(300);
     const job = await waitJob(started.body.job_id);
     expect(job.status).toBe("cancelled");
@@ -218,9 +196,9 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
   it("a backup due while the host is offline runs when it returns", async () => {
     const { hostId, dirs, env } = await enrol("0.18", "bk-pending");
     const first = run(dirs, env);
-    await waitHostReady(api, hostId);
+    await waitHostReady(stack.api, hostId);
     const source = makeTree(2, 1024);
-    const created = await api.send<{ source_group: { id: string } }>(
+    const created = await stack.api.send<{ source_group: { id: string } }>(
       "POST",
       `/api/hosts/${hostId}/source-groups`,
       { name: "late", includes: [source], retry_max: 20, retry_backoff_seconds: 1 },
@@ -230,10 +208,10 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
     await first.stop();
     await eventually(
       async () =>
-        (await api.get<{ host: { status: string } }>(`/api/hosts/${hostId}`)).host.status === "offline",
+        (await stack.api.get<{ host: { status: string } }>(`/api/hosts/${hostId}`)).host.status === "offline",
       { what: "host offline" },
     );
-    const queued = await api.send<{ pending_run_id: string }>(
+    const queued = await stack.api.send<{ pending_run_id: string }>(
       "POST",
       `/api/hosts/${hostId}/source-groups/${groupId}/run`,
     );
@@ -242,7 +220,7 @@ describe.skipIf(!toolsPresent())("backups: groups, schedules, run-now, snapshots
     run(dirs, env);
     const job = await eventually(
       async () => {
-        const { jobs } = await api.get<{ jobs: JobJson[] }>(`/api/jobs?host_id=${hostId}&kind=backup`);
+        const { jobs } = await stack.api.get<{ jobs: JobJson[] }>(`/api/jobs?host_id=${hostId}&kind=backup`);
         return jobs.find(
           (candidate) => candidate.source_group_id === groupId && candidate.status === "succeeded",
         );

@@ -4,16 +4,22 @@
  * enrols with the token kept out of argv, writes the systemd unit; the installed agent then
  * connects and initialises its repository with real restic. systemctl is a recording stub and
  * every path lands under a temporary root (the script's test-only FLEETBACK_INSTALL_ROOT).
+ * On a host without node (a PATH of the few tools the script needs), the same command installs
+ * the single-executable agent the server holds (built by the release code, imported with
+ * import-release), which enrols, runs without node and says hello as `agent_kind: sea`.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { buildRelease } from "@fleetback/release";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentRun, startAgent } from "./support/agent-process.js";
 import { type Api, bootstrapAdmin } from "./support/api.js";
 import { eventually } from "./support/eventually.js";
+import { repoRoot, serverMain } from "./support/paths.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { runToEnd } from "./support/supervised.js";
 import { RESTIC, toolsPresent } from "./support/tools.js";
 
 const hasCurl = spawnSync("curl", ["--version"]).status === 0;
@@ -28,9 +34,13 @@ describe.skipIf(!toolsPresent() || !hasCurl || !isRoot)("install.sh from the ser
     server = await startServerProcess();
     api = await bootstrapAdmin(server.url, server.output());
   });
+  const temps: string[] = [];
   afterAll(async () => {
     await agent?.stop();
     await server?.stop();
+    for (const dir of temps) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("installs, enrols and runs an agent that initialises its repository", async () => {
@@ -106,5 +116,98 @@ describe.skipIf(!toolsPresent() || !hasCurl || !isRoot)("install.sh from the ser
       { what: "the installed agent online with its repository initialised", timeoutMs: 90_000 },
     );
     expect(statSync(join(repoDir, "config")).isFile()).toBe(true);
+  });
+
+  it("installs the single-executable agent on a host without node, which enrols and runs", async () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, "packages/agent/package.json"), "utf8")) as {
+      version: string;
+    };
+    const releaseDir = mkdtempSync(join(tmpdir(), "fleetback-sea-release-"));
+    temps.push(releaseDir);
+    const release = await buildRelease({ outDir: releaseDir, version });
+    await runToEnd(process.execPath, [serverMain, "import-release", release.dir], {
+      FLEETBACK_DATA_DIR: server.dataDir,
+    });
+    const minted = await api.send<{ token: string; install_command: string }>(
+      "POST",
+      "/api/enrollment-tokens",
+      {},
+    );
+    expect(minted.status).toBe(201);
+
+    const root = mkdtempSync(join(tmpdir(), "fleetback-root-sea-"));
+    temps.push(root);
+    mkdirSync(join(root, "run", "systemd", "system"), { recursive: true });
+    // No node anywhere on this PATH: only what install.sh runs, and a systemctl stub.
+    const bin = join(root, "host-bin");
+    mkdirSync(bin);
+    for (const tool of [
+      "bash",
+      "cat",
+      "chmod",
+      "chown",
+      "curl",
+      "date",
+      "id",
+      "install",
+      "ln",
+      "mkdir",
+      "mktemp",
+      "mv",
+      "rm",
+      "sha256sum",
+      "uname",
+    ]) {
+      const real = spawnSync("bash", ["-c", `command -v ${tool}`], { encoding: "utf8" }).stdout.trim();
+      symlinkSync(real, join(bin, tool));
+    }
+    writeFileSync(join(bin, "systemctl"), "#!/bin/bash\nexit 0\n", { mode: 0o755 });
+    const path = [bin, dirname(RESTIC["0.18"])].join(":");
+    expect(spawnSync("bash", ["-c", "command -v node"], { env: { PATH: path } }).status).not.toBe(0);
+
+    const command = minted.body.install_command.replace("| sudo bash", "| bash");
+    const result = spawnSync("/bin/bash", ["-c", command], {
+      encoding: "utf8",
+      env: { PATH: path, HOME: root, FLEETBACK_INSTALL_ROOT: root },
+      timeout: 180_000,
+    });
+    const said = `${result.stdout}\n${result.stderr}`;
+    expect(result.status, `${said} ${JSON.stringify(result.error)}`).toBe(0);
+    expect(said).not.toContain(minted.body.token);
+    const unit = readFileSync(join(root, "etc", "systemd", "system", "fleetback-agent.service"), "utf8");
+    const execStart = /^ExecStart=(\S+)/m.exec(unit)?.[1];
+    expect(execStart).toBe("/opt/fleetback-agent/current");
+
+    const installed = join(root, "opt", "fleetback-agent", "current");
+    const config = JSON.parse(readFileSync(join(root, "etc", "fleetback-agent", "agent.json"), "utf8")) as {
+      host_id: string;
+    };
+    const child = spawn(
+      installed,
+      [
+        "run",
+        "--config-dir",
+        join(root, "etc", "fleetback-agent"),
+        "--state-dir",
+        join(root, "var", "lib", "fleetback-agent"),
+      ],
+      { env: { PATH: path, HOME: root, FLEETBACK_RESTIC: RESTIC["0.18"] }, stdio: "ignore" },
+    );
+    try {
+      const host = await eventually(
+        async () => {
+          const { host } = await api.get<{
+            host: { status: string; agent_kind: string; agent_version: string };
+          }>(`/api/hosts/${config.host_id}`);
+          return host.status === "online" ? host : undefined;
+        },
+        { what: "the installed single executable online" },
+      );
+      expect(host).toMatchObject({ agent_kind: "sea", agent_version: version });
+    } finally {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    }
   });
 });

@@ -7,13 +7,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentRun, startAgent } from "./support/agent-process.js";
-import { type Api, bootstrapAdmin } from "./support/api.js";
+import { describe, expect, it } from "vitest";
+import { startAgent } from "./support/agent-process.js";
 import { enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
-import { type RestServer, startRestServer } from "./support/rest-server.js";
-import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { useStack, waitJob as waitJobOf } from "./support/stack.js";
 import { type ResticVersion, toolsPresent } from "./support/tools.js";
 
 interface JobJson {
@@ -35,40 +33,18 @@ function sourceTree(label: string): string {
 }
 
 describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts against rest-server", () => {
-  let rest: RestServer;
-  let server: ServerProcess;
-  let api: Api;
-  const agents: AgentRun[] = [];
+  const stack = useStack();
 
-  beforeAll(async () => {
-    rest = await startRestServer();
-    server = await startServerProcess();
-    api = await bootstrapAdmin(server.url, server.output());
-  });
-  afterAll(async () => {
-    await Promise.all(agents.map((agent) => agent.stop()));
-    await server?.stop();
-    await rest?.stop();
-  });
-
-  async function waitJob(jobId: string): Promise<JobJson> {
-    return eventually(
-      async () => {
-        const { job } = await api.get<{ job: JobJson }>(`/api/jobs/${jobId}`);
-        return ["succeeded", "failed", "cancelled", "lost"].includes(job.status) ? job : undefined;
-      },
-      { what: `job ${jobId} to finish`, timeoutMs: 120_000 },
-    );
-  }
+  const waitJob = (jobId: string) => waitJobOf<JobJson>(stack.api, jobId);
 
   async function start(hostId: string, kind: string): Promise<JobJson> {
-    const res = await api.send<{ job_id: string }>("POST", `/api/hosts/${hostId}/jobs`, { kind });
+    const res = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${hostId}/jobs`, { kind });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return waitJob(res.body.job_id);
   }
 
   async function backup(hostId: string, groupId: string): Promise<void> {
-    const res = await api.send<{ job_id: string }>(
+    const res = await stack.api.send<{ job_id: string }>(
       "POST",
       `/api/hosts/${hostId}/source-groups/${groupId}/run`,
     );
@@ -77,7 +53,7 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
   }
 
   async function group(hostId: string, name: string, last: number): Promise<string> {
-    const res = await api.send<{ source_group: { id: string } }>(
+    const res = await stack.api.send<{ source_group: { id: string } }>(
       "POST",
       `/api/hosts/${hostId}/source-groups`,
       {
@@ -91,7 +67,9 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
   }
 
   const snapshotsByTag = async (hostId: string) => {
-    const { snapshots } = await api.get<{ snapshots: SnapshotJson[] }>(`/api/hosts/${hostId}/snapshots`);
+    const { snapshots } = await stack.api.get<{ snapshots: SnapshotJson[] }>(
+      `/api/hosts/${hostId}/snapshots`,
+    );
     const byTag: Record<string, string[]> = {};
     for (const snapshot of snapshots) {
       for (const tag of snapshot.tags) {
@@ -104,9 +82,9 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
   for (const restic of ["0.18", "0.14"] as const satisfies readonly ResticVersion[]) {
     it(`restic ${restic}: forget keeps by tag, prune with admin credentials, check ok, then check_failed`, async () => {
       const user = `mt-${restic.replace(".", "")}`;
-      const host = await enrolHost({ api, rest, restic, user });
-      agents.push(startAgent(["run"], host.dirs, host.env));
-      await waitHostReady(api, host.hostId);
+      const host = await enrolHost({ api: stack.api, rest: stack.rest, restic, user });
+      stack.agents.push(startAgent(["run"], host.dirs, host.env));
+      await waitHostReady(stack.api, host.hostId);
       const alpha = await group(host.hostId, "alpha", 1);
       const beta = await group(host.hostId, "beta", 5);
       for (let i = 0; i < 3; i++) {
@@ -135,11 +113,11 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
       expect(after.alpha).toEqual([before.alpha?.[0]]);
       expect(after.beta).toEqual(before.beta);
 
-      const refused = await api.send("POST", `/api/hosts/${host.hostId}/jobs`, { kind: "prune" });
+      const refused = await stack.api.send("POST", `/api/hosts/${host.hostId}/jobs`, { kind: "prune" });
       expect(refused.status).toBe(409);
       // The admin slot: here the same rest-server user, which can delete (no append-only).
-      const bound = await api.send("PUT", `/api/hosts/${host.hostId}/admin-credentials`, {
-        url: `rest:${rest.url}/${user}/`,
+      const bound = await stack.api.send("PUT", `/api/hosts/${host.hostId}/admin-credentials`, {
+        url: `rest:${stack.rest.url}/${user}/`,
         username: user,
         password: host.password,
       });
@@ -149,14 +127,16 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
 
       const check = await start(host.hostId, "check");
       expect(check.status, check.error ?? "").toBe("succeeded");
-      const { stats } = await api.get<{ stats: Record<string, unknown> }>(`/api/hosts/${host.hostId}/stats`);
+      const { stats } = await stack.api.get<{ stats: Record<string, unknown> }>(
+        `/api/hosts/${host.hostId}/stats`,
+      );
       expect(stats).toMatchObject({ last_check_status: "ok" });
       expect(stats.last_prune_at).toBeTruthy();
       expect(stats.last_forget_at).toBeTruthy();
 
       if (restic === "0.18") {
         // The real server's maintenance ticker (every 60 s) dispatches a due check by itself.
-        const cadence = await api.send("PUT", `/api/hosts/${host.hostId}/maintenance`, {
+        const cadence = await stack.api.send("PUT", `/api/hosts/${host.hostId}/maintenance`, {
           check_cron: "* * * * *",
           forget_enabled: false,
           prune_enabled: false,
@@ -164,7 +144,7 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
         expect(cadence.status, JSON.stringify(cadence.body)).toBe(200);
         const system = await eventually(
           async () => {
-            const { jobs } = await api.get<{ jobs: Array<JobJson & { actor_kind: string }> }>(
+            const { jobs } = await stack.api.get<{ jobs: Array<JobJson & { actor_kind: string }> }>(
               `/api/jobs?host_id=${host.hostId}&kind=check&status=succeeded`,
             );
             return jobs.find((job) => job.actor_kind === "system");
@@ -172,10 +152,10 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
           { what: "a check dispatched by the maintenance ticker", timeoutMs: 150_000, intervalMs: 1_000 },
         );
         expect(system.status).toBe("succeeded");
-        await api.send("PUT", `/api/hosts/${host.hostId}/maintenance`, { check_enabled: false });
+        await stack.api.send("PUT", `/api/hosts/${host.hostId}/maintenance`, { check_enabled: false });
         await eventually(
           async () => {
-            const { jobs } = await api.get<{ jobs: JobJson[] }>(
+            const { jobs } = await stack.api.get<{ jobs: JobJson[] }>(
               `/api/jobs?host_id=${host.hostId}&kind=check`,
             );
             return jobs.every((job) => !["queued", "running"].includes(job.status));
@@ -186,7 +166,7 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
 
       // Unreadable: every pack file overwritten with noise of the same size. (Deleting them makes
       // restic 0.14 retry the missing files against rest-server for many minutes.)
-      const packs = join(rest.dataDir, user, "data");
+      const packs = join(stack.rest.dataDir, user, "data");
       for (const dir of readdirSync(packs)) {
         for (const file of readdirSync(join(packs, dir))) {
           const path = join(packs, dir, file);
@@ -195,18 +175,18 @@ describe.skipIf(!toolsPresent())("maintenance: forget, prune, check and alerts a
       }
       const broken = await start(host.hostId, "check");
       expect(broken.status).toBe("failed");
-      const { alerts } = await api.get<{
+      const { alerts } = await stack.api.get<{
         alerts: Array<{ host_id: string; kind: string; dedup_key: string }>;
       }>(`/api/alerts?state=open&host_id=${host.hostId}`);
       expect(alerts).toEqual([expect.objectContaining({ kind: "check_failed", dedup_key: "" })]);
-      const fleet = await api.get<{
+      const fleet = await stack.api.get<{
         hosts: Array<{ id: string; last_check_status: string; open_alerts: number }>;
       }>("/api/hosts");
       expect(fleet.hosts.find((h) => h.id === host.hostId)).toMatchObject({
         last_check_status: "errors",
         open_alerts: 1,
       });
-      const page = await api.text(`/hosts/${host.hostId}/maintenance`);
+      const page = await stack.api.text(`/hosts/${host.hostId}/maintenance`);
       expect(page).toContain('<span class="status-errors">errors</span>');
     });
   }

@@ -18,13 +18,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AgentRun, startAgent } from "./support/agent-process.js";
-import { type Api, bootstrapAdmin } from "./support/api.js";
+import { describe, expect, it } from "vitest";
+import { startAgent } from "./support/agent-process.js";
 import { enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
-import { type RestServer, startRestServer } from "./support/rest-server.js";
-import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { useStack, waitJob as waitJobOf } from "./support/stack.js";
 import { toolsPresent } from "./support/tools.js";
 
 interface JobJson {
@@ -61,34 +59,12 @@ function buildTree(): string {
 }
 
 describe.skipIf(!toolsPresent() || process.getuid?.() !== 0)("restore and diff against rest-server", () => {
-  let rest: RestServer;
-  let server: ServerProcess;
-  let api: Api;
-  const agents: AgentRun[] = [];
+  const stack = useStack();
 
-  beforeAll(async () => {
-    rest = await startRestServer();
-    server = await startServerProcess();
-    api = await bootstrapAdmin(server.url, server.output());
-  });
-  afterAll(async () => {
-    await Promise.all(agents.map((agent) => agent.stop()));
-    await server?.stop();
-    await rest?.stop();
-  });
-
-  async function waitJob(jobId: string): Promise<JobJson> {
-    return eventually(
-      async () => {
-        const { job } = await api.get<{ job: JobJson }>(`/api/jobs/${jobId}`);
-        return ["succeeded", "failed", "cancelled", "lost"].includes(job.status) ? job : undefined;
-      },
-      { what: `job ${jobId} to finish`, timeoutMs: 120_000 },
-    );
-  }
+  const waitJob = (jobId: string) => waitJobOf<JobJson>(stack.api, jobId);
 
   async function backup(hostId: string, groupId: string): Promise<void> {
-    const res = await api.send<{ job_id: string }>(
+    const res = await stack.api.send<{ job_id: string }>(
       "POST",
       `/api/hosts/${hostId}/source-groups/${groupId}/run`,
     );
@@ -99,11 +75,16 @@ describe.skipIf(!toolsPresent() || process.getuid?.() !== 0)("restore and diff a
 
   for (const restic of ["0.18", "0.14"] as const) {
     it(`restic ${restic}: new-directory and in-place restores keep bytes, modes and owners; tree and diff work`, async () => {
-      const host = await enrolHost({ api, rest, restic, user: `rs-${restic.replace(".", "")}` });
-      agents.push(startAgent(["run"], host.dirs, host.env));
-      await waitHostReady(api, host.hostId);
+      const host = await enrolHost({
+        api: stack.api,
+        rest: stack.rest,
+        restic,
+        user: `rs-${restic.replace(".", "")}`,
+      });
+      stack.agents.push(startAgent(["run"], host.dirs, host.env));
+      await waitHostReady(stack.api, host.hostId);
       const source = buildTree();
-      const created = await api.send<{ source_group: { id: string } }>(
+      const created = await stack.api.send<{ source_group: { id: string } }>(
         "POST",
         `/api/hosts/${host.hostId}/source-groups`,
         { name: "tree", includes: [source] },
@@ -113,12 +94,13 @@ describe.skipIf(!toolsPresent() || process.getuid?.() !== 0)("restore and diff a
       await backup(host.hostId, groupId);
       const first = await eventually(
         async () =>
-          (await api.get<{ snapshots: SnapshotJson[] }>(`/api/hosts/${host.hostId}/snapshots`)).snapshots[0],
+          (await stack.api.get<{ snapshots: SnapshotJson[] }>(`/api/hosts/${host.hostId}/snapshots`))
+            .snapshots[0],
         { what: "the snapshot in the cache" },
       );
 
       // The wizard's tree: the docs folder's direct children.
-      const tree = await api.get<{ entries: Array<{ name: string; type: string }> }>(
+      const tree = await stack.api.get<{ entries: Array<{ name: string; type: string }> }>(
         `/api/hosts/${host.hostId}/tree?snapshot_id=${first.id}&path=${encodeURIComponent(join(source, "docs"))}`,
       );
       expect(tree.entries.map((entry) => [entry.name, entry.type]).sort()).toEqual(
@@ -133,7 +115,7 @@ describe.skipIf(!toolsPresent() || process.getuid?.() !== 0)("restore and diff a
 
       // New directory: only docs/ comes back, under the target, with bytes, modes and owners.
       const target = mkdtempSync(join(tmpdir(), "fleetback-restore-to-"));
-      const restore = await api.send<{ job_id: string }>("POST", `/api/hosts/${host.hostId}/restore`, {
+      const restore = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${host.hostId}/restore`, {
         snapshot_id: first.id,
         paths: [join(source, "docs")],
         in_place: false,
@@ -158,8 +140,9 @@ describe.skipIf(!toolsPresent() || process.getuid?.() !== 0)("restore and diff a
       // In place: a changed file gets its backed-up content back.
       const changed = join(source, "docs", "plain.txt");
       writeFileSync(changed, "changed after the backup\n");
-      const confirm = (await api.get<{ host: { name: string } }>(`/api/hosts/${host.hostId}`)).host.name;
-      const inPlace = await api.send<{ job_id: string }>("POST", `/api/hosts/${host.hostId}/restore`, {
+      const confirm = (await stack.api.get<{ host: { name: string } }>(`/api/hosts/${host.hostId}`)).host
+        .name;
+      const inPlace = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${host.hostId}/restore`, {
         snapshot_id: first.id,
         paths: [changed],
         in_place: true,
@@ -175,23 +158,23 @@ describe.skipIf(!toolsPresent() || process.getuid?.() !== 0)("restore and diff a
       await backup(host.hostId, groupId);
       const both = await eventually(
         async () => {
-          const { snapshots } = await api.get<{ snapshots: SnapshotJson[] }>(
+          const { snapshots } = await stack.api.get<{ snapshots: SnapshotJson[] }>(
             `/api/hosts/${host.hostId}/snapshots`,
           );
           return snapshots.length >= 2 ? snapshots : undefined;
         },
         { what: "two snapshots" },
       );
-      const diff = await api.send<{ job_id: string }>("POST", `/api/hosts/${host.hostId}/diff`, {
+      const diff = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${host.hostId}/diff`, {
         snapshot_a: both[1]?.id,
         snapshot_b: both[0]?.id,
       });
       expect(diff.status, JSON.stringify(diff.body)).toBe(201);
       const diffed = await waitJob(diff.body.job_id);
       expect(diffed.status, diffed.error ?? "").toBe("succeeded");
-      const logs = await api.get<{ lines: Array<{ line: string }> }>(`/api/jobs/${diffed.id}/logs`);
+      const logs = await stack.api.get<{ lines: Array<{ line: string }> }>(`/api/jobs/${diffed.id}/logs`);
       expect(logs.lines.some((entry) => entry.line.includes("other/keep.txt"))).toBe(true);
-      const page = await api.text(`/jobs/${diffed.id}`);
+      const page = await stack.api.text(`/jobs/${diffed.id}`);
       expect(page).toContain("keep.txt");
     });
   }

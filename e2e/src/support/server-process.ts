@@ -12,7 +12,10 @@ import { freePort } from "./ports.js";
 
 export interface ServerProcess {
   child: ChildProcess;
+  /** The base URL the server prints (FLEETBACK_BASE_URL). */
   url: string;
+  /** Where it listens; differs from `url` when a test puts a proxy in front. */
+  listenUrl: string;
   dataDir: string;
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -107,6 +110,7 @@ export async function startServerProcess(
   return {
     child,
     url,
+    listenUrl: `http://127.0.0.1:${port}`,
     dataDir,
     output: () => output,
     async stop(signal: NodeJS.Signals = "SIGTERM") {
