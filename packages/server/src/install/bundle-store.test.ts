@@ -5,7 +5,8 @@ import { generateSigningKeyPair, verifySignature } from "@fleetback/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createManualClock } from "../clock.js";
 import { importShippedBundle, loadAgentBundle } from "./agent-bundle.js";
-import { BUNDLE_FILE, BUNDLE_META_FILE, createBundleStore, sha256Hex } from "./bundle-store.js";
+import { BUNDLE_FILE, BUNDLE_META_FILE, createBundleStore } from "./bundle-store.js";
+import { sha256Hex } from "./signed-file.js";
 
 let root: string;
 beforeAll(async () => {

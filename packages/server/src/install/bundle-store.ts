@@ -8,13 +8,24 @@
  * bytes against bundle.json, so a file changed on disk is refused rather than served. Single
  * executables of the same version live beside the bundle (install/sea-store.ts).
  */
-import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type SigningKeyPair, sign } from "@fleetback/crypto";
+import type { SigningKeyPair } from "@fleetback/crypto";
 import type { Clock } from "../clock.js";
 import { createSeaArtefacts, type SeaArtefacts } from "./sea-store.js";
-import { readSignedFile } from "./signed-file.js";
+import {
+  errorCode,
+  formatMeta,
+  type MetaRead,
+  parseMeta,
+  publishOnce,
+  readMeta,
+  readSignedFile,
+  type SignedFileInfo,
+  sha256Hex,
+  signBody,
+  verifiedKey,
+} from "./signed-file.js";
 
 export const BUNDLE_FILE = "fleetback-agent.mjs";
 export const BUNDLE_META_FILE = "bundle.json";
@@ -22,13 +33,8 @@ export const BUNDLE_META_FILE = "bundle.json";
 /** One path segment, shaped like a (semver) version; anything else is never a stored version. */
 const VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 
-export interface StoredBundleInfo {
+export interface StoredBundleInfo extends SignedFileInfo {
   version: string;
-  sha256: string;
-  size: number;
-  /** Base64 Ed25519 signature of the bundle bytes by the release key. */
-  signature: string;
-  createdAt: string;
 }
 
 export type ReadBundleResult =
@@ -62,31 +68,18 @@ export function isBundleVersion(version: string): boolean {
   return VERSION.test(version) && !version.includes("..");
 }
 
-export function sha256Hex(body: Uint8Array): string {
-  return createHash("sha256").update(body).digest("hex");
-}
-
 export function createBundleStore(options: BundleStoreOptions): BundleStore {
   const { dir, releaseKey, clock } = options;
   // Ed25519 over a megabyte costs ~0.1 s of event loop; a matching SHA-256 means the same bytes,
   // so each (bytes, signature) pair is verified once per process.
   const verified = new Set<string>();
 
-  async function readInfo(version: string): Promise<StoredBundleInfo | "absent" | string> {
-    let text: string;
-    try {
-      text = await readFile(join(dir, version, BUNDLE_META_FILE), "utf8");
-    } catch (error) {
-      return errorCode(error) === "ENOENT"
-        ? "absent"
-        : `cannot read ${BUNDLE_META_FILE}: ${describeError(error)}`;
-    }
-    const info = parseInfo(text);
-    if (!info || info.version !== version) {
-      return `${BUNDLE_META_FILE} is malformed or names another version`;
-    }
-    return info;
-  }
+  const readInfo = (version: string): Promise<MetaRead<StoredBundleInfo>> =>
+    readMeta(
+      join(dir, version, BUNDLE_META_FILE),
+      (text) => parseMeta(text, ["version"]),
+      (info) => (info.version === version ? undefined : `${BUNDLE_META_FILE} names another version`),
+    );
 
   return {
     dir,
@@ -108,42 +101,24 @@ export function createBundleStore(options: BundleStoreOptions): BundleStore {
       if (typeof existing === "object") {
         return { added: false, info: existing };
       }
-      const info: StoredBundleInfo = {
-        version,
-        sha256,
-        size: body.byteLength,
-        signature: Buffer.from(sign(releaseKey.secretKey, body)).toString("base64"),
-        createdAt: clock.now().toISOString(),
-      };
+      const info: StoredBundleInfo = { version, ...signBody(releaseKey, clock, body, sha256) };
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      const temp = join(dir, `.${version}.${randomUUID()}.tmp`);
-      try {
-        await mkdir(temp, { mode: 0o700 });
-        await writeFile(join(temp, BUNDLE_FILE), body, { mode: 0o644 });
-        await writeFile(join(temp, BUNDLE_META_FILE), `${JSON.stringify(formatInfo(info), null, 2)}\n`);
-        // What reached the disk is what was signed, before anyone can be served it.
-        const written = sha256Hex(await readFile(join(temp, BUNDLE_FILE)));
-        if (written !== sha256) {
-          throw new Error(`agent bundle ${version} read back with SHA-256 ${written}; expected ${sha256}`);
-        }
-        try {
-          await rename(temp, join(dir, version));
-        } catch (error) {
-          const code = errorCode(error);
-          // Another writer published the version first: theirs stays.
-          if (code === "ENOTEMPTY" || code === "EEXIST") {
-            const winner = await readInfo(version);
-            if (typeof winner === "object") {
-              return { added: false, info: winner };
-            }
-          }
-          throw error;
-        }
-        verified.add(`${info.sha256}:${info.signature}`);
-        return { added: true, info };
-      } finally {
-        await rm(temp, { recursive: true, force: true });
+      const published = await publishOnce({
+        target: join(dir, version),
+        file: BUNDLE_FILE,
+        mode: 0o644,
+        body,
+        sha256,
+        metaFile: BUNDLE_META_FILE,
+        metaText: formatMeta({ version }, info),
+        label: `agent bundle ${version}`,
+        readExisting: () => readInfo(version),
+      });
+      if (!published.added) {
+        return published;
       }
+      verified.add(verifiedKey(info));
+      return { added: true, info };
     },
 
     async info(version) {
@@ -204,47 +179,4 @@ export function createBundleStore(options: BundleStoreOptions): BundleStore {
       );
     },
   };
-}
-
-function formatInfo(info: StoredBundleInfo): Record<string, string | number> {
-  return {
-    version: info.version,
-    sha256: info.sha256,
-    size: info.size,
-    signature: info.signature,
-    created_at: info.createdAt,
-  };
-}
-
-function parseInfo(text: string): StoredBundleInfo | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) {
-    return undefined;
-  }
-  const { version, sha256, size, signature, created_at } = value as Record<string, unknown>;
-  if (
-    typeof version !== "string" ||
-    typeof sha256 !== "string" ||
-    !/^[0-9a-f]{64}$/.test(sha256) ||
-    typeof size !== "number" ||
-    !Number.isSafeInteger(size) ||
-    typeof signature !== "string" ||
-    typeof created_at !== "string"
-  ) {
-    return undefined;
-  }
-  return { version, sha256, size, signature, createdAt: created_at };
-}
-
-export function errorCode(error: unknown): string | undefined {
-  return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
-}
-
-export function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -7,8 +7,9 @@ import { createManualClock } from "../clock.js";
 import { createLogger } from "../log.js";
 import { openAgentStore } from "../server.js";
 import { bannerVersion } from "./agent-bundle.js";
-import { createBundleStore, sha256Hex } from "./bundle-store.js";
+import { createBundleStore } from "./bundle-store.js";
 import { importRelease, ReleaseImportError } from "./release-import.js";
+import { sha256Hex } from "./signed-file.js";
 
 let root: string;
 beforeAll(async () => {

@@ -11,8 +11,9 @@ import { basename, join } from "node:path";
 import { type Static, Type } from "typebox";
 import { describeProblems } from "../http/validate.js";
 import { bannerVersion } from "./agent-bundle.js";
-import { type BundleStore, isBundleVersion, sha256Hex } from "./bundle-store.js";
+import { type BundleStore, isBundleVersion } from "./bundle-store.js";
 import { isPlatformPart } from "./sea-store.js";
+import { sha256Hex } from "./signed-file.js";
 
 export const MANIFEST_FILE = "manifest.json";
 

@@ -9,15 +9,26 @@
  * It is checked whole once per process and file identity (inode, size, mtime); a file replaced
  * or touched afterwards is checked again, and agents check the signature themselves anyway.
  */
-import { randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { type SigningKeyPair, sign } from "@fleetback/crypto";
+import type { SigningKeyPair } from "@fleetback/crypto";
 import type { Clock } from "../clock.js";
-import { describeError, errorCode, isBundleVersion, sha256Hex } from "./bundle-store.js";
-import { readSignedFile } from "./signed-file.js";
+import { isBundleVersion } from "./bundle-store.js";
+import {
+  errorCode,
+  formatMeta,
+  type MetaRead,
+  parseMeta,
+  publishOnce,
+  readMeta,
+  readSignedFile,
+  type SignedFileInfo,
+  sha256Hex,
+  signBody,
+  verifiedKey,
+} from "./signed-file.js";
 
 export const SEA_FILE = "fleetback-agent";
 export const SEA_META_FILE = "artefact.json";
@@ -25,14 +36,9 @@ export const SEA_META_FILE = "artefact.json";
 /** `process.platform` / `process.arch` shaped: lower-case letters and digits only. */
 const PLATFORM_PART = /^[a-z0-9]{1,16}$/;
 
-export interface StoredSeaInfo {
+export interface StoredSeaInfo extends SignedFileInfo {
   os: string;
   arch: string;
-  sha256: string;
-  size: number;
-  /** Base64 Ed25519 signature of the executable's bytes by the release key. */
-  signature: string;
-  createdAt: string;
 }
 
 export type ReadSeaResult =
@@ -90,25 +96,13 @@ export function createSeaArtefacts(options: {
   const valid = (version: string, os: string, arch: string) =>
     isBundleVersion(version) && isPlatformPart(os) && isPlatformPart(arch);
 
-  async function readInfo(
-    version: string,
-    os: string,
-    arch: string,
-  ): Promise<StoredSeaInfo | "absent" | string> {
-    let text: string;
-    try {
-      text = await readFile(join(dir, version, seaDirName(os, arch), SEA_META_FILE), "utf8");
-    } catch (error) {
-      return errorCode(error) === "ENOENT"
-        ? "absent"
-        : `cannot read ${SEA_META_FILE}: ${describeError(error)}`;
-    }
-    const info = parseSeaInfo(text);
-    if (!info || info.os !== os || info.arch !== arch) {
-      return `${SEA_META_FILE} is malformed or names another platform`;
-    }
-    return info;
-  }
+  const readInfo = (version: string, os: string, arch: string): Promise<MetaRead<StoredSeaInfo>> =>
+    readMeta(
+      join(dir, version, seaDirName(os, arch), SEA_META_FILE),
+      (text) => parseMeta(text, ["os", "arch"]),
+      (info) =>
+        info.os === os && info.arch === arch ? undefined : `${SEA_META_FILE} names another platform`,
+    );
 
   const store: SeaArtefacts = {
     async addSea(version, os, arch, body, expectedSha256) {
@@ -126,43 +120,23 @@ export function createSeaArtefacts(options: {
       if (!(await hasBundle(version))) {
         throw new Error(`agent ${version} ${os}-${arch}: store the bundle of ${version} first`);
       }
-      const info: StoredSeaInfo = {
-        os,
-        arch,
+      const info: StoredSeaInfo = { os, arch, ...signBody(releaseKey, clock, body, sha256) };
+      const published = await publishOnce({
+        target: join(dir, version, seaDirName(os, arch)),
+        file: SEA_FILE,
+        mode: 0o755,
+        body,
         sha256,
-        size: body.byteLength,
-        signature: Buffer.from(sign(releaseKey.secretKey, body)).toString("base64"),
-        createdAt: clock.now().toISOString(),
-      };
-      const target = join(dir, version, seaDirName(os, arch));
-      const temp = join(dir, version, `.${seaDirName(os, arch)}.${randomUUID()}.tmp`);
-      try {
-        await mkdir(temp, { mode: 0o700 });
-        await writeFile(join(temp, SEA_FILE), body, { mode: 0o755 });
-        await writeFile(join(temp, SEA_META_FILE), `${JSON.stringify(formatSeaInfo(info), null, 2)}\n`);
-        const written = sha256Hex(await readFile(join(temp, SEA_FILE)));
-        if (written !== sha256) {
-          throw new Error(
-            `agent ${version} ${os}-${arch} read back with SHA-256 ${written}; expected ${sha256}`,
-          );
-        }
-        try {
-          await rename(temp, target);
-        } catch (error) {
-          const code = errorCode(error);
-          if (code === "ENOTEMPTY" || code === "EEXIST") {
-            const winner = await readInfo(version, os, arch);
-            if (typeof winner === "object") {
-              return { added: false, info: winner };
-            }
-          }
-          throw error;
-        }
-        verified.add(`${info.sha256}:${info.signature}`);
-        return { added: true, info };
-      } finally {
-        await rm(temp, { recursive: true, force: true });
+        metaFile: SEA_META_FILE,
+        metaText: formatMeta({ os, arch }, info),
+        label: `agent ${version} ${os}-${arch}`,
+        readExisting: () => readInfo(version, os, arch),
+      });
+      if (!published.added) {
+        return published;
       }
+      verified.add(verifiedKey(info));
+      return { added: true, info };
     },
 
     async readSea(version, os, arch) {
@@ -265,41 +239,4 @@ export function createSeaArtefacts(options: {
     },
   };
   return store;
-}
-
-function formatSeaInfo(info: StoredSeaInfo): Record<string, string | number> {
-  return {
-    os: info.os,
-    arch: info.arch,
-    sha256: info.sha256,
-    size: info.size,
-    signature: info.signature,
-    created_at: info.createdAt,
-  };
-}
-
-function parseSeaInfo(text: string): StoredSeaInfo | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) {
-    return undefined;
-  }
-  const { os, arch, sha256, size, signature, created_at } = value as Record<string, unknown>;
-  if (
-    typeof os !== "string" ||
-    typeof arch !== "string" ||
-    typeof sha256 !== "string" ||
-    !/^[0-9a-f]{64}$/.test(sha256) ||
-    typeof size !== "number" ||
-    !Number.isSafeInteger(size) ||
-    typeof signature !== "string" ||
-    typeof created_at !== "string"
-  ) {
-    return undefined;
-  }
-  return { os, arch, sha256, size, signature, createdAt: created_at };
 }

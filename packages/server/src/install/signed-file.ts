@@ -1,23 +1,165 @@
 /**
  * @module install/signed-file
- * Reads a stored agent artefact back and checks it against its metadata: size, SHA-256, and the
- * release key's signature. Ed25519 over a large file costs real event-loop time, so a (SHA-256,
- * signature) pair that verified once is not verified again in this process: a matching SHA-256
- * means the same bytes.
+ * What the bundle and single-executable stores share: an artefact file beside a JSON metadata
+ * file holding `{..., sha256, size, signature, created_at}`, signed by the release key (Ed25519),
+ * published once as a whole directory renamed into place, and checked against its metadata on
+ * every read. Ed25519 over a large file costs real event-loop time, so a (SHA-256, signature)
+ * pair that verified once is not verified again in this process: a matching SHA-256 means the
+ * same bytes.
  */
-import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
-import { verifySignature } from "@fleetback/crypto";
+import { createHash, randomUUID } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { type SigningKeyPair, sign, verifySignature } from "@fleetback/crypto";
+import type { Clock } from "../clock.js";
 
 export interface SignedFileInfo {
   sha256: string;
   size: number;
-  /** Base64 Ed25519 signature of the file's bytes. */
+  /** Base64 Ed25519 signature of the file's bytes by the release key. */
   signature: string;
+  createdAt: string;
 }
 
+/** What a metadata file read gives: the metadata, "absent", or why it cannot be used. */
+export type MetaRead<T> = T | "absent" | string;
+
 export type SignedFileRead = { ok: true; body: Buffer } | { ok: false; problem: string };
+
+export function sha256Hex(body: Uint8Array): string {
+  return createHash("sha256").update(body).digest("hex");
+}
+
+export function signBody(
+  releaseKey: SigningKeyPair,
+  clock: Clock,
+  body: Uint8Array,
+  sha256 = sha256Hex(body),
+): SignedFileInfo {
+  return {
+    sha256,
+    size: body.byteLength,
+    signature: Buffer.from(sign(releaseKey.secretKey, body)).toString("base64"),
+    createdAt: clock.now().toISOString(),
+  };
+}
+
+/** The metadata file's text: `fields` (what names the artefact) first, then the signed facts. */
+export function formatMeta(fields: Record<string, string>, info: SignedFileInfo): string {
+  const record = {
+    ...fields,
+    sha256: info.sha256,
+    size: info.size,
+    signature: info.signature,
+    created_at: info.createdAt,
+  };
+  return `${JSON.stringify(record, null, 2)}\n`;
+}
+
+/**
+ * Parses a metadata file: `names` are the string fields that name the artefact (version, or os
+ * and arch); undefined when anything is missing or mistyped.
+ */
+export function parseMeta<K extends string>(
+  text: string,
+  names: readonly K[],
+): (Record<K, string> & SignedFileInfo) | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) {
+    return undefined;
+  }
+  const record = value as Record<string, unknown>;
+  const { sha256, size, signature, created_at } = record;
+  if (
+    typeof sha256 !== "string" ||
+    !/^[0-9a-f]{64}$/.test(sha256) ||
+    typeof size !== "number" ||
+    !Number.isSafeInteger(size) ||
+    typeof signature !== "string" ||
+    typeof created_at !== "string"
+  ) {
+    return undefined;
+  }
+  const named: Partial<Record<K, string>> = {};
+  for (const name of names) {
+    const field = record[name];
+    if (typeof field !== "string") {
+      return undefined;
+    }
+    named[name] = field;
+  }
+  return { ...(named as Record<K, string>), sha256, size, signature, createdAt: created_at };
+}
+
+/** Reads and parses a metadata file; `check` refuses metadata that names another artefact. */
+export async function readMeta<T>(
+  path: string,
+  parse: (text: string) => T | undefined,
+  check: (info: T) => string | undefined,
+): Promise<MetaRead<T>> {
+  const name = basename(path);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    return errorCode(error) === "ENOENT" ? "absent" : `cannot read ${name}: ${describeError(error)}`;
+  }
+  const info = parse(text);
+  if (info === undefined) {
+    return `${name} is malformed`;
+  }
+  return check(info) ?? info;
+}
+
+/**
+ * Writes `file` and its metadata into a temporary sibling of `target`, checks what reached the
+ * disk is what was signed, then renames it into place. When another writer published `target`
+ * first, theirs stays and is returned (through `readExisting`).
+ */
+export async function publishOnce<T>(options: {
+  target: string;
+  file: string;
+  mode: number;
+  body: Uint8Array;
+  sha256: string;
+  metaFile: string;
+  metaText: string;
+  /** Names the artefact in errors. */
+  label: string;
+  readExisting: () => Promise<MetaRead<T>>;
+}): Promise<{ added: true } | { added: false; info: T }> {
+  const { target, file, sha256 } = options;
+  const temp = join(target, "..", `.${basename(target)}.${randomUUID()}.tmp`);
+  try {
+    await mkdir(temp, { mode: 0o700 });
+    await writeFile(join(temp, file), options.body, { mode: options.mode });
+    await writeFile(join(temp, options.metaFile), options.metaText);
+    const written = sha256Hex(await readFile(join(temp, file)));
+    if (written !== sha256) {
+      throw new Error(`${options.label} read back with SHA-256 ${written}; expected ${sha256}`);
+    }
+    try {
+      await rename(temp, target);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === "ENOTEMPTY" || code === "EEXIST") {
+        const winner = await options.readExisting();
+        if (typeof winner === "object" && winner !== null) {
+          return { added: false, info: winner };
+        }
+      }
+      throw error;
+    }
+    return { added: true };
+  } finally {
+    await rm(temp, { recursive: true, force: true });
+  }
+}
 
 export async function readSignedFile(options: {
   path: string;
@@ -34,19 +176,16 @@ export async function readSignedFile(options: {
   try {
     body = await readFile(path);
   } catch (error) {
-    return {
-      ok: false,
-      problem: `cannot read ${name}: ${error instanceof Error ? error.message : String(error)}`,
-    };
+    return { ok: false, problem: `cannot read ${name}: ${describeError(error)}` };
   }
-  const sha256 = createHash("sha256").update(body).digest("hex");
+  const sha256 = sha256Hex(body);
   if (sha256 !== info.sha256 || body.byteLength !== info.size) {
     return {
       ok: false,
       problem: `${name} has SHA-256 ${sha256} (${body.byteLength} bytes); ${options.metaName} says ${info.sha256} (${info.size} bytes)`,
     };
   }
-  const key = `${info.sha256}:${info.signature}`;
+  const key = verifiedKey(info);
   if (!options.verified.has(key)) {
     if (!verifySignature(options.publicKey, body, Buffer.from(info.signature, "base64"))) {
       return { ok: false, problem: "signature does not verify with the current release key" };
@@ -54,4 +193,16 @@ export async function readSignedFile(options: {
     options.verified.add(key);
   }
   return { ok: true, body };
+}
+
+export function verifiedKey(info: SignedFileInfo): string {
+  return `${info.sha256}:${info.signature}`;
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}
+
+export function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

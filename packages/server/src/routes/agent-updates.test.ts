@@ -10,7 +10,7 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createApp } from "../app.js";
-import { sha256Hex } from "../install/bundle-store.js";
+import { sha256Hex } from "../install/signed-file.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { readHost, seedHost } from "../testing/seed.js";

@@ -4,8 +4,9 @@ import { fingerprint, parsePublicKey, verifySignature } from "@fleetback/crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { loadAgentBundle } from "../install/agent-bundle.js";
-import { BUNDLE_FILE, sha256Hex } from "../install/bundle-store.js";
+import { BUNDLE_FILE } from "../install/bundle-store.js";
 import { SEA_FILE } from "../install/sea-store.js";
+import { sha256Hex } from "../install/signed-file.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
