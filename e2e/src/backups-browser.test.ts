@@ -4,7 +4,9 @@
  * schedule (the agent acknowledges the new schedule version), runs the group now, follows the
  * link to the job page and watches it, without reloading, go from active to succeeded with the
  * progress bar at 100 % and the log tail filled. Only what the page shows is asserted, so the
- * test holds whatever transport carries the live updates.
+ * test holds whatever transport carries the live updates. Then the session ends while a second
+ * backup is watched and the server restarts: the page stops reconnecting, says why, and signing in
+ * again from its link brings the operator back to the job.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -89,6 +91,26 @@ describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", ()
   let browser: Browser;
   let page: Page;
   const agents: AgentRun[] = [];
+  /** Set by the first test: the host and the group's source folder. */
+  let hostId = "";
+  let source = "";
+
+  async function signIn(): Promise<void> {
+    await page.getByLabel("Username").fill(ADMIN.username);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+
+  /** "Run now" on the group, then the job page it links to; returns the job id. */
+  async function runGroupAndOpenJob(): Promise<string> {
+    await page.goto(`${server.url}/hosts/${hostId}/sources`);
+    await sourcesPage(page).group("docs").getByRole("button", { name: "Run now" }).click();
+    const started = page.getByTestId("run-started");
+    await started.waitFor({ timeout: 30_000 });
+    await started.getByRole("link").click();
+    await page.waitForURL(/\/jobs\/[0-9A-HJKMNP-TV-Z]{26}$/);
+    return page.url().split("/").pop() ?? "";
+  }
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
@@ -96,7 +118,9 @@ describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", ()
     server = await startServerProcess();
     api = await bootstrapAdmin(server.url, server.output());
     browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // A context of its own, so a second tab shares the session cookie.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
   });
   afterAll(async () => {
     await Promise.all(agents.map((agent) => agent.stop()));
@@ -106,7 +130,9 @@ describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", ()
   });
 
   it("creates a group and a schedule, runs now and watches the job reach 100 %", async () => {
-    const { hostId, dirs, env } = await enrolHost({ api, rest, restic: "0.18", user: "browser-018" });
+    const enrolled = await enrolHost({ api, rest, restic: "0.18", user: "browser-018" });
+    const { dirs, env } = enrolled;
+    hostId = enrolled.hostId;
     agents.push(startAgent(["run"], dirs, env));
     await waitHostReady(api, hostId);
     // Slow enough that the job page opens while the backup runs and gets live progress.
@@ -115,12 +141,10 @@ describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", ()
       down_kbps: null,
     });
     expect(capped.status).toBe(200);
-    const source = makeSourceDir();
+    source = makeSourceDir();
 
     await page.goto(`${server.url}/login`);
-    await page.getByLabel("Username").fill(ADMIN.username);
-    await page.getByLabel("Password").fill(ADMIN.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await signIn();
     await page.waitForURL(`${server.url}/`);
 
     await page.goto(`${server.url}/hosts/${hostId}`);
@@ -158,12 +182,7 @@ describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", ()
     );
     await page.screenshot({ path: join(shots, "host-sources.png"), fullPage: true });
 
-    await sources.group("docs").getByRole("button", { name: "Run now" }).click();
-    const started = page.getByTestId("run-started");
-    await started.waitFor({ timeout: 30_000 });
-    await started.getByRole("link").click();
-    await page.waitForURL(/\/jobs\/[0-9A-HJKMNP-TV-Z]{26}$/);
-    const jobId = page.url().split("/").pop() ?? "";
+    const jobId = await runGroupAndOpenJob();
 
     const job = jobPage(page);
     expect(await text(page.getByTestId("job-kind"))).toBe("backup");
@@ -210,5 +229,57 @@ describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", ()
     expect(await text(job.percent)).toBe("100");
     expect(await job.barValue()).toBe(100);
     expect(await job.logLines.count()).toBeGreaterThan(0);
+  });
+
+  it("stops following a job once the session has ended, says so, and signing in again returns to it", async () => {
+    // New incompressible data, so the backup runs for seconds again behind the upload cap.
+    for (let i = 0; i < SOURCE_FILES; i++) {
+      writeFileSync(join(source, `more-${i}.bin`), randomBytes(SOURCE_FILE_BYTES));
+    }
+    const jobId = await runGroupAndOpenJob();
+    const job = jobPage(page);
+    const live = page.getByTestId("job-live");
+    const notice = page.getByTestId("job-stream-notice");
+    await live.waitFor({ state: "visible", timeout: 30_000 });
+    expect(await notice.isHidden()).toBe(true);
+
+    // Signed out in another tab: the session is gone for this one too.
+    const other = await page.context().newPage();
+    await other.goto(`${server.url}/`);
+    await other.getByTestId("logout").click();
+    await other.waitForURL(/\/login/);
+    await other.close();
+    // The server restarts on its port and data (an upgrade at night): the socket drops, and the
+    // page's reconnection is refused.
+    const { dataDir, url } = server;
+    await server.stop();
+    server = await startServerProcess({
+      FLEETBACK_DATA_DIR: dataDir,
+      FLEETBACK_LISTEN: new URL(url).host,
+      FLEETBACK_BASE_URL: url,
+    });
+
+    await notice.waitFor({ state: "visible", timeout: 60_000 });
+    expect(await text(notice)).toContain("Your session has ended");
+    expect(await live.isHidden()).toBe(true);
+    expect(await page.getByTestId("job-cancel").count()).toBe(0);
+    // It has stopped trying: no socket opens any more.
+    let sockets = 0;
+    page.on("websocket", () => {
+      sockets += 1;
+    });
+    await page.waitForTimeout(3_000);
+    expect(sockets).toBe(0);
+    await page.screenshot({ path: join(shots, "job-session-ended.png"), fullPage: true });
+
+    await notice.getByRole("link", { name: "Sign in again" }).click();
+    await page.waitForURL(/\/login\?next=/);
+    await signIn();
+    await page.waitForURL(`${server.url}/jobs/${jobId}`);
+    await eventually(async () => ((await text(job.status)) === "succeeded" ? true : undefined), {
+      what: `job ${jobId} to show succeeded after signing in again`,
+      ...WAIT,
+    });
+    expect(await notice.isHidden()).toBe(true);
   });
 });

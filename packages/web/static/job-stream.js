@@ -1,7 +1,10 @@
 // Fleetback job page: follows /jobs/:id/stream (a WebSocket, one JSON {type, payload} per
 // message) and updates the page in place. A dropped socket reconnects; the server starts every
-// connection with the job's state, and log lines already shown are skipped by seq. Loaded as a
-// file (the CSP forbids inline script).
+// connection with the job's state, and log lines already shown are skipped by seq. It stops, and
+// says why, when following is no longer allowed: the server ends an open stream with 4000 + the
+// HTTP status (4401 signed out or expired, 4403, 4404), and a browser cannot see why an upgrade
+// was refused, so a socket that never opened asks the JSON API. Loaded as a file (the CSP forbids
+// inline script).
 (() => {
   const root = document.getElementById("job");
   const path = root?.getAttribute("data-stream");
@@ -9,6 +12,7 @@
     return;
   }
   const url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${path}`;
+  const jobId = root.getAttribute("data-job-id") || "";
   const RECONNECT_MS = [1000, 2000, 5000, 10000, 30000];
   const $ = (id) => document.getElementById(id);
   const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -176,9 +180,56 @@
         break;
     }
   };
+  // Why following stopped, by HTTP status; anything else is a passing failure worth a retry.
+  const STOPPED = {
+    401: ["Your session has ended, so this page stopped following the job. ", "Sign in again"],
+    403: ["You may no longer follow this job. ", "Reload"],
+    404: ["This job no longer exists (its host was deleted). ", "Back to the fleet"],
+  };
+  const stop = (status) => {
+    done = true;
+    live(false);
+    // Its post would be refused as well; the link below is the way on.
+    $("job-cancel")?.remove();
+    const notice = $("job-stream-notice");
+    const [message, label] = STOPPED[status];
+    if (!notice) {
+      return;
+    }
+    const link = document.createElement("a");
+    link.textContent = label;
+    link.href =
+      status === 401
+        ? `/login?next=${encodeURIComponent(location.pathname)}`
+        : status === 403
+          ? location.pathname
+          : "/";
+    notice.replaceChildren(document.createTextNode(message), link);
+    notice.hidden = false;
+  };
+  /** The status that explains a refused upgrade, or undefined when the job can still be followed. */
+  const refusedStatus = async () => {
+    try {
+      const response = await fetch(`/api/jobs/${encodeURIComponent(jobId)}`, {
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+        cache: "no-store",
+      });
+      return response.status in STOPPED ? response.status : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const retry = () => {
+    const wait = RECONNECT_MS[Math.min(failures, RECONNECT_MS.length - 1)];
+    failures += 1;
+    setTimeout(connect, wait);
+  };
   const connect = () => {
     const socket = new WebSocket(url);
+    let opened = false;
     socket.onopen = () => {
+      opened = true;
       failures = 0;
       live(true);
     };
@@ -189,14 +240,27 @@
         // A malformed message is skipped; the next state resynchronises the page.
       }
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       live(false);
       if (done) {
         return;
       }
-      const wait = RECONNECT_MS[Math.min(failures, RECONNECT_MS.length - 1)];
-      failures += 1;
-      setTimeout(connect, wait);
+      const status = event.code - 4000;
+      if (status in STOPPED) {
+        stop(status);
+        return;
+      }
+      if (opened) {
+        retry();
+        return;
+      }
+      refusedStatus().then((refused) => {
+        if (refused === undefined) {
+          retry();
+        } else {
+          stop(refused);
+        }
+      });
     };
   };
   connect();

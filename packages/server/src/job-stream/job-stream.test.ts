@@ -6,6 +6,7 @@ import { eventually } from "../testing/eventually.js";
 import { readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { startTestServer } from "../testing/test-server.js";
 import type { StreamMessage } from "./job-stream.js";
 
 const PASSWORD = "correct horse battery";
@@ -17,6 +18,8 @@ interface StreamClient {
   messages: StreamMessage[];
   /** Resolves with the close code once the socket is closed. */
   ended: Promise<number>;
+  /** The close reason, once closed. */
+  reason(): string;
   next(count: number, timeoutMs?: number): Promise<StreamMessage[]>;
   close(): void;
 }
@@ -35,7 +38,13 @@ async function openStream(
   ws.on("message", (data) => {
     messages.push(JSON.parse(String(data)) as StreamMessage);
   });
-  const ended = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+  let reason = "";
+  const ended = new Promise<number>((resolve) =>
+    ws.once("close", (code, why) => {
+      reason = String(why);
+      resolve(code);
+    }),
+  );
   const status = await new Promise<number>((resolve) => {
     ws.once("open", () => resolve(101));
     ws.once("unexpected-response", (_req, res) => {
@@ -49,6 +58,7 @@ async function openStream(
     status,
     messages,
     ended,
+    reason: () => reason,
     next: (count, timeoutMs = 5_000) =>
       eventually(
         () => [...messages],
@@ -81,6 +91,18 @@ runServerSuite("job page live stream", (server) => {
   }
 
   const origin = () => new URL(server.deps.config.baseUrl).origin;
+
+  /** A session of its own (the shared one must outlive a test that signs out). */
+  async function signIn(url: string): Promise<string> {
+    await login();
+    const res = await fetch(`${url}/api/auth/login`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: origin() },
+      body: JSON.stringify({ username: "walker", password: PASSWORD }),
+    });
+    expect(res.status).toBe(200);
+    return (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  }
 
   async function connected(token: string): Promise<TestAgent> {
     const agent = await connectAgent(server.wsUrl, token);
@@ -190,6 +212,55 @@ runServerSuite("job page live stream", (server) => {
         (n) => n === before,
         { what: "stream released" },
       );
+    });
+  });
+
+  describe("after it opened", () => {
+    it("ends the stream with 4401 once the session is signed out, and keeps it while it is valid", async () => {
+      const quick = await startTestServer({ deps: server.deps, jobStreams: { reauthoriseMs: 50 } });
+      try {
+        const { host } = await seedHost(server.deps);
+        const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
+        const session = await signIn(quick.url);
+        const stream = await openStream(`${quick.url}/jobs/${job.id}/stream`, session, origin());
+        expect(stream.status).toBe(101);
+        await stream.next(1);
+        // Several re-authorisations pass while the session is valid.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(quick.jobStreams.count()).toBe(1);
+        const out = await fetch(`${quick.url}/api/auth/logout`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Origin: origin(), Cookie: session },
+        });
+        expect(out.status).toBeLessThan(300);
+        expect(await stream.ended).toBe(4401);
+        expect(stream.reason()).toBe("log in to follow this job");
+        await eventually(
+          () => quick.jobStreams.count(),
+          (n) => n === 0,
+          { what: "stream released" },
+        );
+      } finally {
+        await quick.close();
+      }
+    });
+
+    it("ends the stream with 4404 when the job goes with its host", async () => {
+      const quick = await startTestServer({ deps: server.deps, jobStreams: { reauthoriseMs: 50 } });
+      try {
+        const { host } = await seedHost(server.deps);
+        const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
+        const stream = await openStream(
+          `${quick.url}/jobs/${job.id}/stream`,
+          await signIn(quick.url),
+          origin(),
+        );
+        await stream.next(1);
+        await server.deps.db.delete(hosts).where(eq(hosts.id, host.id));
+        expect(await stream.ended).toBe(4404);
+      } finally {
+        await quick.close();
+      }
     });
   });
 

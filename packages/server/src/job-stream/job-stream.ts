@@ -11,6 +11,11 @@
  * as the refusal, so the role table and route-roles.test.ts cover this endpoint too. Browsers
  * always send Origin on a WebSocket; one that is not this server's is refused (cross-site
  * WebSocket hijacking), since a cookie alone would otherwise authenticate it.
+ *
+ * An open stream is authorised again every REAUTHORISE_MS the same way: a session that was
+ * signed out, expired or lost its role, or a job that is gone, ends the stream with 4000 + the
+ * HTTP status (4401, 4403, 4404) and the refusal's message, so the page can say why instead of
+ * reconnecting. Watching a running job counts as activity for the session's idle timeout.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -28,6 +33,10 @@ const STREAM_PATH = /^\/jobs\/([0-9A-HJKMNP-TV-Z]{26})\/stream$/;
 export const PING_MS = 25_000;
 /** A browser that stops reading is cut off (1013) rather than buffered for without bound. */
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** How often an open stream checks that its caller may still follow the job. */
+export const REAUTHORISE_MS = 30_000;
+/** A stream refused after it opened closes with this plus the HTTP status (4401, 4403, 4404). */
+export const REFUSED_CLOSE_BASE = 4000;
 /** The app's answer to an authorised plain GET of the stream path. */
 export const STREAM_AUTHORISED_STATUS = 426;
 
@@ -42,6 +51,7 @@ export interface JobStreamOptions {
   authorise: (request: Request, env: { incoming: IncomingMessage }) => Response | Promise<Response>;
   events?: JobEvents;
   pingMs?: number;
+  reauthoriseMs?: number;
 }
 
 export interface JobStreams {
@@ -75,6 +85,15 @@ async function refusalOf(response: Response): Promise<{ status: number; code: st
   };
 }
 
+/** A close reason is at most 123 bytes of UTF-8. */
+function closeReason(message: string): string {
+  let reason = message;
+  while (Buffer.byteLength(reason) > 123) {
+    reason = reason.slice(0, -1);
+  }
+  return reason;
+}
+
 export function attachJobStreams(
   upgrades: UpgradeRouter,
   deps: JobStreamDeps,
@@ -85,8 +104,32 @@ export function attachJobStreams(
   const open = new Set<WebSocket>();
   let closing = false;
 
-  function serve(ws: WebSocket, jobId: string): void {
+  /** The app's verdict on following `jobId` with these credentials: undefined when allowed. */
+  async function refusal(
+    jobId: string,
+    headers: Headers,
+    req: IncomingMessage,
+  ): Promise<{ status: number; code: string; message: string } | undefined> {
+    const answer = await options.authorise(
+      new Request(new URL(`/jobs/${jobId}/stream`, deps.config.baseUrl), { headers }),
+      { incoming: req },
+    );
+    return answer.status === STREAM_AUTHORISED_STATUS ? undefined : refusalOf(answer);
+  }
+
+  function serve(ws: WebSocket, jobId: string, recheck: () => ReturnType<typeof refusal>): void {
     open.add(ws);
+    const reauthorise = setInterval(() => {
+      recheck()
+        .then((refused) => {
+          if (refused && ws.readyState === ws.OPEN) {
+            log.info({ job_id: jobId, status: refused.status }, "job stream ended: no longer authorised");
+            ws.close(REFUSED_CLOSE_BASE + refused.status, closeReason(refused.message));
+          }
+        })
+        .catch((err: unknown) => log.debug({ err, job_id: jobId }, "job stream re-authorisation failed"));
+    }, options.reauthoriseMs ?? REAUTHORISE_MS);
+    reauthorise.unref?.();
     let alive = true;
     const ping = setInterval(() => {
       if (!alive) {
@@ -103,6 +146,7 @@ export function attachJobStreams(
     let stopFeed = () => {};
     ws.on("close", () => {
       clearInterval(ping);
+      clearInterval(reauthorise);
       open.delete(ws);
       stopFeed();
     });
@@ -147,13 +191,10 @@ export function attachJobStreams(
       });
       return;
     }
-    const answer = await options.authorise(
-      new Request(new URL(`/jobs/${jobId}/stream`, base), { headers: copyHeaders(req) }),
-      { incoming: req },
-    );
-    if (answer.status !== STREAM_AUTHORISED_STATUS) {
-      const refusal = await refusalOf(answer);
-      refuseUpgrade(socket, refusal.status, { code: refusal.code, message: refusal.message });
+    const headers = copyHeaders(req);
+    const refused = await refusal(jobId, headers, req);
+    if (refused) {
+      refuseUpgrade(socket, refused.status, { code: refused.code, message: refused.message });
       return;
     }
     if (closing) {
@@ -163,7 +204,7 @@ export function attachJobStreams(
     if (socket.destroyed) {
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, jobId));
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, jobId, () => refusal(jobId, headers, req)));
   }
 
   const removeRoute = upgrades.add({

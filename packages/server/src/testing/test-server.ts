@@ -34,6 +34,7 @@ export interface TestServerOptions {
   deps?: TestDeps;
   engine?: Engine;
   channel?: AgentChannelOptions;
+  jobStreams?: { reauthoriseMs?: number };
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -55,6 +56,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const jobStreams = attachJobStreams(upgrades, deps, {
     authorise: (request, env) => app.fetch(request, env),
     ...(options.channel?.jobEvents ? { events: options.channel.jobEvents } : {}),
+    ...options.jobStreams,
   });
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
