@@ -58,12 +58,17 @@ export function runCase(bench: BenchCase, rounds = 15): BenchResult {
   };
 }
 
+/** Microseconds for in-process work, milliseconds for requests over a socket. */
+function duration(ns: number): string {
+  return ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1000).toFixed(2)} µs`;
+}
+
 export function formatResults(results: BenchResult[]): string {
   const rows = results.map((r) => [
     r.name,
-    `${(r.subjectNsPerOp / 1000).toFixed(2)} µs`,
+    duration(r.subjectNsPerOp),
     r.baselineName,
-    `${(r.baselineNsPerOp / 1000).toFixed(2)} µs`,
+    duration(r.baselineNsPerOp),
     `${r.ratio.toFixed(2)}×`,
   ]);
   const header = ["case", "per op", "baseline", "baseline per op", "ratio"];

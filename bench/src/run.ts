@@ -1,10 +1,13 @@
 /**
  * @module run
  * `pnpm bench`: runs every case and prints speed as ratios against baselines measured in the
- * same run, plus the process's memory at the end.
+ * same run, plus memory: the bench process's after the in-process cases, and the server's with a
+ * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 300, 0 skips
+ * it).
  */
 import { cryptoCases } from "./cases/crypto.js";
 import { protocolCases } from "./cases/protocol.js";
+import { runFleetBench } from "./fleet/fleet-bench.js";
 import { formatResults, runCase } from "./harness.js";
 
 const cases = [...protocolCases(), ...cryptoCases()];
@@ -14,3 +17,12 @@ const memory = process.memoryUsage();
 process.stdout.write(
   `\nmemory: rss ${(memory.rss / 2 ** 20).toFixed(1)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(1)} MiB\n`,
 );
+
+const hosts = Number(process.env.FLEETBACK_BENCH_HOSTS ?? "300");
+if (!Number.isSafeInteger(hosts) || hosts < 0) {
+  throw new Error(`FLEETBACK_BENCH_HOSTS must be a whole number, not "${process.env.FLEETBACK_BENCH_HOSTS}"`);
+}
+if (hosts > 0) {
+  const fleet = await runFleetBench(hosts);
+  process.stdout.write(`\n${formatResults(fleet.results)}\n\n${fleet.notes.join("\n")}\n`);
+}

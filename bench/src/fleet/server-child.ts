@@ -1,0 +1,107 @@
+/**
+ * @module fleet/server-child
+ * The built server as an operator runs it (`node packages/server/dist/main.js`, embedded PGlite
+ * in a temporary data dir), in a child process so its memory is measured apart from the
+ * simulated fleet's.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const serverMain = join(dirname(fileURLToPath(import.meta.url)), "../../../packages/server/dist/main.js");
+
+export interface ServerChild {
+  url: string;
+  /** The admin's API token. */
+  apiToken: string;
+  /** Resident set size of the server process, from /proc (Linux). */
+  rssBytes(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+async function bootstrap(url: string, output: string): Promise<string> {
+  const token = decodeURIComponent(/\/bootstrap\?token=(\S+)/.exec(output)?.[1] ?? "");
+  const created = await fetch(`${url}/api/auth/bootstrap`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ bootstrap_token: token, username: "operator", password: "a long passphrase for measuring" }),
+  });
+  if (created.status !== 201) {
+    throw new Error(`bootstrap: ${created.status} ${await created.text()}`);
+  }
+  const cookie = (created.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const minted = await fetch(`${url}/api/api-tokens`, {
+    method: "POST",
+    headers: { Cookie: cookie, "Content-Type": "application/json", Origin: url },
+    body: JSON.stringify({ name: "bench" }),
+  });
+  if (minted.status !== 201) {
+    throw new Error(`API token: ${minted.status} ${await minted.text()}`);
+  }
+  return ((await minted.json()) as { token: string }).token;
+}
+
+export async function startServerChild(): Promise<ServerChild> {
+  const dataDir = await mkdtemp(join(tmpdir(), "fleetback-bench-"));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawn(process.execPath, [serverMain], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      FLEETBACK_LISTEN: `127.0.0.1:${port}`,
+      FLEETBACK_BASE_URL: url,
+      FLEETBACK_DATA_DIR: dataDir,
+      FLEETBACK_LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server not up within 60 s:\n${output}`)), 60_000);
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/\/bootstrap\?token=\S+/.test(output) && /Fleetback is running at/.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`server exited before it was up:\n${output}`));
+    });
+  });
+  const apiToken = await bootstrap(url, output);
+  return {
+    url,
+    apiToken,
+    async rssBytes() {
+      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+      const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
+      return kib * 1024;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
