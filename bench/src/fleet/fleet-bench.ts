@@ -103,7 +103,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
       ],
       notes: [
         `enrolled ${hosts} hosts through the API in ${(enrolMs / 1000).toFixed(1)} s`,
-        `server rss ${(rssStarted / MiB).toFixed(1)} MiB just started, ${(rssIdle / MiB).toFixed(1)} MiB with the fleet enrolled and offline, ${(rssOnline / MiB).toFixed(1)} MiB with ${hosts} agents online: ${((rssOnline - rssIdle) / hosts / 1024).toFixed(1)} KiB per connected agent`,
+        `server rss (${server.engine}) ${(rssStarted / MiB).toFixed(1)} MiB just started, ${(rssIdle / MiB).toFixed(1)} MiB with the fleet enrolled and offline, ${(rssOnline / MiB).toFixed(1)} MiB with ${hosts} agents online: ${((rssOnline - rssIdle) / hosts / 1024).toFixed(1)} KiB per connected agent`,
       ],
     };
   } finally {

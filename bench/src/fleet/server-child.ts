@@ -1,8 +1,9 @@
 /**
  * @module fleet/server-child
- * The built server as an operator runs it (`node packages/server/dist/main.js`, embedded PGlite
- * in a temporary data dir), in a child process so its memory is measured apart from the
- * simulated fleet's.
+ * The built server as an operator runs it (`node packages/server/dist/main.js`), in a child
+ * process so its memory is measured apart from the simulated fleet's: embedded PGlite in a
+ * temporary data dir, or the PostgreSQL of FLEETBACK_BENCH_DATABASE_URL (an empty database; the
+ * server migrates it).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -15,6 +16,8 @@ const serverMain = join(dirname(fileURLToPath(import.meta.url)), "../../../packa
 
 export interface ServerChild {
   url: string;
+  /** "PGlite" or "PostgreSQL". */
+  engine: string;
   /** The admin's API token. */
   apiToken: string;
   /** Resident set size of the server process, from /proc (Linux). */
@@ -38,7 +41,11 @@ async function bootstrap(url: string, output: string): Promise<string> {
   const created = await fetch(`${url}/api/auth/bootstrap`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ bootstrap_token: token, username: "operator", password: "a long passphrase for measuring" }),
+    body: JSON.stringify({
+      bootstrap_token: token,
+      username: "operator",
+      password: "a long passphrase for measuring",
+    }),
   });
   if (created.status !== 201) {
     throw new Error(`bootstrap: ${created.status} ${await created.text()}`);
@@ -59,6 +66,7 @@ export async function startServerChild(): Promise<ServerChild> {
   const dataDir = await mkdtemp(join(tmpdir(), "fleetback-bench-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const databaseUrl = process.env.FLEETBACK_BENCH_DATABASE_URL;
   const child: ChildProcess = spawn(process.execPath, [serverMain], {
     env: {
       PATH: process.env.PATH,
@@ -67,6 +75,7 @@ export async function startServerChild(): Promise<ServerChild> {
       FLEETBACK_BASE_URL: url,
       FLEETBACK_DATA_DIR: dataDir,
       FLEETBACK_LOG_LEVEL: "warn",
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -92,6 +101,7 @@ export async function startServerChild(): Promise<ServerChild> {
   const apiToken = await bootstrap(url, output);
   return {
     url,
+    engine: databaseUrl ? "PostgreSQL" : "PGlite",
     apiToken,
     async rssBytes() {
       const status = await readFile(`/proc/${child.pid}/status`, "utf8");
