@@ -5,6 +5,9 @@
  * ticks it, first tries an in-place restore with a wrong host name (the wizard comes back with
  * the error and the ticked path, and no job exists), then restores to a new directory, reviews,
  * submits and watches the job page reach succeeded. The files are checked on disk.
+ * A second run, at 360 px wide and by keyboard, opens a folder of 9,000 files (more than one
+ * tree.list reply carries), follows "Show more" until the one file needed appears, ticks it and
+ * restores exactly that file.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,6 +51,28 @@ async function text(locator: Locator): Promise<string> {
   return ((await locator.textContent({ timeout: 5_000 })) ?? "").trim();
 }
 
+/** 9,000 names of about 20 bytes: with their absolute paths, more than one reply's 1 MiB. */
+const MAILDIR_FILES = 9_000;
+const mailName = (i: number) => `msg-${String(i).padStart(5, "0")}.eml`;
+const NEEDLE = mailName(8_765);
+
+function buildMaildir(): string {
+  const root = mkdtempSync(join(tmpdir(), "fleetback-restore-browser-mail-"));
+  mkdirSync(join(root, "cur"));
+  for (let i = 0; i < MAILDIR_FILES; i++) {
+    writeFileSync(join(root, "cur", mailName(i)), `mail ${i}\n`);
+  }
+  return root;
+}
+
+async function signIn(page: Page, baseUrl: string): Promise<void> {
+  await page.goto(`${baseUrl}/login`);
+  await page.getByLabel("Username").fill(ADMIN.username);
+  await page.getByLabel("Password").fill(ADMIN.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${baseUrl}/`);
+}
+
 /** Opens the folder `path` in the wizard's tree (it must be listed) and waits for its children. */
 async function expandFolder(page: Page, path: string): Promise<void> {
   const name = path.split("/").pop() ?? "";
@@ -89,13 +114,8 @@ describe.skipIf(!chromiumPath || !toolsPresent())("restore wizard in the browser
     );
   }
 
-  it("restic 0.18: browse, tick a folder, refuse a wrong host name, restore to a new directory", async () => {
-    const { hostId, dirs, env } = await enrolHost({ api, rest, restic: "0.18", user: "rb-018" });
-    agents.push(startAgent(["run"], dirs, env));
-    await waitHostReady(api, hostId);
-    const hostName = (await api.get<{ host: { name: string } }>(`/api/hosts/${hostId}`)).host.name;
-
-    const source = buildTree();
+  /** Backs `source` up through the API and answers the id of the snapshot it made. */
+  async function backUp(hostId: string, source: string): Promise<string> {
     const created = await api.send<{ source_group: { id: string } }>(
       "POST",
       `/api/hosts/${hostId}/source-groups`,
@@ -109,23 +129,29 @@ describe.skipIf(!chromiumPath || !toolsPresent())("restore wizard in the browser
     expect(run.status, JSON.stringify(run.body)).toBe(201);
     const backup = await waitJob(run.body.job_id);
     expect(backup.status, backup.error ?? "").toBe("succeeded");
-    const snapshotId = await eventually(
+    return eventually(
       async () =>
         (await api.get<{ snapshots: Array<{ id: string }> }>(`/api/hosts/${hostId}/snapshots`)).snapshots[0]
           ?.id,
       { what: "the snapshot in the cache", ...WAIT },
     );
+  }
+
+  it("restic 0.18: browse, tick a folder, refuse a wrong host name, restore to a new directory", async () => {
+    const { hostId, dirs, env } = await enrolHost({ api, rest, restic: "0.18", user: "rb-018" });
+    agents.push(startAgent(["run"], dirs, env));
+    await waitHostReady(api, hostId);
+    const hostName = (await api.get<{ host: { name: string } }>(`/api/hosts/${hostId}`)).host.name;
+
+    const source = buildTree();
+    const snapshotId = await backUp(hostId, source);
     const target = mkdtempSync(join(tmpdir(), "fleetback-restore-browser-to-"));
     const docs = join(source, "docs");
     const restoreJobs = async () =>
       (await api.get<{ jobs: JobJson[] }>(`/api/jobs?host_id=${hostId}&kind=restore`)).jobs;
 
     // Sign in and find the snapshot on the host's snapshots tab.
-    await page.goto(`${server.url}/login`);
-    await page.getByLabel("Username").fill(ADMIN.username);
-    await page.getByLabel("Password").fill(ADMIN.password);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.waitForURL(`${server.url}/`);
+    await signIn(page, server.url);
     await page.goto(`${server.url}/hosts/${hostId}`);
     await page.getByRole("tab", { name: "Snapshots" }).click();
     await page.waitForURL(`${server.url}/hosts/${hostId}/snapshots`);
@@ -227,5 +253,77 @@ describe.skipIf(!chromiumPath || !toolsPresent())("restore wizard in the browser
       expect(readFileSync(path, "utf8"), file.path).toBe(file.body);
     }
     expect(existsSync(join(target, source, "other"))).toBe(false);
+  });
+
+  it("restic 0.18 at 360 px, by keyboard: 'Show more' through a folder of 9,000 files to restore one", async () => {
+    const { hostId, dirs, env } = await enrolHost({ api, rest, restic: "0.18", user: "rb-018-pages" });
+    agents.push(startAgent(["run"], dirs, env));
+    await waitHostReady(api, hostId);
+    const source = buildMaildir();
+    const cur = join(source, "cur");
+    const snapshotId = await backUp(hostId, source);
+    const target = mkdtempSync(join(tmpdir(), "fleetback-restore-browser-pages-to-"));
+
+    const narrow = await browser.newPage({ viewport: { width: 360, height: 740 } });
+    try {
+      await signIn(narrow, server.url);
+      await narrow.goto(`${server.url}/hosts/${hostId}/snapshots/${snapshotId}/restore`);
+      // Straight to the backed-up path, then into the big folder.
+      await narrow.getByTestId("tree-jump").filter({ hasText: source }).click();
+      await narrow.locator(`.tree-listing[data-path="${source}"]`).waitFor(WAIT_OPTS);
+      await expandFolder(narrow, cur);
+      const listing = narrow.locator(`.tree-listing[data-path="${cur}"]`);
+      const rows = listing.locator(":scope > ul > li[data-testid=tree-entry]");
+      const firstPage = await rows.count();
+      expect(firstPage).toBeGreaterThan(1_000);
+      expect(firstPage).toBeLessThan(MAILDIR_FILES);
+      const needle = listing.locator(`li[data-path="${join(cur, NEEDLE)}"] input[type=checkbox]`);
+      expect(await needle.count()).toBe(0);
+
+      // "Show more" by keyboard until the file is there; the focus moves to the first new row.
+      let pages = 1;
+      while ((await needle.count()) === 0) {
+        const more = listing.getByTestId("tree-more");
+        await more.waitFor(WAIT_OPTS);
+        const box = await more.boundingBox();
+        expect(box?.width ?? 0).toBeLessThanOrEqual(360);
+        const before = await rows.count();
+        await more.focus();
+        await narrow.keyboard.press("Enter");
+        await eventually(async () => ((await rows.count()) > before ? true : undefined), {
+          what: "the next page of rows",
+          ...WAIT,
+        });
+        pages += 1;
+        const firstNew = rows.nth(before).getByRole("checkbox");
+        expect(await firstNew.evaluate((input) => input === input.ownerDocument.activeElement)).toBe(true);
+      }
+      expect(pages).toBeGreaterThanOrEqual(2);
+      const paths = await rows.evaluateAll((items) => items.map((item) => item.getAttribute("data-path")));
+      expect(new Set(paths).size).toBe(paths.length);
+      expect(paths).toEqual([...paths].sort());
+      // The page fits the narrow screen: nothing scrolls sideways.
+      expect(await listing.evaluate((list) => list.scrollWidth <= list.clientWidth)).toBe(true);
+
+      await needle.focus();
+      await narrow.keyboard.press("Space");
+      expect(await needle.isChecked()).toBe(true);
+      const form = narrow.getByTestId("restore-form");
+      await form.getByLabel("Target directory").fill(target);
+      await form.getByRole("button", { name: "Review" }).click();
+      await narrow.getByTestId("restore-review").waitFor(WAIT_OPTS);
+      expect(await narrow.getByTestId("review-paths").locator("li").allTextContents()).toEqual([
+        join(cur, NEEDLE),
+      ]);
+      await narrow.getByRole("button", { name: "Restore now" }).click();
+      await narrow.waitForURL(/\/jobs\/[0-9A-HJKMNP-TV-Z]{26}$/);
+      const jobId = narrow.url().split("/").pop() ?? "";
+      const job = await waitJob(jobId);
+      expect(job.status, job.error ?? "").toBe("succeeded");
+      expect(readFileSync(join(target, cur, NEEDLE), "utf8")).toBe("mail 8765\n");
+      expect(existsSync(join(target, cur, mailName(0)))).toBe(false);
+    } finally {
+      await narrow.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ import {
   NonEmptyString,
   Rfc3339,
   Snapshot,
+  TreeChildName,
   TreeEntry,
   Ulid,
   UpdateResultStatus,
@@ -126,10 +127,23 @@ export const RepoStats = Type.Object({
 });
 export type RepoStats = Static<typeof RepoStats>;
 
-/** Exactly one of `entries` or `error`; the envelope id is the id of the `tree.list` request. */
+/**
+ * Exactly one of `entries` or `error`; the envelope id is the id of the `tree.list` request.
+ * Entries are sorted by name. Since protocol 4 a directory with more children than one frame
+ * carries is sent in pages: `next_after`, present only when more children follow, is the name of
+ * the last entry, to be sent back as `tree.list.after` for the next page.
+ */
 export const TreeListResult = Type.Union([
-  Type.Object({ entries: Type.Array(TreeEntry), error: Type.Optional(Type.Never()) }),
-  Type.Object({ error: Type.String(), entries: Type.Optional(Type.Never()) }),
+  Type.Object({
+    entries: Type.Array(TreeEntry),
+    next_after: Type.Optional(TreeChildName),
+    error: Type.Optional(Type.Never()),
+  }),
+  Type.Object({
+    error: Type.String(),
+    entries: Type.Optional(Type.Never()),
+    next_after: Type.Optional(Type.Never()),
+  }),
 ]);
 export type TreeListResult = Static<typeof TreeListResult>;
 

@@ -125,6 +125,21 @@ describe("decode", () => {
       "payload/error: must be absent",
     ],
     [
+      "tree.list.after.json",
+      (p: Record<string, unknown>) => (p.after = "../etc"),
+      "payload/after: expected a child name without / or NUL",
+    ],
+    [
+      "tree.list.after.json",
+      (p: Record<string, unknown>) => (p.after = ".."),
+      "payload/after: expected a child name without / or NUL",
+    ],
+    [
+      "tree.list.result.error.json",
+      (p: Record<string, unknown>) => (p.next_after = "b"),
+      "payload/next_after: must be absent",
+    ],
+    [
       "command.update.json",
       (p: Record<string, unknown>) => (p.sha256 = "ABC"),
       "payload/sha256: expected lowercase hex SHA-256",

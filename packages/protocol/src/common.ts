@@ -11,6 +11,7 @@ import {
   FINISHED_JOB_STATUSES,
   JOB_KINDS,
   LOG_STREAMS,
+  TREE_CHILD_NAME_MAX_LENGTH,
   TREE_ENTRY_TYPES,
   UPDATE_RESULT_STATUSES,
 } from "./constants.js";
@@ -21,6 +22,7 @@ import {
   RFC3339_UTC_PATTERN,
   SNAPSHOT_ID_PATTERN,
   SNAPSHOT_PATH_PATTERN,
+  TREE_CHILD_NAME_PATTERN,
   ULID_PATTERN,
 } from "./formats.js";
 
@@ -82,6 +84,18 @@ export const Snapshot = Type.Object({
   file_count: Count,
 });
 export type Snapshot = Static<typeof Snapshot>;
+
+/**
+ * The name of one child of a directory, as a paging cursor: a name, never a path, so it holds no
+ * `/` and no NUL. Its length is bounded by what a frame can carry, not by a file system.
+ */
+export const TreeChildName = Type.String({
+  pattern: TREE_CHILD_NAME_PATTERN,
+  minLength: 1,
+  maxLength: TREE_CHILD_NAME_MAX_LENGTH,
+  description: "a child name without / or NUL",
+});
+export type TreeChildName = Static<typeof TreeChildName>;
 
 /** One direct child of the listed path in `tree.list.result`. */
 export const TreeEntry = Type.Object({

@@ -20,13 +20,17 @@ import {
   MIN_AGENT_PROTOCOL_VERSION,
   PROTOCOL_VERSION,
   SNAPSHOTS_REPORT_MAX_PARTS,
+  TREE_CHILD_NAME_MAX_LENGTH,
+  TREE_PAGING_PROTOCOL_VERSION,
   UPDATE_RESULT_STATUSES,
   UPDATE_TRIAL_MS,
 } from "./constants.js";
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(3);
+    expect(PROTOCOL_VERSION).toBe(4);
+    expect(TREE_PAGING_PROTOCOL_VERSION).toBe(4);
+    expect(TREE_CHILD_NAME_MAX_LENGTH).toBe(1024);
     expect(UPDATE_TRIAL_MS).toBe(120_000);
     expect(UPDATE_RESULT_STATUSES).toEqual(["restarting", "refused", "rolled_back"]);
     expect(AGENT_KINDS).toEqual(["bundle", "sea"]);

@@ -6,9 +6,19 @@
 
 /**
  * The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts.
- * 3: `update.result` and `hello.agent_kind` (self-update).
+ * 3: `update.result` and `hello.agent_kind` (self-update). 4: `tree.list` in pages (`after`,
+ * `next_after`).
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
+
+/** The first protocol whose agents answer `tree.list.after`; older ones ignore it and send page one again. */
+export const TREE_PAGING_PROTOCOL_VERSION = 4;
+
+/**
+ * Longest child name a `tree.list` cursor may be, in UTF-16 units. File systems stop at 255 bytes
+ * or 255 UTF-16 units; the margin is for the odd FUSE mount, the bound is for the frame.
+ */
+export const TREE_CHILD_NAME_MAX_LENGTH = 1024;
 
 /** The server answers a lower `hello.protocol_version` with `ErrProtocolTooOld` and close 4001. */
 export const MIN_AGENT_PROTOCOL_VERSION = 1;

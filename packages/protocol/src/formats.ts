@@ -25,6 +25,12 @@ export const SNAPSHOT_ID_PATTERN = "^[0-9a-f]{8,64}$";
 export const SNAPSHOT_PATH_PATTERN = "^/";
 
 /**
+ * One child name of a directory (the `tree.list` paging cursor): no `/` and no NUL, and neither
+ * `.` nor `..`, so that a cursor can never be mistaken for, or smuggle in, a path.
+ */
+export const TREE_CHILD_NAME_PATTERN = "^(?!\\.\\.?$)[^/\\u0000]+$";
+
+/**
  * A restore target: an absolute path (POSIX or a Windows drive), or one starting with `$HOME`,
  * `${HOME}` or `~/`, which the agent expands at run time. Any other `$` is refused because the
  * agent expands no other variable and a literal one is almost always a mistake.

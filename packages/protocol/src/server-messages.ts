@@ -12,6 +12,7 @@ import {
   ScheduleEntry,
   SnapshotId,
   SnapshotPath,
+  TreeChildName,
   Ulid,
 } from "./common.js";
 import { ED25519_SIGNATURE_BASE64_PATTERN, HTTP_URL_PATTERN, SHA256_HEX_PATTERN } from "./formats.js";
@@ -56,8 +57,16 @@ export const CommandUpdate = Type.Object({
 });
 export type CommandUpdate = Static<typeof CommandUpdate>;
 
-/** Asks for the direct children of `path`; answered by `tree.list.result` with the same id. */
-export const TreeList = Type.Object({ snapshot_id: SnapshotId, path: SnapshotPath });
+/**
+ * Asks for the direct children of `path`; answered by `tree.list.result` with the same id. Since
+ * protocol 4, `after` (a child name, the `next_after` of the previous page) asks for the children
+ * that sort after it; the server sends it only to agents that sent it a `next_after`.
+ */
+export const TreeList = Type.Object({
+  snapshot_id: SnapshotId,
+  path: SnapshotPath,
+  after: Type.Optional(TreeChildName),
+});
 export type TreeList = Static<typeof TreeList>;
 
 /**

@@ -3,84 +3,26 @@
  * One directory of a snapshot, straight from restic: `restic ls --no-lock --json <snapshot> <dir>`
  * prints the snapshot, the directory's own node and its direct children only (verified on 0.14
  * and 0.18, CONTRACT §7), in about the fixed cost of opening the repository. The output is read
- * line by line and only children are kept, up to what one reply frame can carry.
+ * line by line and only the children of the asked page are kept (tree-page.ts), so a directory of
+ * any size costs one page of memory.
  */
 import type { Repository, TreeEntry, TreeListResult } from "@fleetback/protocol";
-import { MAX_FRAME_BYTES } from "@fleetback/protocol";
 import { renderStderrLine } from "../jobs/backup-output.js";
 import { createErrorCollector } from "../jobs/tool-outcome.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { parseLsLine } from "./ls-output.js";
+import { createTreePage, type TreePage } from "./tree-page.js";
 import { parentOf } from "./tree-path.js";
 
-/** Room for the envelope around `{"entries":[...]}`. */
-export const ENTRIES_BUDGET_BYTES = MAX_FRAME_BYTES - 4 * 1024;
-
-/** Collects entries while they fit into one `tree.list.result` frame, and counts the rest. */
-export interface EntryCollector {
-  add(entry: TreeEntry): void;
-  readonly entries: TreeEntry[];
-  readonly total: number;
-  readonly overflow: boolean;
-}
-
-export function createEntryCollector(budget = ENTRIES_BUDGET_BYTES): EntryCollector {
-  const entries: TreeEntry[] = [];
-  let bytes = 20;
-  let total = 0;
-  let overflow = false;
-  return {
-    add(entry) {
-      total += 1;
-      if (overflow) {
-        return;
-      }
-      bytes += Buffer.byteLength(JSON.stringify(entry)) + 1;
-      if (bytes > budget) {
-        overflow = true;
-        entries.length = 0;
-        return;
-      }
-      entries.push(entry);
-    },
-    entries,
-    get total() {
-      return total;
-    },
-    get overflow() {
-      return overflow;
-    },
-  };
-}
-
-export function tooManyEntries(dir: string, total?: number): TreeListResult {
-  const count = total === undefined ? "too many entries" : `${total} entries`;
-  return {
-    error: `${dir} has ${count}, more than one reply can carry; restore the folder itself or browse a subfolder`,
-  };
-}
-
-/** The collected children sorted by name, or the overflow error. */
-export function entriesResult(dir: string, collector: EntryCollector): TreeListResult {
-  if (collector.overflow) {
-    return tooManyEntries(dir, collector.total);
-  }
-  return { entries: [...collector.entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) };
-}
-
-/** The reply for a listing: the children, or why there are none to show. */
-export function resultOf(
-  dir: string,
-  self: TreeEntry | undefined,
-  collector: EntryCollector,
-): TreeListResult {
+/** The reply for a listing: one page of the children, or why there are none to show. */
+export function resultOf(dir: string, self: TreeEntry | undefined, page: TreePage): TreeListResult {
   if (dir !== "/" && self === undefined) {
     return { error: `no such directory in the snapshot: ${dir}` };
   }
   if (self !== undefined && self.type !== "dir") {
     return { error: `not a directory: ${dir}` };
   }
-  return entriesResult(dir, collector);
+  return page.result();
 }
 
 export interface DirectListingRequest {
@@ -89,6 +31,8 @@ export interface DirectListingRequest {
   caps: BandwidthCaps;
   snapshotId: string;
   dir: string;
+  /** Only children whose name sorts after this one (tree.list `after`). */
+  after?: string | undefined;
   timeoutMs: number;
   signal?: AbortSignal;
 }
@@ -101,7 +45,7 @@ export interface DirectListing {
 
 export async function listDirectory(request: DirectListingRequest): Promise<DirectListing> {
   const failedWith = (error: string): DirectListing => ({ reply: { error }, snapshotFound: false });
-  const collector = createEntryCollector();
+  const page = createTreePage(request.after);
   const errors = createErrorCollector();
   let self: TreeEntry | undefined;
   let sawSnapshot = false;
@@ -125,7 +69,7 @@ export async function listDirectory(request: DirectListingRequest): Promise<Dire
         if (parsed.entry.path === request.dir) {
           self = parsed.entry;
         } else if (parentOf(parsed.entry.path) === request.dir) {
-          collector.add(parsed.entry);
+          page.add(parsed.entry);
         }
       }
     },
@@ -148,5 +92,5 @@ export async function listDirectory(request: DirectListingRequest): Promise<Dire
       errors.best() ?? `restic ls exited with code ${result.exitCode ?? result.signal ?? "unknown"}`,
     );
   }
-  return { reply: resultOf(request.dir, self, collector), snapshotFound: true };
+  return { reply: resultOf(request.dir, self, page), snapshotFound: true };
 }

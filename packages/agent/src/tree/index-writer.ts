@@ -4,11 +4,13 @@
  * only the chain of open directories in memory, never the listing:
  *
  * - `entries.jsonl`: one `[name, type, size, mtime]` line per node, in restic's order.
- * - `dirs.jsonl`: one `[dir path, [[offset, length], ...]]` line per directory, written when the
- *   directory is complete. restic walks depth-first in name order, so a directory's children sit
- *   in runs of lines interrupted by the subtrees of its child directories: at most one run more
- *   than it has child directories. A reader merges every line of a path, so the index stays right
- *   even if the order were different.
+ * - `dirs.jsonl`: one `[dir path, [[offset, length], ...], in order]` line per directory, written
+ *   when the directory is complete. restic walks depth-first in name order, so a directory's
+ *   children sit in runs of lines interrupted by the subtrees of its child directories: at most
+ *   one run more than it has child directories. A reader merges every line of a path, so the index
+ *   stays right even if the order were different. `in order` (1 or 0; absent in indexes of older
+ *   agents) says the children came in strictly ascending name order (tree-page.ts), so that a
+ *   reader of one page may stop at its end instead of reading a huge directory to the last line.
  *
  * Writes are synchronous and batched (64 KiB): the node stream arrives in a synchronous callback,
  * and a bounded buffer is the point.
@@ -16,6 +18,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { TreeEntry } from "@fleetback/protocol";
+import { compareNames } from "./tree-page.js";
 import { isBelow, parentOf } from "./tree-path.js";
 
 export const ENTRIES_FILE = "entries.jsonl";
@@ -25,9 +28,13 @@ const BATCH_BYTES = 64 * 1024;
 export type Run = [offset: number, length: number];
 export type IndexLine = [name: string, type: TreeEntry["type"], size: number, mtime: string];
 
+export type DirLine = [path: string, runs: Run[], inOrder?: 0 | 1];
+
 interface OpenDir {
   path: string;
   runs: Run[];
+  lastName?: string;
+  inOrder: boolean;
 }
 
 interface BatchedFile {
@@ -94,7 +101,8 @@ export function createIndexWriter(dir: string): IndexWriter {
   let closed = false;
 
   const close = (open: OpenDir) => {
-    dirBytes += dirs.write(`${JSON.stringify([open.path, open.runs])}\n`);
+    const line: DirLine = [open.path, open.runs, open.inOrder ? 1 : 0];
+    dirBytes += dirs.write(`${JSON.stringify(line)}\n`);
   };
 
   return {
@@ -109,9 +117,13 @@ export function createIndexWriter(dir: string): IndexWriter {
       }
       let top = stack.at(-1);
       if (top === undefined || top.path !== parent) {
-        top = { path: parent, runs: [] };
+        top = { path: parent, runs: [], inOrder: true };
         stack.push(top);
       }
+      if (top.lastName !== undefined && compareNames(top.lastName, entry.name) >= 0) {
+        top.inOrder = false;
+      }
+      top.lastName = entry.name;
       const line: IndexLine = [entry.name, entry.type, entry.size, entry.mtime];
       const bytes = entries.write(`${JSON.stringify(line)}\n`);
       const last = top.runs.at(-1);
@@ -124,7 +136,7 @@ export function createIndexWriter(dir: string): IndexWriter {
       lastParent = parent;
       nodes += 1;
       if (entry.type === "dir") {
-        stack.push({ path: entry.path, runs: [] });
+        stack.push({ path: entry.path, runs: [], inOrder: true });
       }
     },
     get bytes() {

@@ -7,7 +7,8 @@
  * for CPU) one full listing is streamed into an on-disk index in the background (index-writer.ts);
  * every later folder of that snapshot is read from the index in milliseconds. Concurrent requests
  * share one build per snapshot, at most `maxBuilds` run at once, and a failed build leaves no
- * index (the next folder simply lists directly again).
+ * index (the next folder simply lists directly again). A directory too large for one reply is
+ * answered a page at a time (`after` / `next_after`, tree-page.ts) on both paths.
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -179,7 +180,7 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
       const key = indexKey(repository.url, request.snapshot_id);
       await sweep();
       try {
-        const fromIndex = await store.lookup(key, normalised.path);
+        const fromIndex = await store.lookup(key, normalised.path, request.after);
         if (fromIndex !== undefined) {
           return fromIndex;
         }
@@ -192,6 +193,7 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
         caps: credentials.hostCaps(),
         snapshotId: request.snapshot_id,
         dir: normalised.path,
+        after: request.after,
         timeoutMs: listTimeoutMs,
         signal: stopping.signal,
       });

@@ -5,7 +5,8 @@
  * (SPEC Limits) and are swept on every access, never by a timer. The total number of tree entries
  * held is bounded, so neither a busy server nor one huge folder grows memory without limit: when
  * full, the listings closest to expiry go first, and a listing larger than the whole bound is not
- * kept at all. Errors are never stored here (the caller only stores replies with entries).
+ * kept at all. Errors are never stored here (the caller only stores replies with entries). A
+ * folder too large for one reply is cached page by page: the cursor is part of the key.
  */
 import type { TreeEntry } from "@fleetback/protocol";
 import type { Clock } from "../clock.js";
@@ -21,11 +22,19 @@ export interface TreeCacheKey {
   hostId: string;
   snapshotId: string;
   path: string;
+  /** The page's cursor (`tree.list.after`); absent for the first page. */
+  after?: string | undefined;
+}
+
+/** One page of a folder: its entries, and the cursor of the next page when there is one. */
+export interface TreePage {
+  entries: TreeEntry[];
+  nextAfter?: string | undefined;
 }
 
 export interface TreeCache {
-  get(key: TreeCacheKey): TreeEntry[] | undefined;
-  set(key: TreeCacheKey, entries: TreeEntry[]): void;
+  get(key: TreeCacheKey): TreePage | undefined;
+  set(key: TreeCacheKey, page: TreePage): void;
   /** Live listings after a sweep (for tests and metrics). */
   size(): number;
 }
@@ -37,8 +46,9 @@ export interface TreeCacheOptions {
 }
 
 function keyOf(key: TreeCacheKey): string {
-  // NUL never occurs in ids or paths from the wire, so the parts cannot run into each other.
-  return [key.userId, key.sessionId, key.hostId, key.snapshotId, key.path].join("\u0000");
+  // NUL never occurs in ids, paths or cursors from the wire, so the parts cannot run into each
+  // other; a cursor is never empty, so "" stands for the first page.
+  return [key.userId, key.sessionId, key.hostId, key.snapshotId, key.path, key.after ?? ""].join("\u0000");
 }
 
 export function createTreeCache(options: TreeCacheOptions): TreeCache {
@@ -46,7 +56,7 @@ export function createTreeCache(options: TreeCacheOptions): TreeCache {
   const maxEntries = options.maxEntries ?? TREE_CACHE_MAX_ENTRIES;
   // Insertion order is expiry order (every entry lives ttlMs from its set), so a sweep stops at
   // the first live entry and eviction takes the oldest first.
-  const entries = new Map<string, { expiresAt: number; entries: TreeEntry[]; weight: number }>();
+  const entries = new Map<string, { expiresAt: number; page: TreePage; weight: number }>();
   let held = 0;
 
   function drop(key: string): void {
@@ -69,14 +79,14 @@ export function createTreeCache(options: TreeCacheOptions): TreeCache {
   return {
     get(key) {
       sweep(options.clock.now().getTime());
-      return entries.get(keyOf(key))?.entries;
+      return entries.get(keyOf(key))?.page;
     },
-    set(key, listed) {
+    set(key, page) {
       const now = options.clock.now().getTime();
       sweep(now);
       const id = keyOf(key);
       drop(id);
-      const weight = Math.max(1, listed.length);
+      const weight = Math.max(1, page.entries.length);
       if (weight > maxEntries) {
         return;
       }
@@ -87,7 +97,7 @@ export function createTreeCache(options: TreeCacheOptions): TreeCache {
         }
         drop(oldest.value);
       }
-      entries.set(id, { expiresAt: now + ttlMs, entries: listed, weight });
+      entries.set(id, { expiresAt: now + ttlMs, page, weight });
       held += weight;
     },
     size() {

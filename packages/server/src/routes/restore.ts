@@ -5,12 +5,15 @@
  * (DESIGN.md: operators restore); browsing a tree shows file names a viewer's snapshot list does
  * not. A wizard session id (random, carried in the URL and a hidden field) scopes the tree cache
  * together with the user, so one operator's cached listings are never served to another.
+ * A folder too large for one reply is shown a page at a time: the tree partial with `after` answers
+ * only the next page's rows, which replace the "Show more" row they were asked by, so their
+ * checkboxes sit in the same form as the first page's.
  * A rejected submit re-renders the wizard with the operator's input and every problem (400); an
  * offline host re-renders it with 503; nothing is sent in either case. Diff is in routes/diff.ts.
  */
 import { randomBytes } from "node:crypto";
 import type { Host, Snapshot } from "@fleetback/db";
-import { SNAPSHOT_ID_PATTERN } from "@fleetback/protocol";
+import { SNAPSHOT_ID_PATTERN, TREE_PAGING_PROTOCOL_VERSION, TreeChildName } from "@fleetback/protocol";
 import { type Context, Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app.js";
@@ -28,7 +31,7 @@ import {
   type RestoreInput,
 } from "../restore/restore-request.js";
 import { searchSnapshots } from "../restore/snapshot-search.js";
-import { createTreeLister } from "../restore/tree-listing.js";
+import { createTreeLister, type TreeListing } from "../restore/tree-listing.js";
 import { requireHost } from "../sources/source-groups.js";
 
 export const WIZARD_SESSION_PATTERN = "^[A-Za-z0-9_-]{16,64}$";
@@ -51,11 +54,17 @@ const TreeQuery = Type.Object(
     snapshot_id: SnapshotIdField,
     path: TreePath,
     nested: Type.Optional(Type.Literal("1")),
+    after: Type.Optional(TreeChildName),
   },
   { additionalProperties: false },
 );
 const ApiTreeQuery = Type.Object(
-  { snapshot_id: SnapshotIdField, path: TreePath, session: Type.Optional(Session) },
+  {
+    snapshot_id: SnapshotIdField,
+    path: TreePath,
+    session: Type.Optional(Session),
+    after: Type.Optional(TreeChildName),
+  },
   { additionalProperties: false },
 );
 const RestoreForm = Type.Object(
@@ -87,12 +96,38 @@ export function newWizardSession(): string {
   return randomBytes(18).toString("base64url");
 }
 
-function treeUrl(hostId: string, session: string, snapshotId: string, path: string, nested: boolean): string {
+function treeUrl(
+  hostId: string,
+  session: string,
+  snapshotId: string,
+  path: string,
+  nested: boolean,
+  after?: string,
+): string {
   const query = new URLSearchParams({ session, snapshot_id: snapshotId, path });
   if (nested) {
     query.set("nested", "1");
   }
+  if (after !== undefined) {
+    query.set("after", after);
+  }
   return `/hosts/${hostId}/restore/tree?${query.toString()}`;
+}
+
+/**
+ * An agent before protocol 4 ignores `after` and would send the first page again, which the
+ * wizard would append as if it were new. It never sends `next_after`, so only a hand-made URL
+ * gets here.
+ */
+function pagingRefused(host: Host): TreeListing | undefined {
+  if ((host.protocolVersion ?? 0) >= TREE_PAGING_PROTOCOL_VERSION) {
+    return undefined;
+  }
+  return {
+    ok: false,
+    reason: "agent_error",
+    message: `after: the agent of ${host.name} is too old to list a folder in pages; upgrade it`,
+  };
 }
 
 /** `/`, then one crumb per segment of `path`. */
@@ -221,34 +256,48 @@ export function restoreRoutes(deps: AppDeps): Hono<AppEnv> {
     const host = await requireHost(deps.db, c.req.param("id"));
     const nested = query.nested === "1";
     const snapshot = await findHostSnapshot(deps.db, host.id, query.snapshot_id);
-    const listing = snapshot
-      ? await trees.list({
+    const urlOf = (path: string, nestedUrl: boolean, after?: string) =>
+      treeUrl(host.id, query.session, query.snapshot_id, path, nestedUrl, after);
+    const refused = query.after === undefined ? undefined : pagingRefused(host);
+    const listing: TreeListing = !snapshot
+      ? { ok: false, reason: "agent_error", message: `${query.snapshot_id} is not a snapshot of this host` }
+      : (refused ??
+        (await trees.list({
           userId: actorOf(c).userId,
           sessionId: query.session,
           hostId: host.id,
           snapshotId: snapshot.id,
           path: query.path,
-        })
-      : ({ ok: false, message: `${query.snapshot_id} is not a snapshot of this host` } as const);
-    const html = deps.views.render("partials/restore-tree.njk", {
+          after: query.after,
+        })));
+    const page = {
       path: query.path,
-      nested,
-      selfUrl: treeUrl(host.id, query.session, query.snapshot_id, query.path, nested),
-      crumbs: crumbsOf(query.path).map((crumb) => ({
-        ...crumb,
-        url: treeUrl(host.id, query.session, query.snapshot_id, crumb.path, false),
-      })),
-      error: listing.ok ? undefined : listing.message,
-      cached: listing.ok ? listing.cached : false,
+      selfUrl: urlOf(query.path, nested, query.after),
+      moreUrl: listing.ok && listing.nextAfter ? urlOf(query.path, nested, listing.nextAfter) : undefined,
+      nextAfter: listing.ok ? listing.nextAfter : undefined,
       entries: listing.ok
         ? listing.entries.map((entry) => ({
             ...entry,
-            url:
-              entry.type === "dir"
-                ? treeUrl(host.id, query.session, query.snapshot_id, entry.path, true)
-                : undefined,
+            url: entry.type === "dir" ? urlOf(entry.path, true) : undefined,
           }))
         : [],
+    };
+    if (query.after !== undefined) {
+      // The rows that follow the "Show more" row they replace; an error takes that row's place.
+      return c.html(
+        deps.views.render("partials/restore-tree-rows.njk", {
+          ...page,
+          appended: true,
+          pageError: listing.ok ? undefined : listing.message,
+        }),
+      );
+    }
+    const html = deps.views.render("partials/restore-tree.njk", {
+      ...page,
+      nested,
+      crumbs: crumbsOf(query.path).map((crumb) => ({ ...crumb, url: urlOf(crumb.path, false) })),
+      error: listing.ok ? undefined : listing.message,
+      cached: listing.ok ? listing.cached : false,
     });
     return c.html(html);
   });
@@ -260,15 +309,25 @@ export function restoreRoutes(deps: AppDeps): Hono<AppEnv> {
     if (!snapshot) {
       throw new RequestError("invalid", `snapshot_id: ${query.snapshot_id} is not a snapshot of this host`);
     }
+    const refused = query.after === undefined ? undefined : pagingRefused(host);
+    if (refused && !refused.ok) {
+      throw new RequestError("invalid", refused.message);
+    }
     const listing = await trees.list({
       userId: actorOf(c).userId,
       sessionId: query.session ?? "api",
       hostId: host.id,
       snapshotId: snapshot.id,
       path: query.path,
+      after: query.after,
     });
     if (listing.ok) {
-      return c.json({ path: query.path, entries: listing.entries, cached: listing.cached });
+      return c.json({
+        path: query.path,
+        entries: listing.entries,
+        cached: listing.cached,
+        ...(listing.nextAfter === undefined ? {} : { next_after: listing.nextAfter }),
+      });
     }
     if (listing.reason === "offline") {
       throw unavailable(listing.message);
