@@ -6,6 +6,8 @@ import {
   hostCredentials,
   hosts,
   jobs,
+  notificationChannels,
+  notificationDeliveries,
   pendingHosts,
   scheduleSourceGroups,
   schedules,
@@ -224,5 +226,46 @@ runDbSuite("database constraints", (getDb) => {
       insertHost(db, { agentKind: "sea", updateVersion: "1.0.0", updateState: "rolled_back" }),
     ).resolves.toMatchObject({ agentKind: "sea", updateState: "rolled_back" });
     await expect(insertHost(db)).resolves.toMatchObject({ agentKind: "bundle", updateState: null });
+  });
+
+  it("drops pending deliveries with their channel, keeps them without their alert, knows two events", async () => {
+    const db = getDb();
+    const host = await insertHost(db);
+    const [alert] = await db
+      .insert(alerts)
+      .values({ id: testId("alert"), hostId: host.id, kind: "backup_failed", message: "failed" })
+      .returning();
+    const channel = (name: string) => ({
+      id: testId("channel"),
+      name,
+      kind: "slack" as const,
+      sealedConfig: new Uint8Array([1, 2, 3]),
+    });
+    const kept = channel("kept");
+    const dropped = channel("dropped");
+    await db.insert(notificationChannels).values([kept, dropped]);
+    const delivery = (channelId: string) => ({
+      id: testId("delivery"),
+      channelId,
+      alertId: alert?.id ?? null,
+      event: "alert.opened" as const,
+      notification: { title: "t", body: "b", link: "https://fleetback.example/hosts/1", data: {} },
+      nextAttemptAt: new Date(),
+    });
+    await db.insert(notificationDeliveries).values([delivery(kept.id), delivery(dropped.id)]);
+
+    await db.delete(notificationChannels).where(eq(notificationChannels.id, dropped.id));
+    await db.delete(hosts).where(eq(hosts.id, host.id));
+    expect(await db.select().from(notificationDeliveries)).toMatchObject([
+      { channelId: kept.id, alertId: null, attempts: 0, claimedUntil: null },
+    ]);
+
+    for (const fields of [{ event: "test" }, { attempts: -1 }]) {
+      const error = await db
+        .insert(notificationDeliveries)
+        .values({ ...delivery(kept.id), ...(fields as { attempts: number }) })
+        .catch((e: unknown) => e);
+      expect(isCheckViolation(error)).toBe(true);
+    }
   });
 });

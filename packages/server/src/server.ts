@@ -192,6 +192,8 @@ export async function startServer(
   try {
     server = await listen(app.fetch, config);
   } catch (err) {
+    // Its delivery passes have started; queued deliveries wait for the next start.
+    await notifier.close();
     await db.close().catch(() => undefined);
     const reason = err instanceof Error ? err.message : String(err);
     throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${reason}`, {
@@ -255,7 +257,7 @@ export async function startServer(
             server.closeIdleConnections();
           }
         });
-        // Deliveries in flight still write their notification_log rows.
+        // Attempts in flight still record their outcome; the rest stays queued for the next start.
         await notifier.close();
         await db.close();
       })();

@@ -1,8 +1,9 @@
 /**
- * @module Alerts raised by failed jobs, the channels they fan out to, and every delivery attempt.
+ * @module Alerts raised by failed jobs, the channels they fan out to, the deliveries still to make
+ * and every delivery attempt.
  */
 import { sql } from "drizzle-orm";
-import { boolean, check, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { users } from "./auth.js";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 import { hosts } from "./hosts.js";
@@ -86,9 +87,49 @@ export const notificationLog = pgTable(
   ],
 );
 
+/** A notification as rendered when its alert changed; later attempts send exactly this. */
+export interface QueuedNotification {
+  title: string;
+  body: string;
+  link: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Deliveries not yet sent nor given up, one per (notification, channel). A server claims a due row
+ * until `claimed_until` while it attempts it; a claim left by a crashed server simply expires.
+ */
+export const notificationDeliveries = pgTable(
+  "notification_deliveries",
+  {
+    id: text("id").primaryKey(),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => notificationChannels.id, { onDelete: "cascade" }),
+    alertId: text("alert_id").references(() => alerts.id, { onDelete: "set null" }),
+    // Test notifications are sent at once, never queued.
+    event: text("event").$type<"alert.opened" | "alert.resolved">().notNull(),
+    notification: jsonb("notification").$type<QueuedNotification>().notNull(),
+    // Attempts made so far; the next one is attempts + 1.
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: timestamptz("next_attempt_at").notNull(),
+    claimedUntil: timestamptz("claimed_until"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    check("notification_deliveries_event_check", sql`${t.event} in ('alert.opened', 'alert.resolved')`),
+    check("notification_deliveries_attempts_check", sql`${t.attempts} >= 0`),
+    // Every delivery pass scans for due rows.
+    index("notification_deliveries_next_attempt_at_idx").on(t.nextAttemptAt),
+    index("notification_deliveries_channel_id_idx").on(t.channelId),
+  ],
+);
+
 export type Alert = typeof alerts.$inferSelect;
 export type NewAlert = typeof alerts.$inferInsert;
 export type NotificationChannel = typeof notificationChannels.$inferSelect;
 export type NewNotificationChannel = typeof notificationChannels.$inferInsert;
 export type NotificationLogEntry = typeof notificationLog.$inferSelect;
 export type NewNotificationLogEntry = typeof notificationLog.$inferInsert;
+export type NotificationDelivery = typeof notificationDeliveries.$inferSelect;
+export type NewNotificationDelivery = typeof notificationDeliveries.$inferInsert;

@@ -1,48 +1,88 @@
 import { createHmac } from "node:crypto";
 import { sealJson } from "@fleetback/crypto";
-import { type Alert, alerts, notificationChannels, notificationLog } from "@fleetback/db";
+import {
+  type Alert,
+  alerts,
+  notificationChannels,
+  notificationDeliveries,
+  notificationLog,
+} from "@fleetback/db";
 import { asc, eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { eventually } from "../testing/eventually.js";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
 import { seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
+import type { TestDeps } from "../testing/test-deps.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import { createChannel, deleteChannel, type NewChannelInput, updateChannel } from "./channels.js";
-import { createNotifier, type Notifier, type NotifierOptions } from "./notifier.js";
+import { createNotifier, NOTIFIER_DEFAULTS, type Notifier, type NotifierOptions } from "./notifier.js";
 
 const CANARY = "canary-SECRET-123";
 
-/** Runs every backoff wait at once and remembers how long it was asked to be. */
-function fastTimers() {
-  const delays: number[] = [];
+/**
+ * Timers on the suite's manual clock, so that a wait is both measured and skipped: `next()` moves
+ * the clock to the earliest timer, runs every timer due by then and says how far it moved.
+ */
+function clockTimers(clock: TestDeps["clock"]) {
+  const timers = new Map<number, { at: number; run: () => void }>();
+  let seq = 0;
   const setTimer: SetTimer = (run, ms) => {
-    delays.push(ms);
-    const handle = setImmediate(run);
-    return () => clearImmediate(handle);
+    const id = seq++;
+    timers.set(id, { at: clock.now().getTime() + ms, run });
+    return () => {
+      timers.delete(id);
+    };
   };
-  return { delays, setTimer };
+  function runDue() {
+    for (const [id, timer] of [...timers]) {
+      if (timer.at <= clock.now().getTime()) {
+        timers.delete(id);
+        timer.run();
+      }
+    }
+  }
+  return {
+    setTimer,
+    pending: () => timers.size,
+    nextAt: () => Math.min(...[...timers.values()].map((timer) => timer.at)),
+    runDue,
+    next(): number {
+      const at = Math.min(...[...timers.values()].map((timer) => timer.at));
+      if (!Number.isFinite(at)) {
+        throw new Error("no timer is set");
+      }
+      const moved = Math.max(0, at - clock.now().getTime());
+      clock.advance(moved);
+      runDue();
+      return moved;
+    },
+  };
 }
 
 runServerSuite("notifier", (server) => {
   let receiver: HttpReceiver;
   let smtp: SmtpReceiver;
   let notifier: Notifier | undefined;
+  /** Every notifier a test started; several stand for servers sharing the database. */
+  const started: Notifier[] = [];
   let alert: Alert;
   const context = { hostName: "db-01", sourceGroupName: "etc" };
 
   beforeAll(async () => {
+    // The test server's own notifier would claim the deliveries of the notifiers under test.
+    await server.deps.notifier.close();
     receiver = await startHttpReceiver();
     smtp = await startSmtpReceiver({ username: "mailer", password: CANARY });
   });
   afterAll(async () => {
+    await Promise.all(started.splice(0).map((n) => n.close()));
     await receiver.close();
     await smtp.close();
   });
   beforeEach(async () => {
-    await notifier?.close();
+    await Promise.all(started.splice(0).map((n) => n.close()));
     notifier = undefined;
     receiver.requests.length = 0;
     smtp.messages.length = 0;
@@ -66,8 +106,38 @@ runServerSuite("notifier", (server) => {
   });
 
   function start(options: NotifierOptions = {}) {
-    notifier = createNotifier(server.deps, { attemptTimeoutMs: 2_000, ...options });
-    return notifier;
+    const created = createNotifier(server.deps, { attemptTimeoutMs: 2_000, ...options });
+    started.push(created);
+    notifier = created;
+    return created;
+  }
+
+  async function openAlert(dedupKey: string) {
+    const [row] = await server.deps.db
+      .insert(alerts)
+      .values({ ...alert, id: ulid(), dedupKey, createdAt: server.deps.clock.now() })
+      .returning();
+    if (!row) {
+      throw new Error("no alert row");
+    }
+    return row;
+  }
+
+  function queued() {
+    return server.deps.db.select().from(notificationDeliveries).orderBy(asc(notificationDeliveries.id));
+  }
+
+  /** Lets the retries happen on the clock until nothing is queued; answers the waits it skipped. */
+  async function settle(n: Notifier, timers: ReturnType<typeof clockTimers>) {
+    const waits: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      await n.idle();
+      if ((await queued()).length === 0) {
+        return waits;
+      }
+      waits.push(timers.next());
+    }
+    throw new Error(`deliveries still queued after ${waits.length} waits: ${waits.join(", ")}`);
   }
 
   async function channel(input: Omit<NewChannelInput, "kind"> & { kind: NewChannelInput["kind"] }) {
@@ -197,11 +267,17 @@ runServerSuite("notifier", (server) => {
   it("retries a 500 with exponential backoff and logs every attempt", async () => {
     const row = await channel({ name: "flaky", kind: "slack", config: { url: `${receiver.url}/flaky` } });
     receiver.reply(500, 503);
-    const timers = fastTimers();
-    start({ setTimer: timers.setTimer, backoffMs: 1_000, backoffFactor: 4 }).alertOpened(alert, context);
-    await notifier?.idle();
+    const timers = clockTimers(server.deps.clock);
+    const n = start({ setTimer: timers.setTimer, backoffMs: 1_000, backoffFactor: 4 });
+    n.alertOpened(alert, context);
+    await n.idle();
+    expect(receiver.requests).toHaveLength(1);
+    const due = new Date(server.deps.clock.now().getTime() + 1_000);
+    expect(await queued()).toMatchObject([
+      { channelId: row.id, attempts: 1, nextAttemptAt: due, claimedUntil: null },
+    ]);
+    expect(await settle(n, timers)).toEqual([1_000, 4_000]);
     expect(receiver.requests).toHaveLength(3);
-    expect(timers.delays).toEqual([1_000, 4_000]);
     const rows = await logRows(row.id);
     expect(rows.map((r) => [r.attempt, r.status, r.statusCode])).toEqual([
       [1, "retrying", 500],
@@ -214,11 +290,12 @@ runServerSuite("notifier", (server) => {
   it("does not retry a 4xx answer", async () => {
     const row = await channel({ name: "gone", kind: "discord", config: { url: `${receiver.url}/gone` } });
     receiver.reply(404);
-    start({ setTimer: fastTimers().setTimer }).alertOpened(alert, context);
+    start({ setTimer: clockTimers(server.deps.clock).setTimer }).alertOpened(alert, context);
     await notifier?.idle();
     expect((await logRows(row.id)).map((r) => [r.attempt, r.status, r.statusCode])).toEqual([
       [1, "failed", 404],
     ]);
+    expect(await queued()).toEqual([]);
   });
 
   it("gives up on a dead endpoint after the last attempt without delaying the caller", async () => {
@@ -230,12 +307,13 @@ runServerSuite("notifier", (server) => {
       config: { url: `${dead.url}/x`, secret: CANARY },
     });
     const live = await channel({ name: "live", kind: "slack", config: { url: `${receiver.url}/live` } });
-    const timers = fastTimers();
-    const started = performance.now();
-    start({ setTimer: timers.setTimer, maxAttempts: 3 }).alertOpened(alert, context);
-    expect(performance.now() - started).toBeLessThan(20);
+    const timers = clockTimers(server.deps.clock);
+    const n = start({ setTimer: timers.setTimer, maxAttempts: 3 });
+    const before = performance.now();
+    n.alertOpened(alert, context);
+    expect(performance.now() - before).toBeLessThan(20);
     expect(await logRows()).toEqual([]);
-    await notifier?.idle();
+    await settle(n, timers);
     const rows = await logRows(row.id);
     expect(rows.map((r) => [r.attempt, r.status])).toEqual([
       [1, "retrying"],
@@ -290,8 +368,10 @@ runServerSuite("notifier", (server) => {
     const row = await channel({ name: "echo", kind: "slack", config: { url } });
     const echo = { status: 500, body: `no such hook: ${url} (/hooks/${encodeURIComponent(CANARY)})` };
     receiver.reply(echo, echo);
-    start({ setTimer: fastTimers().setTimer, maxAttempts: 2 }).alertOpened(alert, context);
-    await notifier?.idle();
+    const timers = clockTimers(server.deps.clock);
+    const n = start({ setTimer: timers.setTimer, maxAttempts: 2 });
+    n.alertOpened(alert, context);
+    await settle(n, timers);
     const rows = await logRows(row.id);
     expect(rows.map((r) => r.status)).toEqual(["retrying", "failed"]);
     expect(rows[0]?.error).toContain("no such hook");
@@ -340,23 +420,14 @@ runServerSuite("notifier", (server) => {
   });
 
   it("a retry follows the channel as it is now: edited, disabled or deleted meanwhile", async () => {
-    const pending: Array<() => void> = [];
-    const n = start({
-      setTimer: (run) => {
-        pending.push(run);
-        return () => undefined;
-      },
-    });
+    const timers = clockTimers(server.deps.clock);
+    const n = start({ setTimer: timers.setTimer });
     const edited = await channel({ name: "edited", kind: "slack", config: { url: `${receiver.url}/old` } });
     receiver.reply(500);
     n.alertOpened(alert, context);
-    await eventually(
-      () => pending.length,
-      (count) => count === 1,
-    );
-    await updateChannel(server.deps, edited.id, { config: { url: `${receiver.url}/new` } });
-    pending.shift()?.();
     await n.idle();
+    await updateChannel(server.deps, edited.id, { config: { url: `${receiver.url}/new` } });
+    await settle(n, timers);
     expect(receiver.requests.map((req) => req.path)).toEqual(["/old", "/new"]);
 
     const disabled = await channel({ name: "disabled", kind: "slack", config: { url: `${receiver.url}/d` } });
@@ -365,16 +436,11 @@ runServerSuite("notifier", (server) => {
     receiver.requests.length = 0;
     receiver.reply(500, 500);
     n.alertOpened(alert, context);
-    await eventually(
-      () => pending.length,
-      (count) => count === 2,
-    );
+    await n.idle();
+    expect(await queued()).toHaveLength(2);
     await updateChannel(server.deps, disabled.id, { enabled: false });
     await deleteChannel(server.deps.db, deleted.id);
-    for (const run of pending.splice(0)) {
-      run();
-    }
-    await n.idle();
+    await settle(n, timers);
     expect(receiver.requests).toHaveLength(2);
     expect((await logRows(disabled.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
       [1, "retrying", "HTTP 500: scripted 500"],
@@ -383,7 +449,7 @@ runServerSuite("notifier", (server) => {
     expect(server.deps.logLines.join("\n")).not.toContain("crashed");
   });
 
-  it("close stops waiting retries, aborts hanging attempts after its bound, then drops new alerts", async () => {
+  it("close leaves waiting retries queued, aborts hanging attempts after its bound, queues later alerts", async () => {
     const hangReceiver = await startHttpReceiver();
     hangReceiver.reply("hang");
     const retrying = await channel({ name: "retrying", kind: "slack", config: { url: `${receiver.url}/r` } });
@@ -393,26 +459,155 @@ runServerSuite("notifier", (server) => {
       config: { url: `${hangReceiver.url}/h` },
     });
     receiver.reply(500);
-    // A timer that never fires: without close the retry would wait forever.
-    const n = start({ setTimer: () => () => undefined, closeTimeoutMs: 200, attemptTimeoutMs: 60_000 });
+    const timers = clockTimers(server.deps.clock);
+    const n = start({ setTimer: timers.setTimer, closeTimeoutMs: 200, attemptTimeoutMs: 60_000 });
     n.alertOpened(alert, context);
     await receiver.waitFor(1);
     await hangReceiver.waitFor(1);
     await eventuallyRows(retrying.id, 1);
-    const started = performance.now();
+    const before = performance.now();
     await n.close();
-    expect(performance.now() - started).toBeLessThan(1_500);
+    expect(performance.now() - before).toBeLessThan(1_500);
+    expect(timers.pending()).toBe(0);
     expect((await logRows(retrying.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
       [1, "retrying", "HTTP 500: scripted 500"],
-      [2, "failed", "not attempted: the server shut down before this retry"],
     ]);
     expect((await logRows(hanging.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
-      [1, "failed", "aborted: the server shut down"],
+      [1, "retrying", "aborted: the server shut down"],
     ]);
+    // A job ending during shutdown: its alert waits in the queue for the next start.
     n.alertOpened(alert, context);
     await n.idle();
     expect(receiver.requests).toHaveLength(1);
+    expect(hangReceiver.requests).toHaveLength(1);
+    const rows = await queued();
+    expect(rows.map((row) => [row.channelId, row.attempts, row.claimedUntil]).sort()).toEqual(
+      [
+        [retrying.id, 1, null],
+        [retrying.id, 0, null],
+        [hanging.id, 1, null],
+        [hanging.id, 0, null],
+      ].sort(),
+    );
     await hangReceiver.close();
+  });
+
+  it("a retry pending at shutdown is made once by the next start, when its backoff is due", async () => {
+    const secret = `hmac-${CANARY}`;
+    const row = await channel({
+      name: "restart",
+      kind: "webhook",
+      config: { url: `${receiver.url}/restart`, secret },
+    });
+    receiver.reply(503);
+    const first = start({ setTimer: clockTimers(server.deps.clock).setTimer });
+    first.alertOpened(alert, context);
+    await first.idle();
+    await first.close();
+    expect(receiver.requests).toHaveLength(1);
+    expect(await queued()).toMatchObject([{ channelId: row.id, attempts: 1, claimedUntil: null }]);
+
+    // The next process: nothing in memory, only the database.
+    const timers = clockTimers(server.deps.clock);
+    const second = start({ setTimer: timers.setTimer });
+    await second.idle();
+    expect(receiver.requests).toHaveLength(1);
+    // Its first pass at start finds the retry waiting and wakes up when the backoff is over.
+    expect(await settle(second, timers)).toEqual([0, NOTIFIER_DEFAULTS.backoffMs]);
+    expect(receiver.requests).toHaveLength(2);
+    const [failed, sent] = receiver.requests;
+    expect(sent?.body).toBe(failed?.body);
+    expect(JSON.parse(sent?.body ?? "{}")).toMatchObject({ event: "alert.opened", alert: { id: alert.id } });
+    expect(sent?.headers["x-fleetback-signature"]).toBe(
+      `sha256=${createHmac("sha256", secret)
+        .update(sent?.body ?? "")
+        .digest("hex")}`,
+    );
+    expect((await logRows(row.id)).map((r) => [r.attempt, r.status, r.statusCode])).toEqual([
+      [1, "retrying", 503],
+      [2, "sent", 200],
+    ]);
+    server.deps.clock.advance(3_600_000);
+    timers.runDue();
+    await second.idle();
+    expect(receiver.requests).toHaveLength(2);
+  });
+
+  it("two notifiers on one database (two servers) make every attempt exactly once", async () => {
+    const paths = ["/one", "/two", "/three"];
+    const channels = [];
+    for (const path of paths) {
+      channels.push(
+        await channel({
+          name: `shared${path}`,
+          kind: "webhook",
+          config: { url: `${receiver.url}${path}`, secret: CANARY },
+        }),
+      );
+    }
+    const raised = [
+      alert,
+      await openAlert("group-2"),
+      await openAlert("group-3"),
+      await openAlert("group-4"),
+    ];
+    receiver.reply(500, 500, 500);
+    const timers = [clockTimers(server.deps.clock), clockTimers(server.deps.clock)];
+    const servers = timers.map((t) => start({ setTimer: t.setTimer, concurrency: 2 }));
+    raised.forEach((raisedAlert, i) => {
+      servers[i % 2]?.alertOpened(raisedAlert, context);
+    });
+    for (let round = 0; ; round++) {
+      expect(round).toBeLessThan(20);
+      await Promise.all(servers.map((n) => n.idle()));
+      if ((await queued()).length === 0) {
+        break;
+      }
+      // Both servers wake at the same moment and race for the same due rows.
+      server.deps.clock.set(new Date(Math.min(...timers.map((t) => t.nextAt()))));
+      for (const t of timers) {
+        t.runDue();
+      }
+    }
+
+    const delivered = receiver.requests.slice(3).map((req) => {
+      const body = JSON.parse(req.body) as { alert: { id: string } };
+      return `${req.path} ${body.alert.id}`;
+    });
+    const expected = paths.flatMap((path) => raised.map((a) => `${path} ${a.id}`));
+    expect(delivered.sort()).toEqual(expected.sort());
+    const log = await logRows();
+    for (const c of channels) {
+      for (const a of raised) {
+        const attempts = log
+          .filter((entry) => entry.channelId === c.id && entry.alertId === a.id)
+          .sort((x, y) => x.attempt - y.attempt)
+          .map((entry) => `${entry.attempt}:${entry.status}`)
+          .join(" ");
+        expect(["1:sent", "1:retrying 2:sent"]).toContain(attempts);
+      }
+    }
+    expect(log.filter((entry) => entry.status === "retrying")).toHaveLength(3);
+  });
+
+  it("an alert raised while no notifier runs its passes is sent at the next pass", async () => {
+    const row = await channel({ name: "later", kind: "slack", config: { url: `${receiver.url}/later` } });
+    const stopped = start();
+    await stopped.close();
+    stopped.alertOpened(alert, context);
+    await stopped.idle();
+    expect(receiver.requests).toEqual([]);
+    expect(await queued()).toMatchObject([{ channelId: row.id, attempts: 0, claimedUntil: null }]);
+
+    const timers = clockTimers(server.deps.clock);
+    const next = start({ setTimer: timers.setTimer });
+    expect(timers.pending()).toBe(1);
+    expect(timers.next()).toBe(0);
+    await receiver.waitFor(1);
+    await next.idle();
+    expect(receiver.requests.map((req) => req.path)).toEqual(["/later"]);
+    expect((await logRows(row.id)).map((r) => [r.attempt, r.status])).toEqual([[1, "sent"]]);
+    expect(await queued()).toEqual([]);
   });
 
   async function eventuallyRows(channelId: string, count: number) {

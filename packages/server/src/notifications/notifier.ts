@@ -1,27 +1,27 @@
 /**
  * @module notifications/notifier
- * The Notifier port: the alerts module says "this alert opened / resolved" and returns at once;
- * fan-out to every enabled channel runs in the background, so a slow or dead endpoint never
- * delays job handling. Each delivery is retried with exponential backoff (4xx answers are not
- * retried), each attempt has its own timeout, and each lands in notification_log with an error
- * text scrubbed of the channel's secrets. Retries live in memory: a restart drops pending ones.
+ * The Notifier port: the alerts module says "this alert opened / resolved" and returns at once.
+ * The notification is queued in notification_deliveries, one row per wanted channel, and sent in
+ * the background (delivery-worker.ts), so a slow or dead endpoint never delays job handling. Each
+ * delivery is retried with exponential backoff (4xx answers are not retried), each attempt has
+ * its own timeout, and each lands in notification_log with an error text scrubbed of the
+ * channel's secrets.
+ *
+ * The queue outlives the process: a retry still waiting at shutdown, or left by a crash, is made
+ * after the next start, and servers sharing one database claim rows (delivery-queue.ts) so that
+ * each attempt is made once. A crash between sending and recording sends once more when its
+ * claim runs out: delivery is at least once, never silently dropped.
  */
-import { createScrubber } from "@fleetback/crypto";
 import { monotonicFactory } from "ulidx";
 import type { ServerDeps } from "../deps.js";
 import { notFound } from "../errors.js";
 import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
-import { channelTarget, secretValues } from "./channel-config.js";
 import { findChannel, listChannels, type StoredChannel } from "./channels.js";
-import { type AttemptResult, attemptDelivery, type DeliveryPorts, realDeliveryPorts } from "./deliver.js";
-import {
-  type AlertContext,
-  alertNotification,
-  type NotifiableAlert,
-  type Notification,
-  testNotification,
-} from "./message.js";
-import { recordAttempt } from "./notification-log.js";
+import { type DeliveryPorts, realDeliveryPorts } from "./deliver.js";
+import { createDeliveryAttempts } from "./delivery-attempt.js";
+import { enqueueDeliveries } from "./delivery-queue.js";
+import { createDeliveryWorker } from "./delivery-worker.js";
+import { type AlertContext, alertNotification, type NotifiableAlert, testNotification } from "./message.js";
 
 export type { AlertContext, NotifiableAlert } from "./message.js";
 
@@ -33,15 +33,22 @@ export interface TestOutcome {
 }
 
 export interface Notifier {
-  /** A new alert: every enabled channel is notified in the background. Never throws or waits. */
+  /** A new alert: queued for every enabled channel, sent in the background. Never throws or waits. */
   alertOpened(alert: NotifiableAlert, context: AlertContext): void;
-  /** A resolved alert: enabled channels with notify_resolved, in the background. */
+  /** A resolved alert: queued for enabled channels with notify_resolved. Never throws or waits. */
   alertResolved(alert: NotifiableAlert, context: AlertContext): void;
-  /** One attempt to one channel (enabled or not), awaited, logged as event `test`. */
+  /** One attempt to one channel (enabled or not), awaited, logged as event `test`, never queued. */
   sendTest(channelId: string): Promise<TestOutcome>;
-  /** Resolves when no delivery is in flight or waiting to retry (tests, shutdown). */
+  /**
+   * Resolves once this notifier has nothing in flight and no queued delivery is due by the clock
+   * (a due one is started at once rather than at the next pass). Deliveries waiting for a later
+   * retry do not hold it up; after close() neither do due ones: they wait for the next start.
+   */
   idle(): Promise<void>;
-  /** Stops retrying, waits for attempts in flight (bounded), then aborts what is left. */
+  /**
+   * Stops the delivery passes, waits for attempts in flight (bounded), then aborts what is left.
+   * Whatever was not delivered stays queued for the next start or another server.
+   */
   close(): Promise<void>;
 }
 
@@ -57,6 +64,15 @@ export interface NotifierOptions {
   backoffFactor?: number;
   attemptTimeoutMs?: number;
   closeTimeoutMs?: number;
+  /**
+   * How long a claimed delivery stays this server's. At least attemptTimeoutMs + 30 s is used, so
+   * only the claim of a server that died mid-attempt runs out.
+   */
+  claimLeaseMs?: number;
+  /** Longest wait between two passes over the queue: how soon another server's leftovers are seen. */
+  passIntervalMs?: number;
+  /** Attempts in flight at once; a backlog after an outage is worked through this many at a time. */
+  concurrency?: number;
 }
 
 type Tuning = Required<Omit<NotifierOptions, "ports" | "setTimer">>;
@@ -68,15 +84,17 @@ export const NOTIFIER_DEFAULTS: Readonly<Tuning> = {
   backoffFactor: 4,
   attemptTimeoutMs: 10_000,
   closeTimeoutMs: 10_000,
+  claimLeaseMs: 60_000,
+  passIntervalMs: 15_000,
+  concurrency: 8,
 };
 
+const LEASE_MARGIN_MS = 30_000;
+
 export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}): Notifier {
-  const ports: DeliveryPorts = { ...realDeliveryPorts, ...options.ports };
-  const setTimer = options.setTimer ?? realSetTimer;
   const settings = { ...NOTIFIER_DEFAULTS, ...withoutUndefined(options) };
   const nextId = monotonicFactory();
   const inFlight = new Set<Promise<unknown>>();
-  const wakeSleepers = new Set<() => void>();
   const shutdown = new AbortController();
   let closing: Promise<void> | undefined;
 
@@ -90,143 +108,56 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
     return work;
   }
 
-  /** Resolves true after `ms`, or false at once when the notifier is closing. */
-  function backoff(ms: number): Promise<boolean> {
-    if (closing) {
-      return Promise.resolve(false);
-    }
-    return new Promise((resolve) => {
-      let cancel = () => {};
-      const wake = () => {
-        cancel();
-        wakeSleepers.delete(wake);
-        resolve(false);
-      };
-      wakeSleepers.add(wake);
-      cancel = setTimer(() => {
-        wakeSleepers.delete(wake);
-        resolve(true);
-      }, ms);
-    });
-  }
+  const attempts = createDeliveryAttempts(deps, {
+    ports: { ...realDeliveryPorts, ...options.ports },
+    attemptTimeoutMs: settings.attemptTimeoutMs,
+    shutdown: shutdown.signal,
+  });
+  const worker = createDeliveryWorker(deps, {
+    attempts,
+    setTimer: options.setTimer ?? realSetTimer,
+    tuning: {
+      ...settings,
+      claimLeaseMs: Math.max(settings.claimLeaseMs, settings.attemptTimeoutMs + LEASE_MARGIN_MS),
+    },
+    track,
+  });
 
-  async function attempt(channel: StoredChannel, n: Notification): Promise<AttemptResult> {
-    if (!channel.settings) {
-      return { ok: false, retryable: false, error: channel.problem ?? "stored config cannot be opened" };
-    }
-    const signal = AbortSignal.any([shutdown.signal, AbortSignal.timeout(settings.attemptTimeoutMs)]);
-    const result = await attemptDelivery(channel.settings, n, ports, signal, settings.attemptTimeoutMs);
-    if (result.ok) {
-      return result;
-    }
-    const scrub = createScrubber(secretValues(channel.settings));
-    const error = signal.aborted && shutdown.signal.aborted ? "aborted: the server shut down" : result.error;
-    return { ...result, error: scrub(error) };
-  }
-
-  async function record(
-    channel: StoredChannel,
-    n: Notification,
-    attemptNo: number,
-    status: "sent" | "failed" | "retrying",
-    result: AttemptResult,
-  ) {
+  function enqueue(
+    event: "alert.opened" | "alert.resolved",
+    alert: NotifiableAlert,
+    context: AlertContext,
+    wants: (channel: StoredChannel) => boolean,
+  ): void {
     const at = deps.clock.now();
-    const written = await recordAttempt(deps.db, {
-      id: nextId(at.getTime()),
-      at,
-      channelId: channel.row.id,
-      alertId: n.alertId,
-      event: n.event,
-      attempt: attemptNo,
-      status,
-      statusCode: result.statusCode,
-      error: result.ok ? undefined : result.error,
-    });
-    const fields = {
-      channel_id: channel.row.id,
-      channel_kind: channel.row.kind,
-      target: channel.settings ? channelTarget(channel.settings) : undefined,
-      alert_id: n.alertId,
-      event: n.event,
-      attempt: attemptNo,
-      status,
-      status_code: result.statusCode,
-      error: result.ok ? undefined : result.error,
-    };
-    if (status === "sent") {
-      deps.log.info(fields, "notification sent");
-    } else {
-      deps.log.warn(
-        fields,
-        status === "retrying" ? "notification attempt failed; retrying" : "notification failed",
-      );
-    }
-    return written;
-  }
-
-  async function deliver(first: StoredChannel, n: Notification): Promise<void> {
-    let channel = first;
-    for (let attemptNo = 1; ; attemptNo++) {
-      const result = await attempt(channel, n);
-      const last =
-        result.ok || !result.retryable || attemptNo >= settings.maxAttempts || closing !== undefined;
-      const status = result.ok ? "sent" : last ? "failed" : "retrying";
-      if ((await record(channel, n, attemptNo, status, result)) === "channel_gone" || last) {
-        return;
-      }
-      const waited = await backoff(settings.backoffMs * settings.backoffFactor ** (attemptNo - 1));
-      if (!waited) {
-        const gaveUp: AttemptResult = {
-          ok: false,
-          retryable: false,
-          error: "not attempted: the server shut down before this retry",
-        };
-        await record(channel, n, attemptNo + 1, "failed", gaveUp);
-        return;
-      }
-      // Deleted, disabled or edited while waiting: the retry follows what the channel is now.
-      const current = await findChannel(deps.db, deps.keys.secret, channel.row.id);
-      if (!current) {
-        return;
-      }
-      if (!current.row.enabled) {
-        const disabled: AttemptResult = {
-          ok: false,
-          retryable: false,
-          error: "not attempted: the channel was disabled",
-        };
-        await record(current, n, attemptNo + 1, "failed", disabled);
-        return;
-      }
-      channel = current;
-    }
-  }
-
-  function fanOut(n: Notification, wants: (channel: StoredChannel) => boolean): void {
-    if (closing) {
-      deps.log.warn({ event: n.event, alert_id: n.alertId }, "notifier closed; notification dropped");
-      return;
-    }
+    const { title, body, link, data } = alertNotification(event, alert, context, deps.config.baseUrl, at);
     const work = (async () => {
-      const channels = await listChannels(deps, { enabledOnly: true });
-      for (const channel of channels.filter(wants)) {
-        track(
-          deliver(channel, n).catch((err: unknown) => {
-            deps.log.error(
-              { err, channel_id: channel.row.id, event: n.event },
-              "notification delivery crashed",
-            );
-          }),
+      const channels = (await listChannels(deps, { enabledOnly: true })).filter(wants);
+      await enqueueDeliveries(
+        deps.db,
+        channels.map((channel) => ({
+          id: nextId(at.getTime()),
+          channelId: channel.row.id,
+          alertId: alert.id,
+          event,
+          notification: { title, body, link, data },
+          at,
+        })),
+      );
+      if (closing) {
+        deps.log.info(
+          { event, alert_id: alert.id },
+          "notifier closed; notification queued for the next start",
         );
       }
+      worker.pump();
     })().catch((err: unknown) => {
-      deps.log.error({ err, event: n.event, alert_id: n.alertId }, "notification fan-out failed");
+      deps.log.error({ err, event, alert_id: alert.id }, "notification could not be queued");
     });
     track(work);
   }
 
-  async function idle(): Promise<void> {
+  async function drain(): Promise<void> {
     while (inFlight.size > 0) {
       await Promise.allSettled([...inFlight]);
     }
@@ -234,16 +165,10 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
 
   return {
     alertOpened(alert, context) {
-      fanOut(
-        alertNotification("alert.opened", alert, context, deps.config.baseUrl, deps.clock.now()),
-        () => true,
-      );
+      enqueue("alert.opened", alert, context, () => true);
     },
     alertResolved(alert, context) {
-      fanOut(
-        alertNotification("alert.resolved", alert, context, deps.config.baseUrl, deps.clock.now()),
-        (channel) => channel.row.notifyResolved,
-      );
+      enqueue("alert.resolved", alert, context, (channel) => channel.row.notifyResolved);
     },
     async sendTest(channelId) {
       const channel = await findChannel(deps.db, deps.keys.secret, channelId);
@@ -252,8 +177,8 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
       }
       const n = testNotification(channel.row.name, deps.config.baseUrl, deps.clock.now());
       const run = (async (): Promise<TestOutcome> => {
-        const result = await attempt(channel, n);
-        await record(channel, n, 1, result.ok ? "sent" : "failed", result);
+        const result = await attempts.attempt(channel, n);
+        await attempts.record(channel, n, 1, result.ok ? "sent" : "failed", result);
         return {
           status: result.ok ? "sent" : "failed",
           statusCode: result.statusCode ?? null,
@@ -262,13 +187,22 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
       })();
       return track(run);
     },
-    idle,
+    async idle() {
+      for (;;) {
+        await drain();
+        if (closing || !(await worker.hasDue())) {
+          if (inFlight.size === 0) {
+            return;
+          }
+        } else {
+          worker.pump();
+        }
+      }
+    },
     close() {
       closing ??= (async () => {
-        for (const wake of [...wakeSleepers]) {
-          wake();
-        }
-        const drained = idle();
+        worker.stop();
+        const drained = drain();
         let cancelTimer: (() => void) | undefined;
         const timedOut = new Promise<void>((resolve) => {
           cancelTimer = realSetTimer(resolve, settings.closeTimeoutMs);
