@@ -24,12 +24,14 @@ import { createJobHandlers } from "../jobs/job-handlers.js";
 import { createJobQueue, type JobQueue } from "../jobs/job-queue.js";
 import { createJobReporter } from "../jobs/job-reporter.js";
 import type { JobHandlers } from "../jobs/job-types.js";
+import { localRepositoryProblem } from "../jobs/local-repository.js";
 import type { Logger } from "../log/logger.js";
 import { createToolVersionProbe, type ToolVersionProbe } from "../restic/detect-version.js";
 import { createToolFlagProbe } from "../restic/flag-probe.js";
 import { createRestic } from "../restic/restic.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
+import { createHelperRunner } from "../restore-helper/helper-runner.js";
 import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
 import { systemTimers, type Timers } from "../time/timers.js";
@@ -58,6 +60,11 @@ export interface AgentOptions {
   /** The agent's own environment; repository and provider variables in it are ignored. */
   parentEnv: NodeJS.ProcessEnv;
   runner?: ResticRunner;
+  /**
+   * The restore helper's socket (FLEETBACK_RESTORE_SOCKET, set by the installed unit): restores
+   * run there, since this process may write only its own directories. Absent: restic runs here.
+   */
+  restoreSocket?: string;
   clock?: Clock;
   timers?: Timers;
   random?: () => number;
@@ -107,6 +114,17 @@ export function createAgent(options: AgentOptions): Agent {
     stateDir: options.stateDir,
     parentEnv: options.parentEnv,
   });
+  const restoreVia =
+    options.restoreSocket === undefined
+      ? undefined
+      : {
+          restic: createRestic({
+            runner: createHelperRunner(options.restoreSocket),
+            command: options.resticCommand,
+            stateDir: options.stateDir,
+            parentEnv: options.parentEnv,
+          }),
+        };
   const toolVersion = createToolVersionProbe(restic);
   const credentials = createCredentialStore();
   const tree = createTreeBrowser({ restic, credentials, stateDir: options.stateDir, clock, log });
@@ -149,6 +167,8 @@ export function createAgent(options: AgentOptions): Agent {
         toolFlags: createToolFlagProbe({ restic, stateDir: options.stateDir, log }),
         credentials,
         runner,
+        restoreVia,
+        repositoryProblem: localRepositoryProblem,
         parentEnv: options.parentEnv,
         timers,
         clock,

@@ -4,7 +4,7 @@
  * flags it takes, so a typo or a flag of another command is a usage error rather than ignored.
  */
 
-export const COMMANDS = ["enroll", "announce", "run", "status", "help", "version"] as const;
+export const COMMANDS = ["enroll", "announce", "run", "status", "restore-helper", "help", "version"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface Flags {
@@ -13,6 +13,7 @@ export interface Flags {
   configDir?: string;
   stateDir?: string;
   tlsPin?: string;
+  socket?: string;
 }
 type FlagName = keyof Flags;
 
@@ -22,6 +23,7 @@ const FLAG_NAMES: Record<string, FlagName> = {
   "--config-dir": "configDir",
   "--state-dir": "stateDir",
   "--tls-pin": "tlsPin",
+  "--socket": "socket",
 };
 
 const ALLOWED: Record<CommandName, readonly FlagName[]> = {
@@ -29,6 +31,7 @@ const ALLOWED: Record<CommandName, readonly FlagName[]> = {
   announce: ["server", "configDir", "stateDir", "tlsPin"],
   run: ["configDir", "stateDir"],
   status: ["configDir", "stateDir"],
+  "restore-helper": ["configDir", "stateDir", "socket"],
   help: [],
   version: [],
 };

@@ -15,6 +15,9 @@ Commands:
   run   Connect to the server and run jobs until stopped (the service runs this).
   status
         Show the config (token shortened), state dir, restic version and server health.
+  restore-helper [--socket PATH]
+        The restore helper the installed fleetback-agent-restore.socket starts: runs restic
+        restore for the confined agent, writing only where a restore was asked to write.
   help, --help, -h      This text.
   version, --version    The agent version.
 
@@ -29,6 +32,8 @@ Options:
 
 Environment:
   FLEETBACK_RESTIC            restic binary (default: restic on PATH).
+  FLEETBACK_RESTORE_SOCKET    run: restores go through the restore helper at this socket
+                              (the installed unit sets it); restore-helper: where to listen.
   FLEETBACK_AGENT_LOG_LEVEL   debug, info (default), warn or error; logs are JSON on stderr.
   FLEETBACK_AGENT_LAUNCHED    Set by the launcher for the updated version it starts; that
                               version then skips the boot record (<state dir>/update/boot.json).

@@ -10,6 +10,7 @@ import type { CliDeps } from "./cli-deps.js";
 import { enrollCommand } from "./enroll-command.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 import { HELP } from "./help.js";
+import { restoreHelperCommand } from "./restore-helper-command.js";
 import { runCommand } from "./run-command.js";
 import { statusCommand } from "./status-command.js";
 
@@ -37,6 +38,8 @@ export async function runCli(argv: readonly string[], deps: CliDeps): Promise<Ex
         return await runCommand(deps, paths);
       case "status":
         return await statusCommand(deps, paths);
+      case "restore-helper":
+        return await restoreHelperCommand(deps, paths, parsed.flags.socket);
     }
   } catch (cause) {
     // File system trouble mostly (a read-only or foreign-owned config dir): one line, no stack.

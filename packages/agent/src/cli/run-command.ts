@@ -70,6 +70,7 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<numb
     log,
     parentEnv: deps.env,
     runner: deps.runner,
+    restoreSocket: deps.env.FLEETBACK_RESTORE_SOCKET || undefined,
     clock: deps.clock,
     timers: deps.timers,
     random: deps.random,

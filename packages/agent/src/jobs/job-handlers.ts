@@ -15,7 +15,14 @@ import { createPruneJob } from "./prune-job.js";
 import { createRestoreJob, type RestoreJobDeps } from "./restore-job.js";
 import { createUnlockJob } from "./unlock-job.js";
 
-export type JobHandlerDeps = InitJobDeps & RestoreJobDeps;
+export type JobHandlerDeps = InitJobDeps &
+  RestoreJobDeps & {
+    /**
+     * Restores go through the restore helper (restore-helper/): its restic, and no target dir or
+     * local-repository check of the agent's own, since the helper writes where the agent may not.
+     */
+    restoreVia?: Pick<RestoreJobDeps, "restic">;
+  };
 
 export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
   return {
@@ -25,7 +32,11 @@ export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
     check: createCheckJob(deps),
     unlock: createUnlockJob(deps),
     init: createInitJob(deps),
-    restore: createRestoreJob(deps),
+    restore: createRestoreJob(
+      deps.restoreVia === undefined
+        ? deps
+        : { ...deps, ...deps.restoreVia, makeTargetDir: async () => {}, repositoryProblem: undefined },
+    ),
     diff: createDiffJob(deps),
   };
 }

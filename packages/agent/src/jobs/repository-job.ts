@@ -45,6 +45,11 @@ export interface RepositoryJobDeps {
   /** A partial `repo.stats`: only the fields present change on the server. */
   reportStats(stats: RepoStats): void;
   hookTimeoutMs?: number;
+  /**
+   * A sentence when restic could not work on this repository from here (a local path the unit
+   * keeps read-only, local-repository.ts); checked before the pre hook. Absent: no check.
+   */
+  repositoryProblem?: (url: string) => Promise<string | undefined>;
 }
 
 /** What a job's tool step works with once credentials and caps are settled. */
@@ -111,6 +116,11 @@ export async function runRepositoryJob(
     }
     run.log("agent", "no repository credentials have been pushed to this agent");
     return { status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR };
+  }
+  const problem = await deps.repositoryProblem?.(repository.url);
+  if (problem !== undefined) {
+    run.log("agent", `${problem}; restic was not run`);
+    return { status: "failed", exit_code: null, error: problem };
   }
   const hooks = createHookRunner({
     runner: deps.runner,

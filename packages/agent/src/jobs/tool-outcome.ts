@@ -63,9 +63,11 @@ export function toolOutcome(result: ResticResult, command: string, error: string
       return {
         status: "failed",
         exit_code: null,
-        error: result.missing
-          ? `restic not found (${command})`
-          : `restic could not be started: ${result.message}`,
+        error:
+          result.error ??
+          (result.missing
+            ? `restic not found (${command})`
+            : `restic could not be started: ${result.message}`),
       };
     case "exited":
       if (result.cancelled) {

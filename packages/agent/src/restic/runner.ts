@@ -43,6 +43,8 @@ export type ProcessResult =
       /** The binary does not exist (ENOENT): restic is not installed or FLEETBACK_RESTIC is wrong. */
       missing: boolean;
       message: string;
+      /** A whole sentence for the job when the cause is not restic itself (the restore helper). */
+      error?: string;
     };
 
 export interface ResticRunner {

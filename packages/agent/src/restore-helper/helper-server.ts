@@ -1,0 +1,192 @@
+/**
+ * @module restore-helper/helper-server
+ * The restore helper: a small root process, started by systemd through a root-only socket
+ * (`fleetback-agent-restore.socket`), that runs `restic restore` for the confined agent. The agent's
+ * unit keeps `ProtectSystem=strict`; only this process may write outside the agent's directories,
+ * and only through a restore the request shape allows (helper-request.ts), with restic's
+ * credentials going from the socket straight into restic's environment.
+ *
+ * One request per connection. The connection closing (the agent cancelled the job or died) ends
+ * restic: SIGTERM to its process group, SIGKILL after the grace period. With socket activation the
+ * helper exits after a quiet minute and systemd starts it again on the next connection.
+ */
+import { mkdir } from "node:fs/promises";
+import { createServer, type Server, type Socket } from "node:net";
+import { neutralEnvironment } from "../restic/environment.js";
+import type { ResticRunner } from "../restic/runner.js";
+import { planRestore, protectedHit, writtenPaths } from "./helper-request.js";
+import {
+  encodeFrame,
+  HELPER_ENV_NAMES,
+  type HelperFrame,
+  MAX_FRAME_LINE,
+  MAX_REQUEST_BYTES,
+  parseRequest,
+} from "./helper-wire.js";
+
+export interface RestoreHelperOptions {
+  runner: ResticRunner;
+  /** restic binary: FLEETBACK_RESTIC or `restic` on PATH, as the agent finds it. */
+  restic: string;
+  /** The helper's own environment (PATH, HOME, locale, proxies); restic's comes from it plus the request. */
+  env: NodeJS.ProcessEnv;
+  /** restic's cache for restores (systemd's CACHE_DIRECTORY); undefined runs restic with --no-cache. */
+  cacheDir: string | undefined;
+  /** The agent's config, state and install directories: no restore lands in or over them. */
+  protectedDirs: readonly string[];
+  /** Exit after this long without a connection (socket activation); undefined: run until closed. */
+  idleMs?: number;
+  onIdle?: () => void;
+  /** One line per request for the journal: what was restored where, never a credential. */
+  log: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface RestoreHelper {
+  readonly server: Server;
+  /** Resolves when the server stops accepting and every running restore ended. */
+  close(): Promise<void>;
+}
+
+export function createRestoreHelper(options: RestoreHelperOptions): RestoreHelper {
+  const running = new Set<Promise<void>>();
+  let idle: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    if (options.idleMs === undefined || running.size > 0) {
+      return;
+    }
+    clearTimeout(idle);
+    idle = setTimeout(() => options.onIdle?.(), options.idleMs);
+    idle.unref?.();
+  };
+  const server = createServer({ allowHalfOpen: true }, (socket) => {
+    clearTimeout(idle);
+    const done = serve(socket, options).finally(() => {
+      running.delete(done);
+      armIdle();
+    });
+    running.add(done);
+  });
+  server.on("listening", armIdle);
+  return {
+    server,
+    async close() {
+      clearTimeout(idle);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all(running);
+    },
+  };
+}
+
+async function serve(socket: Socket, options: RestoreHelperOptions): Promise<void> {
+  const send = (frame: HelperFrame) => {
+    if (!socket.destroyed && socket.writable) {
+      socket.write(encodeFrame(frame));
+    }
+  };
+  const finish = (frame: HelperFrame) => {
+    send(frame);
+    socket.end();
+  };
+  socket.on("error", () => socket.destroy());
+  const line = await readRequestLine(socket);
+  if (!line.ok) {
+    finish({ t: "refused", message: line.error });
+    return;
+  }
+  const parsed = parseRequest(line.text);
+  if (!parsed.ok) {
+    finish({ t: "refused", message: parsed.error });
+    return;
+  }
+  const { request } = parsed;
+  const planned = planRestore(request.args, options.cacheDir);
+  if (!planned.ok) {
+    options.log("refused a request", { reason: planned.error });
+    finish({ t: "refused", message: planned.error });
+    return;
+  }
+  const { plan } = planned;
+  const hit = protectedHit(writtenPaths(plan), options.protectedDirs);
+  if (hit !== undefined) {
+    const message = `a restore may not write to ${hit.path}: it is in or over the agent's own directory ${hit.dir}`;
+    options.log("refused a restore", { target: plan.target, reason: message });
+    finish({ t: "refused", message });
+    return;
+  }
+  if (plan.target !== "/") {
+    try {
+      await mkdir(plan.target, { recursive: true, mode: 0o700 });
+    } catch (cause) {
+      finish({
+        t: "refused",
+        message: `cannot create the restore directory ${plan.target}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      });
+      return;
+    }
+  }
+  const env = neutralEnvironment(options.env);
+  for (const name of HELPER_ENV_NAMES) {
+    const value = request.env[name];
+    if (value !== undefined) {
+      env[name] = value;
+    }
+  }
+  const abort = new AbortController();
+  socket.on("close", () => abort.abort());
+  socket.on("end", () => abort.abort());
+  options.log("restoring", { snapshot: plan.snapshot, target: plan.target, paths: plan.includes.length });
+  const result = await options.runner.run({
+    command: options.restic,
+    args: plan.args,
+    env,
+    signal: abort.signal,
+    maxLineLength: request.max_line_length ?? MAX_FRAME_LINE,
+    onLine: (out) => send({ t: "line", s: out.stream, x: out.text.slice(0, MAX_FRAME_LINE + 64) }),
+  });
+  if (result.kind === "spawn_failed") {
+    finish({
+      t: "refused",
+      message: `cannot run ${options.restic}: ${result.message}`,
+      missing: result.missing,
+    });
+    return;
+  }
+  options.log("restore ended", {
+    snapshot: plan.snapshot,
+    exit_code: result.exitCode,
+    cancelled: result.cancelled,
+  });
+  finish({ t: "exit", code: result.exitCode, signal: result.signal });
+}
+
+function readRequestLine(socket: Socket): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      socket.off("data", onData);
+      socket.off("end", onEnd);
+      socket.off("close", onEnd);
+    };
+    const onData = (chunk: Buffer) => {
+      const newline = chunk.indexOf(0x0a);
+      const part = newline === -1 ? chunk : chunk.subarray(0, newline);
+      chunks.push(part);
+      size += part.length;
+      if (size > MAX_REQUEST_BYTES) {
+        cleanup();
+        resolve({ ok: false, error: `the request is larger than ${MAX_REQUEST_BYTES} bytes` });
+      } else if (newline !== -1) {
+        cleanup();
+        resolve({ ok: true, text: Buffer.concat(chunks).toString("utf8") });
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ ok: false, error: "the connection ended before a whole request" });
+    };
+    socket.on("data", onData);
+    socket.on("end", onEnd);
+    socket.on("close", onEnd);
+  });
+}
