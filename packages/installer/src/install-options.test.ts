@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderInstallScript } from "./install-script.js";
@@ -51,8 +51,43 @@ describe("options", () => {
   it("--no-start enables the service without starting it", async () => {
     const sb = await sandbox();
     expect(sb.run(await sb.installScript(), ["--token", TOKEN, "--no-start"]).status).toBe(0);
-    expect(await sb.calls("systemctl")).toEqual(["daemon-reload", "enable fleetback-agent"]);
+    expect(await sb.calls("systemctl")).toEqual([
+      "daemon-reload",
+      "enable --now fleetback-agent-restore.socket",
+      "enable fleetback-agent",
+    ]);
   });
+
+  it("--repo-path lets the agent write a local repository through a drop-in, and a re-run without it removes it", async () => {
+    const sb = await sandbox();
+    const dropIn = join(sb.root, "etc/systemd/system/fleetback-agent.service.d/repo-paths.conf");
+    const first = sb.run(await sb.installScript(), [
+      "--token",
+      TOKEN,
+      "--repo-path",
+      "/srv/restic/",
+      "--repo-path=/mnt/usb/repo",
+    ]);
+    expect(first.status).toBe(0);
+    expect(readFileSync(dropIn, "utf8")).toBe(
+      "# Local repository paths the agent may write (install.sh --repo-path).\n[Service]\nReadWritePaths=/srv/restic /mnt/usb/repo\n",
+    );
+    expect(statSync(join(sb.root, "srv/restic")).isDirectory()).toBe(true);
+    const again = sb.run(await sb.installScript(), []);
+    expect(again.status).toBe(0);
+    expect(again.stdout).toContain("removed /etc/systemd/system/fleetback-agent.service.d/repo-paths.conf");
+    expect(existsSync(dropIn)).toBe(false);
+  });
+
+  it.each(["relative/path", "/", "/srv/a b", "/srv/%i", "/srv/../etc"])(
+    "--repo-path refuses %j",
+    async (path) => {
+      const sb = await sandbox();
+      const result = sb.run(await sb.installScript(), ["--token", TOKEN, "--repo-path", path]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain("--repo-path must be an absolute path");
+    },
+  );
 
   it("--help prints usage naming the server and changes nothing", async () => {
     const sb = await sandbox();

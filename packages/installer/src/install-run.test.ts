@@ -11,7 +11,13 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_AGENT_PATHS, parseUnitDirectives, renderAgentUnit } from "./systemd-unit.js";
+import {
+  DEFAULT_AGENT_PATHS,
+  parseUnitDirectives,
+  renderAgentUnit,
+  renderRestoreHelperUnit,
+  renderRestoreSocketUnit,
+} from "./systemd-unit.js";
 import {
   TEST_BASE_URL as BASE,
   createSandbox,
@@ -115,9 +121,7 @@ describe("a fresh install with --token", () => {
         .map((d) => d.value);
     expect(service("User")).toEqual(["root"]);
     expect(service("NoNewPrivileges")).toEqual(["yes"]);
-    expect(service("CapabilityBoundingSet")).toEqual([
-      "CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER CAP_FSETID",
-    ]);
+    expect(service("CapabilityBoundingSet")).toEqual(["CAP_DAC_READ_SEARCH"]);
     expect(service("ProtectSystem")).toEqual(["strict"]);
     expect(service("ReadWritePaths")).toEqual([
       "/etc/fleetback-agent /var/lib/fleetback-agent -/root/fleetback-restore",
@@ -128,18 +132,50 @@ describe("a fresh install with --token", () => {
   });
 
   it("reloads systemd, then enables and starts the service", async () => {
-    expect(await sb.calls("systemctl")).toEqual(["daemon-reload", "enable --now fleetback-agent"]);
+    expect(await sb.calls("systemctl")).toEqual([
+      "daemon-reload",
+      "enable --now fleetback-agent-restore.socket",
+      "enable --now fleetback-agent",
+    ]);
   });
 
   it("leaves no temporary files behind", () => {
     expect(readdirSync(join(sb.root, "..", "tmp"))).toEqual([]);
-    expect(readdirSync(at("etc/systemd/system"))).toEqual(["fleetback-agent.service"]);
+    expect(readdirSync(at("etc/systemd/system"))).toEqual([
+      "fleetback-agent-restore.service",
+      "fleetback-agent-restore.socket",
+      "fleetback-agent.service",
+    ]);
   });
 
   const analyze = findOnPath("systemd-analyze");
-  it("writes a unit that systemd-analyze verify accepts", (ctx) => {
+  it("writes the restore helper's socket and service with the same node and bundle", () => {
+    const options = {
+      ...DEFAULT_AGENT_PATHS,
+      execPath: sb.nodePath,
+      bundle: "/opt/fleetback-agent/current.mjs",
+      serverUrl: BASE,
+    };
+    expect(readFileSync(at("etc/systemd/system/fleetback-agent-restore.socket"), "utf8")).toBe(
+      renderRestoreSocketUnit(options),
+    );
+    expect(readFileSync(at("etc/systemd/system/fleetback-agent-restore.service"), "utf8")).toBe(
+      renderRestoreHelperUnit(options),
+    );
+    expect(mode(at("etc/systemd/system/fleetback-agent-restore.service"))).toBe(0o644);
+  });
+
+  it("writes units that systemd-analyze verify accepts, every one of them", (ctx) => {
     ctx.skip(!analyze, "systemd-analyze not installed (Debian package: systemd)");
-    const verify = spawnSync(analyze ?? "", ["verify", at(UNIT)], { encoding: "utf8" });
+    const units = [
+      "fleetback-agent.service",
+      "fleetback-agent-restore.socket",
+      "fleetback-agent-restore.service",
+    ];
+    const verify = spawnSync(analyze ?? "", ["verify", ...units.map((u) => at(`etc/systemd/system/${u}`))], {
+      encoding: "utf8",
+      env: { ...process.env, SYSTEMD_UNIT_PATH: `${at("etc/systemd/system")}:` },
+    });
     expect(verify.stderr).toBe("");
     expect(verify.status).toBe(0);
   });
@@ -167,8 +203,10 @@ describe("re-running the installer", () => {
     expect(await sb.calls("curl")).toHaveLength(1);
     expect(await sb.calls("systemctl")).toEqual([
       "daemon-reload",
+      "enable --now fleetback-agent-restore.socket",
       "enable --now fleetback-agent",
       "daemon-reload",
+      "enable --now fleetback-agent-restore.socket",
       "restart fleetback-agent",
     ]);
   });
@@ -188,8 +226,10 @@ describe("re-running the installer", () => {
     expect(readdirSync(update)).toEqual(["agent-1.1.0.mjs"]);
     expect(await sb.calls("systemctl")).toEqual([
       "daemon-reload",
+      "enable --now fleetback-agent-restore.socket",
       "enable --now fleetback-agent",
       "daemon-reload",
+      "enable --now fleetback-agent-restore.socket",
       "restart fleetback-agent",
     ]);
 

@@ -9,7 +9,12 @@
  */
 import { readFileSync } from "node:fs";
 import { shellLiteral } from "./shell-literal.js";
-import { DEFAULT_AGENT_PATHS, renderAgentUnit } from "./systemd-unit.js";
+import {
+  DEFAULT_AGENT_PATHS,
+  renderAgentUnit,
+  renderRestoreHelperUnit,
+  renderRestoreSocketUnit,
+} from "./systemd-unit.js";
 
 export interface InstallScriptOptions {
   /** The server's public URL (`FLEETBACK_BASE_URL`), http or https; a trailing slash is dropped. */
@@ -97,8 +102,11 @@ function linuxSeaEntries(artefacts: ReadonlyArray<InstallSeaArtefact>): string[]
     .map(([target, sha]) => `${target}=${sha}`);
 }
 
-function unitForScript(options: { execPath: string; bundle: string; serverUrl: string }): string {
-  const unit = renderAgentUnit({ ...DEFAULT_AGENT_PATHS, ...options }).replace(/\n$/, "");
+function unitForScript(
+  options: { execPath: string; bundle: string; serverUrl: string },
+  render: (o: typeof DEFAULT_AGENT_PATHS & typeof options) => string = renderAgentUnit,
+): string {
+  const unit = render({ ...DEFAULT_AGENT_PATHS, ...options }).replace(/\n$/, "");
   if (unit.split("\n").includes(UNIT_HEREDOC_END)) {
     throw new RangeError("the agent unit would end the script's heredoc early");
   }
@@ -126,6 +134,22 @@ export function renderInstallScript(options: InstallScriptOptions): string {
       serverUrl: baseUrl,
     }),
     SEA_UNIT: unitForScript({ execPath: SEA_PATH, bundle: "", serverUrl: baseUrl }),
+    RESTORE_HELPER_UNIT: unitForScript(
+      {
+        execPath: NODE_PATH_TOKEN,
+        bundle: `${DEFAULT_AGENT_PATHS.bundleDir}/current.mjs`,
+        serverUrl: baseUrl,
+      },
+      renderRestoreHelperUnit,
+    ),
+    SEA_RESTORE_HELPER_UNIT: unitForScript(
+      { execPath: SEA_PATH, bundle: "", serverUrl: baseUrl },
+      renderRestoreHelperUnit,
+    ),
+    RESTORE_SOCKET_UNIT: unitForScript(
+      { execPath: "", bundle: "", serverUrl: baseUrl },
+      renderRestoreSocketUnit,
+    ),
   };
   const template = readFileSync(new URL("../templates/install.sh.tmpl", import.meta.url), "utf8");
   return template.replace(/@@([A-Z0-9_]+)@@/g, (_match, name: string) => {
@@ -137,11 +161,22 @@ export function renderInstallScript(options: InstallScriptOptions): string {
   });
 }
 
-export type InstallCommandOptions = { baseUrl: string } & ({ token: string } | { announce: true });
+/**
+ * `token`: enrol with it; `announce`: ask to be approved; `rerun`: no option, for a host that is
+ * enrolled already (the script keeps its config and brings the agent and unit up to date).
+ */
+export type InstallCommandOptions = { baseUrl: string } & (
+  | { token: string }
+  | { announce: true }
+  | { rerun: true }
+);
 
 /** The one-liner an operator pastes on a host, as shown with a freshly minted enrolment token. */
 export function renderInstallCommand(options: InstallCommandOptions): string {
   const url = shellLiteral(`${normaliseBaseUrl(options.baseUrl)}/install/install.sh`);
+  if ("rerun" in options) {
+    return `curl -fsSL ${url} | sudo bash`;
+  }
   const args = "token" in options ? `--token ${shellLiteral(options.token)}` : "--announce";
   return `curl -fsSL ${url} | sudo bash -s -- ${args}`;
 }

@@ -95,7 +95,11 @@ describe("a host without node, where the server has single-executable agents", (
       }),
     );
     expect(execStart(sb)).toBe(SEA_UNIT_EXEC);
-    expect(await sb.calls("systemctl")).toEqual(["daemon-reload", "enable --now fleetback-agent"]);
+    expect(await sb.calls("systemctl")).toEqual([
+      "daemon-reload",
+      "enable --now fleetback-agent-restore.socket",
+      "enable --now fleetback-agent",
+    ]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,7 +8,11 @@ import {
   AGENT_CAPABILITIES,
   DEFAULT_AGENT_PATHS,
   parseUnitDirectives,
+  RESTORE_CAPABILITIES,
   renderAgentUnit,
+  renderRepoPathsDropIn,
+  renderRestoreHelperUnit,
+  renderRestoreSocketUnit,
 } from "./systemd-unit.js";
 
 const unit = renderAgentUnit({
@@ -32,11 +36,23 @@ describe("agent systemd unit", () => {
     ]);
   });
 
-  it("forbids privilege escalation and keeps only the read and restore capabilities", () => {
-    expect(service("NoNewPrivileges")).toEqual(["yes"]);
-    expect(service("CapabilityBoundingSet")).toEqual([
-      "CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER CAP_FSETID",
+  it("does not restart an agent that exited revoked, deleted, too old or misconfigured; 75 is restarted", () => {
+    // The agent's exit statuses (fleetback-agent --help): 2 usage, 3 not enrolled, 4 refused,
+    // 5 revoked or deleted, 6 protocol too old; 75 asks for the restart of an update.
+    expect(service("RestartPreventExitStatus")).toEqual(["2 3 4 5 6"]);
+    expect(service("RestartPreventExitStatus")[0]?.split(" ")).not.toContain("75");
+  });
+
+  it("sends restores to the restore helper's socket", () => {
+    expect(service("Environment")).toContain("FLEETBACK_RESTORE_SOCKET=/run/fleetback-agent-restore.sock");
+    expect(directives.filter((d) => d.section === "Unit" && d.key === "Wants").map((d) => d.value)).toEqual([
+      "network-online.target fleetback-agent-restore.socket",
     ]);
+  });
+
+  it("forbids privilege escalation and keeps only the capability to read every file", () => {
+    expect(service("NoNewPrivileges")).toEqual(["yes"]);
+    expect(service("CapabilityBoundingSet")).toEqual(["CAP_DAC_READ_SEARCH"]);
     for (const [cap] of AGENT_CAPABILITIES) {
       expect(unit).toMatch(new RegExp(`^# ${cap}: .+\\.$`, "m"));
     }
@@ -96,9 +112,47 @@ describe("agent systemd unit", () => {
       "/opt/100%%/$$node run --config-dir /etc/fb --state-dir /var/lib/fb",
     );
   });
+});
 
-  it("lets a restore keep setuid and setgid bits (no RestrictSUIDSGID next to CAP_FSETID)", () => {
-    expect(service("RestrictSUIDSGID")).toEqual([]);
+describe("restore helper units", () => {
+  const options = {
+    ...DEFAULT_AGENT_PATHS,
+    execPath: "/usr/bin/node",
+    bundle: "/opt/fleetback-agent/current.mjs",
+    serverUrl: "https://b.example",
+  };
+  const helper = parseUnitDirectives(renderRestoreHelperUnit(options));
+  const socket = parseUnitDirectives(renderRestoreSocketUnit(options));
+  const get = (list: typeof helper, section: string, key: string) =>
+    list.filter((d) => d.section === section && d.key === key).map((d) => d.value);
+
+  it("listens on a root-only socket and starts one helper for it", () => {
+    expect(get(socket, "Socket", "ListenStream")).toEqual(["/run/fleetback-agent-restore.sock"]);
+    expect(get(socket, "Socket", "SocketMode")).toEqual(["0600"]);
+    expect(get(socket, "Socket", "SocketUser")).toEqual(["root"]);
+    expect(get(socket, "Socket", "Accept")).toEqual(["no"]);
+  });
+
+  it("runs restore-helper with only what restoring needs, the agent's own dirs read-only", () => {
+    expect(get(helper, "Service", "ExecStart")).toEqual([
+      "/usr/bin/node /opt/fleetback-agent/current.mjs restore-helper --config-dir /etc/fleetback-agent --state-dir /var/lib/fleetback-agent",
+    ]);
+    expect(get(helper, "Service", "NoNewPrivileges")).toEqual(["yes"]);
+    expect(get(helper, "Service", "CapabilityBoundingSet")).toEqual([
+      RESTORE_CAPABILITIES.map(([cap]) => cap).join(" "),
+    ]);
+    expect(get(helper, "Service", "CapabilityBoundingSet")[0]).not.toMatch(
+      /SYS_ADMIN|SETUID|SETGID|NET_|SYS_PTRACE/,
+    );
+    expect(get(helper, "Service", "ReadOnlyPaths")).toEqual([
+      "/etc/fleetback-agent /var/lib/fleetback-agent /opt/fleetback-agent",
+    ]);
+    // No PrivateTmp: a restore to /tmp/x must land in the host's /tmp, not a private one.
+    expect(get(helper, "Service", "PrivateTmp")).toEqual([]);
+    // A restore keeps setuid and setgid bits (no RestrictSUIDSGID next to CAP_FSETID).
+    expect(get(helper, "Service", "RestrictSUIDSGID")).toEqual([]);
+    // Nothing secret in a unit property (systemctl show is readable by every user).
+    expect(renderRestoreHelperUnit(options)).not.toMatch(/PASSWORD|TOKEN/i);
   });
 });
 
@@ -132,6 +186,44 @@ describe("systemd-analyze verify", () => {
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
   });
+
+  it.skipIf(!analyze)(
+    "accepts every unit the installer writes, together, with a repo-path drop-in",
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), "fleetback-units-"));
+      dirs.push(dir);
+      const bundle = join(dir, "agent.mjs");
+      await writeFile(bundle, "");
+      const options = {
+        ...DEFAULT_AGENT_PATHS,
+        execPath: process.execPath,
+        bundle,
+        serverUrl: "http://127.0.0.1:8080",
+      };
+      await writeFile(join(dir, "fleetback-agent.service"), renderAgentUnit(options));
+      await writeFile(join(dir, "fleetback-agent-restore.socket"), renderRestoreSocketUnit(options));
+      await writeFile(join(dir, "fleetback-agent-restore.service"), renderRestoreHelperUnit(options));
+      await mkdir(join(dir, "fleetback-agent.service.d"));
+      await writeFile(
+        join(dir, "fleetback-agent.service.d", "repo-paths.conf"),
+        renderRepoPathsDropIn(["/srv/restic"]),
+      );
+      const result = spawnSync(
+        analyze ?? "",
+        [
+          "verify",
+          ...[
+            "fleetback-agent.service",
+            "fleetback-agent-restore.socket",
+            "fleetback-agent-restore.service",
+          ].map((f) => join(dir, f)),
+        ],
+        { encoding: "utf8", env: { ...process.env, SYSTEMD_UNIT_PATH: `${dir}:` } },
+      );
+      expect(result.stderr).toBe("");
+      expect(result.status).toBe(0);
+    },
+  );
 
   it.skipIf(!analyze)("accepts the unit of a single-executable agent", async () => {
     const result = await verify(async (dir) => {

@@ -1,9 +1,16 @@
 /**
  * @module systemd-unit
- * The agent's systemd unit. The agent runs as root so that it can read every file, and the unit
- * takes back everything root does not need: no privilege escalation, a capability set limited to
- * reading any file plus what a restore needs, and a filesystem that is read-only except the
- * agent's config dir, its state dir and the default restore dir.
+ * The agent's systemd units. The agent runs as root so that it can read every file, and its unit
+ * takes back everything root does not need: no privilege escalation, one capability (reading any
+ * file), and a filesystem that is read-only except the agent's config dir, its state dir, the
+ * default restore dir and the local repository paths the operator names.
+ *
+ * Restores are privilege-separated, the way OpenSSH separates its privileged monitor: the
+ * restore helper (`fleetback-agent restore-helper`) is started by systemd through a root-only
+ * socket when the agent connects, may write outside the agent's paths with just the capabilities
+ * restoring files needs, can never write the agent's own directories (read-only for it), and runs
+ * only `restic restore` requests whose targets stay clear of them. Credentials reach it over the
+ * socket, never through a command line, a unit property or its environment.
  */
 
 export interface AgentUnitOptions {
@@ -16,6 +23,8 @@ export interface AgentUnitOptions {
   /** Default restore directory; soft (`-`) in ReadWritePaths so a missing dir never blocks start. */
   restoreDir: string;
   serverUrl: string;
+  /** The restore helper's socket; the agent's unit names it so that restores go there. */
+  restoreSocket?: string;
 }
 
 export const DEFAULT_AGENT_PATHS = {
@@ -25,9 +34,23 @@ export const DEFAULT_AGENT_PATHS = {
   bundleDir: "/opt/fleetback-agent",
 } as const;
 
+export const RESTORE_SOCKET_PATH = "/run/fleetback-agent-restore.sock";
+export const RESTORE_UNIT_NAME = "fleetback-agent-restore";
+
+/**
+ * Exit statuses after which restarting cannot help (the agent's cli/exit-codes.ts): usage (2),
+ * not enrolled or unusable config (3), refused (4), host deleted or token revoked (5), protocol
+ * too old (6). Any other exit is restarted, 75 (an update is staged) above all.
+ */
+export const FATAL_EXIT_STATUSES = [2, 3, 4, 5, 6] as const;
+
 /** Each capability the agent keeps, and why; everything else root has is dropped. */
 export const AGENT_CAPABILITIES: ReadonlyArray<readonly [string, string]> = [
   ["CAP_DAC_READ_SEARCH", "read every file and list every directory that is backed up"],
+];
+
+/** Each capability the restore helper keeps: what writing restored files back as recorded needs. */
+export const RESTORE_CAPABILITIES: ReadonlyArray<readonly [string, string]> = [
   [
     "CAP_DAC_OVERRIDE",
     "write restored files into directories whose permissions would refuse root without it",
@@ -35,6 +58,7 @@ export const AGENT_CAPABILITIES: ReadonlyArray<readonly [string, string]> = [
   ["CAP_CHOWN", "give restored files back their recorded owner and group"],
   ["CAP_FOWNER", "set modes, times and extended attributes on restored files owned by others"],
   ["CAP_FSETID", "keep setuid/setgid bits on restored files after the owner changes"],
+  ["CAP_MKNOD", "restore device nodes and FIFOs recorded in a snapshot"],
 ];
 
 /** One ExecStart word: `%` (specifiers) and `$` (variables) doubled, quoted when not plain. */
@@ -43,11 +67,11 @@ function quoteArg(value: string): string {
   return /^[A-Za-z0-9_@%$+=:,./-]+$/.test(literal) ? literal : `"${literal.replace(/(["\\])/g, "\\$1")}"`;
 }
 
-export function renderAgentUnit(options: AgentUnitOptions): string {
-  const exec = [
+function execLine(options: AgentUnitOptions, command: string): string {
+  return [
     options.execPath,
     options.bundle,
-    "run",
+    command,
     "--config-dir",
     options.configDir,
     "--state-dir",
@@ -56,13 +80,22 @@ export function renderAgentUnit(options: AgentUnitOptions): string {
     .filter((part) => part !== "")
     .map(quoteArg)
     .join(" ");
-  const capabilityComments = AGENT_CAPABILITIES.map(([cap, why]) => `# ${cap}: ${why}.`).join("\n");
+}
+
+function capabilityLines(capabilities: ReadonlyArray<readonly [string, string]>): string {
+  return `${capabilities.map(([cap, why]) => `# ${cap}: ${why}.`).join("\n")}
+CapabilityBoundingSet=${capabilities.map(([cap]) => cap).join(" ")}`;
+}
+
+export function renderAgentUnit(options: AgentUnitOptions): string {
+  const exec = execLine(options, "run");
+  const socket = options.restoreSocket ?? RESTORE_SOCKET_PATH;
   return `# Installed by ${options.serverUrl}/install/install.sh. Re-running the installer rewrites this file.
 [Unit]
 Description=Fleetback backup agent
 Documentation=${options.serverUrl}/
-After=network-online.target
-Wants=network-online.target
+After=network-online.target ${RESTORE_UNIT_NAME}.socket
+Wants=network-online.target ${RESTORE_UNIT_NAME}.socket
 
 [Service]
 Type=simple
@@ -71,11 +104,15 @@ User=root
 ExecStart=${exec}
 Restart=always
 RestartSec=5
+# Revoked, deleted, too old or unusable config: a restart cannot help, so the agent stays down
+# (fleetback-agent --help lists the statuses). 75, an update waiting for a restart, is restarted.
+RestartPreventExitStatus=${FATAL_EXIT_STATUSES.join(" ")}
 # The agent can never gain privileges beyond what this unit grants.
 NoNewPrivileges=yes
-${capabilityComments}
-CapabilityBoundingSet=${AGENT_CAPABILITIES.map(([cap]) => cap).join(" ")}
-# Everything is read-only except the agent's own config and state and the default restore dir.
+${capabilityLines(AGENT_CAPABILITIES)}
+# Everything is read-only except the agent's own config and state and the default restore dir;
+# a local repository path is added by a drop-in (install.sh --repo-path). Restores are written
+# by the restore helper (${RESTORE_UNIT_NAME}.service), reached through its socket.
 ProtectSystem=strict
 ReadWritePaths=${options.configDir} ${options.stateDir} -${options.restoreDir}
 PrivateTmp=yes
@@ -86,9 +123,75 @@ ProtectControlGroups=yes
 LockPersonality=yes
 Environment=FLEETBACK_AGENT_CONFIG_DIR=${options.configDir}
 Environment=FLEETBACK_AGENT_STATE_DIR=${options.stateDir}
+Environment=FLEETBACK_RESTORE_SOCKET=${socket}
 
 [Install]
 WantedBy=multi-user.target
+`;
+}
+
+/** The restore helper's socket: root-only, so only root (the agent) can ask for a restore. */
+export function renderRestoreSocketUnit(options: { serverUrl: string; restoreSocket?: string }): string {
+  return `# Installed by ${options.serverUrl}/install/install.sh. Re-running the installer rewrites this file.
+[Unit]
+Description=Fleetback restore helper socket
+Documentation=${options.serverUrl}/
+
+[Socket]
+ListenStream=${options.restoreSocket ?? RESTORE_SOCKET_PATH}
+SocketUser=root
+SocketGroup=root
+SocketMode=0600
+Accept=no
+
+[Install]
+WantedBy=sockets.target
+`;
+}
+
+/**
+ * The restore helper, started by its socket. It writes wherever a restore was asked to write
+ * (in place, any absolute target, the default dir), so its filesystem is not made read-only,
+ * except the agent's own directories: a restore can never reach the agent's config, state,
+ * update records or installed code, even through a symlink restic follows.
+ */
+export function renderRestoreHelperUnit(options: AgentUnitOptions & { bundleDir: string }): string {
+  return `# Installed by ${options.serverUrl}/install/install.sh. Re-running the installer rewrites this file.
+[Unit]
+Description=Fleetback restore helper (runs restic restore for the agent)
+Documentation=${options.serverUrl}/
+Requires=${RESTORE_UNIT_NAME}.socket
+After=${RESTORE_UNIT_NAME}.socket network-online.target
+
+[Service]
+Type=simple
+User=root
+ExecStart=${execLine(options, "restore-helper")}
+# Started on demand by the socket; it exits by itself after a quiet minute.
+Restart=no
+NoNewPrivileges=yes
+${capabilityLines(RESTORE_CAPABILITIES)}
+# The agent's own directories are never written by a restore.
+ReadOnlyPaths=${options.configDir} ${options.stateDir} ${options.bundleDir}
+# restic's cache for restores ($CACHE_DIRECTORY); the agent's own cache is read-only here.
+CacheDirectory=${RESTORE_UNIT_NAME}
+CacheDirectoryMode=0700
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectControlGroups=yes
+LockPersonality=yes
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+Environment=FLEETBACK_AGENT_CONFIG_DIR=${options.configDir}
+Environment=FLEETBACK_AGENT_STATE_DIR=${options.stateDir}
+Environment=FLEETBACK_AGENT_INSTALL_DIR=${options.bundleDir}
+`;
+}
+
+/** A drop-in that lets the agent write local repository paths (install.sh --repo-path). */
+export function renderRepoPathsDropIn(paths: readonly string[]): string {
+  return `# Local repository paths the agent may write (install.sh --repo-path).
+[Service]
+ReadWritePaths=${paths.join(" ")}
 `;
 }
 
