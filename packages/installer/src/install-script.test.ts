@@ -167,6 +167,12 @@ describe("renderInstallCommand", () => {
     );
   });
 
+  it("re-runs with no option for a host that is enrolled already", () => {
+    expect(renderInstallCommand({ baseUrl: "https://backup.example.org/", rerun: true })).toBe(
+      "curl -fsSL 'https://backup.example.org/install/install.sh' | sudo bash",
+    );
+  });
+
   it("quotes a hostile token into one harmless word", () => {
     const token = "x'; touch /tmp/pwned; echo '";
     const command = renderInstallCommand({ baseUrl: "https://b.example", token });

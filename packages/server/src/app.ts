@@ -22,6 +22,7 @@ import { auditRoutes } from "./routes/audit.js";
 import { authApiRoutes } from "./routes/auth-api.js";
 import { authPageRoutes } from "./routes/auth-pages.js";
 import { diffRoutes } from "./routes/diff.js";
+import { docsRoutes } from "./routes/docs.js";
 import { enrolmentRoutes } from "./routes/enrolment.js";
 import { fleetRoutes } from "./routes/fleet.js";
 import { healthRoutes, type Readiness } from "./routes/health.js";
@@ -77,6 +78,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   app.route("/", authApiRoutes(deps, loginLimiters));
   app.route("/", authPageRoutes(deps, loginLimiters));
+  // Public: linked from the agent's log, where the reader may have no session.
+  app.route("/", docsRoutes(deps));
   app.route("/", fleetRoutes(deps));
   app.route("/", userRoutes(deps));
   app.route("/", apiTokenRoutes(deps));

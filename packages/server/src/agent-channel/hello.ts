@@ -39,8 +39,12 @@ export interface HelloSession {
   accept(): void;
 }
 
+/** The page (routes/docs.ts) that tells an operator how to upgrade an agent refused as too old. */
+export const AGENT_UPGRADE_PATH = "/docs/agent-upgrade";
+
+/** Absolute, for the agent's log and the `error` frame: the agent knows no other origin. */
 export function helpUrl(baseUrl: string): string {
-  return `${baseUrl}/docs/agent-upgrade`;
+  return `${baseUrl}${AGENT_UPGRADE_PATH}`;
 }
 
 /**

@@ -26,6 +26,7 @@ const EXPECTED: Record<string, Access> = {
   "GET /login": "public",
   "POST /login": "public",
   "POST /logout": "viewer",
+  "GET /docs/agent-upgrade": "public",
   "GET /": "viewer",
   "GET /partials/fleet": "viewer",
   "GET /api/hosts": "viewer",
