@@ -5,7 +5,8 @@
 #   restic 0.14.0 (bookworm)-> .cache/tools/restic-0.14/usr/bin/restic
 #   rest-server 0.13 (trixie)-> .cache/tools/rest-server/usr/bin/restic-rest-server
 #   htpasswd (apache2-utils) -> .cache/tools/htpasswd/usr/bin/htpasswd (+ its libraries)
-# Each .deb is checked against the sha256 recorded in shared/restic/CONTRACT.md. Idempotent.
+# Each .deb is checked against the sha256 recorded in this script (the `check` lines below). Idempotent.
+# scripts/record-restic-fixtures.mjs runs these binaries to remake the recordings in testdata/restic/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/.cache/tools"

@@ -1,0 +1,1 @@
+restic-0.14.0 -r /tmp/fleetback-fixtures/work/0.14.0/corrupt/repo check --read-data

@@ -1,0 +1,1 @@
+restic-0.14.0 -r /tmp/fleetback-fixtures/work/0.14.0/local/repo diff --json dde37704851affd7a0a8ff193cddd1e5580511d531f6fb271dbfef14fb18b6e0 12ac0bfb3385445b3252d082a81ea27968fda40b213dea1d6bf2455278c35bb6

@@ -1,0 +1,1 @@
+restic-0.14.0 -r /tmp/fleetback-fixtures/work/0.14.0/local/repo forget --json --dry-run --keep-last 1 --group-by tags

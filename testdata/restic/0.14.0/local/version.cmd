@@ -1,0 +1,1 @@
+restic-0.14.0 version

@@ -1,0 +1,1 @@
+restic-0.18.0 -r /tmp/fleetback-fixtures/work/0.18.0/local/repo diff d2bec9aed4bf51d16cd0a438317dff948b93c57671d2023c1b7c6e9b9b4e97e7 825ee784ee5dbbd2504d41dc66547c7800d9aebff73995631931a7a98b8e7907

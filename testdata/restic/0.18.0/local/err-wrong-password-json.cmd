@@ -1,0 +1,1 @@
+env RESTIC_PASSWORD=wrongpass restic-0.18.0 -r /tmp/fleetback-fixtures/work/0.18.0/local/repo snapshots --json

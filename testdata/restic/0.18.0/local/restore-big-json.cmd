@@ -1,0 +1,1 @@
+restic-0.18.0 -r /tmp/fleetback-fixtures/work/0.18.0/big-1/repo restore latest --target /tmp/fleetback-fixtures/work/0.18.0/restore-big --include /tmp/fleetback-fixtures/big/content/tree/wide --json   # stdout TRIMMED: first 3 + last 3 of 40 lines

@@ -1,0 +1,1 @@
+restic-0.18.0 version
