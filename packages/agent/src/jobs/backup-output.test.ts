@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { fixture } from "../testing/job-run.js";
 import { describeSummary, parseBackupLine, renderStderrLine } from "./backup-output.js";
 
 describe("parseBackupLine", () => {
@@ -63,11 +63,8 @@ describe("renderStderrLine", () => {
 
 describe("describeSummary", () => {
   it("turns restic 0.18's summary (captured) into one readable log line", () => {
-    const line = readFileSync(
-      new URL("../../../../../shared/restic/fixtures/0.18.0/rest/backup-exclude.stdout", import.meta.url),
-      "utf8",
-    )
-      .split("\n")
+    const line = fixture("0.18.0", "backup-exclude", "rest")
+      .stdout.split("\n")
       .find((text) => text.includes('"message_type":"summary"'));
     const parsed = parseBackupLine(line ?? "");
     if (parsed.kind !== "summary") {

@@ -1,10 +1,8 @@
 import type { CommandRunCheck } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
 import { fixture, linesOf, resticCalls, runJobForTest } from "../testing/job-run.js";
-import { resticFixturesDir } from "../testing/tools.js";
 import { CHECK_ERRORS_ERROR, createCheckJob } from "./check-job.js";
 
-const fixtures = resticFixturesDir();
 const AT = "2026-11-21T23:00:00.000Z";
 
 function checkCommand(overrides: Partial<CommandRunCheck> = {}): CommandRunCheck {
@@ -17,7 +15,7 @@ function checkCommand(overrides: Partial<CommandRunCheck> = {}): CommandRunCheck
   };
 }
 
-describe.skipIf(fixtures === undefined)("check", () => {
+describe("check", () => {
   it("runs text-mode check with --read-data-subset=<subset> when one is given", async () => {
     const ran = await runJobForTest(createCheckJob, checkCommand({ check: { read_data_subset: "5%" } }), {
       replay: () => fixture("0.18.0", "check-subset"),

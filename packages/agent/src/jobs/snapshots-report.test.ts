@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { join } from "node:path";
 import {
   type CommandRunBackup,
   decodeAgentMessage,
@@ -11,38 +10,55 @@ import {
   type SnapshotsReport,
 } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
-import { loadRecording } from "../restic/replay-adapter.js";
-import { EMPTY_OK, fixture, runJobForTest } from "../testing/job-run.js";
-import { resticFixturesDir } from "../testing/tools.js";
+import {
+  EMPTY_OK,
+  type FixtureVersion,
+  fixture,
+  recordedScenario,
+  runJobForTest,
+} from "../testing/job-run.js";
 import { createBackupJob } from "./backup-job.js";
 import { parseSnapshots, REPORT_PART_BYTES, splitReport } from "./snapshots-report.js";
 
-const fixtures = resticFixturesDir();
-const stdoutOf = (version: string, name: string) =>
-  loadRecording(join(fixtures ?? "", version, "local"), name).stdout;
+const stdoutOf = (version: FixtureVersion, name: string) => fixture(version, name).stdout;
 const REPORT_ID = "01M807RS6G7E17QDDMMZWYAX14";
 const BACKUP: CommandRunBackup = {
   job_id: "01M807SKJ8H7QEZZS1A0ZWSK9T",
   kind: "backup",
   requires_admin_creds: false,
-  includes: ["/srv/lab/src/tree"],
+  includes: [recordedScenario("0.18.0").tree],
   excludes: [],
   tag: "t1",
 };
 
-describe.skipIf(fixtures === undefined)("parseSnapshots on recorded output", () => {
+/** restic's RFC3339Nano UTC time cut to milliseconds (Go drops trailing zeros of the fraction). */
+function toMillis(time: string): string {
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(time);
+  if (!match) {
+    throw new Error(`not a UTC RFC3339 time: ${time}`);
+  }
+  return `${match[1]}.${(match[2] ?? "").padEnd(3, "0").slice(0, 3)}Z`;
+}
+
+describe("parseSnapshots on recorded output", () => {
   it("0.18: most recent first, size and file count from the summary block", () => {
     const parsed = parseSnapshots(stdoutOf("0.18.0", "snapshots"));
     if (!parsed.ok) {
       throw new Error(parsed.reason);
     }
+    // The oldest is S1, a backup of the recorded tree: 7 files, 65,598 bytes.
+    const { tree, host, snapshots } = recordedScenario("0.18.0");
+    const recorded = (JSON.parse(stdoutOf("0.18.0", "snapshots")) as { id: string; time: string }[]).find(
+      (snapshot) => snapshot.id === snapshots.S1.id,
+    );
+    expect(recorded).toBeDefined();
     const oldest = parsed.snapshots.at(-1);
     expect(oldest).toEqual({
-      id: "c503a2e1411551581f05e3024dc276492c1af6f7dafd51834fef527d035c3680",
-      short_id: "c503a2e1",
-      time: "2026-11-21T23:41:14.408Z",
-      hostname: "vm",
-      paths: ["/srv/lab/src/tree"],
+      id: snapshots.S1.id,
+      short_id: snapshots.S1.short_id,
+      time: toMillis(recorded?.time ?? ""),
+      hostname: host,
+      paths: [tree],
       tags: ["t1"],
       size_bytes: 65598,
       file_count: 7,
@@ -166,40 +182,37 @@ describe("splitReport", () => {
     expect(splitReport([], REFRESHED_AT).reports).toEqual([{ snapshots: [], refreshed_at: REFRESHED_AT }]);
   });
 
-  it.skipIf(fixtures === undefined)(
-    "sends 10,000 real-shaped snapshots as several frames under the cap that reassemble to the list",
-    () => {
-      const parsed = parseSnapshots(bigSnapshotsStdout(10_000));
-      if (!parsed.ok) {
-        throw new Error(parsed.reason);
-      }
-      expect(parsed.snapshots).toHaveLength(10_000);
-      const whole = encode("snapshots.report", { snapshots: [], refreshed_at: REFRESHED_AT });
-      const wholeBytes = parsed.snapshots.reduce(
-        (sum, s) => sum + Buffer.byteLength(JSON.stringify(s)) + 1,
-        Buffer.byteLength(whole),
-      );
-      expect(wholeBytes).toBeGreaterThan(MAX_FRAME_BYTES);
+  it("sends 10,000 real-shaped snapshots as several frames under the cap that reassemble to the list", () => {
+    const parsed = parseSnapshots(bigSnapshotsStdout(10_000));
+    if (!parsed.ok) {
+      throw new Error(parsed.reason);
+    }
+    expect(parsed.snapshots).toHaveLength(10_000);
+    const whole = encode("snapshots.report", { snapshots: [], refreshed_at: REFRESHED_AT });
+    const wholeBytes = parsed.snapshots.reduce(
+      (sum, s) => sum + Buffer.byteLength(JSON.stringify(s)) + 1,
+      Buffer.byteLength(whole),
+    );
+    expect(wholeBytes).toBeGreaterThan(MAX_FRAME_BYTES);
 
-      const { reports, omitted } = splitReport(parsed.snapshots, REFRESHED_AT, {
-        newReportId: () => REPORT_ID,
-      });
-      expect(omitted).toBe(0);
-      expect(reports.length).toBeGreaterThan(2);
-      const frames = reports.map((report) => encode("snapshots.report", report));
-      for (const frame of frames) {
-        expect(Buffer.byteLength(frame)).toBeLessThanOrEqual(REPORT_PART_BYTES);
-        expect(Buffer.byteLength(frame)).toBeLessThan(MAX_FRAME_BYTES);
-      }
-      const { snapshots, reportIds } = reassemble(frames);
-      expect(reportIds).toEqual(new Set([REPORT_ID]));
-      expect(snapshots).toEqual(parsed.snapshots);
-      // Newest first, in UTC: the last of restic's entries, an hour apart from 2025-06-01.
-      expect(snapshots[0]?.time).toBe(
-        new Date(Date.parse(FIRST_SNAPSHOT_AT) + 9_999 * 3_600_000).toISOString(),
-      );
-    },
-  );
+    const { reports, omitted } = splitReport(parsed.snapshots, REFRESHED_AT, {
+      newReportId: () => REPORT_ID,
+    });
+    expect(omitted).toBe(0);
+    expect(reports.length).toBeGreaterThan(2);
+    const frames = reports.map((report) => encode("snapshots.report", report));
+    for (const frame of frames) {
+      expect(Buffer.byteLength(frame)).toBeLessThanOrEqual(REPORT_PART_BYTES);
+      expect(Buffer.byteLength(frame)).toBeLessThan(MAX_FRAME_BYTES);
+    }
+    const { snapshots, reportIds } = reassemble(frames);
+    expect(reportIds).toEqual(new Set([REPORT_ID]));
+    expect(snapshots).toEqual(parsed.snapshots);
+    // Newest first, in UTC: the last of restic's entries, an hour apart from 2025-06-01.
+    expect(snapshots[0]?.time).toBe(
+      new Date(Date.parse(FIRST_SNAPSHOT_AT) + 9_999 * 3_600_000).toISOString(),
+    );
+  });
 
   it("gives every part of one report the same new report id, and a new report a new one", () => {
     const all = Array.from({ length: 50 }, (_, i) => snapshot(i + 1));
@@ -234,7 +247,7 @@ describe("splitReport", () => {
   });
 });
 
-describe.skipIf(fixtures === undefined)("a backup's snapshot report", () => {
+describe("a backup's snapshot report", () => {
   it("reaches the server as parts when the repository holds 10,000 snapshots", async () => {
     const stdout = bigSnapshotsStdout(10_000);
     const ran = await runJobForTest(createBackupJob, BACKUP, {

@@ -1,11 +1,9 @@
 import type { CommandRunUnlock } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
 import { ADMIN_PASSWORD, fixture, linesOf, resticCalls, runJobForTest } from "../testing/job-run.js";
-import { resticFixturesDir } from "../testing/tools.js";
 import { NO_ADMIN_CREDENTIALS_ERROR } from "./repository-job.js";
 import { createUnlockJob } from "./unlock-job.js";
 
-const fixtures = resticFixturesDir();
 const ADMIN = { url: "/srv/repo", password: ADMIN_PASSWORD };
 const command: CommandRunUnlock = {
   job_id: "01M807SKJ8H7QEZZS1A0ZWSK9T",
@@ -13,7 +11,7 @@ const command: CommandRunUnlock = {
   requires_admin_creds: true,
 };
 
-describe.skipIf(fixtures === undefined)("unlock", () => {
+describe("unlock", () => {
   it("needs the admin slot", async () => {
     const ran = await runJobForTest(createUnlockJob, command, { replay: () => fixture("0.14.0", "unlock") });
     expect(ran.outcome).toEqual({ status: "failed", exit_code: null, error: NO_ADMIN_CREDENTIALS_ERROR });

@@ -1,16 +1,14 @@
-import { readFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { fixtureHelp } from "../testing/job-run.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
-import { resticFixturesDir } from "../testing/tools.js";
 import { createToolFlagProbe, helpListsFlag } from "./flag-probe.js";
 import { createReplayRunner, type Recording } from "./replay-adapter.js";
 import { createRestic } from "./restic.js";
 
-const helpOf = (version: string) =>
-  readFileSync(join(resticFixturesDir() ?? "", version, "help", "restore.txt"), "utf8");
+const helpOf = (version: "0.14.0" | "0.18.0") => fixtureHelp(version, "restore");
 
 describe("helpListsFlag", () => {
   it("real restore --help of 0.14 and 0.18 does not list --no-ownership", () => {

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { resticFixturesDir } from "../testing/tools.js";
 import { formatToolVersion, isAtLeast, parseToolVersion } from "./version.js";
 
-const fixtures = new URL("../../../../../shared/restic/fixtures/", import.meta.url);
-const read = (path: string) => readFileSync(new URL(path, fixtures), "utf8");
+const read = (path: string) => readFileSync(join(resticFixturesDir(), path), "utf8");
 
 describe("parseToolVersion on real restic output", () => {
   it.each([

@@ -1,10 +1,11 @@
 /**
  * @module testing/job-run
- * Runs one job handler against replayed restic output (recorded real runs from
- * shared/restic/fixtures) and collects everything it produced: outcome, log lines, progress,
+ * Runs one job handler against replayed restic output (recorded real runs from testdata/restic,
+ * made by scripts/record-restic-fixtures.mjs) and collects everything it produced: outcome, log lines, progress,
  * snapshot reports, repo.stats, and every process spec for argv assertions. Hooks can run as
  * real /bin/sh processes while restic stays replayed.
  */
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandRun, LogStreamName, RepoStats, Repository, SnapshotsReport } from "@fleetback/protocol";
 import { createCredentialStore } from "../agent/credential-store.js";
@@ -25,9 +26,57 @@ export const JOB_TEST_START = new Date("2026-11-21T23:00:00Z");
 
 export type FixtureVersion = "0.14.0" | "0.18.0";
 
-/** A recording from shared/restic/fixtures/<version>/local. */
-export function fixture(version: FixtureVersion, name: string): Recording {
-  return loadRecording(join(resticFixturesDir() ?? "", version, "local"), name);
+/** A recording from testdata/restic/<version>/<backend>; a missing one throws. */
+export function fixture(
+  version: FixtureVersion,
+  name: string,
+  backend: "local" | "rest" = "local",
+): Recording {
+  const dir = join(resticFixturesDir(), version, backend);
+  if (!existsSync(join(dir, `${name}.stdout`))) {
+    throw new Error(
+      `no recording ${version}/${backend}/${name}; scripts/record-restic-fixtures.mjs makes it`,
+    );
+  }
+  return loadRecording(dir, name);
+}
+
+/** `restic <command> --help` as recorded (testdata/restic/<version>/help/<command>.txt). */
+export function fixtureHelp(version: FixtureVersion, command: string): string {
+  return readFileSync(join(resticFixturesDir(), version, "help", `${command}.txt`), "utf8");
+}
+
+export interface RecordedSnapshot {
+  tag: string;
+  id: string;
+  short_id: string;
+}
+
+/**
+ * What differs from one recording run to the next, written beside the local recordings
+ * (`_scenario.json`): the snapshots S1…S7 of the local repository in the order they were made
+ * (forget-tag removes S1, diff compares S1 with S4), and the process that held the lock in the
+ * err-locked-* recordings.
+ */
+export interface RecordedScenario {
+  restic: FixtureVersion;
+  /** The backed-up tree, the same path in every recording. */
+  tree: string;
+  /** The snapshot hostname of every backup. */
+  host: string;
+  snapshots: Record<"S1" | "S2" | "S3" | "S4" | "S5" | "S6" | "S7", RecordedSnapshot>;
+  lock: { pid: number; hostname: string; username: string; uid: number; gid: number };
+}
+
+export function recordedScenario(version: FixtureVersion): RecordedScenario {
+  const path = join(resticFixturesDir(), version, "local", "_scenario.json");
+  return JSON.parse(readFileSync(path, "utf8")) as RecordedScenario;
+}
+
+/** The first line of restic's message when the recorded lock holder had the repository locked. */
+export function recordedLockedError(version: FixtureVersion): string {
+  const { pid, hostname, username, uid, gid } = recordedScenario(version).lock;
+  return `unable to create lock in backend: repository is already locked by PID ${pid} on ${hostname} by ${username} (UID ${uid}, GID ${gid})`;
 }
 
 export const EMPTY_OK: Recording = { stdout: "", stderr: "", exitCode: 0 };

@@ -1,8 +1,8 @@
 /**
  * @module testing/tools
  * Locates the real restic binaries that scripts/fetch-tools.sh unpacks into
- * `<repo root>/.cache/tools/`, and the recorded restic output in shared/restic/fixtures. Tests
- * that need them skip, and say why, when they are absent.
+ * `<repo root>/.cache/tools/` (tests that need them skip, and say why, when they are absent), and
+ * the recorded restic output in `<repo root>/testdata/restic/`, which is part of the repository.
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -33,10 +33,14 @@ export function resticNote(version: ResticVersion): string {
   return resticBinary(version) ? "" : ` (skipped: restic ${version} not found; run scripts/fetch-tools.sh)`;
 }
 
-/** `shared/restic/fixtures`, beside the repository (or inside it, in a CI checkout). */
-export function resticFixturesDir(): string | undefined {
-  const root = repoRoot();
-  return [join(root, "..", "shared", "restic", "fixtures"), join(root, "shared", "restic", "fixtures")].find(
-    (dir) => existsSync(dir),
-  );
+/**
+ * `<repo root>/testdata/restic`: real restic output recorded by scripts/record-restic-fixtures.mjs
+ * and committed, so that the replay tests need nothing outside the repository. Missing is an error.
+ */
+export function resticFixturesDir(): string {
+  const dir = join(repoRoot(), "testdata", "restic");
+  if (!existsSync(dir)) {
+    throw new Error(`${dir} is missing; it is committed, and scripts/record-restic-fixtures.mjs remakes it`);
+  }
+  return dir;
 }

@@ -7,7 +7,7 @@ import { createCredentialStore } from "../agent/credential-store.js";
 import { createReplayRunner, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";
 import type { ProcessSpec } from "../restic/runner.js";
-import { argsAfterSubcommand, fixture } from "../testing/job-run.js";
+import { argsAfterSubcommand, fixture, recordedScenario } from "../testing/job-run.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { systemClock } from "../time/clock.js";
 import { parseLsLine } from "./ls-output.js";
@@ -15,8 +15,9 @@ import { createTreeBrowser, indexRootOf } from "./tree-browser.js";
 import { parentOf } from "./tree-path.js";
 
 const VERSIONS = ["0.14.0", "0.18.0"] as const;
-const SNAPSHOT = "c503a2e1";
-const TREE = "/srv/lab/src/tree";
+/** The recordings list S1 of the recorded tree (the same path and snapshot in both versions' runs). */
+const SNAPSHOT = recordedScenario("0.18.0").snapshots.S1.short_id;
+const TREE = recordedScenario("0.18.0").tree;
 
 /** Replays the recorded ls outputs by the directory asked for. */
 function lsReplay(version: (typeof VERSIONS)[number]) {

@@ -1,53 +1,95 @@
 import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseDiffLines } from "./diff-view.js";
 
-/** restic's recorded output (shared/restic/fixtures beside the repository, or inside it in CI). */
-const fixturesDir = [
-  fileURLToPath(new URL("../../../../../shared/restic/fixtures/", import.meta.url)),
-  fileURLToPath(new URL("../../../../shared/restic/fixtures/", import.meta.url)),
-].find((dir) => existsSync(dir));
-
-function stdoutOf(version: string, name: string): string[] {
-  return readFileSync(`${fixturesDir}/${version}/local/${name}.stdout`, "utf8").split("\n");
+/** The repository root: the folder above this package that holds pnpm-workspace.yaml. */
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
+    const parent = dirname(dir);
+    if (parent === dir) {
+      throw new Error("pnpm-workspace.yaml not found above the server package");
+    }
+    dir = parent;
+  }
+  return dir;
 }
 
-const CHANGES = [
-  { path: "/srv/lab/src/tree/docs/new.txt", modifier: "+", change: "added", isDir: false },
-  { path: "/srv/lab/src/tree/docs/notes.md", modifier: "-", change: "removed", isDir: false },
-  { path: "/srv/lab/src/tree/docs/readme.txt", modifier: "M", change: "modified", isDir: false },
-  { path: "/srv/lab/src/tree/docs/sub/deep.txt", modifier: "M", change: "modified", isDir: false },
-];
+/**
+ * restic's recorded output in testdata/restic (made by scripts/record-restic-fixtures.mjs and
+ * committed): `diff` of the snapshots S1 and S4, between which one file was added, one removed
+ * and two changed. A missing recording fails the test.
+ */
+const fixturesDir = join(repoRoot(), "testdata", "restic");
 
-describe.skipIf(!fixturesDir)("diff output parsed from restic's recorded runs", () => {
+function stdoutOf(version: string, name: string): string[] {
+  return readFileSync(join(fixturesDir, version, "local", `${name}.stdout`), "utf8").split("\n");
+}
+
+/** The backed-up tree's path, the same in every recording. */
+function recordedTree(version: string): string {
+  const scenario = JSON.parse(readFileSync(join(fixturesDir, version, "local", "_scenario.json"), "utf8"));
+  return scenario.tree;
+}
+
+/** Bytes added and removed, from the statistics line of the JSON diff (they vary per recording run). */
+function recordedBytes(version: string): { added: number; removed: number } {
+  const line = stdoutOf(version, "diff").find((text) => text.includes('"message_type":"statistics"'));
+  const statistics = JSON.parse(line ?? "{}");
+  return { added: statistics.added?.bytes, removed: statistics.removed?.bytes };
+}
+
+function changes(tree: string) {
+  return [
+    { path: `${tree}/docs/new.txt`, modifier: "+", change: "added", isDir: false },
+    { path: `${tree}/docs/notes.md`, modifier: "-", change: "removed", isDir: false },
+    { path: `${tree}/docs/readme.txt`, modifier: "M", change: "modified", isDir: false },
+    { path: `${tree}/docs/sub/deep.txt`, modifier: "M", change: "modified", isDir: false },
+  ];
+}
+
+describe("diff output parsed from restic's recorded runs", () => {
   for (const version of ["0.18.0", "0.14.0"]) {
     it(`reads diff --json of ${version}: rows and the statistics`, () => {
       const view = parseDiffLines(stdoutOf(version, "diff"));
-      expect(view.rows).toEqual(CHANGES);
+      expect(view.rows).toEqual(changes(recordedTree(version)));
       expect(view.counts).toEqual({ added: 1, removed: 1, modified: 2, other: 0 });
       expect(view.raw).toEqual([]);
+      const bytes = recordedBytes(version);
+      // Both are a few KiB, which the page prints with two decimals.
+      for (const value of [bytes.added, bytes.removed]) {
+        expect(value).toBeGreaterThanOrEqual(1024);
+        expect(value).toBeLessThan(10 * 1024);
+      }
       expect(view.summary).toEqual(
         expect.arrayContaining([
           { label: "Files", value: "1 new, 1 removed, 2 changed" },
           { label: "Dirs", value: "0 new, 0 removed" },
-          { label: "Added", value: "4.34 KiB" },
-          { label: "Removed", value: "4.26 KiB" },
+          { label: "Added", value: `${(bytes.added / 1024).toFixed(2)} KiB` },
+          { label: "Removed", value: `${(bytes.removed / 1024).toFixed(2)} KiB` },
         ]),
       );
     });
 
     it(`reads the text output of ${version}: rows and the stats block`, () => {
       const view = parseDiffLines(stdoutOf(version, "diff-text"));
-      expect(view.rows).toEqual(CHANGES);
+      expect(view.rows).toEqual(changes(recordedTree(version)));
       expect(view.raw).toEqual([]);
       expect(view.summary).toEqual(
-        expect.arrayContaining([
-          { label: "Files", value: "1 new, 1 removed, 2 changed" },
-          { label: "Added", value: "4.343 KiB" },
-          { label: "Removed", value: "4.265 KiB" },
-        ]),
+        expect.arrayContaining([{ label: "Files", value: "1 new, 1 removed, 2 changed" }]),
       );
+      // restic prints KiB with three decimals; the same diff's JSON gives the exact byte counts.
+      const bytes = recordedBytes(version);
+      for (const [label, exact] of [
+        ["Added", bytes.added],
+        ["Removed", bytes.removed],
+      ] as const) {
+        const value = view.summary.find((entry) => entry.label === label)?.value ?? "";
+        expect(value).toMatch(/^\d+\.\d{3} KiB$/);
+        expect(Number.parseFloat(value)).toBeCloseTo(exact / 1024, 2);
+      }
       expect(view.summary[0]?.label).toBe("Compared");
     });
   }
