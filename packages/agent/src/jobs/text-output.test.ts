@@ -9,7 +9,7 @@ import { createErrorCollector } from "./tool-outcome.js";
 /**
  * Captured from a real run, not made up: restic 0.14.0 `check --read-data` of a 200 MB local
  * repository with RESTIC_PROGRESS_FPS=1 and stdout a pipe (as the agent runs it), 2026-11-22.
- * shared/restic/fixtures only holds runs too short to print anything below 100%.
+ * testdata/restic only holds runs too short to print anything below 100%.
  */
 const CHECK_READ_DATA_0_14 = `using temporary cache in /tmp/rx/cache/restic-check-cache-2178981941
 create exclusive lock for repository

@@ -1,7 +1,8 @@
 /**
  * @module restic/replay-adapter
- * The fake ResticRunner: replays output that real restic printed, as captured under
- * shared/restic/fixtures/<version>/<backend>/<name>.{cmd,stdout,stderr,exit}. Output is fed in
+ * The fake ResticRunner: replays output that real restic printed, as recorded by
+ * scripts/record-restic-fixtures.mjs under
+ * testdata/restic/<version>/<backend>/<name>.{cmd,stdout,stderr,exit}. Output is fed in
  * small odd-sized chunks through the same line splitter as the spawn adapter, so parsers see
  * lines split across reads exactly as they would with a live process.
  */
@@ -16,7 +17,7 @@ export interface Recording {
   exitCode: number;
 }
 
-/** Reads `<dir>/<name>.{stdout,stderr,exit}`; `dir` is e.g. `.../fixtures/0.18.0/local`. */
+/** Reads `<dir>/<name>.{stdout,stderr,exit}`; `dir` is e.g. `.../testdata/restic/0.18.0/local`. */
 export function loadRecording(dir: string, name: string): Recording {
   const read = (extension: string) => readFileSync(join(dir, `${name}.${extension}`), "utf8");
   return {

@@ -2,7 +2,7 @@
  * @module restic/runner
  * The port every restic invocation goes through. Adapters: `createSpawnRunner` (a real child
  * process in its own process group) and `createReplayRunner` (recorded real output from
- * shared/restic/fixtures, for parser and job tests). Adapters emit raw lines; `createRestic`
+ * testdata/restic, for parser and job tests). Adapters emit raw lines; `createRestic`
  * (restic.ts) wraps them so that nothing unscrubbed leaves the runner layer.
  */
 
