@@ -19,6 +19,8 @@ export interface InitJobDeps {
   restic: Restic;
   toolVersion: ToolVersionProbe;
   credentials: CredentialStore;
+  /** A sentence when restic could not create the repository from here (local-repository.ts). */
+  repositoryProblem?: (url: string) => Promise<string | undefined>;
 }
 
 export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
@@ -27,6 +29,11 @@ export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
     if (repository === undefined) {
       run.log("agent", "no repository credentials have been pushed to this agent");
       return { status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR };
+    }
+    const problem = await deps.repositoryProblem?.(repository.url);
+    if (problem !== undefined) {
+      run.log("agent", `${problem}; restic was not run`);
+      return { status: "failed", exit_code: null, error: problem };
     }
     if (run.command.pre_hook !== undefined || run.command.post_hook !== undefined) {
       run.log("agent", "hooks are not run for init by this agent version");
