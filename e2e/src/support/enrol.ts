@@ -27,19 +27,31 @@ export async function enrolHost(options: {
   restic: ResticVersion;
   /** The rest-server user, also the repository's path. */
   user: string;
+  /** A local repository path instead of the rest-server one. */
+  localRepository?: string;
+  /** Config and state dirs (default: new ones under the temp dir). */
+  dirs?: AgentDirs;
+  /** The restic binary (default: the fetched one of `restic`). */
+  resticPath?: string;
 }): Promise<EnrolledHost> {
   const { api, rest, restic, user } = options;
+  const repository =
+    options.localRepository === undefined
+      ? { url: `rest:${rest.url}/${user}/`, username: user }
+      : { url: options.localRepository };
   const minted = await api.send<{ token: string; htpasswd_snippet: string; generated_password: string }>(
     "POST",
     "/api/enrollment-tokens",
-    { repository: { url: `rest:${rest.url}/${user}/`, username: user } },
+    { repository },
   );
   if (minted.status !== 201) {
     throw new Error(`enrolment token: ${minted.status} ${JSON.stringify(minted.body)}`);
   }
-  rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
-  const dirs = await makeAgentDirs();
-  const env = { FLEETBACK_RESTIC: RESTIC[restic] };
+  if (options.localRepository === undefined) {
+    rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
+  }
+  const dirs = options.dirs ?? (await makeAgentDirs());
+  const env = { FLEETBACK_RESTIC: options.resticPath ?? RESTIC[restic] };
   const enrolled = await runAgent(
     ["enroll", "--server", api.baseUrl, "--token", minted.body.token],
     dirs,

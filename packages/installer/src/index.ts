@@ -15,6 +15,13 @@ export {
   AGENT_CAPABILITIES,
   type AgentUnitOptions,
   DEFAULT_AGENT_PATHS,
+  FATAL_EXIT_STATUSES,
   parseUnitDirectives,
+  RESTORE_CAPABILITIES,
+  RESTORE_SOCKET_PATH,
+  RESTORE_UNIT_NAME,
   renderAgentUnit,
+  renderRepoPathsDropIn,
+  renderRestoreHelperUnit,
+  renderRestoreSocketUnit,
 } from "./systemd-unit.js";
