@@ -6,7 +6,9 @@
  * uses no other variable. Every problem is reported by field so the wizard can show them all
  * beside the operator's input, and the JSON API names the first.
  */
+import { posix } from "node:path";
 import { type Database, type Snapshot, snapshots } from "@fleetback/db";
+import { DEFAULT_AGENT_PATHS } from "@fleetback/installer";
 import { isRestoreTarget } from "@fleetback/protocol";
 import { and, eq, or } from "drizzle-orm";
 import type { FieldProblem } from "../http/validate.js";
@@ -33,6 +35,58 @@ export interface RestorePlan {
   inPlace: boolean;
   /** Still holding `<job-id>`; substituted at dispatch. */
   targetDir: string;
+}
+
+/**
+ * Where the installed agent keeps its config (token), state (boot record, update bundles) and
+ * code: a restore that writes into them could plant what the launcher runs as root. The server
+ * cannot see the host's symlinks, so it checks the normalised path; the agent and its restore
+ * helper check the resolved one (restore-helper/agent-dirs.ts).
+ */
+export const AGENT_DIRS: readonly string[] = [
+  DEFAULT_AGENT_PATHS.configDir,
+  DEFAULT_AGENT_PATHS.stateDir,
+  DEFAULT_AGENT_PATHS.bundleDir,
+];
+
+function within(path: string, dir: string): boolean {
+  return dir === "/" || path === dir || path.startsWith(`${dir}/`);
+}
+
+/** The agent directory `path` lies in or contains (after `..` and `//` are normalised), if any. */
+export function agentDirHit(path: string): string | undefined {
+  const normal = posix.normalize(path).replace(/(.)\/$/, "$1");
+  return AGENT_DIRS.find((dir) => within(normal, dir) || within(dir, normal));
+}
+
+/** The problem with writing `paths` in place or under the absolute `targetDir`, if any. */
+function agentDirProblem(
+  inPlace: boolean,
+  targetDir: string,
+  paths: readonly string[],
+): FieldProblem | undefined {
+  if (!inPlace) {
+    if (posix.normalize(targetDir) === "/") {
+      return { field: "target_dir", message: "cannot be / itself; choose in place instead" };
+    }
+    for (const written of [targetDir, ...paths.map((path) => posix.join(targetDir, path))]) {
+      const dir = agentDirHit(written);
+      if (dir !== undefined) {
+        return {
+          field: "target_dir",
+          message: `would write into or over the agent's own directory ${dir}; choose another directory`,
+        };
+      }
+    }
+    return undefined;
+  }
+  const hit = paths.find((path) => agentDirHit(path) !== undefined);
+  return hit === undefined
+    ? undefined
+    : {
+        field: "paths",
+        message: `${hit} lies in or over the agent's own directory ${agentDirHit(hit)}; it cannot be restored in place`,
+      };
 }
 
 export type RestoreCheck = { ok: true; plan: RestorePlan } | { ok: false; problems: FieldProblem[] };
@@ -114,6 +168,13 @@ export async function checkRestore(
         message: "must be an absolute path or start with $HOME, ${HOME} or ~/, and use no other variable",
       });
     }
+  }
+  // $HOME and ~ are known only on the host: the agent checks those targets once expanded.
+  const absoluteTarget = input.inPlace || targetDir.startsWith("/");
+  const checkable = !problems.some((problem) => problem.field === "paths" || problem.field === "target_dir");
+  const agentDir = absoluteTarget && checkable ? agentDirProblem(input.inPlace, targetDir, paths) : undefined;
+  if (agentDir !== undefined) {
+    problems.push(agentDir);
   }
 
   if (problems.length > 0 || !snapshot) {

@@ -232,6 +232,59 @@ runDbSuite("restore wizard", (getDb) => {
     expect(await jobsOf(s)).toEqual([]);
   });
 
+  it("refuses targets in or over the agent's own directories and / (page and API), input kept", async () => {
+    const s = await setup(getDb());
+    const refused = [
+      "/etc/fleetback-agent",
+      "/var/lib/fleetback-agent/",
+      "/var/lib/fleetback-agent/update",
+      "/opt/fleetback-agent",
+      "/opt//fleetback-agent/x/..",
+      "/tmp/../etc/fleetback-agent",
+      "/var/lib",
+      "/",
+    ];
+    for (const target of refused) {
+      const res = await submit(s, [
+        ["snapshot_id", SNAP_NEW],
+        ["paths", "/srv/lab/src/tree/docs"],
+        ["in_place", "false"],
+        ["target_dir", target],
+        ["action", "restore"],
+      ]);
+      expect(res.status, target).toBe(400);
+      const html = await res.text();
+      expect(html, target).toContain('data-testid="restore-error" data-field="target_dir"');
+      expect(html, target).toContain(`value="${target}"`);
+      const api = await s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
+        snapshot_id: SNAP_NEW,
+        paths: ["/srv/lab/src/tree/docs"],
+        in_place: false,
+        target_dir: target,
+      });
+      expect(api.status, target).toBe(400);
+      expect(((await api.json()) as { message: string }).message, target).toMatch(/^target_dir: /);
+    }
+    // A path that reaches the state dir from a harmless-looking target, and an in-place path over it.
+    const deep = await s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
+      snapshot_id: SNAP_NEW,
+      paths: ["/fleetback-agent/agent.json"],
+      in_place: false,
+      target_dir: "/etc",
+    });
+    expect(deep.status).toBe(400);
+    const inPlace = await s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
+      snapshot_id: SNAP_NEW,
+      paths: ["/var/lib/fleetback-agent/update/boot.json"],
+      in_place: true,
+      confirm_hostname: "web-1",
+    });
+    expect(inPlace.status).toBe(400);
+    expect(((await inPlace.json()) as { message: string }).message).toMatch(/^paths: /);
+    expect(s.agent.frames).toEqual([]);
+    expect(await jobsOf(s)).toEqual([]);
+  });
+
   it("shows a review without sending, then restores to the default target with <job-id> substituted", async () => {
     const s = await setup(getDb());
     const fields: Array<[string, string]> = [
