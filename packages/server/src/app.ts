@@ -12,6 +12,7 @@ import type { BootstrapState } from "./auth/bootstrap.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import type { ServerDeps } from "./deps.js";
 import { accessLog } from "./http/access-log.js";
+import { clientAddress } from "./http/client-address.js";
 import { handleError, handleNotFound } from "./http/error-handler.js";
 import type { TreeListingOptions } from "./restore/tree-listing.js";
 import { agentUpdateRoutes } from "./routes/agent-updates.js";
@@ -51,6 +52,7 @@ export type { AppEnv };
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestId({ headerName: "X-Request-Id" }));
+  app.use(clientAddress(deps.config.trustedProxies));
   app.use(accessLog(deps.log));
   app.use(
     secureHeaders({
@@ -74,7 +76,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use(authenticate(deps));
   const loginLimiters = {
     byIp: createRateLimiter({ limit: 30, windowMs: 5 * 60_000, clock: deps.clock }),
-    byUser: createRateLimiter({ limit: 10, windowMs: 5 * 60_000, clock: deps.clock }),
+    byUserAndIp: createRateLimiter({ limit: 10, windowMs: 5 * 60_000, clock: deps.clock }),
   };
   app.route("/", authApiRoutes(deps, loginLimiters));
   app.route("/", authPageRoutes(deps, loginLimiters));

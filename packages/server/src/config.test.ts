@@ -16,6 +16,7 @@ describe("loadConfig", () => {
         logLevel: "info",
         timeZone: "UTC",
         releaseDir: undefined,
+        trustedProxies: [],
       },
     });
   });
@@ -33,6 +34,7 @@ describe("loadConfig", () => {
         FLEETBACK_LOG_LEVEL: "DEBUG",
         FLEETBACK_TZ: "Europe/Berlin",
         FLEETBACK_RELEASE_DIR: "release",
+        FLEETBACK_TRUSTED_PROXIES: " 10.0.0.1, 192.168.0.0/16 ,fd00::/8",
       },
       "/srv",
     );
@@ -46,6 +48,7 @@ describe("loadConfig", () => {
       logLevel: "debug",
       timeZone: "Europe/Berlin",
       releaseDir: "/srv/release",
+      trustedProxies: ["10.0.0.1", "192.168.0.0/16", "fd00::/8"],
     });
   });
 
@@ -58,6 +61,7 @@ describe("loadConfig", () => {
       FLEETBACK_TLS_CERT: "only-cert.pem",
       FLEETBACK_LOG_LEVEL: "loud",
       FLEETBACK_TZ: "Mars/Olympus",
+      FLEETBACK_TRUSTED_PROXIES: "10.0.0.1,10.0.0.0/33",
     });
     expect(result.ok).toBe(false);
     const errors = result.ok ? [] : result.errors;
@@ -69,6 +73,7 @@ describe("loadConfig", () => {
       "FLEETBACK_BOOTSTRAP_TOKEN",
       "FLEETBACK_TLS_CERT",
       "FLEETBACK_LOG_LEVEL",
+      "FLEETBACK_TRUSTED_PROXIES",
     ]) {
       expect(errors.some((line) => line.startsWith(name))).toBe(true);
     }
@@ -78,6 +83,18 @@ describe("loadConfig", () => {
     const result = loadConfig({ FLEETBACK_LISTEN: "0.0.0.0:8081" });
     expect(result.ok && result.config.baseUrl).toBe("http://127.0.0.1:8081");
   });
+});
+
+describe("FLEETBACK_TRUSTED_PROXIES", () => {
+  it.each(["proxy.internal", "10.0.0.1/", "10.0.0.0/33", "::1/129", "10.0.0.1/8/8", "10.0.0.256"])(
+    "refuses %s in one line naming the variable",
+    (entry) => {
+      const result = loadConfig({ FLEETBACK_TRUSTED_PROXIES: `127.0.0.1, ${entry}` });
+      expect(result.ok ? [] : result.errors).toEqual([
+        `FLEETBACK_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR (examples: 10.0.0.1, 10.0.0.0/8, fd00::/8)`,
+      ]);
+    },
+  );
 });
 
 describe("parseListen", () => {

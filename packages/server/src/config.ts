@@ -3,6 +3,7 @@
  * Reads the server's configuration from the environment once, at start-up. Every problem is
  * collected and reported together, each naming its variable, so an operator fixes them in one go.
  */
+import { BlockList, isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -25,6 +26,8 @@ export interface Config {
   timeZone: string;
   /** A `pnpm release` directory imported into the agent store at start (FLEETBACK_RELEASE_DIR). */
   releaseDir: string | undefined;
+  /** Reverse proxies whose X-Forwarded-For is believed (FLEETBACK_TRUSTED_PROXIES); addresses or CIDRs. */
+  trustedProxies: string[];
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -126,6 +129,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   const releaseDirRaw = env.FLEETBACK_RELEASE_DIR || undefined;
   const releaseDir = releaseDirRaw === undefined ? undefined : resolve(cwd, releaseDirRaw);
 
+  const trustedProxies = (env.FLEETBACK_TRUSTED_PROXIES ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  const badProxy = trustedProxies.find((entry) => !isAddressOrCidr(entry));
+  if (badProxy !== undefined) {
+    errors.push(
+      `FLEETBACK_TRUSTED_PROXIES: "${badProxy}" is not an IP address or CIDR (examples: 10.0.0.1, 10.0.0.0/8, fd00::/8)`,
+    );
+  }
+
   if (errors.length > 0) {
     return { ok: false, errors };
   }
@@ -141,8 +155,38 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       logLevel: logLevel ?? "info",
       timeZone,
       releaseDir,
+      trustedProxies,
     },
   };
+}
+
+/** An IPv4/IPv6 address, or one with a prefix length that fits its family. */
+export function isAddressOrCidr(entry: string): boolean {
+  const [address = "", prefix, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) {
+    return false;
+  }
+  if (prefix === undefined) {
+    return true;
+  }
+  const bits = /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
+  return bits >= 0 && bits <= (family === 4 ? 32 : 128);
+}
+
+/** The set `isAddressOrCidr` entries describe, for matching a peer address against. */
+export function trustedProxyList(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [address = "", prefix] = entry.split("/");
+    const type = isIP(address) === 6 ? "ipv6" : "ipv4";
+    if (prefix === undefined) {
+      list.addAddress(address, type);
+    } else {
+      list.addSubnet(address, Number(prefix), type);
+    }
+  }
+  return list;
 }
 
 export function isTimeZone(zone: string): boolean {

@@ -9,6 +9,8 @@ import type { Duplex } from "node:stream";
 import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
 import { WebSocketServer } from "ws";
 import { createJobAlerts } from "../alerts/job-alerts.js";
+import { trustedProxyList } from "../config.js";
+import { resolveClientAddress } from "../http/client-address.js";
 import type { UpgradeRouter } from "../http/upgrade-router.js";
 import { jobEvents } from "../jobs/job-events.js";
 import { createJobReports } from "../jobs/job-reports.js";
@@ -67,10 +69,16 @@ export function attachAgentChannel(
   const sessions = new Set<AgentSession>();
   let closing = false;
 
+  const trustedProxies = trustedProxyList(deps.config.trustedProxies);
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const auth = await authenticateAgent(deps.db, req.headers.authorization);
     if (!auth.ok) {
-      log.warn({ remote: req.socket.remoteAddress, reason: auth.reason }, "agent upgrade refused");
+      const remote = resolveClientAddress(
+        req.socket.remoteAddress,
+        req.headers["x-forwarded-for"],
+        trustedProxies,
+      );
+      log.warn({ remote, reason: auth.reason }, "agent upgrade refused");
       refuseUpgrade(socket, 401, UNAUTHORISED_BODY);
       return;
     }

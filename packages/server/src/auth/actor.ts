@@ -20,7 +20,9 @@ export interface Actor {
   csrfToken?: string;
 }
 
-export type AppEnv = { Variables: { requestId: string; actor: Actor | undefined } };
+export type AppEnv = {
+  Variables: { requestId: string; actor: Actor | undefined; clientIp: string | undefined };
+};
 
 const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
 

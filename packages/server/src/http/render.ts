@@ -35,7 +35,5 @@ export function redirectAfterPost(c: Context<AppEnv>, location: string) {
   return c.redirect(location, 303);
 }
 
-export function clientIp(c: Context<AppEnv>): string | undefined {
-  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-  return incoming?.socket?.remoteAddress;
-}
+// Kept here so the routes keep one import; the trusted-proxy logic lives in http/client-address.
+export { clientIp } from "./client-address.js";

@@ -1,7 +1,9 @@
 /**
  * @module routes/auth-api
  * JSON sign-in for scripts and the first-admin bootstrap. Wrong username and wrong password get
- * one answer; repeated failures per source IP and per username are slowed with 429.
+ * one answer; repeated attempts per source address, and per username from one address, get 429.
+ * Never per username alone: then anyone could keep `admin` out from anywhere with a few wrong
+ * passwords. Guessing from many addresses is bounded by each address's limit and argon2's cost.
  */
 import type { UserRole } from "@fleetback/db";
 import { type Context, Hono } from "hono";
@@ -43,7 +45,12 @@ export const BootstrapBody = Type.Object(
 
 export interface LoginLimiters {
   byIp: RateLimiter;
-  byUser: RateLimiter;
+  /** Keyed by username and address together (see `userAtAddress`). */
+  byUserAndIp: RateLimiter;
+}
+
+function userAtAddress(c: Context<AppEnv>, username: string): string {
+  return `${username.toLowerCase()}@${clientIp(c) ?? "unknown"}`;
 }
 
 export function userView(user: { id: string; username: string; role: UserRole }) {
@@ -78,7 +85,7 @@ export async function signOut(c: Context<AppEnv>, deps: AppDeps): Promise<void> 
 export function checkLoginLimits(c: Context<AppEnv>, limiters: LoginLimiters, username: string): void {
   for (const [limiter, key] of [
     [limiters.byIp, clientIp(c) ?? "unknown"],
-    [limiters.byUser, username.toLowerCase()],
+    [limiters.byUserAndIp, userAtAddress(c, username)],
   ] as const) {
     const result = limiter.hit(key);
     if (!result.allowed) {
@@ -101,7 +108,7 @@ export async function attemptLogin(
   if (!user) {
     throw new RequestError("unauthorised", "Username or password is wrong.");
   }
-  limiters.byUser.reset(username.toLowerCase());
+  limiters.byUserAndIp.reset(userAtAddress(c, username));
   await signIn(c, deps, user.id);
   await writeAudit(deps.db, deps.clock, {
     actor: { userId: user.id, username: user.username, role: user.role, via: "session" },

@@ -1,0 +1,70 @@
+/**
+ * @module http/client-address
+ * The one place that decides who a request came from: audit entries, sessions, rate limits and the
+ * announce source network all read it. `X-Forwarded-For` is believed only as far as the hops it
+ * passed through are configured trusted proxies (FLEETBACK_TRUSTED_PROXIES); anyone else can write
+ * that header, so without a trusted peer it is ignored.
+ */
+import { type BlockList, isIP } from "node:net";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../auth/actor.js";
+import { trustedProxyList } from "../config.js";
+
+/** `::ffff:192.0.2.1` (an IPv4 peer on a dual-stack socket) is the IPv4 address it wraps. */
+export function normaliseAddress(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  return mapped?.[1] ?? address;
+}
+
+function isTrusted(address: string, trusted: BlockList): boolean {
+  const family = isIP(address);
+  return family !== 0 && trusted.check(address, family === 6 ? "ipv6" : "ipv4");
+}
+
+/**
+ * Walks X-Forwarded-For from the right (the hop nearest to us) while the current hop is a trusted
+ * proxy; the first address not trusted is the client. A malformed entry ends the walk at the proxy
+ * that passed it on, so garbage never becomes an address.
+ */
+export function resolveClientAddress(
+  peer: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trusted: BlockList,
+): string | undefined {
+  if (peer === undefined) {
+    return undefined;
+  }
+  let current = normaliseAddress(peer);
+  const header = Array.isArray(forwardedFor) ? forwardedFor.join(",") : (forwardedFor ?? "");
+  const hops = header
+    .split(",")
+    .map((hop) => hop.trim())
+    .filter((hop) => hop !== "");
+  while (hops.length > 0 && isTrusted(current, trusted)) {
+    const next = normaliseAddress(hops.pop() ?? "");
+    if (isIP(next) === 0) {
+      break;
+    }
+    current = next;
+  }
+  return current;
+}
+
+/** Resolves the client address once per request, before anything reads it. */
+export function clientAddress(trustedProxies: readonly string[]): MiddlewareHandler<AppEnv> {
+  const trusted = trustedProxyList(trustedProxies);
+  return async (c, next) => {
+    c.set("clientIp", resolveClientAddress(socketAddress(c), c.req.header("X-Forwarded-For"), trusted));
+    await next();
+  };
+}
+
+function socketAddress(c: Context<AppEnv>): string | undefined {
+  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  return incoming?.socket?.remoteAddress;
+}
+
+/** The client's address as resolved by `clientAddress`; the bare peer where that did not run. */
+export function clientIp(c: Context<AppEnv>): string | undefined {
+  return c.get("clientIp") ?? socketAddress(c);
+}

@@ -1,0 +1,79 @@
+import { auditLog } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import type { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import type { AppEnv } from "../auth/actor.js";
+import type { Config } from "../config.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const BOOTSTRAP = "test-bootstrap-token-0123456789";
+const PASSWORD = "correct horse battery";
+
+let deps: TestDeps | undefined;
+afterEach(async () => {
+  await deps?.close();
+  deps = undefined;
+});
+
+/** An app with one admin, and a way to post as if from a given peer socket address. */
+async function setUp(config: Partial<Config> = {}) {
+  deps = await createTestDeps({ config });
+  const app = createApp(deps);
+  const origin = new URL(deps.config.baseUrl).origin;
+  const post = (app: Hono<AppEnv>, peer: string, path: string, body: unknown, headers = {}) =>
+    app.request(
+      path,
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: origin, ...headers },
+        body: JSON.stringify(body),
+      },
+      { incoming: { socket: { remoteAddress: peer } } },
+    );
+  const created = await post(app, "127.0.0.1", "/api/auth/bootstrap", {
+    bootstrap_token: BOOTSTRAP,
+    username: "admin",
+    password: PASSWORD,
+  });
+  expect(created.status).toBe(201);
+  const login = (peer: string, password: string, headers: Record<string, string> = {}) =>
+    post(app, peer, "/api/auth/login", { username: "admin", password }, headers);
+  return { app, login };
+}
+
+async function loginAuditIps(): Promise<(string | null)[]> {
+  const rows = await deps?.db.select().from(auditLog).where(eq(auditLog.action, "auth.login"));
+  return (rows ?? []).map((row) => row.ip);
+}
+
+describe("sign-in limits", () => {
+  it("an attacker's wrong passwords from one address do not lock the user out elsewhere", async () => {
+    const { login } = await setUp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      statuses.push((await login("203.0.113.5", `wrong-${i}`)).status);
+    }
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses[10]).toBe(429);
+    // The attacker's address stays limited, even with the right password...
+    expect((await login("203.0.113.5", PASSWORD)).status).toBe(429);
+    // ...but the user at their own address signs in.
+    expect((await login("198.51.100.7", PASSWORD)).status).toBe(200);
+  });
+
+  it("ignores a spoofed X-Forwarded-For when no proxy is trusted", async () => {
+    const { login } = await setUp();
+    expect((await login("198.51.100.7", PASSWORD, { "X-Forwarded-For": "192.0.2.1" })).status).toBe(200);
+    expect(await loginAuditIps()).toEqual(["198.51.100.7"]);
+  });
+
+  it("uses the forwarded address only from a trusted proxy", async () => {
+    const { login } = await setUp({ trustedProxies: ["10.0.0.0/8"] });
+    const viaProxy = await login("10.0.0.2", PASSWORD, { "X-Forwarded-For": "198.51.100.7, 10.0.0.9" });
+    expect(viaProxy.status).toBe(200);
+    const direct = await login("203.0.113.5", PASSWORD, { "X-Forwarded-For": "192.0.2.1" });
+    expect(direct.status).toBe(200);
+    expect(await loginAuditIps()).toEqual(["198.51.100.7", "203.0.113.5"]);
+  });
+});
