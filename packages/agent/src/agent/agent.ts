@@ -50,6 +50,8 @@ export interface AgentOptions {
   stateDir: string;
   /** Where agent.json lives, to pin the release key fetched on first use; absent keeps it in memory. */
   configDir?: string;
+  /** Where the agent is installed (/opt/fleetback-agent); with the others, never a restore target. */
+  installDir?: string;
   /** restic binary: FLEETBACK_RESTIC or `restic` on PATH. */
   resticCommand: string;
   identity: HostIdentity;
@@ -168,6 +170,9 @@ export function createAgent(options: AgentOptions): Agent {
         credentials,
         runner,
         restoreVia,
+        agentDirs: [options.stateDir, options.configDir, options.installDir].filter(
+          (dir): dir is string => dir !== undefined,
+        ),
         repositoryProblem: localRepositoryProblem,
         parentEnv: options.parentEnv,
         timers,

@@ -8,8 +8,7 @@
  * restores out of them.
  */
 import { chmod, rm } from "node:fs/promises";
-import { dirname } from "node:path";
-import type { AgentPaths } from "../config/paths.js";
+import { type AgentPaths, installDirOf } from "../config/paths.js";
 import { createJsonLogger, isLogLevel } from "../log/logger.js";
 import { DEFAULT_RESTORE_SOCKET } from "../restore-helper/helper-runner.js";
 import { createRestoreHelper } from "../restore-helper/helper-server.js";
@@ -19,15 +18,6 @@ import { EXIT } from "./exit-codes.js";
 /** systemd starts the helper again on the next connection, so an idle one need not wait around. */
 export const HELPER_IDLE_MS = 60_000;
 const SD_LISTEN_FDS_START = 3;
-
-/** The directory the agent is installed in (/opt/fleetback-agent): never a restore target either. */
-export function installDirOf(env: NodeJS.ProcessEnv, argv: readonly string[], execPath: string): string {
-  if (env.FLEETBACK_AGENT_INSTALL_DIR) {
-    return env.FLEETBACK_AGENT_INSTALL_DIR;
-  }
-  const script = argv[1];
-  return script !== undefined && /\.(?:m?js|cjs)$/.test(script) ? dirname(script) : dirname(execPath);
-}
 
 export async function restoreHelperCommand(
   deps: CliDeps,

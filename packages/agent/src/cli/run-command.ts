@@ -9,7 +9,7 @@
 import { createAgent } from "../agent/agent.js";
 import { loadAgentConfig } from "../config/agent-config.js";
 import { ensurePrivateDir } from "../config/atomic-write.js";
-import type { AgentPaths } from "../config/paths.js";
+import { type AgentPaths, installDirOf } from "../config/paths.js";
 import { createJsonLogger, isLogLevel, type Logger } from "../log/logger.js";
 import { updateDir } from "../update/boot-record.js";
 import { nodeFileOps } from "../update/file-ops.js";
@@ -63,6 +63,7 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<numb
     config: loaded.config,
     stateDir: paths.stateDir,
     configDir: paths.configDir,
+    installDir: installDirOf(deps.env, process.argv, process.execPath),
     resticCommand: paths.restic,
     identity: deps.identity,
     agentVersion: deps.agentVersion,

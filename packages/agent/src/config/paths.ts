@@ -3,6 +3,7 @@
  * Where the agent keeps its files: flags beat environment variables beat the packaged defaults
  * (DESIGN.md "Configuration").
  */
+import { dirname } from "node:path";
 
 export const DEFAULT_CONFIG_DIR = "/etc/fleetback-agent";
 export const DEFAULT_STATE_DIR = "/var/lib/fleetback-agent";
@@ -25,4 +26,13 @@ export function resolveAgentPaths(flags: PathFlags, env: NodeJS.ProcessEnv): Age
     stateDir: flags.stateDir || env.FLEETBACK_AGENT_STATE_DIR || DEFAULT_STATE_DIR,
     restic: env.FLEETBACK_RESTIC || "restic",
   };
+}
+
+/** The directory the agent is installed in (/opt/fleetback-agent): never a restore target either. */
+export function installDirOf(env: NodeJS.ProcessEnv, argv: readonly string[], execPath: string): string {
+  if (env.FLEETBACK_AGENT_INSTALL_DIR) {
+    return env.FLEETBACK_AGENT_INSTALL_DIR;
+  }
+  const script = argv[1];
+  return script !== undefined && /\.(?:m?js|cjs)$/.test(script) ? dirname(script) : dirname(execPath);
 }

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the shell forms ${HOME} and ${USER} are the input under test
-import { mkdtemp, readFile, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CommandRunRestore } from "@fleetback/protocol";
@@ -70,6 +70,7 @@ async function runRestore(
   command: CommandRunRestore,
   replay: JobTestOptions["replay"],
   extra: Partial<JobTestOptions> = {},
+  agentDirs: string[] = [],
 ) {
   const home = await mkdtemp(join(tmpdir(), "fleetback-home-"));
   const stateDir = await mkdtemp(join(tmpdir(), "fleetback-state-"));
@@ -77,6 +78,7 @@ async function runRestore(
     (deps) =>
       createRestoreJob({
         ...deps,
+        agentDirs: [stateDir, ...agentDirs],
         toolFlags: createToolFlagProbe({ restic: deps.restic, stateDir, log: deps.log }),
       }),
     command,
@@ -192,6 +194,82 @@ describe("restore argv", () => {
     const ran = await runRestore(restoreCommand({ target_dir: "/" }), () => EMPTY_OK);
     expect(ran.outcome).toMatchObject({ status: "failed" });
     expect(ran.calls).toHaveLength(0);
+  });
+});
+
+describe("restore refusals (issue 13)", () => {
+  it("refuses a target that reaches the agent's state dir through a symlink, before anything runs", async () => {
+    const base = await mkdtemp(join(tmpdir(), "fleetback-agentdirs-"));
+    const agentState = join(base, "state");
+    await mkdir(join(agentState, "update"), { recursive: true });
+    await symlink(agentState, join(base, "innocent"));
+    for (const [target_dir, paths] of [
+      [join(base, "innocent", "update"), [DOCS]],
+      [join(base, "innocent"), [DOCS]],
+      [base, [DOCS]],
+    ] as const) {
+      const ran = await runRestore(restoreCommand({ target_dir, paths: [...paths] }), () => EMPTY_OK, {}, [
+        agentState,
+      ]);
+      expect(ran.outcome, target_dir).toMatchObject({ status: "failed", exit_code: null });
+      expect(ran.outcome.error, target_dir).toMatch(/agent's own directory .*state.*nothing was restored/);
+      expect(ran.calls, target_dir).toHaveLength(0);
+    }
+    // In place, a path whose parent is a symlink into the state dir.
+    const inPlace = await runRestore(
+      restoreCommand({
+        in_place: true,
+        target_dir: "/",
+        paths: [join(base, "innocent", "update", "boot.json")],
+      }),
+      () => EMPTY_OK,
+      {},
+      [agentState],
+    );
+    expect(inPlace.outcome).toMatchObject({ status: "failed" });
+    expect(inPlace.calls).toHaveLength(0);
+  });
+
+  it("restic 0.14 into an existing non-empty directory is refused; an empty one restores", async () => {
+    const target = await mkdtemp(join(tmpdir(), "fleetback-target-"));
+    const empty = await runRestore(
+      restoreCommand({ target_dir: target }),
+      () => fixture("0.14.0", "restore-include-text"),
+      { version: "0.14.0" },
+    );
+    expect(empty.outcome).toMatchObject({ status: "succeeded" });
+    await writeFile(join(target, "left-over"), "x");
+    const ran = await runRestore(restoreCommand({ target_dir: target }), () => EMPTY_OK, {
+      version: "0.14.0",
+    });
+    expect(ran.outcome).toMatchObject({ status: "failed", exit_code: null });
+    expect(ran.outcome.error).toMatch(/is not empty \(restic older than 0\.16 follows symlinks/);
+    expect(ran.calls).toHaveLength(0);
+    // 0.18 does not follow them: the same target is fine.
+    const newer = await runRestore(restoreCommand({ target_dir: target }), (_subcommand, spec) =>
+      spec.args.includes("--help") ? help("0.18.0") : EMPTY_OK,
+    );
+    expect(newer.outcome).toMatchObject({ status: "succeeded" });
+  });
+
+  it("restic 0.14 in place is refused only where a symlink lies on or below a path it writes", async () => {
+    const base = await mkdtemp(join(tmpdir(), "fleetback-inplace-"));
+    await mkdir(join(base, "plain", "sub"), { recursive: true });
+    await mkdir(join(base, "elsewhere"));
+    await symlink(join(base, "elsewhere"), join(base, "link"));
+    await symlink(join(base, "elsewhere"), join(base, "plain", "sub", "inner"));
+    const inPlace = (paths: string[]) =>
+      runRestore(restoreCommand({ in_place: true, target_dir: "/", paths }), () => EMPTY_OK, {
+        version: "0.14.0",
+      });
+    for (const path of [join(base, "link", "f"), join(base, "link"), join(base, "plain")]) {
+      const ran = await inPlace([path]);
+      expect(ran.outcome, path).toMatchObject({ status: "failed", exit_code: null });
+      expect(ran.outcome.error, path).toMatch(/is a symlink where the restore writes/);
+      expect(ran.calls, path).toHaveLength(0);
+    }
+    const clear = await inPlace([join(base, "elsewhere", "f"), join(base, "new", "g")]);
+    expect(clear.outcome).toMatchObject({ status: "succeeded" });
   });
 });
 

@@ -7,6 +7,9 @@
  * - Target: a new-directory restore expands `$HOME`, `${HOME}` or `~/` at run time and creates
  *   the directory (0700); an in-place restore targets `/` (restore-target.ts says why). A target
  *   with any other variable fails the job before anything runs.
+ * - Refused before restic runs: writes in or over the agent's own directories, and with restic
+ *   older than 0.16 a non-empty target or symlinks where an in-place restore writes
+ *   (restore-safety.ts says why).
  * - `--json` from 0.16 and `-vv` from 0.17 (per-file `verbose_status` lines, CONTRACT §8); 0.14
  *   prints text only, so its job shows no counts, only the start and the end.
  * - `--no-ownership` only for a new-directory restore, only from 0.17 (SPEC Server behaviour 9),
@@ -25,6 +28,7 @@ import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { estimateEta, parseRestoreLine } from "./restore-output.js";
+import { agentDirRefusal, oldResticRefusal } from "./restore-safety.js";
 import { escapeIncludePattern, expandRestoreTarget } from "./restore-target.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
@@ -32,6 +36,11 @@ export const NO_OWNERSHIP_FLAG = "--no-ownership";
 
 export interface RestoreJobDeps extends RepositoryJobDeps {
   toolFlags: ToolFlagProbe;
+  /**
+   * The agent's config, state and install directories: no restore writes in or over them, after
+   * symlinks (restore-safety.ts), whether or not the restore helper runs it.
+   */
+  agentDirs: readonly string[];
   /** Creates a new-directory target; default `mkdir -p` with mode 0700. */
   makeTargetDir?: (dir: string) => Promise<void>;
 }
@@ -84,10 +93,22 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
       }
       targetDir = target.dir;
     }
+    const intoAgent = agentDirRefusal(targetDir, restore.paths, deps.agentDirs);
+    if (intoAgent !== undefined) {
+      run.log("agent", intoAgent);
+      return failed(intoAgent);
+    }
 
     return runRepositoryJob(deps, run, {
       async tool({ repository, caps }) {
         const version = await deps.toolVersion.version();
+        if (version === undefined || !isAtLeast(version, 0, 16)) {
+          const refusal = await oldResticRefusal(restore.in_place, targetDir, restore.paths);
+          if (refusal !== undefined) {
+            run.log("agent", refusal);
+            return failed(refusal);
+          }
+        }
         const flags: RestoreFlags = {
           json: version !== undefined && isAtLeast(version, 0, 16),
           verbose: version !== undefined && isAtLeast(version, 0, 17),

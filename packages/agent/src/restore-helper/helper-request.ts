@@ -9,8 +9,7 @@
  * agent's own config, state and install directories after symlinks are resolved, on the helper's
  * side too, not only in the agent and on the server.
  */
-import { realpathSync } from "node:fs";
-import { isAbsolute, join, normalize, sep } from "node:path";
+import { isAbsolute, normalize } from "node:path";
 
 export interface RestorePlan {
   snapshot: string;
@@ -99,50 +98,5 @@ function describe(flag: string | undefined): string {
   return flag === undefined ? "an empty argument list" : JSON.stringify(flag.slice(0, 40));
 }
 
-/** The absolute paths a restore writes: `<target><path>` for each selected path. */
-export function writtenPaths(plan: Pick<RestorePlan, "target" | "includes">): string[] {
-  const paths = plan.includes.map((path) => normalize(plan.target === "/" ? path : join(plan.target, path)));
-  return plan.target === "/" ? paths : [plan.target, ...paths];
-}
-
-/** realpath of the longest existing prefix, with the rest appended: where a write would land now. */
-export function resolveExisting(path: string, realpath: (p: string) => string = realpathSync): string {
-  const parts = normalize(path)
-    .split(sep)
-    .filter((part) => part !== "");
-  for (let keep = parts.length; keep >= 0; keep -= 1) {
-    const head = `/${parts.slice(0, keep).join("/")}`;
-    try {
-      const real = realpath(head);
-      return normalize(join(real, ...parts.slice(keep)));
-    } catch {
-      // not there (yet): try its parent
-    }
-  }
-  return normalize(path);
-}
-
-function within(path: string, dir: string): boolean {
-  return dir === "/" || path === dir || path.startsWith(`${dir}/`);
-}
-
-/**
- * The first protected directory a written path lands in or over (equal, inside, or containing
- * it), after symlinks; undefined when every path is clear.
- */
-export function protectedHit(
-  written: readonly string[],
-  protectedDirs: readonly string[],
-  realpath: (p: string) => string = realpathSync,
-): { path: string; dir: string } | undefined {
-  const dirs = protectedDirs.map((dir) => resolveExisting(dir, realpath));
-  for (const path of written) {
-    const real = resolveExisting(path, realpath);
-    for (const [i, dir] of dirs.entries()) {
-      if (within(real, dir) || within(dir, real)) {
-        return { path, dir: protectedDirs[i] ?? dir };
-      }
-    }
-  }
-  return undefined;
-}
+// Shared with the agent's own restore job, which refuses the same paths before asking the helper.
+export { protectedHit, resolveExisting, writtenPaths } from "./agent-dirs.js";
