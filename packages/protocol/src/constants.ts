@@ -1,7 +1,7 @@
 /**
  * @module constants
- * Fixed values of the wire contract (PROTOCOL.md). Literals here never change once released: a
- * change is a new PROTOCOL_VERSION and a CHANGELOG entry.
+ * Fixed values of the wire contract (this package's PROTOCOL.md, "Constants"). Literals here never
+ * change once released: a change is a new PROTOCOL_VERSION and a CHANGELOG entry.
  */
 
 /**

@@ -1,7 +1,7 @@
 /**
  * @module @fleetback/protocol
- * The agent wire contract of PROTOCOL.md: constants, every message as a TypeBox schema with its
- * type, the per-direction catalogs and handler maps, and the frame codec.
+ * The agent wire contract described in this package's PROTOCOL.md: constants, every message as a
+ * TypeBox schema with its type, the per-direction catalogs and handler maps, and the frame codec.
  */
 export * from "./agent-messages.js";
 export * from "./catalog.js";
