@@ -69,7 +69,10 @@ export function authenticate(deps: {
     }
     const unsafe = !SAFE_METHODS.has(c.req.method);
     const origin = c.req.header("Origin");
-    if (unsafe && origin !== undefined && origin !== "null" && origin !== baseOrigin) {
+    // "null" is what sandboxed frames and opaque origins send: a login posted from one would sign
+    // the victim into the attacker's account. Only a request with no Origin at all (scripts,
+    // curl) goes on to the token or CSRF checks below.
+    if (unsafe && origin !== undefined && origin !== baseOrigin) {
       throw new RequestError("forbidden", "Origin: requests from other sites are refused");
     }
     const authorization = c.req.header("Authorization");

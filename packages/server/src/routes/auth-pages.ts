@@ -30,9 +30,39 @@ const BootstrapForm = Type.Object(
   { additionalProperties: false },
 );
 
-/** Only same-site paths are followed after sign-in, never another origin. */
-function safeNext(next: string | undefined): string {
-  return next && /^\/(?![/\\])/.test(next) ? next : "/";
+function hasControlOrBackslash(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f || code === 0x5c) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Only same-origin paths are followed after sign-in. `next` is resolved against the base URL the
+ * way a browser would resolve the Location header (which drops tabs and newlines and reads `\`
+ * as `/`), so `/%09/evil.example` or `/\evil.example` cannot become `//evil.example`.
+ */
+export function safeNext(next: string | undefined, baseUrl: string): string {
+  // Control characters and backslashes have no place in our own paths; browsers reinterpret them.
+  if (!next?.startsWith("/") || hasControlOrBackslash(next)) {
+    return "/";
+  }
+  const base = new URL(baseUrl);
+  let resolved: URL;
+  try {
+    resolved = new URL(next, base);
+  } catch {
+    return "/";
+  }
+  const path = `${resolved.pathname}${resolved.search}${resolved.hash}`;
+  // "/.//host" resolves on our origin to the path "//host", which a browser reads as another host.
+  if (resolved.origin !== base.origin || !path.startsWith("/") || /^\/[/\\]/.test(path)) {
+    return "/";
+  }
+  return path;
 }
 
 export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<AppEnv> {
@@ -56,12 +86,14 @@ export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<App
     if (deps.bootstrap.token !== undefined) {
       return c.redirect("/bootstrap", 303);
     }
-    return renderPage(c, deps.views, "pages/login.njk", { next: safeNext(c.req.query("next")) });
+    return renderPage(c, deps.views, "pages/login.njk", {
+      next: safeNext(c.req.query("next"), deps.config.baseUrl),
+    });
   });
   routes.post("/login", async (c) => {
     const form = await readForm(c, LoginForm);
     await attemptLogin(c, deps, limiters, form.username, form.password);
-    return redirectAfterPost(c, safeNext(form.next));
+    return redirectAfterPost(c, safeNext(form.next, deps.config.baseUrl));
   });
   routes.post("/logout", requireRole("viewer"), async (c) => {
     await signOut(c, deps);
