@@ -6,9 +6,10 @@
  * The encoded string comes from the database, so verification parses it strictly and caps its
  * parameters: a tampered row must not be able to make one login burn gigabytes or minutes.
  * Passwords are NFKC-normalised (NIST SP 800-63B) so the same typed password verifies on any device.
+ * The hashing itself runs in a worker pool (see argon2-pool) so it never blocks the caller's thread.
  */
 import { timingSafeEqual } from "node:crypto";
-import { argon2id } from "hash-wasm";
+import { type Argon2Pool, createArgon2Pool } from "./argon2-pool.js";
 import { decodeBase64Strict, encodeBase64 } from "./base64.js";
 import { type RandomBytes, systemRandom } from "./random.js";
 
@@ -113,14 +114,16 @@ function isSaneLength(bytes: Uint8Array): boolean {
   return bytes.length >= LIMITS.minBytes && bytes.length <= LIMITS.maxBytes;
 }
 
+let pool: Argon2Pool | undefined;
+
 async function derive(password: string, salt: Uint8Array, params: Argon2Params): Promise<Uint8Array> {
-  return argon2id({
+  pool ??= createArgon2Pool();
+  return pool.hash({
     password: password.normalize("NFKC"),
     salt,
     memorySize: params.memoryKiB,
     iterations: params.iterations,
     parallelism: params.parallelism,
     hashLength: params.hashBytes,
-    outputType: "binary",
   });
 }

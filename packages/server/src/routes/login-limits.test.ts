@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { auditLog } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import type { Hono } from "hono";
@@ -75,5 +76,30 @@ describe("sign-in limits", () => {
     const direct = await login("203.0.113.5", PASSWORD, { "X-Forwarded-For": "192.0.2.1" });
     expect(direct.status).toBe(200);
     expect(await loginAuditIps()).toEqual(["198.51.100.7", "203.0.113.5"]);
+  });
+});
+
+describe("password hashing", () => {
+  it("leaves the event loop free while logins hash, so /healthz answers before they finish", async () => {
+    const { app, login } = await setUp();
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const started = performance.now();
+    const order: string[] = [];
+    const logins = ["203.0.113.1", "203.0.113.2", "203.0.113.3"].map((peer) =>
+      login(peer, "wrong password").then((res) => {
+        order.push(`login ${res.status}`);
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const health = await app.request("/healthz");
+    order.push(`healthz ${health.status}`);
+    await Promise.all(logins);
+    const elapsedMs = performance.now() - started;
+    delay.disable();
+    expect(order[0]).toBe("healthz 200");
+    expect(order.slice(1)).toEqual(["login 401", "login 401", "login 401"]);
+    // Hashing on this thread would stall the loop for one hash, about a third of the three.
+    expect(delay.max / 1e6).toBeLessThan(elapsedMs / 6);
   });
 });
