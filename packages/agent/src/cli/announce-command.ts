@@ -24,7 +24,7 @@ const Announced = Type.Object({
   hostname_collision: Type.Boolean(),
 });
 
-/** The exact text the claim signature covers (DESIGN.md "Approval of an announced host"). */
+/** The exact text each claim request signs; the server (enrolment/announce.ts) verifies the same. */
 export function claimMessage(pendingId: string, timestamp: string): string {
   return `fleetback-claim:${pendingId}:${timestamp}`;
 }

@@ -2,7 +2,8 @@
  * @module config/agent-config
  * The agent's config file, `<config dir>/agent.json` (mode 0600): where the server is, which host
  * this is, the bearer token, and an optional TLS pin. Written by `enroll`/`announce`, read by
- * `run` and `status`. Repository credentials never go here: they stay in memory (SPEC).
+ * `run` and `status`. Repository credentials never go here: the server pushes them on every hello
+ * and the agent keeps them in memory only.
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

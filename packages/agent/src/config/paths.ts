@@ -1,7 +1,7 @@
 /**
  * @module config/paths
- * Where the agent keeps its files: flags beat environment variables beat the packaged defaults
- * (DESIGN.md "Configuration").
+ * Where the agent keeps its files: flags (`--config-dir`, `--state-dir`) beat environment variables
+ * (`FLEETBACK_AGENT_CONFIG_DIR`, `FLEETBACK_AGENT_STATE_DIR`) beat the packaged defaults below.
  */
 import { dirname } from "node:path";
 

@@ -6,7 +6,7 @@
  * include that starts with `-` is never read as a flag. Status lines become throttled
  * `job.progress` and are not logged; every other line is (stderr JSON errors as text). Exit 3
  * means restic wrote the snapshot but could not read some files: the job succeeds, with an error
- * text saying so, because the snapshot exists and is listed (SPEC 7); the unreadable files are in
+ * text saying so, because the snapshot exists and is listed; the unreadable files are in
  * the job log. A failed, timed-out or cancelled post hook is logged and changes nothing.
  */
 import type { CommandRunBackup } from "@fleetback/protocol";

@@ -1,6 +1,6 @@
 /**
  * @module jobs/backup-output
- * Reads `restic backup --json` output (CONTRACT §5). stdout carries `status` lines (optional,
+ * Reads `restic backup --json` output (recorded in testdata/restic). stdout carries `status` lines (optional,
  * timer-driven), verbose lines and exactly one `summary`; stderr carries `error` lines, 0.18's
  * `exit_error` and plain text. 0.14 prints `seconds_remaining` as 2^63 when nothing has size, so
  * every count is clamped to a safe integer, and 0.14's `error` objects are serialised Go errors
@@ -60,7 +60,7 @@ export function progressOf(status: JsonObject): ProgressState {
 /** Classifies one stdout line. */
 export function parseBackupLine(text: string): BackupLine {
   const parsed = parseObject(text);
-  // 0.14 prints verbose `scan_finished` as message_type "status" (CONTRACT §5): it has no percent.
+  // 0.14 prints verbose `scan_finished` as message_type "status": it has no percent.
   if (parsed?.message_type === "status" && typeof parsed.percent_done === "number") {
     return { kind: "status", progress: progressOf(parsed) };
   }

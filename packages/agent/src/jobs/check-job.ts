@@ -6,7 +6,7 @@
  *
  * - `ok`: exit 0 (restic printed `no errors were found`).
  * - `errors`: restic ran and found damage: a non-zero exit together with `repository contains
- *   errors` (the final `Fatal:` line on 0.14 and 0.18, CONTRACT §3/§11). The job fails.
+ *   errors` (the final `Fatal:` line on 0.14 and 0.18; testdata/restic `check-corrupt`). The job fails.
  * - `failed`: the check could not run to a verdict (locked or unreachable repository, wrong
  *   password, restic missing, timeout). The job fails.
  *

@@ -1,7 +1,7 @@
 /**
  * @module jobs/diff-job
  * `diff`: pre hook, `restic --json diff <snapshot_a> <snapshot_b>`, post hook. 0.14 and 0.18
- * print the same JSON (CONTRACT §9): one `change` line per path, then one `statistics` line.
+ * print the same JSON (testdata/restic `diff`): one `change` line per path, then one `statistics` line.
  * Every stdout line goes to the job log exactly as restic printed it, so the server can render a
  * table from the log by parsing lines that start with `{` (shapes in the package README); a
  * line that is not JSON (a future tool without --json for diff) is forwarded unchanged too.

@@ -1,8 +1,8 @@
 /**
  * @module jobs/forget-policy
  * Turns `forget_groups` into restic argv, or refuses the whole job before anything runs. Forget
- * deletes, so every doubt refuses: an empty `keep` (restic would then keep nothing of the group,
- * PROTOCOL.md), a value restic would read differently from what the operator set, a dimension
+ * deletes, so every doubt refuses: an empty `keep` (restic would then keep nothing of the group;
+ * the wire lets it through so that the job can be refused), a value restic would read differently from what the operator set, a dimension
  * this agent does not know (dropping it would widen the deletion), or a tag with a comma (restic
  * reads `--tag a,b` as two tags). One bad group refuses every group, so a job never half-runs
  * a policy set that was wrong.
@@ -11,7 +11,7 @@
  * source group, so the keep values apply to the group's snapshots as a whole even after its
  * include paths changed (with `host,paths` the snapshots of old path sets would each form a group
  * of their own and be kept forever), while keeping `host` means a repository shared by two hosts
- * never has one host's snapshots counted against the other's. `--tag` only filters (CONTRACT §10).
+ * never has one host's snapshots counted against the other's. `--tag` only filters; it does not group.
  * `--prune` is never passed: pruning is its own job with admin credentials.
  */
 import {

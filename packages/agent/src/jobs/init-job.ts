@@ -1,8 +1,9 @@
 /**
  * @module jobs/init-job
  * `init`: creates the repository. Running it against an existing repository is a no-op that
- * succeeds (SPEC "What the service does" 9): restic exits 1 and says `config file already exists`
- * on every version and backend (CONTRACT §4), which is how the agent recognises it.
+ * succeeds, so the server's automatic init of a repository someone already created is no failure:
+ * restic exits 1 and says `config file already exists` on every version and backend (testdata/restic
+ * `init-again`), which is how the agent recognises it.
  */
 import type { CommandRunInit } from "@fleetback/protocol";
 import type { CredentialStore } from "../agent/credential-store.js";
@@ -39,7 +40,7 @@ export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
       run.log("agent", "hooks are not run for init by this agent version");
     }
     const version = await deps.toolVersion.version();
-    // `init --json` exists since 0.15; 0.14 ignores the flag and prints text (CONTRACT §4).
+    // `init --json` exists since 0.15; 0.14 ignores the flag and prints text (testdata/restic `init`).
     const json = version !== undefined && isAtLeast(version, 0, 15);
     let alreadyExists = false;
     const errors = createErrorCollector();

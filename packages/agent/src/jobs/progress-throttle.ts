@@ -1,6 +1,7 @@
 /**
  * @module jobs/progress-throttle
- * At most one `job.progress` per second per job, the first at once (PROTOCOL.md). Updates that
+ * At most one `job.progress` per second per job, the first at once (PROGRESS_MIN_INTERVAL_MS in
+ * packages/protocol/PROTOCOL.md). Updates that
  * arrive inside the window replace each other; the latest goes out when the window ends, and
  * `flush()` sends whatever is still held before the job's `job.finished`.
  */

@@ -1,6 +1,6 @@
 /**
  * @module jobs/raw-data-stats
- * `restic stats --json --mode raw-data` (CONTRACT §11) as a partial `repo.stats`:
+ * `restic stats --json --mode raw-data` (testdata/restic `stats-raw`) as a partial `repo.stats`:
  *
  * - `raw_size_bytes`: `total_size`, the bytes the repository stores (after compression).
  * - `total_size_bytes`: `total_uncompressed_size`, the same blobs before compression, and

@@ -1,7 +1,7 @@
 /**
  * @module jobs/repository-job
  * The frame every job that works on the repository shares: the credentials of the slot the
- * command needs (admin for prune and unlock, PROTOCOL.md `requires_admin_creds`), the effective
+ * command needs (admin for prune and unlock, the kinds sent with `requires_admin_creds`), the effective
  * bandwidth caps, the pre hook, the tool run, the post hook, and then what the job reports about
  * the repository. A failing pre hook means the tool is not run; a failed, timed-out or cancelled
  * post hook is logged and changes nothing. After a cancel the post hook still runs (it undoes

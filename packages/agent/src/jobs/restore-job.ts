@@ -10,11 +10,13 @@
  * - Refused before restic runs: writes in or over the agent's own directories, and with restic
  *   older than 0.16 a non-empty target or symlinks where an in-place restore writes
  *   (restore-safety.ts says why).
- * - `--json` from 0.16 and `-vv` from 0.17 (per-file `verbose_status` lines, CONTRACT §8); 0.14
- *   prints text only, so its job shows no counts, only the start and the end.
- * - `--no-ownership` only for a new-directory restore, only from 0.17 (SPEC Server behaviour 9),
- *   and only when the binary's own `restore --help` lists it (no released restic up to 0.19.1
- *   does, CONTRACT §8). Without it the job log says that ownership is restored as recorded.
+ * - `--json` from 0.16 and `-vv` from 0.17 (per-file `verbose_status` lines; testdata/restic
+ *   `restore-include-vv-json`); 0.14 prints text only, so its job shows no counts, only the start
+ *   and the end.
+ * - `--no-ownership` only for a new-directory restore (in place, ownership is put back as
+ *   recorded), only from 0.17, and only when the binary's own `restore --help` lists it (no
+ *   released restic up to 0.19.1 does; testdata/restic `help/restore.txt`). Without it the job log
+ *   says that ownership is restored as recorded.
  * - `status` lines become throttled `job.progress` with an agent ETA and are never logged;
  *   per-file lines set `current_file` and are logged as they are (stdout), the `summary` goes into
  *   `job.finished.summary`.

@@ -2,7 +2,8 @@
  * @module jobs/restore-target
  * Where a restore writes, decided at run time on the host. The wizard's default target is
  * `$HOME/fleetback-restore/<job-id>/`; `$HOME`, `${HOME}` and a leading `~/` are expanded from the
- * agent's own environment, and any other variable is refused (SPEC Server behaviour 10), so a
+ * agent's own environment, and any other variable is refused (the server's form applies the same
+ * rule, RESTORE_TARGET_PATTERN), so a
  * typo never becomes a literal `$FOO` directory. An in-place restore always targets `/`: restic
  * writes `<target>/<original absolute path>`, so `--target / --include /srv/x` puts `/srv/x` back
  * where it was.

@@ -11,7 +11,7 @@ import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
 import { parseSnapshots, splitReport } from "./snapshots-report.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
-/** SPEC Limits: "snapshot listing after backup: 60 s timeout". */
+/** The snapshot listing after a backup, forget or prune is bounded by 60 s. */
 export const SNAPSHOTS_TIMEOUT_MS = 60_000;
 
 /**

@@ -1,6 +1,7 @@
 /**
  * @module jobs/snapshots-report
- * `restic snapshots --json` (CONTRACT §6: one JSON array, `[]` for an empty repository) as the
+ * `restic snapshots --json` (one JSON array, `[]` for an empty repository: testdata/restic
+ * `snapshots-empty-repo`) as the
  * `snapshots.report` projection: most recent first, times in UTC, size and file count from the
  * snapshot's `summary` block, which only restic >= 0.17 writes (0 otherwise). A list too long for
  * one frame goes out in parts (protocol 2) of at most REPORT_PART_BYTES each, so a host with

@@ -9,7 +9,8 @@ import type { JobOutcome } from "./job-types.js";
 
 /**
  * Lines that state the failure itself. A locked repository prints no `Fatal:` line, only four
- * lines starting with `unable to create lock` (CONTRACT §3); the last of them is advice.
+ * lines starting with `unable to create lock` (testdata/restic `err-locked-*`); the last of them is
+ * advice.
  */
 const FATAL_PREFIXES = ["Fatal:", "unable to create lock"];
 

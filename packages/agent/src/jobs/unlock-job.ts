@@ -1,7 +1,7 @@
 /**
  * @module jobs/unlock-job
  * `unlock` with the admin slot's credentials: removes stale locks only; restic never removes a
- * lock a live process holds (CONTRACT §3). Text output on every version (0.14 always prints
+ * lock a live process holds (testdata/restic `locked-unlock`). Text output on every version (0.14 always prints
  * `successfully removed locks`, 0.18 prints nothing unless it removed one); nothing to report
  * beyond the job log.
  */

@@ -2,7 +2,7 @@
  * @module restic/environment
  * Builds the environment of a restic child process. The agent's own environment may carry
  * RESTIC_* or cloud variables from the host; they are dropped so that only what the server
- * pushed reaches the tool (SPEC Authentication 7). Credentials travel here, never in argv.
+ * pushed reaches the tool. Credentials travel here, never in argv.
  */
 
 /** Prefixes of variables that would change which repository restic opens or how it authenticates. */

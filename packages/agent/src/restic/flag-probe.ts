@@ -1,6 +1,6 @@
 /**
  * @module restic/flag-probe
- * Confirms a version-gated flag against the binary itself (DESIGN.md "Tool-version gates"): the
+ * Confirms a version-gated flag against the binary itself: the
  * flag is used only when `restic <subcommand> --help` lists it. Passing an unknown flag makes
  * restic fail (`unknown flag: --no-ownership`, exit 1, on 0.14 and 0.18 alike), so a version
  * table alone must never decide. The answer is probed once per binary, version and flag and kept

@@ -50,7 +50,7 @@ export function cacheDirOf(stateDir: string): string {
   return join(stateDir, "cache");
 }
 
-/** Global flags go before the subcommand: restic accepts them there on every version (CONTRACT §5). */
+/** Global flags go before the subcommand: restic accepts them there on every version. */
 export function buildArgs(request: ResticRequest, cacheDir: string): string[] {
   const args = ["--cache-dir", cacheDir];
   if (request.caps?.up != null) {
@@ -78,8 +78,8 @@ export function createRestic(options: ResticOptions): Restic {
         env = neutralEnvironment(options.parentEnv);
       } else {
         // The record is {url, username?, password}, and `password` is the REPOSITORY password
-        // (PROTOCOL.md config.update). SPEC "What the service does" 4: "The username and password
-        // are merged into the URL (as user:password@) only when the tool process is started". So
+        // (`config.update.repository` in packages/protocol/PROTOCOL.md). The username and password
+        // are merged into the URL (as user:password@) only when the tool process is started. So
         // for rest:/s3: URLs with a host part, username AND password go into the URL (HTTP basic
         // auth for rest-server), and the same password is also RESTIC_PASSWORD, the key that opens
         // the repository. Other URL forms come back from mergeUrlCredentials unchanged. Without a

@@ -1,6 +1,6 @@
 /**
  * @module scheduler/scheduler
- * The agent's half of schedules (PROTOCOL.md "Behaviour fixed by the contract"): each
+ * The agent's half of schedules (packages/protocol/PROTOCOL.md, "Schedules"): each
  * `schedule.set` replaces all schedule state, disabled entries and invalid cron expressions are
  * skipped (the latter logged), and the applied version is acked. Every enabled schedule has one
  * timer for its next tick; at the tick the agent sends `schedule.fire` and the server dispatches

@@ -1,6 +1,6 @@
 /**
  * @module tree/ls-output
- * Reads `restic ls --json` lines (CONTRACT §7): first the snapshot (`struct_type` "snapshot"),
+ * Reads `restic ls --json` lines (testdata/restic `ls-*`): first the snapshot (`struct_type` "snapshot"),
  * then one node per line with `name`, `type`, absolute `path`, `size` (files only) and `mtime`
  * (RFC 3339, possibly with a local offset and nanoseconds). Nodes become wire tree entries: the
  * type is folded to dir/file/symlink/other and the time to UTC.

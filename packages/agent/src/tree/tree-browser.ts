@@ -1,7 +1,7 @@
 /**
  * @module tree/tree-browser
- * Answers `tree.list`: the direct children of one directory of a snapshot, within the 60 s
- * ceiling (SPEC Limits). Every restic process pays ~1 s to open the repository (CONTRACT §14),
+ * Answers `tree.list`: the direct children of one directory of a snapshot, within the 60 s the
+ * server waits for the answer. Every restic process pays ~1 s to open the repository,
  * so the first folder of a snapshot is answered by a one-directory listing, and right after it
  * (once restic has shown that the snapshot exists, and without competing with that first answer
  * for CPU) one full listing is streamed into an on-disk index in the background (index-writer.ts);

@@ -22,7 +22,7 @@ async function setUp(config: Partial<Config> = {}) {
   deps = await createTestDeps({ config });
   const app = createApp(deps);
   const origin = new URL(deps.config.baseUrl).origin;
-  const post = (app: Hono<AppEnv>, peer: string, path: string, body: unknown, headers = {}) =>
+  const post = async (app: Hono<AppEnv>, peer: string, path: string, body: unknown, headers = {}) =>
     app.request(
       path,
       {
