@@ -44,7 +44,7 @@ import { eventually } from "./support/eventually.js";
 import { agentBundle } from "./support/paths.js";
 import { useStack, waitJob as waitJobOf } from "./support/stack.js";
 import { type Supervised, startSupervised } from "./support/supervised.js";
-import { RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
 import { sandboxFromUnit } from "./support/unit-sandbox.js";
 
 interface JobJson {
@@ -70,10 +70,13 @@ function expectTree(base: string): void {
   }
 }
 
-const canRun = toolsPresent() && process.getuid?.() === 0 && process.platform === "linux";
-const why = canRun ? "" : " (skipped: needs root on Linux and the fetched restic/rest-server)";
+const missing = missingNote({
+  [FETCHED_TOOLS]: toolsPresent(),
+  root: process.getuid?.() === 0,
+  Linux: process.platform === "linux",
+});
 
-describe.skipIf(!canRun)(`the agent under its systemd unit's sandbox${why}`, () => {
+describe.skipIf(missing !== "")(`the agent under its systemd unit's sandbox${missing}`, () => {
   const stack = useStack();
   const roots: string[] = [];
   const processes: Array<{ stop(): Promise<unknown> }> = [];

@@ -16,6 +16,7 @@ import { eventually } from "./support/eventually.js";
 import { repoRoot, serverMain } from "./support/paths.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
 import { runToEnd, type Supervised, startSupervised } from "./support/supervised.js";
+import { missingNote } from "./support/tools.js";
 
 interface HostJson {
   status: string;
@@ -29,7 +30,8 @@ interface HostJson {
 const agentDir = join(repoRoot, "packages/agent");
 const sha256 = (body: Buffer) => createHash("sha256").update(body).digest("hex");
 
-describe.skipIf(process.platform !== "linux")("single-executable agent self-update", () => {
+const missing = missingNote({ Linux: process.platform === "linux" });
+describe.skipIf(missing !== "")(`single-executable agent self-update${missing}`, () => {
   let server: ServerProcess;
   let api: Api;
   let agent: Supervised | undefined;

@@ -26,6 +26,7 @@ import { freePort } from "./support/ports.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
 import { runToEnd, type Supervised, startSupervised } from "./support/supervised.js";
 import { startTamperProxy, type TamperProxy } from "./support/tamper-proxy.js";
+import { missingNote } from "./support/tools.js";
 
 interface HostJson {
   id: string;
@@ -237,47 +238,51 @@ describe("agent self-update under a supervisor", () => {
     expect(agent.starts()).toBeGreaterThanOrEqual(before + 2);
   }, 240_000);
 
-  it.skipIf(!chromiumPath)("rolls out from the fleet page and shows the new version there", async () => {
-    await releaseBundle(server, "9.4.0-e2e");
-    const browser = await launchBrowser();
-    try {
-      const page = await browser.newPage({ viewport: { width: 360, height: 800 } });
-      await page.goto(`${proxy.url}/login`);
-      await page.getByLabel("Username").fill(ADMIN.username);
-      await page.getByLabel("Password").fill(ADMIN.password);
-      await page.getByRole("button", { name: "Sign in" }).click();
-      await page.waitForURL(`${proxy.url}/`);
+  const noBrowser = missingNote({ Chromium: chromiumPath !== undefined });
+  it.skipIf(noBrowser !== "")(
+    `rolls out from the fleet page and shows the new version there${noBrowser}`,
+    async () => {
+      await releaseBundle(server, "9.4.0-e2e");
+      const browser = await launchBrowser();
+      try {
+        const page = await browser.newPage({ viewport: { width: 360, height: 800 } });
+        await page.goto(`${proxy.url}/login`);
+        await page.getByLabel("Username").fill(ADMIN.username);
+        await page.getByLabel("Password").fill(ADMIN.password);
+        await page.getByRole("button", { name: "Sign in" }).click();
+        await page.waitForURL(`${proxy.url}/`);
 
-      const form = page.getByTestId("rollout-form");
-      await form.getByTestId("rollout-version").selectOption("9.4.0-e2e");
-      await form.getByTestId("rollout-submit").click();
-      await page.getByTestId("toast").first().waitFor();
-      expect(await page.getByTestId("toast").first().textContent()).toMatch(/host/i);
+        const form = page.getByTestId("rollout-form");
+        await form.getByTestId("rollout-version").selectOption("9.4.0-e2e");
+        await form.getByTestId("rollout-submit").click();
+        await page.getByTestId("toast").first().waitFor();
+        expect(await page.getByTestId("toast").first().textContent()).toMatch(/host/i);
 
-      await form.getByTestId("rollout-version").selectOption("9.4.0-e2e");
-      await form.getByTestId("rollout-host").first().check();
-      await form.getByTestId("rollout-submit").press("Enter");
-      await eventually(
-        async () => {
-          await page.goto(`${proxy.url}/`);
-          const agentCell = await page.getByTestId("host-agent").first().textContent();
-          const state = await page.getByTestId("host-update").first().getAttribute("data-update-state");
-          return agentCell?.includes("9.4.0-e2e") && state === "succeeded";
-        },
-        {
-          what: `fleet page shows 9.4.0-e2e succeeded\n${agent.output()}`,
-          timeoutMs: 60_000,
-          intervalMs: 1_000,
-        },
-      );
-      expect((await host()).agent_version).toBe("9.4.0-e2e");
-      // Its hello with the requested version resolved the earlier update alert.
-      expect(await openUpdateAlerts()).toEqual([]);
-      const shots = join(repoRoot, ".cache", "screenshots");
-      mkdirSync(shots, { recursive: true });
-      await page.screenshot({ path: join(shots, "fleet-rollout-360.png"), fullPage: true });
-    } finally {
-      await browser.close();
-    }
-  });
+        await form.getByTestId("rollout-version").selectOption("9.4.0-e2e");
+        await form.getByTestId("rollout-host").first().check();
+        await form.getByTestId("rollout-submit").press("Enter");
+        await eventually(
+          async () => {
+            await page.goto(`${proxy.url}/`);
+            const agentCell = await page.getByTestId("host-agent").first().textContent();
+            const state = await page.getByTestId("host-update").first().getAttribute("data-update-state");
+            return agentCell?.includes("9.4.0-e2e") && state === "succeeded";
+          },
+          {
+            what: `fleet page shows 9.4.0-e2e succeeded\n${agent.output()}`,
+            timeoutMs: 60_000,
+            intervalMs: 1_000,
+          },
+        );
+        expect((await host()).agent_version).toBe("9.4.0-e2e");
+        // Its hello with the requested version resolved the earlier update alert.
+        expect(await openUpdateAlerts()).toEqual([]);
+        const shots = join(repoRoot, ".cache", "screenshots");
+        mkdirSync(shots, { recursive: true });
+        await page.screenshot({ path: join(shots, "fleet-rollout-360.png"), fullPage: true });
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });

@@ -18,7 +18,7 @@ import { eventually } from "./support/eventually.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
 import { type SmtpSink, startSmtpSink } from "./support/smtp-sink.js";
-import { toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
 
 const WEBHOOK_SECRET = "e2e-webhook-secret-0123456789";
 
@@ -35,7 +35,8 @@ interface AlertJson {
   message: string;
 }
 
-describe.skipIf(!toolsPresent())("alerts: raise, notify once, touch, resolve per group", () => {
+const missing = missingNote({ [FETCHED_TOOLS]: toolsPresent() });
+describe.skipIf(missing !== "")(`alerts: raise, notify once, touch, resolve per group${missing}`, () => {
   let rest: RestServer;
   let server: ServerProcess;
   let api: Api;

@@ -13,12 +13,13 @@ import { chromiumPath, launchBrowser } from "./support/browser.js";
 import { eventually } from "./support/eventually.js";
 import { repoRoot } from "./support/paths.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
-import { RESTIC, toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, toolsPresent } from "./support/tools.js";
 
 const PASSWORD = "browser operator passphrase";
 const shots = join(repoRoot, ".cache", "screenshots");
 
-describe.skipIf(!chromiumPath || !toolsPresent())("operator pages in a real browser", () => {
+const missing = missingNote({ Chromium: chromiumPath !== undefined, [FETCHED_TOOLS]: toolsPresent() });
+describe.skipIf(missing !== "")(`operator pages in a real browser${missing}`, () => {
   let server: ServerProcess;
   let browser: Browser;
   let page: Page;

@@ -22,7 +22,7 @@ import { eventually } from "./support/eventually.js";
 import { repoRoot } from "./support/paths.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
-import { toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
 
 const shots = join(repoRoot, ".cache", "screenshots");
 const WAIT = { timeoutMs: 90_000, intervalMs: 200 };
@@ -84,7 +84,8 @@ function jobPage(page: Page) {
   };
 }
 
-describe.skipIf(!chromiumPath || !toolsPresent())("backups from the browser", () => {
+const missing = missingNote({ Chromium: chromiumPath !== undefined, [FETCHED_TOOLS]: toolsPresent() });
+describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
   let rest: RestServer;
   let server: ServerProcess;
   let api: Api;

@@ -14,7 +14,7 @@ import { eventually } from "./support/eventually.js";
 import { createPostgresDatabase, type TestPostgres } from "./support/postgres.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
-import { RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
 
 interface Minted {
   token: string;
@@ -77,7 +77,8 @@ function filesContaining(dir: string, needle: string): string[] {
   return found;
 }
 
-describe.skipIf(!toolsPresent())("enrol with a token, go online, auto-init", () => {
+const missing = missingNote({ [FETCHED_TOOLS]: toolsPresent() });
+describe.skipIf(missing !== "")(`enrol with a token, go online, auto-init${missing}`, () => {
   let rest: RestServer;
   let server: ServerProcess;
   let api: Api;

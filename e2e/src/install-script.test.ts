@@ -20,12 +20,13 @@ import { eventually } from "./support/eventually.js";
 import { repoRoot, serverMain } from "./support/paths.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
 import { runToEnd } from "./support/supervised.js";
-import { RESTIC, toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, toolsPresent } from "./support/tools.js";
 
 const hasCurl = spawnSync("curl", ["--version"]).status === 0;
 const isRoot = process.getuid?.() === 0;
 
-describe.skipIf(!toolsPresent() || !hasCurl || !isRoot)("install.sh from the server", () => {
+const missing = missingNote({ [FETCHED_TOOLS]: toolsPresent(), curl: hasCurl, root: isRoot });
+describe.skipIf(missing !== "")(`install.sh from the server${missing}`, () => {
   let server: ServerProcess;
   let api: Api;
   let agent: AgentRun | undefined;

@@ -21,7 +21,7 @@ import { enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
-import { toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
 
 const WAIT = { timeoutMs: 90_000, intervalMs: 250 };
 const WAIT_OPTS = { timeout: WAIT.timeoutMs };
@@ -82,7 +82,8 @@ async function expandFolder(page: Page, path: string): Promise<void> {
   await entry.locator(`.tree-listing[data-path="${path}"]`).waitFor({ timeout: WAIT.timeoutMs });
 }
 
-describe.skipIf(!chromiumPath || !toolsPresent())("restore wizard in the browser", () => {
+const missing = missingNote({ Chromium: chromiumPath !== undefined, [FETCHED_TOOLS]: toolsPresent() });
+describe.skipIf(missing !== "")(`restore wizard in the browser${missing}`, () => {
   let rest: RestServer;
   let server: ServerProcess;
   let api: Api;

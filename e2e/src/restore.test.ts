@@ -23,7 +23,7 @@ import { startAgent } from "./support/agent-process.js";
 import { enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
 import { useStack, waitJob as waitJobOf } from "./support/stack.js";
-import { toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
 
 interface JobJson {
   id: string;
@@ -58,7 +58,8 @@ function buildTree(): string {
   return root;
 }
 
-describe.skipIf(!toolsPresent() || process.getuid?.() !== 0)("restore and diff against rest-server", () => {
+const missing = missingNote({ [FETCHED_TOOLS]: toolsPresent(), root: process.getuid?.() === 0 });
+describe.skipIf(missing !== "")(`restore and diff against rest-server${missing}`, () => {
   const stack = useStack();
 
   const waitJob = (jobId: string) => waitJobOf<JobJson>(stack.api, jobId);

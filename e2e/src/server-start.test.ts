@@ -14,6 +14,7 @@ import {
   type ServerProcess,
   startServerProcess,
 } from "./support/server-process.js";
+import { missingNote } from "./support/tools.js";
 
 const running: ServerProcess[] = [];
 afterEach(async () => {
@@ -131,7 +132,8 @@ describe("start-up refusals", () => {
 });
 
 const pgUrl = process.env.TEST_DATABASE_URL;
-describe.skipIf(!pgUrl)("server start on PostgreSQL", () => {
+const missing = missingNote({ "PostgreSQL (TEST_DATABASE_URL)": pgUrl !== undefined && pgUrl !== "" });
+describe.skipIf(missing !== "")(`server start on PostgreSQL${missing}`, () => {
   it("migrates a fresh database and reports ready", async () => {
     const admin = postgres(pgUrl ?? "", { max: 1, onnotice: () => undefined });
     const name = `fleetback_e2e_${Date.now()}_${randomBytes(3).toString("hex")}`;

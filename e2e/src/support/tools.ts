@@ -23,3 +23,18 @@ export function toolsPresent(): boolean {
     existsSync(path),
   );
 }
+
+/** How a suite's title names the fetched tools it needs. */
+export const FETCHED_TOOLS = "restic 0.14/0.18, rest-server and htpasswd (scripts/fetch-tools.sh)";
+
+/**
+ * The title suffix of a suite that needs the parts named by `needs` (name → present here):
+ * "" when all are present, else " (skipped: needs …)" naming the missing ones. A suite skips
+ * exactly when its suffix is not empty, so its title always says why.
+ */
+export function missingNote(needs: Record<string, boolean>): string {
+  const missing = Object.entries(needs)
+    .filter(([, present]) => !present)
+    .map(([name]) => name);
+  return missing.length === 0 ? "" : ` (skipped: needs ${missing.join(", ")})`;
+}

@@ -5,7 +5,7 @@ import { connect, IN_MEMORY } from "./connect.js";
 import { hosts } from "./schema/index.js";
 import { insertHost } from "./test-support/fixtures.js";
 import { runDbSuite } from "./testing/db-suite.js";
-import { createTestEngine, testDatabaseUrl } from "./testing/test-engine.js";
+import { createTestEngine, postgresNote, testDatabaseUrl } from "./testing/test-engine.js";
 
 describe("advisoryLockKey", () => {
   it("maps a name to a stable signed 64-bit key", () => {
@@ -46,50 +46,53 @@ runDbSuite("withAdvisoryLock", (getDb) => {
   });
 });
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)("withAdvisoryLock across PostgreSQL sessions", () => {
-  it("skips the function while another session holds the lock, and runs it once released", async () => {
-    const engine = await createTestEngine("postgres");
-    const first = await engine.createDatabase();
-    const second = await connect({
-      databaseUrl: testDatabaseUrl(),
-      dataDir: IN_MEMORY,
-      schema: first.schema,
+describe.skipIf(!process.env.TEST_DATABASE_URL)(
+  `withAdvisoryLock across PostgreSQL sessions${postgresNote()}`,
+  () => {
+    it("skips the function while another session holds the lock, and runs it once released", async () => {
+      const engine = await createTestEngine("postgres");
+      const first = await engine.createDatabase();
+      const second = await connect({
+        databaseUrl: testDatabaseUrl(),
+        dataDir: IN_MEMORY,
+        schema: first.schema,
+      });
+      try {
+        let calls = 0;
+        let release = (): void => {};
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let acquired = (): void => {};
+        const holding = new Promise<void>((resolve) => {
+          acquired = resolve;
+        });
+        // Replica A is mid-tick, holding the lock until released.
+        const replicaA = withAdvisoryLock(first.db, "ticker:test", async () => {
+          acquired();
+          await released;
+          return "a";
+        });
+        await holding;
+
+        // Replica B ticks meanwhile: it must not run.
+        const replicaB = await withAdvisoryLock(second.db, "ticker:test", async () => {
+          calls += 1;
+        });
+        expect(replicaB).toEqual({ ran: false });
+        expect(calls).toBe(0);
+        // A different key is independent.
+        expect((await withAdvisoryLock(second.db, "ticker:other", async () => 1)).ran).toBe(true);
+
+        release();
+        expect(await replicaA).toEqual({ ran: true, result: "a" });
+        expect((await withAdvisoryLock(second.db, "ticker:test", async () => 1)).ran).toBe(true);
+        await second.db.execute(sql`select 1`);
+      } finally {
+        await second.close();
+        await first.close();
+        await engine.close();
+      }
     });
-    try {
-      let calls = 0;
-      let release = (): void => {};
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let acquired = (): void => {};
-      const holding = new Promise<void>((resolve) => {
-        acquired = resolve;
-      });
-      // Replica A is mid-tick, holding the lock until released.
-      const replicaA = withAdvisoryLock(first.db, "ticker:test", async () => {
-        acquired();
-        await released;
-        return "a";
-      });
-      await holding;
-
-      // Replica B ticks meanwhile: it must not run.
-      const replicaB = await withAdvisoryLock(second.db, "ticker:test", async () => {
-        calls += 1;
-      });
-      expect(replicaB).toEqual({ ran: false });
-      expect(calls).toBe(0);
-      // A different key is independent.
-      expect((await withAdvisoryLock(second.db, "ticker:other", async () => 1)).ran).toBe(true);
-
-      release();
-      expect(await replicaA).toEqual({ ran: true, result: "a" });
-      expect((await withAdvisoryLock(second.db, "ticker:test", async () => 1)).ran).toBe(true);
-      await second.db.execute(sql`select 1`);
-    } finally {
-      await second.close();
-      await first.close();
-      await engine.close();
-    }
-  });
-});
+  },
+);

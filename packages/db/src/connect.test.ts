@@ -6,7 +6,7 @@ import { connect, DatabaseConnectError, IN_MEMORY } from "./connect.js";
 import { migrate } from "./migrate.js";
 import { hosts } from "./schema/index.js";
 import { insertHost } from "./test-support/fixtures.js";
-import { testDatabaseUrl } from "./testing/test-engine.js";
+import { postgresNote, testDatabaseUrl } from "./testing/test-engine.js";
 
 describe("connect with PGlite", () => {
   it("keeps data in <dataDir>/pglite across restarts", async () => {
@@ -59,23 +59,31 @@ describe("connect with PostgreSQL", () => {
     expect((error as DatabaseConnectError).code).toBe("ECONNREFUSED");
   });
 
-  it.skipIf(!process.env.TEST_DATABASE_URL)("connects, answers ping and closes", async () => {
-    const connection = await connect({ databaseUrl: testDatabaseUrl(), dataDir: IN_MEMORY });
-    expect(connection.engine).toBe("postgres");
-    await expect(connection.ping()).resolves.toBeUndefined();
-    await connection.close();
-    await connection.close();
-  });
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    `connects, answers ping and closes${postgresNote()}`,
+    async () => {
+      const connection = await connect({ databaseUrl: testDatabaseUrl(), dataDir: IN_MEMORY });
+      expect(connection.engine).toBe("postgres");
+      await expect(connection.ping()).resolves.toBeUndefined();
+      await connection.close();
+      await connection.close();
+    },
+  );
 
-  it.skipIf(!process.env.TEST_DATABASE_URL)("reports a missing database without the password", async () => {
-    const url = new URL(testDatabaseUrl());
-    url.password = "s3cret-pw";
-    url.pathname = "/fleetback_no_such_database";
-    const error = await connect({ databaseUrl: url.toString(), dataDir: IN_MEMORY }).catch((e: unknown) => e);
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    `reports a missing database without the password${postgresNote()}`,
+    async () => {
+      const url = new URL(testDatabaseUrl());
+      url.password = "s3cret-pw";
+      url.pathname = "/fleetback_no_such_database";
+      const error = await connect({ databaseUrl: url.toString(), dataDir: IN_MEMORY }).catch(
+        (e: unknown) => e,
+      );
 
-    expect(error).toBeInstanceOf(DatabaseConnectError);
-    expect(String(error)).toMatch(/fleetback_no_such_database/);
-    expect(String(error)).not.toContain("s3cret-pw");
-    expect((error as DatabaseConnectError).code).toBe("3D000");
-  });
+      expect(error).toBeInstanceOf(DatabaseConnectError);
+      expect(String(error)).toMatch(/fleetback_no_such_database/);
+      expect(String(error)).not.toContain("s3cret-pw");
+      expect((error as DatabaseConnectError).code).toBe("3D000");
+    },
+  );
 });

@@ -14,7 +14,7 @@ import {
   STATEMENT_BREAKPOINT,
 } from "./migrate.js";
 import { runDbSuite } from "./testing/db-suite.js";
-import { createTestEngine, testDatabaseUrl } from "./testing/test-engine.js";
+import { createTestEngine, postgresNote, testDatabaseUrl } from "./testing/test-engine.js";
 
 let dir = "";
 
@@ -131,42 +131,45 @@ runDbSuite(
   { migrated: false },
 );
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)("migrate on PostgreSQL from two servers at once", () => {
-  it("applies each migration exactly once and both runners succeed", async () => {
-    const migrations = await loadMigrations();
-    const engine = await createTestEngine("postgres");
-    try {
-      for (let round = 0; round < 3; round++) {
-        // Two pools on one fresh schema, as two replicas starting together would have.
-        const first = await engine.createDatabase({ migrated: false });
-        const second = await connect({
-          databaseUrl: testDatabaseUrl(),
-          dataDir: IN_MEMORY,
-          schema: first.schema,
-        });
-        try {
-          const reports = await Promise.all([migrate(first.db), migrate(second.db)]);
+describe.skipIf(!process.env.TEST_DATABASE_URL)(
+  `migrate on PostgreSQL from two servers at once${postgresNote()}`,
+  () => {
+    it("applies each migration exactly once and both runners succeed", async () => {
+      const migrations = await loadMigrations();
+      const engine = await createTestEngine("postgres");
+      try {
+        for (let round = 0; round < 3; round++) {
+          // Two pools on one fresh schema, as two replicas starting together would have.
+          const first = await engine.createDatabase({ migrated: false });
+          const second = await connect({
+            databaseUrl: testDatabaseUrl(),
+            dataDir: IN_MEMORY,
+            schema: first.schema,
+          });
+          try {
+            const reports = await Promise.all([migrate(first.db), migrate(second.db)]);
 
-          const appliedNames = reports.flatMap((report) => report.applied);
-          expect(appliedNames.sort()).toEqual(migrations.map((m) => m.name).sort());
-          expect(reports.map((report) => report.applied.length + report.alreadyApplied)).toEqual([
-            migrations.length,
-            migrations.length,
-          ]);
-          const rows = await executeRows<{ id: number; times: string | number }>(
-            first.db,
-            `select id, count(*) as times from ${MIGRATIONS_TABLE} group by id order by id`,
-          );
-          expect(rows.map((row) => [Number(row.id), Number(row.times)])).toEqual(
-            migrations.map((m) => [m.id, 1]),
-          );
-        } finally {
-          await second.close();
-          await first.close();
+            const appliedNames = reports.flatMap((report) => report.applied);
+            expect(appliedNames.sort()).toEqual(migrations.map((m) => m.name).sort());
+            expect(reports.map((report) => report.applied.length + report.alreadyApplied)).toEqual([
+              migrations.length,
+              migrations.length,
+            ]);
+            const rows = await executeRows<{ id: number; times: string | number }>(
+              first.db,
+              `select id, count(*) as times from ${MIGRATIONS_TABLE} group by id order by id`,
+            );
+            expect(rows.map((row) => [Number(row.id), Number(row.times)])).toEqual(
+              migrations.map((m) => [m.id, 1]),
+            );
+          } finally {
+            await second.close();
+            await first.close();
+          }
         }
+      } finally {
+        await engine.close();
       }
-    } finally {
-      await engine.close();
-    }
-  });
-});
+    });
+  },
+);

@@ -162,14 +162,16 @@ describe("refusals before anything changes", () => {
   });
 
   const sh = findOnPath("dash") ?? findOnPath("sh");
-  it("stops with a message when piped to sh instead of bash", async (ctx) => {
-    ctx.skip(!sh, "no sh on PATH");
-    const sb = await sandbox();
-    const result = sb.run(await sb.installScript(), ["--token", TOKEN], { shell: sh });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toBe(
-      `install.sh needs bash, not sh: curl -fsSL ${BASE}/install/install.sh | sudo bash -s -- --token TOKEN\n`,
-    );
-    untouched(sb);
-  });
+  it.skipIf(!sh)(
+    `stops with a message when piped to sh instead of bash${sh ? "" : " (skipped: no dash or sh on PATH)"}`,
+    async () => {
+      const sb = await sandbox();
+      const result = sb.run(await sb.installScript(), ["--token", TOKEN], { shell: sh });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toBe(
+        `install.sh needs bash, not sh: curl -fsSL ${BASE}/install/install.sh | sudo bash -s -- --token TOKEN\n`,
+      );
+      untouched(sb);
+    },
+  );
 });

@@ -109,11 +109,11 @@ describe("renderInstallScript", () => {
   });
 
   const shellcheck = findOnPath("shellcheck");
-  // Without shellcheck (Debian package: shellcheck) these are skipped.
+  const why = shellcheck ? "" : " (skipped: shellcheck not installed; Debian package shellcheck)";
   it.skipIf(!shellcheck).each([
     ["without", script],
     ["with", withSea],
-  ])("passes shellcheck %s SEA artefacts", (_with, rendered) => {
+  ])(`passes shellcheck %s SEA artefacts${why}`, (_with, rendered) => {
     const check = spawnSync(shellcheck ?? "", ["-s", "bash", "-"], { input: rendered, encoding: "utf8" });
     expect(check.stdout).toBe("");
     expect(check.status).toBe(0);

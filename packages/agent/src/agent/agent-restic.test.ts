@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NO_CREDENTIALS_ERROR } from "../jobs/init-job.js";
 import { finishedOf, initCommand, jobReports, logLines, startHarness } from "../testing/agent-harness.js";
-import { hasRestServer, startRestServer } from "../testing/rest-server.js";
+import { hasRestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
@@ -72,7 +72,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     });
 
     it.skipIf(!hasRestServer())(
-      "initialises a rest-server repository with username and password merged into the URL",
+      `initialises a rest-server repository with username and password merged into the URL${restServerNote()}`,
       async () => {
         const rest = await startRestServer("alice", CANARY);
         try {

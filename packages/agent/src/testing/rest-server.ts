@@ -27,6 +27,11 @@ export function hasRestServer(): boolean {
   );
 }
 
+/** Test title suffix that says why a rest-server test was skipped. */
+export function restServerNote(): string {
+  return hasRestServer() ? "" : " (skipped: rest-server or htpasswd not found; run scripts/fetch-tools.sh)";
+}
+
 export async function startRestServer(user: string, password: string): Promise<RestServer> {
   const server = tool("rest-server", "restic-rest-server");
   const htpasswd = tool("htpasswd", "htpasswd");

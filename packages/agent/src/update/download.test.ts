@@ -55,7 +55,7 @@ describe("downloadArtefact", () => {
   });
 
   it.skipIf(cert === undefined)(
-    "honours the TLS pin: nothing, not the token, reaches a server that fails it",
+    `honours the TLS pin: nothing, not the token, reaches a server that fails it${cert ? "" : " (skipped: openssl not found)"}`,
     async () => {
       const pem = cert ?? { key: "", cert: "", fingerprint256: "" };
       const seen: string[] = [];

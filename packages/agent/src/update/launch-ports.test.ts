@@ -11,7 +11,9 @@ async function script(body: string): Promise<string> {
   return path;
 }
 
-describe.skipIf(process.platform === "win32")("processLaunchPorts.spawnExecutable", () => {
+const posixOnly = process.platform === "win32" ? " (skipped: POSIX executables, not on Windows)" : "";
+
+describe.skipIf(process.platform === "win32")(`processLaunchPorts.spawnExecutable${posixOnly}`, () => {
   it("passes arguments and environment on and its exit status back", async () => {
     const path = await script(
       '[ "$1 $2" = "run --x" ] && [ "$FLEETBACK_AGENT_LAUNCHED" = "0.2.0" ] && exit 75; exit 1',

@@ -6,6 +6,7 @@ export {
   type CreateTestDatabaseOptions,
   createTestDatabase,
   createTestEngine,
+  postgresNote,
   type TestDatabase,
   type TestEngine,
   testDatabaseUrl,

@@ -38,6 +38,11 @@ export function testEngines(): Engine[] {
   return process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"];
 }
 
+/** Test title suffix that says why a PostgreSQL-only test was skipped; "" when it runs. */
+export function postgresNote(): string {
+  return process.env.TEST_DATABASE_URL ? "" : " (skipped: TEST_DATABASE_URL not set; no PostgreSQL)";
+}
+
 export function testDatabaseUrl(): string {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
