@@ -14,6 +14,7 @@ import type { ServerDeps } from "./deps.js";
 import { accessLog } from "./http/access-log.js";
 import { clientAddress } from "./http/client-address.js";
 import { handleError, handleNotFound } from "./http/error-handler.js";
+import { requestLimits } from "./http/request-limits.js";
 import type { TreeListingOptions } from "./restore/tree-listing.js";
 import { agentUpdateRoutes } from "./routes/agent-updates.js";
 import { agentVersionRoutes } from "./routes/agent-versions.js";
@@ -71,6 +72,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       referrerPolicy: "same-origin",
     }),
   );
+  // Before authentication, which may read a form body for its CSRF token.
+  app.use(requestLimits());
   app.route("/", healthRoutes(deps.readiness));
   app.route("/", staticRoutes(deps.views.assets));
   app.use(authenticate(deps));

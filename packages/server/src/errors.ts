@@ -12,16 +12,20 @@ export type RequestErrorCode =
   | "not_found"
   | "conflict"
   | "gone"
+  | "too_large"
+  | "uri_too_long"
   | "rate_limited"
   | "unavailable";
 
-const STATUS: Record<RequestErrorCode, 400 | 401 | 403 | 404 | 409 | 410 | 429 | 503> = {
+const STATUS: Record<RequestErrorCode, 400 | 401 | 403 | 404 | 409 | 410 | 413 | 414 | 429 | 503> = {
   invalid: 400,
   unauthorised: 401,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
   gone: 410,
+  too_large: 413,
+  uri_too_long: 414,
   rate_limited: 429,
   unavailable: 503,
 };
@@ -43,7 +47,7 @@ export class RequestError extends Error {
     this.headers = options.headers ?? {};
   }
 
-  get status(): 400 | 401 | 403 | 404 | 409 | 410 | 429 | 503 {
+  get status(): 400 | 401 | 403 | 404 | 409 | 410 | 413 | 414 | 429 | 503 {
     return STATUS[this.code];
   }
 }

@@ -17,6 +17,7 @@ import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
+import { serverOptions } from "./http/request-limits.js";
 import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import { createLocalHub } from "./hub/local-hub.js";
 import { importShippedBundle } from "./install/agent-bundle.js";
@@ -277,9 +278,9 @@ async function listen(
     ? createAdaptorServer({
         fetch,
         createServer: (await import("node:https")).createServer,
-        serverOptions: tlsOptions,
+        serverOptions: { ...serverOptions(), ...tlsOptions },
       })
-    : createAdaptorServer({ fetch });
+    : createAdaptorServer({ fetch, serverOptions: serverOptions() });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.listen.port, config.listen.host, () => {

@@ -2,8 +2,8 @@
  * @module agent-channel/agent-socket
  * Adapts one `ws` WebSocket to the hub's AgentConnection, with a gate: until the hello's initial
  * push (credentials, caps, schedule.set) has been written, frames sent through the hub are held
- * back and written afterwards in their order. That is how PROTOCOL.md's "before any other command
- * can reach the agent" holds even when a route dispatches a job while the push is being read from
+ * back and written afterwards in their order. That is how the initial push reaches the agent before
+ * any other command (packages/protocol/PROTOCOL.md, "On hello") even when a route dispatches a job while the push is being read from
  * the database.
  */
 import { WebSocket } from "ws";

@@ -1,7 +1,7 @@
 /**
  * @module agent-channel/hello
- * The hello procedure (PROTOCOL.md "Behaviour fixed by the contract", SPEC "Server behaviour tied
- * to events" 1 and 2): validate the version; store the versions and mark the host online; make
+ * The hello procedure (packages/protocol/PROTOCOL.md, "The hello and its deadline" and "On hello:
+ * the initial push"): validate the version; store the versions and mark the host online; make
  * this socket the host's one (evicting an older one with 4002); push, in this order and before
  * anything else can reach the agent, repository credentials, admin credentials, caps and
  * schedule.set; then reconcile running jobs, apply the auto-init rule and carry on a requested

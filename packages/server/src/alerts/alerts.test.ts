@@ -1,5 +1,5 @@
 /**
- * SPEC "Alert" end to end inside the server: job outcomes reported by an agent over the real
+ * Alerts end to end inside the server: job outcomes reported by an agent over the real
  * channel raise, re-raise and resolve alerts, and each new alert reaches a real local HTTP
  * receiver (webhook) and a real SMTP server exactly once.
  */

@@ -1,6 +1,6 @@
 /**
  * @module alerts/alerts
- * Alerts (SPEC "Alert"): at most one open alert per (host, kind, dedup_key), enforced by the
+ * Alerts: at most one open alert per (host, kind, dedup_key), enforced by the
  * database's partial unique index. Raising an open key again only updates last_seen_at, message
  * and the last job; two concurrent raises of a new key meet at the index and the loser becomes a
  * re-raise. Resolving touches exactly one key: other keys of the same host and kind stay open.

@@ -1,6 +1,6 @@
 /**
  * @module alerts/job-alerts
- * From a job's end to its alert (SPEC "Server behaviour" 14, DESIGN "Alert kinds"): a failed job
+ * From a job's end to its alert: a failed job
  * raises `<kind>_failed`, keyed by the source group for backups and by nothing for repository
  * jobs; a success of the same kind and key resolves it. A backup failure that was queued for a
  * retry raises nothing yet (the retry may well succeed); the retry that gives up raises it. A lost

@@ -1,7 +1,7 @@
 /**
  * @module auth/actor
  * Who is calling, and the one middleware that says whether they may. Roles are ordered: an
- * admin may do all an operator may, an operator all a viewer may (DESIGN.md "Roles").
+ * admin may do all an operator may, an operator all a viewer may.
  */
 import type { UserRole } from "@fleetback/db";
 import type { Context, MiddlewareHandler } from "hono";

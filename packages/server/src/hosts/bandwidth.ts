@@ -1,7 +1,7 @@
 /**
  * @module hosts/bandwidth
  * Host-wide upload and download caps (KiB/s, null = no cap): stored on the host and pushed to a
- * connected agent at once (SPEC "Server behaviour tied to events" 8).
+ * connected agent at once, as a `config.update` with the caps alone.
  */
 import { hosts } from "@fleetback/db";
 import type { Caps } from "@fleetback/protocol";

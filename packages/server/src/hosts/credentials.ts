@@ -1,8 +1,8 @@
 /**
  * @module hosts/credentials
  * A host's repository and admin credentials: sealed with the host id as additional data (so a
- * blob copied onto another host's row fails to open), merged field by field on edit (SPEC
- * "Editing credentials after enrolment merges the supplied fields with the existing ones"), and
+ * blob copied onto another host's row fails to open), merged field by field on edit (a field an
+ * edit leaves out keeps its stored value), and
  * pushed to a connected agent with `config.update`. A slot that fails to open is reported as a
  * value and logged without its content; it never takes the caller down.
  */

@@ -1,8 +1,8 @@
 /**
  * @module hosts/host-push
  * What the server pushes to an agent about its host: credentials, host-wide caps and the schedule
- * set. The hello uses all of it in one fixed order (PROTOCOL.md "Behaviour fixed by the
- * contract"); routes use the single pushes after an edit.
+ * set. The hello uses all of it in one fixed order (packages/protocol/PROTOCOL.md, "On hello");
+ * routes use the single pushes after an edit.
  */
 import { type Database, hosts, scheduleSourceGroups, schedules } from "@fleetback/db";
 import type { Caps, CredentialSlot, Repository, ScheduleSet } from "@fleetback/protocol";

@@ -86,11 +86,48 @@ export function validate<S extends TSchema>(schema: S, value: unknown): Static<S
   throw new RequestError("invalid", `${first.field}: ${first.message}`, { details: problems });
 }
 
+/** No request schema nests deeper than a few levels; this leaves ample room. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * How deeply `text` nests arrays and objects, stopping early past `limit`. One linear scan,
+ * run before JSON.parse so a body of nothing but brackets costs microseconds, not a parse.
+ */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) {
+        i++;
+      } else if (ch === 0x22) {
+        inString = false;
+      }
+    } else if (ch === 0x22) {
+      inString = true;
+    } else if (ch === 0x5b || ch === 0x7b) {
+      depth++;
+      if (depth > limit) {
+        return true;
+      }
+    } else if (ch === 0x5d || ch === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 /** Reads a JSON body; a body that is not JSON is itself a named validation failure. */
 export async function readJson<S extends TSchema>(c: Context, schema: S): Promise<Static<S>> {
+  // The body's size was bounded before authentication (http/request-limits).
+  const text = await c.req.text();
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    throw new RequestError("invalid", `body: nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   let body: unknown;
   try {
-    body = await c.req.json();
+    body = JSON.parse(text);
   } catch {
     throw new RequestError("invalid", "body: must be a JSON object");
   }

@@ -8,8 +8,8 @@
  *   job.progress the agent's job.progress payload (job_id, percent_done, files_done, ...)
  *   log.stream   { job_id, seq, stream, line, ts }
  *   job.finished { job_id, status, exit_code, error, summary, finished_at }   last
- * A job already finished when the feed opens gets `state` and a synthetic `job.finished` at once
- * (SPEC.md "States and transitions").
+ * A job already finished when the feed opens gets `state` and a synthetic `job.finished` at once,
+ * so every subscriber sees the same end.
  */
 import { type Database, type Job, jobLogs } from "@fleetback/db";
 import { eq, max } from "drizzle-orm";

@@ -1,6 +1,6 @@
 /**
  * @module job-stream/job-stream
- * `GET /jobs/:id/stream` as a WebSocket (SPEC.md "job page ... live stream (WebSocket)"): one text
+ * `GET /jobs/:id/stream` as a WebSocket (the job page's live progress and log): one text
  * frame of JSON `{type, payload}` per feed message (job-feed.ts), the stored state first; after
  * `job.finished` the server closes with 1000. A late subscriber gets state and a synthetic
  * job.finished at once.

@@ -1,6 +1,6 @@
 /**
  * @module jobs/auto-init
- * SPEC "What the service does" 9: when an agent connects, its host has repository credentials
+ * The auto-init rule (packages/protocol/PROTOCOL.md, "On hello"): when an agent connects, its host has repository credentials
  * bound and no `init` job in its history (any status), the server dispatches an `init` job. A
  * failed init is therefore never retried by itself; an operator re-initialises manually.
  *

@@ -18,7 +18,8 @@ type DispatchDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub">;
 
 /**
  * Sends `command`; for prune and unlock (`requires_admin_creds`) the admin slot goes first, as
- * PROTOCOL.md requires. The command must describe `job` (same id and kind): anything else is a bug.
+ * the contract requires (packages/protocol/PROTOCOL.md). The command must describe `job` (same id
+ * and kind): anything else is a bug.
  */
 export async function dispatchJob(
   deps: DispatchDeps,

@@ -1,8 +1,8 @@
 /**
  * @module jobs/reconcile-jobs
  * Compares the jobs the server believes are running on a host with the list the agent reports
- * (hello and heartbeat `running_job_ids`). A running job the agent no longer has is `lost`
- * (DESIGN "Job statuses"). A queued job the agent reports is running: its job.started was lost
+ * (hello and heartbeat `running_job_ids`). A running job the agent no longer has is `lost`, a
+ * status only the server sets. A queued job the agent reports is running: its job.started was lost
  * with a dropped connection. A queued job the agent does not report may still be on its way, so
  * it is left alone for a grace period (`queuedBefore`); one older than that was sent into a
  * socket that died before the agent read it, and the agent (which reports its own queue too)

@@ -1,6 +1,6 @@
 /**
  * @module maintenance/maintenance-record
- * The per-host maintenance record (SPEC "Repository maintenance"): forget, prune and check
+ * The per-host maintenance record: forget, prune and check
  * cadences with their enable flags and the check's read-data subset. It is created with the
  * defaults on first read, so every host has one without a migration step; the slot columns are
  * the ticker's memory of what it already dispatched.

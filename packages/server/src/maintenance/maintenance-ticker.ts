@@ -1,6 +1,6 @@
 /**
  * @module maintenance/maintenance-ticker
- * Every MAINTENANCE_TICK_PERIOD_MS (SPEC: 60 s) the due forget, prune and check runs are decided
+ * Every MAINTENANCE_TICK_PERIOD_MS (60 s) the due forget, prune and check runs are decided
  * under an advisory lock. A due slot is recorded as taken in the same transaction whatever comes
  * of it, so neither a second replica nor a restarted server dispatches it again. Then:
  *   - an offline host is skipped and nothing is queued (the next slot is the next chance);

@@ -10,7 +10,7 @@ export type NotificationEvent = "alert.opened" | "alert.resolved" | "test";
 export interface NotifiableAlert {
   id: string;
   hostId: string;
-  /** backup_failed, forget_failed, ... (DESIGN "Alert kinds"). */
+  /** `<job kind>_failed` (backup_failed, forget_failed, ...) or agent_update_failed. */
   kind: string;
   dedupKey: string;
   message: string;

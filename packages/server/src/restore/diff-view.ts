@@ -1,7 +1,7 @@
 /**
  * @module restore/diff-view
  * Turns a diff job's stored stdout lines into the job page's table and summary. Two shapes exist
- * (restic/CONTRACT.md §9 and the captured fixtures): `diff --json` JSON lines (`change` with a
+ * (recorded in testdata/restic as `diff` and `diff-text`): `diff --json` JSON lines (`change` with a
  * path and a modifier, then one `statistics`), and the text output (`+    /path` lines, then a
  * `Files: … new, … removed, … changed` block). restic prints no per-file size, only the totals of
  * the statistics. Lines of neither shape are kept and shown raw.

@@ -1,6 +1,6 @@
 /**
  * @module restore/restore-request
- * What an operator asks to restore, checked as SPEC.md's Errors table says: a snapshot of this
+ * What an operator asks to restore, checked before anything is sent: a snapshot of this
  * host (from its cached list), at least one absolute path, and either "in place" confirmed by the
  * host's name or a target directory that is absolute or starts with `$HOME`, `${HOME}` or `~/` and
  * uses no other variable. Every problem is reported by field so the wizard can show them all
@@ -14,7 +14,7 @@ import { and, eq, or } from "drizzle-orm";
 import type { FieldProblem } from "../http/validate.js";
 
 export const DEFAULT_RESTORE_TARGET = "$HOME/fleetback-restore/<job-id>/";
-/** Replaced by the job id when the command is sent (SPEC behaviour 10). */
+/** Replaced by the job id when the command is sent, so every restore gets a directory of its own. */
 export const JOB_ID_PLACEHOLDER = "<job-id>";
 export const MAX_RESTORE_PATHS = 1_000;
 /** An in-place restore writes every path back where it was. */

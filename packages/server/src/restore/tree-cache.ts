@@ -2,7 +2,7 @@
  * @module restore/tree-cache
  * Successful tree.list replies kept per wizard session, so that folding a folder open again (or
  * going back up the breadcrumbs) costs no agent round trip. Entries expire after about 30 minutes
- * (SPEC Limits) and are swept on every access, never by a timer. The total number of tree entries
+ * and are swept on every access, never by a timer. The total number of tree entries
  * held is bounded, so neither a busy server nor one huge folder grows memory without limit: when
  * full, the listings closest to expiry go first, and a listing larger than the whole bound is not
  * kept at all. Errors are never stored here (the caller only stores replies with entries). A

@@ -12,7 +12,10 @@ import type { Clock } from "../clock.js";
 import { type AgentHub, HubOfflineError, HubTimeoutError } from "../hub/types.js";
 import { createTreeCache, type TreeCache, type TreeCacheKey, type TreePage } from "./tree-cache.js";
 
-/** SPEC Limits: the agent's ceiling per call; waiting longer could only end in a dropped reply. */
+/**
+ * How long the server waits for a tree.list.result; the agent answers within 55 s, so waiting
+ * longer could only end in a dropped reply.
+ */
 export const TREE_LIST_TIMEOUT_MS = 60_000;
 
 export type TreeListing =

@@ -1,6 +1,6 @@
 /**
  * @module retries/pending-runs
- * The offline-retry queue (DESIGN "Pending runs"). A row is one backup of one group waiting for
+ * The offline-retry queue. A row is one backup of one group waiting for
  * another try; `attempt` counts the retries made so far and is bounded by the group's retry_max.
  * Retry number n is due `retry_backoff_seconds * 2^(n-1)` after the previous try.
  */

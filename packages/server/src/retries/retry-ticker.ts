@@ -4,7 +4,7 @@
  * claimed (its attempt counted and its next slot set, as if this try failed), so another replica
  * never picks it up; after the commit the claimed rows are sent. A sent row is deleted. A row whose
  * retries are used up is deleted and leaves a failed job behind, so the history sees the backup
- * that never ran, and its backup_failed alert is raised (DESIGN "Pending runs").
+ * that never ran, and its backup_failed alert is raised.
  */
 import {
   type Database,

@@ -1,6 +1,6 @@
 /**
  * @module retries/transient-failure
- * DESIGN "Pending runs": a backup that failed for a passing reason (restic exit 1 with a lock or
+ * A backup that failed for a passing reason (restic exit 1 with a lock or
  * connection error, or the agent went away: `lost`) is queued for another try while the group's
  * retry_max allows. Called by the job report sink after a job.finished or a lost job is stored.
  */

@@ -1,6 +1,6 @@
 /**
- * The restore wizard's submit and the diff endpoints, in-process, on both engines: every Errors
- * row of SPEC.md for restore re-renders the wizard with the operator's input and sends nothing;
+ * The restore wizard's submit and the diff endpoints, in-process, on both engines: every invalid
+ * input of the restore form re-renders the wizard with the operator's input and sends nothing;
  * success sends one command.run with `<job-id>` substituted and writes the audit entry.
  */
 

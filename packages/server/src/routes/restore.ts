@@ -2,7 +2,7 @@
  * @module routes/restore
  * The restore wizard (pick a snapshot, browse its tree lazily, tick paths, choose a target,
  * review, submit), its tree partial and JSON twins. All of it needs the operator role
- * (DESIGN.md: operators restore); browsing a tree shows file names a viewer's snapshot list does
+ * (viewers do not restore); browsing a tree shows file names a viewer's snapshot list does
  * not. A wizard session id (random, carried in the URL and a hidden field) scopes the tree cache
  * together with the user, so one operator's cached listings are never served to another.
  * A folder too large for one reply is shown a page at a time: the tree partial with `after` answers
