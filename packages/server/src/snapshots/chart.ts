@@ -1,6 +1,6 @@
 /**
  * @module snapshots/chart
- * Server-rendered SVG line charts (DESIGN.md "Pages": no chart library, no client code). The CSP
+ * Server-rendered SVG line charts (no chart library, no client code). The CSP
  * forbids style attributes, so colours are SVG presentation attributes and classes of app.css.
  * Every text that comes from an operator (group names) is XML-escaped.
  */

@@ -1,6 +1,6 @@
 /**
  * @module sources/conflict-dimension
- * DESIGN "conflict_dimension": the first include path of a group that it shares with another group
+ * A group's conflict dimension: the first include path of a group that it shares with another group
  * of the same host (equal, or one contains the other), else null. The page uses it to warn that
  * the same data is kept under two retention policies.
  */

@@ -2,7 +2,7 @@
  * @module sources/dispatch-backup
  * One backup of one source group: builds its `command.run` (includes, excludes, tag = group name,
  * the group's hooks or the host defaults) and dispatches it. Run-now and schedule fires queue a
- * pending run when the host is offline (DESIGN "Dispatch to an offline host"). The job's params
+ * pending run when the host is offline, to be retried when it is back. The job's params
  * record what was backed up, never the hooks.
  */
 import { type ActorKind, type Host, hosts, type SourceGroup } from "@fleetback/db";

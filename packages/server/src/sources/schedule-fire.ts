@@ -1,6 +1,6 @@
 /**
  * @module sources/schedule-fire
- * SPEC "Server behaviour tied to events" 3: a `schedule.fire` of an existing, enabled schedule of
+ * A `schedule.fire` of an existing, enabled schedule of
  * the sending host dispatches one backup per member group, with actor_kind `schedule`. Anything
  * else is logged and dropped: an agent can never start another host's backups. A fire is acted on
  * once per slot: claiming `last_fired_at` is one conditional UPDATE, so a repeated fire (two

@@ -1,7 +1,8 @@
 /**
  * @module sources/source-group-schema
  * What an operator may send for a source group. The name doubles as the restic tag, so it keeps
- * to characters a tag can hold; retention keys are PROTOCOL.md `keep` and nothing else, so an
+ * to characters a tag can hold; retention keys are those of the wire's `keep` (KEEP_KEYS) and
+ * nothing else, so an
  * unknown key is named instead of silently ignored.
  */
 import { KEEP_COUNT_KEYS, KEEP_WITHIN_KEYS, ResticDuration } from "@fleetback/protocol";
