@@ -1,6 +1,7 @@
 /**
  * @module Repository credentials in restic URLs. Credentials are stored apart from the URL and
- * merged in only when restic is spawned (SPEC "What the service does" 4), because restic reads
+ * merged in only when restic is spawned (packages/protocol/PROTOCOL.md, "Credentials and caps"),
+ * because restic reads
  * rest-server and S3-compatible credentials from the URL's userinfo. Every surface that prints a
  * URL goes through `redactUrl`, which shows `user:***@` like restic does itself.
  *

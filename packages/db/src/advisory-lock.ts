@@ -1,6 +1,6 @@
 /**
  * @module Transaction-scoped PostgreSQL advisory locks, so that several server replicas never
- * run the same tick or migration at once (DESIGN "Server shape").
+ * run the same tick or migration at once.
  *
  * Transaction-scoped (`_xact_`) locks are released by COMMIT or ROLLBACK, so a crashed holder
  * can never leave one behind, and they behave the same on a pooled connection and on PGlite.

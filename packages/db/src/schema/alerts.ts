@@ -16,7 +16,7 @@ export const alerts = pgTable(
     hostId: text("host_id")
       .notNull()
       .references(() => hosts.id, { onDelete: "cascade" }),
-    // backup_failed, forget_failed, ... (DESIGN "Alert kinds").
+    // `<job kind>_failed` (backup_failed, forget_failed, ...) or agent_update_failed.
     kind: text("kind").notNull(),
     // The source group id for backup_failed; empty for repository-scoped kinds.
     dedupKey: text("dedup_key").notNull().default(""),

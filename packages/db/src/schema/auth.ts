@@ -1,7 +1,7 @@
 /**
  * @module Operators: users, their browser sessions and their API tokens.
  *
- * Session and API tokens are stored only as SHA-256 hex hashes (SPEC "Authentication" 4).
+ * Session and API tokens are stored only as SHA-256 hex hashes, so the database holds no usable token.
  */
 import { sql } from "drizzle-orm";
 import { check, index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";

@@ -1,6 +1,6 @@
 /**
  * @module The offline-retry queue: backups that could not be sent or failed transiently, due
- * again at `next_attempt_at` (DESIGN "Pending runs").
+ * again at `next_attempt_at`.
  */
 import { sql } from "drizzle-orm";
 import { check, index, integer, pgTable, text } from "drizzle-orm/pg-core";

@@ -17,7 +17,10 @@ import {
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 import { hosts } from "./hosts.js";
 
-/** Keep-style retention values; key names mirror PROTOCOL.md `keep`. No key set = empty policy. */
+/**
+ * Keep-style retention values; key names mirror the wire's `keep` (KEEP_KEYS in @fleetback/protocol).
+ * No key set = empty policy.
+ */
 export interface RetentionPolicy {
   last?: number;
   hourly?: number;
