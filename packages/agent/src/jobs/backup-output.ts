@@ -1,10 +1,10 @@
 /**
  * @module jobs/backup-output
- * Reads `restic backup --json` output (recorded in testdata/restic). stdout carries `status` lines (optional,
- * timer-driven), verbose lines and exactly one `summary`; stderr carries `error` lines, 0.18's
- * `exit_error` and plain text. 0.14 prints `seconds_remaining` as 2^63 when nothing has size, so
- * every count is clamped to a safe integer, and 0.14's `error` objects are serialised Go errors
- * without message text.
+ * Reads `restic backup --json` output (recorded in testdata/restic). stdout carries `status` lines
+ * (optional, timer-driven), verbose lines and exactly one `summary`; stderr carries `error` lines,
+ * 0.18's `exit_error` and plain text. 0.14 prints `seconds_remaining` as 2^63 when nothing has
+ * size, so every count is clamped to a safe integer, and 0.14's `error` objects are serialised Go
+ * errors without message text.
  */
 import type { JobSummary } from "@fleetback/protocol";
 import type { ProgressState } from "./job-types.js";

@@ -1,8 +1,8 @@
 /**
  * @module jobs/forget-output
- * Reads `restic forget --json` (testdata/restic `forget-*`): one JSON array on stdout, one entry per restic
- * group with `keep` and `remove` lists of snapshots. `remove` is null, not `[]`, when a group
- * removes nothing, on both 0.14 and 0.18.
+ * Reads `restic forget --json` (testdata/restic `forget-*`): one JSON array on stdout, one entry
+ * per restic group with `keep` and `remove` lists of snapshots. `remove` is null, not `[]`, when a
+ * group removes nothing, on both 0.14 and 0.18.
  */
 import { isObject } from "./backup-output.js";
 

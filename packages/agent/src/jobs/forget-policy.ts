@@ -2,10 +2,10 @@
  * @module jobs/forget-policy
  * Turns `forget_groups` into restic argv, or refuses the whole job before anything runs. Forget
  * deletes, so every doubt refuses: an empty `keep` (restic would then keep nothing of the group;
- * the wire lets it through so that the job can be refused), a value restic would read differently from what the operator set, a dimension
- * this agent does not know (dropping it would widen the deletion), or a tag with a comma (restic
- * reads `--tag a,b` as two tags). One bad group refuses every group, so a job never half-runs
- * a policy set that was wrong.
+ * the wire lets it through so that the job can be refused), a value restic would read differently
+ * from what the operator set, a dimension this agent does not know (dropping it would widen the
+ * deletion), or a tag with a comma (restic reads `--tag a,b` as two tags). One bad group refuses
+ * every group, so a job never half-runs a policy set that was wrong.
  *
  * Grouping is `--group-by host,tags`, not restic's default `host,paths`: snapshots are tagged per
  * source group, so the keep values apply to the group's snapshots as a whole even after its

@@ -1,8 +1,8 @@
 /**
  * @module jobs/prune-job
  * `prune` with the admin slot's credentials (delete authority; the server pushes them with
- * `config.update` slot admin just before each prune). restic prints text only, even with
- * --json (testdata/restic `prune`), so its lines go to the job log (progress lines as job.progress). After
+ * `config.update` slot admin just before each prune). restic prints text only, even with --json
+ * (testdata/restic `prune`), so its lines go to the job log (progress lines as job.progress). After
  * success: `repo.stats` with `last_prune_at` and the raw-data sizes (raw-data-stats.ts; a stats
  * failure still reports `last_prune_at`), then the snapshot list.
  */

@@ -1,8 +1,8 @@
 /**
  * @module jobs/restore-output
- * Reads `restic restore` output (testdata/restic `restore-*`). With `--json` (0.16+; verified on 0.18) stdout
- * carries `status` lines on longer restores, one `verbose_status` per restored item with `-vv`
- * (0.17+), and one `summary`. 0.14 prints a single text line and no counts at all.
+ * Reads `restic restore` output (testdata/restic `restore-*`). With `--json` (0.16+; verified on
+ * 0.18) stdout carries `status` lines on longer restores, one `verbose_status` per restored item
+ * with `-vv` (0.17+), and one `summary`. 0.14 prints a single text line and no counts at all.
  * `files_restored` counts directories too and can exceed `total_files` (5006 of 5001), so the
  * progress clamps it; the summary goes out unchanged.
  */

@@ -1,11 +1,11 @@
 /**
  * @module jobs/text-output
  * Output of restic commands that print text only (`prune` even with --json, `check`, `unlock`;
- * recorded in testdata/restic). Every line goes to the job log, except the progress lines restic prints about
- * once a second even without a terminal (`[0:12] 45.00%  9 / 20 packs processed`): those become
- * throttled `job.progress` (percent only: their counts are packs, snapshots or indexes, not
- * files or bytes), and only a phase's final 100% line is logged, so an hour-long check does not
- * write thousands of log lines.
+ * recorded in testdata/restic). Every line goes to the job log, except the progress lines restic
+ * prints about once a second even without a terminal (`[0:12] 45.00%  9 / 20 packs processed`):
+ * those become throttled `job.progress` (percent only: their counts are packs, snapshots or
+ * indexes, not files or bytes), and only a phase's final 100% line is logged, so an hour-long check
+ * does not write thousands of log lines.
  */
 import type { ResticResult } from "../restic/restic.js";
 import type { OutputLine } from "../restic/runner.js";

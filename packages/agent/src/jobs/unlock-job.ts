@@ -1,9 +1,9 @@
 /**
  * @module jobs/unlock-job
- * `unlock` with the admin slot's credentials: removes stale locks only; restic never removes a
- * lock a live process holds (testdata/restic `locked-unlock`). Text output on every version (0.14 always prints
- * `successfully removed locks`, 0.18 prints nothing unless it removed one); nothing to report
- * beyond the job log.
+ * `unlock` with the admin slot's credentials: removes stale locks only; restic never removes a lock
+ * a live process holds (testdata/restic `locked-unlock`). Text output on every version (0.14 always
+ * prints `successfully removed locks`, 0.18 prints nothing unless it removed one); nothing to
+ * report beyond the job log.
  */
 import type { CommandRunUnlock } from "@fleetback/protocol";
 import type { JobHandler } from "./job-types.js";

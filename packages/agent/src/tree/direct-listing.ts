@@ -1,10 +1,10 @@
 /**
  * @module tree/direct-listing
  * One directory of a snapshot, straight from restic: `restic ls --no-lock --json <snapshot> <dir>`
- * prints the snapshot, the directory's own node and its direct children only (verified on 0.14
- * and 0.18; testdata/restic `ls-dir`), in about the fixed cost of opening the repository. The output is read
- * line by line and only the children of the asked page are kept (tree-page.ts), so a directory of
- * any size costs one page of memory.
+ * prints the snapshot, the directory's own node and its direct children only (verified on 0.14 and
+ * 0.18; testdata/restic `ls-dir`), in about the fixed cost of opening the repository. The output is
+ * read line by line and only the children of the asked page are kept (tree-page.ts), so a directory
+ * of any size costs one page of memory.
  */
 import type { Repository, TreeEntry, TreeListResult } from "@fleetback/protocol";
 import { renderStderrLine } from "../jobs/backup-output.js";

@@ -1,9 +1,9 @@
 /**
  * @module tree/ls-output
- * Reads `restic ls --json` lines (testdata/restic `ls-*`): first the snapshot (`struct_type` "snapshot"),
- * then one node per line with `name`, `type`, absolute `path`, `size` (files only) and `mtime`
- * (RFC 3339, possibly with a local offset and nanoseconds). Nodes become wire tree entries: the
- * type is folded to dir/file/symlink/other and the time to UTC.
+ * Reads `restic ls --json` lines (testdata/restic `ls-*`): first the snapshot (`struct_type`
+ * "snapshot"), then one node per line with `name`, `type`, absolute `path`, `size` (files only) and
+ * `mtime` (RFC 3339, possibly with a local offset and nanoseconds). Nodes become wire tree entries:
+ * the type is folded to dir/file/symlink/other and the time to UTC.
  */
 import type { TreeEntry, TreeEntryType } from "@fleetback/protocol";
 import { count, isObject } from "../jobs/backup-output.js";

@@ -3,8 +3,8 @@
  * Adapts one `ws` WebSocket to the hub's AgentConnection, with a gate: until the hello's initial
  * push (credentials, caps, schedule.set) has been written, frames sent through the hub are held
  * back and written afterwards in their order. That is how the initial push reaches the agent before
- * any other command (packages/protocol/PROTOCOL.md, "On hello") even when a route dispatches a job while the push is being read from
- * the database.
+ * any other command (packages/protocol/PROTOCOL.md, "On hello") even when a route dispatches a job
+ * while the push is being read from the database.
  */
 import { WebSocket } from "ws";
 import type { AgentConnection } from "../hub/local-hub.js";

@@ -1,7 +1,7 @@
 /**
  * @module agent-channel/invalid-frame-limiter
- * Counts a connection's invalid frames in a sliding window (INVALID_FRAME_LIMIT: twenty within one minute
- * close the connection with 4008). Time comes from the injected clock.
+ * Counts a connection's invalid frames in a sliding window (INVALID_FRAME_LIMIT: twenty within one
+ * minute close the connection with 4008). Time comes from the injected clock.
  */
 import { INVALID_FRAME_LIMIT } from "@fleetback/protocol";
 import type { Clock } from "../clock.js";

@@ -1,9 +1,9 @@
 /**
  * @module agent-channel/upgrade-auth
  * The bearer check of the agent upgrade, done before the WebSocket exists, as the contract says
- * (packages/protocol/PROTOCOL.md): a missing, unknown or revoked token gets a plain HTTP 401 with the contract's
- * `{"code":"unauthorised","message":"..."}` body. Only the token's SHA-256 is stored, so the
- * lookup is by hash; a revoked host has a null hash and matches nothing.
+ * (packages/protocol/PROTOCOL.md): a missing, unknown or revoked token gets a plain HTTP 401 with
+ * the contract's `{"code":"unauthorised","message":"..."}` body. Only the token's SHA-256 is
+ * stored, so the lookup is by hash; a revoked host has a null hash and matches nothing.
  */
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";

@@ -1,8 +1,9 @@
 /**
  * @module jobs/auto-init
- * The auto-init rule (packages/protocol/PROTOCOL.md, "On hello"): when an agent connects, its host has repository credentials
- * bound and no `init` job in its history (any status), the server dispatches an `init` job. A
- * failed init is therefore never retried by itself; an operator re-initialises manually.
+ * The auto-init rule (packages/protocol/PROTOCOL.md, "On hello"): when an agent connects, its host
+ * has repository credentials bound and no `init` job in its history (any status), the server
+ * dispatches an `init` job. A failed init is therefore never retried by itself; an operator
+ * re-initialises manually.
  *
  * Two hellos of one host can race (a reconnect while the old socket lingers, or two replicas).
  * The decision and the insert happen in one transaction holding the host row `FOR UPDATE`, so the
