@@ -38,7 +38,7 @@ runServerSuite("agent channel: upgrade and hello", (server) => {
   });
 
   describe("hello", () => {
-    it("closes with 4000 when no hello arrives before the deadline", async () => {
+    it("closes with 4000 a socket that sent no hello for exactly 10 s: open at 9.999 s, closed at 10 s", async () => {
       const timers = createManualTimers();
       const quick = await startTestServer({ deps: server.deps, channel: { setTimer: timers.setTimer } });
       try {
@@ -49,7 +49,14 @@ runServerSuite("agent channel: upgrade and hello", (server) => {
           (n) => n > 0,
           { what: "hello deadline armed" },
         );
-        timers.runAll();
+        // The contract's 10 s (HELLO_DEADLINE_MS), written out here rather than read from the code.
+        expect(timers.pendingDelays()).toEqual([10_000]);
+        timers.advance(9_999);
+        // A ping answered proves the socket is still open: a close frame sent before would come first.
+        const pong = new Promise<string>((resolve) => agent.ws.once("pong", () => resolve("pong")));
+        agent.ws.ping();
+        expect(await Promise.race([pong, agent.closed.then(() => "closed")])).toBe("pong");
+        timers.advance(1);
         expect(await agent.closed).toEqual({ code: 4000, reason: "no hello in time" });
       } finally {
         await quick.close();
