@@ -32,6 +32,9 @@ function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     FLEETBACK_LOG_LEVEL: "info",
+    // The tests' webhook receiver and SMTP sink listen on 127.0.0.1, which notifications refuse
+    // unless allow-listed, as an operator with a local relay would (a test may override it).
+    FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8",
   };
   return { ...env, ...extra };
 }

@@ -17,6 +17,7 @@ describe("loadConfig", () => {
         timeZone: "UTC",
         releaseDir: undefined,
         trustedProxies: [],
+        notifyAllowNetworks: [],
       },
     });
   });
@@ -35,6 +36,7 @@ describe("loadConfig", () => {
         FLEETBACK_TZ: "Europe/Berlin",
         FLEETBACK_RELEASE_DIR: "release",
         FLEETBACK_TRUSTED_PROXIES: " 10.0.0.1, 192.168.0.0/16 ,fd00::/8",
+        FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8, 10.1.2.3 fd00::/8",
       },
       "/srv",
     );
@@ -49,6 +51,7 @@ describe("loadConfig", () => {
       timeZone: "Europe/Berlin",
       releaseDir: "/srv/release",
       trustedProxies: ["10.0.0.1", "192.168.0.0/16", "fd00::/8"],
+      notifyAllowNetworks: ["127.0.0.0/8", "10.1.2.3/32", "fd00::/8"],
     });
   });
 
@@ -62,6 +65,7 @@ describe("loadConfig", () => {
       FLEETBACK_LOG_LEVEL: "loud",
       FLEETBACK_TZ: "Mars/Olympus",
       FLEETBACK_TRUSTED_PROXIES: "10.0.0.1,10.0.0.0/33",
+      FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8,localhost",
     });
     expect(result.ok).toBe(false);
     const errors = result.ok ? [] : result.errors;
@@ -74,6 +78,7 @@ describe("loadConfig", () => {
       "FLEETBACK_TLS_CERT",
       "FLEETBACK_LOG_LEVEL",
       "FLEETBACK_TRUSTED_PROXIES",
+      "FLEETBACK_NOTIFY_ALLOW_NETWORKS",
     ]) {
       expect(errors.some((line) => line.startsWith(name))).toBe(true);
     }
@@ -92,6 +97,18 @@ describe("FLEETBACK_TRUSTED_PROXIES", () => {
       const result = loadConfig({ FLEETBACK_TRUSTED_PROXIES: `127.0.0.1, ${entry}` });
       expect(result.ok ? [] : result.errors).toEqual([
         `FLEETBACK_TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR (examples: 10.0.0.1, 10.0.0.0/8, fd00::/8)`,
+      ]);
+    },
+  );
+});
+
+describe("FLEETBACK_NOTIFY_ALLOW_NETWORKS", () => {
+  it.each(["localhost", "10.0.0.0/33", "::1/129", "10.0.0.1/8/8", "10.0.0.1/x"])(
+    "refuses %s in one line naming the variable",
+    (entry) => {
+      const result = loadConfig({ FLEETBACK_NOTIFY_ALLOW_NETWORKS: `127.0.0.0/8, ${entry}` });
+      expect(result.ok ? [] : result.errors).toEqual([
+        `FLEETBACK_NOTIFY_ALLOW_NETWORKS: "${entry}" is not an address or CIDR network (examples: 127.0.0.0/8, fd00::/8)`,
       ]);
     },
   );

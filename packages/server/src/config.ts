@@ -5,6 +5,7 @@
  */
 import { BlockList, isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
+import { parseAllowNetworks } from "./notifications/address-policy.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -28,6 +29,11 @@ export interface Config {
   releaseDir: string | undefined;
   /** Reverse proxies whose X-Forwarded-For is believed (FLEETBACK_TRUSTED_PROXIES); addresses or CIDRs. */
   trustedProxies: string[];
+  /**
+   * Internal networks (CIDRs) notification channels may reach anyway (FLEETBACK_NOTIFY_ALLOW_NETWORKS);
+   * every other loopback, private, link-local or metadata address is refused.
+   */
+  notifyAllowNetworks: string[];
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -140,6 +146,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     );
   }
 
+  const allowParsed = parseAllowNetworks(env.FLEETBACK_NOTIFY_ALLOW_NETWORKS ?? "");
+  if ("error" in allowParsed) {
+    errors.push(`FLEETBACK_NOTIFY_ALLOW_NETWORKS: ${allowParsed.error}`);
+  }
+
   if (errors.length > 0) {
     return { ok: false, errors };
   }
@@ -156,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       timeZone,
       releaseDir,
       trustedProxies,
+      notifyAllowNetworks: "networks" in allowParsed ? allowParsed.networks : [],
     },
   };
 }

@@ -9,6 +9,7 @@ import { type Static, type TSchema, Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { invalid } from "../errors.js";
 import { describeProblems, type FieldProblem } from "../http/validate.js";
+import { type AddressPolicy, literalAddress, REFUSAL_HINT } from "./address-policy.js";
 
 export { NOTIFICATION_CHANNEL_KINDS, type NotificationChannelKind };
 
@@ -101,8 +102,20 @@ const validators = new Map(
   NOTIFICATION_CHANNEL_KINDS.map((kind) => [kind, Compile(CHANNEL_CONFIG_SCHEMAS[kind])] as const),
 );
 
-function urlProblems(kind: NotificationChannelKind, config: Record<string, unknown>): FieldProblem[] {
+/** A literal internal address is refused when saved; a host name is checked when sending. */
+function addressProblem(field: string, host: string, policy: AddressPolicy): FieldProblem | undefined {
+  const literal = literalAddress(host);
+  const why = literal === undefined ? undefined : policy.refusal(literal);
+  return why ? { field, message: `is ${why}; ${REFUSAL_HINT}` } : undefined;
+}
+
+function urlProblems(
+  kind: NotificationChannelKind,
+  config: Record<string, unknown>,
+  policy: AddressPolicy | undefined,
+): FieldProblem[] {
   const problems: FieldProblem[] = [];
+  const refused = (field: string, host: string) => (policy ? addressProblem(field, host, policy) : undefined);
   for (const field of URL_FIELDS[kind]) {
     const value = config[field];
     let url: URL | undefined;
@@ -118,15 +131,32 @@ function urlProblems(kind: NotificationChannelKind, config: Record<string, unkno
       problems.push({ field, message: "must not contain user:password@" });
     } else if (PUBLIC_URL_FIELDS.has(field) && (url.search || url.hash)) {
       problems.push({ field, message: "must not contain a query or a fragment (use token)" });
+    } else {
+      const problem = refused(field, url.hostname);
+      if (problem) {
+        problems.push(problem);
+      }
     }
+  }
+  const smtpProblem = kind === "email" ? refused("host", String(config.host)) : undefined;
+  if (smtpProblem) {
+    problems.push(smtpProblem);
   }
   return problems;
 }
 
 export type ConfigCheck = { ok: true; settings: ChannelSettings } | { ok: false; problems: FieldProblem[] };
 
-/** Validates a config for `kind`; problems name the field without echoing its value. */
-export function checkChannelConfig(kind: NotificationChannelKind, config: unknown): ConfigCheck {
+/**
+ * Validates a config for `kind`; problems name the field without echoing its value. With a
+ * policy (when saving), a literal internal address is refused too; reading a stored config
+ * passes none, so a changed allow-list shows at the next send instead of hiding the channel.
+ */
+export function checkChannelConfig(
+  kind: NotificationChannelKind,
+  config: unknown,
+  policy?: AddressPolicy,
+): ConfigCheck {
   const validator = validators.get(kind);
   if (!validator) {
     return { ok: false, problems: [{ field: "kind", message: "is not a channel kind" }] };
@@ -134,7 +164,7 @@ export function checkChannelConfig(kind: NotificationChannelKind, config: unknow
   if (!validator.Check(config)) {
     return { ok: false, problems: describeProblems(CHANNEL_CONFIG_SCHEMAS[kind], config) };
   }
-  const problems = urlProblems(kind, config as Record<string, unknown>);
+  const problems = urlProblems(kind, config as Record<string, unknown>, policy);
   if (problems.length > 0) {
     return { ok: false, problems };
   }
@@ -142,8 +172,12 @@ export function checkChannelConfig(kind: NotificationChannelKind, config: unknow
 }
 
 /** As checkChannelConfig, for request handlers: throws `invalid` naming `config.<field>`. */
-export function parseChannelConfig(kind: NotificationChannelKind, config: unknown): ChannelSettings {
-  const checked = checkChannelConfig(kind, config);
+export function parseChannelConfig(
+  kind: NotificationChannelKind,
+  config: unknown,
+  policy?: AddressPolicy,
+): ChannelSettings {
+  const checked = checkChannelConfig(kind, config, policy);
   if (checked.ok) {
     return checked.settings;
   }
@@ -162,6 +196,7 @@ export function parseChannelConfig(kind: NotificationChannelKind, config: unknow
 export function mergeChannelConfig(
   current: ChannelSettings,
   patch: Record<string, unknown>,
+  policy?: AddressPolicy,
 ): ChannelSettings {
   const merged: Record<string, unknown> = { ...current.config };
   for (const [field, value] of Object.entries(patch)) {
@@ -171,7 +206,7 @@ export function mergeChannelConfig(
       merged[field] = value;
     }
   }
-  return parseChannelConfig(current.kind, merged);
+  return parseChannelConfig(current.kind, merged, policy);
 }
 
 /** The config without its secrets, plus which secrets are set: what the API and page show. */

@@ -15,7 +15,9 @@ import {
 import { asc, eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import type { Clock } from "../clock.js";
+import type { Config } from "../config.js";
 import { conflict, notFound } from "../errors.js";
+import { createAddressPolicy } from "./address-policy.js";
 import {
   type ChannelSettings,
   channelTarget,
@@ -31,6 +33,7 @@ export interface ChannelStoreDeps {
   db: Database;
   clock: Clock;
   keys: { secret: Uint8Array };
+  config: Pick<Config, "notifyAllowNetworks">;
 }
 
 export interface StoredChannel {
@@ -79,7 +82,11 @@ function nameTaken(name: string) {
 }
 
 export async function createChannel(deps: ChannelStoreDeps, input: NewChannelInput): Promise<StoredChannel> {
-  const settings = parseChannelConfig(input.kind, input.config);
+  const settings = parseChannelConfig(
+    input.kind,
+    input.config,
+    createAddressPolicy(deps.config.notifyAllowNetworks),
+  );
   const now = deps.clock.now();
   const id = ulid(now.getTime());
   try {
@@ -148,10 +155,11 @@ export async function updateChannel(
   const current = await getChannel(deps, id);
   let settings = current.settings;
   if (patch.config !== undefined) {
+    const policy = createAddressPolicy(deps.config.notifyAllowNetworks);
     // An unreadable stored config can only be replaced whole.
     settings = settings
-      ? mergeChannelConfig(settings, patch.config)
-      : parseChannelConfig(current.row.kind, patch.config);
+      ? mergeChannelConfig(settings, patch.config, policy)
+      : parseChannelConfig(current.row.kind, patch.config, policy);
   }
   const values: Partial<typeof notificationChannels.$inferInsert> = { updatedAt: deps.clock.now() };
   if (patch.name !== undefined) {

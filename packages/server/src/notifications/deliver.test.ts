@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
+import { createAddressPolicy } from "./address-policy.js";
 import { parseChannelConfig } from "./channel-config.js";
 import { attemptDelivery, realDeliveryPorts, signBody } from "./deliver.js";
 import { alertNotification, testNotification } from "./message.js";
@@ -22,6 +23,8 @@ const resolved = alertNotification(
   new Date(),
 );
 const timeout = () => AbortSignal.timeout(2_000);
+/** The receivers listen on 127.0.0.1: allowed the way an operator would allow a local relay. */
+const local = createAddressPolicy(["127.0.0.0/8"]);
 
 describe("one delivery attempt", () => {
   let receiver: HttpReceiver;
@@ -40,7 +43,7 @@ describe("one delivery attempt", () => {
 
   it("encodes a non-ASCII ntfy title and marks a resolution", async () => {
     const settings = parseChannelConfig("ntfy", { server_url: receiver.url, topic: "t" });
-    expect(await attemptDelivery(settings, resolved, realDeliveryPorts, timeout(), 2_000)).toEqual({
+    expect(await attemptDelivery(settings, resolved, realDeliveryPorts, local, timeout(), 2_000)).toEqual({
       ok: true,
       statusCode: 200,
     });
@@ -61,6 +64,7 @@ describe("one delivery attempt", () => {
       settings,
       testNotification("w", "https://fb.example", new Date()),
       realDeliveryPorts,
+      local,
       timeout(),
       2_000,
     );
@@ -72,7 +76,9 @@ describe("one delivery attempt", () => {
   it("does not follow redirects and does not retry them", async () => {
     const settings = parseChannelConfig("slack", { url: `${receiver.url}/moved` });
     receiver.reply(302);
-    expect(await attemptDelivery(settings, resolved, realDeliveryPorts, timeout(), 2_000)).toMatchObject({
+    expect(
+      await attemptDelivery(settings, resolved, realDeliveryPorts, local, timeout(), 2_000),
+    ).toMatchObject({
       ok: false,
       retryable: false,
       statusCode: 302,
@@ -88,18 +94,143 @@ describe("one delivery attempt", () => {
       username: "mailer",
       password: "wrong-pass",
     });
-    const result = await attemptDelivery(refused, resolved, realDeliveryPorts, timeout(), 2_000);
+    const result = await attemptDelivery(refused, resolved, realDeliveryPorts, local, timeout(), 2_000);
     expect(result).toMatchObject({ ok: false, retryable: false, statusCode: 535 });
     expect(JSON.stringify(result)).not.toContain("wrong-pass");
 
     const dead = await startHttpReceiver();
     await dead.close();
     const closed = parseChannelConfig("email", { ...base, port: Number(new URL(dead.url).port) });
-    expect(await attemptDelivery(closed, resolved, realDeliveryPorts, timeout(), 2_000)).toMatchObject({
-      ok: false,
-      retryable: true,
-      error: expect.stringMatching(/ECONNREFUSED/),
-    });
+    expect(await attemptDelivery(closed, resolved, realDeliveryPorts, local, timeout(), 2_000)).toMatchObject(
+      {
+        ok: false,
+        retryable: true,
+        error: expect.stringMatching(/ECONNREFUSED/),
+      },
+    );
     expect(smtp.messages).toEqual([]);
+  });
+});
+
+describe("addresses at send time", () => {
+  let receiver: HttpReceiver;
+  let smtp: SmtpReceiver;
+  const none = createAddressPolicy([]);
+  beforeAll(async () => {
+    receiver = await startHttpReceiver();
+    smtp = await startSmtpReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await smtp.close();
+  });
+
+  it("refuses a stored literal internal address of every HTTP kind without connecting", async () => {
+    const port = new URL(receiver.url).port;
+    const hosts = [
+      `127.0.0.1:${port}`,
+      `0x7f000001:${port}`,
+      `[::1]:${port}`,
+      "169.254.169.254",
+      "[fd00::1]",
+    ];
+    const configs = {
+      webhook: (base: string) => ({ url: `${base}/w`, secret: "0123456789abcdef" }),
+      slack: (base: string) => ({ url: `${base}/s` }),
+      discord: (base: string) => ({ url: `${base}/d` }),
+      ntfy: (base: string) => ({ server_url: base, topic: "t" }),
+      gotify: (base: string) => ({ server_url: base, token: "t" }),
+    };
+    for (const [kind, config] of Object.entries(configs)) {
+      for (const host of hosts) {
+        // Parsed without a policy: as a channel saved before the allow-list was narrowed.
+        const settings = parseChannelConfig(kind as keyof typeof configs, config(`http://${host}`));
+        const result = await attemptDelivery(settings, resolved, realDeliveryPorts, none, timeout(), 2_000);
+        expect([kind, host, result]).toEqual([
+          kind,
+          host,
+          {
+            ok: false,
+            retryable: false,
+            error: expect.stringMatching(/ is an? .*address; notifications to internal/),
+          },
+        ]);
+      }
+    }
+    expect(receiver.requests).toEqual([]);
+  });
+
+  it("refuses an SMTP host that is or resolves to loopback, and allows it when allow-listed", async () => {
+    const base = { port: smtp.port, security: "none", from: "a@example.com", to: ["b@example.com"] };
+    for (const host of ["127.0.0.1", "localhost"]) {
+      const settings = parseChannelConfig("email", { ...base, host });
+      expect(
+        await attemptDelivery(settings, resolved, realDeliveryPorts, none, timeout(), 2_000),
+      ).toMatchObject({
+        ok: false,
+        retryable: false,
+        error: expect.stringMatching(/^(127\.0\.0\.1 is|localhost resolves to) a loopback address; /),
+      });
+    }
+    expect(smtp.messages).toEqual([]);
+    const allowLoopback = createAddressPolicy(["127.0.0.0/8", "::1"]);
+    const settings = parseChannelConfig("email", { ...base, host: "localhost" });
+    const result = await attemptDelivery(
+      settings,
+      resolved,
+      realDeliveryPorts,
+      allowLoopback,
+      timeout(),
+      2_000,
+    );
+    expect(result).toEqual({ ok: true });
+    expect(smtp.messages).toHaveLength(1);
+  });
+});
+
+describe("text from hosts in chat messages", () => {
+  let receiver: HttpReceiver;
+  beforeAll(async () => {
+    receiver = await startHttpReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+  });
+  const hostile = alertNotification(
+    "alert.opened",
+    { ...alert, message: "cannot read /srv/<!here>&[x](https://evil.example) @everyone" },
+    { hostName: "<!channel> <https://evil|click>" },
+    "https://fb.example",
+    new Date(),
+  );
+
+  it("escapes &, < and > in every Slack field that carries data", async () => {
+    const settings = parseChannelConfig("slack", { url: `${receiver.url}/s` });
+    await attemptDelivery(settings, hostile, realDeliveryPorts, local, timeout(), 2_000);
+    const { text } = JSON.parse(receiver.requests.at(-1)?.body ?? "{}") as { text: string };
+    expect(text).toContain("&lt;!channel&gt; &lt;https://evil|click&gt;");
+    expect(text).toContain("/srv/&lt;!here&gt;&amp;[x]");
+    // The one link is Fleetback's own; nothing from the host opens a tag.
+    expect(text.match(/</g)).toEqual(["<"]);
+    expect(text).toMatch(/<https:\/\/fb\.example\/hosts\/[^|>]+\|Open in Fleetback>$/);
+  });
+
+  it("sends Discord text with mentions off and no link or mention markup from the host", async () => {
+    const settings = parseChannelConfig("discord", { url: `${receiver.url}/d` });
+    await attemptDelivery(settings, hostile, realDeliveryPorts, local, timeout(), 2_000);
+    const payload = JSON.parse(receiver.requests.at(-1)?.body ?? "{}") as {
+      content: string;
+      allowed_mentions: unknown;
+    };
+    expect(payload.allowed_mentions).toEqual({ parse: [] });
+    expect(payload.content).toContain("\\<!channel\\> \\<https://evil|click\\>");
+    expect(payload.content).toContain("\\[x\\](https://evil.example) \\@everyone");
+  });
+
+  it("asks Gotify for plain text", async () => {
+    const settings = parseChannelConfig("gotify", { server_url: receiver.url, token: "t" });
+    await attemptDelivery(settings, hostile, realDeliveryPorts, local, timeout(), 2_000);
+    const payload = JSON.parse(receiver.requests.at(-1)?.body ?? "{}") as { extras: Record<string, unknown> };
+    expect(payload.extras["client::display"]).toEqual({ contentType: "text/plain" });
   });
 });

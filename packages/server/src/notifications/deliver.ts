@@ -2,11 +2,23 @@
  * @module notifications/deliver
  * One delivery attempt to one channel, shaped for its kind. An attempt never throws: it comes
  * back as a value saying whether it was sent, or why not and whether trying again could help.
- * Error texts here may still hold secrets (a server echoing its URL); the notifier scrubs them.
+ * Error texts here may still hold secrets (a URL in a connection error); the notifier scrubs them.
+ * A failed answer is reported by its status alone: its body is never read, so a channel pointed at
+ * some internal service cannot be used to read that service's answers. Every connection goes only
+ * to an address the policy allows (address-policy.ts).
  */
 import { createHmac } from "node:crypto";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
+import {
+  type AddressPolicy,
+  AddressRefusedError,
+  guardedLookup,
+  literalRefusal,
+  resolveChecked,
+} from "./address-policy.js";
 import type { ChannelSettings, EmailConfig } from "./channel-config.js";
 import type { Notification } from "./message.js";
 
@@ -22,12 +34,10 @@ export interface MailTransport {
 export type MailTransportFactory = (options: SMTPTransport.Options) => MailTransport;
 
 export interface DeliveryPorts {
-  fetch: typeof globalThis.fetch;
   createMailTransport: MailTransportFactory;
 }
 
 export const realDeliveryPorts: DeliveryPorts = {
-  fetch: (input, init) => globalThis.fetch(input, init),
   createMailTransport: (options) => nodemailer.createTransport(options),
 };
 
@@ -45,11 +55,24 @@ interface HttpRequest {
   body: string;
 }
 
+/** Slack reads `<!channel>`, `<@U1>` and `<url|text>` in mrkdwn: data must not open such a tag. */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/**
+ * Discord renders `[text](url)` as a link and `<@id>`, `<#id>` as mentions; a backslash shows the
+ * character as it is. Pings are also off through allowed_mentions.
+ */
+export function discordEscape(text: string): string {
+  return text.replace(/[\\[\]<>@]/g, (char) => `\\${char}`);
+}
+
 function clip(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`;
 }
 
-/** ntfy reads RFC 2047 encoded words in headers; fetch refuses non-Latin-1 header values. */
+/** ntfy reads RFC 2047 encoded words in headers; Node refuses non-Latin-1 header values. */
 function headerText(text: string): string {
   const oneLine = text.replace(/[\r\n]+/g, " ");
   return /^[\x20-\x7e]*$/.test(oneLine) ? oneLine : `=?UTF-8?B?${Buffer.from(oneLine).toString("base64")}?=`;
@@ -79,7 +102,10 @@ function httpRequestFor(settings: Exclude<ChannelSettings, { kind: "email" }>, n
         url: settings.config.url,
         headers: json,
         body: JSON.stringify({
-          text: clip(`*${n.title}*\n${n.body}\n<${n.link}|Open in Fleetback>`, SLACK_LIMIT),
+          text: clip(
+            `*${slackEscape(n.title)}*\n${slackEscape(n.body)}\n<${slackEscape(n.link)}|Open in Fleetback>`,
+            SLACK_LIMIT,
+          ),
         }),
       };
     case "discord":
@@ -87,11 +113,12 @@ function httpRequestFor(settings: Exclude<ChannelSettings, { kind: "email" }>, n
         url: settings.config.url,
         headers: json,
         body: JSON.stringify({
-          content: clip(`**${n.title}**\n${n.body}\n${n.link}`, DISCORD_LIMIT),
+          content: clip(`**${discordEscape(n.title)}**\n${discordEscape(n.body)}\n${n.link}`, DISCORD_LIMIT),
           allowed_mentions: { parse: [] },
         }),
       };
     case "ntfy": {
+      // No `Markdown: yes` header: ntfy shows the body as plain text, links in it are not rendered.
       const opened = n.event === "alert.opened";
       const headers: Record<string, string> = {
         "Content-Type": "text/plain; charset=utf-8",
@@ -115,7 +142,11 @@ function httpRequestFor(settings: Exclude<ChannelSettings, { kind: "email" }>, n
           title: n.title,
           message: `${n.body}\n${n.link}`,
           priority: settings.config.priority ?? 5,
-          extras: { "client::notification": { click: { url: n.link } } },
+          // Plain text, so a host name cannot add markdown links or images to the message.
+          extras: {
+            "client::display": { contentType: "text/plain" },
+            "client::notification": { click: { url: n.link } },
+          },
         }),
       };
   }
@@ -135,48 +166,63 @@ function describeError(err: unknown): string {
   return `${err.message}${cause}`;
 }
 
-async function postHttp(
-  request: HttpRequest,
-  ports: DeliveryPorts,
-  signal: AbortSignal,
-): Promise<AttemptResult> {
-  let res: Response;
-  try {
-    res = await ports.fetch(request.url, {
+/** POSTs and resolves with the answer's head; the body is left unread. */
+function post(request: HttpRequest, policy: AddressPolicy, signal: AbortSignal): Promise<IncomingMessage> {
+  const url = new URL(request.url);
+  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    // Node connects to a literal IP without asking `lookup`: such a host is checked here.
+    const refused = literalRefusal(url.hostname, policy);
+    if (refused) {
+      reject(refused);
+      return;
+    }
+    const req = send(url, {
       method: "POST",
-      headers: request.headers,
-      body: request.body,
-      // A redirect could carry the secret payload to a host nobody configured.
-      redirect: "manual",
+      headers: { ...request.headers, "Content-Length": String(Buffer.byteLength(request.body)) },
+      // Resolves, checks every address and connects to a checked one.
+      lookup: guardedLookup(policy),
+      // A pooled socket could outlive the check that opened it; notifications are rare.
+      agent: false,
       signal,
     });
-  } catch (err) {
-    return { ok: false, retryable: true, error: describeError(err) };
-  }
-  const statusCode = res.status;
-  if (statusCode >= 200 && statusCode < 300) {
-    await res.body?.cancel().catch(() => undefined);
-    return { ok: true, statusCode };
-  }
-  let detail = "";
-  try {
-    detail = (await res.text()).slice(0, 300).replace(/\s+/g, " ").trim();
-  } catch {
-    detail = "";
-  }
-  const retryable = statusCode >= 500 || statusCode === 408 || statusCode === 429;
-  const why = statusCode >= 300 && statusCode < 400 ? " (redirects are not followed)" : "";
-  return {
-    ok: false,
-    retryable,
-    statusCode,
-    error: `HTTP ${statusCode}${why}${detail ? `: ${detail}` : ""}`,
-  };
+    req.on("response", resolve);
+    req.on("error", reject);
+    req.end(request.body);
+  });
 }
 
-function mailOptions(config: EmailConfig, timeoutMs: number): SMTPTransport.Options {
+async function postHttp(
+  request: HttpRequest,
+  policy: AddressPolicy,
+  signal: AbortSignal,
+): Promise<AttemptResult> {
+  let res: IncomingMessage;
+  try {
+    res = await post(request, policy, signal);
+  } catch (err) {
+    if (err instanceof AddressRefusedError) {
+      return { ok: false, retryable: false, error: err.message };
+    }
+    return { ok: false, retryable: true, error: describeError(signal.aborted ? signal.reason : err) };
+  }
+  const statusCode = res.statusCode ?? 0;
+  // The body is never read: only the status leaves this function (see the module comment).
+  res.destroy();
+  if (statusCode >= 200 && statusCode < 300) {
+    return { ok: true, statusCode };
+  }
+  const retryable = statusCode >= 500 || statusCode === 408 || statusCode === 429;
+  // Redirects are not followed: one could carry the payload to a host nobody configured or checked.
+  const why = statusCode >= 300 && statusCode < 400 ? " (redirects are not followed)" : "";
+  return { ok: false, retryable, statusCode, error: `HTTP ${statusCode}${why}` };
+}
+
+/** `address` is the checked address of config.host; TLS still verifies the certificate for the name. */
+function mailOptions(config: EmailConfig, address: string, timeoutMs: number): SMTPTransport.Options {
   return {
-    host: config.host,
+    host: address,
+    ...(address !== config.host && !config.host.startsWith("[") ? { servername: config.host } : {}),
     port: config.port,
     secure: config.security === "tls",
     requireTLS: config.security === "starttls",
@@ -190,15 +236,30 @@ function mailOptions(config: EmailConfig, timeoutMs: number): SMTPTransport.Opti
   };
 }
 
+/** The server's own words are left out, as an HTTP body is: only the reply code and kind. */
+function describeMailError(err: unknown): string {
+  const { response, responseCode, code } = err as {
+    response?: unknown;
+    responseCode?: unknown;
+    code?: unknown;
+  };
+  if (typeof response !== "string") {
+    return describeError(err);
+  }
+  const kind = typeof code === "string" ? ` (${code})` : "";
+  return `SMTP ${typeof responseCode === "number" ? responseCode : "error"}${kind}`;
+}
+
 async function sendEmail(
   config: EmailConfig,
   n: Notification,
   ports: DeliveryPorts,
+  policy: AddressPolicy,
   signal: AbortSignal,
   timeoutMs: number,
 ): Promise<AttemptResult> {
-  const transport = ports.createMailTransport(mailOptions(config, timeoutMs));
   let onAbort: (() => void) | undefined;
+  let transport: MailTransport | undefined;
   try {
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(signal.reason);
@@ -208,6 +269,10 @@ async function sendEmail(
         signal.addEventListener("abort", onAbort, { once: true });
       }
     });
+    // Resolved and checked here, then the transport connects to that address and never resolves
+    // the name itself, so a second DNS answer cannot point it elsewhere.
+    const address = await Promise.race([resolveChecked(config.host, policy), aborted]);
+    transport = ports.createMailTransport(mailOptions(config, address, timeoutMs));
     await Promise.race([
       transport.sendMail({
         from: config.from,
@@ -219,6 +284,9 @@ async function sendEmail(
     ]);
     return { ok: true };
   } catch (err) {
+    if (err instanceof AddressRefusedError) {
+      return { ok: false, retryable: false, error: err.message };
+    }
     const responseCode = (err as { responseCode?: unknown }).responseCode;
     const code = typeof responseCode === "number" ? responseCode : undefined;
     // 5xx SMTP replies (bad recipient, authentication refused) will not change on a retry.
@@ -226,13 +294,13 @@ async function sendEmail(
       ok: false,
       retryable: code === undefined || code < 500,
       statusCode: code,
-      error: describeError(err),
+      error: describeMailError(err),
     };
   } finally {
     if (onAbort) {
       signal.removeEventListener("abort", onAbort);
     }
-    transport.close();
+    transport?.close();
   }
 }
 
@@ -241,11 +309,12 @@ export async function attemptDelivery(
   settings: ChannelSettings,
   n: Notification,
   ports: DeliveryPorts,
+  policy: AddressPolicy,
   signal: AbortSignal,
   timeoutMs: number,
 ): Promise<AttemptResult> {
   if (settings.kind === "email") {
-    return sendEmail(settings.config, n, ports, signal, timeoutMs);
+    return sendEmail(settings.config, n, ports, policy, signal, timeoutMs);
   }
-  return postHttp(httpRequestFor(settings, n), ports, signal);
+  return postHttp(httpRequestFor(settings, n), policy, signal);
 }

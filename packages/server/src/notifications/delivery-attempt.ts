@@ -8,6 +8,7 @@ import { createScrubber } from "@fleetback/crypto";
 import type { NotificationStatus } from "@fleetback/db";
 import { monotonicFactory } from "ulidx";
 import type { ServerDeps } from "../deps.js";
+import { createAddressPolicy } from "./address-policy.js";
 import { channelTarget, secretValues } from "./channel-config.js";
 import type { StoredChannel } from "./channels.js";
 import { type AttemptResult, attemptDelivery, type DeliveryPorts } from "./deliver.js";
@@ -28,7 +29,7 @@ export interface DeliveryAttempts {
 }
 
 export function createDeliveryAttempts(
-  deps: Pick<ServerDeps, "db" | "log" | "clock">,
+  deps: Pick<ServerDeps, "db" | "log" | "clock" | "config">,
   options: { ports: DeliveryPorts; attemptTimeoutMs: number; shutdown: AbortSignal },
 ): DeliveryAttempts {
   // Attempts of the same millisecond keep their order in the log.
@@ -43,6 +44,8 @@ export function createDeliveryAttempts(
         channel.settings,
         n,
         options.ports,
+        // Read at every attempt: the allow-list a test server or a restart sets is the one obeyed.
+        createAddressPolicy(deps.config.notifyAllowNetworks),
         signal,
         options.attemptTimeoutMs,
       );

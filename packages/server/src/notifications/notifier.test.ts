@@ -284,7 +284,7 @@ runServerSuite("notifier", (server) => {
       [2, "retrying", 503],
       [3, "sent", 200],
     ]);
-    expect(rows[0]?.error).toBe("HTTP 500: scripted 500");
+    expect(rows[0]?.error).toBe("HTTP 500");
   });
 
   it("does not retry a 4xx answer", async () => {
@@ -374,8 +374,10 @@ runServerSuite("notifier", (server) => {
     await settle(n, timers);
     const rows = await logRows(row.id);
     expect(rows.map((r) => r.status)).toEqual(["retrying", "failed"]);
-    expect(rows[0]?.error).toContain("no such hook");
-    expect(rows[0]?.error).toContain("***");
+    // The answer's body is never read, so what the endpoint echoes cannot reach the log at all.
+    expect(rows.map((r) => r.error)).toEqual(["HTTP 500", "HTTP 500"]);
+    expect(JSON.stringify(rows)).not.toContain("no such hook");
+    expect(server.deps.logLines.join("\n")).not.toContain("no such hook");
     expect(JSON.stringify(rows)).not.toContain(CANARY);
     expect(JSON.stringify(rows)).not.toContain("SECRET");
     expect(server.deps.logLines.join("\n")).not.toContain(CANARY);
@@ -410,7 +412,7 @@ runServerSuite("notifier", (server) => {
     expect(await n.sendTest(ok.id)).toEqual({
       status: "failed",
       statusCode: 500,
-      error: "HTTP 500: scripted 500",
+      error: "HTTP 500",
     });
     expect((await logRows(ok.id)).map((r) => [r.event, r.status, r.alertId])).toEqual([
       ["test", "sent", null],
@@ -443,7 +445,7 @@ runServerSuite("notifier", (server) => {
     await settle(n, timers);
     expect(receiver.requests).toHaveLength(2);
     expect((await logRows(disabled.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
-      [1, "retrying", "HTTP 500: scripted 500"],
+      [1, "retrying", "HTTP 500"],
       [2, "failed", "not attempted: the channel was disabled"],
     ]);
     expect(server.deps.logLines.join("\n")).not.toContain("crashed");
@@ -470,7 +472,7 @@ runServerSuite("notifier", (server) => {
     expect(performance.now() - before).toBeLessThan(1_500);
     expect(timers.pending()).toBe(0);
     expect((await logRows(retrying.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
-      [1, "retrying", "HTTP 500: scripted 500"],
+      [1, "retrying", "HTTP 500"],
     ]);
     expect((await logRows(hanging.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
       [1, "retrying", "aborted: the server shut down"],

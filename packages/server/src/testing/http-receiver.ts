@@ -18,7 +18,7 @@ export interface ReceivedRequest {
 export type ScriptedReply = number | "hang" | { status: number; body: string };
 
 export interface HttpReceiver {
-  /** http://127.0.0.1:<port> */
+  /** http://<host>:<port> */
   url: string;
   requests: ReceivedRequest[];
   /** The next requests get these answers, in order; afterwards 200. */
@@ -28,7 +28,8 @@ export interface HttpReceiver {
   close(): Promise<void>;
 }
 
-export async function startHttpReceiver(): Promise<HttpReceiver> {
+/** `host` is where it listens: any 127.x address works on Linux, for tests of the allow-list. */
+export async function startHttpReceiver(host = "127.0.0.1"): Promise<HttpReceiver> {
   const requests: ReceivedRequest[] = [];
   const script: ScriptedReply[] = [];
   const server = createServer((req, res) => {
@@ -50,10 +51,10 @@ export async function startHttpReceiver(): Promise<HttpReceiver> {
       res.end(typeof answer === "object" ? answer.body : status < 300 ? "ok" : `scripted ${status}`);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     requests,
     reply(...answers) {
       script.push(...answers);

@@ -33,7 +33,13 @@ export interface TestDeps extends AppDeps {
 const assets = loadStaticAssets();
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  const loaded = loadConfig({ FLEETBACK_DATA_DIR: "/nonexistent-test-data-dir" });
+  const loaded = loadConfig({
+    FLEETBACK_DATA_DIR: "/nonexistent-test-data-dir",
+    // Notification tests deliver to receivers on 127.0.0.1, which the server refuses unless
+    // allow-listed, as an operator with a local relay would; notification-addresses.test.ts
+    // passes its own list to see the refusals.
+    FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8",
+  });
   if (!loaded.ok) {
     throw new Error(loaded.errors.join("; "));
   }

@@ -13,6 +13,7 @@ import {
   attachAgentChannel,
 } from "../agent-channel/attach-agent-channel.js";
 import { createApp } from "../app.js";
+import type { Config } from "../config.js";
 import { attachUpgradeRouter, type UpgradeSource } from "../http/upgrade-router.js";
 import { attachJobStreams, type JobStreams } from "../job-stream/job-stream.js";
 import { createTestDeps, type TestDeps } from "./test-deps.js";
@@ -33,12 +34,19 @@ export interface TestServerOptions {
   /** Shared deps (e.g. several servers on one database); created, and later closed, when absent. */
   deps?: TestDeps;
   engine?: Engine;
+  /** Settings over the test defaults, for deps this server creates. */
+  config?: Partial<Config>;
   channel?: AgentChannelOptions;
   jobStreams?: { reauthoriseMs?: number };
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const deps = options.deps ?? (await createTestDeps(options.engine ? { engine: options.engine } : {}));
+  const deps =
+    options.deps ??
+    (await createTestDeps({
+      ...(options.engine ? { engine: options.engine } : {}),
+      ...(options.config ? { config: options.config } : {}),
+    }));
   const app = createApp(deps);
   const server = createAdaptorServer({ fetch: app.fetch });
   await new Promise<void>((resolve, reject) => {
