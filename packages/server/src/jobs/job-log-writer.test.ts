@@ -1,6 +1,6 @@
 import { jobLogs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
-import type { LogStream } from "@fleetback/protocol";
+import { type LogStream, newMessageId } from "@fleetback/protocol";
 import { asc, eq } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
 import { eventually } from "../testing/eventually.js";
@@ -84,6 +84,37 @@ runDbSuite("job log writer", (getDb) => {
     await writer.finish(host.id, job.id);
     expect((await stored()).map((row) => row.line)).toEqual(["real"]);
     expect(seen).toEqual([[1, "real"]]);
+  });
+
+  it("a line from another host for this job does not hide the owner's lines (state keyed by host and job)", async () => {
+    const { host, other, job, writer, line, stored } = await setUp();
+    // The forger never finishes the job: its claim must not outlive its own lines.
+    writer.append(other.host.id, line("forged"));
+    writer.append(host.id, line("real"));
+    await writer.finish(host.id, job.id);
+    expect((await stored()).map((row) => row.line)).toEqual(["real"]);
+    await writer.close();
+  });
+
+  it("2,000 lines for random job ids hold no state afterwards and log one warning", async () => {
+    const { deps, other, writer } = await setUp();
+    const warn = vi.spyOn(deps.log, "warn");
+    for (let i = 0; i < 2000; i += 1) {
+      writer.append(other.host.id, {
+        job_id: newMessageId(),
+        stream: "stdout",
+        line: `x${i}`,
+        ts: "2026-11-21T12:00:00Z",
+      });
+    }
+    await eventually(
+      () => writer.heldJobs(),
+      (n) => n === 0,
+      { what: "every owner check done and forgotten", timeoutMs: 20_000 },
+    );
+    const warnings = warn.mock.calls.filter(([, msg]) => String(msg).includes("another host"));
+    expect(warnings).toHaveLength(1);
+    await writer.close();
   });
 
   it("continues after the highest stored seq when a job's state is new", async () => {

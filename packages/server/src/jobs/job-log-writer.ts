@@ -8,6 +8,12 @@
  * for the job (a server restart or a dropped state starts from the database again). The first
  * line of a job also checks that the job belongs to the sending host: lines for another host's
  * job, or an unknown one, are dropped and never reach the live stream.
+ *
+ * State is keyed by host *and* job, so one host's frames naming another host's job id never touch
+ * that job's state (they used to claim it and hide the owner's lines). A rejected pair is
+ * forgotten after its check, remembered only in a small LRU so that a stream of lines for one
+ * bogus job costs one query, and the warning is logged at most once per host per interval: a
+ * hostile host can neither grow server memory nor flood the log.
  */
 import { type Database, jobLogs, jobs, type NewJobLog } from "@fleetback/db";
 import type { LogStream } from "@fleetback/protocol";
@@ -23,7 +29,14 @@ export interface JobLogWriterOptions {
   setTimer?: SetTimer;
   flushIntervalMs?: number;
   batchLines?: number;
+  /** Clock for the warning's rate limit. */
+  now?: () => number;
 }
+
+/** Rejected (host, job) pairs remembered, so repeated lines for one of them skip the query. */
+export const REJECTED_LOG_JOBS_REMEMBERED = 256;
+/** At most one "lines for another host's job" warning per host in this interval. */
+export const REJECTED_LOG_WARN_INTERVAL_MS = 60_000;
 
 export interface JobLogWriter {
   /** Takes one line from `hostId`'s agent; never waits for the database. */
@@ -32,10 +45,13 @@ export interface JobLogWriter {
   finish(hostId: string, jobId: string): Promise<void>;
   /** Stores every buffered line and stops the timers. */
   close(): Promise<void>;
+  /** (host, job) pairs whose state is held now: buffered lines or an owner check under way. */
+  heldJobs(): number;
 }
 
 interface JobLogState {
   hostId: string;
+  jobId: string;
   /** Undefined until the job's owner and highest stored seq are known. */
   nextSeq: number | undefined;
   rejected: boolean;
@@ -51,7 +67,38 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   const setTimer = options.setTimer ?? realSetTimer;
   const flushIntervalMs = options.flushIntervalMs ?? 250;
   const batchLines = options.batchLines ?? 200;
+  const now = options.now ?? Date.now;
   const states = new Map<string, JobLogState>();
+  /** Insertion order is recency: a hit is moved to the end, the oldest is evicted first. */
+  const rejected = new Map<string, true>();
+  const warnings = new Map<string, { lastAt: number; suppressed: number }>();
+  const keyOf = (hostId: string, jobId: string) => `${hostId}\u0000${jobId}`;
+
+  function remember(key: string): void {
+    rejected.delete(key);
+    rejected.set(key, true);
+    if (rejected.size > REJECTED_LOG_JOBS_REMEMBERED) {
+      const oldest = rejected.keys().next().value;
+      if (oldest !== undefined) {
+        rejected.delete(oldest);
+      }
+    }
+  }
+
+  function warnRejected(hostId: string, jobId: string): void {
+    const at = now();
+    const seen = warnings.get(hostId);
+    if (seen && at - seen.lastAt < REJECTED_LOG_WARN_INTERVAL_MS) {
+      seen.suppressed += 1;
+      return;
+    }
+    log.warn(
+      { host_id: hostId, job_id: jobId, suppressed: seen?.suppressed ?? 0 },
+      "log lines for a job of another host or no job; dropped",
+    );
+    // One entry per enrolled host that misbehaved: bounded by the hosts table.
+    warnings.set(hostId, { lastAt: at, suppressed: 0 });
+  }
 
   function sequence(jobId: string, state: JobLogState, message: LogStream): void {
     const seq = state.nextSeq ?? 1;
@@ -76,10 +123,12 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     if (job?.hostId !== state.hostId) {
       state.rejected = true;
       state.unsequenced = [];
-      log.warn(
-        { host_id: state.hostId, job_id: jobId },
-        "log lines for a job of another host or no job; dropped",
-      );
+      const key = keyOf(state.hostId, jobId);
+      remember(key);
+      if (states.get(key) === state) {
+        states.delete(key);
+      }
+      warnRejected(state.hostId, jobId);
       return;
     }
     const [row] = await db
@@ -132,10 +181,16 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   return {
     append(hostId, message) {
       const jobId = message.job_id;
-      let state = states.get(jobId);
+      const key = keyOf(hostId, jobId);
+      if (rejected.has(key)) {
+        remember(key);
+        return;
+      }
+      let state = states.get(key);
       if (!state) {
         state = {
           hostId,
+          jobId,
           nextSeq: undefined,
           rejected: false,
           unsequenced: [],
@@ -143,11 +198,11 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
           cancelTimer: undefined,
           chain: Promise.resolve(),
         };
-        states.set(jobId, state);
+        states.set(key, state);
         const created = state;
         void enqueue(created, () => load(jobId, created));
       }
-      if (state.rejected || state.hostId !== hostId) {
+      if (state.rejected) {
         return;
       }
       if (state.nextSeq === undefined) {
@@ -158,18 +213,21 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       schedule(jobId, state);
     },
     async finish(hostId, jobId) {
-      const state = states.get(jobId);
-      if (!state || state.hostId !== hostId) {
+      const key = keyOf(hostId, jobId);
+      const state = states.get(key);
+      if (!state) {
         return;
       }
       await flush(jobId, state);
-      if (states.get(jobId) === state) {
-        states.delete(jobId);
+      if (states.get(key) === state) {
+        states.delete(key);
       }
     },
+    heldJobs: () => states.size,
     async close() {
-      await Promise.all([...states.entries()].map(([jobId, state]) => flush(jobId, state)));
+      await Promise.all([...states.values()].map((state) => flush(state.jobId, state)));
       states.clear();
+      rejected.clear();
     },
   };
 }
