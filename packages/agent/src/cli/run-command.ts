@@ -6,6 +6,7 @@
  * anything else it lets the launcher run an updated version instead (update/launcher.ts), and it
  * exits with 75 when a verified update waits for the restart.
  */
+import { parsePublicKey } from "@fleetback/crypto";
 import { createAgent } from "../agent/agent.js";
 import { loadAgentConfig } from "../config/agent-config.js";
 import { ensurePrivateDir } from "../config/atomic-write.js";
@@ -23,6 +24,11 @@ async function runLaunched(deps: CliDeps, paths: AgentPaths, log: Logger): Promi
   if (deps.launcher === undefined || deps.env[LAUNCHED_ENV]) {
     return undefined;
   }
+  // The key lives in the config dir, which the state dir's writers cannot touch; an unreadable
+  // config leaves it undefined, and then only the installed version runs.
+  const config = await loadAgentConfig(paths.configDir).catch(() => undefined);
+  const pinned = config?.ok ? config.config.release_public_key : undefined;
+  const parsedKey = pinned === undefined ? undefined : parsePublicKey(pinned);
   const launched = await launch({
     selfVersion: deps.agentVersion,
     selfKind: deps.agentKind,
@@ -34,6 +40,7 @@ async function runLaunched(deps: CliDeps, paths: AgentPaths, log: Logger): Promi
     timers: deps.timers,
     log,
     ports: deps.launcher.ports,
+    releaseKey: parsedKey?.ok ? parsedKey.key : undefined,
   }).catch((cause: unknown) => {
     // A broken update dir must never keep the installed version from running.
     log.error("the launcher failed; running the installed version", { error: String(cause) });

@@ -46,6 +46,7 @@ export function createWindowsFs(): WindowsFs {
       files.set(path, Buffer.from(content));
     },
     readText: async (path) => files.get(path)?.toString("utf8"),
+    readBytes: async (path) => files.get(path),
     async writeAtomic(path, text) {
       if (held.has(path)) {
         throw failure("EPERM", "rename", path);

@@ -9,6 +9,9 @@
  * - `trial`: a version staged by an update and not yet committed. `started_at` is set by the
  *   launcher when it first starts it; a start that finds it set again rolls back.
  * - `failed`: the last rolled-back version; `reported` once `update.result rolled_back` went out.
+ * - `signature` of `active` and `trial` (optional, added later): the release signature the
+ *   launcher verifies before it starts the file. A record without one makes the launcher run the
+ *   installed version.
  */
 import { join } from "node:path";
 import { AgentKind } from "@fleetback/protocol";
@@ -30,6 +33,13 @@ export const ArtefactRef = Type.Object({
   file: Type.String({ pattern: "^agent-[0-9A-Za-z.+_-]+$" }),
   sha256: Type.String({ pattern: "^[0-9a-f]{64}$" }),
   kind: AgentKind,
+  /**
+   * Base64 Ed25519 signature by the pinned release key over the file's bytes, kept from the
+   * update command so the launcher verifies what it starts on every start: the SHA-256 alone is
+   * written by whoever writes this record. Optional for older records; without it the launcher
+   * runs the installed version.
+   */
+  signature: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
 });
 export type ArtefactRef = Static<typeof ArtefactRef>;
 
@@ -104,5 +114,11 @@ export function referencedFiles(record: BootRecord | undefined): Set<string> {
 }
 
 export function refOf(entry: ArtefactRef): ArtefactRef {
-  return { version: entry.version, file: entry.file, sha256: entry.sha256, kind: entry.kind };
+  const ref: ArtefactRef = {
+    version: entry.version,
+    file: entry.file,
+    sha256: entry.sha256,
+    kind: entry.kind,
+  };
+  return entry.signature === undefined ? ref : { ...ref, signature: entry.signature };
 }

@@ -22,6 +22,8 @@ export interface FileOps {
   chmod(path: string, mode: number): Promise<void>;
   /** Lowercase hex SHA-256 of the file, or undefined when it does not exist. */
   sha256(path: string): Promise<string | undefined>;
+  /** The file's bytes, or undefined when it does not exist (the launcher verifies what it read). */
+  readBytes(path: string): Promise<Buffer | undefined>;
 }
 
 export function errorCode(cause: unknown): string | undefined {
@@ -38,6 +40,16 @@ export const nodeFileOps: FileOps = {
   async readText(path) {
     try {
       return await readFile(path, "utf8");
+    } catch (cause) {
+      if (errorCode(cause) === "ENOENT") {
+        return undefined;
+      }
+      throw cause;
+    }
+  },
+  async readBytes(path) {
+    try {
+      return await readFile(path);
     } catch (cause) {
       if (errorCode(cause) === "ENOENT") {
         return undefined;

@@ -97,12 +97,14 @@ async function host() {
 async function stage(updateDir: string, version: string, source: string) {
   const file = `agent-${version}.mjs`;
   await copyFile(source, join(updateDir, file));
-  const sha256 = sha256Hex(await readFile(source));
+  const bytes = await readFile(source);
+  const sha256 = sha256Hex(bytes);
+  const signature = signer.sign(bytes);
   await writeFile(
     join(updateDir, "boot.json"),
     JSON.stringify({
       format: 1,
-      trial: { version, file, sha256, kind: "bundle", staged_at: "2026-03-01T10:00:00Z" },
+      trial: { version, file, sha256, signature, kind: "bundle", staged_at: "2026-03-01T10:00:00Z" },
     }),
   );
 }

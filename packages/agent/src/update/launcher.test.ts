@@ -7,14 +7,20 @@ import { describe, expect, it } from "vitest";
 import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
-import { sha256Hex } from "../testing/release-signing.js";
+import { createReleaseSigner, sha256Hex } from "../testing/release-signing.js";
 import type { ArtefactRef, BootRecord } from "./boot-record.js";
 import { nodeFileOps } from "./file-ops.js";
 import type { LaunchPorts } from "./launch-ports.js";
 import { LAUNCHED_ENV, launch, TRIAL_EXPIRED_EXIT } from "./launcher.js";
 import { createPosixPlatform } from "./posix-platform.js";
 
-async function setUp(record: BootRecord | undefined, selfKind: AgentKind = "bundle") {
+const signer = createReleaseSigner();
+
+async function setUp(
+  record: BootRecord | undefined,
+  selfKind: AgentKind = "bundle",
+  releaseKey: Uint8Array | null = signer.publicKey,
+) {
   const dir = join(await mkdtemp(join(tmpdir(), "fleetback-launch-")), "update");
   const platform = createPosixPlatform({ dir, fs: nodeFileOps });
   await platform.writeRecord(record ?? { format: 1 });
@@ -23,6 +29,7 @@ async function setUp(record: BootRecord | undefined, selfKind: AgentKind = "bund
     file: "agent-0.2.0.mjs",
     sha256: sha256Hex("two"),
     kind: "bundle",
+    signature: signer.sign(Buffer.from("two")),
   };
   await writeFile(join(dir, ref.file), "two");
   const timers = createManualTimers();
@@ -42,6 +49,7 @@ async function setUp(record: BootRecord | undefined, selfKind: AgentKind = "bund
       throw new Error("no executables here");
     },
   };
+  const log = createMemoryLogger();
   const start = () =>
     launch({
       selfVersion: "0.1.0",
@@ -52,8 +60,9 @@ async function setUp(record: BootRecord | undefined, selfKind: AgentKind = "bund
       fs: nodeFileOps,
       clock: timers.clock,
       timers,
-      log: createMemoryLogger(),
+      log,
       ports,
+      releaseKey: releaseKey ?? undefined,
     });
   const readRecord = async () => {
     const read = await platform.readRecord();
@@ -69,6 +78,7 @@ async function setUp(record: BootRecord | undefined, selfKind: AgentKind = "bund
     finish: (code: number) => finish(code),
     terminations,
     readRecord,
+    log,
   };
 }
 
@@ -100,6 +110,56 @@ describe("launcher", () => {
       active: { ...setup.ref, sha256: sha256Hex("other") },
     });
     expect(await setup.start()).toEqual({ kind: "self" });
+  });
+
+  it("runs itself when the signature does not match, even though the recorded SHA-256 does", async () => {
+    // Whoever writes the state dir can write a bundle and its hash, but cannot sign it.
+    const forger = createReleaseSigner();
+    for (const signature of [
+      forger.sign(Buffer.from("two")),
+      signer.sign(Buffer.from("one")),
+      "bm90IGEgc2ln",
+    ]) {
+      const setup = await setUp(undefined);
+      await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+        format: 1,
+        active: { ...setup.ref, signature },
+      });
+      expect(await setup.start(), signature).toEqual({ kind: "self" });
+      expect(setup.imported).toEqual([]);
+      expect(JSON.stringify(setup.log.entries), signature).toMatch(/signature/);
+    }
+  });
+
+  it("runs itself for an older record without a signature, or without a pinned key", async () => {
+    const { signature: _none, ...unsigned } = (await setUp(undefined)).ref;
+    const older = await setUp(undefined);
+    await createPosixPlatform({ dir: older.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      active: unsigned,
+    });
+    expect(await older.start()).toEqual({ kind: "self" });
+    expect(JSON.stringify(older.log.entries)).toMatch(/keeps no release signature/);
+    const keyless = await setUp(undefined, "bundle", null);
+    await createPosixPlatform({ dir: keyless.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      active: keyless.ref,
+    });
+    expect(await keyless.start()).toEqual({ kind: "self" });
+    expect(keyless.imported).toEqual([]);
+  });
+
+  it("rolls back a trial whose signature does not verify, without starting it", async () => {
+    const setup = await setUp(undefined);
+    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      trial: { ...setup.ref, signature: createReleaseSigner().sign(Buffer.from("two")), staged_at: "s" },
+    });
+    expect(await setup.start()).toEqual({ kind: "self" });
+    expect(setup.imported).toEqual([]);
+    expect(await setup.readRecord()).toMatchObject({
+      failed: { version: "0.2.0", reason: expect.stringMatching(/signature/) },
+    });
   });
 
   it("never imports a bundle into a single executable", async () => {

@@ -4,12 +4,20 @@
  * read the boot record and either carry on as the installed version or run the version the
  * record names, under the trial watchdog when it is on trial. The installed artefact thus stays
  * the service's entry point forever; updates only ever touch the update dir.
+ *
+ * Before it starts an artefact it reads the file once and checks both the SHA-256 the record
+ * names and the Ed25519 release signature kept beside it, against the key pinned in agent.json
+ * (config dir, not the state dir): whoever can write the state dir can write a bundle and its
+ * hash, but not a signature. No signature (a record written before it was kept), no pinned key or
+ * a bad signature: the installed version runs and the reason is logged, as for a hash mismatch.
  */
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { AgentKind } from "@fleetback/protocol";
 import type { Logger } from "../log/logger.js";
 import type { Clock } from "../time/clock.js";
 import type { Timers } from "../time/timers.js";
+import { signatureProblem } from "./artefact-check.js";
 import { decideBoot } from "./boot-decision.js";
 import type { ArtefactRef } from "./boot-record.js";
 import type { FileOps } from "./file-ops.js";
@@ -34,9 +42,32 @@ export interface LauncherOptions {
   timers: Timers;
   log: Logger;
   ports: LaunchPorts;
+  /** The release key pinned in agent.json; undefined means no artefact can be verified. */
+  releaseKey: Uint8Array | undefined;
 }
 
 export type LaunchOutcome = { kind: "self" } | { kind: "launched"; version: string; exitCode: number };
+
+async function problemOf(options: LauncherOptions, ref: ArtefactRef): Promise<string | undefined> {
+  if (ref.kind === "bundle" && options.selfKind === "sea") {
+    return "a bundle needs Node.js, and this agent is a single executable";
+  }
+  const bytes = await options.fs.readBytes(join(options.platform.dir, ref.file));
+  if (bytes === undefined) {
+    return `${ref.file} is missing`;
+  }
+  if (createHash("sha256").update(bytes).digest("hex") !== ref.sha256) {
+    return `${ref.file} does not have the recorded SHA-256`;
+  }
+  if (ref.signature === undefined) {
+    return `the boot record keeps no release signature for ${ref.file} (written by an older agent)`;
+  }
+  if (options.releaseKey === undefined) {
+    return "no release key is pinned in agent.json to verify it with";
+  }
+  const problem = signatureProblem(bytes, ref.signature, options.releaseKey);
+  return problem === undefined ? undefined : `${ref.file}: ${problem}`;
+}
 
 async function problemsOf(options: LauncherOptions, refs: (ArtefactRef | undefined)[]) {
   const problems = new Map<string, string | undefined>();
@@ -44,17 +75,7 @@ async function problemsOf(options: LauncherOptions, refs: (ArtefactRef | undefin
     if (ref === undefined || problems.has(ref.file)) {
       continue;
     }
-    const sha256 = await options.fs.sha256(join(options.platform.dir, ref.file));
-    problems.set(
-      ref.file,
-      sha256 === undefined
-        ? `${ref.file} is missing`
-        : sha256 !== ref.sha256
-          ? `${ref.file} does not have the recorded SHA-256`
-          : ref.kind === "bundle" && options.selfKind === "sea"
-            ? "a bundle needs Node.js, and this agent is a single executable"
-            : undefined,
-    );
+    problems.set(ref.file, await problemOf(options, ref));
   }
   return problems;
 }

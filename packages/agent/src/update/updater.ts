@@ -111,6 +111,8 @@ export function createUpdater(options: UpdaterOptions): Updater {
       file: platform.artefactFile(command.version, options.selfKind),
       sha256: command.sha256,
       kind: options.selfKind,
+      // Verified above; the launcher verifies it again on every start (boot-record.ts).
+      signature: command.signature,
     };
     await platform.stage(downloaded.path, ref);
     // Until the record names it, the staged file is as disposable as the download.

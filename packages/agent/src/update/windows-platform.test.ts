@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
-import { sha256Hex } from "../testing/release-signing.js";
+import { createReleaseSigner, sha256Hex } from "../testing/release-signing.js";
 import { createWindowsFs } from "../testing/windows-fs.js";
 import { commitTrial } from "./boot-decision.js";
 import type { ArtefactRef, BootRecord } from "./boot-record.js";
@@ -13,6 +13,8 @@ import { createWindowsPlatform, PENDING_RECORD_FILE } from "./windows-platform.j
 const dir = "C:\\ProgramData\\fleetback-agent\\update".replaceAll("\\", "/");
 const at = (name: string) => join(dir, name);
 
+const signer = createReleaseSigner();
+
 function setUp() {
   const fs = createWindowsFs();
   const platform = createWindowsPlatform({ dir, fs });
@@ -21,6 +23,7 @@ function setUp() {
     file: platform.artefactFile(version, "sea"),
     sha256: sha256Hex(content),
     kind: "sea",
+    signature: signer.sign(Buffer.from(content)),
   });
   return { fs, platform, ref };
 }
@@ -51,6 +54,7 @@ function startLauncher(setup: ReturnType<typeof setUp>, exitWith: () => Promise<
     timers,
     log: createMemoryLogger(),
     ports,
+    releaseKey: signer.publicKey,
   });
   return { outcome, spawned };
 }
