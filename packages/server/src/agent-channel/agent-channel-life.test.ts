@@ -84,8 +84,24 @@ runServerSuite("agent channel: connection life", (server) => {
       const request = await agent.waitFor((frame) => frame.type === "tree.list");
       agent.send("tree.list.result", { entries: [] }, request.id);
       expect((await reply).payload).toEqual({ entries: [] });
-      // A reply nobody waits for is dropped without an answer to the agent.
+      // A reply nobody waits for is dropped: said in the log, and nothing goes back to the agent.
+      const framesBefore = agent.frames.length;
       agent.send("tree.list.result", { error: "late" }, request.id);
+      await eventually(
+        () =>
+          server.deps.logLines.filter(
+            (line) => line.includes(request.id) && line.includes("tree.list.result nobody waits for; dropped"),
+          ).length,
+        (n) => n === 1,
+        { what: "the late reply logged as dropped" },
+      );
+      // Any answer to the late reply went out before the answer to a frame sent after it was handled.
+      const probe = ulid();
+      agent.sendRaw(JSON.stringify({ id: probe, type: "no.such.type", payload: {} }));
+      const answer = await agent.waitFor((frame) => frame.type === "error", 5_000, framesBefore);
+      expect(answer.payload).toMatchObject({ code: "unknown_type", request_id: probe });
+      expect(agent.frames.slice(framesBefore)).toEqual([answer]);
+      expect(server.deps.hub.isOnline(host.id)).toBe(true);
       await agent.close();
     });
   });
