@@ -1,7 +1,8 @@
-import { hostCredentials, hosts, jobs } from "@fleetback/db";
+import { executeRows, hostCredentials, hosts, jobs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { eventually } from "../testing/eventually.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, readJob, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
@@ -12,7 +13,7 @@ import { createAndDispatchJob, dispatchJob } from "./dispatch-job.js";
 const repo = { url: "s3:https://s3.example/bucket", password: "repo-pw" };
 const admin = { url: "s3:https://s3.example/bucket", username: "root", password: "admin-pw" };
 
-runDbSuite("job dispatch", (getDb) => {
+runDbSuite("job dispatch", (getDb, { engine }) => {
   it("answers offline without leaving a job row", async () => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
@@ -112,16 +113,49 @@ runDbSuite("job dispatch", (getDb) => {
     const lockTaken = new Promise<void>((resolve) => {
       locked = resolve;
     });
+    let otherPid = 0;
     // Another server replica's auto-init, caught between its decision and its commit.
     const other = deps.db.transaction(async (tx) => {
       await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, host.id)).for("update");
+      if (engine === "postgres") {
+        const [row] = await executeRows<{ pid: number }>(tx, "select pg_backend_pid() as pid");
+        otherPid = row?.pid ?? 0;
+      }
       locked();
       await held;
       await createJob(deps, { hostId: host.id, kind: "init", actorKind: "system" }, tx);
     });
     await lockTaken;
-    const racing = runAutoInit(deps, host.id);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    let transactions = 0;
+    const watched = new Proxy(deps.db, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property === "transaction") {
+          return (...args: Parameters<typeof target.transaction>) => {
+            transactions += 1;
+            return target.transaction(...args);
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const racing = runAutoInit({ ...deps, db: watched }, host.id);
+    // The racing call is shown to wait before the other commits: on PGlite (one session) from
+    // the moment it asks for its transaction; on PostgreSQL once its session waits on the other's.
+    expect(transactions).toBe(1);
+    if (engine === "postgres") {
+      await eventually(
+        async () =>
+          (
+            await executeRows<{ waiting: number }>(
+              deps.db,
+              sql`select count(*)::int as waiting from pg_stat_activity where ${otherPid}::int = any(pg_blocking_pids(pid))`,
+            )
+          )[0]?.waiting,
+        (waiting) => waiting === 1,
+        { what: "the racing auto-init waiting on the host row lock" },
+      );
+    }
     release();
     await other;
     expect(await racing).toEqual({ action: "skipped", reason: "init_in_history" });
