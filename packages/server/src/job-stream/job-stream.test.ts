@@ -217,7 +217,11 @@ runServerSuite("job page live stream", (server) => {
 
   describe("after it opened", () => {
     it("ends the stream with 4401 once the session is signed out, and keeps it while it is valid", async () => {
-      const quick = await startTestServer({ deps: server.deps, jobStreams: { reauthoriseMs: 50 } });
+      const authorised: number[] = [];
+      const quick = await startTestServer({
+        deps: server.deps,
+        jobStreams: { reauthoriseMs: 50, onAuthorised: (status) => authorised.push(status) },
+      });
       try {
         const { host } = await seedHost(server.deps);
         const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
@@ -225,8 +229,13 @@ runServerSuite("job page live stream", (server) => {
         const stream = await openStream(`${quick.url}/jobs/${job.id}/stream`, session, origin());
         expect(stream.status).toBe(101);
         await stream.next(1);
-        // Several re-authorisations pass while the session is valid.
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // The upgrade's authorisation, then several re-authorisations pass while the session is valid.
+        await eventually(
+          () => authorised.length,
+          (n) => n >= 4,
+          { what: "three re-authorisations" },
+        );
+        expect(authorised.every((status) => status === 426)).toBe(true);
         expect(quick.jobStreams.count()).toBe(1);
         const out = await fetch(`${quick.url}/api/auth/logout`, {
           method: "POST",

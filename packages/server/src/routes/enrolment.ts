@@ -23,6 +23,7 @@ import { enrolWithToken } from "../enrolment/enrol.js";
 import { listUsableTokens, type MintInput, mintEnrolmentToken } from "../enrolment/tokens.js";
 import { RequestError } from "../errors.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
+import { plainHttpWarning } from "../http/plain-http.js";
 import { readForm, readJson } from "../http/validate.js";
 
 const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
@@ -271,6 +272,7 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       pending,
       minted,
       baseUrl: deps.config.baseUrl,
+      plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
     });
   }
 

@@ -37,7 +37,8 @@ export interface TestServerOptions {
   /** Settings over the test defaults, for deps this server creates. */
   config?: Partial<Config>;
   channel?: AgentChannelOptions;
-  jobStreams?: { reauthoriseMs?: number };
+  /** `onAuthorised` hears the status of every (re-)authorisation of a job stream, in order. */
+  jobStreams?: { reauthoriseMs?: number; onAuthorised?: (status: number) => void };
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -61,10 +62,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     closeGraceMs: 500,
     ...options.channel,
   });
+  const { onAuthorised, ...jobStreamOptions } = options.jobStreams ?? {};
   const jobStreams = attachJobStreams(upgrades, deps, {
-    authorise: (request, env) => app.fetch(request, env),
+    authorise: async (request, env) => {
+      const answer = await app.fetch(request, env);
+      onAuthorised?.(answer.status);
+      return answer;
+    },
     ...(options.channel?.jobEvents ? { events: options.channel.jobEvents } : {}),
-    ...options.jobStreams,
+    ...jobStreamOptions,
   });
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
