@@ -17,6 +17,7 @@ import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
+import { plainHttpWarning } from "./http/plain-http.js";
 import { serverOptions } from "./http/request-limits.js";
 import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import { createLocalHub } from "./hub/local-hub.js";
@@ -234,6 +235,10 @@ export async function startServer(
       ? url
       : config.baseUrl;
   runtimeConfig.baseUrl = baseUrl;
+  const plainHttp = plainHttpWarning(baseUrl);
+  if (plainHttp) {
+    log.warn({ base_url: baseUrl }, plainHttp);
+  }
 
   let closing: Promise<void> | undefined;
   return {

@@ -58,6 +58,8 @@ export const apiTokens = pgTable(
     createdAt: createdAt(),
     lastUsedAt: timestamptz("last_used_at"),
     revokedAt: timestamptz("revoked_at"),
+    /** Refused from this moment on, like a revoked token; null never expires. */
+    expiresAt: timestamptz("expires_at"),
   },
   (t) => [index("api_tokens_user_id_idx").on(t.userId)],
 );

@@ -79,7 +79,7 @@ export function authenticate(deps: {
     if (authorization?.startsWith("Bearer ")) {
       const user = await resolveApiToken(deps.db, deps.clock, authorization.slice("Bearer ".length).trim());
       if (!user) {
-        throw new RequestError("unauthorised", "The API token is unknown or revoked.");
+        throw new RequestError("unauthorised", "The API token is unknown, revoked or expired.");
       }
       c.set("actor", { userId: user.id, username: user.username, role: user.role, via: "api_token" });
       await next();

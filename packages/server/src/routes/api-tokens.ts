@@ -7,13 +7,17 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
 import { type Actor, type AppEnv, requireRole } from "../auth/actor.js";
-import { createApiToken, listApiTokens, revokeApiToken } from "../auth/api-tokens.js";
+import { createApiToken, isExpired, listApiTokens, parseExpiry, revokeApiToken } from "../auth/api-tokens.js";
 import { RequestError } from "../errors.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, readJson } from "../http/validate.js";
 
 const NewToken = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100 }) },
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    /** Optional: a date (end of that day, UTC) or an ISO 8601 date-time with a zone. */
+    expires_at: Type.Optional(Type.String({ maxLength: 40 })),
+  },
   { additionalProperties: false },
 );
 
@@ -28,14 +32,16 @@ export function apiTokenRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const viewer = requireRole("viewer");
 
-  async function create(actor: Actor, name: string, ip: string | undefined) {
-    const created = await createApiToken(deps.db, deps.clock, actor.userId, name);
+  async function create(actor: Actor, fields: { name: string; expires_at?: string }, ip: string | undefined) {
+    const expiresAt = parseExpiry(fields.expires_at, deps.clock.now());
+    const created = await createApiToken(deps.db, deps.clock, actor.userId, fields.name, expiresAt);
     await writeAudit(deps.db, deps.clock, {
       actor,
       action: "api_token.create",
       targetKind: "api_token",
       targetId: created.record.id,
       ip,
+      ...(expiresAt ? { details: { expires_at: expiresAt.toISOString() } } : {}),
     });
     return created;
   }
@@ -57,7 +63,12 @@ export function apiTokenRoutes(deps: AppDeps): Hono<AppEnv> {
     created_at: token.createdAt,
     last_used_at: token.lastUsedAt,
     revoked_at: token.revokedAt,
+    expires_at: token.expiresAt,
+    expired: isExpired(token, deps.clock.now()),
   });
+  /** The page's rows: the record plus whether it has expired by now. */
+  const pageRows = (tokens: Awaited<ReturnType<typeof listApiTokens>>) =>
+    tokens.map((token) => ({ ...token, expired: isExpired(token, deps.clock.now()) }));
 
   routes.get("/api/api-tokens", viewer, async (c) => {
     const tokens = await listApiTokens(deps.db, actorOf(c.get("actor")).userId);
@@ -65,7 +76,7 @@ export function apiTokenRoutes(deps: AppDeps): Hono<AppEnv> {
   });
   routes.post("/api/api-tokens", viewer, async (c) => {
     const body = await readJson(c, NewToken);
-    const created = await create(actorOf(c.get("actor")), body.name, clientIp(c));
+    const created = await create(actorOf(c.get("actor")), body, clientIp(c));
     return c.json({ token: created.token, api_token: view(created.record) }, 201);
   });
   routes.delete("/api/api-tokens/:id", viewer, async (c) => {
@@ -75,17 +86,17 @@ export function apiTokenRoutes(deps: AppDeps): Hono<AppEnv> {
 
   routes.get("/settings/tokens", viewer, async (c) => {
     const tokens = await listApiTokens(deps.db, actorOf(c.get("actor")).userId);
-    return renderPage(c, deps.views, "pages/tokens.njk", { title: "API tokens", tokens });
+    return renderPage(c, deps.views, "pages/tokens.njk", { title: "API tokens", tokens: pageRows(tokens) });
   });
   routes.post("/settings/tokens", viewer, async (c) => {
     const form = await readForm(c, NewToken);
     const actor = actorOf(c.get("actor"));
-    const created = await create(actor, form.name, clientIp(c));
+    const created = await create(actor, form, clientIp(c));
     // Rendered directly (not redirected) so the secret is shown once and never travels in a URL.
     const tokens = await listApiTokens(deps.db, actor.userId);
     return renderPage(c, deps.views, "pages/tokens.njk", {
       title: "API tokens",
-      tokens,
+      tokens: pageRows(tokens),
       newToken: created.token,
     });
   });
