@@ -90,7 +90,8 @@ runServerSuite("agent channel: connection life", (server) => {
       await eventually(
         () =>
           server.deps.logLines.filter(
-            (line) => line.includes(request.id) && line.includes("tree.list.result nobody waits for; dropped"),
+            (line) =>
+              line.includes(request.id) && line.includes("tree.list.result nobody waits for; dropped"),
           ).length,
         (n) => n === 1,
         { what: "the late reply logged as dropped" },
