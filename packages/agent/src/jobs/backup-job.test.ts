@@ -4,11 +4,12 @@ import { createCredentialStore } from "../agent/credential-store.js";
 import { createToolVersionProbe } from "../restic/detect-version.js";
 import { createReplayRunner, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";
-import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
+import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { type FixtureVersion, fixture, recordedLockedError, recordedScenario } from "../testing/job-run.js";
 import { createManualTimers, type ManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
+import { waitUntil } from "../testing/processes.js";
 import { backupArgs, createBackupJob, UNREADABLE_FILES_ERROR } from "./backup-job.js";
 import type { JobOutcome, ProgressState } from "./job-types.js";
 import { BACKUP_STATS_TIMEOUT_MS } from "./raw-data-stats.js";
@@ -49,10 +50,14 @@ interface RunOptions {
   signal?: AbortSignal;
   /** Real processes for hooks (/bin/sh); restic itself is replayed. */
   realHooks?: boolean;
+  /** The test's own timers (default: fresh ones). */
+  timers?: ManualTimers;
+  /** Runs `restic snapshots` in place of its recording. */
+  snapshotsRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
 }
 
 async function runBackup(options: RunOptions): Promise<Ran> {
-  const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
+  const timers = options.timers ?? createManualTimers(new Date("2026-11-21T23:00:00Z"));
   const replay = createReplayRunner((spec) => {
     if (spec.args.includes("version")) {
       return recording("0.18.0", "version");
@@ -75,6 +80,9 @@ async function runBackup(options: RunOptions): Promise<Ran> {
         return options.realHooks
           ? spawn.run(spec)
           : Promise.resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+      }
+      if (options.snapshotsRun && spec.args.includes("snapshots")) {
+        return options.snapshotsRun(spec);
       }
       const msPerLine = options.msPerLine;
       return replay.run(
@@ -400,6 +408,42 @@ describe("backup hooks", () => {
     expect(ran.outcome).toEqual({ status: "cancelled", exit_code: null });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh"]);
+  });
+});
+
+describe("snapshot listing after a backup", () => {
+  it("gives restic snapshots 60 s: still listing at 59.999 s, given up at 60 s, and the backup succeeds", async () => {
+    const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
+    let listing: ProcessSpec | undefined;
+    let ended = false;
+    const running = runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      timers,
+      // A restic that never answers; the runner ends it at spec.timeoutMs, as the spawn adapter
+      // does with a real process (spawn-adapter.test.ts), here on the manual clock.
+      snapshotsRun: (spec) => {
+        listing = spec;
+        return new Promise((resolve) => {
+          timers.after(spec.timeoutMs ?? Number.POSITIVE_INFINITY, () => {
+            ended = true;
+            resolve({ kind: "exited", exitCode: null, signal: "SIGTERM", cancelled: false, timedOut: true });
+          });
+        });
+      },
+    });
+    await waitUntil(() => listing !== undefined);
+    // The listing after a backup is bounded by 60 s, written out here rather than read from the code.
+    expect(listing?.timeoutMs).toBe(60_000);
+    timers.advance(59_999);
+    expect(ended).toBe(false);
+    timers.advance(1);
+    expect(ended).toBe(true);
+    const ran = await running;
+    expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
+    expect(ran.reports).toEqual([]);
+    expect(ran.lines.map((entry) => entry.line)).toContain(
+      "listing snapshots failed: restic timed out; the backup itself is not affected",
+    );
   });
 });
 
