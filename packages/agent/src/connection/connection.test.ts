@@ -1,6 +1,7 @@
 import {
   CLOSE_CODES,
   createUlidGenerator,
+  encode,
   PROTOCOL_VERSION,
   type ServerMessageHandlers,
 } from "@fleetback/protocol";
@@ -8,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createManualTimers, type ManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger, type MemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { type AgentPeer, startTestServer, type TestServer } from "../testing/test-server.js";
 import { type ConnectionOptions, createAgentConnection } from "./connection.js";
 
 const nextId = createUlidGenerator();
@@ -67,7 +68,18 @@ function connect(overrides: Partial<ConnectionOptions> = {}) {
   });
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+/**
+ * Sends a frame of its own through the connection and waits for the server to receive it: the
+ * socket is ordered, so whatever the agent sent before has arrived too.
+ */
+async function flush(
+  connection: ReturnType<typeof connect>,
+  peer: AgentPeer,
+  version: number,
+): Promise<void> {
+  expect(connection.sendFrame(encode("schedule.ack", { version }))).toBe(true);
+  await peer.next("schedule.ack");
+}
 
 describe("createAgentConnection", () => {
   it("sends hello first, with the bearer token on the upgrade", async () => {
@@ -90,14 +102,14 @@ describe("createAgentConnection", () => {
     const peer = await server.nextPeer();
     await peer.next("hello");
     timers.advance(29_999);
-    await settle();
+    await flush(connection, peer, 1);
     expect(peer.received.filter((message) => message.type === "heartbeat")).toHaveLength(0);
     timers.advance(1);
     expect((await peer.next("heartbeat")).payload).toEqual({ running_job_ids: [runningJob] });
     timers.advance(60_000);
     await peer.next("heartbeat");
     await peer.next("heartbeat");
-    await settle();
+    await flush(connection, peer, 2);
     expect(peer.received.filter((message) => message.type === "heartbeat")).toHaveLength(3);
     connection.stop();
   });
@@ -216,16 +228,21 @@ describe("createAgentConnection", () => {
     await peer.next("hello");
     peer.socket.send("not json");
     peer.send("error", { code: "invalid_message", message: "no" });
-    await settle();
+    // Frames are handled in order: once the error was, the frame before it was too.
+    await waitUntil(() => seen.length === 1);
+    expect(seen).toEqual(["error"]);
     expect(accepted).toBe(0);
     peer.send("command.cancel", { job_id: runningJob });
     peer.send("command.cancel", { job_id: runningJob });
     await waitUntil(() => seen.length === 3);
     expect(seen).toEqual(["error", "command.cancel", "command.cancel"]);
     expect(accepted).toBe(1);
+    const reconnects = log.entries.filter((entry) => entry.message.includes("reconnecting")).length;
     peer.close(4000, "again");
     await peer.closed;
-    await settle();
+    await waitUntil(
+      () => log.entries.filter((entry) => entry.message.includes("reconnecting")).length > reconnects,
+    );
     timers.advance(60_000);
     const second = await server.nextPeer();
     await second.next("hello");
