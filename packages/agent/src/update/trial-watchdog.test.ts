@@ -18,7 +18,21 @@ const active = {
 
 async function setUp() {
   const timers = createManualTimers();
-  const platform = createPosixPlatform({ dir: "/state/update", fs: createWindowsFs() });
+  const posix = createPosixPlatform({ dir: "/state/update", fs: createWindowsFs() });
+  // Every read and write of the boot record, so that "nothing happened" is seen, not hoped for.
+  const reads: Array<Awaited<ReturnType<typeof posix.readRecord>>> = [];
+  const writes: BootRecord[] = [];
+  const platform = {
+    readRecord: async () => {
+      const read = await posix.readRecord();
+      reads.push(read);
+      return read;
+    },
+    writeRecord: (written: BootRecord) => {
+      writes.push(written);
+      return posix.writeRecord(written);
+    },
+  };
   const started = timers.clock.now();
   const record: BootRecord = {
     format: 1,
@@ -31,7 +45,7 @@ async function setUp() {
       started_at: started.toISOString(),
     },
   };
-  await platform.writeRecord(record);
+  await posix.writeRecord(record);
   let expired = 0;
   const cancel = startTrialWatchdog({
     platform,
@@ -42,14 +56,16 @@ async function setUp() {
     log: createMemoryLogger(),
     onExpired: () => expired++,
   });
-  return { timers, platform, record, cancel, expired: () => expired };
+  return { timers, platform: posix, record, cancel, expired: () => expired, reads, writes };
 }
 
 describe("trial watchdog", () => {
   it("rolls back and ends the trial when it did not commit in time", async () => {
-    const { timers, platform, expired } = await setUp();
+    const { timers, platform, expired, reads } = await setUp();
     timers.advance(UPDATE_TRIAL_MS - 1);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Its timer has not run, so the record was not even read: nothing can have happened.
+    expect(timers.pendingDelays()).toEqual([1]);
+    expect(reads).toEqual([]);
     expect(expired()).toBe(0);
     timers.advance(1);
     await waitUntil(() => expired() === 1);
@@ -68,20 +84,24 @@ describe("trial watchdog", () => {
   });
 
   it("never fires after a commit, even if its timer was not cancelled", async () => {
-    const { timers, platform, record, expired } = await setUp();
+    const { timers, platform, record, expired, reads, writes } = await setUp();
     await platform.writeRecord(commitTrial(record, "0.2.0") ?? record);
     timers.advance(UPDATE_TRIAL_MS);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // It read the committed record; a rollback would have been written as soon as the read returned.
+    await waitUntil(() => reads.length === 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual([]);
     expect(expired()).toBe(0);
     const read = await platform.readRecord();
     expect(read.ok && read.record?.active?.version).toBe("0.2.0");
   });
 
   it("does nothing once cancelled", async () => {
-    const { timers, cancel, expired } = await setUp();
+    const { timers, cancel, expired, reads } = await setUp();
     cancel();
     timers.advance(UPDATE_TRIAL_MS * 2);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // A fired timer reads the record at once: not read means not fired.
+    expect(reads).toEqual([]);
     expect(expired()).toBe(0);
     expect(timers.pendingDelays()).toEqual([]);
   });

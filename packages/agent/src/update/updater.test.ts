@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { portOf } from "../testing/http-stub.js";
 import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
+import { waitUntil } from "../testing/processes.js";
 import { createReleaseSigner, sha256Hex } from "../testing/release-signing.js";
 import { downloadArtefact } from "./download.js";
 import { nodeFileOps } from "./file-ops.js";
 import { createPosixPlatform } from "./posix-platform.js";
-import { createUpdater, FAILED_RETRY_AFTER_MS, UPDATE_JOB_WAIT_MS } from "./updater.js";
+import { createUpdater, FAILED_RETRY_AFTER_MS } from "./updater.js";
 
 const signer = createReleaseSigner();
 const stranger = createReleaseSigner();
@@ -175,20 +176,35 @@ describe("updater", () => {
   it("waits for running jobs before it restarts, and refuses when they outlast the wait", async () => {
     let finishJobs = () => {};
     const jobs = new Promise<void>((resolve) => (finishJobs = resolve));
-    const waiting = await setUp({ jobsIdle: () => jobs });
+    let asked = 0;
+    const waiting = await setUp({
+      jobsIdle: () => {
+        asked += 1;
+        return jobs;
+      },
+    });
     const handled = waiting.updater.handle(command());
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Once it asks whether the jobs are idle it can only go on when they are or the wait is over.
+    await waitUntil(() => asked === 1);
+    expect(waiting.timers.pendingDelays()).toEqual([30 * 60 * 1000]);
     expect(waiting.sent).toEqual([]);
     finishJobs();
     await handled;
     expect(waiting.sent).toEqual([{ version: "0.2.0", status: "restarting" }]);
 
-    const busy = await setUp({ jobsIdle: () => new Promise(() => {}) });
+    let busyAsked = 0;
+    const busy = await setUp({
+      jobsIdle: () => {
+        busyAsked += 1;
+        return new Promise(() => {});
+      },
+    });
     const refused = busy.updater.handle(command());
-    for (let i = 0; i < 50 && busy.timers.pendingDelays().length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    busy.timers.advance(UPDATE_JOB_WAIT_MS);
+    await waitUntil(() => busyAsked === 1);
+    // 30 minutes, written out: not given up a millisecond before.
+    busy.timers.advance(30 * 60 * 1000 - 1);
+    expect(busy.timers.pendingDelays()).toEqual([1]);
+    busy.timers.advance(1);
     await refused;
     expect(busy.sent).toEqual([
       {
