@@ -1,4 +1,5 @@
 import { createServer as createHttpsServer } from "node:https";
+import type { Socket } from "node:net";
 import { createServer as createTlsServer, type Server as TlsServer } from "node:tls";
 import { PROTOCOL_VERSION, type ServerMessageHandlers } from "@fleetback/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,15 +44,24 @@ describe.skipIf(cert === undefined)(`TLS pinning${cert ? "" : " (skipped: openss
   let raw: TlsServer;
   let rawUrl = "";
   const cleartext: Buffer[] = [];
+  const connections: Array<{ closed: boolean }> = [];
 
   beforeAll(async () => {
-    // A bare TLS server records every byte a client sends after the handshake.
+    // A bare TLS server records every byte a client sends after the handshake, and which of its
+    // TCP connections are over (every byte of a closed one has arrived).
     raw = createTlsServer({ key: pem.key, cert: pem.cert }, (socket) => {
       socket.on("data", (chunk: Buffer) => {
         cleartext.push(chunk);
         socket.end("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}");
       });
       socket.on("error", () => {});
+    });
+    raw.on("connection", (tcp: Socket) => {
+      const connection = { closed: false };
+      connections.push(connection);
+      tcp.on("close", () => {
+        connection.closed = true;
+      });
     });
     await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
     rawUrl = `https://127.0.0.1:${portOf(raw)}`;
@@ -72,6 +82,7 @@ describe.skipIf(cert === undefined)(`TLS pinning${cert ? "" : " (skipped: openss
 
   it("sends not one byte to a server whose certificate does not match", async () => {
     cleartext.length = 0;
+    const before = connections.length;
     const failure = requestJson({
       method: "POST",
       url: `${rawUrl}/x`,
@@ -79,7 +90,8 @@ describe.skipIf(cert === undefined)(`TLS pinning${cert ? "" : " (skipped: openss
       tlsPin: WRONG_PIN,
     });
     await expect(failure).rejects.toThrow(/TLS pin mismatch/);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Once the server has seen the client's connection close, whatever it sent has arrived.
+    await waitUntil(() => connections.length > before && connections.slice(before).every((c) => c.closed));
     expect(cleartext).toEqual([]);
   });
 
