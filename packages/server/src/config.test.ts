@@ -36,7 +36,7 @@ describe("loadConfig", () => {
         FLEETBACK_TZ: "Europe/Berlin",
         FLEETBACK_RELEASE_DIR: "release",
         FLEETBACK_TRUSTED_PROXIES: " 10.0.0.1, 192.168.0.0/16 ,fd00::/8",
-        FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8, 10.1.2.3 fd00::/8",
+        FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8, 10.1.2.3,fd00::/8",
       },
       "/srv",
     );
@@ -51,7 +51,7 @@ describe("loadConfig", () => {
       timeZone: "Europe/Berlin",
       releaseDir: "/srv/release",
       trustedProxies: ["10.0.0.1", "192.168.0.0/16", "fd00::/8"],
-      notifyAllowNetworks: ["127.0.0.0/8", "10.1.2.3/32", "fd00::/8"],
+      notifyAllowNetworks: ["127.0.0.0/8", "10.1.2.3", "fd00::/8"],
     });
   });
 
@@ -108,7 +108,7 @@ describe("FLEETBACK_NOTIFY_ALLOW_NETWORKS", () => {
     (entry) => {
       const result = loadConfig({ FLEETBACK_NOTIFY_ALLOW_NETWORKS: `127.0.0.0/8, ${entry}` });
       expect(result.ok ? [] : result.errors).toEqual([
-        `FLEETBACK_NOTIFY_ALLOW_NETWORKS: "${entry}" is not an address or CIDR network (examples: 127.0.0.0/8, fd00::/8)`,
+        `FLEETBACK_NOTIFY_ALLOW_NETWORKS: "${entry}" is not an IP address or CIDR (examples: 127.0.0.1, 10.0.0.0/8, fd00::/8)`,
       ]);
     },
   );

@@ -5,7 +5,6 @@
  */
 import { BlockList, isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
-import { parseAllowNetworks } from "./notifications/address-policy.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -30,8 +29,9 @@ export interface Config {
   /** Reverse proxies whose X-Forwarded-For is believed (FLEETBACK_TRUSTED_PROXIES); addresses or CIDRs. */
   trustedProxies: string[];
   /**
-   * Internal networks (CIDRs) notification channels may reach anyway (FLEETBACK_NOTIFY_ALLOW_NETWORKS);
-   * every other loopback, private, link-local or metadata address is refused.
+   * Internal addresses or CIDRs notification channels may reach anyway
+   * (FLEETBACK_NOTIFY_ALLOW_NETWORKS); every other loopback, private, link-local or metadata
+   * address is refused (notifications/address-policy.ts).
    */
   notifyAllowNetworks: string[];
 }
@@ -146,9 +146,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     );
   }
 
-  const allowParsed = parseAllowNetworks(env.FLEETBACK_NOTIFY_ALLOW_NETWORKS ?? "");
-  if ("error" in allowParsed) {
-    errors.push(`FLEETBACK_NOTIFY_ALLOW_NETWORKS: ${allowParsed.error}`);
+  const notifyAllowNetworks = (env.FLEETBACK_NOTIFY_ALLOW_NETWORKS ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  const badNetwork = notifyAllowNetworks.find((entry) => !isAddressOrCidr(entry));
+  if (badNetwork !== undefined) {
+    errors.push(
+      `FLEETBACK_NOTIFY_ALLOW_NETWORKS: "${badNetwork}" is not an IP address or CIDR (examples: 127.0.0.1, 10.0.0.0/8, fd00::/8)`,
+    );
   }
 
   if (errors.length > 0) {
@@ -167,7 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       timeZone,
       releaseDir,
       trustedProxies,
-      notifyAllowNetworks: "networks" in allowParsed ? allowParsed.networks : [],
+      notifyAllowNetworks,
     },
   };
 }

@@ -10,6 +10,7 @@
  */
 import { type LookupAddress, lookup } from "node:dns";
 import { BlockList, isIP, type LookupFunction } from "node:net";
+import { trustedProxyList } from "../config.js";
 
 type Family = "ipv4" | "ipv6";
 
@@ -44,34 +45,6 @@ const REFUSED_LISTS = REFUSED.map(([network, prefix, family, kind]) => {
 
 export const ALLOW_SETTING = "FLEETBACK_NOTIFY_ALLOW_NETWORKS";
 
-/** "10.0.0.0/8" or a bare address (one host); undefined when it is neither. */
-function parseNetwork(text: string): { address: string; prefix: number; family: Family } | undefined {
-  const [address = "", prefixText, extra] = text.split("/");
-  const version = isIP(address);
-  if (version === 0 || extra !== undefined) {
-    return undefined;
-  }
-  const max = version === 4 ? 32 : 128;
-  const prefix = prefixText === undefined ? max : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : -1;
-  if (prefix < 0 || prefix > max) {
-    return undefined;
-  }
-  return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
-}
-
-/** The allow-list setting: CIDRs separated by commas or spaces; errors quote the bad entry. */
-export function parseAllowNetworks(value: string): { networks: string[] } | { error: string } {
-  const networks: string[] = [];
-  for (const entry of value.split(/[\s,]+/).filter(Boolean)) {
-    const parsed = parseNetwork(entry);
-    if (!parsed) {
-      return { error: `"${entry}" is not an address or CIDR network (examples: 127.0.0.0/8, fd00::/8)` };
-    }
-    networks.push(`${parsed.address}/${parsed.prefix}`);
-  }
-  return { networks };
-}
-
 export interface AddressPolicy {
   /** What `address` (an IP) is when it is refused ("a loopback address"); undefined if allowed. */
   refusal(address: string): string | undefined;
@@ -80,14 +53,10 @@ export interface AddressPolicy {
 /** The end of every refusal: what to do about it. */
 export const REFUSAL_HINT = `notifications to internal addresses are refused unless ${ALLOW_SETTING} names them`;
 
+/** `allowNetworks`: addresses or CIDRs as config.ts validated them (Config.notifyAllowNetworks). */
 export function createAddressPolicy(allowNetworks: readonly string[]): AddressPolicy {
-  const allowed = new BlockList();
-  for (const entry of allowNetworks) {
-    const parsed = parseNetwork(entry);
-    if (parsed) {
-      allowed.addSubnet(parsed.address, parsed.prefix, parsed.family);
-    }
-  }
+  // The same address-or-CIDR set FLEETBACK_TRUSTED_PROXIES is read into.
+  const allowed = trustedProxyList(allowNetworks);
   return {
     refusal(address) {
       const family: Family = isIP(address) === 6 ? "ipv6" : "ipv4";
