@@ -14,16 +14,22 @@ import {
   verifySignature,
 } from "@fleetback/crypto";
 import { type Database, hosts, type PendingHost, pendingHosts } from "@fleetback/db";
-import { and, count, desc, eq, gt, isNotNull, isNull, lte } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNotNull, isNull, lte } from "drizzle-orm";
 import { ulid } from "ulidx";
 import type { Actor } from "../auth/actor.js";
 import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
+import { sourceNetwork } from "../http/client-address.js";
 import type { HostInfo } from "./enrol.js";
 
-/** How long an announce waits for an operator (and then for its claim) before it is swept. */
-export const PENDING_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long an announce waits for an operator, and then (counted again from the approval) for its
+ * claim, before it is swept. Short, so rows a flood leaves behind clear themselves within the hour.
+ */
+export const PENDING_TTL_MS = 60 * 60 * 1000;
 export const MAX_PENDING_ROWS = 100;
+/** Per source network (see `sourceNetwork`), so one network cannot fill the whole queue. */
+export const MAX_PENDING_PER_NETWORK = 10;
 export const CLAIM_CLOCK_SKEW_MS = 5 * 60 * 1000;
 export const PENDING_SWEEP_PERIOD_MS = 60 * 1000;
 
@@ -56,14 +62,24 @@ export async function announceHost(
     );
   }
   const now = deps.clock.now();
+  // At most MAX_PENDING_ROWS rows are in flight, so reading their addresses stays cheap.
   const inFlight = await deps.db
-    .select({ n: count() })
+    .select({ sourceIp: pendingHosts.sourceIp })
     .from(pendingHosts)
     .where(and(isNull(pendingHosts.claimedAt), gt(pendingHosts.expiresAt, now)));
-  if ((inFlight[0]?.n ?? 0) >= MAX_PENDING_ROWS) {
+  const network = sourceNetwork(sourceIp);
+  const fromNetwork = inFlight.filter((row) => sourceNetwork(row.sourceIp ?? undefined) === network);
+  if (inFlight.length >= MAX_PENDING_ROWS) {
     throw new RequestError("rate_limited", "Too many hosts are waiting for approval; try again later.", {
       headers: { "Retry-After": "60" },
     });
+  }
+  if (fromNetwork.length >= MAX_PENDING_PER_NETWORK) {
+    throw new RequestError(
+      "rate_limited",
+      `Too many hosts from ${network} are waiting for approval; approve or reject them first.`,
+      { headers: { "Retry-After": "60" } },
+    );
   }
   const collision = await deps.db
     .select({ id: hosts.id })
@@ -111,6 +127,7 @@ export async function approvePendingHost(
       .set({
         approvedAt: now,
         approvedBy: actor.userId,
+        expiresAt: new Date(now.getTime() + PENDING_TTL_MS),
         sealedAgentToken: sealString(deps.keys.secret, agentToken, claimAad(pendingId)),
       })
       .where(
@@ -152,6 +169,33 @@ export async function rejectPendingHost(db: Database, pendingId: string): Promis
   if (rows.length === 0) {
     throw new RequestError("not_found", `No host ${pendingId} is waiting for approval.`);
   }
+}
+
+/** Which waiting hosts a bulk reject removes: named ones, or every one from a source network. */
+export type PendingSelection = { ids: string[] } | { sourceNetwork: string };
+
+/** Rejects the selected hosts still waiting for approval; returns the ids that were removed. */
+export async function rejectPendingHosts(db: Database, selection: PendingSelection): Promise<string[]> {
+  let ids: string[];
+  if ("ids" in selection) {
+    ids = selection.ids;
+  } else {
+    const waiting = await db
+      .select({ id: pendingHosts.id, sourceIp: pendingHosts.sourceIp })
+      .from(pendingHosts)
+      .where(isNull(pendingHosts.approvedAt));
+    ids = waiting
+      .filter((row) => sourceNetwork(row.sourceIp ?? undefined) === selection.sourceNetwork)
+      .map((row) => row.id);
+  }
+  if (ids.length === 0) {
+    return [];
+  }
+  const rows = await db
+    .delete(pendingHosts)
+    .where(and(inArray(pendingHosts.id, ids), isNull(pendingHosts.approvedAt)))
+    .returning({ id: pendingHosts.id });
+  return rows.map((row) => row.id);
 }
 
 export type ClaimResult = { state: "pending" } | { state: "claimed"; hostId: string; agentToken: string };

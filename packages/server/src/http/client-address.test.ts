@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { trustedProxyList } from "../config.js";
-import { resolveClientAddress } from "./client-address.js";
+import { resolveClientAddress, sourceNetwork } from "./client-address.js";
 
 const proxies = trustedProxyList(["10.0.0.0/8", "fd00::/8", "192.0.2.10"]);
 
@@ -19,5 +19,20 @@ describe("resolveClientAddress", () => {
 
   it("joins repeated headers in order", () => {
     expect(resolveClientAddress("10.0.0.2", ["198.51.100.7", "10.0.0.9"], proxies)).toBe("198.51.100.7");
+  });
+});
+
+describe("sourceNetwork", () => {
+  it.each([
+    ["203.0.113.77", "203.0.113.0/24"],
+    ["::ffff:203.0.113.77", "203.0.113.0/24"],
+    ["2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"],
+    ["2001:db8::1", "2001:db8:0:0::/64"],
+    ["::1", "0:0:0:0::/64"],
+    ["fe80::1%eth0", "fe80:0:0:0::/64"],
+    [undefined, "unknown"],
+    ["not an address", "unknown"],
+  ])("puts %s in %s", (address, expected) => {
+    expect(sourceNetwork(address)).toBe(expected);
   });
 });

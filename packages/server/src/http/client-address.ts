@@ -68,3 +68,42 @@ function socketAddress(c: Context<AppEnv>): string | undefined {
 export function clientIp(c: Context<AppEnv>): string | undefined {
   return c.get("clientIp") ?? socketAddress(c);
 }
+
+/**
+ * The network a client address belongs to, for limits that one network must not exhaust: the /24
+ * of an IPv4 address, the /64 of an IPv6 one (the smallest block one site usually gets).
+ */
+export function sourceNetwork(address: string | undefined): string {
+  const normalised = address === undefined ? "" : normaliseAddress(address);
+  const family = isIP(normalised);
+  if (family === 4) {
+    return `${normalised.split(".").slice(0, 3).join(".")}.0/24`;
+  }
+  if (family === 6) {
+    const groups = ipv6Groups(normalised);
+    return `${groups
+      .slice(0, 4)
+      .map((group) => group.toString(16))
+      .join(":")}::/64`;
+  }
+  return "unknown";
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (zone and embedded IPv4 included). */
+function ipv6Groups(address: string): number[] {
+  const [withoutZone = ""] = address.split("%");
+  const parse = (part: string): number[] =>
+    part === ""
+      ? []
+      : part.split(":").flatMap((group) => {
+          if (group.includes(".")) {
+            const [a = 0, b = 0, c = 0, d = 0] = group.split(".").map(Number);
+            return [(a << 8) | b, (c << 8) | d];
+          }
+          return [Number.parseInt(group, 16)];
+        });
+  const [head = "", tail] = withoutZone.split("::");
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+}

@@ -17,13 +17,16 @@ import {
   approvePendingHost,
   claimAgentToken,
   listPendingHosts,
+  type PendingSelection,
   rejectPendingHost,
+  rejectPendingHosts,
 } from "../enrolment/announce.js";
 import { enrolWithToken } from "../enrolment/enrol.js";
 import { listUsableTokens, type MintInput, mintEnrolmentToken } from "../enrolment/tokens.js";
 import { RequestError } from "../errors.js";
-import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
+import { sourceNetwork } from "../http/client-address.js";
 import { plainHttpWarning } from "../http/plain-http.js";
+import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, readJson } from "../http/validate.js";
 
 const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
@@ -73,6 +76,46 @@ const ClaimBody = Type.Object(
   { timestamp: Text(64), signature: Type.String({ minLength: 1, maxLength: 256 }) },
   { additionalProperties: false },
 );
+
+const PendingId = Type.String({ minLength: 1, maxLength: 64 });
+const NetworkText = Type.String({ minLength: 1, maxLength: 64 });
+const BulkRejectBody = Type.Object(
+  {
+    ids: Type.Optional(Type.Array(PendingId, { minItems: 1, maxItems: 1000 })),
+    source_network: Type.Optional(NetworkText),
+  },
+  { additionalProperties: false },
+);
+// A form sends one checked box as a string and several as an array.
+const BulkRejectForm = Type.Object(
+  {
+    ids: Type.Optional(Type.Union([PendingId, Type.Array(PendingId, { maxItems: 1000 })])),
+    source_network: Type.Optional(NetworkText),
+  },
+  { additionalProperties: false },
+);
+
+/** Exactly one of the two ways to choose hosts, so a request never means "all of them" by accident. */
+function pendingSelection(ids: string | string[] | undefined, network: string | undefined): PendingSelection {
+  const list = ids === undefined ? [] : Array.isArray(ids) ? ids : [ids];
+  if (list.length > 0 === (network !== undefined)) {
+    throw new RequestError(
+      "invalid",
+      "ids: name the hosts to reject, or give source_network instead (not both)",
+    );
+  }
+  return network !== undefined ? { sourceNetwork: network } : { ids: list };
+}
+
+/** Waiting hosts per source network, largest first, for the page's "reject all from" buttons. */
+function networksOf(pending: { sourceIp: string | null }[]): { network: string; count: number }[] {
+  const counts = new Map<string, number>();
+  for (const host of pending) {
+    const network = sourceNetwork(host.sourceIp ?? undefined);
+    counts.set(network, (counts.get(network) ?? 0) + 1);
+  }
+  return [...counts].map(([network, count]) => ({ network, count })).sort((a, b) => b.count - a.count);
+}
 
 function checkMintInput(input: MintInput): MintInput {
   const repository = input.repository;
@@ -141,6 +184,25 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
     });
   }
 
+  async function rejectMany(actor: Actor, selection: PendingSelection, ip: string | undefined) {
+    const rejected = await rejectPendingHosts(deps.db, selection);
+    // One entry per host, as a single reject writes, so the trail reads the same either way.
+    for (const id of rejected) {
+      await writeAudit(deps.db, deps.clock, {
+        actor,
+        action: "pending_host.reject",
+        targetKind: "pending_host",
+        targetId: id,
+        details:
+          "sourceNetwork" in selection
+            ? { bulk: true, source_network: selection.sourceNetwork }
+            : { bulk: true },
+        ip,
+      });
+    }
+    return rejected;
+  }
+
   const actorOf = (actor: Actor | undefined): Actor => {
     if (!actor) {
       throw new RequestError("unauthorised", "Sign in first.");
@@ -181,6 +243,7 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
         tool_version: p.toolVersion,
         fingerprint: p.fingerprint,
         source_ip: p.sourceIp,
+        source_network: sourceNetwork(p.sourceIp ?? undefined),
         created_at: p.createdAt,
         expires_at: p.expiresAt,
       })),
@@ -189,6 +252,12 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/api/pending-hosts/:id/approve", operator, async (c) => {
     const hostId = await approve(actorOf(c.get("actor")), c.req.param("id"), clientIp(c));
     return c.json({ host_id: hostId });
+  });
+  routes.post("/api/pending-hosts/reject", operator, async (c) => {
+    const body = await readJson(c, BulkRejectBody);
+    const selection = pendingSelection(body.ids, body.source_network);
+    const rejected = await rejectMany(actorOf(c.get("actor")), selection, clientIp(c));
+    return c.json({ rejected });
   });
   routes.delete("/api/pending-hosts/:id", operator, async (c) => {
     await reject(actorOf(c.get("actor")), c.req.param("id"), clientIp(c));
@@ -270,6 +339,7 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       title: "Enrol a host",
       tokens,
       pending,
+      pendingNetworks: networksOf(pending),
       minted,
       baseUrl: deps.config.baseUrl,
       plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
@@ -304,6 +374,12 @@ export function enrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
     );
     // Rendered in the response, never redirected: the secrets are shown once and never in a URL.
     return renderEnrolPage(c, mintJson(minted));
+  });
+  routes.post("/enroll/pending/reject", operator, async (c) => {
+    const form = await readForm(c, BulkRejectForm);
+    const selection = pendingSelection(form.ids, form.source_network);
+    await rejectMany(actorOf(c.get("actor")), selection, clientIp(c));
+    return redirectAfterPost(c, "/enroll");
   });
   routes.post("/enroll/pending/:id/approve", operator, async (c) => {
     await readForm(c, Type.Object({}, { additionalProperties: false }));
