@@ -61,7 +61,8 @@ describe("sign-in limits", () => {
     expect((await login("203.0.113.5", PASSWORD)).status).toBe(429);
     // ...but the user at their own address signs in.
     expect((await login("198.51.100.7", PASSWORD)).status).toBe(200);
-  });
+    // A dozen argon2 hashes at production cost: seconds each on a busy CI machine.
+  }, 120_000);
 
   it("ignores a spoofed X-Forwarded-For when no proxy is trusted", async () => {
     const { login } = await setUp();
