@@ -39,10 +39,9 @@ export function serverOptions(): ServerOptions {
 }
 
 function tooLarge(limit: number): RequestError {
-  return new RequestError("too_large", `body: larger than the limit of ${limit} bytes`, {
-    // The rest of the body is not read; closing spares reading it just to keep the connection.
-    headers: { Connection: "close" },
-  });
+  // No Connection: close: a client still uploading would see a reset instead of this answer. Node
+  // discards the unread rest, for at most the request timeout.
+  return new RequestError("too_large", `body: larger than the limit of ${limit} bytes`);
 }
 
 export function requestLimits(options: { maxBodyBytes?: number } = {}): MiddlewareHandler {
