@@ -8,8 +8,8 @@ import { Type } from "typebox";
 import { helpUrl } from "../agent-channel/hello.js";
 import type { AppDeps } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
-import { type Actor, type AppEnv, requireRole } from "../auth/actor.js";
-import { RequestError } from "../errors.js";
+import { type Actor, type AppEnv, hasRole, requireRole } from "../auth/actor.js";
+import { forbidden, RequestError } from "../errors.js";
 import { setHostBandwidth } from "../hosts/bandwidth.js";
 import { type CredentialPatch, updateHostCredentials } from "../hosts/credentials.js";
 import { deleteHost } from "../hosts/delete-host.js";
@@ -117,6 +117,10 @@ export function hostRoutes(deps: AppDeps): Hono<AppEnv> {
   async function startJob(c: Context<AppEnv>, kind: ManualJobKind) {
     const hostId = c.req.param("id") ?? "";
     const actor = actorOf(c);
+    if (kind === "prune" && !hasRole(actor, "admin")) {
+      // Prune makes what forget removed unrecoverable (before it, `restic recover` still can).
+      throw forbidden("kind: prune removes forgotten data for good; only an admin may start it");
+    }
     await getHostDetail(deps.db, deps.keys.secret, hostId);
     const job = await startManualJob(deps, hostId, kind, actor.userId);
     await writeAudit(deps.db, deps.clock, {

@@ -1,4 +1,4 @@
-import { jobs, maintenance } from "@fleetback/db";
+import { auditLog, jobs, maintenance } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
@@ -145,6 +145,27 @@ describe("manual jobs", () => {
     expect(res.status).toBe(201);
     expect(agent.frames.slice(from).map((frame) => frame.type)).toEqual(["config.update", "command.run"]);
     expect(agent.frames.at(-1)?.payload).toMatchObject({ kind: "unlock", requires_admin_creds: true });
+  });
+
+  it("only an admin may start a prune: an operator gets 403 and nothing is sent (issue 13)", async () => {
+    await admin.json("POST", "/api/users", { username: "oper", password: PASSWORD, role: "operator" });
+    const operator = createTestClient(createApp(deps), deps.config.baseUrl);
+    await operator.json("POST", "/api/auth/login", { username: "oper", password: PASSWORD });
+    await admin.json("PUT", `/api/hosts/${hostId}/admin-credentials`, {
+      url: REPO.url,
+      username: "admin",
+      password: "admin-pass",
+    });
+    const from = agent.frames.length;
+    const refused = await operator.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "prune" });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toMatch(/^kind: .*only an admin/);
+    expect(agent.frames.slice(from)).toEqual([]);
+    expect(await deps.db.select().from(jobs)).toEqual([]);
+    const res = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "prune" });
+    expect(res.status).toBe(201);
+    const [entry] = (await deps.db.select().from(auditLog)).filter((row) => row.action === "job.prune");
+    expect(entry).toMatchObject({ targetKind: "job" });
   });
 
   it("check reads the record's data subset; an offline host is a 503 and creates nothing", async () => {

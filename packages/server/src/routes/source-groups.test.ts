@@ -2,6 +2,7 @@ import { auditLog, jobs, pendingRuns, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
@@ -274,5 +275,119 @@ describe("sources page", () => {
       pre_hook: "x",
     });
     expect(hook.status).toBe(403);
+  });
+});
+
+describe("source groups: retention that destroys history (issue 13)", () => {
+  async function snapshotTagged(tag: string) {
+    await replaceSnapshots(deps.db, hostId, {
+      refreshed_at: "2026-11-21T11:00:00Z",
+      snapshots: [
+        {
+          id: "a".repeat(64),
+          short_id: "aaaaaaaa",
+          time: "2026-11-21T10:00:00Z",
+          hostname: "db-01",
+          paths: ["/etc"],
+          tags: [tag],
+          size_bytes: 1,
+          file_count: 1,
+        },
+      ],
+    });
+  }
+  const auditOf = async (action: string) =>
+    (await deps.db.select().from(auditLog)).filter((row) => row.action === action);
+
+  it("an operator cannot lower a policy (403, nothing changed); raising is fine; an admin may, audited old → new", async () => {
+    const created = (await (await operator.json("POST", groupsUrl(), etc)).json()) as {
+      source_group: { id: string };
+    };
+    const url = `${groupsUrl()}/${created.source_group.id}`;
+    for (const retention_policy of [
+      { daily: 1, within: "30d" },
+      { daily: 7, within: "1d" },
+      { daily: 7 },
+      { last: 1 },
+    ]) {
+      const res = await operator.json("PUT", url, { retention_policy });
+      expect(res.status, JSON.stringify(retention_policy)).toBe(403);
+      expect(await message(res)).toMatch(/^retention_policy: lowering keep .*only an admin/);
+    }
+    const [row] = await deps.db
+      .select()
+      .from(sourceGroups)
+      .where(eq(sourceGroups.id, created.source_group.id));
+    expect(row?.retentionPolicy).toEqual({ daily: 7, within: "30d" });
+    // Keeping more, or adding a key, destroys nothing.
+    const raised = await operator.json("PUT", url, {
+      retention_policy: { daily: 14, within: "1y", last: 3 },
+    });
+    expect(raised.status).toBe(200);
+
+    const lowered = await admin.json("PUT", url, { retention_policy: { last: 1 } });
+    expect(lowered.status).toBe(200);
+    const updates = await auditOf("source_group.update");
+    expect(updates.at(-1)?.details).toMatchObject({
+      retention_policy: {
+        from: { daily: 14, within: "1y", last: 3 },
+        to: { last: 1 },
+        lowered: ["last", "daily", "within"],
+      },
+    });
+    expect(updates.at(-2)?.details).toMatchObject({
+      retention_policy: {
+        from: { daily: 7, within: "30d" },
+        to: { daily: 14, within: "1y", last: 3 },
+        lowered: [],
+      },
+    });
+  });
+
+  it("a first policy for a tag that has snapshots, on create or by renaming, is a lowering too", async () => {
+    await snapshotTagged("db");
+    const fresh = await operator.json("POST", groupsUrl(), { ...etc, name: "web" });
+    expect(fresh.status).toBe(201); // no snapshots of tag web: nothing to destroy
+    const onto = await operator.json("POST", groupsUrl(), { ...etc, name: "db" });
+    expect(onto.status).toBe(403);
+    const { source_group: web } = (await fresh.json()) as { source_group: { id: string } };
+    const renamed = await operator.json("PUT", `${groupsUrl()}/${web.id}`, { name: "db" });
+    expect(renamed.status).toBe(403);
+    const keepAll = await operator.json("POST", groupsUrl(), { name: "db", includes: ["/db"] });
+    expect(keepAll.status).toBe(201);
+    const { source_group: db } = (await keepAll.json()) as { source_group: { id: string } };
+    expect(
+      (await operator.json("PUT", `${groupsUrl()}/${db.id}`, { retention_policy: { last: 1 } })).status,
+    ).toBe(403);
+    expect(
+      (await admin.json("PUT", `${groupsUrl()}/${db.id}`, { retention_policy: { last: 1 } })).status,
+    ).toBe(200);
+  });
+
+  it("the page form is refused the same way", async () => {
+    const created = (await (await operator.json("POST", groupsUrl(), etc)).json()) as {
+      source_group: { id: string };
+    };
+    const page = await operator.request(`/hosts/${hostId}/sources`);
+    const body = new URLSearchParams({
+      _csrf: csrfFrom(await page.text()),
+      name: "etc",
+      includes: "/etc",
+      keep_last: "1",
+    });
+    const res = await operator.request(`/hosts/${hostId}/source-groups/${created.source_group.id}`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        Origin: new URL(deps.config.baseUrl).origin,
+      },
+      body: body.toString(),
+    });
+    expect(res.status).toBe(403);
+    const [row] = await deps.db
+      .select()
+      .from(sourceGroups)
+      .where(eq(sourceGroups.id, created.source_group.id));
+    expect(row?.retentionPolicy).toEqual({ daily: 7, within: "30d" });
   });
 });

@@ -4,6 +4,7 @@
  * Viewers read, operators write; hook text is shown to and accepted from admins only: others see
  * `has_pre_hook` and get 403 when they send a hook field. Audit entries name fields, never values.
  */
+import type { SourceGroup } from "@fleetback/db";
 import { KEEP_COUNT_KEYS, KEEP_WITHIN_KEYS } from "@fleetback/protocol";
 import { type Context, Hono } from "hono";
 import { Type } from "typebox";
@@ -16,6 +17,7 @@ import { readForm, readJson, validate } from "../http/validate.js";
 import { listPendingRuns, pendingRunJson } from "../retries/pending-runs.js";
 import { type BackupOutcome, runGroupNow } from "../sources/dispatch-backup.js";
 import { openHook } from "../sources/hooks.js";
+import { type RetentionChange, retentionChange } from "../sources/retention-change.js";
 import { listSchedules, scheduleJson } from "../sources/schedules.js";
 import {
   CreateGroupBody,
@@ -141,19 +143,57 @@ export function sourceGroupRoutes(deps: AppDeps): Hono<AppEnv> {
     });
   }
 
+  /**
+   * Lowering a retention policy makes the next forget (and prune) destroy history that cannot be
+   * brought back: an admin's decision, never an operator's. Returns the change for the audit.
+   */
+  async function checkRetention(
+    c: Context<AppEnv>,
+    hostId: string,
+    current: SourceGroup | undefined,
+    body: CreateGroupBody | UpdateGroupBody,
+  ): Promise<RetentionChange | undefined> {
+    if (current === undefined) {
+      await requireHost(deps.db, hostId);
+    }
+    const change = await retentionChange(deps.db, hostId, current, body);
+    if (change !== undefined && change.lowered.length > 0 && !hasRole(c.get("actor"), "admin")) {
+      throw forbidden(
+        `retention_policy: lowering ${change.lowered.map((key) => `keep ${key}`).join(", ")} makes forget and prune remove snapshots for good; only an admin may lower a retention policy`,
+      );
+    }
+    return change;
+  }
+
+  const retentionDetails = (change: RetentionChange | undefined) =>
+    change === undefined
+      ? {}
+      : { retention_policy: { from: change.from, to: change.to, lowered: change.lowered } };
+
   async function create(c: Context<AppEnv>, body: CreateGroupBody) {
     refuseHooksUnlessAdmin(c, body, HOOK_FIELDS);
     const hostId = c.req.param("id") ?? "";
+    const change = await checkRetention(c, hostId, undefined, body);
     const group = await createGroup(deps, hostId, body);
-    await audit(c, "source_group.create", group.id, { host_id: hostId, fields: Object.keys(body) });
+    await audit(c, "source_group.create", group.id, {
+      host_id: hostId,
+      fields: Object.keys(body),
+      ...retentionDetails(change),
+    });
     return group;
   }
 
   async function update(c: Context<AppEnv>, body: UpdateGroupBody) {
     refuseHooksUnlessAdmin(c, body, HOOK_FIELDS);
     const hostId = c.req.param("id") ?? "";
-    const group = await updateGroup(deps, hostId, c.req.param("gid") ?? "", body);
-    await audit(c, "source_group.update", group.id, { host_id: hostId, fields: Object.keys(body) });
+    const groupId = c.req.param("gid") ?? "";
+    const change = await checkRetention(c, hostId, await getGroup(deps.db, hostId, groupId), body);
+    const group = await updateGroup(deps, hostId, groupId, body);
+    await audit(c, "source_group.update", group.id, {
+      host_id: hostId,
+      fields: Object.keys(body),
+      ...retentionDetails(change),
+    });
     return group;
   }
 
