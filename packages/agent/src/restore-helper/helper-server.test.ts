@@ -108,6 +108,26 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
       expect(specs.length).toBe(before);
     });
 
+    it("refuses a non-empty target with restic older than 0.16 (it follows symlinks there), not with newer", async () => {
+      const target = join(root, "non-empty");
+      mkdirSync(target);
+      writeFileSync(join(target, "left-over"), "x");
+      const result = await agentRestic().run({
+        subcommand: "restore",
+        args: [snapshot, "--target", target, "--include", `${data}/sub`],
+        repository: { url: repo, password: CANARY },
+        onLine: () => {},
+      });
+      if (version.startsWith("0.14")) {
+        expect(result.kind === "spawn_failed" && result.error).toMatch(
+          /is not empty \(restic older than 0\.16 follows symlinks where it writes/,
+        );
+        expect(specs.at(-1)?.args).toEqual(["version"]);
+      } else {
+        expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
+      }
+    });
+
     it("refuses anything but a restore", async () => {
       const result = await agentRestic().run({
         subcommand: "backup",

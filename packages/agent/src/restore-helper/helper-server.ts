@@ -12,8 +12,10 @@
  */
 import { mkdir } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
+import { oldResticRefusal } from "../jobs/restore-safety.js";
 import { neutralEnvironment } from "../restic/environment.js";
 import type { ResticRunner } from "../restic/runner.js";
+import { isAtLeast, parseToolVersion, type ToolVersion } from "../restic/version.js";
 import { planRestore, protectedHit, writtenPaths } from "./helper-request.js";
 import {
   encodeFrame,
@@ -113,6 +115,16 @@ async function serve(socket: Socket, options: RestoreHelperOptions): Promise<voi
     finish({ t: "refused", message });
     return;
   }
+  // The agent checks this too, but it sees a private /tmp and may not see what this process sees.
+  const version = await resticVersion(options);
+  if (version === undefined || !isAtLeast(version, 0, 16)) {
+    const refusal = await oldResticRefusal(plan.target === "/", plan.target, plan.includes);
+    if (refusal !== undefined) {
+      options.log("refused a restore", { target: plan.target, reason: refusal });
+      finish({ t: "refused", message: refusal });
+      return;
+    }
+  }
   if (plan.target !== "/") {
     try {
       await mkdir(plan.target, { recursive: true, mode: 0o700 });
@@ -157,6 +169,23 @@ async function serve(socket: Socket, options: RestoreHelperOptions): Promise<voi
     cancelled: result.cancelled,
   });
   finish({ t: "exit", code: result.exitCode, signal: result.signal });
+}
+
+/** `restic version` of the helper's restic; undefined when it cannot be read. */
+async function resticVersion(options: RestoreHelperOptions): Promise<ToolVersion | undefined> {
+  let stdout = "";
+  const result = await options.runner.run({
+    command: options.restic,
+    args: ["version"],
+    env: neutralEnvironment(options.env),
+    timeoutMs: 30_000,
+    onLine: (line) => {
+      if (line.stream === "stdout") {
+        stdout += `${line.text}\n`;
+      }
+    },
+  });
+  return result.kind === "exited" && result.exitCode === 0 ? parseToolVersion(stdout) : undefined;
 }
 
 function readRequestLine(socket: Socket): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
