@@ -18,17 +18,23 @@ import {
   Ulid,
   UpdateResultStatus,
 } from "./common.js";
-import { SNAPSHOTS_REPORT_MAX_PARTS } from "./constants.js";
+import {
+  HOSTNAME_MAX_LENGTH,
+  PLATFORM_NAME_MAX_LENGTH,
+  SNAPSHOTS_REPORT_MAX_PARTS,
+  VERSION_MAX_LENGTH,
+} from "./constants.js";
 
+/** Every string is bounded (since protocol 5): the server stores them in the host row. */
 export const Hello = Type.Object({
-  agent_version: NonEmptyString,
+  agent_version: Type.String({ minLength: 1, maxLength: VERSION_MAX_LENGTH }),
   /** Empty when the tool was not found: the agent still connects so the operator can see why. */
-  tool_version: Type.String(),
+  tool_version: Type.String({ maxLength: VERSION_MAX_LENGTH }),
   /** Any integer, so that a too-old agent gets `ErrProtocolTooOld` rather than `invalid_message`. */
   protocol_version: Type.Integer(),
-  hostname: NonEmptyString,
-  os: NonEmptyString,
-  arch: NonEmptyString,
+  hostname: Type.String({ minLength: 1, maxLength: HOSTNAME_MAX_LENGTH }),
+  os: Type.String({ minLength: 1, maxLength: PLATFORM_NAME_MAX_LENGTH }),
+  arch: Type.String({ minLength: 1, maxLength: PLATFORM_NAME_MAX_LENGTH }),
   running_job_ids: Type.Array(Ulid),
   /** Since protocol 3; absent means `bundle`. Updates are sent as the same kind of artefact. */
   agent_kind: Type.Optional(AgentKind),

@@ -11,6 +11,7 @@ import {
   CLOSE_CODES,
   ERROR_CODES,
   FINISHED_JOB_STATUSES,
+  HOSTNAME_MAX_LENGTH,
   isActiveJobStatus,
   isFatalCloseCode,
   JOB_KINDS,
@@ -18,19 +19,24 @@ import {
   KEEP_KEYS,
   MAX_FRAME_BYTES,
   MIN_AGENT_PROTOCOL_VERSION,
+  PLATFORM_NAME_MAX_LENGTH,
   PROTOCOL_VERSION,
   SNAPSHOTS_REPORT_MAX_PARTS,
   TREE_CHILD_NAME_MAX_LENGTH,
   TREE_PAGING_PROTOCOL_VERSION,
   UPDATE_RESULT_STATUSES,
   UPDATE_TRIAL_MS,
+  VERSION_MAX_LENGTH,
 } from "./constants.js";
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(4);
+    expect(PROTOCOL_VERSION).toBe(5);
     expect(TREE_PAGING_PROTOCOL_VERSION).toBe(4);
     expect(TREE_CHILD_NAME_MAX_LENGTH).toBe(1024);
+    expect(HOSTNAME_MAX_LENGTH).toBe(253);
+    expect(VERSION_MAX_LENGTH).toBe(64);
+    expect(PLATFORM_NAME_MAX_LENGTH).toBe(32);
     expect(UPDATE_TRIAL_MS).toBe(120_000);
     expect(UPDATE_RESULT_STATUSES).toEqual(["restarting", "refused", "rolled_back"]);
     expect(AGENT_KINDS).toEqual(["bundle", "sea"]);

@@ -7,9 +7,9 @@
 /**
  * The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts.
  * 3: `update.result` and `hello.agent_kind` (self-update). 4: `tree.list` in pages (`after`,
- * `next_after`).
+ * `next_after`). 5: the strings of `hello` are bounded.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** The first protocol whose agents answer `tree.list.after`; older ones ignore it and send page one again. */
 export const TREE_PAGING_PROTOCOL_VERSION = 4;
@@ -19,6 +19,18 @@ export const TREE_PAGING_PROTOCOL_VERSION = 4;
  * or 255 UTF-16 units; the margin is for the odd FUSE mount, the bound is for the frame.
  */
 export const TREE_CHILD_NAME_MAX_LENGTH = 1024;
+
+/**
+ * Longest `hello.hostname`, in UTF-16 units: a DNS name's limit. Bounded so that a hostile agent
+ * cannot store megabytes in the host row (or overflow its index).
+ */
+export const HOSTNAME_MAX_LENGTH = 253;
+
+/** Longest `hello.agent_version` and `hello.tool_version` (semver with pre-release and build: ample). */
+export const VERSION_MAX_LENGTH = 64;
+
+/** Longest `hello.os` and `hello.arch` (Node.js names them `linux`, `x64`). */
+export const PLATFORM_NAME_MAX_LENGTH = 32;
 
 /** The server answers a lower `hello.protocol_version` with `ErrProtocolTooOld` and close 4001. */
 export const MIN_AGENT_PROTOCOL_VERSION = 1;

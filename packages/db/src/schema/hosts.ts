@@ -28,7 +28,11 @@ export const hosts = pgTable(
   "hosts",
   {
     id: text("id").primaryKey(),
+    // The name the host was enrolled (approved) under; a hello does not change it, so the in-place
+    // restore confirmation names something no agent can rewrite.
     name: text("name").notNull(),
+    // What the agent's last hello called the host; null until its first hello.
+    reportedHostname: text("reported_hostname"),
     os: text("os").notNull(),
     arch: text("arch").notNull(),
     agentVersion: text("agent_version").notNull(),

@@ -124,7 +124,9 @@ runServerSuite("agent channel: upgrade and hello", (server) => {
       const stored = await readHost(server.deps, host.id);
       expect(stored).toMatchObject({
         status: "online",
-        name: "web-1.example",
+        // The name stays the enrolled one; what the agent calls the host is stored beside it.
+        name: "web-1",
+        reportedHostname: "web-1.example",
         agentVersion: "0.2.0",
         toolVersion: "0.18.1",
         protocolVersion: PROTOCOL_VERSION,

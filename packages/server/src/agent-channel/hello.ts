@@ -14,6 +14,8 @@ import {
   type Hello,
   MIN_AGENT_PROTOCOL_VERSION,
 } from "@fleetback/protocol";
+import { writeAudit } from "../audit/audit.js";
+import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import { loadHostPush } from "../hosts/host-push.js";
 import { recordHello, recordRefusedHello } from "../hosts/presence.js";
 import { runAutoInit } from "../jobs/auto-init.js";
@@ -100,6 +102,21 @@ async function initialPush(ctx: ChannelContext, hostId: string): Promise<string[
   return frames;
 }
 
+/**
+ * A hello naming another hostname than the last one is audited with the host as the actor: the
+ * host page shows it, so an agent that takes another host's name is seen (its name stays).
+ */
+async function auditRename(ctx: ChannelContext, hostId: string, from: string, to: string): Promise<void> {
+  await writeAudit(ctx.deps.db, ctx.deps.clock, {
+    actor: "agent",
+    action: HOSTNAME_CHANGED_ACTION,
+    targetKind: "host",
+    targetId: hostId,
+    details: { from, to },
+  });
+  ctx.deps.log.info({ host_id: hostId, from, to }, "agent reports another hostname");
+}
+
 export async function acceptHello(ctx: ChannelContext, session: HelloSession, hello: Hello): Promise<void> {
   const { db, log, clock, hub } = ctx.deps;
   const { hostId, socket } = session;
@@ -111,9 +128,13 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
     return;
   }
   const now = clock.now();
-  if (!(await recordHello(db, hostId, session.tokenHash, hello, now))) {
+  const recorded = await recordHello(db, hostId, session.tokenHash, hello, now);
+  if (!recorded) {
     refuseDeleted(ctx, session);
     return;
+  }
+  if (recorded.renamedFrom !== undefined) {
+    await auditRename(ctx, hostId, recorded.renamedFrom, hello.hostname);
   }
   // A socket that closed meanwhile must not become the host's: its close has already run.
   if (socket.closed) {

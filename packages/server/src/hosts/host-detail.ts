@@ -10,6 +10,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
 import { loadHostCredentials, type SlotState } from "./credentials.js";
 import { updateJson } from "./fleet-view.js";
+import { type HostnameChange, recentHostnameChanges } from "./host-audit.js";
 
 export interface SlotView {
   state: "absent" | "bound" | "unreadable";
@@ -24,6 +25,8 @@ export interface HostDetail {
   repo: SlotView;
   admin: SlotView;
   init: { state: InitState; job: Job | undefined };
+  /** Newest first: hostnames the agent reported instead of an earlier one. */
+  hostnameChanges: HostnameChange[];
 }
 
 function slotView(slot: SlotState): SlotView {
@@ -61,6 +64,7 @@ export async function getHostDetail(db: Database, key: Uint8Array, hostId: strin
     repo: slotView(credentials.repo),
     admin: slotView(credentials.admin),
     init: { state: initStateOf(initJob), job: initJob },
+    hostnameChanges: await recentHostnameChanges(db, hostId),
   };
 }
 
@@ -69,6 +73,8 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
   return {
     id: host.id,
     name: host.name,
+    reported_hostname: host.reportedHostname,
+    hostname_changes: detail.hostnameChanges,
     os: host.os,
     arch: host.arch,
     agent_version: host.agentVersion,

@@ -7,10 +7,18 @@ import { type Database, hosts } from "@fleetback/db";
 import type { Hello } from "@fleetback/protocol";
 import { and, eq, gte } from "drizzle-orm";
 
+export interface RecordedHello {
+  /** The hostname reported before (the enrolled name before the first hello), when this one differs. */
+  renamedFrom: string | undefined;
+}
+
 /**
  * Stores the hello's versions and facts and marks the host online. The token hash is checked
  * again, so a token revoked between the upgrade and the hello does not bring the host online.
- * False when the host is gone or its token no longer matches.
+ * Undefined when the host is gone or its token no longer matches.
+ *
+ * The reported hostname is stored beside the host's name, never over it: the name is what the
+ * host was enrolled under, and an agent must not be able to take another host's name.
  */
 export async function recordHello(
   db: Database,
@@ -18,11 +26,15 @@ export async function recordHello(
   tokenHash: string,
   hello: Hello,
   now: Date,
-): Promise<boolean> {
+): Promise<RecordedHello | undefined> {
+  const [before] = await db
+    .select({ name: hosts.name, reportedHostname: hosts.reportedHostname })
+    .from(hosts)
+    .where(eq(hosts.id, hostId));
   const rows = await db
     .update(hosts)
     .set({
-      name: hello.hostname,
+      reportedHostname: hello.hostname,
       os: hello.os,
       arch: hello.arch,
       agentVersion: hello.agent_version,
@@ -38,7 +50,11 @@ export async function recordHello(
     })
     .where(and(eq(hosts.id, hostId), eq(hosts.agentTokenHash, tokenHash)))
     .returning({ id: hosts.id });
-  return rows.length > 0;
+  if (rows.length === 0 || before === undefined) {
+    return undefined;
+  }
+  const previous = before.reportedHostname ?? before.name;
+  return { renamedFrom: previous !== hello.hostname ? previous : undefined };
 }
 
 /** Remembers a hello refused as ErrProtocolTooOld, so the host page can say how to upgrade. */
