@@ -36,7 +36,9 @@ export function parseExpiry(value: string | undefined, now: Date): Date | undefi
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
   const withZone = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text);
   const parsed = dateOnly ? new Date(`${text}T23:59:59.999Z`) : withZone ? new Date(text) : undefined;
-  if (!parsed || Number.isNaN(parsed.getTime())) {
+  // Date rolls 2027-02-30 over into March; a day that does not read back the same is not one.
+  const valid = parsed !== undefined && !Number.isNaN(parsed.getTime());
+  if (!valid || (dateOnly && parsed.toISOString().slice(0, 10) !== text)) {
     throw invalid("expires_at: must be a date (YYYY-MM-DD) or a date-time with a zone (ISO 8601)");
   }
   if (parsed.getTime() <= now.getTime()) {

@@ -48,7 +48,7 @@ describe("API token expiry", () => {
   it("refuses an expiry that is malformed or past, naming expires_at", async () => {
     const app = createApp(deps);
     const client = await signedIn(app);
-    for (const expires_at of ["tomorrow", "2027-01-01T00:00:00", "2026-13-45", "2020-01-01"]) {
+    for (const expires_at of ["tomorrow", "2027-01-01T00:00:00", "2026-13-45", "2027-02-30", "2020-01-01"]) {
       const res = await client.json("POST", "/api/api-tokens", { name: "bad", expires_at });
       expect([expires_at, res.status]).toEqual([expires_at, 400]);
       expect(((await res.json()) as { message: string }).message).toMatch(/^expires_at: /);
@@ -98,6 +98,13 @@ describe("API token expiry", () => {
     expect(await res.text()).toContain(`${day}T23:59:59.999Z`);
     const blank = await client.form("/settings/tokens", { _csrf: csrf, name: "undated", expires_at: "" });
     expect(blank.status).toBe(200);
+    const zoned = await client.json("POST", "/api/api-tokens", {
+      name: "zoned",
+      expires_at: "2027-01-01T01:00:00+02:00",
+    });
+    expect(((await zoned.json()) as { api_token: { expires_at: string } }).api_token.expires_at).toBe(
+      "2026-12-31T23:00:00.000Z",
+    );
   });
 });
 
