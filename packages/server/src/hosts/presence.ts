@@ -81,8 +81,15 @@ export async function markHostOffline(db: Database, hostId: string, now: Date): 
     .where(and(eq(hosts.id, hostId), eq(hosts.status, "online")));
 }
 
+/** Versions are an `integer` column: anything larger was never sent (and would fail the query). */
+const MAX_SCHEDULE_VERSION = 2 ** 31 - 1;
+
 /** Records the applied schedule version; a version the server never sent is ignored (false). */
 export async function acknowledgeSchedule(db: Database, hostId: string, version: number): Promise<boolean> {
+  // The wire allows any integer >= 0; found by the agent-channel fuzz (2^53 and 1e308 failed the UPDATE).
+  if (!Number.isSafeInteger(version) || version > MAX_SCHEDULE_VERSION) {
+    return false;
+  }
   const rows = await db
     .update(hosts)
     .set({ scheduleAckedVersion: version })
