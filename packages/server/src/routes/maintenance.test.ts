@@ -156,6 +156,12 @@ describe("manual jobs", () => {
       username: "admin",
       password: "admin-pass",
     });
+    const page = await (await operator.request(`/hosts/${hostId}/maintenance`)).text();
+    expect(page).toContain('data-testid="start-forget"');
+    expect(page).not.toContain('data-testid="start-prune"');
+    expect(await (await admin.request(`/hosts/${hostId}/maintenance`)).text()).toContain(
+      'data-testid="start-prune"',
+    );
     const from = agent.frames.length;
     const refused = await operator.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "prune" });
     expect(refused.status).toBe(403);

@@ -98,6 +98,7 @@ export function maintenanceRoutes(deps: AppDeps): Hono<AppEnv> {
       forgetGroups: await forgetGroupsOf(deps.db, hostId),
       adminBound: credentials.admin.state === "bound",
       canOperate: hasRole(c.get("actor"), "operator"),
+      canAdmin: hasRole(c.get("actor"), "admin"),
     });
   });
   routes.post("/hosts/:id/maintenance", operator, async (c) => {
