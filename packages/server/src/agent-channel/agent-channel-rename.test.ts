@@ -10,6 +10,7 @@ import { encode } from "@fleetback/protocol";
 import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { checkRestore } from "../restore/restore-request.js";
 import { createTestClient } from "../testing/http.js";
 import { readHost, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
@@ -35,6 +36,20 @@ runServerSuite("agent channel: hello limits and renames", (server) => {
       targetKind: "host",
       details: { from: "web-7", to: "db-prod" },
     });
+
+    // The in-place confirmation names the enrolled host, not what its agent now claims to be.
+    const confirming = async (typed: string) => {
+      const check = await checkRestore(server.deps.db, stored ?? host, {
+        snapshotId: "",
+        paths: ["/etc"],
+        inPlace: true,
+        targetDir: "",
+        confirmHostname: typed,
+      });
+      return check.ok ? [] : check.problems.map((problem) => problem.field);
+    };
+    expect(await confirming("db-prod")).toContain("confirm_hostname");
+    expect(await confirming("web-7")).not.toContain("confirm_hostname");
 
     // The same hostname again is no change: no second entry.
     await agent.close();

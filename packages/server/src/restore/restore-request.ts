@@ -151,6 +151,8 @@ export async function checkRestore(
 
   let targetDir = IN_PLACE_TARGET;
   if (input.inPlace) {
+    // Against the name the host was enrolled under, which no hello changes (the reported
+    // hostname is kept beside it): an agent cannot make itself confirmable as another host.
     if (input.confirmHostname.trim() !== host.name) {
       problems.push({
         field: "confirm_hostname",
