@@ -153,9 +153,15 @@ function invalidFrame(random: Random, fixtures: Frame[], allTypes: string[]): st
     case 3: // a wrong type
       base.payload[key] = randomValue(random);
       return JSON.stringify(base);
-    case 4: // a huge string (mostly under the frame limit, now and then over it)
-      base.payload[key] = "h".repeat(random.chance(0.02) ? 1_100_000 : 1_000 + random.int(200_000));
+    case 4: {
+      // A huge string: mostly under the frame limit, now and then over it (invalid_message), and
+      // rarely over the socket's payload limit (ws closes 1009).
+      const roll = random.next();
+      base.payload[key] = "h".repeat(
+        roll < 0.004 ? 4_300_000 : roll < 0.02 ? 1_100_000 : 1_000 + random.int(200_000),
+      );
       return JSON.stringify(base);
+    }
     case 5: // deep nesting
       return `{"id":"${newMessageId()}","type":"${base.type}","payload":{"${key}":${nested(33 + random.int(3_000))}}}`;
     case 6: // envelope broken
