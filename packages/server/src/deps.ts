@@ -10,6 +10,7 @@ import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AgentHub } from "./hub/types.js";
 import type { BundleStore } from "./install/bundle-store.js";
+import type { JobEvents } from "./jobs/job-events.js";
 import type { Logger } from "./log.js";
 import type { Notifier } from "./notifications/notifier.js";
 
@@ -29,6 +30,8 @@ export interface ServerDeps {
   /** Agent bundles in data/agent-bundles, signed by releaseKey. */
   agentBundles: BundleStore;
   hub: AgentHub;
+  /** Job status, progress and log notifications: the agent channel emits, job pages listen. */
+  jobEvents: JobEvents;
   views: Views;
   /** Fans alerts out to notification channels in the background (notifications/notifier.ts). */
   notifier: Notifier;

@@ -25,6 +25,7 @@ import { importShippedBundle } from "./install/agent-bundle.js";
 import { type BundleStore, createBundleStore } from "./install/bundle-store.js";
 import { importRelease } from "./install/release-import.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
+import { createInProcessJobEvents } from "./jobs/in-process-job-events.js";
 import type { Logger } from "./log.js";
 import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { createNotifier } from "./notifications/notifier.js";
@@ -178,6 +179,7 @@ export async function startServer(
     releaseKey,
     agentBundles,
     hub,
+    jobEvents: createInProcessJobEvents(),
     views: createViews({ assets: loadStaticAssets() }),
     notifier,
     bootstrap: await createBootstrapState(db.db, config.bootstrapToken),

@@ -1,7 +1,6 @@
 import { type Job, jobs } from "@fleetback/db";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { jobEvents } from "../jobs/job-events.js";
 import { NEVER_RECEIVED_REASON } from "../jobs/reconcile-jobs.js";
 import { eventually } from "../testing/eventually.js";
 import { bindCredentials, readJob, seedHost, seedJob } from "../testing/seed.js";
@@ -100,7 +99,7 @@ runServerSuite("agent channel: auto-init and reconciliation", (server) => {
         { createdAt: new Date(server.deps.clock.now().getTime() - 60_000) },
       );
       const finished: string[] = [];
-      const off = jobEvents.on("job.finished", (event) => {
+      const off = server.deps.jobEvents.on("job.finished", (event) => {
         if (event.hostId === host.id) {
           finished.push(`${event.jobId}:${event.status}`);
         }

@@ -1,7 +1,7 @@
 import { jobLogs } from "@fleetback/db";
 import { asc, eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
-import { type JobEventMap, jobEvents } from "../jobs/job-events.js";
+import type { JobEventMap } from "../jobs/job-events.js";
 import { eventually } from "../testing/eventually.js";
 import { readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
@@ -25,7 +25,7 @@ runServerSuite("agent channel: job reports", (server) => {
       const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
       const seen: Array<[string, unknown]> = [];
       const offs = (["job.updated", "job.log", "job.finished"] as const).map((name) =>
-        jobEvents.on(name, (event: JobEventMap[typeof name]) => {
+        server.deps.jobEvents.on(name, (event: JobEventMap[typeof name]) => {
           if (event.jobId === job.id) {
             seen.push([name, event]);
           }

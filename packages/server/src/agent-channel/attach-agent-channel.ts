@@ -12,7 +12,6 @@ import { createJobAlerts } from "../alerts/job-alerts.js";
 import { trustedProxyList } from "../config.js";
 import { resolveClientAddress } from "../http/client-address.js";
 import type { UpgradeRouter } from "../http/upgrade-router.js";
-import { jobEvents } from "../jobs/job-events.js";
 import { createJobReports } from "../jobs/job-reports.js";
 import { realSetTimer } from "../tickers/set-timer.js";
 import { type AgentSession, startAgentSession } from "./agent-session.js";
@@ -51,7 +50,7 @@ export function attachAgentChannel(
       db: deps.db,
       log,
       clock: deps.clock,
-      events: options.jobEvents ?? jobEvents,
+      events: deps.jobEvents,
       alerts: createJobAlerts(deps),
       setTimer,
       ...(options.logFlushIntervalMs ? { logFlushIntervalMs: options.logFlushIntervalMs } : {}),

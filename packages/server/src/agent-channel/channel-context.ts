@@ -5,14 +5,13 @@
  */
 import type { ServerDeps } from "../deps.js";
 import type { LocalHub } from "../hub/local-hub.js";
-import type { JobEvents } from "../jobs/job-events.js";
 import type { JobReports } from "../jobs/job-reports.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import type { KeyedQueue } from "./keyed-queue.js";
 
 export type ChannelDeps = Pick<
   ServerDeps,
-  "config" | "db" | "log" | "clock" | "keys" | "notifier" | "agentBundles"
+  "config" | "db" | "log" | "clock" | "keys" | "notifier" | "agentBundles" | "jobEvents"
 > & {
   hub: LocalHub;
 };
@@ -22,8 +21,6 @@ export interface AgentChannelOptions {
   helloDeadlineMs?: number;
   /** Timers for the hello deadline and log flushes; tests inject their own. */
   setTimer?: SetTimer;
-  /** Where job notifications go; default the process-wide `jobEvents`. */
-  jobEvents?: JobEvents;
   /** How long `close()` waits for agents to answer the close frame before cutting them off. */
   closeGraceMs?: number;
   logFlushIntervalMs?: number;

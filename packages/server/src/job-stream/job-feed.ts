@@ -13,7 +13,7 @@
  */
 import { type Database, type Job, jobLogs } from "@fleetback/db";
 import { eq, max } from "drizzle-orm";
-import { type JobEventMap, type JobEvents, jobEvents as processJobEvents } from "../jobs/job-events.js";
+import type { JobEventMap, JobEvents } from "../jobs/job-events.js";
 import { getJob, jobJson } from "../jobs/job-queries.js";
 
 export type StreamMessage =
@@ -85,9 +85,8 @@ async function lastStoredSeq(db: Database, jobId: string): Promise<number> {
  * already covered by `last_seq` are not delivered twice, and nothing follows job.finished.
  */
 export async function openJobFeed(
-  deps: { db: Database },
+  deps: { db: Database; jobEvents: JobEvents },
   jobId: string,
-  events: JobEvents = processJobEvents,
 ): Promise<JobFeed> {
   const held: StreamMessage[] = [];
   let deliver: ((message: StreamMessage) => void) | undefined;
@@ -99,7 +98,7 @@ export async function openJobFeed(
     }
   };
   const unsubscribe = [
-    events.on("job.updated", (event) => {
+    deps.jobEvents.on("job.updated", (event) => {
       if (event.jobId !== jobId) {
         return;
       }
@@ -113,7 +112,7 @@ export async function openJobFeed(
         push({ type: "job.progress", payload: { ...event.progress } });
       }
     }),
-    events.on("job.log", (event) => {
+    deps.jobEvents.on("job.log", (event) => {
       if (event.jobId === jobId) {
         push({
           type: "log.stream",
@@ -121,7 +120,7 @@ export async function openJobFeed(
         });
       }
     }),
-    events.on("job.finished", (event) => {
+    deps.jobEvents.on("job.finished", (event) => {
       if (event.jobId === jobId) {
         push(finishedMessage(event));
       }

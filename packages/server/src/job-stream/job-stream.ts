@@ -42,6 +42,7 @@ export const STREAM_AUTHORISED_STATUS = 426;
 
 export interface JobStreamDeps {
   db: Parameters<typeof openJobFeed>[0]["db"];
+  jobEvents: JobEvents;
   log: Logger;
   config: { baseUrl: string };
 }
@@ -49,7 +50,6 @@ export interface JobStreamDeps {
 export interface JobStreamOptions {
   /** The Hono app's fetch: runs authentication and the route's role check. */
   authorise: (request: Request, env: { incoming: IncomingMessage }) => Response | Promise<Response>;
-  events?: JobEvents;
   pingMs?: number;
   reauthoriseMs?: number;
 }
@@ -152,7 +152,7 @@ export function attachJobStreams(
     });
     ws.on("error", (err) => log.debug({ err, job_id: jobId }, "job stream socket error"));
     // The browser has nothing to say on this socket; a message is ignored.
-    openJobFeed(deps, jobId, options.events)
+    openJobFeed(deps, jobId)
       .then((feed) => {
         stopFeed = feed.stop;
         if (ws.readyState !== ws.OPEN) {

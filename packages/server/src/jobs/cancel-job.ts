@@ -10,7 +10,6 @@ import { ACTIVE_JOB_STATUSES, type Job, jobs } from "@fleetback/db";
 import { and, eq } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { RequestError } from "../errors.js";
-import { type JobEvents, jobEvents as processJobEvents } from "./job-events.js";
 import { getJob } from "./job-queries.js";
 
 export type CancelOutcome =
@@ -22,9 +21,8 @@ export type CancelOutcome =
 export const CANCELLED_BEFORE_START = "cancelled before the agent started it";
 
 export async function cancelJob(
-  deps: Pick<ServerDeps, "db" | "hub" | "clock" | "log">,
+  deps: Pick<ServerDeps, "db" | "hub" | "clock" | "log" | "jobEvents">,
   jobId: string,
-  events: JobEvents = processJobEvents,
 ): Promise<CancelOutcome> {
   const job = await getJob(deps.db, jobId);
   if (!(ACTIVE_JOB_STATUSES as readonly string[]).includes(job.status)) {
@@ -56,7 +54,7 @@ export async function cancelJob(
     });
   }
   deps.log.info({ host_id: job.hostId, job_id: job.id }, "queued job cancelled on an offline host");
-  for (const err of events.emit("job.finished", {
+  for (const err of deps.jobEvents.emit("job.finished", {
     jobId: job.id,
     hostId: job.hostId,
     status: "cancelled",

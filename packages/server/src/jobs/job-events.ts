@@ -1,8 +1,10 @@
 /**
  * @module jobs/job-events
- * In-process notifications about jobs, for the job page's live stream: status and progress
+ * The job-events port (types only): notifications about jobs, for the job page's live stream: status and progress
  * changes, each stored log line (with its seq) and the final state. Only facts already checked
  * against the job's owner are emitted, so one agent can never feed another host's job page.
+ * One instance lives in ServerDeps, so a second implementation (PostgreSQL LISTEN/NOTIFY for
+ * scale-out) can replace the in-process one without touching emitters or listeners.
  */
 import type { JobProgress, JobSummary, LogStreamName } from "@fleetback/protocol";
 
@@ -40,37 +42,3 @@ export interface JobEvents {
   emit<K extends JobEventName>(name: K, event: JobEventMap[K]): unknown[];
   listenerCount(name: JobEventName): number;
 }
-
-export function createJobEvents(): JobEvents {
-  const listeners = new Map<JobEventName, Set<(event: never) => void>>();
-  return {
-    on(name, listener) {
-      const set = listeners.get(name) ?? new Set();
-      listeners.set(name, set);
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-      };
-    },
-    emit(name, event) {
-      const errors: unknown[] = [];
-      for (const listener of [...(listeners.get(name) ?? [])]) {
-        try {
-          (listener as JobEventListener<typeof name>)(event);
-        } catch (error) {
-          errors.push(error);
-        }
-      }
-      return errors;
-    },
-    listenerCount(name) {
-      return listeners.get(name)?.size ?? 0;
-    },
-  };
-}
-
-/**
- * The process's job events. The agent channel emits here unless it is given another emitter; the
- * job page's live stream subscribes here.
- */
-export const jobEvents: JobEvents = createJobEvents();

@@ -7,7 +7,7 @@ import { eventually } from "../testing/eventually.js";
 import { createManualTimers } from "../testing/manual-timers.js";
 import { seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
-import { createJobEvents } from "./job-events.js";
+import { createInProcessJobEvents } from "./in-process-job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
 
 runDbSuite("job log writer", (getDb) => {
@@ -21,7 +21,7 @@ runDbSuite("job log writer", (getDb) => {
       { status: "running" },
     );
     const timers = createManualTimers();
-    const events = createJobEvents();
+    const events = createInProcessJobEvents();
     const writer = createJobLogWriter({
       db: deps.db,
       log: deps.log,

@@ -19,6 +19,7 @@ import { type Config, loadConfig } from "../config.js";
 import { createLocalHub, type LocalHub } from "../hub/local-hub.js";
 import { importShippedBundle } from "../install/agent-bundle.js";
 import { createBundleStore } from "../install/bundle-store.js";
+import { createInProcessJobEvents } from "../jobs/in-process-job-events.js";
 import { createLogger } from "../log.js";
 import { createNotifier, type NotifierOptions } from "../notifications/notifier.js";
 
@@ -79,6 +80,7 @@ export async function createTestDeps(
     agentBundles,
     notifier,
     hub: createLocalHub(),
+    jobEvents: createInProcessJobEvents(),
     views: createViews({ assets }),
     readiness: { check: async () => ({ database: "test" }) },
     bootstrap: await createBootstrapState(db, "test-bootstrap-token-0123456789"),

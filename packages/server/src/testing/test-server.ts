@@ -69,7 +69,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       onAuthorised?.(answer.status);
       return answer;
     },
-    ...(options.channel?.jobEvents ? { events: options.channel.jobEvents } : {}),
     ...jobStreamOptions,
   });
   const { port } = server.address() as AddressInfo;
