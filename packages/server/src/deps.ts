@@ -9,6 +9,7 @@ import type { Views } from "@fleetback/web";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AgentHub } from "./hub/types.js";
+import type { Ids } from "./ids.js";
 import type { BundleStore } from "./install/bundle-store.js";
 import type { JobEvents } from "./jobs/job-events.js";
 import type { Logger } from "./log.js";
@@ -24,6 +25,8 @@ export interface ServerDeps {
   db: Database;
   log: Logger;
   clock: Clock;
+  /** ULIDs and random bytes (ids.ts). */
+  ids: Ids;
   keys: Keys;
   /** Ed25519 key of data/release.key; signs every agent bundle the server hands out. */
   releaseKey: SigningKeyPair;

@@ -10,9 +10,17 @@ import { join } from "node:path";
 import { loadOrCreateKey, loadOrCreateSigningKey, type SigningKeyPair } from "@fleetback/crypto";
 import { type Connection, connect, migrate, redactDatabaseUrl, withAdvisoryLock } from "@fleetback/db";
 import { createViews, loadStaticAssets } from "@fleetback/web";
-import { createAdaptorServer, type ServerType } from "@hono/node-server";
+import {
+  createAdaptorServer,
+  type Http2Bindings,
+  type HttpBindings,
+  type ServerType,
+} from "@hono/node-server";
 import { type AgentChannel, attachAgentChannel } from "./agent-channel/attach-agent-channel.js";
 import { type AppDeps, createApp } from "./app.js";
+
+type App = ReturnType<typeof createApp>;
+
 import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
@@ -21,6 +29,7 @@ import { plainHttpWarning } from "./http/plain-http.js";
 import { serverOptions } from "./http/request-limits.js";
 import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import { createLocalHub } from "./hub/local-hub.js";
+import { createIds } from "./ids.js";
 import { importShippedBundle } from "./install/agent-bundle.js";
 import { type BundleStore, createBundleStore } from "./install/bundle-store.js";
 import { importRelease } from "./install/release-import.js";
@@ -166,23 +175,50 @@ export async function startServer(
     throw err;
   }
 
+  // Built before listening: nothing that can fail may run while the socket is bound and unowned.
+  const bootstrap = await createBootstrapState(db.db, config.bootstrapToken);
+  const views = createViews({ assets: loadStaticAssets() });
+  // The socket is bound before the app exists: with port 0 the base URL is only known once
+  // listening, and the config is computed once and never changed. A request arriving in between
+  // waits for the app.
+  let appReady: (app: App) => void = () => undefined;
+  const appPromise = new Promise<App>((resolve) => {
+    appReady = resolve;
+  });
+  let server: ServerType;
+  try {
+    server = await listen((request, env) => appPromise.then((app) => app.fetch(request, env)), config);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${reason}`, {
+      cause: err,
+    });
+  }
+  const address = server.address() as AddressInfo;
+  const url = listenUrl({ host: config.listen.host, port: address.port }, config.tls !== undefined);
+  const baseUrl =
+    config.listen.port === 0 && config.baseUrl === listenUrl(config.listen, config.tls !== undefined)
+      ? url
+      : config.baseUrl;
+  const runtimeConfig: Config = Object.freeze({ ...config, baseUrl });
+
   const hub = createLocalHub();
-  // A copy: when port 0 was asked for, the base URL is only known after listening.
-  const runtimeConfig: Config = { ...config };
   const notifier = createNotifier({ db: db.db, keys: { secret }, log, clock, config: runtimeConfig });
   const deps: AppDeps = {
     config: runtimeConfig,
     db: db.db,
     log,
     clock,
+    ids: createIds(),
     keys: { secret },
     releaseKey,
     agentBundles,
     hub,
     jobEvents: createInProcessJobEvents(),
-    views: createViews({ assets: loadStaticAssets() }),
+    views,
     notifier,
-    bootstrap: await createBootstrapState(db.db, config.bootstrapToken),
+    bootstrap,
     readiness: {
       check: async () => {
         await db.ping();
@@ -191,19 +227,8 @@ export async function startServer(
     },
   };
   const app = createApp(deps);
+  appReady(app);
 
-  let server: ServerType;
-  try {
-    server = await listen(app.fetch, config);
-  } catch (err) {
-    // Its delivery passes have started; queued deliveries wait for the next start.
-    await notifier.close();
-    await db.close().catch(() => undefined);
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new StartupError(`cannot listen on ${config.listen.host}:${config.listen.port}: ${reason}`, {
-      cause: err,
-    });
-  }
   // ServerType's HTTP/2 members type 'upgrade' differently; node:http and node:https servers emit it.
   const upgrades = attachUpgradeRouter(server as UpgradeSource);
   const channel: AgentChannel = attachAgentChannel(upgrades, { ...deps, hub });
@@ -230,13 +255,6 @@ export async function startServer(
     PENDING_SWEEP_PERIOD_MS,
     { name: "pending-host-sweeper", log },
   );
-  const address = server.address() as AddressInfo;
-  const url = listenUrl({ host: config.listen.host, port: address.port }, config.tls !== undefined);
-  const baseUrl =
-    config.listen.port === 0 && config.baseUrl === listenUrl(config.listen, config.tls !== undefined)
-      ? url
-      : config.baseUrl;
-  runtimeConfig.baseUrl = baseUrl;
   const plainHttp = plainHttpWarning(baseUrl);
   if (plainHttp) {
     log.warn({ base_url: baseUrl }, plainHttp);
@@ -275,7 +293,7 @@ export async function startServer(
 }
 
 async function listen(
-  fetch: (request: Request) => Response | Promise<Response>,
+  fetch: (request: Request, env: HttpBindings | Http2Bindings) => Promise<Response>,
   config: Config,
 ): Promise<ServerType> {
   const tlsOptions = config.tls

@@ -11,7 +11,7 @@ import type { KeyedQueue } from "./keyed-queue.js";
 
 export type ChannelDeps = Pick<
   ServerDeps,
-  "config" | "db" | "log" | "clock" | "keys" | "notifier" | "agentBundles" | "jobEvents"
+  "config" | "db" | "log" | "clock" | "ids" | "keys" | "notifier" | "agentBundles" | "jobEvents"
 > & {
   hub: LocalHub;
 };

@@ -21,7 +21,7 @@ export type AutoInitOutcome =
   | { action: "skipped"; reason: "host_gone" | "no_repo_credentials" | "init_in_history" | "offline" };
 
 export async function runAutoInit(
-  deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">,
+  deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">,
   hostId: string,
 ): Promise<AutoInitOutcome> {
   const decided = await deps.db.transaction(async (tx) => {

@@ -5,7 +5,6 @@
  */
 import { type ActorKind, type Database, type Job, type JobKind, jobs } from "@fleetback/db";
 import type { ServerDeps } from "../deps.js";
-import { newJobId } from "./job-id.js";
 
 export interface NewJobInput {
   hostId: string;
@@ -21,7 +20,7 @@ export interface NewJobInput {
 
 /** `db` may be a transaction of the caller. */
 export async function createJob(
-  deps: Pick<ServerDeps, "db" | "clock">,
+  deps: Pick<ServerDeps, "db" | "clock" | "ids">,
   input: NewJobInput,
   db: Database = deps.db,
 ): Promise<Job> {
@@ -29,7 +28,7 @@ export async function createJob(
   const [row] = await db
     .insert(jobs)
     .values({
-      id: newJobId(now),
+      id: deps.ids.jobId(now),
       hostId: input.hostId,
       kind: input.kind,
       status: "queued",

@@ -55,7 +55,7 @@ export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reas
  * behind, so a 503 to the operator means "nothing happened".
  */
 export async function createAndDispatchJob(
-  deps: DispatchDeps & Pick<ServerDeps, "clock">,
+  deps: DispatchDeps & Pick<ServerDeps, "clock" | "ids">,
   input: NewJobInput,
   command: (jobId: string) => CommandRun,
 ): Promise<CreateAndDispatchResult> {

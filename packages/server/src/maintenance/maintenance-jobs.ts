@@ -16,7 +16,7 @@ import { getMaintenance } from "./maintenance-record.js";
 export const MANUAL_JOB_KINDS = ["forget", "prune", "check", "unlock", "init"] as const;
 export type ManualJobKind = (typeof MANUAL_JOB_KINDS)[number];
 
-type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">;
+type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
 
 /** `{tag, keep}` of every group of the host whose policy sets at least one key. */
 export async function forgetGroupsOf(db: Database, hostId: string): Promise<ForgetGroup[]> {

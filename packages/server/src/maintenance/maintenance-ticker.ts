@@ -24,7 +24,7 @@ import { cadenceOf, MAINTENANCE_KINDS, type MaintenanceKind } from "./maintenanc
 
 export const MAINTENANCE_TICK_PERIOD_MS = 60_000;
 
-type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock"> & {
+type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"> & {
   config: { timeZone: string };
 };
 

@@ -11,7 +11,7 @@ import type { ServerDeps } from "../deps.js";
 import { createAndDispatchJob } from "../jobs/dispatch-job.js";
 import { type RestorePlan, targetForJob } from "./restore-request.js";
 
-type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">;
+type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
 
 export type StartOutcome = { ok: true; job: Job } | { ok: false; reason: "offline" };
 

@@ -32,7 +32,7 @@ export interface RetryTickReport {
 }
 
 async function giveUp(
-  deps: Pick<ServerDeps, "db" | "clock">,
+  deps: Pick<ServerDeps, "db" | "clock" | "ids">,
   tx: Database,
   run: PendingRun,
   group: typeof sourceGroups.$inferSelect,

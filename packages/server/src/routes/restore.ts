@@ -11,7 +11,6 @@
  * A rejected submit re-renders the wizard with the operator's input and every problem (400); an
  * offline host re-renders it with 503; nothing is sent in either case. Diff is in routes/diff.ts.
  */
-import { randomBytes } from "node:crypto";
 import type { Host, Snapshot } from "@fleetback/db";
 import { SNAPSHOT_ID_PATTERN, TREE_PAGING_PROTOCOL_VERSION, TreeChildName } from "@fleetback/protocol";
 import { type Context, Hono } from "hono";
@@ -21,6 +20,7 @@ import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
 import { RequestError, unavailable } from "../errors.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
 import { type FieldProblem, readForm, readJson, readQuery } from "../http/validate.js";
+import type { Ids } from "../ids.js";
 import { startRestore } from "../restore/restore-jobs.js";
 import {
   checkRestore,
@@ -92,8 +92,8 @@ const RestoreBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function newWizardSession(): string {
-  return randomBytes(18).toString("base64url");
+export function newWizardSession(ids: Pick<Ids, "randomBytes">): string {
+  return ids.randomBytes(18).toString("base64url");
 }
 
 function treeUrl(
@@ -213,7 +213,7 @@ export function restoreRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.get("/hosts/:id/restore", operator, async (c) => {
     const query = readQuery(c, WizardQuery);
     const host = await requireHost(deps.db, c.req.param("id"));
-    const session = query.session ?? newWizardSession();
+    const session = query.session ?? newWizardSession(deps.ids);
     const wanted = query.snapshot_id?.trim();
     const snapshot = wanted ? await findHostSnapshot(deps.db, host.id, wanted) : undefined;
     if (wanted && !snapshot) {
@@ -234,7 +234,7 @@ export function restoreRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.get("/hosts/:id/snapshots/:sid/restore", operator, async (c) => {
     const query = readQuery(c, WizardQuery);
     const host = await requireHost(deps.db, c.req.param("id"));
-    const session = query.session ?? newWizardSession();
+    const session = query.session ?? newWizardSession(deps.ids);
     const sid = c.req.param("sid");
     const snapshot = await findHostSnapshot(deps.db, host.id, sid);
     if (!snapshot) {

@@ -14,7 +14,7 @@ import { queuePendingRun } from "../retries/pending-runs.js";
 import { resolveHooks } from "./hooks.js";
 import { getGroup } from "./source-groups.js";
 
-export type BackupDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">;
+export type BackupDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
 
 export interface BackupRequest {
   hostId: string;

@@ -48,7 +48,7 @@ export async function bindCredentials(
 }
 
 export async function seedJob(
-  deps: Pick<ServerDeps, "db" | "clock">,
+  deps: Pick<ServerDeps, "db" | "clock" | "ids">,
   input: NewJobInput,
   fields: Partial<NewJob> = {},
 ): Promise<Job> {

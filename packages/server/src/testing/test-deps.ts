@@ -17,6 +17,7 @@ import { createBootstrapState } from "../auth/bootstrap.js";
 import { createManualClock } from "../clock.js";
 import { type Config, loadConfig } from "../config.js";
 import { createLocalHub, type LocalHub } from "../hub/local-hub.js";
+import { createIds } from "../ids.js";
 import { importShippedBundle } from "../install/agent-bundle.js";
 import { createBundleStore } from "../install/bundle-store.js";
 import { createInProcessJobEvents } from "../jobs/in-process-job-events.js";
@@ -75,6 +76,7 @@ export async function createTestDeps(
     db,
     log,
     clock,
+    ids: createIds(),
     keys,
     releaseKey,
     agentBundles,
