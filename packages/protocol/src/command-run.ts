@@ -3,13 +3,24 @@
  * `command.run`: fields common to every job kind plus the sub-payload of its kind. Each kind is
  * its own object schema so that the payload type narrows on `kind`; sub-payloads of other kinds
  * are declared absent (never), because a backup carrying `restore` is a server bug worth refusing.
+ * The per-kind schemas are generated from one table, so a new kind's fields are absent from every
+ * other kind without being listed there by hand.
  */
-import { type Static, Type } from "typebox";
+import {
+  type Static,
+  type TLiteral,
+  type TNever,
+  type TObject,
+  type TOptional,
+  type TSchema,
+  Type,
+} from "typebox";
 import { Check, Diff, ForgetGroup, Kbps, NonEmptyString, Restore, Ulid } from "./common.js";
 
 const Absent = Type.Optional(Type.Never());
 
 const Common = {
+  job_id: Ulid,
   /** True for prune and unlock: the server has pushed `config.update` slot admin just before. */
   requires_admin_creds: Type.Boolean(),
   /** Per-job caps override the host-wide ones for this job only. */
@@ -19,109 +30,72 @@ const Common = {
   post_hook: Type.Optional(Type.String()),
 };
 
-const NoBackup = { includes: Absent, excludes: Absent, tag: Absent };
-const NoForget = { forget_groups: Absent };
-const NoCheck = { check: Absent };
-const NoRestore = { restore: Absent };
-const NoDiff = { diff: Absent };
+/** Each kind's own sub-payload, in the order of JOB_KINDS. */
+const KIND_FIELDS = {
+  backup: {
+    includes: Type.Array(NonEmptyString, { minItems: 1 }),
+    excludes: Type.Array(NonEmptyString),
+    /** The source group name: snapshots are tagged with it and forget is restricted to it. */
+    tag: NonEmptyString,
+  },
+  forget: { forget_groups: Type.Array(ForgetGroup, { minItems: 1 }) },
+  prune: {},
+  check: { check: Check },
+  unlock: {},
+  init: {},
+  restore: { restore: Restore },
+  diff: { diff: Diff },
+};
+type KindFields = typeof KIND_FIELDS;
+type Kind = keyof KindFields;
+type KindField = { [K in Kind]: keyof KindFields[K] }[Kind];
 
-export const CommandRunBackup = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("backup"),
-  ...Common,
-  includes: Type.Array(NonEmptyString, { minItems: 1 }),
-  excludes: Type.Array(NonEmptyString),
-  /** The source group name: snapshots are tagged with it and forget is restricted to it. */
-  tag: NonEmptyString,
-  ...NoForget,
-  ...NoCheck,
-  ...NoRestore,
-  ...NoDiff,
-});
+/** The properties of one kind's schema: job_id, kind, the common fields, its own, the others' absent. */
+type KindProperties<K extends Kind> = {
+  [P in "job_id" | "kind" | keyof typeof Common | KindField]: P extends "kind"
+    ? TLiteral<K>
+    : P extends keyof typeof Common
+      ? (typeof Common)[P]
+      : P extends keyof KindFields[K]
+        ? KindFields[K][P] extends infer Own extends TSchema
+          ? Own
+          : never
+        : TOptional<TNever>;
+};
+
+function commandRunOf<K extends Kind>(kind: K): TObject<KindProperties<K>> {
+  const { job_id, ...common } = Common;
+  const others = Object.entries(KIND_FIELDS).flatMap(([other, fields]) =>
+    other === kind ? [] : Object.keys(fields).map((field) => [field, Absent] as const),
+  );
+  // The key order (own fields, then the others' in table order) is that of the schemas written
+  // out by hand before, so a validation error names the same field first.
+  const properties = {
+    job_id,
+    kind: Type.Literal(kind),
+    ...common,
+    ...KIND_FIELDS[kind],
+    ...Object.fromEntries(others),
+  };
+  // Object.entries loses the per-key types that KindProperties spells out.
+  return Type.Object(properties) as unknown as TObject<KindProperties<K>>;
+}
+
+export const CommandRunBackup = commandRunOf("backup");
 export type CommandRunBackup = Static<typeof CommandRunBackup>;
-
-export const CommandRunForget = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("forget"),
-  ...Common,
-  forget_groups: Type.Array(ForgetGroup, { minItems: 1 }),
-  ...NoBackup,
-  ...NoCheck,
-  ...NoRestore,
-  ...NoDiff,
-});
+export const CommandRunForget = commandRunOf("forget");
 export type CommandRunForget = Static<typeof CommandRunForget>;
-
-export const CommandRunPrune = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("prune"),
-  ...Common,
-  ...NoBackup,
-  ...NoForget,
-  ...NoCheck,
-  ...NoRestore,
-  ...NoDiff,
-});
+export const CommandRunPrune = commandRunOf("prune");
 export type CommandRunPrune = Static<typeof CommandRunPrune>;
-
-export const CommandRunCheck = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("check"),
-  ...Common,
-  check: Check,
-  ...NoBackup,
-  ...NoForget,
-  ...NoRestore,
-  ...NoDiff,
-});
+export const CommandRunCheck = commandRunOf("check");
 export type CommandRunCheck = Static<typeof CommandRunCheck>;
-
-export const CommandRunUnlock = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("unlock"),
-  ...Common,
-  ...NoBackup,
-  ...NoForget,
-  ...NoCheck,
-  ...NoRestore,
-  ...NoDiff,
-});
+export const CommandRunUnlock = commandRunOf("unlock");
 export type CommandRunUnlock = Static<typeof CommandRunUnlock>;
-
-export const CommandRunInit = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("init"),
-  ...Common,
-  ...NoBackup,
-  ...NoForget,
-  ...NoCheck,
-  ...NoRestore,
-  ...NoDiff,
-});
+export const CommandRunInit = commandRunOf("init");
 export type CommandRunInit = Static<typeof CommandRunInit>;
-
-export const CommandRunRestore = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("restore"),
-  ...Common,
-  restore: Restore,
-  ...NoBackup,
-  ...NoForget,
-  ...NoCheck,
-  ...NoDiff,
-});
+export const CommandRunRestore = commandRunOf("restore");
 export type CommandRunRestore = Static<typeof CommandRunRestore>;
-
-export const CommandRunDiff = Type.Object({
-  job_id: Ulid,
-  kind: Type.Literal("diff"),
-  ...Common,
-  diff: Diff,
-  ...NoBackup,
-  ...NoForget,
-  ...NoCheck,
-  ...NoRestore,
-});
+export const CommandRunDiff = commandRunOf("diff");
 export type CommandRunDiff = Static<typeof CommandRunDiff>;
 
 /** One schema per job kind, in the order of JOB_KINDS. */

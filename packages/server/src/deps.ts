@@ -13,7 +13,7 @@ import type { Ids } from "./ids.js";
 import type { BundleStore } from "./install/bundle-store.js";
 import type { JobEvents } from "./jobs/job-events.js";
 import type { Logger } from "./log.js";
-import type { Notifier } from "./notifications/notifier.js";
+import type { Notifier } from "./notifications/notifier-port.js";
 
 export interface Keys {
   /** 32-byte key of data/secret.key; seals every secret at rest. */

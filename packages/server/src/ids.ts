@@ -19,11 +19,20 @@ export interface Ids {
   randomBytes(size: number): Buffer;
 }
 
+/**
+ * A sequence of ULIDs that keep creation order within one millisecond. Each owner (the job ids of
+ * one server, one notifier's delivery log) holds its own.
+ */
+export function createMonotonicUlids(): (now: Date) => string {
+  const next = monotonicFactory();
+  return (now) => next(now.getTime());
+}
+
 export function createIds(): Ids {
-  const jobIds = monotonicFactory();
+  const jobIds = createMonotonicUlids();
   return {
     ulid: (now) => ulid(now.getTime()),
-    jobId: (now) => jobIds(now.getTime()),
+    jobId: jobIds,
     randomBytes: (size) => randomBytes(size),
   };
 }

@@ -2,7 +2,9 @@
  * @module @fleetback/server
  * Library entry for tests and embedding; the executable is main.ts.
  */
-export { type AppDeps, createApp } from "./app.js";
+
+export { createApp } from "./app.js";
+export type { AppDeps } from "./app-deps.js";
 export { type Clock, createManualClock, systemClock } from "./clock.js";
 export { type Config, loadConfig, parseListen } from "./config.js";
 export { RequestError } from "./errors.js";

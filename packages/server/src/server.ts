@@ -1,46 +1,28 @@
 /**
  * @module server
- * Start-up sequence shared by main.ts and the tests: data dir, key file, database, migrations,
- * app, listening socket. Each step that can fail for an operator's reason fails with a
- * StartupError whose message is one line naming what to fix.
+ * Start-up sequence of main.ts (and of tests of a whole start): data dir, key file, database,
+ * migrations, listening socket, then the runtime (runtime.ts) on it. Each step that can fail for
+ * an operator's reason fails with a StartupError whose message is one line naming what to fix.
  */
-import { mkdir, readFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { loadOrCreateKey, loadOrCreateSigningKey, type SigningKeyPair } from "@fleetback/crypto";
-import { type Connection, connect, migrate, redactDatabaseUrl, withAdvisoryLock } from "@fleetback/db";
+import { type Connection, connect, migrate, redactDatabaseUrl } from "@fleetback/db";
 import { createViews, loadStaticAssets } from "@fleetback/web";
-import {
-  createAdaptorServer,
-  type Http2Bindings,
-  type HttpBindings,
-  type ServerType,
-} from "@hono/node-server";
-import { type AgentChannel, attachAgentChannel } from "./agent-channel/attach-agent-channel.js";
-import { type AppDeps, createApp } from "./app.js";
-
-type App = ReturnType<typeof createApp>;
-
 import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type Config, listenUrl } from "./config.js";
-import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
+import { type Listening, listen } from "./http/listen.js";
 import { plainHttpWarning } from "./http/plain-http.js";
-import { serverOptions } from "./http/request-limits.js";
-import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import { createLocalHub } from "./hub/local-hub.js";
 import { createIds } from "./ids.js";
 import { importShippedBundle } from "./install/agent-bundle.js";
 import { type BundleStore, createBundleStore } from "./install/bundle-store.js";
 import { importRelease } from "./install/release-import.js";
-import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import { createInProcessJobEvents } from "./jobs/in-process-job-events.js";
 import type { Logger } from "./log.js";
-import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { createNotifier } from "./notifications/notifier.js";
-import { RETRY_TICK_PERIOD_MS, retryTick } from "./retries/retry-ticker.js";
-import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
-import { startTicker, type Ticker } from "./tickers/ticker.js";
+import { startRuntime } from "./runtime.js";
 
 export class StartupError extends Error {
   override readonly name = "StartupError";
@@ -178,16 +160,9 @@ export async function startServer(
   // Built before listening: nothing that can fail may run while the socket is bound and unowned.
   const bootstrap = await createBootstrapState(db.db, config.bootstrapToken);
   const views = createViews({ assets: loadStaticAssets() });
-  // The socket is bound before the app exists: with port 0 the base URL is only known once
-  // listening, and the config is computed once and never changed. A request arriving in between
-  // waits for the app.
-  let appReady: (app: App) => void = () => undefined;
-  const appPromise = new Promise<App>((resolve) => {
-    appReady = resolve;
-  });
-  let server: ServerType;
+  let listening: Listening;
   try {
-    server = await listen((request, env) => appPromise.then((app) => app.fetch(request, env)), config);
+    listening = await listen({ ...config.listen, tls: config.tls });
   } catch (err) {
     await db.close().catch(() => undefined);
     const reason = err instanceof Error ? err.message : String(err);
@@ -195,123 +170,47 @@ export async function startServer(
       cause: err,
     });
   }
-  const address = server.address() as AddressInfo;
-  const url = listenUrl({ host: config.listen.host, port: address.port }, config.tls !== undefined);
+  const url = listenUrl({ host: config.listen.host, port: listening.port }, config.tls !== undefined);
   const baseUrl =
     config.listen.port === 0 && config.baseUrl === listenUrl(config.listen, config.tls !== undefined)
       ? url
       : config.baseUrl;
   const runtimeConfig: Config = Object.freeze({ ...config, baseUrl });
 
-  const hub = createLocalHub();
   const notifier = createNotifier({ db: db.db, keys: { secret }, log, clock, config: runtimeConfig });
-  const deps: AppDeps = {
-    config: runtimeConfig,
-    db: db.db,
-    log,
-    clock,
-    ids: createIds(),
-    keys: { secret },
-    releaseKey,
-    agentBundles,
-    hub,
-    jobEvents: createInProcessJobEvents(),
-    views,
-    notifier,
-    bootstrap,
-    readiness: {
-      check: async () => {
-        await db.ping();
-        return { database: db.engine };
+  const runtime = startRuntime(
+    listening,
+    {
+      config: runtimeConfig,
+      db: db.db,
+      log,
+      clock,
+      ids: createIds(),
+      keys: { secret },
+      releaseKey,
+      agentBundles,
+      hub: createLocalHub(),
+      jobEvents: createInProcessJobEvents(),
+      views,
+      notifier,
+      bootstrap,
+      readiness: {
+        check: async () => {
+          await db.ping();
+          return { database: db.engine };
+        },
       },
     },
-  };
-  const app = createApp(deps);
-  appReady(app);
-
-  // ServerType's HTTP/2 members type 'upgrade' differently; node:http and node:https servers emit it.
-  const upgrades = attachUpgradeRouter(server as UpgradeSource);
-  const channel: AgentChannel = attachAgentChannel(upgrades, { ...deps, hub });
-  const jobStreams: JobStreams = attachJobStreams(upgrades, deps, {
-    authorise: (request, env) => app.fetch(request, env),
-  });
-  const sweeper: Ticker = startTicker(() => sweepOfflineHosts(deps, clock.now()), OFFLINE_SWEEP_PERIOD_MS, {
-    name: "offline-sweeper",
-    log,
-  });
-  const retryTicker: Ticker = startTicker(() => retryTick(deps, clock.now()), RETRY_TICK_PERIOD_MS, {
-    name: "retry-ticker",
-    log,
-  });
-  const maintenanceTicker: Ticker = startTicker(
-    () => maintenanceTick(deps, clock.now()),
-    MAINTENANCE_TICK_PERIOD_MS,
-    { name: "maintenance-ticker", log },
-  );
-  const announceSweeper: Ticker = startTicker(
-    async () => {
-      await withAdvisoryLock(deps.db, "pending-host-sweeper", (tx) => sweepPendingHosts(tx, clock.now()));
+    {
+      release: async () => {
+        await notifier.close();
+        await db.close();
+      },
     },
-    PENDING_SWEEP_PERIOD_MS,
-    { name: "pending-host-sweeper", log },
   );
   const plainHttp = plainHttpWarning(baseUrl);
   if (plainHttp) {
     log.warn({ base_url: baseUrl }, plainHttp);
   }
-
-  let closing: Promise<void> | undefined;
-  return {
-    url,
-    baseUrl,
-    bootstrapToken: deps.bootstrap.token,
-    database: db,
-    close() {
-      closing ??= (async () => {
-        // Agents first: their sockets would hold server.close() open, and their last work needs the db.
-        await sweeper.stop();
-        await announceSweeper.stop();
-        await retryTicker.stop();
-        await maintenanceTicker.stop();
-        await channel.close();
-        // Open job-page streams would hold server.close() open; browsers reconnect to the next server.
-        await jobStreams.close();
-        upgrades.detach();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          if ("closeAllConnections" in server) {
-            server.closeIdleConnections();
-          }
-        });
-        // Attempts in flight still record their outcome; the rest stays queued for the next start.
-        await notifier.close();
-        await db.close();
-      })();
-      return closing;
-    },
-  };
-}
-
-async function listen(
-  fetch: (request: Request, env: HttpBindings | Http2Bindings) => Promise<Response>,
-  config: Config,
-): Promise<ServerType> {
-  const tlsOptions = config.tls
-    ? { cert: await readFile(config.tls.certFile), key: await readFile(config.tls.keyFile) }
-    : undefined;
-  const server = tlsOptions
-    ? createAdaptorServer({
-        fetch,
-        createServer: (await import("node:https")).createServer,
-        serverOptions: { ...serverOptions(), ...tlsOptions },
-      })
-    : createAdaptorServer({ fetch, serverOptions: serverOptions() });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.listen.port, config.listen.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  return server;
+  return { url, baseUrl, bootstrapToken: bootstrap.token, database: db, close: runtime.close };
 }

@@ -22,8 +22,8 @@ import { decideBoot } from "./boot-decision.js";
 import type { ArtefactRef } from "./boot-record.js";
 import type { FileOps } from "./file-ops.js";
 import type { LaunchPorts } from "./launch-ports.js";
-import type { UpdatePlatform } from "./platform.js";
 import { startTrialWatchdog } from "./trial-watchdog.js";
+import type { UpdatePlatform } from "./update-platform.js";
 
 export const LAUNCHED_ENV = "FLEETBACK_AGENT_LAUNCHED";
 /** Exit status of a trial that the watchdog ended (the same "restart me" as an update). */

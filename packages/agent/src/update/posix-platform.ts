@@ -8,8 +8,8 @@
 import { join } from "node:path";
 import type { AgentKind } from "@fleetback/protocol";
 import type { ArtefactRef, BootRecord } from "./boot-record.js";
-import type { UpdatePlatform } from "./platform.js";
 import { type PlatformOptions, recordStore, removeUnreferenced } from "./update-dir.js";
+import type { UpdatePlatform } from "./update-platform.js";
 
 export function createPosixPlatform(options: PlatformOptions): UpdatePlatform {
   const store = recordStore(options);

@@ -10,7 +10,7 @@ import type { Logger } from "../log/logger.js";
 import type { Clock } from "../time/clock.js";
 import type { CancelTimer, Timers } from "../time/timers.js";
 import { rollBack } from "./boot-decision.js";
-import type { UpdatePlatform } from "./platform.js";
+import type { UpdatePlatform } from "./update-platform.js";
 
 export interface TrialWatchdogOptions {
   platform: Pick<UpdatePlatform, "readRecord" | "writeRecord">;

@@ -19,8 +19,8 @@ import { commitTrial } from "./boot-decision.js";
 import { type ArtefactRef, EMPTY_BOOT_RECORD, VERSION_PATTERN } from "./boot-record.js";
 import type { DownloadArtefact } from "./download.js";
 import type { FileOps } from "./file-ops.js";
-import type { UpdatePlatform } from "./platform.js";
 import type { ReleaseKeyResult } from "./release-key.js";
+import type { UpdatePlatform } from "./update-platform.js";
 
 /** A version that rolled back is not tried again with the same bytes for this long. */
 export const FAILED_RETRY_AFTER_MS = 60 * 60 * 1000;

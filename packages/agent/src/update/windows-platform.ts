@@ -17,8 +17,8 @@ import { join } from "node:path";
 import type { AgentKind } from "@fleetback/protocol";
 import { type ArtefactRef, type BootRecord, writeBootRecord } from "./boot-record.js";
 import { errorCode, isInUse } from "./file-ops.js";
-import type { UpdatePlatform } from "./platform.js";
 import { type PlatformOptions, recordStore, removeUnreferenced } from "./update-dir.js";
+import type { UpdatePlatform } from "./update-platform.js";
 
 export const PENDING_RECORD_FILE = "boot.next.json";
 

@@ -17,6 +17,7 @@ import { hashToken } from "@fleetback/crypto";
 import { newMessageId } from "@fleetback/protocol";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob } from "../jobs/dispatch-job.js";
 import { eventually } from "../testing/eventually.js";
 import { readHost, readJob, seedHost } from "../testing/seed.js";
@@ -312,10 +313,11 @@ it("100,000 random and mutated frames: no crash, no failed handler, flat heap, o
     (n) => n > TOTAL_FRAMES / 4,
     { timeoutMs: TIME_LIMIT_MS, what: "a quarter of the fuzz sent" },
   );
+  const jobId = mintJobId(server.deps);
   const dispatched = await createAndDispatchJob(
     server.deps,
-    { hostId: good.host.id, kind: "check", actorKind: "user" },
-    (jobId) => ({ job_id: jobId, kind: "check", requires_admin_creds: false, check: {} }),
+    { id: jobId, hostId: good.host.id, kind: "check", actorKind: "user" },
+    { job_id: jobId, kind: "check", requires_admin_creds: false, check: {} },
   );
   if (!dispatched.ok) {
     throw new Error(`dispatch to the good host failed: ${dispatched.reason}`);

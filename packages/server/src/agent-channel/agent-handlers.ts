@@ -2,7 +2,8 @@
  * @module agent-channel/agent-handlers
  * One handler per agent message type. The map's type comes from the protocol's catalog, so a
  * message type added to the contract does not compile until it is handled here. Handlers are thin:
- * the work lives in the hosts and jobs modules.
+ * the work lives in the hosts and jobs modules. Messages that speak for the agent as it runs now
+ * (state it replaces, not events it reports) are handled only from the host's current socket.
  */
 import type { AgentMessageHandlers } from "@fleetback/protocol";
 import { acknowledgeSchedule, touchHost } from "../hosts/presence.js";
@@ -24,14 +25,19 @@ export function createAgentHandlers(
   const { db, log, clock, hub } = ctx.deps;
   const { hostId } = session;
 
+  // A replaced socket's late message describes an agent the host's newer socket speaks for.
+  function currentOnly<P, E>(handle: (payload: P, envelope: E) => Promise<void>) {
+    return async (payload: P, envelope: E): Promise<void> => {
+      if (hub.isCurrent(session.socket)) {
+        await handle(payload, envelope);
+      }
+    };
+  }
+
   return {
     hello: (payload) => acceptHello(ctx, session, payload),
 
-    heartbeat: async (payload) => {
-      // A replaced socket's late heartbeat describes an agent the host's newer socket speaks for.
-      if (!hub.isCurrent(session.socket)) {
-        return;
-      }
+    heartbeat: currentOnly(async (payload) => {
       const now = clock.now();
       await touchHost(db, hostId, now);
       const reason = "agent no longer reports this job as running";
@@ -45,7 +51,7 @@ export function createAgentHandlers(
       );
       await ctx.reports.lost(hostId, lost, reason, now);
       await ctx.reports.lost(hostId, neverReceived, NEVER_RECEIVED_REASON, now);
-    },
+    }),
 
     "schedule.ack": async (payload) => {
       if (!(await acknowledgeSchedule(db, hostId, payload.version))) {
@@ -59,11 +65,8 @@ export function createAgentHandlers(
     "schedule.fire": async (payload) => {
       await handleScheduleFire(ctx.deps, hostId, payload);
     },
-    "snapshots.report": async (payload) => {
-      // Authoritative replacement: a replaced socket's late report must not overwrite a newer one.
-      if (!hub.isCurrent(session.socket)) {
-        return;
-      }
+    // Authoritative replacement: a replaced socket's late report must not overwrite a newer one.
+    "snapshots.report": currentOnly(async (payload) => {
       // A report in parts (protocol 2) yields the whole list with its last part, and only then.
       const report = snapshotReports.accept(payload);
       if (report === undefined) {
@@ -71,13 +74,10 @@ export function createAgentHandlers(
       }
       const replaced = await replaceSnapshots(db, hostId, report);
       log.debug({ host_id: hostId, count: replaced?.count }, "snapshot list replaced");
-    },
-    "repo.stats": async (payload) => {
-      if (!hub.isCurrent(session.socket)) {
-        return;
-      }
+    }),
+    "repo.stats": currentOnly(async (payload) => {
       await applyRepoStats(db, hostId, payload, clock.now());
-    },
+    }),
 
     "job.started": (payload) => ctx.reports.started(hostId, payload),
     "job.progress": (payload) => ctx.reports.progress(hostId, payload),
@@ -92,11 +92,8 @@ export function createAgentHandlers(
       }
     },
 
-    "update.result": async (payload) => {
-      // Only the host's current socket speaks for the agent that runs now.
-      if (!hub.isCurrent(session.socket)) {
-        return;
-      }
+    // Only the host's current socket speaks for the agent that runs now.
+    "update.result": currentOnly(async (payload) => {
       const now = clock.now();
       const recorded = await recordUpdateResult(db, hostId, payload, now);
       if (recorded && payload.status !== "restarting") {
@@ -106,6 +103,6 @@ export function createAgentHandlers(
         { host_id: hostId, version: payload.version, status: payload.status, error: payload.error, recorded },
         recorded ? "agent update result" : "agent update result for no current request; ignored",
       );
-    },
+    }),
   };
 }

@@ -20,7 +20,7 @@ import { createReportAssembler } from "../snapshots/report-assembler.js";
 import { createAgentHandlers } from "./agent-handlers.js";
 import { createAgentSocket } from "./agent-socket.js";
 import type { ChannelContext } from "./channel-context.js";
-import { rejectTooOld } from "./hello.js";
+import { type Answer, rejectTooOld } from "./hello.js";
 import { createInvalidFrameLimiter } from "./invalid-frame-limiter.js";
 import { tooOldHelloVersion } from "./old-hello.js";
 
@@ -58,6 +58,9 @@ export function startAgentSession(
   const socket = createAgentSocket(hostId, ws, (frame, reason) => {
     log.warn({ host_id: hostId, type: frameType(frame), reason }, "frame to agent not sent");
   });
+  // The session's own frames (error replies, the hello's refusals) go to this socket, even before
+  // it is the host's one, and ahead of what the gate holds; everything else goes through the hub.
+  const answer: Answer = (type, payload) => socket.sendNow(encode(type, payload));
   // Parts of a snapshot report live as long as this socket: a disconnect drops them.
   const snapshotReports = createReportAssembler({ hostId, log, setTimer: ctx.setTimer });
   const handlers = createAgentHandlers(
@@ -66,6 +69,7 @@ export function startAgentSession(
       hostId,
       tokenHash: auth.tokenHash,
       socket,
+      answer,
       accept: () => {
         accepted = true;
       },
@@ -81,7 +85,7 @@ export function startAgentSession(
 
   function refuse(error: Pick<DecodeError, "code" | "message" | "request_id">): void {
     const { code, message, request_id } = error;
-    socket.sendNow(encode("error", request_id ? { code, message, request_id } : { code, message }));
+    answer("error", request_id ? { code, message, request_id } : { code, message });
     if (limiter.record()) {
       log.warn({ host_id: hostId }, "too many invalid frames; closing");
       socket.close(CLOSE_CODES.tooManyInvalidFrames, "too many invalid frames");
@@ -116,7 +120,7 @@ export function startAgentSession(
         phase = "greeting";
         cancelDeadline();
         // On the host's queue, like every other write about this host.
-        void ctx.queue.run(hostId, () => rejectTooOld(ctx, { hostId, socket }, oldVersion));
+        void ctx.queue.run(hostId, () => rejectTooOld(ctx, { hostId, socket, answer }, oldVersion));
         return;
       }
       refuse(decoded.error);

@@ -1,19 +1,19 @@
 /**
  * @module agent-channel/agent-socket
  * Adapts one `ws` WebSocket to the hub's AgentConnection, with a gate: until the hello's initial
- * push (credentials, caps, schedule.set) has been written, frames sent through the hub are held
- * back and written afterwards in their order. That is how the initial push reaches the agent before
- * any other command (packages/protocol/PROTOCOL.md, "On hello") even when a route dispatches a job
- * while the push is being read from the database.
+ * push (credentials, caps, schedule.set) opens it, frames sent through the hub are held back and
+ * written after the push in their order. That is how the initial push reaches the agent before any
+ * other command (packages/protocol/PROTOCOL.md, "On hello") even when a route dispatches a job
+ * while the push is being read from the database. Every frame ends in the one `write` below.
  */
 import { WebSocket } from "ws";
 import type { AgentConnection } from "../hub/local-hub.js";
 
 export interface AgentSocket extends AgentConnection {
-  /** Writes at once, bypassing the gate: only the session uses it (initial push, error replies). */
+  /** Writes at once, bypassing the gate: only the session's `answer` uses it (error replies). */
   sendNow(frame: string): void;
-  /** Writes the held frames in order and lets later ones through directly. */
-  openGate(): void;
+  /** Writes `first` (the initial push), then the held frames in order, and lets later ones through. */
+  openGate(first: readonly string[]): void;
   readonly closed: boolean;
   /** Set once, by whoever closes first; a replaced socket is not the host's socket any more. */
   readonly closeCode: number | undefined;
@@ -54,8 +54,8 @@ export function createAgentSocket(hostId: string, ws: WebSocket, onDrop: DropHan
       }
     },
     sendNow: write,
-    openGate() {
-      const frames = held ?? [];
+    openGate(first) {
+      const frames = [...first, ...(held ?? [])];
       held = undefined;
       for (const frame of frames) {
         write(frame);

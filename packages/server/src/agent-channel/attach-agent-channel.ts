@@ -8,16 +8,16 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
 import { WebSocketServer } from "ws";
-import { createJobAlerts } from "../alerts/job-alerts.js";
 import { trustedProxyList } from "../config.js";
+import { authenticateAgent, UNAUTHORISED_BODY } from "../hosts/agent-auth.js";
 import { resolveClientAddress } from "../http/client-address.js";
+import { refuseUpgrade } from "../http/refuse-upgrade.js";
 import type { UpgradeRouter } from "../http/upgrade-router.js";
-import { createJobReports } from "../jobs/job-reports.js";
+import type { JobReports } from "../jobs/job-reports.js";
 import { realSetTimer } from "../tickers/set-timer.js";
 import { type AgentSession, startAgentSession } from "./agent-session.js";
 import type { AgentChannelOptions, ChannelContext, ChannelDeps } from "./channel-context.js";
 import { createKeyedQueue } from "./keyed-queue.js";
-import { authenticateAgent, refuseUpgrade, UNAUTHORISED_BODY } from "./upgrade-auth.js";
 
 export type { AgentChannelOptions, ChannelDeps };
 
@@ -32,13 +32,18 @@ export const AGENT_CHANNEL_MAX_PAYLOAD = 4 * 1024 * 1024;
 export interface AgentChannel {
   /** Resolves once every agent message received so far has been handled (tests, shutdown). */
   idle(): Promise<void>;
-  /** Closes every agent socket (1001), waits for pending work and stores buffered log lines. */
+  /**
+   * Closes every agent socket (1001) and waits for their pending work; the job reports it was
+   * given stay open for their owner to close (and store the buffered log lines) after it.
+   */
   close(): Promise<void>;
 }
 
 export function attachAgentChannel(
   upgrades: UpgradeRouter,
   deps: ChannelDeps,
+  /** Built by the runtime, which closes it after the channel. */
+  reports: JobReports,
   options: AgentChannelOptions = {},
 ): AgentChannel {
   const { log } = deps;
@@ -46,16 +51,7 @@ export function attachAgentChannel(
   const ctx: ChannelContext = {
     deps,
     queue: createKeyedQueue(),
-    reports: createJobReports({
-      db: deps.db,
-      log,
-      clock: deps.clock,
-      events: deps.jobEvents,
-      alerts: createJobAlerts(deps),
-      setTimer,
-      ...(options.logFlushIntervalMs ? { logFlushIntervalMs: options.logFlushIntervalMs } : {}),
-      ...(options.logBatchLines ? { logBatchLines: options.logBatchLines } : {}),
-    }),
+    reports,
     helloDeadlineMs: options.helloDeadlineMs ?? HELLO_DEADLINE_MS,
     setTimer,
   };
@@ -129,7 +125,6 @@ export function attachAgentChannel(
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
         await ctx.queue.idle();
-        await ctx.reports.close();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
       })();
       return closed;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createManualClock } from "../clock.js";
+import { bearerToken } from "../hosts/agent-auth.js";
 import { createInvalidFrameLimiter } from "./invalid-frame-limiter.js";
 import { tooOldHelloVersion } from "./old-hello.js";
-import { bearerToken } from "./upgrade-auth.js";
 
 describe("bearerToken", () => {
   it("reads the token of a Bearer header and nothing else", () => {

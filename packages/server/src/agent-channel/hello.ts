@@ -5,7 +5,8 @@
  * this socket the host's one (evicting an older one with 4002); push, in this order and before
  * anything else can reach the agent, repository credentials, admin credentials, caps and
  * schedule.set; then reconcile running jobs, apply the auto-init rule and carry on a requested
- * agent update (confirm it, or send `command.update`).
+ * agent update (confirm it, or send `command.update`). The host's credentials are read once, for
+ * the push; auto-init decides on what the push sent.
  */
 import {
   CLOSE_CODES,
@@ -13,13 +14,16 @@ import {
   encode,
   type Hello,
   MIN_AGENT_PROTOCOL_VERSION,
+  type PayloadOf,
+  type ServerMessageType,
 } from "@fleetback/protocol";
 import { writeAudit } from "../audit/audit.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
-import { loadHostPush } from "../hosts/host-push.js";
+import { type HostPush, loadHostPush } from "../hosts/host-push.js";
 import { recordHello, recordRefusedHello } from "../hosts/presence.js";
 import { runAutoInit } from "../jobs/auto-init.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import { helpUrl } from "../updates/agent-upgrade-help.js";
 import { updateSucceeded } from "../updates/update-alerts.js";
 import { continueUpdateOnHello } from "../updates/update-state.js";
 import type { AgentSocket } from "./agent-socket.js";
@@ -33,20 +37,16 @@ export const HELLO_QUEUED_GRACE_MS = 10_000;
 /** Between heartbeats a command may still be in flight; after two minutes it is not. */
 export const HEARTBEAT_QUEUED_GRACE_MS = 120_000;
 
+/** Writes one of the session's own frames to its socket at once (agent-session.ts). */
+export type Answer = <K extends ServerMessageType>(type: K, payload: PayloadOf<K>) => void;
+
 export interface HelloSession {
   hostId: string;
   tokenHash: string;
   socket: AgentSocket;
+  answer: Answer;
   /** Marks the session as the host's accepted one: its other messages may now be handled. */
   accept(): void;
-}
-
-/** The page (routes/docs.ts) that tells an operator how to upgrade an agent refused as too old. */
-export const AGENT_UPGRADE_PATH = "/docs/agent-upgrade";
-
-/** Absolute, for the agent's log and the `error` frame: the agent knows no other origin. */
-export function helpUrl(baseUrl: string): string {
-  return `${baseUrl}${AGENT_UPGRADE_PATH}`;
 }
 
 /**
@@ -55,18 +55,16 @@ export function helpUrl(baseUrl: string): string {
  */
 export function rejectTooOld(
   ctx: ChannelContext,
-  session: Pick<HelloSession, "hostId" | "socket">,
+  session: Pick<HelloSession, "hostId" | "socket" | "answer">,
   version: number,
 ): Promise<void> {
   const { config, log, db, clock } = ctx.deps;
   log.warn({ host_id: session.hostId, protocol_version: version }, "agent protocol too old; refused");
-  session.socket.sendNow(
-    encode("error", {
-      code: ERROR_CODES.protocolTooOld,
-      message: `protocol version ${version} is older than ${MIN_AGENT_PROTOCOL_VERSION}, the oldest this server accepts; upgrade the agent`,
-      help_url: helpUrl(config.baseUrl),
-    }),
-  );
+  session.answer("error", {
+    code: ERROR_CODES.protocolTooOld,
+    message: `protocol version ${version} is older than ${MIN_AGENT_PROTOCOL_VERSION}, the oldest this server accepts; upgrade the agent`,
+    help_url: helpUrl(config.baseUrl),
+  });
   session.socket.close(CLOSE_CODES.protocolTooOld, "protocol too old");
   return recordRefusedHello(db, session.hostId, version, clock.now()).catch((err: unknown) => {
     log.error({ err, host_id: session.hostId }, "recording the refused hello failed");
@@ -75,21 +73,15 @@ export function rejectTooOld(
 
 function refuseDeleted(ctx: ChannelContext, session: HelloSession): void {
   ctx.deps.log.warn({ host_id: session.hostId }, "hello from a deleted host or a revoked token; closed");
-  session.socket.sendNow(
-    encode("error", {
-      code: ERROR_CODES.hostDeleted,
-      message: "this host was deleted or its agent token revoked",
-    }),
-  );
+  session.answer("error", {
+    code: ERROR_CODES.hostDeleted,
+    message: "this host was deleted or its agent token revoked",
+  });
   session.socket.close(CLOSE_CODES.hostDeleted, "host deleted or token revoked");
 }
 
-/** Frames of the initial push, in the contract's order. */
-async function initialPush(ctx: ChannelContext, hostId: string): Promise<string[] | undefined> {
-  const push = await loadHostPush(ctx.deps, hostId);
-  if (!push) {
-    return undefined;
-  }
+/** Frames of the initial push, in the contract's order; all encoded before any is written. */
+function initialPushFrames(push: HostPush): string[] {
   const frames: string[] = [];
   for (const slot of ["repo", "admin"] as const) {
     const repository = push.credentials[slot];
@@ -107,7 +99,7 @@ async function initialPush(ctx: ChannelContext, hostId: string): Promise<string[
  * host page shows it, so an agent that takes another host's name is seen (its name stays).
  */
 async function auditRename(ctx: ChannelContext, hostId: string, from: string, to: string): Promise<void> {
-  await writeAudit(ctx.deps.db, ctx.deps.clock, {
+  await writeAudit(ctx.deps.db, ctx.deps, {
     actor: "agent",
     action: HOSTNAME_CHANGED_ACTION,
     targetKind: "host",
@@ -143,22 +135,21 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
   session.accept();
   hub.register(socket)?.close(CLOSE_CODES.replaced, "replaced by a newer connection");
 
-  let frames: string[] | undefined;
+  let push: HostPush | undefined;
+  let frames: string[];
   try {
-    frames = await initialPush(ctx, hostId);
+    push = await loadHostPush(ctx.deps, hostId);
+    frames = push ? initialPushFrames(push) : [];
   } catch (err) {
     log.error({ err, host_id: hostId }, "initial push failed; closing so the agent reconnects");
     socket.close(1011, "internal error");
     return;
   }
-  if (!frames) {
+  if (!push) {
     refuseDeleted(ctx, session);
     return;
   }
-  for (const frame of frames) {
-    socket.sendNow(frame);
-  }
-  socket.openGate();
+  socket.openGate(frames);
   log.info(
     {
       host_id: hostId,
@@ -185,7 +176,8 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
     log.error({ err, host_id: hostId }, "reconciling running jobs after hello failed");
   }
   try {
-    await runAutoInit(ctx.deps, hostId);
+    // Only credentials the agent received count: an unreadable slot was left out of the push.
+    await runAutoInit(ctx.deps, hostId, push.credentials.repo !== undefined);
   } catch (err) {
     log.error({ err, host_id: hostId }, "repository auto-init failed");
   }
@@ -194,13 +186,8 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
       ctx.deps,
       hostId,
       hello,
-      (payload) => {
-        if (socket.closed) {
-          return false;
-        }
-        socket.send(encode("command.update", payload));
-        return true;
-      },
+      // This socket is the host's one here (a newer one's hello waits on this host's queue).
+      (payload) => !socket.closed && hub.send(hostId, "command.update", payload),
       clock.now(),
     );
     if (update === "succeeded") {

@@ -10,7 +10,7 @@ import { createChannel } from "../notifications/channels.js";
 import { createGroup } from "../sources/source-groups.js";
 import { eventually } from "../testing/eventually.js";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
-import { readJob, seedHost, seedJob } from "../testing/seed.js";
+import { readJob, seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
 import { connectAgent, type TestAgent } from "../testing/test-agent.js";
@@ -74,12 +74,13 @@ runServerSuite("alerts from job outcomes", (server) => {
     server.deps.db.select().from(alerts).where(eq(alerts.hostId, hostId));
 
   it("two failing groups give two alerts, each notified once; a repeat touches; a success resolves only its own", async () => {
-    await createChannel(server.deps, {
+    const audit = await seedAuditContext(server.deps);
+    await createChannel(server.deps, audit, {
       name: `hook-${server.deps.config.baseUrl}`,
       kind: "webhook",
       config: { url: `${webhook.url}/fleetback`, secret: "webhook-secret-0123456789" },
     });
-    await createChannel(server.deps, {
+    await createChannel(server.deps, audit, {
       name: `mail-${server.deps.config.baseUrl}`,
       kind: "email",
       config: {
@@ -94,8 +95,16 @@ runServerSuite("alerts from job outcomes", (server) => {
     const mailBefore = smtp.messages.length;
     // The test agent says hello as web-1, which names the host.
     const { host, token } = await seedHost(server.deps, { name: "web-1" });
-    const etc = await createGroup(server.deps, host.id, { name: "etc", includes: ["/etc"], retry_max: 0 });
-    const home = await createGroup(server.deps, host.id, { name: "home", includes: ["/home"], retry_max: 0 });
+    const etc = await createGroup(server.deps, await seedAuditContext(server.deps), host.id, {
+      name: "etc",
+      includes: ["/etc"],
+      retry_max: 0,
+    });
+    const home = await createGroup(server.deps, await seedAuditContext(server.deps), host.id, {
+      name: "home",
+      includes: ["/home"],
+      retry_max: 0,
+    });
     agent = await connected(token);
     try {
       await finish(host.id, etc.id, "backup", "failed");
@@ -163,7 +172,11 @@ runServerSuite("alerts from job outcomes", (server) => {
 
   it("repository jobs alert with an empty key; a cancel touches nothing; a queued retry waits", async () => {
     const { host, token } = await seedHost(server.deps, { name: "db-02" });
-    const group = await createGroup(server.deps, host.id, { name: "etc", includes: ["/etc"], retry_max: 2 });
+    const group = await createGroup(server.deps, await seedAuditContext(server.deps), host.id, {
+      name: "etc",
+      includes: ["/etc"],
+      retry_max: 2,
+    });
     agent = await connected(token);
     try {
       await finish(host.id, null, "check", "failed");
@@ -212,12 +225,12 @@ runServerSuite("alerts from job outcomes", (server) => {
     const key = { hostId: host.id, kind: "prune_failed" as const, dedupKey: "" };
     const now = server.deps.clock.now();
     const outcomes = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => raiseAlert(server.deps.db, key, { message: `try ${i}` }, now)),
+      Array.from({ length: 5 }, (_, i) => raiseAlert(server.deps, key, { message: `try ${i}` }, now)),
     );
     expect(outcomes.filter((o) => o.opened)).toHaveLength(1);
     expect(await openAlerts(host.id)).toHaveLength(1);
     expect(await resolveKey(server.deps.db, key, now)).toBeDefined();
-    expect((await raiseAlert(server.deps.db, key, { message: "again" }, now)).opened).toBe(true);
+    expect((await raiseAlert(server.deps, key, { message: "again" }, now)).opened).toBe(true);
     expect(await openAlerts(host.id)).toHaveLength(2);
   });
 });

@@ -7,8 +7,10 @@
  */
 import { type Alert, alerts, type Database, hosts, isUniqueViolation } from "@fleetback/db";
 import { and, desc, eq, isNotNull, isNull, lt, type SQL } from "drizzle-orm";
-import { ulid } from "ulidx";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
+import type { Clock } from "../clock.js";
 import { conflict, notFound } from "../errors.js";
+import type { Ids } from "../ids.js";
 
 export const ALERT_KINDS = [
   "backup_failed",
@@ -59,13 +61,14 @@ async function touch(
 
 /** Opens the key's alert, or re-raises the open one. `opened` says whether to notify. */
 export async function raiseAlert(
-  db: Database,
+  deps: { db: Database; ids: Ids },
   key: AlertKey,
   details: { message: string; jobId?: string | null },
   now: Date,
 ): Promise<RaiseOutcome> {
   const message = details.message.slice(0, 2_000);
   const jobId = details.jobId ?? null;
+  const db = deps.db;
   const existing = await touch(db, key, message, jobId, now);
   if (existing) {
     return { alert: existing, opened: false };
@@ -73,7 +76,7 @@ export async function raiseAlert(
   try {
     const [created] = await db
       .insert(alerts)
-      .values({ id: ulid(now.getTime()), ...key, message, lastJobId: jobId, createdAt: now, lastSeenAt: now })
+      .values({ id: deps.ids.ulid(now), ...key, message, lastJobId: jobId, createdAt: now, lastSeenAt: now })
       .returning();
     if (!created) {
       throw new Error("insert into alerts returned no row");
@@ -99,21 +102,29 @@ export async function resolveKey(db: Database, key: AlertKey, now: Date): Promis
 
 /** An operator's manual resolve. */
 export async function resolveAlertById(
-  db: Database,
+  deps: { db: Database; clock: Clock; ids: Ids },
+  audit: AuditContext,
   alertId: string,
-  userId: string,
-  now: Date,
 ): Promise<Alert> {
-  const [row] = await db
-    .update(alerts)
-    .set({ resolvedAt: now, resolvedBy: userId })
-    .where(and(eq(alerts.id, alertId), isNull(alerts.resolvedAt)))
-    .returning();
-  if (row) {
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(alerts)
+      .set({ resolvedAt: deps.clock.now(), resolvedBy: audit.actor.userId })
+      .where(and(eq(alerts.id, alertId), isNull(alerts.resolvedAt)))
+      .returning();
+    if (!row) {
+      const [exists] = await tx.select({ id: alerts.id }).from(alerts).where(eq(alerts.id, alertId));
+      throw exists ? conflict(`Alert ${alertId} is already resolved`) : notFound(`No alert ${alertId}`);
+    }
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "alert.resolve",
+      targetKind: "alert",
+      targetId: row.id,
+      details: { host_id: row.hostId, kind: row.kind },
+    });
     return row;
-  }
-  const [exists] = await db.select({ id: alerts.id }).from(alerts).where(eq(alerts.id, alertId));
-  throw exists ? conflict(`Alert ${alertId} is already resolved`) : notFound(`No alert ${alertId}`);
+  });
 }
 
 export type AlertState = "open" | "resolved" | "all";

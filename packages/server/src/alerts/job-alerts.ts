@@ -11,8 +11,10 @@
 import { type Database, hosts, type JobKind, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import type { Clock } from "../clock.js";
+import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
-import type { AlertContext, Notifier } from "../notifications/notifier.js";
+import type { AlertContext } from "../notifications/message.js";
+import type { Notifier } from "../notifications/notifier-port.js";
 import { type AlertKey, type AlertKind, raiseAlert, resolveKey } from "./alerts.js";
 
 export interface JobEnd {
@@ -33,6 +35,7 @@ export interface JobAlerts {
 
 export interface JobAlertDeps {
   db: Database;
+  ids: Ids;
   log: Logger;
   clock: Clock;
   notifier: Notifier;
@@ -85,7 +88,7 @@ export function createJobAlerts(deps: JobAlertDeps): JobAlerts {
           return;
         }
         const { alert, opened } = await raiseAlert(
-          deps.db,
+          deps,
           key,
           { message: messageOf(end), jobId: end.jobId },
           now,

@@ -5,9 +5,18 @@
  */
 import { type AuditEntry, auditLog, type Database, users } from "@fleetback/db";
 import { and, desc, eq, lt } from "drizzle-orm";
-import { ulid } from "ulidx";
-import type { Actor } from "../auth/actor.js";
 import type { Clock } from "../clock.js";
+import type { Actor } from "../http/app-env.js";
+import type { Ids } from "../ids.js";
+
+/**
+ * Who made a change and from where. A domain function that changes something takes this and
+ * writes the audit entry in the change's own transaction, so the two commit or fail together.
+ */
+export interface AuditContext {
+  actor: Actor;
+  ip: string | undefined;
+}
 
 export interface AuditInput {
   actor: Actor | "system" | "agent";
@@ -18,11 +27,16 @@ export interface AuditInput {
   ip?: string | undefined;
 }
 
-export async function writeAudit(db: Database, clock: Clock, input: AuditInput): Promise<void> {
-  const at = clock.now();
+/** `db` is the change's transaction wherever there is one. */
+export async function writeAudit(
+  db: Database,
+  deps: { clock: Clock; ids: Ids },
+  input: AuditInput,
+): Promise<void> {
+  const at = deps.clock.now();
   const actor = input.actor;
   await db.insert(auditLog).values({
-    id: ulid(at.getTime()),
+    id: deps.ids.ulid(at),
     at,
     actorKind: typeof actor === "string" ? actor : "user",
     actorUserId: typeof actor === "string" ? null : actor.userId,

@@ -1,34 +1,17 @@
 /**
  * @module auth/actor
- * Who is calling, and the one middleware that says whether they may. Roles are ordered: an
- * admin may do all an operator may, an operator all a viewer may.
+ * The one middleware that says whether the caller may. Who the caller is (Actor), the request's
+ * variables (AppEnv) and the order of roles are in http/app-env.ts, so the transport layer can
+ * carry them; they are re-exported here because every route reads them beside requireRole.
  */
-import type { UserRole } from "@fleetback/db";
 import type { Context, MiddlewareHandler } from "hono";
+import type { AuditContext } from "../audit/audit.js";
 import { RequestError } from "../errors.js";
+import { type Actor, type AppEnv, hasRole, type Role } from "../http/app-env.js";
+import { clientIp } from "../http/client-address.js";
 
-export type Role = UserRole;
-
-export interface Actor {
-  userId: string;
-  username: string;
-  role: Role;
-  /** How the caller proved who they are; CSRF applies to sessions only. */
-  via: "session" | "api_token";
-  sessionId?: string;
-  /** The session's CSRF token, embedded in every form the session renders. */
-  csrfToken?: string;
-}
-
-export type AppEnv = {
-  Variables: { requestId: string; actor: Actor | undefined; clientIp: string | undefined };
-};
-
-const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
-
-export function hasRole(actor: Actor | undefined, role: Role): boolean {
-  return actor !== undefined && RANK[actor.role] >= RANK[role];
-}
+export type { Actor, AppEnv, Role } from "../http/app-env.js";
+export { hasRole } from "../http/app-env.js";
 
 /** Marks a handler as needing `role`; the route-role test reads this marker from the route table. */
 export type RoleMiddleware = MiddlewareHandler<AppEnv> & { requiredRole: Role };
@@ -59,4 +42,9 @@ export function actorOf(c: Context<AppEnv>): Actor {
     throw new RequestError("unauthorised", "Sign in first.");
   }
   return actor;
+}
+
+/** Who changes something and from where, as the domain writes it into the audit log. */
+export function auditOf(c: Context<AppEnv>): AuditContext {
+  return { actor: actorOf(c), ip: clientIp(c) };
 }

@@ -7,8 +7,9 @@
 import { hashToken, randomToken } from "@fleetback/crypto";
 import { type ApiToken, apiTokens, type Database, type User, users } from "@fleetback/db";
 import { and, desc, eq, isNull } from "drizzle-orm";
-import { ulid } from "ulidx";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
+import type { ServerDeps } from "../deps.js";
 import { invalid, notFound } from "../errors.js";
 
 const TOUCH_INTERVAL_MS = 60 * 1000;
@@ -47,31 +48,42 @@ export function parseExpiry(value: string | undefined, now: Date): Date | undefi
   return parsed;
 }
 
+type TokenDeps = Pick<ServerDeps, "db" | "clock" | "ids">;
+
+/** A token of the acting user, audited in the same transaction. */
 export async function createApiToken(
-  db: Database,
-  clock: Clock,
-  userId: string,
+  deps: TokenDeps,
+  audit: AuditContext,
   name: string,
   expiresAt?: Date,
 ): Promise<{ token: string; record: ApiTokenView }> {
-  const now = clock.now();
+  const now = deps.clock.now();
   const token = randomToken("fbu");
-  const rows = await db
-    .insert(apiTokens)
-    .values({
-      id: ulid(now.getTime()),
-      userId,
-      name,
-      tokenHash: hashToken(token),
-      createdAt: now,
-      expiresAt: expiresAt ?? null,
-    })
-    .returning();
-  const record = rows[0];
-  if (!record) {
-    throw new Error("insert returned no row");
-  }
-  return { token, record: view(record) };
+  return deps.db.transaction(async (tx) => {
+    const rows = await tx
+      .insert(apiTokens)
+      .values({
+        id: deps.ids.ulid(now),
+        userId: audit.actor.userId,
+        name,
+        tokenHash: hashToken(token),
+        createdAt: now,
+        expiresAt: expiresAt ?? null,
+      })
+      .returning();
+    const record = rows[0];
+    if (!record) {
+      throw new Error("insert returned no row");
+    }
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "api_token.create",
+      targetKind: "api_token",
+      targetId: record.id,
+      ...(expiresAt ? { details: { expires_at: expiresAt.toISOString() } } : {}),
+    });
+    return { token, record: view(record) };
+  });
 }
 
 export async function listApiTokens(db: Database, userId: string): Promise<ApiTokenView[]> {
@@ -83,15 +95,24 @@ export async function listApiTokens(db: Database, userId: string): Promise<ApiTo
   return rows.map(view);
 }
 
-export async function revokeApiToken(db: Database, clock: Clock, userId: string, id: string): Promise<void> {
-  const rows = await db
-    .update(apiTokens)
-    .set({ revokedAt: clock.now() })
-    .where(and(eq(apiTokens.id, id), eq(apiTokens.userId, userId), isNull(apiTokens.revokedAt)))
-    .returning({ id: apiTokens.id });
-  if (rows.length === 0) {
-    throw notFound(`No active API token ${id}`);
-  }
+/** Revokes one of the acting user's own active tokens. */
+export async function revokeApiToken(deps: TokenDeps, audit: AuditContext, id: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const rows = await tx
+      .update(apiTokens)
+      .set({ revokedAt: deps.clock.now() })
+      .where(and(eq(apiTokens.id, id), eq(apiTokens.userId, audit.actor.userId), isNull(apiTokens.revokedAt)))
+      .returning({ id: apiTokens.id });
+    if (rows.length === 0) {
+      throw notFound(`No active API token ${id}`);
+    }
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "api_token.revoke",
+      targetKind: "api_token",
+      targetId: id,
+    });
+  });
 }
 
 export async function resolveApiToken(db: Database, clock: Clock, token: string): Promise<User | undefined> {

@@ -7,7 +7,7 @@
 import { constantTimeEqual, randomToken } from "@fleetback/crypto";
 import { advisoryLockKey, type Database, type User } from "@fleetback/db";
 import { sql } from "drizzle-orm";
-import type { Clock } from "../clock.js";
+import type { ServerDeps } from "../deps.js";
 import { RequestError } from "../errors.js";
 import { countUsers, createUser } from "./users.js";
 
@@ -39,21 +39,20 @@ export async function createBootstrapState(
 const BOOTSTRAP_LOCK = advisoryLockKey("bootstrap");
 
 export async function bootstrapFirstAdmin(
-  db: Database,
-  clock: Clock,
+  deps: Pick<ServerDeps, "db" | "clock" | "ids">,
   state: BootstrapState,
   input: { bootstrapToken: string; username: string; password: string },
 ): Promise<User> {
   if (!state.matches(input.bootstrapToken)) {
     throw new RequestError("unauthorised", "bootstrap_token: not valid, or an admin already exists");
   }
-  const user = await db.transaction(async (tx) => {
+  const user = await deps.db.transaction(async (tx) => {
     // Serialises racing bootstraps (also across server replicas sharing one database).
     await tx.execute(sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`);
     if ((await countUsers(tx)) > 0) {
       return undefined;
     }
-    return createUser(tx, clock, { username: input.username, password: input.password, role: "admin" });
+    return createUser(tx, deps, { username: input.username, password: input.password, role: "admin" });
   });
   state.burn();
   if (!user) {

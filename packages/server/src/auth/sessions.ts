@@ -6,8 +6,9 @@
 import { hashToken, randomToken } from "@fleetback/crypto";
 import { type Database, sessions, type User, users } from "@fleetback/db";
 import { eq, lt, or } from "drizzle-orm";
-import { ulid } from "ulidx";
+import { writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
+import type { ServerDeps } from "../deps.js";
 
 export const SESSION_COOKIE = "fleetback_session";
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
@@ -21,26 +22,39 @@ export interface NewSessionResult {
   expiresAt: Date;
 }
 
+/**
+ * Signs `user` in; `reason` is the audit action (a password sign-in or the first admin's), written
+ * in the session's transaction.
+ */
 export async function createSession(
-  db: Database,
-  clock: Clock,
-  userId: string,
+  deps: Pick<ServerDeps, "db" | "clock" | "ids">,
+  user: Pick<User, "id" | "username" | "role">,
+  reason: "auth.login" | "auth.bootstrap",
   meta: { ip?: string | undefined; userAgent?: string | undefined } = {},
 ): Promise<NewSessionResult> {
-  const now = clock.now();
+  const now = deps.clock.now();
   const token = randomToken("fbs");
   const csrfToken = randomToken("fbs").slice(4);
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-  await db.insert(sessions).values({
-    id: ulid(now.getTime()),
-    tokenHash: hashToken(token),
-    userId,
-    csrfToken,
-    createdAt: now,
-    lastSeenAt: now,
-    expiresAt,
-    ip: meta.ip?.slice(0, 64),
-    userAgent: meta.userAgent?.slice(0, 256),
+  await deps.db.transaction(async (tx) => {
+    await tx.insert(sessions).values({
+      id: deps.ids.ulid(now),
+      tokenHash: hashToken(token),
+      userId: user.id,
+      csrfToken,
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt,
+      ip: meta.ip?.slice(0, 64),
+      userAgent: meta.userAgent?.slice(0, 256),
+    });
+    await writeAudit(tx, deps, {
+      actor: { userId: user.id, username: user.username, role: user.role, via: "session" },
+      action: reason,
+      targetKind: "user",
+      targetId: user.id,
+      ip: meta.ip,
+    });
   });
   return { token, csrfToken, expiresAt };
 }

@@ -6,20 +6,25 @@
 import { hashPassword, verifyPassword } from "@fleetback/crypto";
 import { type Database, isUniqueViolation, type User, type UserRole, users } from "@fleetback/db";
 import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
-import { ulid } from "ulidx";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
+import type { ServerDeps } from "../deps.js";
 import { conflict, invalid, notFound } from "../errors.js";
+import type { Ids } from "../ids.js";
+import { deleteUserSessions } from "./sessions.js";
+
+type UserDeps = Pick<ServerDeps, "db" | "clock" | "ids">;
 
 export const USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$";
 export const MIN_PASSWORD_LENGTH = 12;
 
-let dummyHash: Promise<string> | undefined;
-
-/** Runs the same argon2id work for an unknown user as for a known one. */
-function dummyPasswordHash(): Promise<string> {
-  dummyHash ??= hashPassword("fleetback-timing-equaliser");
-  return dummyHash;
-}
+/**
+ * Verified against for an unknown user, so login does the same argon2id work as for a known one.
+ * A fixed string rather than one hashed at first use: nothing to cache per process. Its parameters
+ * must be PASSWORD_HASH_PARAMS (users.test.ts checks), or the work would differ.
+ */
+export const DUMMY_PASSWORD_HASH =
+  "$argon2id$v=19$m=65536,t=3,p=4$gC7494dImYx/QWHJKAxHIQ$vfV8eYjy5VuWwHGz74vtBWZZ4Eui7+MZVAJlrGnc428";
 
 export function checkPasswordStrength(password: string, username: string): void {
   if ([...password].length < MIN_PASSWORD_LENGTH) {
@@ -30,19 +35,20 @@ export function checkPasswordStrength(password: string, username: string): void 
   }
 }
 
+/** The insert alone, for a caller that audits it (addUser, the first admin's bootstrap). */
 export async function createUser(
   db: Database,
-  clock: Clock,
+  deps: { clock: Clock; ids: Ids },
   input: { username: string; password: string; role: UserRole },
 ): Promise<User> {
   checkPasswordStrength(input.password, input.username);
   const passwordHash = await hashPassword(input.password);
-  const now = clock.now();
+  const now = deps.clock.now();
   try {
     const rows = await db
       .insert(users)
       .values({
-        id: ulid(now.getTime()),
+        id: deps.ids.ulid(now),
         username: input.username,
         passwordHash,
         role: input.role,
@@ -62,6 +68,25 @@ export async function createUser(
   }
 }
 
+/** An admin adds a user. */
+export async function addUser(
+  deps: UserDeps,
+  audit: AuditContext,
+  input: { username: string; password: string; role: UserRole },
+): Promise<User> {
+  return deps.db.transaction(async (tx) => {
+    const user = await createUser(tx, deps, input);
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "user.create",
+      targetKind: "user",
+      targetId: user.id,
+      details: { role: user.role },
+    });
+    return user;
+  });
+}
+
 export async function findUserByName(db: Database, username: string): Promise<User | undefined> {
   const rows = await db
     .select()
@@ -78,7 +103,7 @@ export async function verifyLogin(
   password: string,
 ): Promise<User | undefined> {
   const user = await findUserByName(db, username);
-  const hash = user?.passwordHash ?? (await dummyPasswordHash());
+  const hash = user?.passwordHash ?? DUMMY_PASSWORD_HASH;
   const ok = await verifyPassword(password, hash);
   return ok && user && user.disabledAt === null ? user : undefined;
 }
@@ -115,35 +140,56 @@ export interface UserPatch {
   disabled?: boolean | undefined;
 }
 
-/** Applies a patch; refuses to leave the service without an enabled admin. */
-export async function updateUser(db: Database, clock: Clock, id: string, patch: UserPatch): Promise<User> {
-  const user = await getUser(db, id);
-  const losesAdmin =
-    user.role === "admin" &&
-    user.disabledAt === null &&
-    ((patch.role !== undefined && patch.role !== "admin") || patch.disabled === true);
-  if (losesAdmin && (await countActiveAdmins(db)) <= 1) {
-    throw conflict("role: the last enabled admin cannot be demoted or disabled");
-  }
-  const changes: Partial<User> = {};
-  if (patch.role !== undefined) {
-    changes.role = patch.role;
-  }
-  if (patch.disabled !== undefined) {
-    changes.disabledAt = patch.disabled ? clock.now() : null;
-  }
-  if (patch.password !== undefined) {
-    checkPasswordStrength(patch.password, user.username);
-    changes.passwordHash = await hashPassword(patch.password);
-  }
-  const rows = await db.update(users).set(changes).where(eq(users.id, id)).returning();
-  return rows[0] ?? user;
+/**
+ * Applies a patch and ends the user's sessions, so the change takes effect at once; refuses to
+ * leave the service without an enabled admin.
+ */
+export async function updateUser(
+  deps: UserDeps,
+  audit: AuditContext,
+  id: string,
+  patch: UserPatch,
+): Promise<User> {
+  return deps.db.transaction(async (tx) => {
+    const user = await getUser(tx, id);
+    const losesAdmin =
+      user.role === "admin" &&
+      user.disabledAt === null &&
+      ((patch.role !== undefined && patch.role !== "admin") || patch.disabled === true);
+    if (losesAdmin && (await countActiveAdmins(tx)) <= 1) {
+      throw conflict("role: the last enabled admin cannot be demoted or disabled");
+    }
+    const changes: Partial<User> = {};
+    if (patch.role !== undefined) {
+      changes.role = patch.role;
+    }
+    if (patch.disabled !== undefined) {
+      changes.disabledAt = patch.disabled ? deps.clock.now() : null;
+    }
+    if (patch.password !== undefined) {
+      checkPasswordStrength(patch.password, user.username);
+      changes.passwordHash = await hashPassword(patch.password);
+    }
+    const rows = await tx.update(users).set(changes).where(eq(users.id, id)).returning();
+    await deleteUserSessions(tx, id);
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "user.update",
+      targetKind: "user",
+      targetId: id,
+      details: { fields: Object.keys(patch).filter((key) => patch[key as keyof UserPatch] !== undefined) },
+    });
+    return rows[0] ?? user;
+  });
 }
 
-export async function deleteUser(db: Database, id: string): Promise<void> {
-  const user = await getUser(db, id);
-  if (user.role === "admin" && user.disabledAt === null && (await countActiveAdmins(db)) <= 1) {
-    throw conflict("user: the last enabled admin cannot be deleted");
-  }
-  await db.delete(users).where(eq(users.id, id));
+export async function deleteUser(deps: UserDeps, audit: AuditContext, id: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const user = await getUser(tx, id);
+    if (user.role === "admin" && user.disabledAt === null && (await countActiveAdmins(tx)) <= 1) {
+      throw conflict("user: the last enabled admin cannot be deleted");
+    }
+    await tx.delete(users).where(eq(users.id, id));
+    await writeAudit(tx, deps, { ...audit, action: "user.delete", targetKind: "user", targetId: id });
+  });
 }

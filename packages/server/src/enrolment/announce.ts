@@ -15,11 +15,11 @@ import {
 } from "@fleetback/crypto";
 import { type Database, hosts, type PendingHost, pendingHosts } from "@fleetback/db";
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lte } from "drizzle-orm";
-import { ulid } from "ulidx";
-import type { Actor } from "../auth/actor.js";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import { sourceNetwork } from "../http/client-address.js";
+import type { Ids } from "../ids.js";
 import type { HostInfo } from "./enrol.js";
 
 /**
@@ -33,7 +33,7 @@ export const MAX_PENDING_PER_NETWORK = 10;
 export const CLAIM_CLOCK_SKEW_MS = 5 * 60 * 1000;
 export const PENDING_SWEEP_PERIOD_MS = 60 * 1000;
 
-type Deps = { db: Database; clock: Clock; keys: { secret: Uint8Array } };
+type Deps = { db: Database; clock: Clock; ids: Ids; keys: { secret: Uint8Array } };
 
 function claimAad(pendingId: string): string {
   return `pending:${pendingId}`;
@@ -86,7 +86,7 @@ export async function announceHost(
     .from(hosts)
     .where(eq(hosts.name, info.hostname))
     .limit(1);
-  const pendingId = ulid(now.getTime());
+  const pendingId = deps.ids.ulid(now);
   const print = fingerprint(parsed.key);
   await deps.db.insert(pendingHosts).values({
     id: pendingId,
@@ -115,18 +115,18 @@ export async function listPendingHosts(db: Database, clock: Clock): Promise<Pend
 /** Creates the host and its agent token; the token waits, sealed, for the agent's claim. */
 export async function approvePendingHost(
   deps: Deps,
-  actor: Actor,
+  audit: AuditContext,
   pendingId: string,
 ): Promise<{ hostId: string }> {
   const now = deps.clock.now();
   const agentToken = randomToken("fba");
-  const hostId = ulid(now.getTime());
+  const hostId = deps.ids.ulid(now);
   const approved = await deps.db.transaction(async (tx) => {
     const rows = await tx
       .update(pendingHosts)
       .set({
         approvedAt: now,
-        approvedBy: actor.userId,
+        approvedBy: audit.actor.userId,
         expiresAt: new Date(now.getTime() + PENDING_TTL_MS),
         sealedAgentToken: sealString(deps.keys.secret, agentToken, claimAad(pendingId)),
       })
@@ -150,6 +150,7 @@ export async function approvePendingHost(
       createdAt: now,
     });
     await tx.update(pendingHosts).set({ hostId }).where(eq(pendingHosts.id, pendingId));
+    await writeAudit(tx, deps, { ...audit, action: "host.approve", targetKind: "host", targetId: hostId });
     return true;
   });
   if (!approved) {
@@ -161,26 +162,44 @@ export async function approvePendingHost(
   return { hostId };
 }
 
-export async function rejectPendingHost(db: Database, pendingId: string): Promise<void> {
-  const rows = await db
-    .delete(pendingHosts)
-    .where(and(eq(pendingHosts.id, pendingId), isNull(pendingHosts.approvedAt)))
-    .returning({ id: pendingHosts.id });
-  if (rows.length === 0) {
-    throw new RequestError("not_found", `No host ${pendingId} is waiting for approval.`);
-  }
+type RejectDeps = Pick<Deps, "db" | "clock" | "ids">;
+
+export async function rejectPendingHost(
+  deps: RejectDeps,
+  audit: AuditContext,
+  pendingId: string,
+): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const rows = await tx
+      .delete(pendingHosts)
+      .where(and(eq(pendingHosts.id, pendingId), isNull(pendingHosts.approvedAt)))
+      .returning({ id: pendingHosts.id });
+    if (rows.length === 0) {
+      throw new RequestError("not_found", `No host ${pendingId} is waiting for approval.`);
+    }
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "pending_host.reject",
+      targetKind: "pending_host",
+      targetId: pendingId,
+    });
+  });
 }
 
 /** Which waiting hosts a bulk reject removes: named ones, or every one from a source network. */
 export type PendingSelection = { ids: string[] } | { sourceNetwork: string };
 
 /** Rejects the selected hosts still waiting for approval; returns the ids that were removed. */
-export async function rejectPendingHosts(db: Database, selection: PendingSelection): Promise<string[]> {
+export async function rejectPendingHosts(
+  deps: RejectDeps,
+  audit: AuditContext,
+  selection: PendingSelection,
+): Promise<string[]> {
   let ids: string[];
   if ("ids" in selection) {
     ids = selection.ids;
   } else {
-    const waiting = await db
+    const waiting = await deps.db
       .select({ id: pendingHosts.id, sourceIp: pendingHosts.sourceIp })
       .from(pendingHosts)
       .where(isNull(pendingHosts.approvedAt));
@@ -191,11 +210,26 @@ export async function rejectPendingHosts(db: Database, selection: PendingSelecti
   if (ids.length === 0) {
     return [];
   }
-  const rows = await db
-    .delete(pendingHosts)
-    .where(and(inArray(pendingHosts.id, ids), isNull(pendingHosts.approvedAt)))
-    .returning({ id: pendingHosts.id });
-  return rows.map((row) => row.id);
+  return deps.db.transaction(async (tx) => {
+    const rows = await tx
+      .delete(pendingHosts)
+      .where(and(inArray(pendingHosts.id, ids), isNull(pendingHosts.approvedAt)))
+      .returning({ id: pendingHosts.id });
+    // One entry per host, as a single reject writes, so the trail reads the same either way.
+    for (const row of rows) {
+      await writeAudit(tx, deps, {
+        ...audit,
+        action: "pending_host.reject",
+        targetKind: "pending_host",
+        targetId: row.id,
+        details:
+          "sourceNetwork" in selection
+            ? { bulk: true, source_network: selection.sourceNetwork }
+            : { bulk: true },
+      });
+    }
+    return rows.map((row) => row.id);
+  });
 }
 
 export type ClaimResult = { state: "pending" } | { state: "claimed"; hostId: string; agentToken: string };

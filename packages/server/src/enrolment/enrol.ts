@@ -9,10 +9,10 @@ import { hashToken, openJson, randomToken } from "@fleetback/crypto";
 import { type Database, enrolmentTokens, hostCredentials, hosts, sourceGroups } from "@fleetback/db";
 import type { Repository } from "@fleetback/protocol";
 import { and, eq, gt, isNull } from "drizzle-orm";
-import { ulid } from "ulidx";
 import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
+import type { Ids } from "../ids.js";
 import { enrolmentAad } from "./tokens.js";
 
 /** The group created from a token's initial paths (documented in the README). */
@@ -43,13 +43,13 @@ function isRepository(value: unknown): value is Repository {
 }
 
 export async function enrolWithToken(
-  deps: { db: Database; clock: Clock; keys: { secret: Uint8Array } },
+  deps: { db: Database; clock: Clock; ids: Ids; keys: { secret: Uint8Array } },
   token: string,
   info: HostInfo,
 ): Promise<Enrolled> {
   const now = deps.clock.now();
   const tokenHash = hashToken(token);
-  const hostId = ulid(now.getTime());
+  const hostId = deps.ids.ulid(now);
   const agentToken = randomToken("fba");
   const enrolled = await deps.db.transaction(async (tx) => {
     const burned = await tx
@@ -91,7 +91,7 @@ export async function enrolWithToken(
     }
     if (row.initialPaths.length > 0) {
       await tx.insert(sourceGroups).values({
-        id: ulid(now.getTime()),
+        id: deps.ids.ulid(now),
         hostId,
         name: DEFAULT_GROUP_NAME,
         includes: row.initialPaths,

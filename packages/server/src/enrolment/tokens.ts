@@ -9,9 +9,9 @@ import { type Database, enrolmentTokens } from "@fleetback/db";
 import { renderInstallCommand } from "@fleetback/installer";
 import type { Repository } from "@fleetback/protocol";
 import { and, desc, gt, isNull } from "drizzle-orm";
-import { ulid } from "ulidx";
-import type { Actor } from "../auth/actor.js";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
+import type { Ids } from "../ids.js";
 
 export const ENROLMENT_TOKEN_TTL_MS = 60 * 60 * 1000;
 
@@ -45,8 +45,8 @@ export function htpasswdSnippet(username: string, password: string): string {
 }
 
 export async function mintEnrolmentToken(
-  deps: { db: Database; clock: Clock; keys: { secret: Uint8Array }; config: { baseUrl: string } },
-  actor: Actor,
+  deps: { db: Database; clock: Clock; ids: Ids; keys: { secret: Uint8Array }; config: { baseUrl: string } },
+  audit: AuditContext,
   input: MintInput,
 ): Promise<MintedToken> {
   const now = deps.clock.now();
@@ -67,16 +67,28 @@ export async function mintEnrolmentToken(
       snippet = htpasswdSnippet(repository.username, generatedPassword);
     }
   }
-  const id = ulid(now.getTime());
+  const id = deps.ids.ulid(now);
   const expiresAt = new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS);
-  await deps.db.insert(enrolmentTokens).values({
-    id,
-    tokenHash,
-    sealedRepository,
-    initialPaths: input.initialPaths ?? [],
-    createdBy: actor.userId,
-    createdAt: now,
-    expiresAt,
+  await deps.db.transaction(async (tx) => {
+    await tx.insert(enrolmentTokens).values({
+      id,
+      tokenHash,
+      sealedRepository,
+      initialPaths: input.initialPaths ?? [],
+      createdBy: audit.actor.userId,
+      createdAt: now,
+      expiresAt,
+    });
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "enrolment_token.create",
+      targetKind: "enrolment_token",
+      targetId: id,
+      details: {
+        has_repository: input.repository !== undefined,
+        initial_paths: input.initialPaths?.length ?? 0,
+      },
+    });
   });
   return {
     id,

@@ -6,6 +6,7 @@
 import { hosts } from "@fleetback/db";
 import type { Caps } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { capsOf } from "./host-push.js";
 
@@ -24,7 +25,8 @@ function isCap(value: number | null): boolean {
 }
 
 export async function setHostBandwidth(
-  deps: Pick<ServerDeps, "db" | "hub" | "clock">,
+  deps: Pick<ServerDeps, "db" | "hub" | "clock" | "ids">,
+  audit: AuditContext,
   hostId: string,
   caps: BandwidthCaps,
 ): Promise<SetBandwidthResult> {
@@ -38,11 +40,23 @@ export async function setHostBandwidth(
   if (errors.length > 0) {
     return { ok: false, reason: "invalid", errors };
   }
-  const [host] = await deps.db
-    .update(hosts)
-    .set({ bandwidthUpKbps: caps.upKbps, bandwidthDownKbps: caps.downKbps, updatedAt: deps.clock.now() })
-    .where(eq(hosts.id, hostId))
-    .returning({ bandwidthUpKbps: hosts.bandwidthUpKbps, bandwidthDownKbps: hosts.bandwidthDownKbps });
+  const host = await deps.db.transaction(async (tx) => {
+    const [updated] = await tx
+      .update(hosts)
+      .set({ bandwidthUpKbps: caps.upKbps, bandwidthDownKbps: caps.downKbps, updatedAt: deps.clock.now() })
+      .where(eq(hosts.id, hostId))
+      .returning({ bandwidthUpKbps: hosts.bandwidthUpKbps, bandwidthDownKbps: hosts.bandwidthDownKbps });
+    if (updated) {
+      await writeAudit(tx, deps, {
+        ...audit,
+        action: "host.bandwidth.update",
+        targetKind: "host",
+        targetId: hostId,
+        details: { up_kbps: caps.upKbps, down_kbps: caps.downKbps },
+      });
+    }
+    return updated;
+  });
   if (!host) {
     return { ok: false, reason: "host_not_found" };
   }

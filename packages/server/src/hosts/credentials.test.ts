@@ -3,7 +3,7 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { bindCredentials, seedHost } from "../testing/seed.js";
+import { bindCredentials, seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { mergeCredentialPatch, readHostCredentials, updateHostCredentials } from "./credentials.js";
 
@@ -45,6 +45,7 @@ describe("mergeCredentialPatch", () => {
 runDbSuite("host credentials", (getDb) => {
   it("merges an edit with the stored slot, stores it sealed and pushes it to a connected agent", async () => {
     const deps = await createTestDeps({ db: getDb() });
+    const audit = await seedAuditContext(deps);
     const { host } = await seedHost(deps);
     await bindCredentials(deps, host.id, {
       repo: { url: "rest:https://b.example/h", username: "h", password: "old" },
@@ -52,7 +53,7 @@ runDbSuite("host credentials", (getDb) => {
     const connection = createRecordingConnection(host.id);
     deps.hub.register(connection);
 
-    const result = await updateHostCredentials(deps, host.id, "repo", { password: "new-secret" });
+    const result = await updateHostCredentials(deps, audit, host.id, "repo", { password: "new-secret" });
     const expected = { url: "rest:https://b.example/h", username: "h", password: "new-secret" };
     expect(result).toEqual({ ok: true, credentials: expected, pushed: true });
     expect(connection.frames.map((frame) => frame.payload)).toEqual([{ slot: "repo", repository: expected }]);
@@ -63,15 +64,16 @@ runDbSuite("host credentials", (getDb) => {
 
   it("keeps both of two concurrent edits of different fields", async () => {
     const deps = await createTestDeps({ db: getDb() });
+    const audit = await seedAuditContext(deps);
     const { host } = await seedHost(deps);
-    const first = await updateHostCredentials(deps, host.id, "admin", {
+    const first = await updateHostCredentials(deps, audit, host.id, "admin", {
       url: "s3:https://s3.example/b",
       password: "p",
     });
     expect(first).toMatchObject({ ok: true, pushed: false });
     await Promise.all([
-      updateHostCredentials(deps, host.id, "admin", { username: "root" }),
-      updateHostCredentials(deps, host.id, "admin", { password: "rotated" }),
+      updateHostCredentials(deps, audit, host.id, "admin", { username: "root" }),
+      updateHostCredentials(deps, audit, host.id, "admin", { password: "rotated" }),
     ]);
     expect(await readHostCredentials(deps, host.id)).toEqual({
       admin: { url: "s3:https://s3.example/b", username: "root", password: "rotated" },
@@ -80,14 +82,15 @@ runDbSuite("host credentials", (getDb) => {
 
   it("answers an unknown host and an incomplete first edit as values", async () => {
     const deps = await createTestDeps({ db: getDb() });
+    const audit = await seedAuditContext(deps);
     const { host } = await seedHost(deps);
     expect(
-      await updateHostCredentials(deps, "01JD0000000000000000000000", "repo", { password: "x" }),
+      await updateHostCredentials(deps, audit, "01JD0000000000000000000000", "repo", { password: "x" }),
     ).toEqual({
       ok: false,
       reason: "host_not_found",
     });
-    expect(await updateHostCredentials(deps, host.id, "repo", { password: "x" })).toMatchObject({
+    expect(await updateHostCredentials(deps, audit, host.id, "repo", { password: "x" })).toMatchObject({
       ok: false,
       reason: "invalid",
     });
@@ -95,6 +98,7 @@ runDbSuite("host credentials", (getDb) => {
 
   it("skips and logs, without its content, a slot sealed for another host", async () => {
     const deps = await createTestDeps({ db: getDb() });
+    const audit = await seedAuditContext(deps);
     const { host } = await seedHost(deps);
     const other = await seedHost(deps, { name: "other" });
     await bindCredentials(deps, other.host.id, {
@@ -113,7 +117,7 @@ runDbSuite("host credentials", (getDb) => {
     expect(lines).toContain("stored credentials cannot be opened");
     expect(lines).not.toContain("foreign-pw");
     // An edit can still replace it, given the whole record.
-    const replaced = await updateHostCredentials(deps, host.id, "repo", {
+    const replaced = await updateHostCredentials(deps, audit, host.id, "repo", {
       url: "rest:https://b.example/h",
       password: "mine",
     });

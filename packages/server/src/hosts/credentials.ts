@@ -10,6 +10,7 @@ import { openJson, sealJson } from "@fleetback/crypto";
 import { type Database, hostCredentials, hosts } from "@fleetback/db";
 import type { CredentialSlot, Repository } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 
 export type { CredentialSlot, Repository };
@@ -142,7 +143,8 @@ export type UpdateCredentialsResult =
  * the patch must then be complete.
  */
 export async function updateHostCredentials(
-  deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock">,
+  deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">,
+  audit: AuditContext,
   hostId: string,
   slot: CredentialSlot,
   patch: CredentialPatch,
@@ -170,6 +172,15 @@ export async function updateHostCredentials(
       .insert(hostCredentials)
       .values({ hostId, ...column, createdAt: now, updatedAt: now })
       .onConflictDoUpdate({ target: hostCredentials.hostId, set: { ...column, updatedAt: now } });
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: slot === "repo" ? "host.repo_credentials.update" : "host.admin_credentials.update",
+      targetKind: "host",
+      targetId: hostId,
+      details: {
+        fields: Object.keys(patch).filter((key) => patch[key as keyof CredentialPatch] !== undefined),
+      },
+    });
     return { ok: true, credentials: merged.credentials, pushed: false };
   });
   if (!result.ok) {

@@ -3,20 +3,32 @@
  * Removing a host: its row goes (credentials, groups, jobs and snapshots cascade), which also
  * revokes its agent token, and its live socket is closed with 4003 so the agent stops for good.
  */
-import { type Database, hosts } from "@fleetback/db";
+import { hosts } from "@fleetback/db";
 import { CLOSE_CODES, ERROR_CODES } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
+import type { ServerDeps } from "../deps.js";
 import { notFound } from "../errors.js";
-import type { AgentHub } from "../hub/types.js";
 
 export async function deleteHost(
-  deps: { db: Database; hub: AgentHub },
+  deps: Pick<ServerDeps, "db" | "hub" | "clock" | "ids">,
+  audit: AuditContext,
   hostId: string,
 ): Promise<{ name: string }> {
-  const [deleted] = await deps.db.delete(hosts).where(eq(hosts.id, hostId)).returning({ name: hosts.name });
-  if (!deleted) {
-    throw notFound(`No host ${hostId}`);
-  }
+  const deleted = await deps.db.transaction(async (tx) => {
+    const [row] = await tx.delete(hosts).where(eq(hosts.id, hostId)).returning({ name: hosts.name });
+    if (!row) {
+      throw notFound(`No host ${hostId}`);
+    }
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "host.delete",
+      targetKind: "host",
+      targetId: hostId,
+      details: { name: row.name },
+    });
+    return row;
+  });
   deps.hub.send(hostId, "error", {
     code: ERROR_CODES.hostDeleted,
     message: "This host was removed from the server.",

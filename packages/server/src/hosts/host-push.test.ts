@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { expect, it } from "vitest";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { seedHost } from "../testing/seed.js";
+import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { setHostBandwidth } from "./bandwidth.js";
 import { pushCaps, pushScheduleSet } from "./host-push.js";
@@ -12,20 +12,21 @@ import { pushCaps, pushScheduleSet } from "./host-push.js";
 runDbSuite("host pushes", (getDb) => {
   it("stores and pushes bandwidth caps, refusing values that are not whole KiB/s", async () => {
     const deps = await createTestDeps({ db: getDb() });
+    const audit = await seedAuditContext(deps);
     const { host } = await seedHost(deps);
-    expect(await setHostBandwidth(deps, host.id, { upKbps: 0, downKbps: 1.5 })).toMatchObject({
+    expect(await setHostBandwidth(deps, audit, host.id, { upKbps: 0, downKbps: 1.5 })).toMatchObject({
       ok: false,
       reason: "invalid",
       errors: [expect.stringMatching(/^up_kbps/), expect.stringMatching(/^down_kbps/)],
     });
-    expect(await setHostBandwidth(deps, host.id, { upKbps: 100, downKbps: null })).toEqual({
+    expect(await setHostBandwidth(deps, audit, host.id, { upKbps: 100, downKbps: null })).toEqual({
       ok: true,
       caps: { bandwidth_up_kbps: 100, bandwidth_down_kbps: null },
       pushed: false,
     });
     const connection = createRecordingConnection(host.id);
     deps.hub.register(connection);
-    expect(await setHostBandwidth(deps, host.id, { upKbps: null, downKbps: 2048 })).toMatchObject({
+    expect(await setHostBandwidth(deps, audit, host.id, { upKbps: null, downKbps: 2048 })).toMatchObject({
       pushed: true,
     });
     expect(await pushCaps(deps, host.id)).toBe(true);
@@ -33,7 +34,7 @@ runDbSuite("host pushes", (getDb) => {
       { caps: { bandwidth_up_kbps: null, bandwidth_down_kbps: 2048 } },
       { caps: { bandwidth_up_kbps: null, bandwidth_down_kbps: 2048 } },
     ]);
-    expect(await setHostBandwidth(deps, ulid(), { upKbps: 1, downKbps: 1 })).toEqual({
+    expect(await setHostBandwidth(deps, audit, ulid(), { upKbps: 1, downKbps: 1 })).toEqual({
       ok: false,
       reason: "host_not_found",
     });

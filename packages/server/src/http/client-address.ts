@@ -7,8 +7,8 @@
  */
 import { type BlockList, isIP } from "node:net";
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../auth/actor.js";
 import { trustedProxyList } from "../config.js";
+import type { AppEnv } from "./app-env.js";
 
 /** `::ffff:192.0.2.1` (an IPv4 peer on a dual-stack socket) is the IPv4 address it wraps. */
 export function normaliseAddress(address: string): string {

@@ -5,7 +5,7 @@
  * toast instead of swapping an error into the layout. A 500 never echoes its internal message.
  */
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
-import { isRequestError } from "../errors.js";
+import { errorBody, isRequestError } from "../errors.js";
 import type { Logger } from "../log.js";
 
 function wantsToast(c: Context): boolean {
@@ -27,11 +27,7 @@ export function handleError(log: Logger): ErrorHandler {
         );
         return c.text(err.message, err.status);
       }
-      const body: Record<string, unknown> = { code: err.code, message: err.message, request_id: requestId };
-      if (err.details !== undefined) {
-        body.details = err.details;
-      }
-      return c.json(body, err.status);
+      return c.json(errorBody(err.code, err.message, { requestId, details: err.details }), err.status);
     }
     log.error({ err, request_id: requestId, path: c.req.path }, "unhandled error");
     const message = "Internal error; the server log has the details under this request id.";
@@ -39,13 +35,13 @@ export function handleError(log: Logger): ErrorHandler {
       c.header("HX-Reswap", "none");
       return c.text(message, 500);
     }
-    return c.json({ code: "internal", message, request_id: requestId }, 500);
+    return c.json(errorBody("internal", message, { requestId }), 500);
   };
 }
 
 export const handleNotFound: NotFoundHandler = (c) => {
   if (c.req.path.startsWith("/api/")) {
-    return c.json({ code: "not_found", message: `No route for ${c.req.method} ${c.req.path}` }, 404);
+    return c.json(errorBody("not_found", `No route for ${c.req.method} ${c.req.path}`), 404);
   }
   return c.text("Not found", 404);
 };

@@ -5,7 +5,7 @@
  */
 import type { Views } from "@fleetback/web";
 import type { Context } from "hono";
-import { type AppEnv, hasRole } from "../auth/actor.js";
+import { type AppEnv, hasRole } from "./app-env.js";
 
 export function renderPage(
   c: Context<AppEnv>,

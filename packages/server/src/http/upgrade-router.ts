@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { refuseUpgrade } from "../agent-channel/upgrade-auth.js";
+import { refuseUpgrade } from "./refuse-upgrade.js";
 
 export type UpgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 

@@ -77,13 +77,17 @@ export function describeProblems(schema: TSchema, value: unknown): FieldProblem[
   return [...byField].map(([field, message]) => ({ field, message }));
 }
 
+/** An `invalid` error whose message names the first problem and whose details list them all. */
+export function invalidFrom(problems: FieldProblem[]): RequestError {
+  const first = problems[0] ?? { field: "body", message: "is invalid" };
+  return new RequestError("invalid", `${first.field}: ${first.message}`, { details: problems });
+}
+
 export function validate<S extends TSchema>(schema: S, value: unknown): Static<S> {
   if (validatorOf(schema).Check(value)) {
     return value as Static<S>;
   }
-  const problems = describeProblems(schema, value);
-  const first = problems[0] ?? { field: "body", message: "is invalid" };
-  throw new RequestError("invalid", `${first.field}: ${first.message}`, { details: problems });
+  throw invalidFrom(describeProblems(schema, value));
 }
 
 /** No request schema nests deeper than a few levels; this leaves ample room. */

@@ -52,6 +52,16 @@ export function createLocalHub(): LocalHub {
     }
   }
 
+  // Every frame the server sends an agent is written here.
+  function write(hostId: string, frame: string): boolean {
+    const connection = connections.get(hostId);
+    if (!connection) {
+      return false;
+    }
+    connection.send(frame);
+    return true;
+  }
+
   return {
     register(connection) {
       const previous = connections.get(connection.hostId);
@@ -70,12 +80,7 @@ export function createLocalHub(): LocalHub {
       return connections.get(connection.hostId) === connection;
     },
     send(hostId, type, payload) {
-      const connection = connections.get(hostId);
-      if (!connection) {
-        return false;
-      }
-      connection.send(encode(type, payload));
-      return true;
+      return connections.has(hostId) && write(hostId, encode(type, payload));
     },
     request<K extends ServerMessageType, R extends AgentMessageType>(
       hostId: string,
@@ -84,8 +89,7 @@ export function createLocalHub(): LocalHub {
       replyType: R,
       timeoutMs: number,
     ): Promise<AgentEnvelope<R>> {
-      const connection = connections.get(hostId);
-      if (!connection) {
+      if (!connections.has(hostId)) {
         return Promise.reject(new HubOfflineError(`host ${hostId} is not connected`));
       }
       const frame = encode(type, payload);
@@ -102,7 +106,7 @@ export function createLocalHub(): LocalHub {
           reject,
           timer,
         });
-        connection.send(frame);
+        write(hostId, frame);
       });
     },
     deliverReply(hostId, envelope) {

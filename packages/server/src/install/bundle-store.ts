@@ -12,6 +12,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { SigningKeyPair } from "@fleetback/crypto";
 import type { Clock } from "../clock.js";
+import { isBundleVersion } from "./bundle-version.js";
 import { createSeaArtefacts, type SeaArtefacts } from "./sea-store.js";
 import {
   errorCode,
@@ -29,9 +30,6 @@ import {
 
 export const BUNDLE_FILE = "fleetback-agent.mjs";
 export const BUNDLE_META_FILE = "bundle.json";
-
-/** One path segment, shaped like a (semver) version; anything else is never a stored version. */
-const VERSION = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 
 export interface StoredBundleInfo extends SignedFileInfo {
   version: string;
@@ -62,10 +60,6 @@ export interface BundleStoreOptions {
   dir: string;
   releaseKey: SigningKeyPair;
   clock: Clock;
-}
-
-export function isBundleVersion(version: string): boolean {
-  return VERSION.test(version) && !version.includes("..");
 }
 
 export function createBundleStore(options: BundleStoreOptions): BundleStore {

@@ -11,7 +11,8 @@ import { basename, join } from "node:path";
 import { type Static, Type } from "typebox";
 import { describeProblems } from "../http/validate.js";
 import { bannerVersion } from "./agent-bundle.js";
-import { type BundleStore, isBundleVersion } from "./bundle-store.js";
+import type { BundleStore } from "./bundle-store.js";
+import { isBundleVersion } from "./bundle-version.js";
 import { isPlatformPart } from "./sea-store.js";
 import { sha256Hex } from "./signed-file.js";
 

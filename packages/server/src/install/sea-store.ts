@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { SigningKeyPair } from "@fleetback/crypto";
 import type { Clock } from "../clock.js";
-import { isBundleVersion } from "./bundle-store.js";
+import { isBundleVersion } from "./bundle-version.js";
 import {
   errorCode,
   formatMeta,

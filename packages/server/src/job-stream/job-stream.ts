@@ -20,7 +20,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
-import { refuseUpgrade } from "../agent-channel/upgrade-auth.js";
+import { type ErrorCode, isErrorCode } from "../errors.js";
+import { refuseUpgrade } from "../http/refuse-upgrade.js";
 import type { UpgradeRouter } from "../http/upgrade-router.js";
 import type { JobEvents } from "../jobs/job-events.js";
 import type { Logger } from "../log.js";
@@ -72,7 +73,7 @@ function copyHeaders(req: IncomingMessage): Headers {
   return headers;
 }
 
-async function refusalOf(response: Response): Promise<{ status: number; code: string; message: string }> {
+async function refusalOf(response: Response): Promise<{ status: number; code: ErrorCode; message: string }> {
   // Pages answer an anonymous browser with a redirect to /login; a socket cannot follow it.
   if (response.status >= 300 && response.status < 400) {
     return { status: 401, code: "unauthorised", message: "log in to follow this job" };
@@ -80,7 +81,7 @@ async function refusalOf(response: Response): Promise<{ status: number; code: st
   const body = (await response.json().catch(() => ({}))) as { code?: unknown; message?: unknown };
   return {
     status: response.status,
-    code: typeof body.code === "string" ? body.code : "forbidden",
+    code: isErrorCode(body.code) ? body.code : "forbidden",
     message: typeof body.message === "string" ? body.message : "this stream is not available",
   };
 }
@@ -109,7 +110,7 @@ export function attachJobStreams(
     jobId: string,
     headers: Headers,
     req: IncomingMessage,
-  ): Promise<{ status: number; code: string; message: string } | undefined> {
+  ): Promise<{ status: number; code: ErrorCode; message: string } | undefined> {
     const answer = await options.authorise(
       new Request(new URL(`/jobs/${jobId}/stream`, deps.config.baseUrl), { headers }),
       { incoming: req },

@@ -20,9 +20,14 @@ export type AutoInitOutcome =
   | { action: "dispatched"; jobId: string }
   | { action: "skipped"; reason: "host_gone" | "no_repo_credentials" | "init_in_history" | "offline" };
 
+/**
+ * `repoBound` is what a hello already knows from its initial push (whether the repository slot was
+ * sent); without it the slot is read here, under the host lock.
+ */
 export async function runAutoInit(
   deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">,
   hostId: string,
+  repoBound?: boolean,
 ): Promise<AutoInitOutcome> {
   const decided = await deps.db.transaction(async (tx) => {
     const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
@@ -30,8 +35,9 @@ export async function runAutoInit(
       return { action: "skipped", reason: "host_gone" } as const;
     }
     // Only credentials the agent actually received count: an unreadable slot was not pushed.
-    const { repo } = await loadHostCredentials(tx, deps.keys.secret, hostId);
-    if (repo.state !== "bound") {
+    const bound =
+      repoBound ?? (await loadHostCredentials(tx, deps.keys.secret, hostId)).repo.state === "bound";
+    if (!bound) {
       return { action: "skipped", reason: "no_repo_credentials" } as const;
     }
     const [earlier] = await tx

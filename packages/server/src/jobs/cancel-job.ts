@@ -4,10 +4,12 @@
  * becomes `cancelled` when the agent's job.finished says so. A queued job on an offline host was
  * never started by an agent, so the server cancels it itself and tells the live stream. A
  * finished job cannot be cancelled (409); a running job on an offline host cannot be reached
- * (503) and will be reconciled when its agent reconnects.
+ * (503) and will be reconciled when its agent reconnects. Either cancel writes the `job.cancel`
+ * audit entry; the server's own cancel writes it in the same transaction as the status.
  */
-import { ACTIVE_JOB_STATUSES, type Job, jobs } from "@fleetback/db";
+import { ACTIVE_JOB_STATUSES, type Database, type Job, jobs } from "@fleetback/db";
 import { and, eq } from "drizzle-orm";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { RequestError } from "../errors.js";
 import { getJob } from "./job-queries.js";
@@ -20,8 +22,26 @@ export type CancelOutcome =
 
 export const CANCELLED_BEFORE_START = "cancelled before the agent started it";
 
+type CancelDeps = Pick<ServerDeps, "db" | "hub" | "clock" | "ids" | "log" | "jobEvents">;
+
+function auditCancel(
+  db: Database,
+  deps: CancelDeps,
+  audit: AuditContext,
+  outcome: CancelOutcome,
+): Promise<void> {
+  return writeAudit(db, deps, {
+    ...audit,
+    action: "job.cancel",
+    targetKind: "job",
+    targetId: outcome.job.id,
+    details: { host_id: outcome.job.hostId, kind: outcome.job.kind, outcome: outcome.kind },
+  });
+}
+
 export async function cancelJob(
-  deps: Pick<ServerDeps, "db" | "hub" | "clock" | "log" | "jobEvents">,
+  deps: CancelDeps,
+  audit: AuditContext,
   jobId: string,
 ): Promise<CancelOutcome> {
   const job = await getJob(deps.db, jobId);
@@ -32,7 +52,9 @@ export async function cancelJob(
   }
   if (deps.hub.send(job.hostId, "command.cancel", { job_id: job.id })) {
     deps.log.info({ host_id: job.hostId, job_id: job.id }, "job cancel requested");
-    return { kind: "requested", job };
+    const outcome: CancelOutcome = { kind: "requested", job };
+    await auditCancel(deps.db, deps, audit, outcome);
+    return outcome;
   }
   if (job.status !== "queued") {
     throw new RequestError(
@@ -41,11 +63,17 @@ export async function cancelJob(
     );
   }
   const finishedAt = deps.clock.now();
-  const [updated] = await deps.db
-    .update(jobs)
-    .set({ status: "cancelled", finishedAt, error: CANCELLED_BEFORE_START })
-    .where(and(eq(jobs.id, job.id), eq(jobs.status, "queued")))
-    .returning();
+  const updated = await deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(jobs)
+      .set({ status: "cancelled", finishedAt, error: CANCELLED_BEFORE_START })
+      .where(and(eq(jobs.id, job.id), eq(jobs.status, "queued")))
+      .returning();
+    if (row) {
+      await auditCancel(tx, deps, audit, { kind: "cancelled", job: row });
+    }
+    return row;
+  });
   if (!updated) {
     // It moved between the read and the update (started or finished): report what it is now.
     const now = await getJob(deps.db, job.id);

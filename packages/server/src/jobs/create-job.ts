@@ -7,6 +7,8 @@ import { type ActorKind, type Database, type Job, type JobKind, jobs } from "@fl
 import type { ServerDeps } from "../deps.js";
 
 export interface NewJobInput {
+  /** Minted by a caller whose command names the job before the row exists (mintJobId). */
+  id?: string;
   hostId: string;
   kind: JobKind;
   actorKind: ActorKind;
@@ -16,6 +18,11 @@ export interface NewJobInput {
   sourceGroupId?: string | null;
   /** Non-secret dispatch parameters, shown on the job page; never credentials or hooks. */
   params?: Record<string, unknown>;
+}
+
+/** A job id for a row not created yet, so the command that names it can be built first. */
+export function mintJobId(deps: Pick<ServerDeps, "clock" | "ids">): string {
+  return deps.ids.jobId(deps.clock.now());
 }
 
 /** `db` may be a transaction of the caller. */
@@ -28,7 +35,7 @@ export async function createJob(
   const [row] = await db
     .insert(jobs)
     .values({
-      id: deps.ids.jobId(now),
+      id: input.id ?? deps.ids.jobId(now),
       hostId: input.hostId,
       kind: input.kind,
       status: "queued",

@@ -7,7 +7,7 @@ import { createRecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, readJob, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { runAutoInit } from "./auto-init.js";
-import { createJob } from "./create-job.js";
+import { createJob, mintJobId } from "./create-job.js";
 import { createAndDispatchJob, dispatchJob } from "./dispatch-job.js";
 
 const repo = { url: "s3:https://s3.example/bucket", password: "repo-pw" };
@@ -17,15 +17,16 @@ runDbSuite("job dispatch", (getDb, { engine }) => {
   it("answers offline without leaving a job row", async () => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
+    const id = mintJobId(deps);
     const result = await createAndDispatchJob(
       deps,
-      { hostId: host.id, kind: "check", actorKind: "user" },
-      (id) => ({
+      { id, hostId: host.id, kind: "check", actorKind: "user" },
+      {
         job_id: id,
         kind: "check",
         requires_admin_creds: false,
         check: { read_data_subset: "5%" },
-      }),
+      },
     );
     expect(result).toEqual({ ok: false, reason: "offline" });
     expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).toEqual([]);
@@ -38,20 +39,22 @@ runDbSuite("job dispatch", (getDb, { engine }) => {
     deps.hub.register(connection);
     const prune = (id: string) => ({ job_id: id, kind: "prune" as const, requires_admin_creds: true });
 
+    const refusedId = mintJobId(deps);
     const refused = await createAndDispatchJob(
       deps,
-      { hostId: host.id, kind: "prune", actorKind: "system" },
-      prune,
+      { id: refusedId, hostId: host.id, kind: "prune", actorKind: "system" },
+      prune(refusedId),
     );
     expect(refused).toEqual({ ok: false, reason: "admin_credentials_missing" });
     expect(connection.frames).toEqual([]);
     expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).toEqual([]);
 
     await bindCredentials(deps, host.id, { repo, admin });
+    const sentId = mintJobId(deps);
     const sent = await createAndDispatchJob(
       deps,
-      { hostId: host.id, kind: "prune", actorKind: "system" },
-      prune,
+      { id: sentId, hostId: host.id, kind: "prune", actorKind: "system" },
+      prune(sentId),
     );
     expect(sent.ok).toBe(true);
     const jobId = sent.ok ? sent.job.id : "";

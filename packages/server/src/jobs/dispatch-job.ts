@@ -1,11 +1,13 @@
 /**
  * @module jobs/dispatch-job
- * Sends a job's `command.run` to its host's agent. An offline host is an expected outcome, not an
- * exception: the caller decides (a route answers 503, run-now queues a pending run). The job stays
- * `queued` until the agent's job.started.
+ * The one way a job's `command.run` reaches its host's agent. The caller mints the job id
+ * (mintJobId) and builds the command from its data; this module checks once whether the host is
+ * online, sends through the hub, and keeps the job row only when the command went out. An offline
+ * host is an expected outcome, not an exception: the caller decides (a route answers 503, run-now
+ * queues a pending run). The job stays `queued` until the agent's job.started.
  */
 import { type Job, jobs } from "@fleetback/db";
-import type { CommandRun } from "@fleetback/protocol";
+import type { CommandRun, Repository } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { readHostCredentials } from "../hosts/credentials.js";
@@ -13,42 +15,66 @@ import { createJob, type NewJobInput } from "./create-job.js";
 
 export type DispatchFailure = "offline" | "admin_credentials_missing";
 export type DispatchResult = { ok: true } | { ok: false; reason: DispatchFailure };
+export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
 
 type DispatchDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub">;
 
-/**
- * Sends `command`; for prune and unlock (`requires_admin_creds`) the admin slot goes first, as
- * the contract requires (packages/protocol/PROTOCOL.md). The command must describe `job` (same id
- * and kind): anything else is a bug.
- */
+/** What goes out ahead of the command: the admin slot for prune and unlock (PROTOCOL.md). */
+type Ready = { ok: true; admin?: Repository } | { ok: false; reason: DispatchFailure };
+
+/** The command must describe its job (same id and kind): anything else is a bug. */
+function assertDescribes(job: { id: string; kind: string }, command: CommandRun): void {
+  if (command.job_id !== job.id || command.kind !== job.kind) {
+    throw new Error(`command.run for ${command.kind} ${command.job_id} does not describe job ${job.id}`);
+  }
+}
+
+async function prepare(deps: DispatchDeps, hostId: string, command: CommandRun): Promise<Ready> {
+  // The only online check of a dispatch: before anything is read or written for it.
+  if (!deps.hub.isOnline(hostId)) {
+    return { ok: false, reason: "offline" };
+  }
+  if (!command.requires_admin_creds) {
+    return { ok: true };
+  }
+  const { admin } = await readHostCredentials(deps, hostId);
+  return admin ? { ok: true, admin } : { ok: false, reason: "admin_credentials_missing" };
+}
+
+/** False when the agent went away since `prepare`: the hub then wrote nothing. */
+function send(
+  deps: DispatchDeps,
+  hostId: string,
+  command: CommandRun,
+  ready: { admin?: Repository },
+): boolean {
+  if (ready.admin && !deps.hub.send(hostId, "config.update", { slot: "admin", repository: ready.admin })) {
+    return false;
+  }
+  return deps.hub.send(hostId, "command.run", command);
+}
+
+function logDispatched(deps: DispatchDeps, job: Pick<Job, "id" | "hostId" | "kind">): void {
+  deps.log.info({ host_id: job.hostId, job_id: job.id, kind: job.kind }, "job dispatched");
+}
+
+/** Sends the command of a job whose row the caller created (in its own transaction). */
 export async function dispatchJob(
   deps: DispatchDeps,
   job: Pick<Job, "id" | "hostId" | "kind">,
   command: CommandRun,
 ): Promise<DispatchResult> {
-  if (command.job_id !== job.id || command.kind !== job.kind) {
-    throw new Error(`command.run for ${command.kind} ${command.job_id} does not describe job ${job.id}`);
+  assertDescribes(job, command);
+  const ready = await prepare(deps, job.hostId, command);
+  if (!ready.ok) {
+    return ready;
   }
-  if (!deps.hub.isOnline(job.hostId)) {
+  if (!send(deps, job.hostId, command, ready)) {
     return { ok: false, reason: "offline" };
   }
-  if (command.requires_admin_creds) {
-    const { admin } = await readHostCredentials(deps, job.hostId);
-    if (!admin) {
-      return { ok: false, reason: "admin_credentials_missing" };
-    }
-    if (!deps.hub.send(job.hostId, "config.update", { slot: "admin", repository: admin })) {
-      return { ok: false, reason: "offline" };
-    }
-  }
-  if (!deps.hub.send(job.hostId, "command.run", command)) {
-    return { ok: false, reason: "offline" };
-  }
-  deps.log.info({ host_id: job.hostId, job_id: job.id, kind: job.kind }, "job dispatched");
+  logDispatched(deps, job);
   return { ok: true };
 }
-
-export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
 
 /**
  * Creates the job and sends its command. A command that could not be sent leaves no job row
@@ -56,17 +82,19 @@ export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reas
  */
 export async function createAndDispatchJob(
   deps: DispatchDeps & Pick<ServerDeps, "clock" | "ids">,
-  input: NewJobInput,
-  command: (jobId: string) => CommandRun,
+  input: NewJobInput & { id: string },
+  command: CommandRun,
 ): Promise<CreateAndDispatchResult> {
-  if (!deps.hub.isOnline(input.hostId)) {
-    return { ok: false, reason: "offline" };
+  assertDescribes(input, command);
+  const ready = await prepare(deps, input.hostId, command);
+  if (!ready.ok) {
+    return ready;
   }
   const job = await createJob(deps, input);
-  const sent = await dispatchJob(deps, job, command(job.id));
-  if (!sent.ok) {
+  if (!send(deps, job.hostId, command, ready)) {
     await deps.db.delete(jobs).where(eq(jobs.id, job.id));
-    return sent;
+    return { ok: false, reason: "offline" };
   }
+  logDispatched(deps, job);
   return { ok: true, job };
 }

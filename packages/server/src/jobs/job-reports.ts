@@ -10,6 +10,7 @@ import type { JobFinished, JobProgress, JobStarted, LogStream } from "@fleetback
 import { and, eq, inArray } from "drizzle-orm";
 import type { JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
+import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import type { SetTimer } from "../tickers/set-timer.js";
@@ -25,6 +26,7 @@ export interface JobReportsOptions {
   db: Database;
   log: Logger;
   clock: Clock;
+  ids: Ids;
   events: JobEvents;
   /** Raises or resolves the alert of every job that ends. */
   alerts: JobAlerts;
@@ -46,7 +48,7 @@ export interface JobReports {
 const ACTIVE = ["queued", "running"] as const;
 
 export function createJobReports(options: JobReportsOptions): JobReports {
-  const { db, log, clock, events } = options;
+  const { db, log, clock, ids, events } = options;
   const logWriter = createJobLogWriter({
     db,
     log,
@@ -140,7 +142,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
       log.info({ host_id: hostId, job_id: report.job_id, status: report.status }, "job finished");
       const retry =
         report.status === "failed"
-          ? await queueRetryAfterFailure({ db, clock, log }, report.job_id)
+          ? await queueRetryAfterFailure({ db, clock, ids, log }, report.job_id)
           : undefined;
       const [job] = rows;
       if (job) {
@@ -171,7 +173,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         await logWriter.finish(hostId, jobId);
         progressWrites.delete(jobId);
         log.warn({ host_id: hostId, job_id: jobId, reason }, "job lost");
-        const retry = await queueRetryAfterFailure({ db, clock, log }, jobId);
+        const retry = await queueRetryAfterFailure({ db, clock, ids, log }, jobId);
         const [job] = await db
           .select({ kind: jobs.kind, sourceGroupId: jobs.sourceGroupId })
           .from(jobs)

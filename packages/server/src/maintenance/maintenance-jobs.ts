@@ -3,13 +3,15 @@
  * Repository jobs that are not backups: forget, prune, check (the maintenance cadences, actor
  * `system`) and the same plus unlock and init started by an operator (`POST /api/hosts/{id}/jobs`,
  * the host page's buttons). Forget carries one entry per source group with a non-empty retention
- * policy; prune and unlock need the admin credentials, which dispatchJob pushes first.
+ * policy; prune and unlock need the admin credentials, which the dispatch pushes first.
  */
 import { type ActorKind, type Database, type Job, jobs, sourceGroups } from "@fleetback/db";
 import type { CommandRun, ForgetGroup } from "@fleetback/protocol";
 import { and, asc, eq, inArray } from "drizzle-orm";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, unavailable } from "../errors.js";
+import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob } from "../jobs/dispatch-job.js";
 import { getMaintenance } from "./maintenance-record.js";
 
@@ -82,16 +84,18 @@ export function dispatchMaintenance(
   plan: MaintenancePlan,
   actor: { kind: ActorKind; userId?: string | null },
 ): Promise<MaintenanceDispatch> {
+  const jobId = mintJobId(deps);
   return createAndDispatchJob(
     deps,
     {
+      id: jobId,
       hostId,
       kind: plan.kind,
       actorKind: actor.kind,
       actorUserId: actor.userId ?? null,
       params: paramsOf(plan),
     },
-    (jobId) => commandOf(plan, jobId),
+    commandOf(plan, jobId),
   );
 }
 
@@ -114,7 +118,7 @@ export async function startManualJob(
   deps: JobDeps,
   hostId: string,
   kind: ManualJobKind,
-  userId: string,
+  audit: AuditContext,
 ): Promise<Job> {
   const plan: MaintenancePlan = { kind };
   if (kind === "forget") {
@@ -137,7 +141,7 @@ export async function startManualJob(
       job_id: active,
     });
   }
-  const sent = await dispatchMaintenance(deps, hostId, plan, { kind: "user", userId });
+  const sent = await dispatchMaintenance(deps, hostId, plan, { kind: "user", userId: audit.actor.userId });
   if (!sent.ok) {
     if (sent.reason === "admin_credentials_missing") {
       throw conflict(
@@ -146,5 +150,12 @@ export async function startManualJob(
     }
     throw unavailable("The host is offline; nothing was started.");
   }
+  await writeAudit(deps.db, deps, {
+    ...audit,
+    action: `job.${kind}`,
+    targetKind: "job",
+    targetId: sent.job.id,
+    details: { host_id: hostId },
+  });
   return sent.job;
 }

@@ -8,9 +8,12 @@
 import { type Database, type Maintenance, maintenance } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { type Static, Type } from "typebox";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
+import type { Clock } from "../clock.js";
 import { invalid } from "../errors.js";
+import { requireHost } from "../hosts/require-host.js";
+import type { Ids } from "../ids.js";
 import { checkCron } from "../sources/cron.js";
-import { requireHost } from "../sources/source-groups.js";
 import { nextSlot } from "./due-slot.js";
 
 export const MAINTENANCE_KINDS = ["forget", "prune", "check"] as const;
@@ -70,15 +73,16 @@ function cronOrThrow(field: string, value: string | undefined): string | undefin
 
 /** Applies the fields present; every cron is checked before anything is written. */
 export async function updateMaintenance(
-  db: Database,
+  deps: { db: Database; clock: Clock; ids: Ids },
+  audit: AuditContext,
   hostId: string,
   body: MaintenanceBody,
-  now: Date,
 ): Promise<Maintenance> {
+  const now = deps.clock.now();
   const forgetCron = cronOrThrow("forget_cron", body.forget_cron);
   const pruneCron = cronOrThrow("prune_cron", body.prune_cron);
   const checkCronValue = cronOrThrow("check_cron", body.check_cron);
-  const current = await readMaintenance(db, hostId, now);
+  const current = await readMaintenance(deps.db, hostId, now);
   const patch: Partial<Maintenance> = { updatedAt: now };
   // A changed cadence starts counting from now: its earlier slots are not owed.
   if (forgetCron !== undefined && forgetCron !== current.forgetCron) {
@@ -102,11 +106,20 @@ export async function updateMaintenance(
   if (body.check_read_data_subset !== undefined) {
     patch.checkReadDataSubset = body.check_read_data_subset;
   }
-  const [row] = await db.update(maintenance).set(patch).where(eq(maintenance.hostId, hostId)).returning();
-  if (!row) {
-    throw new Error(`maintenance record of ${hostId} vanished during its update`);
-  }
-  return row;
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx.update(maintenance).set(patch).where(eq(maintenance.hostId, hostId)).returning();
+    if (!row) {
+      throw new Error(`maintenance record of ${hostId} vanished during its update`);
+    }
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "maintenance.update",
+      targetKind: "host",
+      targetId: hostId,
+      details: { ...body },
+    });
+    return row;
+  });
 }
 
 export function cadenceOf(record: Maintenance, kind: MaintenanceKind): { cron: string; enabled: boolean } {

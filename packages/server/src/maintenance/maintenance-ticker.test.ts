@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createGroup } from "../sources/source-groups.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { bindCredentials, seedHost } from "../testing/seed.js";
+import { bindCredentials, seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { maintenanceTick } from "./maintenance-ticker.js";
 
@@ -17,7 +17,7 @@ runDbSuite("maintenance ticker", (getDb) => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
     await bindCredentials(deps, host.id, { repo: REPO, ...(options.admin ? { admin: ADMIN } : {}) });
-    await createGroup(deps, host.id, {
+    await createGroup(deps, await seedAuditContext(deps), host.id, {
       name: "etc",
       includes: ["/etc"],
       ...(options.policy === false ? {} : { retention_policy: { last: 7 } }),
@@ -122,7 +122,11 @@ runDbSuite("maintenance ticker", (getDb) => {
     const deps = await createTestDeps({ db: getDb(), config: { timeZone: "Europe/Berlin" } });
     const { host } = await seedHost(deps);
     await bindCredentials(deps, host.id, { repo: REPO });
-    await createGroup(deps, host.id, { name: "etc", includes: ["/etc"], retention_policy: { last: 2 } });
+    await createGroup(deps, await seedAuditContext(deps), host.id, {
+      name: "etc",
+      includes: ["/etc"],
+      retention_policy: { last: 2 },
+    });
     deps.hub.register(createRecordingConnection(host.id));
     await maintenanceTick(deps, deps.clock.now());
     // 03:00 in Berlin is 02:00 UTC in November.

@@ -13,6 +13,9 @@ import { type AddressPolicy, literalAddress, REFUSAL_HINT } from "./address-poli
 
 export { NOTIFICATION_CHANNEL_KINDS, type NotificationChannelKind };
 
+/** A channel kind as a request names it, in the JSON API and on the settings form alike. */
+export const ChannelKind = Type.Union(NOTIFICATION_CHANNEL_KINDS.map((kind) => Type.Literal(kind)));
+
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
 const Email = Type.String({ format: "email", maxLength: 320 });
 const Token = Type.String({ minLength: 1, maxLength: 512 });

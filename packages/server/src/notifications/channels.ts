@@ -13,10 +13,11 @@ import {
   notificationChannels,
 } from "@fleetback/db";
 import { asc, eq } from "drizzle-orm";
-import { ulid } from "ulidx";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import { conflict, notFound } from "../errors.js";
+import type { Ids } from "../ids.js";
 import { createAddressPolicy } from "./address-policy.js";
 import {
   type ChannelSettings,
@@ -26,12 +27,14 @@ import {
   parseChannelConfig,
   publicConfig,
 } from "./channel-config.js";
+import type { Notifier, TestOutcome } from "./notifier-port.js";
 
 const NAME_CONSTRAINT = "notification_channels_name_key";
 
 export interface ChannelStoreDeps {
   db: Database;
   clock: Clock;
+  ids: Ids;
   keys: { secret: Uint8Array };
   config: Pick<Config, "notifyAllowNetworks">;
 }
@@ -81,32 +84,60 @@ function nameTaken(name: string) {
   ]);
 }
 
-export async function createChannel(deps: ChannelStoreDeps, input: NewChannelInput): Promise<StoredChannel> {
+function auditChannel(
+  db: Database,
+  deps: Pick<ChannelStoreDeps, "clock" | "ids">,
+  audit: AuditContext,
+  action: string,
+  id: string,
+  details: Record<string, unknown>,
+): Promise<void> {
+  return writeAudit(db, deps, {
+    ...audit,
+    action,
+    targetKind: "notification_channel",
+    targetId: id,
+    details,
+  });
+}
+
+export async function createChannel(
+  deps: ChannelStoreDeps,
+  audit: AuditContext,
+  input: NewChannelInput,
+): Promise<StoredChannel> {
   const settings = parseChannelConfig(
     input.kind,
     input.config,
     createAddressPolicy(deps.config.notifyAllowNetworks),
   );
   const now = deps.clock.now();
-  const id = ulid(now.getTime());
+  const id = deps.ids.ulid(now);
   try {
-    const [row] = await deps.db
-      .insert(notificationChannels)
-      .values({
-        id,
-        name: input.name,
-        kind: input.kind,
-        sealedConfig: sealJson(deps.keys.secret, settings.config, channelAad(id)),
-        enabled: input.enabled ?? true,
-        notifyResolved: input.notifyResolved ?? false,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    if (!row) {
-      throw new Error("insert into notification_channels returned no row");
-    }
-    return { row, settings };
+    return await deps.db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(notificationChannels)
+        .values({
+          id,
+          name: input.name,
+          kind: input.kind,
+          sealedConfig: sealJson(deps.keys.secret, settings.config, channelAad(id)),
+          enabled: input.enabled ?? true,
+          notifyResolved: input.notifyResolved ?? false,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      if (!row) {
+        throw new Error("insert into notification_channels returned no row");
+      }
+      await auditChannel(tx, deps, audit, "notification_channel.create", id, {
+        name: row.name,
+        kind: row.kind,
+        fields: Object.keys(input.config as Record<string, unknown>),
+      });
+      return { row, settings };
+    });
   } catch (err) {
     if (isUniqueViolation(err, NAME_CONSTRAINT)) {
       throw nameTaken(input.name);
@@ -149,6 +180,7 @@ export async function listChannels(
 
 export async function updateChannel(
   deps: ChannelStoreDeps,
+  audit: AuditContext,
   id: string,
   patch: ChannelPatch,
 ): Promise<StoredChannel> {
@@ -174,16 +206,29 @@ export async function updateChannel(
   if (patch.config !== undefined && settings) {
     values.sealedConfig = sealJson(deps.keys.secret, settings.config, channelAad(id));
   }
+  const changed = Object.entries({
+    name: patch.name,
+    enabled: patch.enabled,
+    notify_resolved: patch.notifyResolved,
+  })
+    .filter(([, value]) => value !== undefined)
+    .map(([key]) => key);
   try {
-    const [row] = await deps.db
-      .update(notificationChannels)
-      .set(values)
-      .where(eq(notificationChannels.id, id))
-      .returning();
-    if (!row) {
-      throw notFound(`No notification channel ${id}.`);
-    }
-    return { row, settings, ...(settings ? {} : { problem: current.problem }) };
+    return await deps.db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(notificationChannels)
+        .set(values)
+        .where(eq(notificationChannels.id, id))
+        .returning();
+      if (!row) {
+        throw notFound(`No notification channel ${id}.`);
+      }
+      await auditChannel(tx, deps, audit, "notification_channel.update", id, {
+        fields: changed,
+        config_fields: Object.keys(patch.config ?? {}),
+      });
+      return { row, settings, ...(settings ? {} : { problem: current.problem }) };
+    });
   } catch (err) {
     if (isUniqueViolation(err, NAME_CONSTRAINT)) {
       throw nameTaken(patch.name ?? "so");
@@ -192,12 +237,33 @@ export async function updateChannel(
   }
 }
 
-export async function deleteChannel(db: Database, id: string): Promise<NotificationChannel> {
-  const [row] = await db.delete(notificationChannels).where(eq(notificationChannels.id, id)).returning();
-  if (!row) {
-    throw notFound(`No notification channel ${id}.`);
-  }
-  return row;
+export async function deleteChannel(
+  deps: Pick<ChannelStoreDeps, "db" | "clock" | "ids">,
+  audit: AuditContext,
+  id: string,
+): Promise<NotificationChannel> {
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx.delete(notificationChannels).where(eq(notificationChannels.id, id)).returning();
+    if (!row) {
+      throw notFound(`No notification channel ${id}.`);
+    }
+    await auditChannel(tx, deps, audit, "notification_channel.delete", id, {
+      name: row.name,
+      kind: row.kind,
+    });
+    return row;
+  });
+}
+
+/** One test send, awaited; audited with its outcome, since what it proves is when it was tried. */
+export async function testChannel(
+  deps: Pick<ChannelStoreDeps, "db" | "clock" | "ids"> & { notifier: Pick<Notifier, "sendTest"> },
+  audit: AuditContext,
+  id: string,
+): Promise<TestOutcome> {
+  const outcome = await deps.notifier.sendTest(id);
+  await auditChannel(deps.db, deps, audit, "notification_channel.test", id, { status: outcome.status });
+  return outcome;
 }
 
 /** The API's view of a channel: no secret, only whether each is set and the target host. */

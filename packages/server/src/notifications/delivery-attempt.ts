@@ -6,8 +6,8 @@
  */
 import { createScrubber } from "@fleetback/crypto";
 import type { NotificationStatus } from "@fleetback/db";
-import { monotonicFactory } from "ulidx";
 import type { ServerDeps } from "../deps.js";
+import { createMonotonicUlids } from "../ids.js";
 import { createAddressPolicy } from "./address-policy.js";
 import { channelTarget, secretValues } from "./channel-config.js";
 import type { StoredChannel } from "./channels.js";
@@ -33,7 +33,7 @@ export function createDeliveryAttempts(
   options: { ports: DeliveryPorts; attemptTimeoutMs: number; shutdown: AbortSignal },
 ): DeliveryAttempts {
   // Attempts of the same millisecond keep their order in the log.
-  const nextId = monotonicFactory();
+  const nextId = createMonotonicUlids();
   return {
     async attempt(channel, n) {
       if (!channel.settings) {
@@ -63,7 +63,7 @@ export function createDeliveryAttempts(
     async record(channel, n, attemptNo, status, result) {
       const at = deps.clock.now();
       const written = await recordAttempt(deps.db, {
-        id: nextId(at.getTime()),
+        id: nextId(at),
         at,
         channelId: channel.row.id,
         alertId: n.alertId,

@@ -11,13 +11,14 @@ import { asc, eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
-import { seedHost } from "../testing/seed.js";
+import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
 import type { TestDeps } from "../testing/test-deps.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import { createChannel, deleteChannel, type NewChannelInput, updateChannel } from "./channels.js";
-import { createNotifier, NOTIFIER_DEFAULTS, type Notifier, type NotifierOptions } from "./notifier.js";
+import { createNotifier, NOTIFIER_DEFAULTS, type NotifierOptions } from "./notifier.js";
+import type { Notifier } from "./notifier-port.js";
 
 const CANARY = "canary-SECRET-123";
 
@@ -141,7 +142,7 @@ runServerSuite("notifier", (server) => {
   }
 
   async function channel(input: Omit<NewChannelInput, "kind"> & { kind: NewChannelInput["kind"] }) {
-    return (await createChannel(server.deps, input)).row;
+    return (await createChannel(server.deps, await seedAuditContext(server.deps), input)).row;
   }
 
   async function logRows(channelId?: string) {
@@ -425,23 +426,24 @@ runServerSuite("notifier", (server) => {
     const timers = clockTimers(server.deps.clock);
     const n = start({ setTimer: timers.setTimer });
     const edited = await channel({ name: "edited", kind: "slack", config: { url: `${receiver.url}/old` } });
+    const audit = await seedAuditContext(server.deps);
     receiver.reply(500);
     n.alertOpened(alert, context);
     await n.idle();
-    await updateChannel(server.deps, edited.id, { config: { url: `${receiver.url}/new` } });
+    await updateChannel(server.deps, audit, edited.id, { config: { url: `${receiver.url}/new` } });
     await settle(n, timers);
     expect(receiver.requests.map((req) => req.path)).toEqual(["/old", "/new"]);
 
     const disabled = await channel({ name: "disabled", kind: "slack", config: { url: `${receiver.url}/d` } });
     const deleted = await channel({ name: "deleted", kind: "slack", config: { url: `${receiver.url}/x` } });
-    await updateChannel(server.deps, edited.id, { enabled: false });
+    await updateChannel(server.deps, audit, edited.id, { enabled: false });
     receiver.requests.length = 0;
     receiver.reply(500, 500);
     n.alertOpened(alert, context);
     await n.idle();
     expect(await queued()).toHaveLength(2);
-    await updateChannel(server.deps, disabled.id, { enabled: false });
-    await deleteChannel(server.deps.db, deleted.id);
+    await updateChannel(server.deps, audit, disabled.id, { enabled: false });
+    await deleteChannel(server.deps, audit, deleted.id);
     await settle(n, timers);
     expect(receiver.requests).toHaveLength(2);
     expect((await logRows(disabled.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([

@@ -1,20 +1,20 @@
 /**
  * @module notifications/notifier
- * The Notifier port: the alerts module says "this alert opened / resolved" and returns at once.
- * The notification is queued in notification_deliveries, one row per wanted channel, and sent in
- * the background (delivery-worker.ts), so a slow or dead endpoint never delays job handling. Each
- * delivery is retried with exponential backoff (4xx answers are not retried), each attempt has
- * its own timeout, and each lands in notification_log with an error text scrubbed of the
- * channel's secrets.
+ * The Notifier (its port is notifier-port.ts): the alerts module says "this alert opened /
+ * resolved" and returns at once. The notification is queued in notification_deliveries, one row
+ * per wanted channel, and sent in the background (delivery-worker.ts), so a slow or dead
+ * endpoint never delays job handling. Each delivery is retried with exponential backoff (4xx
+ * answers are not retried), each attempt has its own timeout, and each lands in notification_log
+ * with an error text scrubbed of the channel's secrets.
  *
  * The queue outlives the process: a retry still waiting at shutdown, or left by a crash, is made
  * after the next start, and servers sharing one database claim rows (delivery-queue.ts) so that
  * each attempt is made once. A crash between sending and recording sends once more when its
  * claim runs out: delivery is at least once, never silently dropped.
  */
-import { monotonicFactory } from "ulidx";
 import type { ServerDeps } from "../deps.js";
 import { notFound } from "../errors.js";
+import { createMonotonicUlids } from "../ids.js";
 import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import { findChannel, listChannels, type StoredChannel } from "./channels.js";
 import { type DeliveryPorts, realDeliveryPorts } from "./deliver.js";
@@ -22,35 +22,7 @@ import { createDeliveryAttempts } from "./delivery-attempt.js";
 import { enqueueDeliveries } from "./delivery-queue.js";
 import { createDeliveryWorker } from "./delivery-worker.js";
 import { type AlertContext, alertNotification, type NotifiableAlert, testNotification } from "./message.js";
-
-export type { AlertContext, NotifiableAlert } from "./message.js";
-
-export interface TestOutcome {
-  status: "sent" | "failed";
-  statusCode: number | null;
-  /** Scrubbed of the channel's secrets. */
-  error: string | null;
-}
-
-export interface Notifier {
-  /** A new alert: queued for every enabled channel, sent in the background. Never throws or waits. */
-  alertOpened(alert: NotifiableAlert, context: AlertContext): void;
-  /** A resolved alert: queued for enabled channels with notify_resolved. Never throws or waits. */
-  alertResolved(alert: NotifiableAlert, context: AlertContext): void;
-  /** One attempt to one channel (enabled or not), awaited, logged as event `test`, never queued. */
-  sendTest(channelId: string): Promise<TestOutcome>;
-  /**
-   * Resolves once this notifier has nothing in flight and no queued delivery is due by the clock
-   * (a due one is started at once rather than at the next pass). Deliveries waiting for a later
-   * retry do not hold it up; after close() neither do due ones: they wait for the next start.
-   */
-  idle(): Promise<void>;
-  /**
-   * Stops the delivery passes, waits for attempts in flight (bounded), then aborts what is left.
-   * Whatever was not delivered stays queued for the next start or another server.
-   */
-  close(): Promise<void>;
-}
+import type { Notifier, TestOutcome } from "./notifier-port.js";
 
 export type NotifierDeps = Pick<ServerDeps, "db" | "keys" | "log" | "clock" | "config">;
 
@@ -93,7 +65,7 @@ const LEASE_MARGIN_MS = 30_000;
 
 export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}): Notifier {
   const settings = { ...NOTIFIER_DEFAULTS, ...withoutUndefined(options) };
-  const nextId = monotonicFactory();
+  const nextId = createMonotonicUlids();
   const inFlight = new Set<Promise<unknown>>();
   const shutdown = new AbortController();
   let closing: Promise<void> | undefined;
@@ -136,7 +108,7 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
       await enqueueDeliveries(
         deps.db,
         channels.map((channel) => ({
-          id: nextId(at.getTime()),
+          id: nextId(at),
           channelId: channel.row.id,
           alertId: alert.id,
           event,

@@ -3,17 +3,28 @@
  * Starts an operator's restore or diff: the job (actor `user`) and its command.run, then the audit
  * entry. A host that is offline is an outcome the route turns into 503; nothing is left behind.
  */
-import { type Job, jobs } from "@fleetback/db";
-import { eq } from "drizzle-orm";
+import type { Job } from "@fleetback/db";
+import type { CommandRunDiff, CommandRunRestore } from "@fleetback/protocol";
 import { writeAudit } from "../audit/audit.js";
 import type { Actor } from "../auth/actor.js";
 import type { ServerDeps } from "../deps.js";
+import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob } from "../jobs/dispatch-job.js";
 import { type RestorePlan, targetForJob } from "./restore-request.js";
 
 type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
 
 export type StartOutcome = { ok: true; job: Job } | { ok: false; reason: "offline" };
+
+type RestoreSpec = CommandRunRestore["restore"];
+
+export function restoreCommand(jobId: string, restore: RestoreSpec): CommandRunRestore {
+  return { job_id: jobId, kind: "restore", requires_admin_creds: false, restore };
+}
+
+export function diffCommand(jobId: string, diff: CommandRunDiff["diff"]): CommandRunDiff {
+  return { job_id: jobId, kind: "diff", requires_admin_creds: false, diff };
+}
 
 export async function startRestore(
   deps: JobDeps,
@@ -22,43 +33,31 @@ export async function startRestore(
   actor: Actor,
   ip: string | undefined,
 ): Promise<StartOutcome> {
-  let targetDir = plan.targetDir;
+  // The id comes first: the target path may name it, and the job row stores the path sent.
+  const jobId = mintJobId(deps);
+  const targetDir = targetForJob(plan.targetDir, jobId);
+  const restore: RestoreSpec = {
+    snapshot_id: plan.snapshot.id,
+    paths: plan.paths,
+    in_place: plan.inPlace,
+    target_dir: targetDir,
+  };
   const sent = await createAndDispatchJob(
     deps,
     {
+      id: jobId,
       hostId,
       kind: "restore",
       actorKind: "user",
       actorUserId: actor.userId,
-      // The job id is not known yet: the template is stored first, the sent path right after.
-      params: {
-        snapshot_id: plan.snapshot.id,
-        paths: plan.paths,
-        in_place: plan.inPlace,
-        target_dir: plan.targetDir,
-      },
+      params: { ...restore },
     },
-    (jobId) => {
-      targetDir = targetForJob(plan.targetDir, jobId);
-      return {
-        job_id: jobId,
-        kind: "restore",
-        requires_admin_creds: false,
-        restore: {
-          snapshot_id: plan.snapshot.id,
-          paths: plan.paths,
-          in_place: plan.inPlace,
-          target_dir: targetDir,
-        },
-      };
-    },
+    restoreCommand(jobId, restore),
   );
   if (!sent.ok) {
     return { ok: false, reason: "offline" };
   }
-  const params = { ...sent.job.params, target_dir: targetDir };
-  await deps.db.update(jobs).set({ params }).where(eq(jobs.id, sent.job.id));
-  await writeAudit(deps.db, deps.clock, {
+  await writeAudit(deps.db, deps, {
     actor,
     action: "host.restore",
     targetKind: "host",
@@ -72,7 +71,7 @@ export async function startRestore(
     },
     ip,
   });
-  return { ok: true, job: { ...sent.job, params } };
+  return sent;
 }
 
 export async function startDiff(
@@ -83,15 +82,16 @@ export async function startDiff(
   ip: string | undefined,
 ): Promise<StartOutcome> {
   const diff = { snapshot_a: snapshots.a, snapshot_b: snapshots.b };
+  const jobId = mintJobId(deps);
   const sent = await createAndDispatchJob(
     deps,
-    { hostId, kind: "diff", actorKind: "user", actorUserId: actor.userId, params: { ...diff } },
-    (jobId) => ({ job_id: jobId, kind: "diff", requires_admin_creds: false, diff }),
+    { id: jobId, hostId, kind: "diff", actorKind: "user", actorUserId: actor.userId, params: { ...diff } },
+    diffCommand(jobId, diff),
   );
   if (!sent.ok) {
     return { ok: false, reason: "offline" };
   }
-  await writeAudit(deps.db, deps.clock, {
+  await writeAudit(deps.db, deps, {
     actor,
     action: "host.diff",
     targetKind: "host",

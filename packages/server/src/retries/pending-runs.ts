@@ -6,8 +6,8 @@
  */
 import { type ActorKind, type Database, type PendingRun, pendingRuns, sourceGroups } from "@fleetback/db";
 import { asc, eq } from "drizzle-orm";
-import { ulid } from "ulidx";
 import type { Clock } from "../clock.js";
+import type { Ids } from "../ids.js";
 
 /** Delay before retry number `retry` (1-based). */
 export function retryDelayMs(backoffSeconds: number, retry: number): number {
@@ -28,18 +28,17 @@ export interface QueueInput {
 
 /** Queues the next retry; undefined when the group's retry_max is already used up. */
 export async function queuePendingRun(
-  db: Database,
-  clock: Clock,
+  deps: { db: Database; clock: Clock; ids: Ids },
   input: QueueInput,
 ): Promise<PendingRun | undefined> {
   if (input.attemptsMade >= input.group.retryMax) {
     return undefined;
   }
-  const now = clock.now();
-  const [row] = await db
+  const now = deps.clock.now();
+  const [row] = await deps.db
     .insert(pendingRuns)
     .values({
-      id: ulid(now.getTime()),
+      id: deps.ids.ulid(now),
       hostId: input.hostId,
       sourceGroupId: input.group.id,
       scheduleId: input.scheduleId ?? null,

@@ -7,6 +7,7 @@
 import { type Database, jobs, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import type { Clock } from "../clock.js";
+import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
 import { queuePendingRun } from "./pending-runs.js";
 
@@ -25,7 +26,7 @@ export function isTransientFailure(job: {
 
 /** Queues a retry of a finished backup job when it failed transiently; never throws. */
 export async function queueRetryAfterFailure(
-  deps: { db: Database; clock: Clock; log: Logger },
+  deps: { db: Database; clock: Clock; ids: Ids; log: Logger },
   jobId: string,
 ): Promise<string | undefined> {
   try {
@@ -38,7 +39,7 @@ export async function queueRetryAfterFailure(
       return undefined;
     }
     const retry = row.job.params.retry;
-    const queued = await queuePendingRun(deps.db, deps.clock, {
+    const queued = await queuePendingRun(deps, {
       hostId: row.job.hostId,
       group: row.group,
       actorKind: row.job.actorKind,

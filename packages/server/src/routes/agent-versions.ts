@@ -5,7 +5,7 @@
  */
 import { encodePublicKey, fingerprint } from "@fleetback/crypto";
 import { Hono } from "hono";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
 
 export function agentVersionRoutes(deps: AppDeps): Hono<AppEnv> {

@@ -28,17 +28,12 @@ describe("alerts", () => {
   it("lists open alerts by default, filters by state, and resolves by hand once", async () => {
     const now = deps.clock.now();
     const check = await raiseAlert(
-      deps.db,
+      deps,
       { hostId, kind: "check_failed", dedupKey: "" },
       { message: "check failed: repository contains errors" },
       now,
     );
-    await raiseAlert(
-      deps.db,
-      { hostId, kind: "prune_failed", dedupKey: "" },
-      { message: "prune failed" },
-      now,
-    );
+    await raiseAlert(deps, { hostId, kind: "prune_failed", dedupKey: "" }, { message: "prune failed" }, now);
     const listed = (await (await admin.json("GET", "/api/alerts")).json()) as {
       alerts: Array<{ kind: string; state: string; host_name: string }>;
     };
@@ -68,7 +63,7 @@ describe("alerts", () => {
 
   it("shows the alerts page with its filter and resolves from the page", async () => {
     const raised = await raiseAlert(
-      deps.db,
+      deps,
       { hostId, kind: "backup_failed", dedupKey: "g1" },
       { message: "backup failed: <script>x</script>" },
       deps.clock.now(),

@@ -5,12 +5,12 @@
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
+import { attemptBootstrap, attemptLogin, type LoginLimiters, signOut } from "../auth/sign-in.js";
 import { USERNAME_PATTERN } from "../auth/users.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
-import { attemptBootstrap, attemptLogin, type LoginLimiters, signOut } from "./auth-api.js";
 
 const LoginForm = Type.Object(
   {

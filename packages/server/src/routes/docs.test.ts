@@ -7,10 +7,10 @@ import { EXIT } from "@fleetback/agent";
 import { DEFAULT_AGENT_PATHS, parseUnitDirectives, renderAgentUnit } from "@fleetback/installer";
 import { MIN_AGENT_PROTOCOL_VERSION, PROTOCOL_VERSION } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
-import { AGENT_UPGRADE_PATH, helpUrl } from "../agent-channel/hello.js";
 import { createApp } from "../app.js";
 import { createTestClient } from "../testing/http.js";
 import { createTestDeps } from "../testing/test-deps.js";
+import { AGENT_UPGRADE_PATH, helpUrl } from "../updates/agent-upgrade-help.js";
 import { AGENT_EXIT_PROTOCOL_TOO_OLD } from "./docs.js";
 
 const PASSWORD = "correct horse battery";

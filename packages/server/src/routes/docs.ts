@@ -8,10 +8,10 @@
 import { DEFAULT_AGENT_PATHS, MIN_NODE_MAJOR, renderInstallCommand } from "@fleetback/installer";
 import { MIN_AGENT_PROTOCOL_VERSION, PROTOCOL_VERSION } from "@fleetback/protocol";
 import { Hono } from "hono";
-import { AGENT_UPGRADE_PATH, helpUrl } from "../agent-channel/hello.js";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
 import { renderPage } from "../http/render.js";
+import { AGENT_UPGRADE_PATH, helpUrl } from "../updates/agent-upgrade-help.js";
 
 /**
  * The agent's exit status when the server refuses its protocol (EXIT.protocolTooOld of

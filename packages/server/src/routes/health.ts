@@ -4,11 +4,7 @@
  * /readyz says the database answers and every migration is applied, so traffic can be sent here.
  */
 import { Hono } from "hono";
-
-export interface Readiness {
-  /** Resolves when the database answers; rejects with the reason otherwise. */
-  check(): Promise<{ database: string }>;
-}
+import type { Readiness } from "../app-deps.js";
 
 export function healthRoutes(readiness: Readiness): Hono {
   const routes = new Hono();

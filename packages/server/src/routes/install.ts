@@ -8,7 +8,7 @@
  */
 import { renderInstallScript } from "@fleetback/installer";
 import { Hono } from "hono";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
 import { createBundleSource } from "../install/agent-bundle.js";
 

@@ -6,16 +6,16 @@ import { type Database, hosts, JOB_KINDS, JOB_STATUSES } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { Type } from "typebox";
-import type { AppDeps } from "../app.js";
-import { type AppEnv, requireRole } from "../auth/actor.js";
-import { RequestError } from "../errors.js";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { errorBody, RequestError } from "../errors.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readQuery } from "../http/validate.js";
 import { STREAM_AUTHORISED_STATUS } from "../job-stream/job-stream.js";
 import { loadJobView } from "../job-stream/job-view.js";
+import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, listJobs } from "../jobs/job-queries.js";
 import { loadDiffView } from "../restore/diff-view.js";
-import { cancelFromRequest } from "./jobs.js";
 
 export const HOST_JOBS_PAGE = 50;
 
@@ -59,15 +59,12 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const job = await getJob(deps.db, c.req.param("id"));
     c.header("Upgrade", "websocket");
     return c.json(
-      {
-        code: "upgrade_required",
-        message: `/jobs/${job.id}/stream is a WebSocket: connect with Upgrade: websocket`,
-      },
+      errorBody("upgrade_required", `/jobs/${job.id}/stream is a WebSocket: connect with Upgrade: websocket`),
       STREAM_AUTHORISED_STATUS,
     );
   });
   routes.post("/jobs/:id/cancel", operator, async (c) => {
-    const outcome = await cancelFromRequest(deps, c);
+    const outcome = await cancelJob(deps, auditOf(c), c.req.param("id"));
     return redirectAfterPost(c, `/jobs/${outcome.job.id}`);
   });
 

@@ -1,18 +1,15 @@
 /**
  * @module routes/jobs
  * The job list with filters, one job, its stored log lines (paged by sequence number), and the
- * operator's cancel (shared with the job page's form).
+ * operator's cancel.
  */
 import { JOB_KINDS, JOB_STATUSES } from "@fleetback/db";
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import { Type } from "typebox";
-import type { AppDeps } from "../app.js";
-import { writeAudit } from "../audit/audit.js";
-import { type AppEnv, requireRole } from "../auth/actor.js";
-import { RequestError } from "../errors.js";
-import { clientIp } from "../http/render.js";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { readQuery } from "../http/validate.js";
-import { type CancelOutcome, cancelJob } from "../jobs/cancel-job.js";
+import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, jobJson, listJobLogs, listJobs } from "../jobs/job-queries.js";
 
 const Ulid = Type.String({ pattern: "^[0-9A-HJKMNP-TV-Z]{26}$" });
@@ -33,24 +30,6 @@ const LogsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/** Cancels the job named by the route and writes the `job.cancel` audit entry. */
-export async function cancelFromRequest(deps: AppDeps, c: Context<AppEnv>): Promise<CancelOutcome> {
-  const actor = c.get("actor");
-  if (!actor) {
-    throw new RequestError("unauthorised", "Sign in first.");
-  }
-  const outcome = await cancelJob(deps, c.req.param("id") ?? "");
-  await writeAudit(deps.db, deps.clock, {
-    actor,
-    action: "job.cancel",
-    targetKind: "job",
-    targetId: outcome.job.id,
-    details: { host_id: outcome.job.hostId, kind: outcome.job.kind, outcome: outcome.kind },
-    ip: clientIp(c),
-  });
-  return outcome;
-}
 
 export function jobRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -82,7 +61,7 @@ export function jobRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json({ lines, next_after_seq: lines.length === limit ? lines.at(-1)?.seq : undefined });
   });
   routes.post("/api/jobs/:id/cancel", operator, async (c) => {
-    const outcome = await cancelFromRequest(deps, c);
+    const outcome = await cancelJob(deps, auditOf(c), c.req.param("id"));
     // 202: the agent was asked and the status follows its job.finished; 200: cancelled here.
     return c.json(
       { job_id: outcome.job.id, status: outcome.job.status, cancel_sent: outcome.kind === "requested" },

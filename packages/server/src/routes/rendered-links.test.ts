@@ -17,13 +17,13 @@ import { alerts, auditLog, JOB_KINDS, JOB_STATUSES, jobLogs, notificationLog } f
 import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
 import { ulid } from "ulidx";
 import { expect, it } from "vitest";
+import { ALERTS_PAGE } from "../alerts/alert-query.js";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent, type TestAgent } from "../testing/test-agent.js";
-import { ALERTS_PAGE } from "./alerts.js";
 import { HOST_JOBS_PAGE } from "./job-pages.js";
 
 const PASSWORD = "correct horse battery";
@@ -305,7 +305,7 @@ runServerSuite("rendered links", (server) => {
       statusCode: 502,
       error: "bad gateway",
     });
-    // More audit entries than a page (100, routes/audit.ts) holds.
+    // More audit entries than a page (100, routes/audit-pages.ts) holds.
     await deps.db.insert(auditLog).values(
       Array.from({ length: 101 }, (_, n) => ({
         id: ulid(now.getTime() - 60_000 - n * 1000),

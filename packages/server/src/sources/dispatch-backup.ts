@@ -1,14 +1,16 @@
 /**
  * @module sources/dispatch-backup
- * One backup of one source group: builds its `command.run` (includes, excludes, tag = group name,
- * the group's hooks or the host defaults) and dispatches it. Run-now and schedule fires queue a
- * pending run when the host is offline, to be retried when it is back. The job's params
- * record what was backed up, never the hooks.
+ * One backup of one source group: its `command.run` built from the group (includes, excludes,
+ * tag = group name, the group's hooks or the host defaults) under a job id minted first, then
+ * dispatched. Run-now and schedule fires queue a pending run when the host is offline, to be
+ * retried when it is back. The job's params record what was backed up, never the hooks.
  */
 import { type ActorKind, type Host, hosts, type SourceGroup } from "@fleetback/db";
 import type { CommandRunBackup } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
+import { mintJobId } from "../jobs/create-job.js";
 import { type CreateAndDispatchResult, createAndDispatchJob } from "../jobs/dispatch-job.js";
 import { queuePendingRun } from "../retries/pending-runs.js";
 import { resolveHooks } from "./hooks.js";
@@ -41,6 +43,22 @@ export function backupParams(group: SourceGroup, retry?: number): Record<string,
   };
 }
 
+export function backupCommand(
+  jobId: string,
+  group: SourceGroup,
+  hooks: Pick<CommandRunBackup, "pre_hook" | "post_hook">,
+): CommandRunBackup {
+  return {
+    job_id: jobId,
+    kind: "backup",
+    requires_admin_creds: false,
+    includes: group.includes,
+    excludes: group.excludes,
+    tag: group.name,
+    ...hooks,
+  };
+}
+
 /** Creates the job and sends its command; no queueing. */
 export function sendBackup(
   deps: BackupDeps,
@@ -48,9 +66,12 @@ export function sendBackup(
   group: SourceGroup,
   host: HostHooks,
 ): Promise<CreateAndDispatchResult> {
+  const jobId = mintJobId(deps);
+  const hooks = resolveHooks(deps.keys.secret, request.hostId, group, host, deps.log);
   return createAndDispatchJob(
     deps,
     {
+      id: jobId,
       hostId: request.hostId,
       kind: "backup",
       actorKind: request.actorKind,
@@ -59,15 +80,7 @@ export function sendBackup(
       sourceGroupId: group.id,
       params: backupParams(group, request.retry),
     },
-    (jobId): CommandRunBackup => ({
-      job_id: jobId,
-      kind: "backup",
-      requires_admin_creds: false,
-      includes: group.includes,
-      excludes: group.excludes,
-      tag: group.name,
-      ...resolveHooks(deps.keys.secret, request.hostId, group, host, deps.log),
-    }),
+    backupCommand(jobId, group, hooks),
   );
 }
 
@@ -90,7 +103,7 @@ export async function runBackup(
   if (sent.ok) {
     return { outcome: "dispatched", jobId: sent.job.id };
   }
-  const queued = await queuePendingRun(deps.db, deps.clock, {
+  const queued = await queuePendingRun(deps, {
     hostId: request.hostId,
     group,
     actorKind: request.actorKind,
@@ -109,12 +122,32 @@ export async function runBackup(
   return { outcome: "queued", pendingRunId: queued.id };
 }
 
+/** An operator's "Run now", audited once it dispatched or queued (an offline answer changed nothing). */
 export async function runGroupNow(
   deps: BackupDeps,
+  audit: AuditContext,
   hostId: string,
   groupId: string,
-  actorUserId: string,
 ): Promise<BackupOutcome> {
   const group = await getGroup(deps.db, hostId, groupId);
-  return runBackup(deps, { hostId, actorKind: "user", actorUserId }, group);
+  const outcome = await runBackup(
+    deps,
+    { hostId, actorKind: "user", actorUserId: audit.actor.userId },
+    group,
+  );
+  if (outcome.outcome !== "offline") {
+    await writeAudit(deps.db, deps, {
+      ...audit,
+      action: "source_group.run",
+      targetKind: "source_group",
+      targetId: groupId,
+      details: {
+        host_id: hostId,
+        ...(outcome.outcome === "dispatched"
+          ? { job_id: outcome.jobId }
+          : { pending_run_id: outcome.pendingRunId }),
+      },
+    });
+  }
+  return outcome;
 }

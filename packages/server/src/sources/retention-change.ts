@@ -5,7 +5,7 @@
  * it keeps everything. A change is a *lowering* when, for snapshots that exist, the new policy can
  * keep fewer than the old one: a count or a duration becomes smaller, a key is removed from a
  * policy that stays non-empty, or an empty policy (keep all) gets one. Lowering is an admin's
- * decision (routes/source-groups.ts); raising, adding keys and clearing the policy are not.
+ * decision (sources/source-group-requests.ts); raising, adding keys and clearing the policy are not.
  */
 import { type Database, type RetentionPolicy, type SourceGroup, snapshots } from "@fleetback/db";
 import { KEEP_COUNT_KEYS, KEEP_WITHIN_KEYS } from "@fleetback/protocol";
@@ -79,6 +79,13 @@ export interface RetentionChange {
   from: RetentionPolicy;
   to: RetentionPolicy;
   lowered: string[];
+}
+
+/** The audit details of a change: from, to and what it lowered, or nothing when there was none. */
+export function retentionDetails(change: RetentionChange | undefined) {
+  return change === undefined
+    ? {}
+    : { retention_policy: { from: change.from, to: change.to, lowered: change.lowered } };
 }
 
 /**

@@ -4,7 +4,7 @@ import { ulid } from "ulidx";
 import { expect, it } from "vitest";
 import { pushScheduleSet } from "../hosts/host-push.js";
 import { eventually } from "../testing/eventually.js";
-import { seedHost } from "../testing/seed.js";
+import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent } from "../testing/test-agent.js";
 import { handleScheduleFire } from "./schedule-fire.js";
@@ -23,9 +23,16 @@ runServerSuite("schedule.fire", (server) => {
   it("dispatches one backup per member group with actor schedule; the agent got the new schedule.set", async () => {
     const { deps } = server;
     const { host, agent } = await connectedHost("fire-1");
-    const etc = await createGroup(deps, host.id, { name: "etc", includes: ["/etc"], excludes: ["*.swp"] });
-    const srv = await createGroup(deps, host.id, { name: "srv", includes: ["/srv"] });
-    const schedule = await createSchedule(deps, host.id, {
+    const etc = await createGroup(deps, await seedAuditContext(deps), host.id, {
+      name: "etc",
+      includes: ["/etc"],
+      excludes: ["*.swp"],
+    });
+    const srv = await createGroup(deps, await seedAuditContext(deps), host.id, {
+      name: "srv",
+      includes: ["/srv"],
+    });
+    const schedule = await createSchedule(deps, await seedAuditContext(deps), host.id, {
       cron: "0 2 * * *",
       source_group_ids: [etc.id, srv.id],
     });
@@ -102,14 +109,20 @@ runServerSuite("schedule.fire", (server) => {
     const { deps } = server;
     const { host, agent } = await connectedHost("fire-2");
     const other = await seedHost(deps, { name: "fire-3" });
-    const mine = await createGroup(deps, host.id, { name: "etc", includes: ["/etc"] });
-    const theirs = await createGroup(deps, other.host.id, { name: "etc", includes: ["/etc"] });
-    const disabled = await createSchedule(deps, host.id, {
+    const mine = await createGroup(deps, await seedAuditContext(deps), host.id, {
+      name: "etc",
+      includes: ["/etc"],
+    });
+    const theirs = await createGroup(deps, await seedAuditContext(deps), other.host.id, {
+      name: "etc",
+      includes: ["/etc"],
+    });
+    const disabled = await createSchedule(deps, await seedAuditContext(deps), host.id, {
       cron: "0 2 * * *",
       enabled: false,
       source_group_ids: [mine.id],
     });
-    const foreign = await createSchedule(deps, other.host.id, {
+    const foreign = await createSchedule(deps, await seedAuditContext(deps), other.host.id, {
       cron: "0 2 * * *",
       source_group_ids: [theirs.id],
     });

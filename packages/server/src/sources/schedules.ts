@@ -13,11 +13,11 @@ import {
   sourceGroups,
 } from "@fleetback/db";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { ulid } from "ulidx";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { invalid, notFound } from "../errors.js";
+import { requireHost } from "../hosts/require-host.js";
 import { checkCron } from "./cron.js";
-import { requireHost } from "./source-groups.js";
 
 export interface ScheduleInput {
   cron: string;
@@ -34,7 +34,24 @@ export interface ScheduleVersions {
   schedule_acked_version: number;
 }
 
-type ScheduleDeps = Pick<ServerDeps, "db" | "clock">;
+type ScheduleDeps = Pick<ServerDeps, "db" | "clock" | "ids">;
+
+function auditSchedule(
+  tx: Database,
+  deps: ScheduleDeps,
+  audit: AuditContext,
+  action: string,
+  hostId: string,
+  schedule: { id: string; cron: string; enabled: boolean },
+): Promise<void> {
+  return writeAudit(tx, deps, {
+    ...audit,
+    action,
+    targetKind: "schedule",
+    targetId: schedule.id,
+    details: { host_id: hostId, cron: schedule.cron, enabled: schedule.enabled },
+  });
+}
 
 function validated(input: ScheduleInput): { cron: string; groupIds: string[] } {
   const cron = checkCron(input.cron);
@@ -112,13 +129,14 @@ export async function getSchedule(db: Database, hostId: string, scheduleId: stri
 
 export async function createSchedule(
   deps: ScheduleDeps,
+  audit: AuditContext,
   hostId: string,
   input: ScheduleInput,
 ): Promise<ScheduleView> {
   const { cron, groupIds } = validated(input);
   await requireHost(deps.db, hostId);
   const now = deps.clock.now();
-  const id = ulid(now.getTime());
+  const id = deps.ids.ulid(now);
   await deps.db.transaction(async (tx) => {
     await assertGroupsOfHost(tx, hostId, groupIds);
     await tx
@@ -128,12 +146,18 @@ export async function createSchedule(
       .insert(scheduleSourceGroups)
       .values(groupIds.map((sourceGroupId) => ({ scheduleId: id, sourceGroupId })));
     await bumpVersion(tx, hostId, now);
+    await auditSchedule(tx, deps, audit, "schedule.create", hostId, {
+      id,
+      cron,
+      enabled: input.enabled ?? true,
+    });
   });
   return getSchedule(deps.db, hostId, id);
 }
 
 export async function updateSchedule(
   deps: ScheduleDeps,
+  audit: AuditContext,
   hostId: string,
   scheduleId: string,
   input: ScheduleInput,
@@ -152,12 +176,18 @@ export async function updateSchedule(
       .insert(scheduleSourceGroups)
       .values(groupIds.map((sourceGroupId) => ({ scheduleId, sourceGroupId })));
     await bumpVersion(tx, hostId, now);
+    await auditSchedule(tx, deps, audit, "schedule.update", hostId, {
+      id: scheduleId,
+      cron,
+      enabled: input.enabled ?? current.enabled,
+    });
   });
   return getSchedule(deps.db, hostId, scheduleId);
 }
 
 export async function deleteSchedule(
   deps: ScheduleDeps,
+  audit: AuditContext,
   hostId: string,
   scheduleId: string,
 ): Promise<ScheduleView> {
@@ -165,6 +195,7 @@ export async function deleteSchedule(
   await deps.db.transaction(async (tx) => {
     await tx.delete(schedules).where(and(eq(schedules.id, scheduleId), eq(schedules.hostId, hostId)));
     await bumpVersion(tx, hostId, deps.clock.now());
+    await auditSchedule(tx, deps, audit, "schedule.delete", hostId, current);
   });
   return current;
 }

@@ -14,13 +14,10 @@ export const ABSOLUTE_PATH_PATTERN = "^(/|[A-Za-z]:[\\\\/])";
 export const MAX_PATTERNS = 1000;
 export const MAX_HOOK_LENGTH = 16_384;
 
-const retentionProperties: Record<string, TSchema> = {};
-for (const key of KEEP_COUNT_KEYS) {
-  retentionProperties[key] = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 }));
-}
-for (const key of KEEP_WITHIN_KEYS) {
-  retentionProperties[key] = Type.Optional(ResticDuration);
-}
+const retentionProperties: Record<string, TSchema> = Object.fromEntries([
+  ...KEEP_COUNT_KEYS.map((key) => [key, Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 }))]),
+  ...KEEP_WITHIN_KEYS.map((key) => [key, Type.Optional(ResticDuration)]),
+]);
 
 export const RetentionPolicyBody = Type.Object(retentionProperties, { additionalProperties: false });
 

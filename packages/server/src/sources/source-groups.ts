@@ -16,24 +16,18 @@ import {
   sourceGroups,
 } from "@fleetback/db";
 import { and, asc, eq } from "drizzle-orm";
-import { ulid } from "ulidx";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, notFound } from "../errors.js";
+import { requireHost } from "../hosts/require-host.js";
 import { computeConflictDimensions } from "./conflict-dimension.js";
 import { openHook, sealHook } from "./hooks.js";
+import { type RetentionChange, retentionDetails } from "./retention-change.js";
 import type { CreateGroupBody, HostHooksBody, UpdateGroupBody } from "./source-group-schema.js";
 
-type GroupDeps = Pick<ServerDeps, "db" | "clock" | "keys">;
+type GroupDeps = Pick<ServerDeps, "db" | "clock" | "keys" | "ids">;
 
 const NAME_CONSTRAINT = "source_groups_host_id_name_key";
-
-export async function requireHost(db: Database, hostId: string) {
-  const [host] = await db.select().from(hosts).where(eq(hosts.id, hostId)).limit(1);
-  if (!host) {
-    throw notFound(`No host ${hostId}`);
-  }
-  return host;
-}
 
 export async function listGroups(db: Database, hostId: string): Promise<SourceGroup[]> {
   await requireHost(db, hostId);
@@ -103,14 +97,17 @@ function hookColumns(
   return set;
 }
 
+/** `retention` is what the caller found the group does to its tag's policy, for the audit entry. */
 export async function createGroup(
   deps: GroupDeps,
+  audit: AuditContext,
   hostId: string,
   body: CreateGroupBody,
+  retention?: RetentionChange,
 ): Promise<SourceGroup> {
   await requireHost(deps.db, hostId);
   const now = deps.clock.now();
-  const id = ulid(now.getTime());
+  const id = deps.ids.ulid(now);
   await nameConflictAware(body.name, () =>
     deps.db.transaction(async (tx) => {
       await tx.insert(sourceGroups).values({
@@ -129,6 +126,13 @@ export async function createGroup(
         updatedAt: now,
       });
       await recomputeConflicts(tx, hostId, now);
+      await writeAudit(tx, deps, {
+        ...audit,
+        action: "source_group.create",
+        targetKind: "source_group",
+        targetId: id,
+        details: { host_id: hostId, fields: Object.keys(body), ...retentionDetails(retention) },
+      });
     }),
   );
   return getGroup(deps.db, hostId, id);
@@ -136,9 +140,11 @@ export async function createGroup(
 
 export async function updateGroup(
   deps: GroupDeps,
+  audit: AuditContext,
   hostId: string,
   groupId: string,
   body: UpdateGroupBody,
+  retention?: RetentionChange,
 ): Promise<SourceGroup> {
   await getGroup(deps.db, hostId, groupId);
   const now = deps.clock.now();
@@ -162,13 +168,25 @@ export async function updateGroup(
         })
         .where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId)));
       await recomputeConflicts(tx, hostId, now);
+      await writeAudit(tx, deps, {
+        ...audit,
+        action: "source_group.update",
+        targetKind: "source_group",
+        targetId: groupId,
+        details: { host_id: hostId, fields: Object.keys(body), ...retentionDetails(retention) },
+      });
     }),
   );
   return getGroup(deps.db, hostId, groupId);
 }
 
 /** Refuses (409, nothing deleted) while schedules still fire the group. */
-export async function deleteGroup(deps: GroupDeps, hostId: string, groupId: string): Promise<SourceGroup> {
+export async function deleteGroup(
+  deps: GroupDeps,
+  audit: AuditContext,
+  hostId: string,
+  groupId: string,
+): Promise<SourceGroup> {
   const group = await getGroup(deps.db, hostId, groupId);
   await deps.db.transaction(async (tx) => {
     const referencing = await tx
@@ -185,12 +203,24 @@ export async function deleteGroup(deps: GroupDeps, hostId: string, groupId: stri
     }
     await tx.delete(sourceGroups).where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId)));
     await recomputeConflicts(tx, hostId, deps.clock.now());
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "source_group.delete",
+      targetKind: "source_group",
+      targetId: group.id,
+      details: { host_id: hostId, name: group.name },
+    });
   });
   return group;
 }
 
 /** Host default hooks; absent fields keep their value, null or "" clears. */
-export async function setHostHooks(deps: GroupDeps, hostId: string, body: HostHooksBody) {
+export async function setHostHooks(
+  deps: GroupDeps,
+  audit: AuditContext,
+  hostId: string,
+  body: HostHooksBody,
+) {
   await requireHost(deps.db, hostId);
   const set: { preHookDefault?: Uint8Array | null; postHookDefault?: Uint8Array | null } = {};
   if (body.pre_hook_default !== undefined) {
@@ -199,11 +229,21 @@ export async function setHostHooks(deps: GroupDeps, hostId: string, body: HostHo
   if (body.post_hook_default !== undefined) {
     set.postHookDefault = sealHook(deps.keys.secret, hostId, body.post_hook_default);
   }
-  const [row] = await deps.db
-    .update(hosts)
-    .set({ ...set, updatedAt: deps.clock.now() })
-    .where(eq(hosts.id, hostId))
-    .returning({ pre: hosts.preHookDefault, post: hosts.postHookDefault });
+  const row = await deps.db.transaction(async (tx) => {
+    const [updated] = await tx
+      .update(hosts)
+      .set({ ...set, updatedAt: deps.clock.now() })
+      .where(eq(hosts.id, hostId))
+      .returning({ pre: hosts.preHookDefault, post: hosts.postHookDefault });
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "host.hooks.update",
+      targetKind: "host",
+      targetId: hostId,
+      details: { fields: Object.keys(body) },
+    });
+    return updated;
+  });
   return { has_pre_hook_default: row?.pre != null, has_post_hook_default: row?.post != null };
 }
 

@@ -4,10 +4,20 @@
  * jobs in a given state. Inserted through the same schema and sealing the server uses.
  */
 import { hashToken, randomToken } from "@fleetback/crypto";
-import { type Host, hostCredentials, hosts, type Job, jobs, type NewHost, type NewJob } from "@fleetback/db";
+import {
+  type Host,
+  hostCredentials,
+  hosts,
+  type Job,
+  jobs,
+  type NewHost,
+  type NewJob,
+  users,
+} from "@fleetback/db";
 import type { Repository } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { ulid } from "ulidx";
+import type { AuditContext } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
 import { createJob, type NewJobInput } from "../jobs/create-job.js";
@@ -33,6 +43,14 @@ export async function seedHost(
     throw new Error("insert into hosts returned no row");
   }
   return { host, token };
+}
+
+/** An admin to act as in a domain test: the audit trail refers to a user row. */
+export async function seedAuditContext(deps: Pick<ServerDeps, "db">): Promise<AuditContext> {
+  const id = ulid();
+  const username = `admin-${id.toLowerCase()}`;
+  await deps.db.insert(users).values({ id, username, passwordHash: "unused", role: "admin" });
+  return { actor: { userId: id, username, role: "admin", via: "session" }, ip: undefined };
 }
 
 export async function bindCredentials(

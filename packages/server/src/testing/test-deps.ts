@@ -12,7 +12,7 @@ import { generateSigningKeyPair } from "@fleetback/crypto";
 import type { Database, Engine } from "@fleetback/db";
 import { createTestDatabase } from "@fleetback/db/testing";
 import { createViews, loadStaticAssets } from "@fleetback/web";
-import type { AppDeps } from "../app.js";
+import type { AppDeps } from "../app-deps.js";
 import { createBootstrapState } from "../auth/bootstrap.js";
 import { createManualClock } from "../clock.js";
 import { type Config, loadConfig } from "../config.js";

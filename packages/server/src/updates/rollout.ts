@@ -7,10 +7,13 @@
  */
 import { type Database, type Host, hosts, type UpdateState } from "@fleetback/db";
 import { and, eq, inArray } from "drizzle-orm";
+import { Type } from "typebox";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import { RequestError } from "../errors.js";
 import type { AgentHub } from "../hub/types.js";
+import type { Ids } from "../ids.js";
 import type { BundleStore } from "../install/bundle-store.js";
 import type { Logger } from "../log.js";
 import { buildUpdateCommand, type UpdateCommandResult } from "./update-command.js";
@@ -41,10 +44,15 @@ export interface RolloutDeps {
   db: Database;
   hub: AgentHub;
   clock: Clock;
+  ids: Ids;
   log: Logger;
   agentBundles: BundleStore;
   config: Pick<Config, "baseUrl">;
 }
+
+/** What a rollout request names, in the JSON API and the fleet page's form alike. */
+export const RolloutVersion = Type.String({ minLength: 1, maxLength: 64 });
+export const RolloutHostId = Type.String({ minLength: 1, maxLength: 64 });
 
 /** Exactly one of host_ids / all, as the API and the form take them. */
 export function rolloutSelection(hostIds: string[] | undefined, all: boolean | undefined): RolloutSelection {
@@ -74,8 +82,13 @@ async function loadTargets(db: Database, selection: RolloutSelection): Promise<H
   return found;
 }
 
+/**
+ * Marks and sends the update host by host (no one transaction: each send is its own outcome), then
+ * audits the rollout with the hosts it reached.
+ */
 export async function rollOutAgentUpdate(
   deps: RolloutDeps,
+  audit: AuditContext,
   version: string,
   selection: RolloutSelection,
 ): Promise<RolloutResult> {
@@ -142,6 +155,17 @@ export async function rollOutAgentUpdate(
     },
     "agent update rollout",
   );
+  await writeAudit(deps.db, deps, {
+    ...audit,
+    action: "agent.update",
+    targetKind: "agent_version",
+    targetId: version,
+    details: {
+      all: selection.all === true,
+      host_ids: result.targets.map((target) => target.hostId),
+      skipped: result.skipped.length,
+    },
+  });
   return result;
 }
 

@@ -10,11 +10,13 @@ import { type Database, hosts } from "@fleetback/db";
 import type { UpdateResult } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { type AlertKey, raiseAlert, resolveKey } from "../alerts/alerts.js";
+import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
-import type { Notifier } from "../notifications/notifier.js";
+import type { Notifier } from "../notifications/notifier-port.js";
 
 export interface UpdateAlertDeps {
   db: Database;
+  ids: Ids;
   log: Logger;
   notifier: Notifier;
 }
@@ -35,7 +37,7 @@ export async function updateFailed(
   try {
     const what = result.status === "rolled_back" ? "was rolled back" : "was refused";
     const message = `agent update to ${result.version} ${what}: ${result.error ?? "no reason given"}`;
-    const { alert, opened } = await raiseAlert(deps.db, keyOf(hostId), { message }, now);
+    const { alert, opened } = await raiseAlert(deps, keyOf(hostId), { message }, now);
     if (opened) {
       deps.log.warn({ alert_id: alert.id, host_id: hostId, kind: alert.kind }, "alert opened");
       deps.notifier.alertOpened(alert, { hostName: await hostName(deps.db, hostId) });

@@ -1,0 +1,15 @@
+/**
+ * @module audit/audit-query
+ * How a caller pages the audit trail, the same from the page and the JSON API: before an entry
+ * id, optionally of one action, at most a given number.
+ */
+import { Type } from "typebox";
+
+export const AuditQuery = Type.Object(
+  {
+    before: Type.Optional(Type.String({ pattern: "^[0-9A-HJKMNP-TV-Z]{26}$" })),
+    action: Type.Optional(Type.String({ maxLength: 64 })),
+    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,106 @@
+/**
+ * @module auth/sign-in
+ * Signing in and out over HTTP, shared by the JSON API and the sign-in pages: the session cookie,
+ * and the per-address and per-user-at-address limits checked before any password work. Wrong
+ * username and wrong password get one answer. Never limited per username alone: then anyone could
+ * keep `admin` out from anywhere with a few wrong passwords.
+ */
+import type { User } from "@fleetback/db";
+import type { Context } from "hono";
+import { deleteCookie, setCookie } from "hono/cookie";
+import type { AppDeps } from "../app-deps.js";
+import { RequestError } from "../errors.js";
+import type { AppEnv } from "../http/app-env.js";
+import { clientIp } from "../http/client-address.js";
+import { bootstrapFirstAdmin } from "./bootstrap.js";
+import type { RateLimiter } from "./rate-limit.js";
+import {
+  createSession,
+  deleteSession,
+  SESSION_ABSOLUTE_MS,
+  SESSION_COOKIE,
+  sweepSessions,
+} from "./sessions.js";
+import { verifyLogin } from "./users.js";
+
+export interface LoginLimiters {
+  byIp: RateLimiter;
+  /** Keyed by username and address together (see `userAtAddress`). */
+  byUserAndIp: RateLimiter;
+}
+
+function userAtAddress(c: Context<AppEnv>, username: string): string {
+  return `${username.toLowerCase()}@${clientIp(c) ?? "unknown"}`;
+}
+
+/** Starts a session and sets its cookie; shared by the JSON and form sign-in. */
+export async function signIn(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  user: User,
+  reason: "auth.login" | "auth.bootstrap",
+): Promise<void> {
+  await sweepSessions(deps.db, deps.clock);
+  const session = await createSession(deps, user, reason, {
+    ip: clientIp(c),
+    userAgent: c.req.header("User-Agent"),
+  });
+  setCookie(c, SESSION_COOKIE, session.token, {
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: deps.config.baseUrl.startsWith("https:"),
+    path: "/",
+    maxAge: Math.floor(SESSION_ABSOLUTE_MS / 1000),
+  });
+}
+
+export async function signOut(c: Context<AppEnv>, deps: AppDeps): Promise<void> {
+  const actor = c.get("actor");
+  if (actor?.sessionId) {
+    await deleteSession(deps.db, actor.sessionId);
+  }
+  deleteCookie(c, SESSION_COOKIE, { path: "/" });
+}
+
+/** Checks the limits before any password work, so a flood costs us nothing. */
+export function checkLoginLimits(c: Context<AppEnv>, limiters: LoginLimiters, username: string): void {
+  for (const [limiter, key] of [
+    [limiters.byIp, clientIp(c) ?? "unknown"],
+    [limiters.byUserAndIp, userAtAddress(c, username)],
+  ] as const) {
+    const result = limiter.hit(key);
+    if (!result.allowed) {
+      throw new RequestError("rate_limited", "Too many sign-in attempts; wait and try again.", {
+        headers: { "Retry-After": String(result.retryAfterSeconds) },
+      });
+    }
+  }
+}
+
+export async function attemptLogin(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  limiters: LoginLimiters,
+  username: string,
+  password: string,
+) {
+  checkLoginLimits(c, limiters, username);
+  const user = await verifyLogin(deps.db, username, password);
+  if (!user) {
+    throw new RequestError("unauthorised", "Username or password is wrong.");
+  }
+  limiters.byUserAndIp.reset(userAtAddress(c, username));
+  await signIn(c, deps, user, "auth.login");
+  return user;
+}
+
+export async function attemptBootstrap(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  input: { bootstrapToken: string; username: string; password: string },
+) {
+  const user = await bootstrapFirstAdmin(deps, deps.bootstrap, input);
+  await signIn(c, deps, user, "auth.bootstrap");
+  deps.log.info({ user_id: user.id }, "first admin created; bootstrap token burned");
+  return user;
+}

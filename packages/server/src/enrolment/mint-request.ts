@@ -1,0 +1,29 @@
+/**
+ * @module enrolment/mint-request
+ * An operator's request for an enrolment token, checked the same way from the page and the JSON
+ * API, and what both show of the minted token (once: the secrets are never stored readable).
+ */
+import { acceptsUrlCredentials } from "@fleetback/crypto";
+import { RequestError } from "../errors.js";
+import type { MintInput, mintEnrolmentToken } from "./tokens.js";
+
+export function checkMintInput(input: MintInput): MintInput {
+  const repository = input.repository;
+  if (repository?.username && !acceptsUrlCredentials(repository.url)) {
+    throw new RequestError(
+      "invalid",
+      "repository.username: this repository kind takes no username in its URL (only rest: and s3: with http(s)://)",
+    );
+  }
+  return input;
+}
+
+export function mintJson(minted: Awaited<ReturnType<typeof mintEnrolmentToken>>) {
+  return {
+    token: minted.token,
+    expires_at: minted.expiresAt,
+    generated_password: minted.generatedPassword,
+    htpasswd_snippet: minted.htpasswdSnippet,
+    install_command: minted.installCommand,
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * @module http/app-env
+ * What every request carries (its id, the client's address, the caller) and the order of roles.
+ * The transport layer reads them to render pages and resolve addresses; auth/ fills in the actor
+ * and decides what a role may do. They live here so http/ needs nothing from auth/.
+ */
+import type { UserRole } from "@fleetback/db";
+
+export type Role = UserRole;
+
+export interface Actor {
+  userId: string;
+  username: string;
+  role: Role;
+  /** How the caller proved who they are; CSRF applies to sessions only. */
+  via: "session" | "api_token";
+  sessionId?: string;
+  /** The session's CSRF token, embedded in every form the session renders. */
+  csrfToken?: string;
+}
+
+export type AppEnv = {
+  Variables: { requestId: string; actor: Actor | undefined; clientIp: string | undefined };
+};
+
+const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+
+/** Roles are ordered: an admin may do all an operator may, an operator all a viewer may. */
+export function hasRole(actor: Actor | undefined, role: Role): boolean {
+  return actor !== undefined && RANK[actor.role] >= RANK[role];
+}

@@ -1,0 +1,36 @@
+/**
+ * @module routes/audit-api
+ * The audit trail for admins as JSON, paged by id. The page is in routes/audit-pages.ts.
+ */
+import { Hono } from "hono";
+import type { AppDeps } from "../app-deps.js";
+import { listAudit } from "../audit/audit.js";
+import { AuditQuery } from "../audit/audit-query.js";
+import { type AppEnv, requireRole } from "../auth/actor.js";
+import { readQuery } from "../http/validate.js";
+
+export function auditApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const admin = requireRole("admin");
+  routes.get("/api/audit", admin, async (c) => {
+    const query = readQuery(c, AuditQuery);
+    const limit = Math.min(Number(query.limit ?? 100), 500);
+    const entries = await listAudit(deps.db, { limit, before: query.before, action: query.action });
+    return c.json({
+      entries: entries.map((entry) => ({
+        id: entry.id,
+        at: entry.at,
+        actor_kind: entry.actorKind,
+        actor_user_id: entry.actorUserId,
+        username: entry.username,
+        action: entry.action,
+        target_kind: entry.targetKind,
+        target_id: entry.targetId,
+        details: entry.details,
+        ip: entry.ip,
+      })),
+      next_before: entries.length === limit ? entries.at(-1)?.id : undefined,
+    });
+  });
+  return routes;
+}

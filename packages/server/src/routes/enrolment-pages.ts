@@ -1,0 +1,121 @@
+/**
+ * @module routes/enrolment-pages
+ * The enrol page: mint a token (its secrets rendered once in the response, never redirected to),
+ * and approve or reject announced hosts one at a time or all from one source network. The JSON
+ * twins are in routes/enrolment-api.ts.
+ */
+import { type Context, Hono } from "hono";
+import { type Static, Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import {
+  approvePendingHost,
+  listPendingHosts,
+  rejectPendingHost,
+  rejectPendingHosts,
+} from "../enrolment/announce.js";
+import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
+import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
+import { listUsableTokens, mintEnrolmentToken } from "../enrolment/tokens.js";
+import { RequestError } from "../errors.js";
+import { sourceNetwork } from "../http/client-address.js";
+import { plainHttpWarning } from "../http/plain-http.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
+import { readForm } from "../http/validate.js";
+
+const MintForm = Type.Object(
+  {
+    repository_url: Type.Optional(Type.String({ maxLength: 2048 })),
+    repository_username: Type.Optional(Type.String({ maxLength: 256 })),
+    repository_password: Type.Optional(Type.String({ maxLength: 1024 })),
+    initial_paths: Type.Optional(Type.String({ maxLength: 100_000 })),
+  },
+  { additionalProperties: false },
+);
+// A form sends one checked box as a string and several as an array.
+const BulkRejectForm = Type.Object(
+  {
+    ids: Type.Optional(Type.Union([PendingId, Type.Array(PendingId, { maxItems: 1000 })])),
+    source_network: Type.Optional(NetworkText),
+  },
+  { additionalProperties: false },
+);
+const NoFields = Type.Object({}, { additionalProperties: false });
+
+/** Waiting hosts per source network, largest first, for the page's "reject all from" buttons. */
+function networksOf(pending: { sourceIp: string | null }[]): { network: string; count: number }[] {
+  const counts = new Map<string, number>();
+  for (const host of pending) {
+    const network = sourceNetwork(host.sourceIp ?? undefined);
+    counts.set(network, (counts.get(network) ?? 0) + 1);
+  }
+  return [...counts].map(([network, count]) => ({ network, count })).sort((a, b) => b.count - a.count);
+}
+
+export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const operator = requireRole("operator");
+
+  async function renderEnrolPage(c: Context<AppEnv>, minted?: ReturnType<typeof mintJson>) {
+    const [tokens, pending] = await Promise.all([
+      listUsableTokens(deps.db, deps.clock),
+      listPendingHosts(deps.db, deps.clock),
+    ]);
+    return renderPage(c, deps.views, "pages/enroll.njk", {
+      title: "Enrol a host",
+      tokens,
+      pending,
+      pendingNetworks: networksOf(pending),
+      minted,
+      baseUrl: deps.config.baseUrl,
+      plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
+    });
+  }
+
+  routes.get("/enroll", operator, (c) => renderEnrolPage(c));
+  routes.post("/enroll", operator, async (c) => {
+    const form: Static<typeof MintForm> = await readForm(c, MintForm);
+    const url = form.repository_url?.trim();
+    const paths = (form.initial_paths ?? "")
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "");
+    const badPath = paths.find((path) => !path.startsWith("/"));
+    if (badPath !== undefined) {
+      throw new RequestError("invalid", `initial_paths: "${badPath}" is not an absolute path`);
+    }
+    const minted = await mintEnrolmentToken(
+      deps,
+      auditOf(c),
+      checkMintInput({
+        repository: url
+          ? {
+              url,
+              username: form.repository_username?.trim() || undefined,
+              password: form.repository_password || undefined,
+            }
+          : undefined,
+        initialPaths: paths,
+      }),
+    );
+    // Rendered in the response, never redirected: the secrets are shown once and never in a URL.
+    return renderEnrolPage(c, mintJson(minted));
+  });
+  routes.post("/enroll/pending/reject", operator, async (c) => {
+    const form = await readForm(c, BulkRejectForm);
+    const selection = pendingSelection(form.ids, form.source_network);
+    await rejectPendingHosts(deps, auditOf(c), selection);
+    return redirectAfterPost(c, "/enroll");
+  });
+  routes.post("/enroll/pending/:id/approve", operator, async (c) => {
+    await readForm(c, NoFields);
+    await approvePendingHost(deps, auditOf(c), c.req.param("id"));
+    return redirectAfterPost(c, "/enroll");
+  });
+  routes.post("/enroll/pending/:id/reject", operator, async (c) => {
+    await readForm(c, NoFields);
+    await rejectPendingHost(deps, auditOf(c), c.req.param("id"));
+    return redirectAfterPost(c, "/enroll");
+  });
+  return routes;
+}

@@ -1,0 +1,63 @@
+/**
+ * @module routes/hosts-api
+ * A host's JSON routes: detail, deletion, credentials, bandwidth caps and manual jobs. The page
+ * and its forms are in routes/hosts-pages.ts; what both check is in hosts/host-requests.ts.
+ */
+import { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { deleteHost } from "../hosts/delete-host.js";
+import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
+import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
+import { readJson } from "../http/validate.js";
+
+const CredentialBody = Type.Object(
+  {
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  },
+  { additionalProperties: false },
+);
+
+const Cap = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()]);
+const BandwidthBody = Type.Object({ up_kbps: Cap, down_kbps: Cap }, { additionalProperties: false });
+
+export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const viewer = requireRole("viewer");
+  const operator = requireRole("operator");
+  const admin = requireRole("admin");
+
+  routes.get("/api/hosts/:id", viewer, async (c) => {
+    const detail = await getHostDetail(deps.db, deps.keys.secret, c.req.param("id"));
+    return c.json({ host: hostDetailJson(detail, deps.hub.isOnline(detail.host.id)) });
+  });
+  routes.delete("/api/hosts/:id", admin, async (c) => {
+    const hostId = c.req.param("id");
+    await deleteHost(deps, auditOf(c), hostId);
+    return c.body(null, 204);
+  });
+  routes.put("/api/hosts/:id/repo-credentials", admin, async (c) => {
+    const body = await readJson(c, CredentialBody);
+    const result = await putCredentials(deps, auditOf(c), c.req.param("id"), "repo", body);
+    return c.json({ pushed: result.pushed });
+  });
+  routes.put("/api/hosts/:id/admin-credentials", admin, async (c) => {
+    const body = await readJson(c, CredentialBody);
+    const result = await putCredentials(deps, auditOf(c), c.req.param("id"), "admin", body);
+    return c.json({ pushed: result.pushed });
+  });
+  routes.put("/api/hosts/:id/bandwidth", operator, async (c) => {
+    const body = await readJson(c, BandwidthBody);
+    const result = await putBandwidth(deps, auditOf(c), c.req.param("id"), body.up_kbps, body.down_kbps);
+    return c.json({ caps: result.caps, pushed: result.pushed });
+  });
+  routes.post("/api/hosts/:id/jobs", operator, async (c) => {
+    const body = await readJson(c, JobBody);
+    const job = await startHostJob(deps, auditOf(c), c.req.param("id"), body.kind);
+    return c.json({ job_id: job.id, status: job.status }, 201);
+  });
+  return routes;
+}

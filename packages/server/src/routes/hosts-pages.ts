@@ -1,0 +1,97 @@
+/**
+ * @module routes/hosts-pages
+ * A host's page and its forms (deletion, credentials, bandwidth caps, manual jobs), plus the two
+ * removed endpoints that now answer 410 with the way forward. The JSON twins are in
+ * routes/hosts-api.ts; what both check is in hosts/host-requests.ts.
+ */
+import { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { RequestError } from "../errors.js";
+import { deleteHost } from "../hosts/delete-host.js";
+import { getHostDetail } from "../hosts/host-detail.js";
+import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
+import { readForm } from "../http/validate.js";
+import { helpUrl } from "../updates/agent-upgrade-help.js";
+
+const CredentialForm = Type.Object(
+  {
+    url: Type.Optional(Type.String({ maxLength: 2048 })),
+    username: Type.Optional(Type.String({ maxLength: 256 })),
+    password: Type.Optional(Type.String({ maxLength: 1024 })),
+  },
+  { additionalProperties: false },
+);
+
+const CapField = Type.String({ pattern: "^([0-9]{0,8})$" });
+const BandwidthForm = Type.Object(
+  { up_kbps: CapField, down_kbps: CapField },
+  { additionalProperties: false },
+);
+
+function formCap(value: string): number | null {
+  return value === "" || value === "0" ? null : Number(value);
+}
+
+export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const viewer = requireRole("viewer");
+  const operator = requireRole("operator");
+  const admin = requireRole("admin");
+
+  routes.get("/hosts/:id", viewer, async (c) => {
+    const detail = await getHostDetail(deps.db, deps.keys.secret, c.req.param("id"));
+    return renderPage(c, deps.views, "pages/host.njk", {
+      title: detail.host.name,
+      detail,
+      connected: deps.hub.isOnline(detail.host.id),
+      helpUrl: helpUrl(deps.config.baseUrl),
+    });
+  });
+  routes.post("/hosts/:id/credentials/:slot", admin, async (c) => {
+    const slot = c.req.param("slot");
+    if (slot !== "repo" && slot !== "admin") {
+      throw new RequestError("not_found", `No credential slot ${slot}`);
+    }
+    const form = await readForm(c, CredentialForm);
+    await putCredentials(deps, auditOf(c), c.req.param("id"), slot, {
+      url: form.url?.trim() || undefined,
+      username: form.username?.trim() || undefined,
+      password: form.password || undefined,
+    });
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
+  });
+  routes.post("/hosts/:id/bandwidth", operator, async (c) => {
+    const form = await readForm(c, BandwidthForm);
+    await putBandwidth(deps, auditOf(c), c.req.param("id"), formCap(form.up_kbps), formCap(form.down_kbps));
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
+  });
+  routes.post("/hosts/:id/jobs", operator, async (c) => {
+    const form = await readForm(c, JobBody);
+    const job = await startHostJob(deps, auditOf(c), c.req.param("id"), form.kind);
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}?started=${job.id}`);
+  });
+  routes.post("/hosts/:id/delete", admin, async (c) => {
+    await readForm(c, Type.Object({}, { additionalProperties: false }));
+    const hostId = c.req.param("id");
+    await deleteHost(deps, auditOf(c), hostId);
+    return redirectAfterPost(c, "/");
+  });
+
+  // Removed in favour of source groups (run-now) and automatic/manual init jobs.
+  routes.post("/hosts/:id/run-backup", (c) =>
+    c.text(
+      "Gone: run a backup from a source group instead (POST /hosts/{id}/source-groups/{gid}/run, or the Run now button on the host page).",
+      410,
+    ),
+  );
+  routes.post("/hosts/:id/init-repo", (c) =>
+    c.text(
+      'Gone: the repository is initialised automatically when credentials are bound; to run it again use POST /api/hosts/{id}/jobs with {"kind":"init"} or the Initialise button on the host page.',
+      410,
+    ),
+  );
+  return routes;
+}

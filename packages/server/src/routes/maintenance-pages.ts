@@ -1,0 +1,81 @@
+/**
+ * @module routes/maintenance-pages
+ * A host's Maintenance tab: its cadences, with the form that changes them, and its repository
+ * stats. Viewers read, operators write. The manual jobs of the tab post to /hosts/{id}/jobs
+ * (routes/hosts-pages.ts); the JSON twins are in routes/maintenance-api.ts.
+ */
+import { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
+import { loadHostCredentials } from "../hosts/credentials.js";
+import { requireHost } from "../hosts/require-host.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
+import { readForm, validate } from "../http/validate.js";
+import { forgetGroupsOf } from "../maintenance/maintenance-jobs.js";
+import {
+  MaintenanceBody,
+  maintenanceJson,
+  readMaintenance,
+  updateMaintenance,
+} from "../maintenance/maintenance-record.js";
+import { readRepoStats, repoStatsJson } from "../maintenance/repo-stats.js";
+
+const Flag = Type.Optional(Type.String({ maxLength: 8 }));
+const MaintenanceForm = Type.Object(
+  {
+    forget_cron: Type.String({ maxLength: 200 }),
+    forget_enabled: Flag,
+    prune_cron: Type.String({ maxLength: 200 }),
+    prune_enabled: Flag,
+    check_cron: Type.String({ maxLength: 200 }),
+    check_enabled: Flag,
+    check_read_data_subset: Type.String({ maxLength: 32 }),
+  },
+  { additionalProperties: false },
+);
+
+function bodyFromForm(form: Type.Static<typeof MaintenanceForm>): Record<string, unknown> {
+  const on = (value: string | undefined) => value !== undefined && value !== "";
+  return {
+    forget_cron: form.forget_cron.trim(),
+    forget_enabled: on(form.forget_enabled),
+    prune_cron: form.prune_cron.trim(),
+    prune_enabled: on(form.prune_enabled),
+    check_cron: form.check_cron.trim(),
+    check_enabled: on(form.check_enabled),
+    check_read_data_subset: form.check_read_data_subset.trim(),
+  };
+}
+
+export function maintenancePageRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const viewer = requireRole("viewer");
+  const operator = requireRole("operator");
+
+  routes.get("/hosts/:id/maintenance", viewer, async (c) => {
+    const hostId = c.req.param("id");
+    const now = deps.clock.now();
+    const host = await requireHost(deps.db, hostId);
+    const record = await readMaintenance(deps.db, hostId, now);
+    const credentials = await loadHostCredentials(deps.db, deps.keys.secret, hostId);
+    return renderPage(c, deps.views, "pages/host-maintenance.njk", {
+      title: `${host.name}: maintenance`,
+      host,
+      connected: deps.hub.isOnline(hostId),
+      maintenance: maintenanceJson(record, deps.config.timeZone, now),
+      stats: repoStatsJson(await readRepoStats(deps.db, hostId)),
+      forgetGroups: await forgetGroupsOf(deps.db, hostId),
+      adminBound: credentials.admin.state === "bound",
+      canOperate: hasRole(c.get("actor"), "operator"),
+      canAdmin: hasRole(c.get("actor"), "admin"),
+    });
+  });
+  routes.post("/hosts/:id/maintenance", operator, async (c) => {
+    const form = await readForm(c, MaintenanceForm);
+    const body = validate(MaintenanceBody, bodyFromForm(form));
+    await updateMaintenance(deps, auditOf(c), c.req.param("id"), body);
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}/maintenance`);
+  });
+  return routes;
+}

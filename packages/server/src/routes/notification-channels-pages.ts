@@ -1,0 +1,121 @@
+/**
+ * @module routes/notification-channels-pages
+ * The notification settings page (admins only): create, edit, enable, delete and test channels,
+ * and the recent notification log. Secrets are never shown again once saved. The JSON twins are in
+ * routes/notification-channels-api.ts.
+ */
+import { NOTIFICATION_CHANNEL_KINDS, type NotificationChannelKind } from "@fleetback/db";
+import { type Context, Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
+import { readForm } from "../http/validate.js";
+import { ChannelKind } from "../notifications/channel-config.js";
+import {
+  CONFIG_FORM_FIELDS,
+  configFromForm,
+  KIND_FIELDS,
+  KIND_LABELS,
+} from "../notifications/channel-form.js";
+import {
+  type ChannelPatch,
+  channelJson,
+  createChannel,
+  deleteChannel,
+  getChannel,
+  listChannels,
+  testChannel,
+  updateChannel,
+} from "../notifications/channels.js";
+import { listNotificationLog } from "../notifications/notification-log.js";
+
+const formFields: Record<string, ReturnType<typeof Type.Optional>> = {
+  name: Type.Optional(Type.String({ maxLength: 100 })),
+  kind: Type.Optional(ChannelKind),
+  enabled: Type.Optional(Type.Literal("on")),
+  notify_resolved: Type.Optional(Type.Literal("on")),
+};
+for (const name of CONFIG_FORM_FIELDS) {
+  formFields[name] = Type.Optional(Type.String({ maxLength: 4096 }));
+}
+const ChannelForm = Type.Object(formFields, { additionalProperties: false });
+const StateForm = Type.Object(
+  { state: Type.Union([Type.Literal("enabled"), Type.Literal("disabled")]) },
+  { additionalProperties: false },
+);
+const EmptyForm = Type.Object({}, { additionalProperties: false });
+
+const PAGE_LOG_LIMIT = 50;
+
+export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const admin = requireRole("admin");
+
+  const change = (c: Context<AppEnv>, id: string, patch: ChannelPatch) =>
+    updateChannel(deps, auditOf(c), id, patch);
+
+  routes.get("/settings/notifications", admin, async (c) => {
+    const channels = (await listChannels(deps)).map(channelJson);
+    const log = await listNotificationLog(deps.db, { limit: PAGE_LOG_LIMIT });
+    const testedId = c.req.query("tested");
+    const tested = testedId
+      ? (await listNotificationLog(deps.db, { limit: 10, channelId: testedId })).find(
+          (entry) => entry.event === "test",
+        )
+      : undefined;
+    return renderPage(c, deps.views, "pages/notifications.njk", {
+      title: "Notifications",
+      channels,
+      log,
+      tested,
+      kinds: NOTIFICATION_CHANNEL_KINDS.map((kind) => ({
+        kind,
+        label: KIND_LABELS[kind],
+        fields: KIND_FIELDS[kind],
+      })),
+      kindFields: KIND_FIELDS,
+      kindLabels: KIND_LABELS,
+    });
+  });
+  routes.post("/settings/notifications", admin, async (c) => {
+    const form = (await readForm(c, ChannelForm)) as Record<string, string | undefined>;
+    const kind = (form.kind ?? "webhook") as NotificationChannelKind;
+    await createChannel(deps, auditOf(c), {
+      name: (form.name ?? "").trim(),
+      kind,
+      enabled: form.enabled === "on",
+      notifyResolved: form.notify_resolved === "on",
+      config: configFromForm(kind, form, "create"),
+    });
+    return redirectAfterPost(c, "/settings/notifications");
+  });
+  routes.post("/settings/notifications/:id", admin, async (c) => {
+    const form = (await readForm(c, ChannelForm)) as Record<string, string | undefined>;
+    const id = c.req.param("id");
+    const current = await getChannel(deps, id);
+    await change(c, id, {
+      name: form.name?.trim() || undefined,
+      notifyResolved: form.notify_resolved === "on",
+      config: configFromForm(current.row.kind, form, "update"),
+    });
+    return redirectAfterPost(c, "/settings/notifications");
+  });
+  routes.post("/settings/notifications/:id/state", admin, async (c) => {
+    const form = await readForm(c, StateForm);
+    await change(c, c.req.param("id"), { enabled: form.state === "enabled" });
+    return redirectAfterPost(c, "/settings/notifications");
+  });
+  routes.post("/settings/notifications/:id/delete", admin, async (c) => {
+    await readForm(c, EmptyForm);
+    await deleteChannel(deps, auditOf(c), c.req.param("id"));
+    return redirectAfterPost(c, "/settings/notifications");
+  });
+  routes.post("/settings/notifications/:id/test", admin, async (c) => {
+    await readForm(c, EmptyForm);
+    const id = c.req.param("id");
+    await testChannel(deps, auditOf(c), id);
+    return redirectAfterPost(c, `/settings/notifications?tested=${encodeURIComponent(id)}`);
+  });
+  return routes;
+}

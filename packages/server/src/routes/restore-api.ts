@@ -1,0 +1,103 @@
+/**
+ * @module routes/restore-api
+ * The restore wizard's JSON twins: a folder of a snapshot's tree, and starting a restore. Both
+ * need the operator role. A listing that fails answers by its cause: 503 offline, 504 no reply in
+ * time, 502 the agent's own error; a refused restore names its first problem (400).
+ */
+import { TreeChildName } from "@fleetback/protocol";
+import { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
+import { RequestError, unavailable } from "../errors.js";
+import { requireHost } from "../hosts/require-host.js";
+import { clientIp } from "../http/render.js";
+import { invalidFrom, readJson, readQuery } from "../http/validate.js";
+import { PathText, SnapshotIdField, TreePath, WizardSession } from "../restore/restore-fields.js";
+import { startRestore } from "../restore/restore-jobs.js";
+import {
+  checkRestore,
+  DEFAULT_RESTORE_TARGET,
+  findHostSnapshot,
+  MAX_RESTORE_PATHS,
+} from "../restore/restore-request.js";
+import { pagingRefused } from "../restore/restore-wizard.js";
+import type { TreeLister } from "../restore/tree-listing.js";
+
+const ApiTreeQuery = Type.Object(
+  {
+    snapshot_id: SnapshotIdField,
+    path: TreePath,
+    session: Type.Optional(WizardSession),
+    after: Type.Optional(TreeChildName),
+  },
+  { additionalProperties: false },
+);
+const RestoreBody = Type.Object(
+  {
+    snapshot_id: Type.String({ maxLength: 64 }),
+    paths: Type.Array(PathText, { maxItems: MAX_RESTORE_PATHS }),
+    in_place: Type.Boolean(),
+    target_dir: Type.Optional(Type.String({ maxLength: 4096 })),
+    confirm_hostname: Type.Optional(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
+
+/** `trees` is shared with the wizard's pages, so both serve from one per-session cache. */
+export function restoreApiRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const operator = requireRole("operator");
+
+  routes.get("/api/hosts/:id/tree", operator, async (c) => {
+    const query = readQuery(c, ApiTreeQuery);
+    const host = await requireHost(deps.db, c.req.param("id"));
+    const snapshot = await findHostSnapshot(deps.db, host.id, query.snapshot_id);
+    if (!snapshot) {
+      throw new RequestError("invalid", `snapshot_id: ${query.snapshot_id} is not a snapshot of this host`);
+    }
+    const refused = query.after === undefined ? undefined : pagingRefused(host);
+    if (refused && !refused.ok) {
+      throw new RequestError("invalid", refused.message);
+    }
+    const listing = await trees.list({
+      userId: actorOf(c).userId,
+      sessionId: query.session ?? "api",
+      hostId: host.id,
+      snapshotId: snapshot.id,
+      path: query.path,
+      after: query.after,
+    });
+    if (!listing.ok) {
+      throw new RequestError(listing.reason === "offline" ? "unavailable" : listing.reason, listing.message);
+    }
+    return c.json({
+      path: query.path,
+      entries: listing.entries,
+      cached: listing.cached,
+      ...(listing.nextAfter === undefined ? {} : { next_after: listing.nextAfter }),
+    });
+  });
+
+  routes.post("/api/hosts/:id/restore", operator, async (c) => {
+    const body = await readJson(c, RestoreBody);
+    const host = await requireHost(deps.db, c.req.param("id"));
+    const checked = await checkRestore(deps.db, host, {
+      snapshotId: body.snapshot_id,
+      paths: body.paths,
+      inPlace: body.in_place,
+      targetDir: body.target_dir ?? (body.in_place ? "" : DEFAULT_RESTORE_TARGET),
+      confirmHostname: body.confirm_hostname ?? "",
+    });
+    if (!checked.ok) {
+      throw invalidFrom(checked.problems);
+    }
+    const started = await startRestore(deps, host.id, checked.plan, actorOf(c), clientIp(c));
+    if (!started.ok) {
+      throw unavailable(`${host.name} is offline; nothing was sent.`);
+    }
+    return c.json({ job_id: started.job.id, target_dir: started.job.params.target_dir }, 201);
+  });
+
+  return routes;
+}

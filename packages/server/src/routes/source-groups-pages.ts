@@ -1,0 +1,159 @@
+/**
+ * @module routes/source-groups-pages
+ * A host's sources page (its groups, schedules, pending runs and default hooks) and the forms that
+ * change its groups and hooks. Viewers read, operators write; hook text is shown to and accepted
+ * from admins only. The form is turned into the API's body so one schema names what is wrong. The
+ * JSON twins are in routes/source-groups-api.ts; what both check is in
+ * sources/source-group-requests.ts.
+ */
+import { KEEP_COUNT_KEYS, KEEP_WITHIN_KEYS } from "@fleetback/protocol";
+import { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
+import { requireHost } from "../hosts/require-host.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
+import { readForm, validate } from "../http/validate.js";
+import { listPendingRuns, pendingRunJson } from "../retries/pending-runs.js";
+import { openHook } from "../sources/hooks.js";
+import { listSchedules, scheduleJson } from "../sources/schedules.js";
+import { createGroupFor, runGroupNowFor, updateGroupFor } from "../sources/source-group-requests.js";
+import { CreateGroupBody, HOOK_FIELDS, UpdateGroupBody } from "../sources/source-group-schema.js";
+import { deleteGroup, groupJson, listGroups, setHostHooks } from "../sources/source-groups.js";
+
+const NUMBER_FIELD = Type.String({ pattern: "^[0-9]{0,7}$", description: "a whole number" });
+const formFields: Record<string, ReturnType<typeof Type.Optional>> = {
+  name: Type.Optional(Type.String({ maxLength: 200 })),
+  includes: Type.Optional(Type.String({ maxLength: 1_000_000 })),
+  excludes: Type.Optional(Type.String({ maxLength: 1_000_000 })),
+  retry_max: Type.Optional(NUMBER_FIELD),
+  retry_backoff_seconds: Type.Optional(NUMBER_FIELD),
+  pre_hook: Type.Optional(Type.String({ maxLength: 16_384 })),
+  post_hook: Type.Optional(Type.String({ maxLength: 16_384 })),
+};
+for (const key of KEEP_COUNT_KEYS) {
+  formFields[`keep_${key}`] = Type.Optional(NUMBER_FIELD);
+}
+for (const key of KEEP_WITHIN_KEYS) {
+  formFields[`keep_${key}`] = Type.Optional(Type.String({ maxLength: 64 }));
+}
+const GroupForm = Type.Object(formFields, { additionalProperties: false });
+const EmptyForm = Type.Object({}, { additionalProperties: false });
+
+function lines(text: string | undefined): string[] {
+  return (text ?? "")
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+}
+
+/** Turns the page's form into the API body, so one schema names what is wrong. */
+function groupBodyFromForm(form: Record<string, string | undefined>): Record<string, unknown> {
+  const retention: Record<string, unknown> = {};
+  for (const key of KEEP_COUNT_KEYS) {
+    const value = form[`keep_${key}`]?.trim();
+    if (value) {
+      retention[key] = Number(value);
+    }
+  }
+  for (const key of KEEP_WITHIN_KEYS) {
+    const value = form[`keep_${key}`]?.trim();
+    if (value) {
+      retention[key] = value;
+    }
+  }
+  const body: Record<string, unknown> = {
+    name: form.name?.trim() ?? "",
+    includes: lines(form.includes),
+    excludes: lines(form.excludes),
+    retention_policy: retention,
+  };
+  if (form.retry_max) {
+    body.retry_max = Number(form.retry_max);
+  }
+  if (form.retry_backoff_seconds) {
+    body.retry_backoff_seconds = Number(form.retry_backoff_seconds);
+  }
+  for (const field of HOOK_FIELDS) {
+    if (form[field] !== undefined) {
+      body[field] = form[field];
+    }
+  }
+  return body;
+}
+
+export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  const viewer = requireRole("viewer");
+  const operator = requireRole("operator");
+  const admin = requireRole("admin");
+
+  routes.get("/hosts/:id/sources", viewer, async (c) => {
+    const hostId = c.req.param("id");
+    const host = await requireHost(deps.db, hostId);
+    const groups = await listGroups(deps.db, hostId);
+    const schedules = await listSchedules(deps.db, hostId);
+    const pending = await listPendingRuns(deps.db, hostId);
+    const showHooks = hasRole(c.get("actor"), "admin");
+    const names = Object.fromEntries(groups.map((group) => [group.id, group.name]));
+    return renderPage(c, deps.views, "pages/host-sources.njk", {
+      title: `${host.name}: sources`,
+      host,
+      connected: deps.hub.isOnline(hostId),
+      groups: groups.map((group) => groupJson(group, { showHooks, key: deps.keys.secret })),
+      schedules: schedules.map(scheduleJson),
+      groupNames: names,
+      pendingRuns: pending.map(pendingRunJson),
+      hostHooks: showHooks
+        ? {
+            pre: openHook(deps.keys.secret, hostId, host.preHookDefault, deps.log) ?? "",
+            post: openHook(deps.keys.secret, hostId, host.postHookDefault, deps.log) ?? "",
+          }
+        : undefined,
+      keepCountKeys: KEEP_COUNT_KEYS,
+      keepWithinKeys: KEEP_WITHIN_KEYS,
+      started: c.req.query("started"),
+      queued: c.req.query("queued"),
+    });
+  });
+  routes.post("/hosts/:id/source-groups", operator, async (c) => {
+    const form = await readForm(c, GroupForm);
+    const body = validate(CreateGroupBody, groupBodyFromForm(form as Record<string, string | undefined>));
+    await createGroupFor(deps, auditOf(c), c.req.param("id"), body);
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}/sources`);
+  });
+  routes.post("/hosts/:id/source-groups/:gid", operator, async (c) => {
+    const form = await readForm(c, GroupForm);
+    const body = validate(UpdateGroupBody, groupBodyFromForm(form as Record<string, string | undefined>));
+    await updateGroupFor(deps, auditOf(c), c.req.param("id"), c.req.param("gid"), body);
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}/sources`);
+  });
+  routes.post("/hosts/:id/source-groups/:gid/delete", operator, async (c) => {
+    await readForm(c, EmptyForm);
+    await deleteGroup(deps, auditOf(c), c.req.param("id"), c.req.param("gid"));
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}/sources`);
+  });
+  routes.post("/hosts/:id/source-groups/:gid/run", operator, async (c) => {
+    await readForm(c, EmptyForm);
+    const outcome = await runGroupNowFor(deps, auditOf(c), c.req.param("id"), c.req.param("gid"));
+    const query =
+      outcome.outcome === "queued" ? `queued=${outcome.pendingRunId}` : `started=${outcome.jobId}`;
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}/sources?${query}`);
+  });
+  routes.post("/hosts/:id/hooks", admin, async (c) => {
+    const form = await readForm(
+      c,
+      Type.Object(
+        {
+          pre_hook_default: Type.Optional(Type.String({ maxLength: 16_384 })),
+          post_hook_default: Type.Optional(Type.String({ maxLength: 16_384 })),
+        },
+        { additionalProperties: false },
+      ),
+    );
+    const hostId = c.req.param("id");
+    await setHostHooks(deps, auditOf(c), hostId, form);
+    return redirectAfterPost(c, `/hosts/${hostId}/sources`);
+  });
+  return routes;
+}

@@ -1,0 +1,114 @@
+/**
+ * @module runtime
+ * The one place that starts and stops the server's services on a listening socket: the app, the
+ * upgrade router with the agent channel and job streams, the job reports the channel feeds, and
+ * the tickers. Production (server.ts) and the test server both run it; tests only turn tickers
+ * off or shorten timings by option. `close()` stops everything in the order its work needs.
+ */
+import {
+  type AgentChannel,
+  type AgentChannelOptions,
+  attachAgentChannel,
+} from "./agent-channel/attach-agent-channel.js";
+import { createJobAlerts } from "./alerts/job-alerts.js";
+import { createApp } from "./app.js";
+import type { AppDeps } from "./app-deps.js";
+import type { Listening } from "./http/listen.js";
+import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
+import type { LocalHub } from "./hub/local-hub.js";
+import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
+import { createJobReports } from "./jobs/job-reports.js";
+import { type ServerTickerOptions, startServerTickers } from "./server-tickers.js";
+
+export type App = ReturnType<typeof createApp>;
+
+/** The agent channel feeds the in-process hub, so the runtime needs that implementation. */
+export type RuntimeDeps = AppDeps & { hub: LocalHub };
+
+export interface RuntimeOptions {
+  /** Timings of the agent channel and of the job reports it feeds (setTimer, log batching). */
+  channel?: AgentChannelOptions;
+  /** `onAuthorised` hears the status of every (re-)authorisation of a job stream, in order. */
+  jobStreams?: { reauthoriseMs?: number; onAuthorised?: (status: number) => void };
+  /** `false` starts none, for tests that run ticks themselves; production periods by default. */
+  tickers?: ServerTickerOptions | false;
+  /**
+   * On close, production lets requests in flight finish and drops only idle connections; tests
+   * drop all, so a client's kept-alive or stuck request cannot hold the close open.
+   */
+  dropConnections?: "idle" | "all";
+  /** Runs last in close(), once nothing can use them: closes what the caller opened for the deps. */
+  release?: () => Promise<void>;
+}
+
+export interface Runtime {
+  app: App;
+  channel: AgentChannel;
+  jobStreams: JobStreams;
+  close(): Promise<void>;
+}
+
+export function startRuntime(listening: Listening, deps: RuntimeDeps, options: RuntimeOptions = {}): Runtime {
+  const { server } = listening;
+  const app = createApp(deps);
+  listening.serve(app.fetch);
+
+  // ServerType's HTTP/2 members type 'upgrade' differently; node:http and node:https servers emit it.
+  const upgrades = attachUpgradeRouter(server as UpgradeSource);
+  const channelOptions = options.channel ?? {};
+  const reports = createJobReports({
+    db: deps.db,
+    log: deps.log,
+    clock: deps.clock,
+    ids: deps.ids,
+    events: deps.jobEvents,
+    alerts: createJobAlerts(deps),
+    setTimer: channelOptions.setTimer,
+    logFlushIntervalMs: channelOptions.logFlushIntervalMs,
+    logBatchLines: channelOptions.logBatchLines,
+  });
+  const channel = attachAgentChannel(upgrades, deps, reports, channelOptions);
+  const { onAuthorised, ...jobStreamOptions } = options.jobStreams ?? {};
+  const jobStreams = attachJobStreams(upgrades, deps, {
+    authorise: async (request, env) => {
+      const answer = await app.fetch(request, env);
+      onAuthorised?.(answer.status);
+      return answer;
+    },
+    ...jobStreamOptions,
+  });
+  const tickers = options.tickers === false ? undefined : startServerTickers(deps, options.tickers);
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    channel,
+    jobStreams,
+    close() {
+      closing ??= (async () => {
+        // Tickers first: a tick may dispatch to an agent or write to the database.
+        await tickers?.stop();
+        // Agents next: their sockets would hold server.close() open, and their last work needs the db.
+        await channel.close();
+        // Log lines buffered by the reports are stored once no agent can add more.
+        await reports.close();
+        // Open job-page streams would hold server.close() open; browsers reconnect to the next server.
+        await jobStreams.close();
+        upgrades.detach();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          if ("closeAllConnections" in server) {
+            if (options.dropConnections === "all") {
+              server.closeAllConnections();
+            } else {
+              server.closeIdleConnections();
+            }
+          }
+        });
+        // Attempts in flight still record their outcome; the rest stays queued for the next start.
+        await options.release?.();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * @module server-tickers
+ * The server's periodic work in one table, each at its production period unless a test shortens
+ * it. Every tick reads the time from the deps' clock, so a test's manual clock decides what is due.
+ */
+import { withAdvisoryLock } from "@fleetback/db";
+import type { ServerDeps } from "./deps.js";
+import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
+import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
+import { RETRY_TICK_PERIOD_MS, retryTick } from "./sources/retry-ticker.js";
+import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
+import { startTicker, type Ticker } from "./tickers/ticker.js";
+
+export type ServerTickerName =
+  | "offline-sweeper"
+  | "pending-host-sweeper"
+  | "retry-ticker"
+  | "maintenance-ticker";
+
+export interface ServerTickerOptions {
+  /** Milliseconds between ticks, per ticker (tests shorten them). */
+  periodMs?: Partial<Record<ServerTickerName, number>>;
+}
+
+export function startServerTickers(deps: ServerDeps, options: ServerTickerOptions = {}): Ticker {
+  const { clock, log } = deps;
+  const table: [ServerTickerName, number, () => Promise<unknown>][] = [
+    ["offline-sweeper", OFFLINE_SWEEP_PERIOD_MS, () => sweepOfflineHosts(deps, clock.now())],
+    [
+      "pending-host-sweeper",
+      PENDING_SWEEP_PERIOD_MS,
+      () => withAdvisoryLock(deps.db, "pending-host-sweeper", (tx) => sweepPendingHosts(tx, clock.now())),
+    ],
+    ["retry-ticker", RETRY_TICK_PERIOD_MS, () => retryTick(deps, clock.now())],
+    ["maintenance-ticker", MAINTENANCE_TICK_PERIOD_MS, () => maintenanceTick(deps, clock.now())],
+  ];
+  const tickers = table.map(([name, periodMs, tick]) =>
+    startTicker(tick, options.periodMs?.[name] ?? periodMs, { name, log }),
+  );
+  return {
+    // All timers are cleared before any tick in flight is awaited, so none starts a new tick meanwhile.
+    async stop() {
+      await Promise.all(tickers.map((ticker) => ticker.stop()));
+    },
+  };
+}
