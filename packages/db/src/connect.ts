@@ -11,6 +11,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database } from "./database.js";
+import { type PubSub, pglitePubSub, postgresPubSub } from "./pubsub.js";
 import { redactDatabaseUrl, scrubPassword } from "./redact.js";
 import * as schema from "./schema/index.js";
 
@@ -31,6 +32,8 @@ export interface ConnectConfig {
 export interface Connection {
   db: Database;
   engine: Engine;
+  /** LISTEN/NOTIFY in this connection's schema (the cluster hub and job events of replicas). */
+  pubsub: PubSub;
   /** Resolves once the database answers a trivial query; rejects otherwise (for /readyz). */
   ping(): Promise<void>;
   /** Closes the pool or the embedded instance; safe to call twice. */
@@ -99,6 +102,7 @@ async function connectPglite(dataDir: string, searchPath: string | undefined): P
   return {
     db,
     engine: "pglite",
+    pubsub: pglitePubSub(client, searchPath ?? "public"),
     ping: async () => {
       await db.execute(sql`select 1`);
     },
@@ -141,6 +145,7 @@ async function connectPostgres(url: string, searchPath: string | undefined): Pro
   return {
     db,
     engine: "postgres",
+    pubsub: postgresPubSub(pool, searchPath ?? "public"),
     ping: async () => {
       await db.execute(sql`select 1`);
     },

@@ -23,5 +23,6 @@ export {
   type MigrationReport,
   migrate,
 } from "./migrate.js";
+export { channelName, NOTIFY_PAYLOAD_LIMIT, type PubSub } from "./pubsub.js";
 export { redactDatabaseUrl } from "./redact.js";
 export * from "./schema/index.js";

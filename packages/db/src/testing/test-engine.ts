@@ -11,12 +11,15 @@ import type { Sql } from "postgres";
 import { connect, drizzlePglite, type Engine, IN_MEMORY, quoteIdentifier } from "../connect.js";
 import type { Database } from "../database.js";
 import { migrate } from "../migrate.js";
+import { type PubSub, pglitePubSub } from "../pubsub.js";
 
 export interface TestDatabase {
   db: Database;
   engine: Engine;
   /** The schema (search_path) this database lives in. */
   schema: string;
+  /** LISTEN/NOTIFY namespaced to this schema. */
+  pubsub: PubSub;
   /** Drops the schema and releases the connection. */
   close(): Promise<void>;
 }
@@ -103,6 +106,7 @@ async function createPgliteEngine(): Promise<TestEngine> {
         db,
         engine: "pglite",
         schema,
+        pubsub: pglitePubSub(client, schema),
         close: async () => {
           if (open === schema) {
             open = undefined;
@@ -143,6 +147,7 @@ async function createPostgresEngine(url: string): Promise<TestEngine> {
         db: connection.db,
         engine: "postgres",
         schema,
+        pubsub: connection.pubsub,
         close: async () => {
           if (!closed) {
             closed = true;

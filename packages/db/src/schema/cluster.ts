@@ -1,0 +1,40 @@
+/**
+ * @module Server replicas sharing one PostgreSQL: their heartbeats, which replica holds each
+ * host's socket, and NOTIFY payloads too large for NOTIFY (migration 0007).
+ */
+import { index, pgTable, text } from "drizzle-orm/pg-core";
+import { createdAt, timestamptz } from "./columns.js";
+import { hosts } from "./hosts.js";
+
+export const serverReplicas = pgTable("server_replicas", {
+  id: text("id").primaryKey(),
+  startedAt: timestamptz("started_at").notNull().defaultNow(),
+  // Written with the database's clock, so replicas with skewed clocks agree on who is alive.
+  heartbeatAt: timestamptz("heartbeat_at").notNull().defaultNow(),
+});
+
+export const hostConnections = pgTable(
+  "host_connections",
+  {
+    hostId: text("host_id")
+      .primaryKey()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    replicaId: text("replica_id")
+      .notNull()
+      .references(() => serverReplicas.id, { onDelete: "cascade" }),
+    // Tells this connection from the host's next one, so a late cleanup never removes a newer row.
+    connectionId: text("connection_id").notNull(),
+    connectedAt: timestamptz("connected_at").notNull().defaultNow(),
+  },
+  (t) => [index("host_connections_replica_id_idx").on(t.replicaId)],
+);
+
+export const clusterMessages = pgTable(
+  "cluster_messages",
+  {
+    id: text("id").primaryKey(),
+    payload: text("payload").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("cluster_messages_created_at_idx").on(t.createdAt)],
+);
