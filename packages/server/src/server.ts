@@ -11,6 +11,7 @@ import { type Connection, connect, migrate, redactDatabaseUrl } from "@fleetback
 import { createViews, loadStaticAssets } from "@fleetback/web";
 import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
+import { type Cluster, startCluster } from "./cluster.js";
 import { type Config, listenUrl } from "./config.js";
 import { type Listening, listen } from "./http/listen.js";
 import { plainHttpWarning } from "./http/plain-http.js";
@@ -178,6 +179,25 @@ export async function startServer(
   const runtimeConfig: Config = Object.freeze({ ...config, baseUrl });
 
   const notifier = createNotifier({ db: db.db, keys: { secret }, log, clock, config: runtimeConfig });
+  const ids = createIds();
+  // On PostgreSQL every server is a replica: a second one started on the same database just works.
+  // PGlite is one process's own database, so its hub stays in process.
+  let cluster: Cluster | undefined;
+  if (db.engine === "postgres") {
+    try {
+      cluster = await startCluster({ db: db.db, pubsub: db.pubsub, ids, log });
+    } catch (err) {
+      await notifier.close();
+      await new Promise<void>((resolve) => listening.server.close(() => resolve()));
+      await db.close().catch(() => undefined);
+      throw new StartupError(
+        `cannot join the replicas on ${where}: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
   const runtime = startRuntime(
     listening,
     {
@@ -185,12 +205,12 @@ export async function startServer(
       db: db.db,
       log,
       clock,
-      ids: createIds(),
+      ids,
       keys: { secret },
       releaseKey,
       agentBundles,
-      hub: createLocalHub(),
-      jobEvents: createInProcessJobEvents(),
+      hub: cluster?.hub ?? createLocalHub(),
+      jobEvents: cluster?.jobEvents ?? createInProcessJobEvents(),
       views,
       notifier,
       bootstrap,
@@ -203,6 +223,7 @@ export async function startServer(
     },
     {
       release: async () => {
+        await cluster?.close();
         await notifier.close();
         await db.close();
       },

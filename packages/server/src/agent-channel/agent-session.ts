@@ -182,6 +182,8 @@ export function startAgentSession(
     // marked the host online), and skipped when a newer socket has taken over meanwhile.
     ctx.queue
       .run(hostId, async () => {
+        // With replicas, this socket's presence row must be gone before the check below reads it.
+        await hub.settle(hostId);
         if (!hub.isOnline(hostId)) {
           await markHostOffline(db, hostId, clock.now());
         }

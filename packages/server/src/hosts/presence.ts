@@ -3,9 +3,9 @@
  * Host rows as the agent channel sees them: the hello's facts, online and offline, last_seen_at,
  * and the schedule version the agent applied.
  */
-import { type Database, hosts } from "@fleetback/db";
+import { type Database, hostConnections, hosts } from "@fleetback/db";
 import type { Hello } from "@fleetback/protocol";
-import { and, eq, gte } from "drizzle-orm";
+import { and, eq, gte, notExists, sql } from "drizzle-orm";
 
 export interface RecordedHello {
   /** The hostname reported before (the enrolled name before the first hello), when this one differs. */
@@ -74,11 +74,21 @@ export async function touchHost(db: Database, hostId: string, now: Date): Promis
   await db.update(hosts).set({ lastSeenAt: now }).where(eq(hosts.id, hostId));
 }
 
+/**
+ * Marks the host offline unless a replica records a live socket for it (host_connections): with
+ * several replicas, the agent may already be connected to another one when this socket closes.
+ */
 export async function markHostOffline(db: Database, hostId: string, now: Date): Promise<void> {
   await db
     .update(hosts)
     .set({ status: "offline", updatedAt: now })
-    .where(and(eq(hosts.id, hostId), eq(hosts.status, "online")));
+    .where(
+      and(
+        eq(hosts.id, hostId),
+        eq(hosts.status, "online"),
+        notExists(db.select({ one: sql`1` }).from(hostConnections).where(eq(hostConnections.hostId, hostId))),
+      ),
+    );
 }
 
 /** Versions are an `integer` column: anything larger was never sent (and would fail the query). */

@@ -35,7 +35,14 @@ export interface LocalHub extends AgentHub {
   isCurrent(connection: AgentConnection): boolean;
   /** Hands a reply to the caller waiting for its id; false when nobody waits (it is dropped). */
   deliverReply(hostId: string, envelope: AgentEnvelope): boolean;
+  /** Writes an encoded frame (a request another replica made keeps its id); false when offline. */
+  sendFrame(hostId: string, frame: string): boolean;
   onlineHostIds(): string[];
+  /**
+   * Resolves once what the hub records about the host elsewhere (the cluster hub's presence row)
+   * is written; at once in process, where there is nothing else to record.
+   */
+  settle(hostId: string): Promise<void>;
 }
 
 export function createLocalHub(): LocalHub {
@@ -82,6 +89,7 @@ export function createLocalHub(): LocalHub {
     send(hostId, type, payload) {
       return connections.has(hostId) && write(hostId, encode(type, payload));
     },
+    sendFrame: write,
     request<K extends ServerMessageType, R extends AgentMessageType>(
       hostId: string,
       type: K,
@@ -133,5 +141,6 @@ export function createLocalHub(): LocalHub {
     onlineHostIds() {
       return [...connections.keys()];
     },
+    settle: async () => {},
   };
 }

@@ -1,0 +1,201 @@
+import { type Database, hostConnections, hosts, serverReplicas } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
+import { type AgentEnvelope, CLOSE_CODES, decodeServerMessage } from "@fleetback/protocol";
+import { eq, sql } from "drizzle-orm";
+import { afterEach, expect, it } from "vitest";
+import { type Cluster, startCluster } from "../cluster.js";
+import { markHostOffline } from "../hosts/presence.js";
+import { createIds } from "../ids.js";
+import { createLogger } from "../log.js";
+import { seedHost } from "../testing/seed.js";
+import type { AgentConnection } from "./local-hub.js";
+import { HubOfflineError, HubTimeoutError } from "./types.js";
+
+/** A socket as the hub sees it: the agent channel adapts a real `ws` socket to this interface. */
+function connectionOf(hostId: string) {
+  const frames: string[] = [];
+  const closed: Array<{ code: number; reason: string }> = [];
+  const connection: AgentConnection = {
+    hostId,
+    send: (frame) => frames.push(frame),
+    close: (code, reason) => closed.push({ code, reason }),
+  };
+  return { connection, frames, closed };
+}
+
+async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const JOB_ID = "01JD0000000000000000000000";
+
+runDbSuite("cluster hub", (getDb, context) => {
+  const open: Cluster[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((cluster) => cluster.close()));
+  });
+
+  async function replica(db: Database = getDb()): Promise<Cluster> {
+    const logLines: string[] = [];
+    const cluster = await startCluster({
+      db,
+      pubsub: context.current().pubsub,
+      ids: createIds(),
+      log: createLogger("debug", { write: (line: string) => logLines.push(line) }),
+      heartbeatMs: 60_000,
+      replicaTtlMs: 2_000,
+    });
+    open.push(cluster);
+    return cluster;
+  }
+
+  it("routes send and request to a host connected to another replica, replies come back", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const { host } = await seedHost({ db: getDb() });
+    const socket = connectionOf(host.id);
+    a.hub.register(socket.connection);
+    await a.hub.settle(host.id);
+    await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
+    expect(b.hub.onlineHostIds()).toEqual([host.id]);
+
+    expect(b.hub.send(host.id, "command.cancel", { job_id: JOB_ID })).toBe(true);
+    await eventually(() => socket.frames.length === 1, "the frame on A's socket");
+    const sent = decodeServerMessage(socket.frames[0] ?? "");
+    expect(sent.ok && sent.message.type).toBe("command.cancel");
+
+    // A request from B; the agent's reply reaches A's channel, which hands it to A's hub.
+    // The reply is over NOTIFY's 8,000 bytes, so it travels through cluster_messages.
+    const asked = b.hub.request(
+      host.id,
+      "tree.list",
+      { snapshot_id: "abcd1234", path: "/" },
+      "tree.list.result",
+      5_000,
+    );
+    const frame = await eventually(() => socket.frames[1], "the request on A's socket");
+    const request = JSON.parse(frame) as { id: string; type: string };
+    expect(request.type).toBe("tree.list");
+    const entries = Array.from({ length: 200 }, (_, i) => ({
+      name: `file-${i}-${"x".repeat(40)}`,
+      type: "file",
+    }));
+    const reply = {
+      v: 1,
+      id: request.id,
+      type: "tree.list.result",
+      ts: new Date().toISOString(),
+      payload: { entries },
+    };
+    expect(JSON.stringify(reply).length).toBeGreaterThan(8_000);
+    expect(a.hub.deliverReply(host.id, reply as unknown as AgentEnvelope)).toBe(true);
+    const answer = await asked;
+    expect(answer.id).toBe(request.id);
+    expect((answer.payload as unknown as { entries: unknown[] }).entries).toHaveLength(200);
+    // A reply nobody waits for any more is dropped.
+    expect(a.hub.deliverReply(host.id, reply as unknown as AgentEnvelope)).toBe(false);
+  });
+
+  it("times out a request the agent never answers, and refuses a host no replica holds", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const { host } = await seedHost({ db: getDb() });
+    a.hub.register(connectionOf(host.id).connection);
+    await a.hub.settle(host.id);
+    await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
+    await expect(
+      b.hub.request(host.id, "tree.list", { snapshot_id: "abcd1234", path: "/" }, "tree.list.result", 300),
+    ).rejects.toBeInstanceOf(HubTimeoutError);
+    await expect(
+      b.hub.request(
+        "01JD0000000000000000000009",
+        "tree.list",
+        { snapshot_id: "abcd1234", path: "/" },
+        "tree.list.result",
+        300,
+      ),
+    ).rejects.toBeInstanceOf(HubOfflineError);
+    expect(b.hub.send("01JD0000000000000000000009", "command.cancel", { job_id: JOB_ID })).toBe(false);
+  });
+
+  it("the newest connection wins across replicas: the older socket is closed, the host stays online", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const { host } = await seedHost({ db: getDb() });
+    const older = connectionOf(host.id);
+    a.hub.register(older.connection);
+    await a.hub.settle(host.id);
+    const newer = connectionOf(host.id);
+    b.hub.register(newer.connection);
+    await b.hub.settle(host.id);
+    await eventually(() => older.closed[0], "A to close the older socket");
+    expect(older.closed).toEqual([{ code: CLOSE_CODES.replaced, reason: "replaced by a newer connection" }]);
+    // The older socket's close runs through A's channel: its cleanup must not remove B's row.
+    a.hub.unregister(older.connection);
+    await a.hub.settle(host.id);
+    const rows = await getDb().select().from(hostConnections).where(eq(hostConnections.hostId, host.id));
+    expect(rows.map((row) => row.replicaId)).toEqual([b.replicaId]);
+    await eventually(() => a.hub.isOnline(host.id), "A to see the host online through B");
+    expect(a.hub.send(host.id, "command.cancel", { job_id: JOB_ID })).toBe(true);
+    await eventually(() => newer.frames.length === 1, "A's message on B's socket");
+    expect(older.frames).toEqual([]);
+    // And the host is not marked offline by the older socket's end.
+    await getDb().update(hosts).set({ status: "online" }).where(eq(hosts.id, host.id));
+    await markHostOffline(getDb(), host.id, new Date());
+    const [row] = await getDb().select({ status: hosts.status }).from(hosts).where(eq(hosts.id, host.id));
+    expect(row?.status).toBe("online");
+  });
+
+  it("disconnects a host held by another replica", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const { host } = await seedHost({ db: getDb() });
+    const socket = connectionOf(host.id);
+    a.hub.register(socket.connection);
+    await a.hub.settle(host.id);
+    await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
+    b.hub.disconnect(host.id, CLOSE_CODES.hostDeleted, "host deleted");
+    expect(b.hub.isOnline(host.id)).toBe(false);
+    await eventually(() => socket.closed[0], "A to close the socket");
+    expect(socket.closed[0]).toEqual({ code: CLOSE_CODES.hostDeleted, reason: "host deleted" });
+    await a.hub.settle(host.id);
+    expect(a.hub.isOnline(host.id)).toBe(false);
+    expect(await getDb().select().from(hostConnections)).toEqual([]);
+  });
+
+  it("forgets the hosts of a replica that stopped heartbeating, and a closed replica's at once", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const one = await seedHost({ db: getDb() });
+    const two = await seedHost({ db: getDb() }, { name: "web-2" });
+    a.hub.register(connectionOf(one.host.id).connection);
+    await a.hub.settle(one.host.id);
+    await eventually(() => b.hub.isOnline(one.host.id), "B to see host one online");
+    // A freezes (kill -9, a network split): no heartbeat for longer than the TTL.
+    await getDb()
+      .update(serverReplicas)
+      .set({ heartbeatAt: sql`now() - interval '1 minute'` })
+      .where(eq(serverReplicas.id, a.replicaId));
+    await b.hub.heartbeat();
+    expect(b.hub.isOnline(one.host.id)).toBe(false);
+    expect(await getDb().select().from(hostConnections)).toEqual([]);
+    // A comes back: its next heartbeat records the socket it still holds.
+    await a.hub.heartbeat();
+    await a.hub.settle(one.host.id);
+    await b.hub.heartbeat();
+    expect(b.hub.isOnline(one.host.id)).toBe(true);
+
+    const c = await replica();
+    c.hub.register(connectionOf(two.host.id).connection);
+    await c.hub.settle(two.host.id);
+    await eventually(() => b.hub.isOnline(two.host.id), "B to see host two online");
+    await c.close();
+    await eventually(() => !b.hub.isOnline(two.host.id), "B to see host two offline after C closed");
+    expect(b.hub.isOnline(one.host.id)).toBe(true);
+  });
+});
