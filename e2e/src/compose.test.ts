@@ -1,0 +1,383 @@
+/**
+ * The production layout (README: "Production: replicas behind a proxy") checked without a
+ * container engine: `docker-compose config` validates docker-compose.yml against the Compose
+ * schema and resolves it, `caddy validate` and `caddy adapt` read deploy/Caddyfile as Caddy does,
+ * and the facts that make two replicas one service are asserted on what those tools resolved:
+ * one DATABASE_URL, one data dir volume (secret.key and release.key), only variables the server
+ * reads, the proxy routing to both replicas with /readyz health checks, and a multi-stage,
+ * non-root Dockerfile. docker-compose and caddy are Debian packages (.ci/run installs them); with
+ * CI=true a missing one fails its tests instead of skipping them.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { repoRoot } from "./support/paths.js";
+import { missingNote } from "./support/tools.js";
+
+const ci = /^(true|1)$/i.test(process.env.CI ?? "");
+const onPath = (name: string) => spawnSync("sh", ["-c", `command -v ${name}`]).status === 0;
+const hasCompose = onPath("docker-compose");
+const hasCaddy = onPath("caddy");
+
+/** Under CI a missing tool is a failure of the tests that need it, never a skip. */
+function suiteTitle(title: string, needs: Record<string, boolean>): { title: string; skip: boolean } {
+  const note = missingNote(needs);
+  return ci ? { title, skip: false } : { title: `${title}${note}`, skip: note !== "" };
+}
+function requireTool(name: string, present: boolean, pkg: string): void {
+  if (!present) {
+    throw new Error(
+      `${name} is not on PATH (CI=true: no skipping); .ci/run installs the Debian package ${pkg}`,
+    );
+  }
+}
+
+const temps: string[] = [];
+afterAll(() => {
+  for (const dir of temps) {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+function temp(label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `fleetback-${label}-`));
+  temps.push(dir);
+  return dir;
+}
+
+const composeFile = join(repoRoot, "docker-compose.yml");
+const caddyfile = join(repoRoot, "deploy", "Caddyfile");
+const REQUIRED = {
+  POSTGRES_PASSWORD: "compose-test-postgres-password",
+  PUBLIC_HOST: "backup.example.com",
+  FLEETBACK_BOOTSTRAP_TOKEN: "compose-test-bootstrap-token",
+};
+
+/** docker-compose on the repository's file, with only `vars` set (an operator's .env is ignored). */
+function compose(args: string[], vars: Record<string, string> = REQUIRED, file = composeFile) {
+  requireTool("docker-compose", hasCompose, "docker-compose");
+  const home = temp("compose-home");
+  const envFile = join(home, "empty.env");
+  writeFileSync(envFile, "");
+  return spawnSync(
+    "docker-compose",
+    ["--project-directory", repoRoot, "--env-file", envFile, "-f", file, ...args],
+    { encoding: "utf8", env: { PATH: process.env.PATH, HOME: home, ...vars }, timeout: 60_000 },
+  );
+}
+
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile?: string };
+  restart?: string;
+  environment?: Record<string, string>;
+  volumes?: string[];
+  networks?: Record<string, { ipv4_address?: string } | null>;
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+  ports?: Array<{ published: number; target: number; protocol?: string }>;
+}
+interface Resolved {
+  services: Record<string, Service>;
+  networks: Record<string, { internal?: boolean; ipam?: { config: Array<{ subnet: string }> } }>;
+  volumes: Record<string, unknown>;
+}
+
+let resolved: Resolved | undefined;
+/** The file as docker-compose resolves it (anchors merged, variables interpolated), as JSON. */
+function resolvedConfig(): Resolved {
+  resolved ??= resolve();
+  return resolved;
+}
+function resolve(): Resolved {
+  const result = compose(["config"]);
+  expect(result.stderr).toBe("");
+  expect(result.status).toBe(0);
+  // python3 and its yaml module come with the docker-compose package.
+  const json = spawnSync(
+    "python3",
+    ["-c", "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)"],
+    { input: result.stdout, encoding: "utf8" },
+  );
+  expect(json.status, json.stderr).toBe(0);
+  return JSON.parse(json.stdout) as Resolved;
+}
+
+/** Named-volume mounts of a service as target → volume name (binds start with / or .). */
+function namedMounts(service: Service): Map<string, string> {
+  const mounts = new Map<string, string>();
+  for (const spec of service.volumes ?? []) {
+    const [source = "", target = ""] = spec.split(":");
+    if (!source.startsWith("/") && !source.startsWith(".")) {
+      mounts.set(target, source);
+    }
+  }
+  return mounts;
+}
+
+/** The variables packages/server/src/config.ts reads. */
+function serverVariables(): Set<string> {
+  const source = readFileSync(join(repoRoot, "packages", "server", "src", "config.ts"), "utf8");
+  return new Set([...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((match) => match[1] ?? ""));
+}
+
+const replicas = (config: Resolved) =>
+  Object.entries(config.services)
+    .filter(([, service]) => service.build !== undefined)
+    .map(([name]) => name)
+    .sort();
+
+const composeSuite = suiteTitle("docker-compose.yml", { "docker-compose (Debian package)": hasCompose });
+describe.skipIf(composeSuite.skip)(composeSuite.title, () => {
+  it("passes docker-compose config -q (the Compose schema, without a daemon)", () => {
+    const result = compose(["config", "-q"]);
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+
+  it("refuses to resolve without each required secret, naming it", () => {
+    for (const name of Object.keys(REQUIRED)) {
+      const vars: Record<string, string> = { ...REQUIRED };
+      delete vars[name];
+      const result = compose(["config", "-q"], vars);
+      expect(result.status, name).not.toBe(0);
+      expect(result.stderr).toContain(`set ${name} in .env`);
+    }
+  });
+
+  it("fails on a file the Compose schema refuses", () => {
+    const broken = join(temp("compose-broken"), "docker-compose.yml");
+    writeFileSync(broken, readFileSync(composeFile, "utf8").replace("restart: unless-stopped", "restart: 3"));
+    const result = compose(["config", "-q"], REQUIRED, broken);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/restart/);
+  });
+
+  it("runs PostgreSQL 16, two replicas of the Dockerfile, Caddy and rest-server, each restarted and on named volumes", () => {
+    const config = resolvedConfig();
+    expect(Object.keys(config.services).sort()).toEqual([
+      "postgres",
+      "proxy",
+      "rest-server",
+      "server-a",
+      "server-b",
+    ]);
+    expect(config.services.postgres?.image).toBe("postgres:16");
+    expect(config.services.proxy?.image).toMatch(/^caddy:2(\.|$)/);
+    expect(config.services["rest-server"]?.image).toMatch(/^restic\/rest-server(:|$)/);
+    expect(replicas(config)).toEqual(["server-a", "server-b"]);
+    for (const [name, service] of Object.entries(config.services)) {
+      expect(service.restart, name).toMatch(/^(always|unless-stopped)$/);
+      for (const volume of namedMounts(service).values()) {
+        expect(Object.keys(config.volumes), `${name}: ${volume}`).toContain(volume);
+      }
+    }
+    expect(namedMounts(config.services.postgres ?? {}).get("/var/lib/postgresql/data")).toBeDefined();
+    expect(namedMounts(config.services["rest-server"] ?? {}).get("/data")).toBeDefined();
+    expect(config.services.postgres?.healthcheck?.test).toContain("pg_isready");
+  });
+
+  it("gives both replicas one DATABASE_URL, one data dir volume (the same keys) and only variables the server reads", () => {
+    const config = resolvedConfig();
+    const [a, b] = ["server-a", "server-b"].map((name) => config.services[name] ?? {});
+    if (!a || !b) {
+      throw new Error("no replicas");
+    }
+    expect(a.environment).toEqual(b.environment);
+    const env = a.environment ?? {};
+    expect(new URL(env.DATABASE_URL ?? "").hostname).toBe("postgres");
+    expect(env.DATABASE_URL).toContain(REQUIRED.POSTGRES_PASSWORD);
+    expect(env.FLEETBACK_BASE_URL).toBe(`https://${REQUIRED.PUBLIC_HOST}`);
+    expect(env.FLEETBACK_BOOTSTRAP_TOKEN).toBe(REQUIRED.FLEETBACK_BOOTSTRAP_TOKEN);
+    const known = serverVariables();
+    expect(known.has("DATABASE_URL")).toBe(true);
+    for (const name of Object.keys(env)) {
+      expect(known, `${name} is not read by packages/server/src/config.ts`).toContain(name);
+    }
+    // secret.key and release.key live in FLEETBACK_DATA_DIR: the same named volume for both.
+    const dataDir = env.FLEETBACK_DATA_DIR ?? "";
+    expect(dataDir).toMatch(/^\//);
+    expect(namedMounts(a).get(dataDir)).toBeDefined();
+    expect(namedMounts(a).get(dataDir)).toBe(namedMounts(b).get(dataDir));
+    expect(a.build).toEqual(b.build);
+    expect(a.build?.context).toBe(repoRoot.replace(/\/$/, ""));
+    const port = env.FLEETBACK_LISTEN?.split(":").pop();
+    for (const replica of [a, b]) {
+      expect(replica.depends_on?.postgres?.condition).toBe("service_healthy");
+      expect(replica.healthcheck?.test.join(" ")).toContain(`127.0.0.1:${port}/readyz`);
+    }
+  });
+
+  it("believes X-Forwarded-For from the proxy's fixed address only, and keeps PostgreSQL off the proxy's network", () => {
+    const config = resolvedConfig();
+    const proxy = config.services.proxy ?? {};
+    const trusted = config.services["server-a"]?.environment?.FLEETBACK_TRUSTED_PROXIES;
+    const proxyAddresses = Object.values(proxy.networks ?? {}).map((network) => network?.ipv4_address);
+    expect(trusted).toBeDefined();
+    expect(proxyAddresses).toContain(trusted);
+    const [network] = Object.entries(proxy.networks ?? {}).find(([, n]) => n?.ipv4_address === trusted) ?? [];
+    const subnet = config.networks[network ?? ""]?.ipam?.config[0]?.subnet ?? "";
+    expect(subnet.split(".").slice(0, 3)).toEqual((trusted ?? "").split(".").slice(0, 3));
+    const postgresNetworks = Object.keys(config.services.postgres?.networks ?? {});
+    expect(postgresNetworks.some((name) => name in (proxy.networks ?? {}))).toBe(false);
+    expect(proxy.volumes).toContain(`${join(repoRoot, "deploy", "Caddyfile")}:/etc/caddy/Caddyfile:ro`);
+    expect(proxy.environment?.PUBLIC_HOST).toBe(REQUIRED.PUBLIC_HOST);
+    expect((proxy.ports ?? []).map((port) => port.target)).toEqual(expect.arrayContaining([80, 443, 8000]));
+  });
+});
+
+interface CaddyRoute {
+  match?: Array<{ host?: string[] }>;
+  handle?: CaddyHandler[];
+}
+interface CaddyHandler {
+  handler: string;
+  routes?: CaddyRoute[];
+  upstreams?: Array<{ dial: string }>;
+  load_balancing?: { selection_policy?: { policy: string } };
+  health_checks?: { active?: { uri?: string; path?: string } };
+  stream_timeout?: unknown;
+}
+
+/** Every reverse_proxy handler of the adapted config, by the listener address of its server. */
+function reverseProxies(adapted: unknown): Array<{ listen: string[]; handler: CaddyHandler }> {
+  const servers = (
+    adapted as { apps: { http: { servers: Record<string, { listen: string[]; routes: CaddyRoute[] }> } } }
+  ).apps.http.servers;
+  const found: Array<{ listen: string[]; handler: CaddyHandler }> = [];
+  const walk = (routes: CaddyRoute[] | undefined, listen: string[]) => {
+    for (const route of routes ?? []) {
+      for (const handler of route.handle ?? []) {
+        if (handler.handler === "reverse_proxy") {
+          found.push({ listen, handler });
+        }
+        walk(handler.routes, listen);
+      }
+    }
+  };
+  for (const server of Object.values(servers)) {
+    walk(server.routes, server.listen);
+  }
+  return found;
+}
+
+const caddySuite = suiteTitle("deploy/Caddyfile", {
+  "caddy (Debian package)": hasCaddy,
+  "docker-compose (Debian package)": hasCompose,
+});
+describe.skipIf(caddySuite.skip)(caddySuite.title, () => {
+  function caddy(command: "validate" | "adapt") {
+    requireTool("caddy", hasCaddy, "caddy");
+    const home = temp("caddy-home");
+    return spawnSync("caddy", [command, "--config", caddyfile, "--adapter", "caddyfile"], {
+      encoding: "utf8",
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        XDG_DATA_HOME: home,
+        XDG_CONFIG_HOME: home,
+        PUBLIC_HOST: REQUIRED.PUBLIC_HOST,
+      },
+      timeout: 60_000,
+    });
+  }
+
+  it("passes caddy validate", () => {
+    const result = caddy("validate");
+    expect(result.stderr).not.toMatch(/"level":"(warn|error)"/);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain("Valid configuration");
+  });
+
+  it("balances across exactly the compose file's replicas, on their port, checking /readyz, with no stream timeout", () => {
+    const config = resolvedConfig();
+    const port = config.services["server-a"]?.environment?.FLEETBACK_LISTEN?.split(":").pop();
+    const result = caddy("adapt");
+    expect(result.status, result.stderr).toBe(0);
+    const proxies = reverseProxies(JSON.parse(result.stdout));
+    const toReplicas = proxies.filter(({ handler }) =>
+      (handler.upstreams ?? []).some(({ dial }) => dial.startsWith("server-")),
+    );
+    expect(toReplicas).toHaveLength(1);
+    const [{ listen, handler } = { listen: [], handler: { handler: "" } }] = toReplicas;
+    expect(listen).toEqual([":443"]);
+    expect((handler.upstreams ?? []).map(({ dial }) => dial).sort()).toEqual(
+      replicas(config).map((name) => `${name}:${port}`),
+    );
+    const health = handler.health_checks?.active;
+    expect(health?.uri ?? health?.path).toBe("/readyz");
+    expect(handler.load_balancing?.selection_policy?.policy).toBe("least_conn");
+    expect(handler.stream_timeout).toBeUndefined();
+
+    const toRestServer = proxies.filter(({ handler }) =>
+      (handler.upstreams ?? []).some(({ dial }) => dial.startsWith("rest-server:")),
+    );
+    expect(toRestServer.map(({ listen }) => listen)).toEqual([[":8000"]]);
+  });
+});
+
+describe("Dockerfile", () => {
+  const text = readFileSync(join(repoRoot, "Dockerfile"), "utf8");
+  /** Instructions with continuation lines joined and comments dropped. */
+  const instructions = text
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("#"))
+    .map((line) => {
+      const [keyword = "", ...rest] = line.split(/\s+/);
+      return { keyword: keyword.toUpperCase(), args: rest.join(" ") };
+    });
+  const froms = instructions.flatMap((instruction, index) => (instruction.keyword === "FROM" ? [index] : []));
+  const finalStage = instructions.slice(froms.at(-1) ?? 0);
+
+  it("is multi-stage, its final stage node:20-slim (or distroless) copying from the build stage", () => {
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    expect(finalStage[0]?.args).toMatch(/^(node:20-slim|gcr\.io\/distroless\/nodejs20\S*)(\s|$)/);
+    const buildStage = /\bAS\s+(\S+)/i.exec(instructions[froms[0] ?? 0]?.args ?? "")?.[1];
+    expect(buildStage).toBeDefined();
+    expect(
+      finalStage.some(({ keyword, args }) => keyword === "COPY" && args.includes(`--from=${buildStage}`)),
+    ).toBe(true);
+  });
+
+  it("runs as a non-root user, exposes the listen port and checks /readyz", () => {
+    const users = finalStage.filter(({ keyword }) => keyword === "USER").map(({ args }) => args);
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.at(-1)).not.toMatch(/^(root|0)(:|$)/);
+    const env = finalStage
+      .filter(({ keyword }) => keyword === "ENV")
+      .map(({ args }) => args)
+      .join(" ");
+    const port = /FLEETBACK_LISTEN=\S*:(\d+)/.exec(env)?.[1];
+    expect(port).toBeDefined();
+    expect(
+      finalStage.some(({ keyword, args }) => keyword === "EXPOSE" && args.split(/\s+/).includes(port ?? "")),
+    ).toBe(true);
+    const healthcheck = finalStage.find(({ keyword }) => keyword === "HEALTHCHECK")?.args ?? "";
+    expect(healthcheck).toContain(`127.0.0.1:${port}/readyz`);
+    expect(finalStage.find(({ keyword }) => keyword === "CMD")?.args).toMatch(/dist\/main\.js/);
+  });
+
+  it("builds with the pnpm of package.json, and .dockerignore keeps local state out of the context", () => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+      packageManager: string;
+    };
+    const pnpm = manifest.packageManager.replace(/^pnpm@/, "");
+    const runs = instructions.filter(({ keyword }) => keyword === "RUN").map(({ args }) => args);
+    expect(runs.every((run) => !/\bpnpm@/.test(run) || run.includes(`pnpm@${pnpm}`))).toBe(true);
+    expect(runs.some((run) => run.includes(`pnpm@${pnpm}`))).toBe(true);
+    const ignored = readFileSync(join(repoRoot, ".dockerignore"), "utf8")
+      .split("\n")
+      .map((line) =>
+        line
+          .trim()
+          .replace(/^\*\*\//, "")
+          .replace(/^\//, ""),
+      );
+    for (const entry of ["node_modules", ".cache", "data", "dist", ".turbo", ".git"]) {
+      expect(ignored, entry).toContain(entry);
+    }
+  });
+});
