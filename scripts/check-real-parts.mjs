@@ -118,6 +118,8 @@ export async function findMissingParts({
     debian("unshare", "util-linux"),
     debian("curl", "curl"),
     debian("openssl", "openssl"),
+    debian("docker-compose", "docker-compose"),
+    debian("caddy", "caddy"),
   ];
   const url = env.TEST_DATABASE_URL;
   if (!url) {

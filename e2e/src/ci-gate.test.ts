@@ -49,6 +49,8 @@ const ON_PATH = [
   "unshare",
   "curl",
   "openssl",
+  "docker-compose",
+  "caddy",
 ];
 
 /** A tools directory like .cache/tools, holding every fetched tool but those in `without`. */
