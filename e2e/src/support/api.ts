@@ -4,6 +4,8 @@
  */
 export interface Api {
   baseUrl: string;
+  /** The bearer token, for a second client of the same admin (another replica's address). */
+  token: string;
   get<T>(path: string): Promise<T>;
   send<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** Fetches any path (pages too) as the admin and records the text. */
@@ -16,6 +18,7 @@ export function createApi(baseUrl: string, token: string): Api {
   const seen: string[] = [];
   const api: Api = {
     baseUrl,
+    token,
     seen,
     async text(path: string) {
       const res = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
