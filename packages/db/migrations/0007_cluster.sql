@@ -3,7 +3,9 @@
 -- last connection wins), so every replica knows which hosts are online fleet-wide and where to
 -- route a message. A replica that stops heartbeating is dead: its rows expire with it (the
 -- cascade). Messages over NOTIFY's 8,000-byte limit wait in cluster_messages and the NOTIFY
--- carries the row's id. New tables only: transactional, and migrations run under an advisory lock.
+-- carries the row's id. Sign-in and announce rate limits count in rate_limits, so an attacker
+-- spreading attempts over the replicas meets one limit, not one per replica (keys are SHA-256
+-- hashes: a username field can hold a mistyped password). New tables only: transactional, and migrations run under an advisory lock.
 CREATE TABLE server_replicas (
   id text PRIMARY KEY,
   started_at timestamptz NOT NULL DEFAULT now(),
@@ -26,3 +28,11 @@ CREATE TABLE cluster_messages (
 );
 --> statement-breakpoint
 CREATE INDEX cluster_messages_created_at_idx ON cluster_messages (created_at);
+--> statement-breakpoint
+CREATE TABLE rate_limits (
+  scope text NOT NULL,
+  key_hash text NOT NULL,
+  window_start timestamptz NOT NULL,
+  count integer NOT NULL CONSTRAINT rate_limits_count_check CHECK (count >= 0),
+  PRIMARY KEY (scope, key_hash)
+);

@@ -86,8 +86,20 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", staticRoutes(deps.views.assets));
   app.use(authenticate(deps));
   const loginLimiters = {
-    byIp: createRateLimiter({ limit: 30, windowMs: 5 * 60_000, clock: deps.clock }),
-    byUserAndIp: createRateLimiter({ limit: 10, windowMs: 5 * 60_000, clock: deps.clock }),
+    byIp: createRateLimiter({
+      db: deps.db,
+      scope: "login-ip",
+      limit: 30,
+      windowMs: 5 * 60_000,
+      clock: deps.clock,
+    }),
+    byUserAndIp: createRateLimiter({
+      db: deps.db,
+      scope: "login-user-ip",
+      limit: 10,
+      windowMs: 5 * 60_000,
+      clock: deps.clock,
+    }),
   };
   app.route("/", authApiRoutes(deps, loginLimiters));
   app.route("/", authPageRoutes(deps, loginLimiters));

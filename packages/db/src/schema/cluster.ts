@@ -2,7 +2,8 @@
  * @module Server replicas sharing one PostgreSQL: their heartbeats, which replica holds each
  * host's socket, and NOTIFY payloads too large for NOTIFY (migration 0007).
  */
-import { index, pgTable, text } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { check, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { createdAt, timestamptz } from "./columns.js";
 import { hosts } from "./hosts.js";
 
@@ -37,4 +38,17 @@ export const clusterMessages = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index("cluster_messages_created_at_idx").on(t.createdAt)],
+);
+
+/** Fixed-window counters shared by the replicas (sign-in and announce limits). */
+export const rateLimits = pgTable(
+  "rate_limits",
+  {
+    scope: text("scope").notNull(),
+    // SHA-256 of the key (an address, a username at an address), never the key itself.
+    keyHash: text("key_hash").notNull(),
+    windowStart: timestamptz("window_start").notNull(),
+    count: integer("count").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.keyHash] }), check("rate_limits_count_check", sql`${t.count} >= 0`)],
 );

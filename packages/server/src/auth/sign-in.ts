@@ -63,12 +63,16 @@ export async function signOut(c: Context<AppEnv>, deps: AppDeps): Promise<void> 
 }
 
 /** Checks the limits before any password work, so a flood costs us nothing. */
-export function checkLoginLimits(c: Context<AppEnv>, limiters: LoginLimiters, username: string): void {
+export async function checkLoginLimits(
+  c: Context<AppEnv>,
+  limiters: LoginLimiters,
+  username: string,
+): Promise<void> {
   for (const [limiter, key] of [
     [limiters.byIp, clientIp(c) ?? "unknown"],
     [limiters.byUserAndIp, userAtAddress(c, username)],
   ] as const) {
-    const result = limiter.hit(key);
+    const result = await limiter.hit(key);
     if (!result.allowed) {
       throw new RequestError("rate_limited", "Too many sign-in attempts; wait and try again.", {
         headers: { "Retry-After": String(result.retryAfterSeconds) },
@@ -84,12 +88,12 @@ export async function attemptLogin(
   username: string,
   password: string,
 ) {
-  checkLoginLimits(c, limiters, username);
+  await checkLoginLimits(c, limiters, username);
   const user = await verifyLogin(deps.db, username, password);
   if (!user) {
     throw new RequestError("unauthorised", "Username or password is wrong.");
   }
-  limiters.byUserAndIp.reset(userAtAddress(c, username));
+  await limiters.byUserAndIp.reset(userAtAddress(c, username));
   await signIn(c, deps, user, "auth.login");
   return user;
 }

@@ -39,7 +39,13 @@ const ClaimBody = Type.Object(
 
 export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
-  const announceLimiter = createRateLimiter({ limit: 10, windowMs: 60_000, clock: deps.clock });
+  const announceLimiter = createRateLimiter({
+    db: deps.db,
+    scope: "announce-ip",
+    limit: 10,
+    windowMs: 60_000,
+    clock: deps.clock,
+  });
   // What agents pin to verify updates: base64 of the 32 raw Ed25519 public key bytes.
   const releasePublicKey = encodePublicKey(deps.releaseKey.publicKey);
 
@@ -59,7 +65,7 @@ export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
     );
   });
   routes.post("/api/agents/announce", async (c) => {
-    const limit = announceLimiter.hit(clientIp(c) ?? "unknown");
+    const limit = await announceLimiter.hit(clientIp(c) ?? "unknown");
     if (!limit.allowed) {
       throw new RequestError("rate_limited", "Too many announces from this address; wait a minute.", {
         headers: { "Retry-After": String(limit.retryAfterSeconds) },
