@@ -4,6 +4,8 @@
  * connection (HTTP and WebSocket alike) goes to the first backend, in the test's order, that
  * accepts it. A backend that is down (killed) refuses, and the next one gets the connection, as a
  * proxy's health-checked upstream pool does; when a backend dies, its relayed sockets are cut.
+ * `pause()` models the far side going away (a database stopped): relayed sockets are cut and the
+ * port refuses connections until `resume()`.
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
 
@@ -13,6 +15,10 @@ export interface TcpProxy {
   backends: string[];
   /** Which backend each accepted connection went to, in order. */
   routed: string[];
+  /** Cuts every relayed connection and stops listening (connections are refused). */
+  pause(): Promise<void>;
+  /** Listens again on the same port. */
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,27 +58,39 @@ function dial(backends: string[], index: number, client: Socket, routed: string[
 export async function startTcpProxy(port: number, backends: string[]): Promise<TcpProxy> {
   const open = new Set<Socket>();
   const routed: string[] = [];
-  const proxy: TcpProxy = {
-    url: `http://127.0.0.1:${port}`,
-    backends,
-    routed,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of open) {
-          socket.destroy();
-        }
-        server.close(() => resolve());
-      }),
-  };
   const server: Server = createServer((client) => {
     client.pause();
     open.add(client);
     client.on("close", () => open.delete(client));
     dial(proxy.backends, 0, client, routed, open);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve());
-  });
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of open) {
+        socket.destroy();
+      }
+      if (!server.listening) {
+        resolve();
+        return;
+      }
+      server.close(() => resolve());
+    });
+  const proxy: TcpProxy = {
+    url: `http://127.0.0.1:${port}`,
+    backends,
+    routed,
+    pause: stop,
+    resume: listen,
+    close: stop,
+  };
+  await listen();
   return proxy;
 }

@@ -48,3 +48,39 @@ export function isForeignKeyViolation(error: unknown, constraint?: string): bool
 export function isCheckViolation(error: unknown, constraint?: string): boolean {
   return isViolation(error, PG_CHECK_VIOLATION, constraint);
 }
+
+/** SQLSTATEs of a lost or refused connection: class 08, and the server shutting down (57P0x). */
+const CONNECTION_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[1-3])$/;
+/** Driver and socket codes of the same (postgres.js names its own). */
+const CONNECTION_CODES = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+
+/**
+ * True when the error (anywhere in its cause chain) says the database could not be reached, not
+ * that the query was wrong: the same query may succeed once the database is back, so a caller
+ * may retry it.
+ */
+export function isConnectionError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
+    const code = (current as Record<string, unknown>).code;
+    if (typeof code === "string" && (CONNECTION_SQLSTATE.test(code) || CONNECTION_CODES.has(code))) {
+      return true;
+    }
+    if (current instanceof AggregateError && current.errors.some((inner) => isConnectionError(inner))) {
+      return true;
+    }
+    current = (current as Record<string, unknown>).cause;
+  }
+  return false;
+}

@@ -5,6 +5,8 @@
  * on the host's queue, one after another. Nothing thrown in here reaches `ws`: the loop logs and
  * carries on.
  */
+
+import { isConnectionError } from "@fleetback/db";
 import {
   type AgentEnvelope,
   CLOSE_CODES,
@@ -15,6 +17,7 @@ import {
   encode,
 } from "@fleetback/protocol";
 import type { RawData, WebSocket } from "ws";
+import { retryWhileDatabaseDown } from "../database-retry.js";
 import { markHostOffline } from "../hosts/presence.js";
 import { createReportAssembler } from "../snapshots/report-assembler.js";
 import { createAgentHandlers } from "./agent-handlers.js";
@@ -99,10 +102,28 @@ export function startAgentSession(
         if (message.type !== "hello" && !accepted) {
           return;
         }
-        await dispatchAgentMessage(handlers, message);
+        if (message.type === "hello") {
+          await dispatchAgentMessage(handlers, message);
+          return;
+        }
+        // A report the agent sent is gone from its side: wait out a short database outage (on this
+        // host's queue, so later reports keep their order) rather than drop it.
+        await retryWhileDatabaseDown(() => dispatchAgentMessage(handlers, message), {
+          onRetry: (err, attempt, delayMs) => {
+            log.warn(
+              { err, host_id: hostId, type: message.type, attempt, delay_ms: delayMs },
+              "database unavailable; retrying the agent's message",
+            );
+          },
+        });
       })
       .catch((err: unknown) => {
         log.error({ err, host_id: hostId, type: message.type }, "handling an agent message failed");
+        // Closing makes the agent reconnect: its hello names the jobs it still runs and the server
+        // ends the others as lost, instead of leaving one running forever behind a dropped report.
+        if (isConnectionError(err) && !socket.closed) {
+          socket.close(1011, "database unavailable");
+        }
       });
   }
 

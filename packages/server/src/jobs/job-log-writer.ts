@@ -18,6 +18,7 @@
 import { type Database, jobLogs, jobs, type NewJobLog } from "@fleetback/db";
 import type { LogStream } from "@fleetback/protocol";
 import { eq, max } from "drizzle-orm";
+import { retryWhileDatabaseDown } from "../database-retry.js";
 import type { Logger } from "../log.js";
 import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import type { JobEvents } from "./job-events.js";
@@ -119,7 +120,17 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   }
 
   async function load(jobId: string, state: JobLogState): Promise<void> {
-    const [job] = await db.select({ hostId: jobs.hostId }).from(jobs).where(eq(jobs.id, jobId));
+    const [job] = await retryWhileDatabaseDown(
+      () => db.select({ hostId: jobs.hostId }).from(jobs).where(eq(jobs.id, jobId)),
+      {
+        onRetry: (err, attempt, delayMs) => {
+          log.warn(
+            { err, job_id: jobId, attempt, delay_ms: delayMs },
+            "database unavailable; retrying a job's log",
+          );
+        },
+      },
+    );
     if (job?.hostId !== state.hostId) {
       state.rejected = true;
       state.unsequenced = [];
@@ -131,10 +142,12 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       warnRejected(state.hostId, jobId);
       return;
     }
-    const [row] = await db
-      .select({ last: max(jobLogs.seq) })
-      .from(jobLogs)
-      .where(eq(jobLogs.jobId, jobId));
+    const [row] = await retryWhileDatabaseDown(() =>
+      db
+        .select({ last: max(jobLogs.seq) })
+        .from(jobLogs)
+        .where(eq(jobLogs.jobId, jobId)),
+    );
     state.nextSeq = (row?.last ?? 0) + 1;
     for (const message of state.unsequenced.splice(0)) {
       sequence(jobId, state, message);
@@ -147,7 +160,14 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     while (state.buffer.length > 0) {
       const rows = state.buffer.splice(0, batchLines);
       try {
-        await db.insert(jobLogs).values(rows);
+        await retryWhileDatabaseDown(() => db.insert(jobLogs).values(rows), {
+          onRetry: (err, attempt, delayMs) => {
+            log.warn(
+              { err, job_id: jobId, lines: rows.length, attempt, delay_ms: delayMs },
+              "database unavailable; retrying job log lines",
+            );
+          },
+        });
       } catch (err) {
         log.error({ err, job_id: jobId, lines: rows.length }, "storing job log lines failed; they are lost");
       }
@@ -200,7 +220,19 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
         };
         states.set(key, state);
         const created = state;
-        void enqueue(created, () => load(jobId, created));
+        void enqueue(created, () =>
+          load(jobId, created).catch((err: unknown) => {
+            // Forgotten, so the job's next line loads again instead of piling up unsequenced.
+            log.error(
+              { err, job_id: jobId, lines: created.unsequenced.length },
+              "loading a job's log failed; its waiting lines are lost",
+            );
+            created.unsequenced = [];
+            if (states.get(key) === created) {
+              states.delete(key);
+            }
+          }),
+        );
       }
       if (state.rejected) {
         return;

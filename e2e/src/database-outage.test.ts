@@ -1,0 +1,140 @@
+/**
+ * Issue 15 resilience: PostgreSQL goes away in the middle of a running backup and comes back. The
+ * server process reaches the real database through a proxy that the test stops (every connection
+ * cut, new ones refused, as a stopped database) and starts again. /readyz says not-ready while it
+ * is away and ready again without a restart; the agent's reports sent in the window are retried,
+ * not dropped: the backup ends `succeeded` with every log line stored once, in order.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AgentRun, startAgent } from "./support/agent-process.js";
+import { type Api, bootstrapAdmin } from "./support/api.js";
+import { enrolHost, waitHostReady } from "./support/enrol.js";
+import { eventually } from "./support/eventually.js";
+import { freePort } from "./support/ports.js";
+import { createPostgresDatabase, type TestPostgres } from "./support/postgres.js";
+import { type RestServer, startRestServer } from "./support/rest-server.js";
+import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { waitJob } from "./support/stack.js";
+import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.js";
+import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
+
+const pgUrl = process.env.TEST_DATABASE_URL;
+const missing = missingNote({
+  "PostgreSQL (TEST_DATABASE_URL)": pgUrl !== undefined && pgUrl !== "",
+  [FETCHED_TOOLS]: toolsPresent(),
+});
+/** How long the database stays away: longer than a few agent reports, well inside the retries. */
+const OUTAGE_MS = 5_000;
+
+async function readyStatus(server: ServerProcess): Promise<number> {
+  try {
+    return (await fetch(`${server.listenUrl}/readyz`, { signal: AbortSignal.timeout(5_000) })).status;
+  } catch {
+    return 0;
+  }
+}
+
+describe.skipIf(missing !== "")(`PostgreSQL away and back under a running backup${missing}`, () => {
+  let pg: TestPostgres;
+  let rest: RestServer;
+  let dbProxy: TcpProxy;
+  let server: ServerProcess;
+  let api: Api;
+  const agents: AgentRun[] = [];
+
+  beforeAll(async () => {
+    pg = await createPostgresDatabase(pgUrl ?? "");
+    rest = await startRestServer();
+    const direct = new URL(pg.url);
+    dbProxy = await startTcpProxy(await freePort(), [`${direct.hostname}:${direct.port || "5432"}`]);
+    const viaProxy = new URL(pg.url);
+    viaProxy.hostname = "127.0.0.1";
+    viaProxy.port = new URL(dbProxy.url).port;
+    server = await startServerProcess({ DATABASE_URL: viaProxy.toString() });
+    api = await bootstrapAdmin(server.url, server.output());
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.stop()));
+    await server?.stop();
+    await dbProxy?.close();
+    await rest?.stop();
+    await pg?.drop();
+  });
+
+  it("says not-ready while the database is away, recovers without a restart, and loses no report", async () => {
+    const { hostId, dirs, env } = await enrolHost({ api, rest, restic: "0.18", user: "outage-host" });
+    const agent = startAgent(["run"], dirs, env);
+    agents.push(agent);
+    await waitHostReady(api, hostId);
+    const source = mkdtempSync(join(tmpdir(), "fleetback-outage-src-"));
+    for (let i = 0; i < 4; i++) {
+      writeFileSync(join(source, `part-${i}.bin`), randomBytes(2 ** 20));
+    }
+    const group = await api.send<{ source_group: { id: string } }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups`,
+      {
+        name: "data",
+        includes: [source],
+        excludes: [],
+        retention_policy: { last: 3 },
+      },
+    );
+    expect(group.status, JSON.stringify(group.body)).toBe(201);
+    // 4 MiB at 256 KiB/s: the backup is still uploading when the database goes and comes back.
+    expect(
+      (await api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 256, down_kbps: null })).status,
+    ).toBe(200);
+    const started = await api.send<{ job_id: string }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups/${group.body.source_group.id}/run`,
+    );
+    expect(started.status).toBe(201);
+    const jobId = started.body.job_id;
+    await eventually(
+      async () => {
+        const { job } = await api.get<{ job: { status: string; progress: unknown } }>(`/api/jobs/${jobId}`);
+        return job.status === "running" && job.progress !== null;
+      },
+      { what: "the backup to report progress" },
+    );
+    expect(await readyStatus(server)).toBe(200);
+
+    const awayAt = Date.now();
+    await dbProxy.pause();
+    await eventually(async () => (await readyStatus(server)) === 503, {
+      what: "/readyz to say not ready",
+      timeoutMs: 15_000,
+    });
+    const notReadyAfterMs = Date.now() - awayAt;
+    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+    const backAt = Date.now();
+    await dbProxy.resume();
+    await eventually(async () => (await readyStatus(server)) === 200, {
+      what: "/readyz to say ready again",
+      timeoutMs: 30_000,
+    });
+    console.info(
+      `database outage: /readyz not-ready ${notReadyAfterMs} ms after the database went, ready ${Date.now() - backAt} ms after it came back`,
+    );
+
+    const job = await waitJob<{ status: string; error: string | null }>(api, jobId, { timeoutMs: 180_000 });
+    expect(job.status, job.error ?? "").toBe("succeeded");
+    const { lines } = await api.get<{ lines: Array<{ seq: number }> }>(`/api/jobs/${jobId}/logs`);
+    const seqs = lines.map((line) => line.seq);
+    expect(seqs.length).toBeGreaterThan(0);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    const output = server.output();
+    // The window was exercised (a report met the outage and was retried) and nothing was given up.
+    expect(output).toContain("database unavailable; retrying");
+    expect(output).not.toContain("they are lost");
+    expect(output).not.toContain("handling an agent message failed");
+    const { host } = await api.get<{ host: { status: string } }>(`/api/hosts/${hostId}`);
+    expect(host.status).toBe("online");
+  });
+});
