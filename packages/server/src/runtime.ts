@@ -86,27 +86,37 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
     jobStreams,
     close() {
       closing ??= (async () => {
+        // Each step's time at debug level: a slow shutdown says where it waited.
+        const step = async (name: string, work: () => Promise<unknown> | undefined) => {
+          const started = performance.now();
+          await work();
+          deps.log.debug({ step: name, ms: Math.round(performance.now() - started) }, "shutdown step done");
+        };
         // Tickers first: a tick may dispatch to an agent or write to the database.
-        await tickers?.stop();
+        await step("tickers", () => tickers?.stop());
         // Agents next: their sockets would hold server.close() open, and their last work needs the db.
-        await channel.close();
+        await step("agent channel", () => channel.close());
         // Log lines buffered by the reports are stored once no agent can add more.
-        await reports.close();
+        await step("job reports", () => reports.close());
         // Open job-page streams would hold server.close() open; browsers reconnect to the next server.
-        await jobStreams.close();
+        await step("job streams", () => jobStreams.close());
         upgrades.detach();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          if ("closeAllConnections" in server) {
-            if (options.dropConnections === "all") {
-              server.closeAllConnections();
-            } else {
-              server.closeIdleConnections();
-            }
-          }
-        });
+        await step(
+          "http server",
+          () =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve());
+              if ("closeAllConnections" in server) {
+                if (options.dropConnections === "all") {
+                  server.closeAllConnections();
+                } else {
+                  server.closeIdleConnections();
+                }
+              }
+            }),
+        );
         // Attempts in flight still record their outcome; the rest stays queued for the next start.
-        await options.release?.();
+        await step("release", () => options.release?.());
       })();
       return closing;
     },

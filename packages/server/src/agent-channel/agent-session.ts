@@ -199,6 +199,10 @@ export function startAgentSession(
     if (phase === "awaiting_hello") {
       return;
     }
+    if (ctx.closingHosts) {
+      ctx.closingHosts.add(hostId);
+      return;
+    }
     // Queued behind the hello and the messages still pending (a hello in progress may just have
     // marked the host online), and skipped when a newer socket has taken over meanwhile.
     ctx.queue

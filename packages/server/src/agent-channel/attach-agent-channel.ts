@@ -10,6 +10,7 @@ import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
 import { WebSocketServer } from "ws";
 import { trustedProxyList } from "../config.js";
 import { authenticateAgent, UNAUTHORISED_BODY } from "../hosts/agent-auth.js";
+import { markHostsOffline } from "../hosts/presence.js";
 import { resolveClientAddress } from "../http/client-address.js";
 import { refuseUpgrade } from "../http/refuse-upgrade.js";
 import type { UpgradeRouter } from "../http/upgrade-router.js";
@@ -54,6 +55,7 @@ export function attachAgentChannel(
     reports,
     helloDeadlineMs: options.helloDeadlineMs ?? HELLO_DEADLINE_MS,
     setTimer,
+    closingHosts: undefined,
   };
   // UTF-8 is checked by the decoder, which answers invalid_message; ws itself would close with 1007.
   const wss = new WebSocketServer({
@@ -108,6 +110,9 @@ export function attachAgentChannel(
     close() {
       closed ??= (async () => {
         closing = true;
+        const closingHosts = new Set<string>();
+        ctx.closingHosts = closingHosts;
+        const drained = deps.hub.drain();
         removeRoute();
         for (const session of sessions) {
           session.close(1001, "server shutting down");
@@ -125,6 +130,15 @@ export function attachAgentChannel(
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
         await ctx.queue.idle();
+        const ids = [...closingHosts];
+        await drained;
+        await markHostsOffline(
+          deps.db,
+          ids.filter((id) => !deps.hub.isOnline(id)),
+          deps.clock.now(),
+        ).catch((err: unknown) =>
+          log.error({ err, hosts: ids.length }, "marking hosts offline at shutdown failed"),
+        );
         await new Promise<void>((resolve) => wss.close(() => resolve()));
       })();
       return closed;

@@ -5,7 +5,7 @@
  */
 import { type Database, hostConnections, hosts } from "@fleetback/db";
 import type { Hello } from "@fleetback/protocol";
-import { and, eq, gte, notExists, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, notExists, sql } from "drizzle-orm";
 
 export interface RecordedHello {
   /** The hostname reported before (the enrolled name before the first hello), when this one differs. */
@@ -89,6 +89,25 @@ export async function markHostOffline(db: Database, hostId: string, now: Date): 
         notExists(db.select({ one: sql`1` }).from(hostConnections).where(eq(hostConnections.hostId, hostId))),
       ),
     );
+}
+
+/** markHostOffline for many hosts in one statement (the agent channel shutting down). */
+export async function markHostsOffline(db: Database, hostIds: readonly string[], now: Date): Promise<void> {
+  for (let i = 0; i < hostIds.length; i += 1_000) {
+    const chunk = hostIds.slice(i, i + 1_000);
+    await db
+      .update(hosts)
+      .set({ status: "offline", updatedAt: now })
+      .where(
+        and(
+          inArray(hosts.id, chunk),
+          eq(hosts.status, "online"),
+          notExists(
+            db.select({ one: sql`1` }).from(hostConnections).where(eq(hostConnections.hostId, hosts.id)),
+          ),
+        ),
+      );
+  }
 }
 
 /** Versions are an `integer` column: anything larger was never sent (and would fail the query). */

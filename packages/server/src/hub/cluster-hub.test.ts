@@ -169,6 +169,25 @@ runDbSuite("cluster hub", (getDb, context) => {
     expect(await getDb().select().from(hostConnections)).toEqual([]);
   });
 
+  it("drains at shutdown: one statement removes the replica's presence and the others hear it at once", async () => {
+    const [a, b] = [await replica(), await replica()];
+    const hostIds: string[] = [];
+    for (const name of ["web-1", "web-2", "web-3"]) {
+      const { host } = await seedHost({ db: getDb() }, { name });
+      const socket = connectionOf(host.id);
+      a.hub.register(socket.connection);
+      hostIds.push(host.id);
+    }
+    await Promise.all(hostIds.map((id) => a.hub.settle(id)));
+    await eventually(() => hostIds.every((id) => b.hub.isOnline(id)), "B to see the three hosts");
+    const draining = a.hub.drain();
+    // Sockets closing while draining are not recorded one by one.
+    a.hub.unregister(connectionOf(hostIds[0] ?? "").connection);
+    await draining;
+    expect(await getDb().select().from(hostConnections)).toEqual([]);
+    await eventually(() => hostIds.every((id) => !b.hub.isOnline(id)), "B to see them gone");
+  });
+
   it("forgets the hosts of a replica that stopped heartbeating, and a closed replica's at once", async () => {
     const [a, b] = [await replica(), await replica()];
     const one = await seedHost({ db: getDb() });

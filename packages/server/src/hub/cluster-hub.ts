@@ -80,6 +80,7 @@ const ReplicaMessage = Type.Union([
 const PresenceMessage = Type.Union([
   Type.Object({ t: Type.Literal("up"), host: Text, replica: Text, connection: Text }),
   Type.Object({ t: Type.Literal("down"), host: Text, connection: Text }),
+  Type.Object({ t: Type.Literal("gone"), replica: Text }),
 ]);
 const checkReplicaMessage = Compile(ReplicaMessage);
 const checkPresenceMessage = Compile(PresenceMessage);
@@ -211,7 +212,18 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
     }
     mine.delete(connection.hostId);
     failForwarded(connection.hostId, `host ${connection.hostId} disconnected`);
-    chain(connection.hostId, () => recordDown(connection.hostId, entry.connectionId));
+    // While draining, drain() removes every row of this replica at once.
+    if (!draining) {
+      chain(connection.hostId, () => recordDown(connection.hostId, entry.connectionId));
+    }
+  }
+
+  let draining: Promise<void> | undefined;
+  async function removeAllPresence(): Promise<void> {
+    await Promise.all([...writes.values()]);
+    await db.delete(hostConnections).where(eq(hostConnections.replicaId, replicaId));
+    bus.publish(PRESENCE, { t: "gone", replica: replicaId });
+    await bus.flush();
   }
 
   function onReplicaMessage(message: unknown): void {
@@ -278,6 +290,15 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       log.warn("malformed presence message dropped");
       return;
     }
+    if (message.t === "gone") {
+      for (const [hostId, where] of remote) {
+        if (where.replica === message.replica) {
+          remote.delete(hostId);
+          failRemotePending(hostId, `host ${hostId} disconnected: its server stopped`);
+        }
+      }
+      return;
+    }
     if (message.t === "up") {
       if (message.replica === replicaId) {
         remote.delete(message.host);
@@ -321,7 +342,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
             .from(hostConnections)
             .where(inArray(hostConnections.hostId, ids));
     const holder = new Map(recorded.map((row) => [row.hostId, row.replica]));
-    for (const hostId of ids) {
+    for (const hostId of draining ? [] : ids) {
       const entry = mine.get(hostId);
       const at = holder.get(hostId);
       if (!entry || writes.has(hostId)) {
@@ -458,6 +479,12 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       await writes.get(hostId);
     },
     heartbeat,
+    drain() {
+      draining ??= removeAllPresence().catch((err: unknown) => {
+        log.warn({ err }, "presence not removed at shutdown; it expires with the replica");
+      });
+      return draining;
+    },
     async close() {
       if (closed) {
         return;

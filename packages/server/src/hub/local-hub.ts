@@ -43,6 +43,11 @@ export interface LocalHub extends AgentHub {
    * is written; at once in process, where there is nothing else to record.
    */
   settle(hostId: string): Promise<void>;
+  /**
+   * The server is shutting down: sockets closing from now on are not recorded one by one; the
+   * cluster hub removes this replica's presence in one statement. Resolves once that is done.
+   */
+  drain(): Promise<void>;
 }
 
 export function createLocalHub(): LocalHub {
@@ -142,5 +147,6 @@ export function createLocalHub(): LocalHub {
       return [...connections.keys()];
     },
     settle: async () => {},
+    drain: async () => {},
   };
 }
