@@ -37,7 +37,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     log,
     now: () => new Date(),
   });
-  const hub = await createClusterHub({
+  // Job events listen before the hub announces this replica, so no event sent to it is missed.
+  let hub: ClusterHub | undefined;
+  const jobEvents = await createClusterJobEvents({
+    bus,
+    replicaId,
+    log,
+    hasPeers: () => hub?.hasPeers() ?? false,
+  });
+  const started = await createClusterHub({
     db: options.db,
     bus,
     ids: options.ids,
@@ -46,17 +54,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }),
     ...(options.replicaTtlMs === undefined ? {} : { replicaTtlMs: options.replicaTtlMs }),
   });
-  const jobEvents = await createClusterJobEvents({ bus, replicaId, log });
+  hub = started;
+
   let closing: Promise<void> | undefined;
   log.info("joined the cluster: agents on other replicas are reached through PostgreSQL");
   return {
     replicaId,
-    hub,
+    hub: started,
     jobEvents,
     close() {
       closing ??= (async () => {
         await jobEvents.close();
-        await hub.close();
+        await started.close();
         await bus.flush();
       })();
       return closing;

@@ -60,7 +60,12 @@ runDbSuite("cluster hub", (getDb, context) => {
   }
 
   it("routes send and request to a host connected to another replica, replies come back", async () => {
-    const [a, b] = [await replica(), await replica()];
+    const a = await replica();
+    expect(a.hub.hasPeers()).toBe(false);
+    const b = await replica();
+    // B found A at its first heartbeat; A hears B's "joined" at once, without waiting for its own.
+    expect(b.hub.hasPeers()).toBe(true);
+    await eventually(() => a.hub.hasPeers(), "A to know B");
     const { host } = await seedHost({ db: getDb() });
     const socket = connectionOf(host.id);
     a.hub.register(socket.connection);

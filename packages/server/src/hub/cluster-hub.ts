@@ -51,6 +51,8 @@ export interface ClusterHub extends LocalHub {
   settle(hostId: string): Promise<void>;
   /** One heartbeat now: refresh this replica, expire dead ones, reload presence. */
   heartbeat(): Promise<void>;
+  /** Whether another live replica is known: with none, fleet-wide broadcasts have no listener. */
+  hasPeers(): boolean;
   /** Stops heartbeating and listening, and removes this replica's rows (its sockets are closed). */
   close(): Promise<void>;
 }
@@ -81,6 +83,7 @@ const PresenceMessage = Type.Union([
   Type.Object({ t: Type.Literal("up"), host: Text, replica: Text, connection: Text }),
   Type.Object({ t: Type.Literal("down"), host: Text, connection: Text }),
   Type.Object({ t: Type.Literal("gone"), replica: Text }),
+  Type.Object({ t: Type.Literal("joined"), replica: Text }),
 ]);
 const checkReplicaMessage = Compile(ReplicaMessage);
 const checkPresenceMessage = Compile(PresenceMessage);
@@ -118,6 +121,8 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   const mine = new Map<string, { connection: AgentConnection; connectionId: string }>();
   /** Hosts connected to other live replicas. */
   const remote = new Map<string, { replica: string; connection: string }>();
+  /** Other live replicas: from heartbeats, and at once from their joined/gone broadcasts. */
+  const peers = new Set<string>();
   const pending = new Map<string, RemotePending>();
   const forwarded = new Map<string, Forwarded>();
   /** Per host, the chain of its presence writes, so they reach the table in order. */
@@ -290,7 +295,14 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       log.warn("malformed presence message dropped");
       return;
     }
+    if (message.t === "joined") {
+      if (message.replica !== replicaId) {
+        peers.add(message.replica);
+      }
+      return;
+    }
     if (message.t === "gone") {
+      peers.delete(message.replica);
       for (const [hostId, where] of remote) {
         if (where.replica === message.replica) {
           remote.delete(hostId);
@@ -330,6 +342,14 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
     const cutoff = sql`now() - ${`${ttlMs} milliseconds`}::interval`;
     // Any replica may expire a dead one; the cascade takes its host rows along.
     await db.delete(serverReplicas).where(lt(serverReplicas.heartbeatAt, cutoff));
+    const alive = await db
+      .select({ id: serverReplicas.id })
+      .from(serverReplicas)
+      .where(and(ne(serverReplicas.id, replicaId), gt(serverReplicas.heartbeatAt, cutoff)));
+    peers.clear();
+    for (const row of alive) {
+      peers.add(row.id);
+    }
     // Rows this replica should have and lacks: a failed write, or the replica was taken for dead
     // (a long pause) and its rows went with it. A row of another replica means a newer socket
     // there: ours is stale (its eviction notice was lost) and is closed.
@@ -479,6 +499,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       await writes.get(hostId);
     },
     heartbeat,
+    hasPeers: () => peers.size > 0,
     drain() {
       draining ??= removeAllPresence().catch((err: unknown) => {
         log.warn({ err }, "presence not removed at shutdown; it expires with the replica");
@@ -525,6 +546,9 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       }
     }),
   ];
+  // Replicas already running hear of this one now, not at their next heartbeat: their job events
+  // start reaching a browser on this replica at once.
+  bus.publish(PRESENCE, { t: "joined", replica: replicaId });
   const ticker = setInterval(() => {
     heartbeat().catch((err: unknown) => log.warn({ err }, "replica heartbeat failed"));
   }, heartbeatMs);

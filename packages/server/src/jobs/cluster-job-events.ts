@@ -3,8 +3,9 @@
  * The job-events port for replicas sharing one PostgreSQL: listeners here hear the events of
  * every replica, so a browser's job page shows live progress and logs whichever replica it
  * reached while the agent is connected to another. Emit calls this replica's listeners at once
- * (as in process) and publishes the event on the cluster bus; events from other replicas are
- * handed to the listeners here in the order their replica emitted them.
+ * (as in process) and publishes the event on the cluster bus when another replica is alive (a lone
+ * server on PostgreSQL sends no NOTIFY per log line); events from other replicas are handed to
+ * the listeners here in the order their replica emitted them.
  */
 import type { ClusterBus } from "../hub/cluster-bus.js";
 import type { Logger } from "../log.js";
@@ -58,8 +59,10 @@ export async function createClusterJobEvents(options: {
   bus: ClusterBus;
   replicaId: string;
   log: Logger;
+  /** False while no other replica is alive: events then stay in process (no NOTIFY per log line). */
+  hasPeers: () => boolean;
 }): Promise<ClusterJobEvents> {
-  const { bus, replicaId, log } = options;
+  const { bus, replicaId, log, hasPeers } = options;
   const local = createInProcessJobEvents();
   const stop = await bus.subscribe(CHANNEL, (message) => {
     if (!isPublished(message)) {
@@ -81,7 +84,9 @@ export async function createClusterJobEvents(options: {
     on: local.on,
     listenerCount: local.listenerCount,
     emit(name, event) {
-      bus.publish(CHANNEL, { from: replicaId, name, event });
+      if (hasPeers()) {
+        bus.publish(CHANNEL, { from: replicaId, name, event });
+      }
       return local.emit(name, event);
     },
     close: stop,
