@@ -50,5 +50,8 @@ export const rateLimits = pgTable(
     windowStart: timestamptz("window_start").notNull(),
     count: integer("count").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.scope, t.keyHash] }), check("rate_limits_count_check", sql`${t.count} >= 0`)],
+  (t) => [
+    primaryKey({ columns: [t.scope, t.keyHash] }),
+    check("rate_limits_count_check", sql`${t.count} >= 0`),
+  ],
 );
