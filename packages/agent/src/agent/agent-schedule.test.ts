@@ -37,4 +37,21 @@ describe("agent schedules", () => {
     expect((await harness.peer.next("schedule.ack")).payload).toEqual({ version: 6 });
     expect(harness.agent.scheduler.armed()).toEqual([]);
   });
+
+  it("sends the last firing again on the next connection: the server that took it may have died unread", async () => {
+    harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
+    const id = nextUlid();
+    harness.peer.send("schedule.set", {
+      version: 1,
+      schedules: [{ id, cron: "*/2 * * * * *", enabled: true, source_groups: [nextUlid()] }],
+    });
+    await harness.peer.next("schedule.ack");
+    const first = (await harness.peer.next("schedule.fire", 4_000)).payload;
+    // The server goes away right after the firing (a replica killed): the agent reconnects at once.
+    harness.peer.close(1012, "restarting");
+    const peer = await server.nextPeer(5_000);
+    await peer.next("hello");
+    const again = (await peer.next("schedule.fire", 1_500)).payload;
+    expect(again).toEqual(first);
+  });
 });

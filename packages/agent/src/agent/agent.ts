@@ -32,6 +32,7 @@ import { createRestic } from "../restic/restic.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { createHelperRunner } from "../restore-helper/helper-runner.js";
+import { createFireLedger } from "../scheduler/fire-ledger.js";
 import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
 import { systemTimers, type Timers } from "../time/timers.js";
@@ -184,12 +185,18 @@ export function createAgent(options: AgentOptions): Agent {
     reporter: createJobReporter((type, payload) => send(type, payload), clock),
     log,
   });
+  const fireLedger = createFireLedger();
   const scheduler = createScheduler({
     timers,
     clock,
     log,
-    // A tick with no live connection is skipped: schedule.fire never waits in the outbox.
-    fire: (payload) => send("schedule.fire", payload),
+    // Not through the outbox: the ledger keeps the latest firing per schedule and sends it again
+    // when the next connection is ready, if it was missed or may not have been read.
+    fire: (payload) => {
+      const sent = send("schedule.fire", payload);
+      fireLedger.record(payload, sent, clock.now());
+      return sent;
+    },
     ack: (version) => send("schedule.ack", { version }),
   });
   const fs = options.update?.fs ?? nodeFileOps;
@@ -263,6 +270,11 @@ export function createAgent(options: AgentOptions): Agent {
         onReady: () => {
           if (connection) {
             outbox.drain(connection.sendFrame);
+          }
+          fireLedger.keepOnly(new Set(scheduler.armed()));
+          for (const payload of fireLedger.replay(clock.now())) {
+            log.info("schedule firing sent again on the new connection", { ...payload });
+            send("schedule.fire", payload);
           }
         },
         onAccepted: () => {

@@ -131,7 +131,9 @@ describe("scheduler", () => {
     t.timers.advance(60_000);
     expect(t.fired).toEqual([]);
     expect(
-      t.log.entries.some((e) => e.message === "schedule tick skipped: not connected to the server"),
+      t.log.entries.some(
+        (e) => e.message === "schedule tick while not connected: sent once the connection is back",
+      ),
     ).toBe(true);
     t.setConnected(true);
     t.timers.advance(60_000);

@@ -4,7 +4,8 @@
  * `schedule.set` replaces all schedule state, disabled entries and invalid cron expressions are
  * skipped (the latter logged), and the applied version is acked. Every enabled schedule has one
  * timer for its next tick; at the tick the agent sends `schedule.fire` and the server dispatches
- * the backups. A tick with no live connection is skipped, never queued, and next-fire times live
+ * the backups. A tick with no live connection is left to the agent's fire ledger (sent again once a
+ * connection is ready, the latest per schedule: scheduler/fire-ledger.ts), and next-fire times live
  * in memory only: after a restart the server pushes the set again on hello.
  */
 import type { ScheduleEntry, ScheduleFire, ScheduleSet } from "@fleetback/protocol";
@@ -52,7 +53,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (sent) {
         log.info("schedule fired", { ...payload });
       } else {
-        log.warn("schedule tick skipped: not connected to the server", { ...payload });
+        log.warn("schedule tick while not connected: sent once the connection is back", { ...payload });
       }
     };
     let outcome: boolean | Promise<boolean>;
