@@ -31,6 +31,7 @@ export { type BandwidthCaps, createRestic, type Restic, type ResticRequest } fro
 export type { OutputLine, ProcessResult, ProcessSpec, ResticRunner } from "./restic/runner.js";
 export { createSpawnRunner } from "./restic/spawn-adapter.js";
 export { formatToolVersion, isAtLeast, parseToolVersion, type ToolVersion } from "./restic/version.js";
+export { createFireLedger, type FireLedger } from "./scheduler/fire-ledger.js";
 export { type Clock, systemClock } from "./time/clock.js";
 export { systemTimers, type Timers } from "./time/timers.js";
 export { detectAgentKind } from "./update/agent-kind.js";

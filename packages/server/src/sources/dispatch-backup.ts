@@ -5,13 +5,21 @@
  * dispatched. Run-now and schedule fires queue a pending run when the host is offline, to be
  * retried when it is back. The job's params record what was backed up, never the hooks.
  */
-import { type ActorKind, type Host, hosts, type SourceGroup } from "@fleetback/db";
+import {
+  type ActorKind,
+  type Database,
+  type Host,
+  hosts,
+  type Job,
+  jobs,
+  type SourceGroup,
+} from "@fleetback/db";
 import type { CommandRunBackup } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
-import { mintJobId } from "../jobs/create-job.js";
-import { type CreateAndDispatchResult, createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { createJob, mintJobId } from "../jobs/create-job.js";
+import { type CreateAndDispatchResult, createAndDispatchJob, dispatchJob } from "../jobs/dispatch-job.js";
 import { queuePendingRun } from "../retries/pending-runs.js";
 import { resolveHooks } from "./hooks.js";
 import { getGroup } from "./source-groups.js";
@@ -84,7 +92,7 @@ export function sendBackup(
   );
 }
 
-export async function loadHostHooks(deps: Pick<ServerDeps, "db">, hostId: string): Promise<HostHooks> {
+export async function loadHostHooks(deps: { db: Database }, hostId: string): Promise<HostHooks> {
   const [host] = await deps.db
     .select({ preHookDefault: hosts.preHookDefault, postHookDefault: hosts.postHookDefault })
     .from(hosts)
@@ -103,6 +111,59 @@ export async function runBackup(
   if (sent.ok) {
     return { outcome: "dispatched", jobId: sent.job.id };
   }
+  return queueOfflineBackup(deps, request, group);
+}
+
+/**
+ * A job row created by the caller (in the transaction that decided to run it) and its command,
+ * ready to send: schedule fires create their jobs with the slot's claim, so a server dying between
+ * the two cannot leave a claimed slot without a job.
+ */
+export function plannedBackup(
+  deps: BackupDeps,
+  request: BackupRequest,
+  group: SourceGroup,
+  host: HostHooks,
+  db: Database,
+): Promise<{ job: Job; command: CommandRunBackup }> {
+  const jobId = mintJobId(deps);
+  const hooks = resolveHooks(deps.keys.secret, request.hostId, group, host, deps.log);
+  return createJob(
+    deps,
+    {
+      id: jobId,
+      hostId: request.hostId,
+      kind: "backup",
+      actorKind: request.actorKind,
+      actorUserId: request.actorUserId ?? null,
+      scheduledId: request.scheduleId ?? null,
+      sourceGroupId: group.id,
+      params: backupParams(group, request.retry),
+    },
+    db,
+  ).then((job) => ({ job, command: backupCommand(jobId, group, hooks) }));
+}
+
+/** Sends a planned backup; when the host is offline its job row goes and a retry is queued. */
+export async function sendPlannedBackup(
+  deps: BackupDeps,
+  request: BackupRequest,
+  group: SourceGroup,
+  planned: { job: Job; command: CommandRunBackup },
+): Promise<BackupOutcome> {
+  const sent = await dispatchJob(deps, planned.job, planned.command);
+  if (sent.ok) {
+    return { outcome: "dispatched", jobId: planned.job.id };
+  }
+  await deps.db.delete(jobs).where(eq(jobs.id, planned.job.id));
+  return queueOfflineBackup(deps, request, group);
+}
+
+async function queueOfflineBackup(
+  deps: BackupDeps,
+  request: BackupRequest,
+  group: SourceGroup,
+): Promise<BackupOutcome> {
   const queued = await queuePendingRun(deps, {
     hostId: request.hostId,
     group,

@@ -4,12 +4,19 @@
  * the sending host dispatches one backup per member group, with actor_kind `schedule`. Anything
  * else is logged and dropped: an agent can never start another host's backups. A fire is acted on
  * once per slot: claiming `last_fired_at` is one conditional UPDATE, so a repeated fire (two
- * agents sharing a token, a replayed frame) of the same or an earlier slot dispatches nothing.
+ * agents sharing a token, the agent's fire ledger sending it again) of the same or an earlier slot
+ * dispatches nothing. The claim commits with the slot's job rows, never without them.
  */
 import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import type { ScheduleFire } from "@fleetback/protocol";
 import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
-import { type BackupDeps, type BackupOutcome, runBackup } from "./dispatch-backup.js";
+import {
+  type BackupDeps,
+  type BackupOutcome,
+  loadHostHooks,
+  plannedBackup,
+  sendPlannedBackup,
+} from "./dispatch-backup.js";
 
 export async function handleScheduleFire(
   deps: BackupDeps,
@@ -35,29 +42,46 @@ export async function handleScheduleFire(
     return [];
   }
   const slot = new Date(fire.scheduled_at);
-  const [claimed] = await deps.db
-    .update(schedules)
-    .set({ lastFiredAt: slot })
-    .where(
-      and(eq(schedules.id, schedule.id), or(isNull(schedules.lastFiredAt), lt(schedules.lastFiredAt, slot))),
-    )
-    .returning({ id: schedules.id });
-  if (!claimed) {
+  const request = { hostId, actorKind: "schedule" as const, scheduleId: schedule.id };
+  // The claim and the jobs commit together: a server killed in between leaves either the slot
+  // unclaimed (the agent's repeated firing runs it) or its jobs (ended lost if never sent).
+  const planned = await deps.db.transaction(async (tx) => {
+    const [claimed] = await tx
+      .update(schedules)
+      .set({ lastFiredAt: slot })
+      .where(
+        and(
+          eq(schedules.id, schedule.id),
+          or(isNull(schedules.lastFiredAt), lt(schedules.lastFiredAt, slot)),
+        ),
+      )
+      .returning({ id: schedules.id });
+    if (!claimed) {
+      return undefined;
+    }
+    const groups = await tx
+      .select({ group: sourceGroups })
+      .from(scheduleSourceGroups)
+      .innerJoin(sourceGroups, eq(sourceGroups.id, scheduleSourceGroups.sourceGroupId))
+      .where(and(eq(scheduleSourceGroups.scheduleId, schedule.id), eq(sourceGroups.hostId, hostId)))
+      .orderBy(asc(sourceGroups.name));
+    const host = await loadHostHooks({ db: tx }, hostId);
+    const out = [];
+    for (const { group } of groups) {
+      out.push({ group, backup: await plannedBackup(deps, request, group, host, tx) });
+    }
+    return out;
+  });
+  if (!planned) {
     deps.log.warn(
       { host_id: hostId, schedule_id: schedule.id, scheduled_at: fire.scheduled_at },
       "schedule.fire for a slot already acted on; ignored",
     );
     return [];
   }
-  const groups = await deps.db
-    .select({ group: sourceGroups })
-    .from(scheduleSourceGroups)
-    .innerJoin(sourceGroups, eq(sourceGroups.id, scheduleSourceGroups.sourceGroupId))
-    .where(and(eq(scheduleSourceGroups.scheduleId, schedule.id), eq(sourceGroups.hostId, hostId)))
-    .orderBy(asc(sourceGroups.name));
   const outcomes: BackupOutcome[] = [];
-  for (const { group } of groups) {
-    const outcome = await runBackup(deps, { hostId, actorKind: "schedule", scheduleId: schedule.id }, group);
+  for (const { group, backup } of planned) {
+    const outcome = await sendPlannedBackup(deps, request, group, backup);
     if (outcome.outcome === "offline") {
       deps.log.warn(
         { host_id: hostId, schedule_id: schedule.id, source_group_id: group.id },
