@@ -12,6 +12,7 @@ export {
   IN_MEMORY,
 } from "./connect.js";
 export { type Database, executeRows, type Schema, type Transaction } from "./database.js";
+export { isPostgresWriteAfterClose } from "./driver-quirks.js";
 export * from "./errors.js";
 export {
   loadMigrations,

@@ -11,6 +11,7 @@ import { systemClock } from "./clock.js";
 import { type Config, loadConfig } from "./config.js";
 import { importRelease, ReleaseImportError } from "./install/release-import.js";
 import { createLogger } from "./log.js";
+import { installProcessGuard } from "./process-guard.js";
 import { openAgentStore, StartupError, startServer } from "./server.js";
 
 const EXIT_CONFIG = 2;
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
     process.exit(EXIT_CONFIG);
   }
   const log = createLogger(config.logLevel);
+  installProcessGuard(log);
 
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
