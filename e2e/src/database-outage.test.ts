@@ -1,7 +1,8 @@
 /**
- * Issue 15 resilience: PostgreSQL goes away in the middle of a running backup and comes back. The
- * server process reaches the real database through a proxy that the test stops (every connection
- * cut, new ones refused, as a stopped database) and starts again. /readyz says not-ready while it
+ * Issue 15 resilience, under a running backup: every PostgreSQL session of the server is
+ * terminated (pg_terminate_backend), then PostgreSQL goes away and comes back. The server process
+ * reaches the real database through a proxy that the test stops (every connection cut, new ones
+ * refused, as a stopped database) and starts again. /readyz says not-ready while it
  * is away and ready again without a restart; the agent's reports sent in the window are retried,
  * not dropped: the backup ends `succeeded` with every log line stored once, in order.
  */
@@ -9,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentRun, startAgent } from "./support/agent-process.js";
 import { type Api, bootstrapAdmin } from "./support/api.js";
@@ -104,6 +106,25 @@ describe.skipIf(missing !== "")(`PostgreSQL away and back under a running backup
       { what: "the backup to report progress" },
     );
     expect(await readyStatus(server)).toBe(200);
+
+    // Every backend of the server killed under load (as a PostgreSQL restart does to sessions): the
+    // server keeps running (postgres.js's write-after-close fault is survived) and reconnects.
+    const admin = postgres(pgUrl ?? "", { max: 1, onnotice: () => undefined });
+    try {
+      const dbName = new URL(pg.url).pathname.slice(1);
+      const killed = await admin<Array<{ pid: number }>>`
+        select pid from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
+      expect(killed.length).toBeGreaterThan(0);
+    } finally {
+      await admin.end();
+    }
+    await eventually(async () => (await readyStatus(server)) === 200, {
+      what: "/readyz after the backends were terminated",
+      timeoutMs: 15_000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(server.child.exitCode).toBeNull();
 
     const awayAt = Date.now();
     await dbProxy.pause();
