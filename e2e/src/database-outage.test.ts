@@ -6,10 +6,6 @@
  * is away and ready again without a restart; the agent's reports sent in the window are retried,
  * not dropped: the backup ends `succeeded` with every log line stored once, in order.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AgentRun, startAgent } from "./support/agent-process.js";
@@ -20,6 +16,7 @@ import { freePort } from "./support/ports.js";
 import { createPostgresDatabase, type TestPostgres } from "./support/postgres.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { startSlowBackup } from "./support/slow-backup.js";
 import { waitJob } from "./support/stack.js";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.js";
 import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
@@ -73,38 +70,8 @@ describe.skipIf(missing !== "")(`PostgreSQL away and back under a running backup
     const agent = startAgent(["run"], dirs, env);
     agents.push(agent);
     await waitHostReady(api, hostId);
-    const source = mkdtempSync(join(tmpdir(), "fleetback-outage-src-"));
-    for (let i = 0; i < 4; i++) {
-      writeFileSync(join(source, `part-${i}.bin`), randomBytes(2 ** 20));
-    }
-    const group = await api.send<{ source_group: { id: string } }>(
-      "POST",
-      `/api/hosts/${hostId}/source-groups`,
-      {
-        name: "data",
-        includes: [source],
-        excludes: [],
-        retention_policy: { last: 3 },
-      },
-    );
-    expect(group.status, JSON.stringify(group.body)).toBe(201);
     // 4 MiB at 256 KiB/s: the backup is still uploading when the database goes and comes back.
-    expect(
-      (await api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 256, down_kbps: null })).status,
-    ).toBe(200);
-    const started = await api.send<{ job_id: string }>(
-      "POST",
-      `/api/hosts/${hostId}/source-groups/${group.body.source_group.id}/run`,
-    );
-    expect(started.status).toBe(201);
-    const jobId = started.body.job_id;
-    await eventually(
-      async () => {
-        const { job } = await api.get<{ job: { status: string; progress: unknown } }>(`/api/jobs/${jobId}`);
-        return job.status === "running" && job.progress !== null;
-      },
-      { what: "the backup to report progress" },
-    );
+    const { jobId } = await startSlowBackup(api, hostId, { mib: 4, upKbps: 256 });
     expect(await readyStatus(server)).toBe(200);
 
     // Every backend of the server killed under load (as a PostgreSQL restart does to sessions): the

@@ -4,8 +4,7 @@
  * backoff, 1 s doubling to 60 s with full jitter), no restic behind them. The server process is
  * restarted; every agent must be back (its hello accepted) within 90 s.
  */
-import { type AgentConnection, createAgentConnection } from "@fleetback/agent";
-import { PROTOCOL_VERSION, type ServerMessageHandlers, ServerMessages } from "@fleetback/protocol";
+import type { AgentConnection } from "@fleetback/agent";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Api, bootstrapAdmin } from "./support/api.js";
@@ -13,37 +12,13 @@ import { eventually } from "./support/eventually.js";
 import { freePort } from "./support/ports.js";
 import { createPostgresDatabase, type TestPostgres } from "./support/postgres.js";
 import { makeDataDir, type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { enrolSimHost, pool, simConnection } from "./support/sim-agents.js";
 import { missingNote } from "./support/tools.js";
 
 const HOSTS = 2_000;
 const BACK_WITHIN_MS = 90_000;
 const pgUrl = process.env.TEST_DATABASE_URL;
 const missing = missingNote({ "PostgreSQL (TEST_DATABASE_URL)": pgUrl !== undefined && pgUrl !== "" });
-
-interface Host {
-  hostId: string;
-  token: string;
-}
-
-/** Runs `work` over `items` with at most `limit` in flight. */
-async function pool<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await work(items[i] as T);
-      }
-    }),
-  );
-  return results;
-}
-
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-const handlers = Object.fromEntries(
-  Object.keys(ServerMessages).map((type) => [type, () => undefined]),
-) as unknown as ServerMessageHandlers<void>;
 
 describe.skipIf(missing !== "")(`reconnect storm of ${HOSTS} agents after a restart${missing}`, () => {
   let pg: TestPostgres;
@@ -76,52 +51,17 @@ describe.skipIf(missing !== "")(`reconnect storm of ${HOSTS} agents after a rest
     await pg?.drop();
   });
 
-  async function enrol(i: number): Promise<Host> {
-    const name = `storm-${String(i).padStart(4, "0")}`;
-    const minted = await api.send<{ token: string }>("POST", "/api/enrollment-tokens", {
-      repository: { url: `rest:http://127.0.0.1:9/${name}/`, username: name },
-    });
-    expect(minted.status).toBe(201);
-    const res = await fetch(`${server.url}/api/agents/enroll`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        token: minted.body.token,
-        hostname: name,
-        os: "linux",
-        arch: "x64",
-        agent_version: "0.1.0",
-        tool_version: "0.18.0",
-      }),
-    });
-    expect(res.status).toBe(201);
-    const enrolled = (await res.json()) as { host_id: string; agent_token: string };
-    return { hostId: enrolled.host_id, token: enrolled.agent_token };
-  }
-
   it(`brings all ${HOSTS} back within ${BACK_WITHIN_MS / 1000} s of a restart, with the agent's real backoff`, async () => {
     const enrolStart = Date.now();
     const hosts = await pool(
       Array.from({ length: HOSTS }, (_, i) => i),
       16,
-      enrol,
+      (i) => enrolSimHost(api, server.url, `storm-${String(i).padStart(4, "0")}`),
     );
     const enrolMs = Date.now() - enrolStart;
     for (const host of hosts) {
-      const connection = createAgentConnection({
-        target: { serverUrl: server.url, token: host.token },
-        identity: {
-          hostname: `storm-${host.hostId}`,
-          os: "linux",
-          arch: "x64",
-          agent_version: "0.1.0",
-          tool_version: "0.18.0",
-          protocol_version: PROTOCOL_VERSION,
-        },
-        runningJobIds: () => [],
-        handlers,
+      const connection = simConnection(server.url, host, {
         onAccepted: () => acceptedAt.set(host.hostId, Date.now()),
-        log: quiet,
       });
       connections.push(connection);
       void connection.run();

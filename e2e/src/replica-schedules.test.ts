@@ -6,8 +6,8 @@
  * doubled by the second sending.
  */
 import { randomBytes } from "node:crypto";
-import { type AgentConnection, createAgentConnection, createFireLedger } from "@fleetback/agent";
-import { encode, PROTOCOL_VERSION, type ServerMessageHandlers, ServerMessages } from "@fleetback/protocol";
+import { type AgentConnection, createFireLedger } from "@fleetback/agent";
+import { encode } from "@fleetback/protocol";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Api, bootstrapAdmin } from "./support/api.js";
@@ -15,6 +15,7 @@ import { eventually } from "./support/eventually.js";
 import { freePort } from "./support/ports.js";
 import { createPostgresDatabase, type TestPostgres } from "./support/postgres.js";
 import { makeDataDir, type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { enrolSimHost, pool, type SimHost, simConnection } from "./support/sim-agents.js";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.js";
 import { missingNote } from "./support/tools.js";
 
@@ -22,29 +23,9 @@ const HOSTS = 200;
 const BOOTSTRAP = randomBytes(18).toString("hex");
 const pgUrl = process.env.TEST_DATABASE_URL;
 const missing = missingNote({ "PostgreSQL (TEST_DATABASE_URL)": pgUrl !== undefined && pgUrl !== "" });
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-const handlers = Object.fromEntries(
-  Object.keys(ServerMessages).map((type) => [type, () => undefined]),
-) as unknown as ServerMessageHandlers<void>;
 
-interface SimHost {
-  hostId: string;
-  token: string;
+interface FiringHost extends SimHost {
   scheduleId: string;
-}
-
-async function pool<T, R>(items: T[], limit: number, work: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const results: R[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await work(items[i] as T, i);
-      }
-    }),
-  );
-  return results;
 }
 
 const hostPort = (server: ServerProcess) => new URL(server.listenUrl).host;
@@ -81,29 +62,8 @@ describe.skipIf(missing !== "")(`schedule firings while a replica is killed${mis
     await pg?.drop();
   });
 
-  async function enrol(i: number): Promise<SimHost> {
-    const name = `fire-${String(i).padStart(3, "0")}`;
-    const minted = await api.send<{ token: string }>("POST", "/api/enrollment-tokens", {
-      repository: { url: `rest:http://127.0.0.1:9/${name}/`, username: name },
-    });
-    expect(minted.status).toBe(201);
-    const res = await fetch(`${proxy.url}/api/agents/enroll`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        token: minted.body.token,
-        hostname: name,
-        os: "linux",
-        arch: "x64",
-        agent_version: "0.1.0",
-        tool_version: "0.18.0",
-      }),
-    });
-    expect(res.status).toBe(201);
-    const { host_id: hostId, agent_token: token } = (await res.json()) as {
-      host_id: string;
-      agent_token: string;
-    };
+  async function enrol(i: number): Promise<FiringHost> {
+    const { hostId, token } = await enrolSimHost(api, proxy.url, `fire-${String(i).padStart(3, "0")}`);
     const group = await api.send<{ source_group: { id: string } }>(
       "POST",
       `/api/hosts/${hostId}/source-groups`,
@@ -131,7 +91,7 @@ describe.skipIf(missing !== "")(`schedule firings while a replica is killed${mis
       (i) => enrol(i),
     );
     const ready = new Map<string, () => void>();
-    const sims = hosts.map((host, i) => {
+    const sims = hosts.map((host) => {
       const ledger = createFireLedger();
       let connection: AgentConnection | undefined;
       const sim = {
@@ -145,18 +105,7 @@ describe.skipIf(missing !== "")(`schedule firings while a replica is killed${mis
           );
         },
       };
-      connection = createAgentConnection({
-        target: { serverUrl: proxy.url, token: host.token },
-        identity: {
-          hostname: `fire-${i}`,
-          os: "linux",
-          arch: "x64",
-          agent_version: "0.1.0",
-          tool_version: "0.18.0",
-          protocol_version: PROTOCOL_VERSION,
-        },
-        runningJobIds: () => [],
-        handlers,
+      connection = simConnection(proxy.url, host, {
         // What the agent does in onReady: send again the firings that may not have been read.
         onReady: () => {
           for (const payload of ledger.replay(new Date())) {
@@ -164,7 +113,6 @@ describe.skipIf(missing !== "")(`schedule firings while a replica is killed${mis
           }
         },
         onAccepted: () => ready.get(host.hostId)?.(),
-        log: quiet,
       });
       connections.push(connection);
       return sim;

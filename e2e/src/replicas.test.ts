@@ -20,6 +20,7 @@ import { freePort } from "./support/ports.js";
 import { createPostgresDatabase, type TestPostgres } from "./support/postgres.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { makeDataDir, type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { waitProgress } from "./support/slow-backup.js";
 import { waitJob } from "./support/stack.js";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.js";
 import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
@@ -183,15 +184,7 @@ describe.skipIf(missing !== "")(`two server replicas behind a proxy${missing}`, 
       `/api/hosts/${hostId}/source-groups/${groupId}/run`,
     );
     expect(second.status).toBe(201);
-    await eventually(
-      async () => {
-        const { job } = await onA.get<{ job: JobJson & { progress: unknown } }>(
-          `/api/jobs/${second.body.job_id}`,
-        );
-        return job.status === "running" && job.progress !== null;
-      },
-      { what: "the second backup to report progress" },
-    );
+    await waitProgress(onA, second.body.job_id);
     const killedAt = Date.now();
     await b.stop("SIGKILL");
     await eventually(async () => connectsOn(a, hostId) === 1, {

@@ -5,10 +5,6 @@
  * ends in its true state (`succeeded`, restic finished) with its log continuing after the highest
  * stored line; reports produced while the server was down arrive from the agent's outbox.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type AgentRun, startAgent } from "./support/agent-process.js";
 import { bootstrapAdmin } from "./support/api.js";
@@ -18,6 +14,7 @@ import { freePort } from "./support/ports.js";
 import { createPostgresDatabase, type TestPostgres } from "./support/postgres.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { makeDataDir, type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { startSlowBackup } from "./support/slow-backup.js";
 import { waitJob } from "./support/stack.js";
 import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
 
@@ -62,35 +59,7 @@ describe.skipIf(missing !== "")(`server killed mid-backup and started again${mis
       cleanup.push(() => agent.stop());
       await waitHostReady(api, hostId);
 
-      const source = mkdtempSync(join(tmpdir(), "fleetback-crash-src-"));
-      for (let i = 0; i < 3; i++) {
-        writeFileSync(join(source, `part-${i}.bin`), randomBytes(2 ** 20));
-      }
-      const group = await api.send<{ source_group: { id: string } }>(
-        "POST",
-        `/api/hosts/${hostId}/source-groups`,
-        {
-          name: "data",
-          includes: [source],
-          excludes: [],
-          retention_policy: { last: 3 },
-        },
-      );
-      expect(group.status, JSON.stringify(group.body)).toBe(201);
-      await api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 256, down_kbps: null });
-      const started = await api.send<{ job_id: string }>(
-        "POST",
-        `/api/hosts/${hostId}/source-groups/${group.body.source_group.id}/run`,
-      );
-      expect(started.status).toBe(201);
-      const jobId = started.body.job_id;
-      await eventually(
-        async () => {
-          const { job } = await api.get<{ job: { status: string; progress: unknown } }>(`/api/jobs/${jobId}`);
-          return job.status === "running" && job.progress !== null;
-        },
-        { what: "the backup to report progress" },
-      );
+      const { jobId } = await startSlowBackup(api, hostId, { mib: 3, upKbps: 256 });
 
       const killedAt = Date.now();
       await server.stop("SIGKILL");
