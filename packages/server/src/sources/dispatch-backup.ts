@@ -67,6 +67,25 @@ export function backupCommand(
   };
 }
 
+/** One backup's job row (under a freshly minted id) and the command that describes it. */
+function backupOf(deps: BackupDeps, request: BackupRequest, group: SourceGroup, host: HostHooks) {
+  const jobId = mintJobId(deps);
+  const hooks = resolveHooks(deps.keys.secret, request.hostId, group, host, deps.log);
+  return {
+    input: {
+      id: jobId,
+      hostId: request.hostId,
+      kind: "backup" as const,
+      actorKind: request.actorKind,
+      actorUserId: request.actorUserId ?? null,
+      scheduledId: request.scheduleId ?? null,
+      sourceGroupId: group.id,
+      params: backupParams(group, request.retry),
+    },
+    command: backupCommand(jobId, group, hooks),
+  };
+}
+
 /** Creates the job and sends its command; no queueing. */
 export function sendBackup(
   deps: BackupDeps,
@@ -74,22 +93,8 @@ export function sendBackup(
   group: SourceGroup,
   host: HostHooks,
 ): Promise<CreateAndDispatchResult> {
-  const jobId = mintJobId(deps);
-  const hooks = resolveHooks(deps.keys.secret, request.hostId, group, host, deps.log);
-  return createAndDispatchJob(
-    deps,
-    {
-      id: jobId,
-      hostId: request.hostId,
-      kind: "backup",
-      actorKind: request.actorKind,
-      actorUserId: request.actorUserId ?? null,
-      scheduledId: request.scheduleId ?? null,
-      sourceGroupId: group.id,
-      params: backupParams(group, request.retry),
-    },
-    backupCommand(jobId, group, hooks),
-  );
+  const { input, command } = backupOf(deps, request, group, host);
+  return createAndDispatchJob(deps, input, command);
 }
 
 export async function loadHostHooks(deps: { db: Database }, hostId: string): Promise<HostHooks> {
@@ -126,22 +131,8 @@ export function plannedBackup(
   host: HostHooks,
   db: Database,
 ): Promise<{ job: Job; command: CommandRunBackup }> {
-  const jobId = mintJobId(deps);
-  const hooks = resolveHooks(deps.keys.secret, request.hostId, group, host, deps.log);
-  return createJob(
-    deps,
-    {
-      id: jobId,
-      hostId: request.hostId,
-      kind: "backup",
-      actorKind: request.actorKind,
-      actorUserId: request.actorUserId ?? null,
-      scheduledId: request.scheduleId ?? null,
-      sourceGroupId: group.id,
-      params: backupParams(group, request.retry),
-    },
-    db,
-  ).then((job) => ({ job, command: backupCommand(jobId, group, hooks) }));
+  const { input, command } = backupOf(deps, request, group, host);
+  return createJob(deps, input, db).then((job) => ({ job, command }));
 }
 
 /** Sends a planned backup; when the host is offline its job row goes and a retry is queued. */
