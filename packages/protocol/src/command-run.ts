@@ -15,7 +15,7 @@ import {
   type TSchema,
   Type,
 } from "typebox";
-import { Check, Diff, ForgetGroup, Kbps, NonEmptyString, Restore, Ulid } from "./common.js";
+import { Check, Diff, Drill, ForgetGroup, Kbps, NonEmptyString, Restore, Ulid } from "./common.js";
 
 const Absent = Type.Optional(Type.Never());
 
@@ -45,6 +45,7 @@ const KIND_FIELDS = {
   init: {},
   restore: { restore: Restore },
   diff: { diff: Diff },
+  drill: { drill: Drill },
 };
 type KindFields = typeof KIND_FIELDS;
 type Kind = keyof KindFields;
@@ -97,6 +98,8 @@ export const CommandRunRestore = commandRunOf("restore");
 export type CommandRunRestore = Static<typeof CommandRunRestore>;
 export const CommandRunDiff = commandRunOf("diff");
 export type CommandRunDiff = Static<typeof CommandRunDiff>;
+export const CommandRunDrill = commandRunOf("drill");
+export type CommandRunDrill = Static<typeof CommandRunDrill>;
 
 /** One schema per job kind, in the order of JOB_KINDS. */
 export const CommandRunKinds = {
@@ -108,6 +111,7 @@ export const CommandRunKinds = {
   init: CommandRunInit,
   restore: CommandRunRestore,
   diff: CommandRunDiff,
+  drill: CommandRunDrill,
 } as const;
 export type CommandRunKinds = typeof CommandRunKinds;
 export type CommandRunOf<K extends keyof CommandRunKinds> = Static<CommandRunKinds[K]>;
@@ -121,5 +125,6 @@ export const CommandRun = Type.Union([
   CommandRunInit,
   CommandRunRestore,
   CommandRunDiff,
+  CommandRunDrill,
 ]);
 export type CommandRun = Static<typeof CommandRun>;

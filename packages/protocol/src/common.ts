@@ -8,6 +8,7 @@ import {
   AGENT_KINDS,
   CHECK_STATUSES,
   CREDENTIAL_SLOTS,
+  DRILL_MAX_SAMPLE_FILES,
   FINISHED_JOB_STATUSES,
   JOB_KINDS,
   LOG_STREAMS,
@@ -167,6 +168,13 @@ export type Restore = Static<typeof Restore>;
 
 export const Diff = Type.Object({ snapshot_a: SnapshotId, snapshot_b: SnapshotId });
 export type Diff = Static<typeof Diff>;
+
+/** A restore drill (since protocol 6): restore a random sample of the snapshot's files and verify them. */
+export const Drill = Type.Object({
+  snapshot_id: SnapshotId,
+  sample_files: Type.Integer({ minimum: 1, maximum: DRILL_MAX_SAMPLE_FILES }),
+});
+export type Drill = Static<typeof Drill>;
 
 /** One entry of `schedule.set`; `cron` is not checked here because the agent skips bad ones. */
 export const ScheduleEntry = Type.Object({

@@ -9,6 +9,8 @@ import {
   ACTIVE_JOB_STATUSES,
   AGENT_KINDS,
   CLOSE_CODES,
+  DRILL_MAX_SAMPLE_FILES,
+  DRILL_PROTOCOL_VERSION,
   ERROR_CODES,
   FINISHED_JOB_STATUSES,
   HOSTNAME_MAX_LENGTH,
@@ -31,7 +33,9 @@ import {
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(5);
+    expect(PROTOCOL_VERSION).toBe(6);
+    expect(DRILL_PROTOCOL_VERSION).toBe(6);
+    expect(DRILL_MAX_SAMPLE_FILES).toBe(100);
     expect(TREE_PAGING_PROTOCOL_VERSION).toBe(4);
     expect(TREE_CHILD_NAME_MAX_LENGTH).toBe(1024);
     expect(HOSTNAME_MAX_LENGTH).toBe(253);

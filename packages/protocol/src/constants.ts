@@ -7,12 +7,21 @@
 /**
  * The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts.
  * 3: `update.result` and `hello.agent_kind` (self-update). 4: `tree.list` in pages (`after`,
- * `next_after`). 5: the strings of `hello` are bounded.
+ * `next_after`). 5: the strings of `hello` are bounded. 6: the `drill` job kind (restore drills).
  */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** The first protocol whose agents answer `tree.list.after`; older ones ignore it and send page one again. */
 export const TREE_PAGING_PROTOCOL_VERSION = 4;
+
+/** The first protocol whose agents run `command.run` kind `drill`; an older agent refuses the frame. */
+export const DRILL_PROTOCOL_VERSION = 6;
+
+/**
+ * Most files one restore drill samples. The sample travels as one `--include` argument per file,
+ * so the bound keeps restic's argv far below the kernel's limit (paths run up to 4 KiB).
+ */
+export const DRILL_MAX_SAMPLE_FILES = 100;
 
 /**
  * Longest child name a `tree.list` cursor may be, in UTF-16 units. File systems stop at 255 bytes
@@ -91,7 +100,17 @@ export const RECONNECT_BACKOFF = { initialMs: 1_000, maxMs: 60_000, resetAfterMs
 /** This many invalid frames within the window close the connection with 4008. */
 export const INVALID_FRAME_LIMIT = { count: 20, windowMs: 60_000 } as const;
 
-export const JOB_KINDS = ["backup", "forget", "prune", "check", "unlock", "init", "restore", "diff"] as const;
+export const JOB_KINDS = [
+  "backup",
+  "forget",
+  "prune",
+  "check",
+  "unlock",
+  "init",
+  "restore",
+  "diff",
+  "drill",
+] as const;
 
 /** Kinds that need the admin credential slot; their `command.run` is preceded by `config.update` admin. */
 export const ADMIN_JOB_KINDS: readonly (typeof JOB_KINDS)[number][] = ["prune", "unlock"];

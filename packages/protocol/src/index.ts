@@ -9,6 +9,7 @@ export * from "./codec.js";
 export * from "./command-run.js";
 export * from "./common.js";
 export * from "./constants.js";
+export * from "./drill-summary.js";
 export * from "./envelope.js";
 export * from "./formats.js";
 export * from "./handlers.js";
