@@ -8,7 +8,17 @@ import { createdAt, timestamptz } from "./columns.js";
 import { hosts } from "./hosts.js";
 import { schedules, sourceGroups } from "./sources.js";
 
-export const JOB_KINDS = ["backup", "forget", "prune", "check", "unlock", "init", "restore", "diff"] as const;
+export const JOB_KINDS = [
+  "backup",
+  "forget",
+  "prune",
+  "check",
+  "unlock",
+  "init",
+  "restore",
+  "diff",
+  "drill",
+] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled", "lost"] as const;
@@ -51,7 +61,7 @@ export const jobs = pgTable(
   (t) => [
     check(
       "jobs_kind_check",
-      sql`${t.kind} in ('backup', 'forget', 'prune', 'check', 'unlock', 'init', 'restore', 'diff')`,
+      sql`${t.kind} in ('backup', 'forget', 'prune', 'check', 'unlock', 'init', 'restore', 'diff', 'drill')`,
     ),
     check(
       "jobs_status_check",

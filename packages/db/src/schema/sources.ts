@@ -105,24 +105,33 @@ export const scheduleSourceGroups = pgTable(
   ],
 );
 
-export const maintenance = pgTable("maintenance", {
-  hostId: text("host_id")
-    .primaryKey()
-    .references(() => hosts.id, { onDelete: "cascade" }),
-  forgetCron: text("forget_cron").notNull().default("0 3 * * *"),
-  forgetEnabled: boolean("forget_enabled").notNull().default(true),
-  pruneCron: text("prune_cron").notNull().default("0 4 * * 0"),
-  pruneEnabled: boolean("prune_enabled").notNull().default(true),
-  checkCron: text("check_cron").notNull().default("0 5 1 * *"),
-  checkEnabled: boolean("check_enabled").notNull().default(true),
-  checkReadDataSubset: text("check_read_data_subset").notNull().default("5%"),
-  // The due slot last dispatched per kind, so a restart never dispatches the same slot twice.
-  lastForgetSlotAt: timestamptz("last_forget_slot_at"),
-  lastPruneSlotAt: timestamptz("last_prune_slot_at"),
-  lastCheckSlotAt: timestamptz("last_check_slot_at"),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-});
+export const maintenance = pgTable(
+  "maintenance",
+  {
+    hostId: text("host_id")
+      .primaryKey()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    forgetCron: text("forget_cron").notNull().default("0 3 * * *"),
+    forgetEnabled: boolean("forget_enabled").notNull().default(true),
+    pruneCron: text("prune_cron").notNull().default("0 4 * * 0"),
+    pruneEnabled: boolean("prune_enabled").notNull().default(true),
+    checkCron: text("check_cron").notNull().default("0 5 1 * *"),
+    checkEnabled: boolean("check_enabled").notNull().default(true),
+    checkReadDataSubset: text("check_read_data_subset").notNull().default("5%"),
+    // Restore drills are off by default: each one downloads data from the repository.
+    drillCron: text("drill_cron").notNull().default("0 6 * * 3"),
+    drillEnabled: boolean("drill_enabled").notNull().default(false),
+    drillSampleFiles: integer("drill_sample_files").notNull().default(20),
+    // The due slot last dispatched per kind, so a restart never dispatches the same slot twice.
+    lastForgetSlotAt: timestamptz("last_forget_slot_at"),
+    lastPruneSlotAt: timestamptz("last_prune_slot_at"),
+    lastCheckSlotAt: timestamptz("last_check_slot_at"),
+    lastDrillSlotAt: timestamptz("last_drill_slot_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [check("maintenance_drill_sample_files_check", sql`${t.drillSampleFiles} between 1 and 100`)],
+);
 
 export type SourceGroup = typeof sourceGroups.$inferSelect;
 export type NewSourceGroup = typeof sourceGroups.$inferInsert;
