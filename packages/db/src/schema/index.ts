@@ -11,4 +11,5 @@ export * from "./hosts.js";
 export * from "./jobs.js";
 export * from "./pending-runs.js";
 export * from "./repository.js";
+export * from "./repository-growth.js";
 export * from "./sources.js";
