@@ -171,6 +171,7 @@ export function createAgent(options: AgentOptions): Agent {
         credentials,
         runner,
         restoreVia,
+        stateDir: options.stateDir,
         agentDirs: [options.stateDir, options.configDir, options.installDir].filter(
           (dir): dir is string => dir !== undefined,
         ),

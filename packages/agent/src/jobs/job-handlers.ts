@@ -7,6 +7,7 @@
 import { createBackupJob } from "./backup-job.js";
 import { createCheckJob } from "./check-job.js";
 import { createDiffJob } from "./diff-job.js";
+import { createDrillJob, type DrillJobDeps } from "./drill-job.js";
 import { createForgetJob } from "./forget-job.js";
 import type { InitJobDeps } from "./init-job.js";
 import { createInitJob } from "./init-job.js";
@@ -16,7 +17,8 @@ import { createRestoreJob, type RestoreJobDeps } from "./restore-job.js";
 import { createUnlockJob } from "./unlock-job.js";
 
 export type JobHandlerDeps = InitJobDeps &
-  RestoreJobDeps & {
+  RestoreJobDeps &
+  Pick<DrillJobDeps, "stateDir" | "random" | "freeBytes"> & {
     /**
      * Restores go through the restore helper (restore-helper/): its restic, and no target dir or
      * local-repository check of the agent's own, since the helper writes where the agent may not.
@@ -38,5 +40,7 @@ export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
         : { ...deps, ...deps.restoreVia, makeTargetDir: async () => {}, repositoryProblem: undefined },
     ),
     diff: createDiffJob(deps),
+    // The agent's own restic, never the restore helper: a drill writes only into the state dir.
+    drill: createDrillJob(deps),
   };
 }

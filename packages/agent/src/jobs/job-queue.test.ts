@@ -47,6 +47,7 @@ function handlers(init: JobHandler | undefined): JobHandlers {
     init,
     restore: undefined,
     diff: undefined,
+    drill: undefined,
   };
 }
 
