@@ -33,6 +33,8 @@ export const hosts = pgTable(
     name: text("name").notNull(),
     // What the agent's last hello called the host; null until its first hello.
     reportedHostname: text("reported_hostname"),
+    // The IANA zone the agent's scheduler reads cron in, from its hello; null: FLEETBACK_TZ.
+    timeZone: text("time_zone"),
     os: text("os").notNull(),
     arch: text("arch").notNull(),
     agentVersion: text("agent_version").notNull(),

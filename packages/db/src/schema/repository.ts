@@ -44,6 +44,26 @@ export const snapshots = pgTable(
   ],
 );
 
+/**
+ * Per host and tag, the newest snapshot carrying it; rewritten with `snapshots` on every report,
+ * so freshness of all groups is one join on the key.
+ */
+export const snapshotTags = pgTable(
+  "snapshot_tags",
+  {
+    hostId: text("host_id")
+      .notNull()
+      .references(() => hosts.id, { onDelete: "cascade" }),
+    tag: text("tag").notNull(),
+    latestAt: timestamptz("latest_at").notNull(),
+    snapshotCount: integer("snapshot_count").notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "snapshot_tags_pkey", columns: [t.hostId, t.tag] }),
+    check("snapshot_tags_snapshot_count_check", sql`${t.snapshotCount} > 0`),
+  ],
+);
+
 /** Every field but the key is optional: a `repo.stats` report changes only what it carries. */
 export const repoStats = pgTable(
   "repo_stats",
@@ -53,6 +73,8 @@ export const repoStats = pgTable(
       .references(() => hosts.id, { onDelete: "cascade" }),
     lastCheckStatus: text("last_check_status").$type<CheckStatus>(),
     lastCheckAt: timestamptz("last_check_at"),
+    // The last check that found no error (last_check_at moves on with a failed one).
+    lastCheckOkAt: timestamptz("last_check_ok_at"),
     totalSizeBytes: bigint("total_size_bytes", { mode: "number" }),
     rawSizeBytes: bigint("raw_size_bytes", { mode: "number" }),
     totalFileCount: bigint("total_file_count", { mode: "number" }),
@@ -69,5 +91,6 @@ export const repoStats = pgTable(
 
 export type Snapshot = typeof snapshots.$inferSelect;
 export type NewSnapshot = typeof snapshots.$inferInsert;
+export type SnapshotTag = typeof snapshotTags.$inferSelect;
 export type RepoStats = typeof repoStats.$inferSelect;
 export type NewRepoStats = typeof repoStats.$inferInsert;

@@ -52,6 +52,8 @@ export const sourceGroups = pgTable(
     retryBackoffSeconds: integer("retry_backoff_seconds").notNull().default(300),
     // Derived and cached: recomputed on every group write of the host.
     conflictDimension: text("conflict_dimension"),
+    // Seconds without a new snapshot before the group is overdue; null: one schedule interval + 1 h.
+    graceSeconds: integer("grace_seconds"),
     preHook: bytea("pre_hook"),
     postHook: bytea("post_hook"),
     createdAt: createdAt(),
@@ -61,6 +63,7 @@ export const sourceGroups = pgTable(
     unique("source_groups_host_id_name_key").on(t.hostId, t.name),
     check("source_groups_retry_max_check", sql`${t.retryMax} >= 0`),
     check("source_groups_retry_backoff_seconds_check", sql`${t.retryBackoffSeconds} >= 0`),
+    check("source_groups_grace_seconds_check", sql`${t.graceSeconds} > 0`),
   ],
 );
 
