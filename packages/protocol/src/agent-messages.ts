@@ -22,8 +22,10 @@ import {
   HOSTNAME_MAX_LENGTH,
   PLATFORM_NAME_MAX_LENGTH,
   SNAPSHOTS_REPORT_MAX_PARTS,
+  TIME_ZONE_MAX_LENGTH,
   VERSION_MAX_LENGTH,
 } from "./constants.js";
+import { TIME_ZONE_PATTERN } from "./formats.js";
 
 /** Every string is bounded (since protocol 5): the server stores them in the host row. */
 export const Hello = Type.Object({
@@ -38,6 +40,11 @@ export const Hello = Type.Object({
   running_job_ids: Type.Array(Ulid),
   /** Since protocol 3; absent means `bundle`. Updates are sent as the same kind of artefact. */
   agent_kind: Type.Optional(AgentKind),
+  /**
+   * Since protocol 5 (optional, no version change): the IANA zone the agent's scheduler reads its
+   * cron expressions in, so the server judges freshness in the same zone. Absent: the server's own.
+   */
+  time_zone: Type.Optional(Type.String({ maxLength: TIME_ZONE_MAX_LENGTH, pattern: TIME_ZONE_PATTERN })),
 });
 export type Hello = Static<typeof Hello>;
 

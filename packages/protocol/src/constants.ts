@@ -11,6 +11,9 @@
  */
 export const PROTOCOL_VERSION = 6;
 
+/** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
+export const TIME_ZONE_MAX_LENGTH = 64;
+
 /** The first protocol whose agents answer `tree.list.after`; older ones ignore it and send page one again. */
 export const TREE_PAGING_PROTOCOL_VERSION = 4;
 

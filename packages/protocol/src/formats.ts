@@ -49,6 +49,9 @@ export const ED25519_SIGNATURE_BASE64_PATTERN = "^[A-Za-z0-9+/]{86}==$";
 /** The bundle URL is fetched with the agent's bearer token, so only HTTP(S) makes sense. */
 export const HTTP_URL_PATTERN = "^https?://[^\\s]+$";
 
+/** An IANA zone name (`UTC`, `Europe/Berlin`, `Etc/GMT+5`): whether the zone exists is the server's call. */
+export const TIME_ZONE_PATTERN = "^[A-Za-z0-9_+\\-]+(?:/[A-Za-z0-9_+\\-]+)*$";
+
 const durationRegExp = new RegExp(RESTIC_DURATION_PATTERN);
 const restoreTargetRegExp = new RegExp(RESTORE_TARGET_PATTERN);
 const ulidRegExp = new RegExp(ULID_PATTERN);

@@ -19,7 +19,7 @@ import {
   createAgentConnection,
 } from "../connection/connection.js";
 import { createOutbox } from "../connection/outbox.js";
-import type { HostIdentity } from "../host-identity.js";
+import { type HostIdentity, localTimeZone } from "../host-identity.js";
 import { createJobHandlers } from "../jobs/job-handlers.js";
 import { createJobQueue, type JobQueue } from "../jobs/job-queue.js";
 import { createJobReporter } from "../jobs/job-reporter.js";
@@ -202,6 +202,7 @@ export function createAgent(options: AgentOptions): Agent {
   });
   const fs = options.update?.fs ?? nodeFileOps;
   const agentKind = options.agentKind ?? "bundle";
+  const timeZone = localTimeZone();
   const updater = createUpdater({
     selfVersion: options.agentVersion,
     selfKind: agentKind,
@@ -263,6 +264,7 @@ export function createAgent(options: AgentOptions): Agent {
           tool_version: toolVersionText,
           protocol_version: PROTOCOL_VERSION,
           agent_kind: agentKind,
+          ...(timeZone === undefined ? {} : { time_zone: timeZone }),
           ...options.identity,
         },
         // Queued jobs count: the server holds them as active, and they will still run.
