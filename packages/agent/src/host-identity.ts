@@ -50,7 +50,9 @@ export function detectHostIdentity(): HostIdentity {
  */
 export function localTimeZone(): string | undefined {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  return typeof zone === "string" && zone.length <= TIME_ZONE_MAX_LENGTH && new RegExp(TIME_ZONE_PATTERN).test(zone)
+  return typeof zone === "string" &&
+    zone.length <= TIME_ZONE_MAX_LENGTH &&
+    new RegExp(TIME_ZONE_PATTERN).test(zone)
     ? zone
     : undefined;
 }
