@@ -5,6 +5,7 @@
  */
 import { BlockList, isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
+import { hashToken } from "@fleetback/crypto";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -34,6 +35,15 @@ export interface Config {
    * address is refused (notifications/address-policy.ts).
    */
   notifyAllowNetworks: string[];
+  /**
+   * How long a host's agent may stay offline before `agent_offline` opens
+   * (FLEETBACK_AGENT_OFFLINE_ALERT_AFTER, default 1h); null when set to `off`.
+   */
+  agentOfflineAlertAfterMs: number | null;
+  /** SHA-256 of FLEETBACK_METRICS_TOKEN, the bearer token /metrics accepts; the token is not kept. */
+  metricsTokenHash: string | undefined;
+  /** Addresses or CIDRs that may read /metrics without the token (FLEETBACK_METRICS_ALLOW_NETWORKS). */
+  metricsAllowNetworks: string[];
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -135,27 +145,19 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   const releaseDirRaw = env.FLEETBACK_RELEASE_DIR || undefined;
   const releaseDir = releaseDirRaw === undefined ? undefined : resolve(cwd, releaseDirRaw);
 
-  const trustedProxies = (env.FLEETBACK_TRUSTED_PROXIES ?? "")
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== "");
-  const badProxy = trustedProxies.find((entry) => !isAddressOrCidr(entry));
-  if (badProxy !== undefined) {
-    errors.push(
-      `FLEETBACK_TRUSTED_PROXIES: "${badProxy}" is not an IP address or CIDR (examples: 10.0.0.1, 10.0.0.0/8, fd00::/8)`,
-    );
+  const trustedProxies = networkList(env, "FLEETBACK_TRUSTED_PROXIES", "10.0.0.1", errors);
+  const notifyAllowNetworks = networkList(env, "FLEETBACK_NOTIFY_ALLOW_NETWORKS", "127.0.0.1", errors);
+
+  const offlineAfter = parseAlertDelay(env.FLEETBACK_AGENT_OFFLINE_ALERT_AFTER || "1h");
+  if (typeof offlineAfter === "string") {
+    errors.push(`FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: ${offlineAfter}`);
   }
 
-  const notifyAllowNetworks = (env.FLEETBACK_NOTIFY_ALLOW_NETWORKS ?? "")
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== "");
-  const badNetwork = notifyAllowNetworks.find((entry) => !isAddressOrCidr(entry));
-  if (badNetwork !== undefined) {
-    errors.push(
-      `FLEETBACK_NOTIFY_ALLOW_NETWORKS: "${badNetwork}" is not an IP address or CIDR (examples: 127.0.0.1, 10.0.0.0/8, fd00::/8)`,
-    );
+  const metricsToken = env.FLEETBACK_METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    errors.push("FLEETBACK_METRICS_TOKEN: must be at least 16 characters");
   }
+  const metricsAllowNetworks = networkList(env, "FLEETBACK_METRICS_ALLOW_NETWORKS", "10.0.0.5", errors);
 
   if (errors.length > 0) {
     return { ok: false, errors };
@@ -174,8 +176,42 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       releaseDir,
       trustedProxies,
       notifyAllowNetworks,
+      agentOfflineAlertAfterMs: typeof offlineAfter === "string" ? null : offlineAfter,
+      metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
+      metricsAllowNetworks,
     },
   };
+}
+
+/** A comma-separated list of addresses or CIDRs; an entry that is neither is reported by name. */
+function networkList(env: NodeJS.ProcessEnv, variable: string, example: string, errors: string[]): string[] {
+  const entries = (env[variable] ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  const bad = entries.find((entry) => !isAddressOrCidr(entry));
+  if (bad !== undefined) {
+    errors.push(
+      `${variable}: "${bad}" is not an IP address or CIDR (examples: ${example}, 10.0.0.0/8, fd00::/8)`,
+    );
+  }
+  return entries;
+}
+
+const DELAY_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `off`, or a whole number with s, m, h or d, from one minute up to 30 days. */
+export function parseAlertDelay(value: string): number | null | string {
+  const trimmed = value.trim().toLowerCase();
+  if (trimmed === "off") {
+    return null;
+  }
+  const match = /^(\d{1,7})([smhd])$/.exec(trimmed);
+  const ms = match ? Number(match[1]) * DELAY_UNITS_MS[match[2] as keyof typeof DELAY_UNITS_MS] : Number.NaN;
+  if (!(ms >= 60_000 && ms <= 30 * 86_400_000)) {
+    return `"${value}" is not off or a duration from 1m to 30d (examples: 90m, 1h, 2d)`;
+  }
+  return ms;
 }
 
 /** An IPv4/IPv6 address, or one with a prefix length that fits its family. */

@@ -8,6 +8,7 @@
  * agent update (confirm it, or send `command.update`). The host's credentials are read once, for
  * the push; auto-init decides on what the push sent.
  */
+
 import {
   CLOSE_CODES,
   ERROR_CODES,
@@ -18,6 +19,7 @@ import {
   type ServerMessageType,
 } from "@fleetback/protocol";
 import { writeAudit } from "../audit/audit.js";
+import { resolveAgentOffline } from "../health/health-alerts.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import { type HostPush, loadHostPush } from "../hosts/host-push.js";
 import { recordHello, recordRefusedHello } from "../hosts/presence.js";
@@ -150,6 +152,7 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
     return;
   }
   socket.openGate(frames);
+  await resolveAgentOffline(ctx.deps, { id: hostId, name: recorded.name }, now);
   log.info(
     {
       host_id: hostId,

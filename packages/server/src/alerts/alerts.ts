@@ -23,13 +23,19 @@ export const ALERT_KINDS = [
   "unlock_failed",
   // A refused or rolled-back agent update (updates/update-alerts.ts).
   "agent_update_failed",
+  // Fleet health (health/health-alerts.ts): judged from snapshots and presence, not from job ends.
+  "backup_overdue",
+  "agent_offline",
+  "check_overdue",
+  // A restore drill that failed (maintenance drills).
+  "restore_drill_failed",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 export interface AlertKey {
   hostId: string;
   kind: AlertKind;
-  /** The source group id for backup_failed; empty for repository-scoped kinds. */
+  /** The source group id for backup_failed and backup_overdue; empty for host-scoped kinds. */
   dedupKey: string;
 }
 

@@ -6,8 +6,11 @@
 import { type Database, hostConnections, hosts } from "@fleetback/db";
 import type { Hello } from "@fleetback/protocol";
 import { and, eq, gte, inArray, notExists, sql } from "drizzle-orm";
+import { isTimeZone } from "../config.js";
 
 export interface RecordedHello {
+  /** The name the host was enrolled under. */
+  name: string;
   /** The hostname reported before (the enrolled name before the first hello), when this one differs. */
   renamedFrom: string | undefined;
 }
@@ -41,6 +44,8 @@ export async function recordHello(
       toolVersion: hello.tool_version,
       protocolVersion: hello.protocol_version,
       agentKind: hello.agent_kind ?? "bundle",
+      // A zone this server's Intl does not know is dropped: freshness then reads FLEETBACK_TZ.
+      timeZone: hello.time_zone !== undefined && isTimeZone(hello.time_zone) ? hello.time_zone : null,
       // Accepted now: a refusal as too old (shown on the host page) is history.
       refusedProtocolVersion: null,
       refusedAt: null,
@@ -54,7 +59,7 @@ export async function recordHello(
     return undefined;
   }
   const previous = before.reportedHostname ?? before.name;
-  return { renamedFrom: previous !== hello.hostname ? previous : undefined };
+  return { name: before.name, renamedFrom: previous !== hello.hostname ? previous : undefined };
 }
 
 /** Remembers a hello refused as ErrProtocolTooOld, so the host page can say how to upgrade. */

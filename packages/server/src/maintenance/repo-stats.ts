@@ -21,6 +21,9 @@ export async function applyRepoStats(
   }
   if (report.last_check_at !== undefined) {
     patch.lastCheckAt = new Date(report.last_check_at);
+    if (report.last_check_status === "ok") {
+      patch.lastCheckOkAt = patch.lastCheckAt;
+    }
   }
   if (report.total_size_bytes !== undefined) {
     patch.totalSizeBytes = report.total_size_bytes;
@@ -63,6 +66,7 @@ export function repoStatsJson(row: RepoStatsRow | undefined) {
   return {
     last_check_status: row?.lastCheckStatus ?? null,
     last_check_at: row?.lastCheckAt ?? null,
+    last_check_ok_at: row?.lastCheckOkAt ?? null,
     total_size_bytes: row?.totalSizeBytes ?? null,
     raw_size_bytes: row?.rawSizeBytes ?? null,
     total_file_count: row?.totalFileCount ?? null,

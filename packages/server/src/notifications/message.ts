@@ -24,6 +24,8 @@ export interface AlertContext {
   hostName: string;
   /** The source group's name, for a backup_failed alert (dedup key = group id). */
   sourceGroupName?: string | undefined;
+  /** Why a resolved alert ended, when not by a successful run of its kind. */
+  resolvedBecause?: string | undefined;
 }
 
 export interface Notification {
@@ -53,7 +55,9 @@ export function alertNotification(
       ? `${alert.kind} on ${context.hostName}${group}`
       : `Resolved: ${alert.kind} on ${context.hostName}${group}`;
   const body =
-    event === "alert.opened" ? alert.message : `Resolved after a successful run. It was: ${alert.message}`;
+    event === "alert.opened"
+      ? alert.message
+      : `${context.resolvedBecause ?? "Resolved after a successful run."} It was: ${alert.message}`;
   return {
     event,
     title,

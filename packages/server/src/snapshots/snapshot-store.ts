@@ -6,9 +6,16 @@
  * report-assembler.ts. Reads are newest first, paged by a (time, id) cursor that
  * the (host_id, time desc) index serves.
  */
-import { type Database, hosts, type NewSnapshot, type Snapshot, snapshots } from "@fleetback/db";
+import {
+  type Database,
+  hosts,
+  type NewSnapshot,
+  type Snapshot,
+  snapshots,
+  snapshotTags,
+} from "@fleetback/db";
 import type { SnapshotsReport } from "@fleetback/protocol";
-import { and, desc, eq, lt, or } from "drizzle-orm";
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 
 /** Rows per INSERT: 9 columns each stays far below PostgreSQL's 65,535 bind parameters. */
 export const SNAPSHOT_INSERT_CHUNK = 1_000;
@@ -59,6 +66,15 @@ export async function replaceSnapshots(
     for (let start = 0; start < rows.length; start += SNAPSHOT_INSERT_CHUNK) {
       await tx.insert(snapshots).values(rows.slice(start, start + SNAPSHOT_INSERT_CHUNK));
     }
+    // The per-tag newest snapshot that freshness joins on, derived from the rows just written.
+    await tx.delete(snapshotTags).where(eq(snapshotTags.hostId, hostId));
+    await tx.execute(
+      sql`insert into ${snapshotTags} (host_id, tag, latest_at, snapshot_count)
+          select s.host_id, t.tag, max(s.time), count(*)::int
+          from ${snapshots} s cross join lateral jsonb_array_elements_text(s.tags) as t(tag)
+          where s.host_id = ${hostId}
+          group by s.host_id, t.tag`,
+    );
     return { count: rows.length, refreshedAt };
   });
 }

@@ -1,0 +1,202 @@
+/**
+ * @module health/freshness
+ * Is each source group protected? Judged from the repository's own snapshots (the newest one
+ * carrying the group's tag, as the agent last reported them), never from job history, so a
+ * schedule that never fired, one deleted on the host, or snapshots going to another repository all
+ * show, whatever the jobs say.
+ *
+ * For a group with at least one enabled schedule, in the zone the agent's scheduler uses:
+ *   base      = the newest snapshot for the tag, or, before the first one, when the group became
+ *               scheduled (the later of the group's creation and its schedules' last change);
+ *   dueAt     = the first fire after base: from then on a new snapshot is expected;
+ *   grace     = the group's grace_seconds, or by default one schedule interval (the gap between
+ *               dueAt and the fire before it) plus an hour;
+ *   deadline  = base + grace.
+ * State: `overdue` from the deadline on, else `due` from dueAt on, else `fresh`. A daily 02:00
+ * backup is thus overdue at 03:00 the day after a night without a snapshot. A group no enabled
+ * schedule fires is `unscheduled`: shown, never alerting.
+ *
+ * The whole fleet is read with one query (groups, hosts, the per-tag newest snapshot by key, the
+ * enabled schedules aggregated per group); the rest is arithmetic on cached cron expressions.
+ */
+import { type Database, executeRows } from "@fleetback/db";
+import { sql } from "drizzle-orm";
+import { type CronTimes, createCronTimes, intervalEndingAt } from "./cron-times.js";
+
+export type FreshnessState = "fresh" | "due" | "overdue" | "unscheduled";
+
+/** Added to one schedule interval when the group sets no grace of its own. */
+export const DEFAULT_GRACE_EXTRA_MS = 60 * 60 * 1000;
+
+export interface GroupFreshness {
+  hostId: string;
+  hostName: string;
+  groupId: string;
+  groupName: string;
+  state: FreshnessState;
+  lastSnapshotAt: Date | null;
+  /** The next fire of any of the group's schedules after now. */
+  nextFireAt: Date | null;
+  /** The first fire after the last snapshot (or after the group became scheduled). */
+  dueAt: Date | null;
+  /** Overdue from this instant on. */
+  deadline: Date | null;
+  /** Seconds past the deadline; 0 unless overdue. */
+  overdueSeconds: number;
+  /** The zone the schedules were read in: the agent's, or the server's when it reported none. */
+  timeZone: string;
+}
+
+export interface FreshnessOptions {
+  /** FLEETBACK_TZ: stands for the zone of an agent that reported none. */
+  defaultTimeZone: string;
+  hostId?: string | undefined;
+  /** Reused across evaluations by a ticker; a fresh cache otherwise. */
+  cronTimes?: CronTimes;
+}
+
+type GroupRow = {
+  group_id: string;
+  group_name: string;
+  host_id: string;
+  host_name: string;
+  time_zone: string | null;
+  grace_seconds: number | null;
+  group_created_at: Date | string;
+  latest_at: Date | string | null;
+  schedules: Array<{ cron: string; changed_at: string }> | string | null;
+};
+
+const STATE_ORDER: Record<FreshnessState, number> = { overdue: 0, due: 1, fresh: 2, unscheduled: 3 };
+
+function toDate(value: Date | string): Date {
+  return value instanceof Date ? value : new Date(value);
+}
+
+function schedulesOf(row: GroupRow): Array<{ cron: string; changedAt: Date }> {
+  const raw = typeof row.schedules === "string" ? JSON.parse(row.schedules) : row.schedules;
+  if (!Array.isArray(raw)) {
+    return [];
+  }
+  return raw.map((entry: { cron: string; changed_at: string }) => ({
+    cron: entry.cron,
+    changedAt: new Date(entry.changed_at),
+  }));
+}
+
+/** One group's verdict; exported for the unit tests of the rules above. */
+export function judgeGroup(
+  input: {
+    lastSnapshotAt: Date | null;
+    groupCreatedAt: Date;
+    graceSeconds: number | null;
+    schedules: ReadonlyArray<{ cron: string; changedAt: Date }>;
+    timeZone: string;
+  },
+  now: Date,
+  times: CronTimes,
+): Pick<GroupFreshness, "state" | "nextFireAt" | "dueAt" | "deadline" | "overdueSeconds"> {
+  const unscheduled = {
+    state: "unscheduled" as const,
+    nextFireAt: null,
+    dueAt: null,
+    deadline: null,
+    overdueSeconds: 0,
+  };
+  if (input.schedules.length === 0) {
+    return unscheduled;
+  }
+  const scheduledSince = Math.max(
+    input.groupCreatedAt.getTime(),
+    Math.min(...input.schedules.map((s) => s.changedAt.getTime())),
+  );
+  const base = input.lastSnapshotAt ?? new Date(scheduledSince);
+  let dueAt: Date | undefined;
+  let interval: number | undefined;
+  let nextFireAt: Date | undefined;
+  for (const { cron } of input.schedules) {
+    const first = times.nextAfter(cron, input.timeZone, base);
+    if (first && (!dueAt || first < dueAt)) {
+      dueAt = first;
+    }
+    const gap = first ? intervalEndingAt(times, cron, input.timeZone, first) : undefined;
+    if (gap !== undefined && (interval === undefined || gap < interval)) {
+      interval = gap;
+    }
+    const next = times.nextAfter(cron, input.timeZone, now);
+    if (next && (!nextFireAt || next < nextFireAt)) {
+      nextFireAt = next;
+    }
+  }
+  if (!dueAt) {
+    // Every schedule's expression is past its last date: nothing will ever be expected.
+    return unscheduled;
+  }
+  const graceMs =
+    input.graceSeconds !== null ? input.graceSeconds * 1000 : (interval ?? 0) + DEFAULT_GRACE_EXTRA_MS;
+  const deadline = new Date(base.getTime() + graceMs);
+  const state = now >= deadline ? "overdue" : now >= dueAt ? "due" : "fresh";
+  return {
+    state,
+    nextFireAt: nextFireAt ?? null,
+    dueAt,
+    deadline,
+    overdueSeconds: state === "overdue" ? Math.floor((now.getTime() - deadline.getTime()) / 1000) : 0,
+  };
+}
+
+/**
+ * Every group's freshness (or one host's), most urgent first: overdue by oldest snapshot, then
+ * due, fresh and unscheduled.
+ */
+export async function evaluateFreshness(
+  db: Database,
+  now: Date,
+  options: FreshnessOptions,
+): Promise<GroupFreshness[]> {
+  const times = options.cronTimes ?? createCronTimes();
+  const hostFilter = options.hostId === undefined ? sql`` : sql`where g.host_id = ${options.hostId}`;
+  const rows = await executeRows<GroupRow>(
+    db,
+    sql`select g.id as group_id, g.name as group_name, g.host_id, h.name as host_name,
+               h.time_zone, g.grace_seconds, g.created_at as group_created_at, t.latest_at,
+               (select json_agg(json_build_object('cron', s.cron, 'changed_at', s.updated_at))
+                  from schedule_source_groups m join schedules s on s.id = m.schedule_id
+                  where m.source_group_id = g.id and s.enabled) as schedules
+        from source_groups g
+        join hosts h on h.id = g.host_id
+        left join snapshot_tags t on t.host_id = g.host_id and t.tag = g.name
+        ${hostFilter}`,
+  );
+  const judged = rows.map((row): GroupFreshness => {
+    const timeZone = row.time_zone ?? options.defaultTimeZone;
+    const lastSnapshotAt = row.latest_at === null ? null : toDate(row.latest_at);
+    const verdict = judgeGroup(
+      {
+        lastSnapshotAt,
+        groupCreatedAt: toDate(row.group_created_at),
+        graceSeconds: row.grace_seconds,
+        schedules: schedulesOf(row),
+        timeZone,
+      },
+      now,
+      times,
+    );
+    return {
+      hostId: row.host_id,
+      hostName: row.host_name,
+      groupId: row.group_id,
+      groupName: row.group_name,
+      lastSnapshotAt,
+      timeZone,
+      ...verdict,
+    };
+  });
+  return judged.sort(
+    (a, b) =>
+      STATE_ORDER[a.state] - STATE_ORDER[b.state] ||
+      (a.lastSnapshotAt?.getTime() ?? 0) - (b.lastSnapshotAt?.getTime() ?? 0) ||
+      a.hostName.localeCompare(b.hostName) ||
+      a.groupName.localeCompare(b.groupName),
+  );
+}
