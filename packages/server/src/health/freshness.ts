@@ -200,3 +200,32 @@ export async function evaluateFreshness(
       a.groupName.localeCompare(b.groupName),
   );
 }
+
+/** The API shape (also used by the dashboard and the host's source groups). */
+export function freshnessJson(group: GroupFreshness) {
+  return {
+    host_id: group.hostId,
+    host_name: group.hostName,
+    source_group_id: group.groupId,
+    source_group_name: group.groupName,
+    state: group.state,
+    last_snapshot_at: group.lastSnapshotAt,
+    due_at: group.dueAt,
+    deadline: group.deadline,
+    next_fire_at: group.nextFireAt,
+    overdue_seconds: group.overdueSeconds,
+    time_zone: group.timeZone,
+  };
+}
+
+/** One host's groups by id, for pages and API answers that list them. */
+export async function hostFreshness(
+  deps: { db: Database; clock: { now(): Date }; config: { timeZone: string } },
+  hostId: string,
+): Promise<Map<string, GroupFreshness>> {
+  const groups = await evaluateFreshness(deps.db, deps.clock.now(), {
+    defaultTimeZone: deps.config.timeZone,
+    hostId,
+  });
+  return new Map(groups.map((group) => [group.groupId, group]));
+}

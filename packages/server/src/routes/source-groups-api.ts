@@ -5,9 +5,11 @@
  * they send a hook field. Audit entries name fields, never values. The sources page and its forms
  * are in routes/source-groups-pages.ts; what both check is in sources/source-group-requests.ts.
  */
+
 import { type Context, Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
+import { freshnessJson, hostFreshness } from "../health/freshness.js";
 import { readJson } from "../http/validate.js";
 import { createGroupFor, runGroupNowFor, updateGroupFor } from "../sources/source-group-requests.js";
 import { CreateGroupBody, HostHooksBody, UpdateGroupBody } from "../sources/source-group-schema.js";
@@ -26,7 +28,13 @@ export function sourceGroupApiRoutes(deps: AppDeps): Hono<AppEnv> {
 
   routes.get("/api/hosts/:id/source-groups", viewer, async (c) => {
     const groups = await listGroups(deps.db, c.req.param("id"));
-    return c.json({ source_groups: groups.map((group) => groupJson(group, view(c))) });
+    const freshness = await hostFreshness(deps, c.req.param("id"));
+    return c.json({
+      source_groups: groups.map((group) => {
+        const judged = freshness.get(group.id);
+        return { ...groupJson(group, view(c)), freshness: judged ? freshnessJson(judged) : null };
+      }),
+    });
   });
   routes.post("/api/hosts/:id/source-groups", operator, async (c) => {
     const body = await readJson(c, CreateGroupBody);

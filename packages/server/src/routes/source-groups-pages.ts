@@ -6,11 +6,13 @@
  * JSON twins are in routes/source-groups-api.ts; what both check is in
  * sources/source-group-requests.ts.
  */
+
 import { KEEP_COUNT_KEYS, KEEP_WITHIN_KEYS } from "@fleetback/protocol";
 import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
+import { freshnessJson, hostFreshness } from "../health/freshness.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
@@ -28,6 +30,7 @@ const formFields: Record<string, ReturnType<typeof Type.Optional>> = {
   excludes: Type.Optional(Type.String({ maxLength: 1_000_000 })),
   retry_max: Type.Optional(NUMBER_FIELD),
   retry_backoff_seconds: Type.Optional(NUMBER_FIELD),
+  grace_seconds: Type.Optional(Type.String({ pattern: "^[0-9]{0,9}$", description: "a whole number" })),
   pre_hook: Type.Optional(Type.String({ maxLength: 16_384 })),
   post_hook: Type.Optional(Type.String({ maxLength: 16_384 })),
 };
@@ -74,6 +77,10 @@ function groupBodyFromForm(form: Record<string, string | undefined>): Record<str
   if (form.retry_backoff_seconds) {
     body.retry_backoff_seconds = Number(form.retry_backoff_seconds);
   }
+  // The field is always on the form: empty means the default grace, also when editing.
+  if (form.grace_seconds !== undefined) {
+    body.grace_seconds = form.grace_seconds.trim() === "" ? null : Number(form.grace_seconds);
+  }
   for (const field of HOOK_FIELDS) {
     if (form[field] !== undefined) {
       body[field] = form[field];
@@ -96,11 +103,18 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const pending = await listPendingRuns(deps.db, hostId);
     const showHooks = hasRole(c.get("actor"), "admin");
     const names = Object.fromEntries(groups.map((group) => [group.id, group.name]));
+    const freshness = await hostFreshness(deps, hostId);
     return renderPage(c, deps.views, "pages/host-sources.njk", {
       title: `${host.name}: sources`,
       host,
       connected: deps.hub.isOnline(hostId),
-      groups: groups.map((group) => groupJson(group, { showHooks, key: deps.keys.secret })),
+      groups: groups.map((group) => {
+        const judged = freshness.get(group.id);
+        return {
+          ...groupJson(group, { showHooks, key: deps.keys.secret }),
+          freshness: judged ? freshnessJson(judged) : null,
+        };
+      }),
       schedules: schedules.map(scheduleJson),
       groupNames: names,
       pendingRuns: pending.map(pendingRunJson),

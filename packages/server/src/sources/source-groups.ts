@@ -121,6 +121,7 @@ export async function createGroup(
         ...(body.retry_backoff_seconds === undefined
           ? {}
           : { retryBackoffSeconds: body.retry_backoff_seconds }),
+        graceSeconds: body.grace_seconds ?? null,
         ...hookColumns(deps, hostId, body),
         createdAt: now,
         updatedAt: now,
@@ -163,6 +164,7 @@ export async function updateGroup(
           ...(body.retry_backoff_seconds === undefined
             ? {}
             : { retryBackoffSeconds: body.retry_backoff_seconds }),
+          ...(body.grace_seconds === undefined ? {} : { graceSeconds: body.grace_seconds }),
           ...hookColumns(deps, hostId, body),
           updatedAt: now,
         })
@@ -258,6 +260,7 @@ export function groupJson(group: SourceGroup, options: { showHooks: boolean; key
     retention_policy: group.retentionPolicy,
     retry_max: group.retryMax,
     retry_backoff_seconds: group.retryBackoffSeconds,
+    grace_seconds: group.graceSeconds,
     conflict_dimension: group.conflictDimension,
     has_pre_hook: group.preHook !== null,
     has_post_hook: group.postHook !== null,

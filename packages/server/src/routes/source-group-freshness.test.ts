@@ -1,0 +1,93 @@
+import { sourceGroups } from "@fleetback/db";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { reportSnapshots } from "../health/health-test-support.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { seedHost } from "../testing/seed.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+let deps: TestDeps;
+let admin: TestClient;
+let hostId: string;
+
+beforeEach(async () => {
+  // The test clock starts at 2026-11-21T12:00:00Z.
+  deps = await createTestDeps();
+  admin = createTestClient(createApp(deps), deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: "correct horse battery",
+  });
+  hostId = (await seedHost(deps, { name: "db-01", timeZone: "Europe/Berlin" })).host.id;
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+const groupsUrl = () => `/api/hosts/${hostId}/source-groups`;
+
+describe("source group freshness and grace", () => {
+  it("refuses a grace below a minute or above a year, naming the field", async () => {
+    for (const grace of [59, 31_536_001, 1.5, "600"]) {
+      const res = await admin.json("POST", groupsUrl(), {
+        name: "etc",
+        includes: ["/etc"],
+        grace_seconds: grace,
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(/^grace_seconds: /);
+    }
+    expect(await deps.db.select().from(sourceGroups)).toEqual([]);
+  });
+
+  it("lists each group's freshness, judged with its own grace in the agent's zone", async () => {
+    const created = await admin.json("POST", groupsUrl(), {
+      name: "etc",
+      includes: ["/etc"],
+      grace_seconds: 600,
+    });
+    expect(created.status).toBe(201);
+    const group = ((await created.json()) as { source_group: { id: string; grace_seconds: number } })
+      .source_group;
+    expect(group.grace_seconds).toBe(600);
+    let listed = (await (await admin.request(groupsUrl())).json()) as {
+      source_groups: Array<{ freshness: Record<string, unknown> }>;
+    };
+    expect(listed.source_groups[0]?.freshness).toMatchObject({ state: "unscheduled", deadline: null });
+
+    const schedule = await admin.json("POST", `/api/hosts/${hostId}/schedules`, {
+      cron: "0 3 * * *",
+      source_group_ids: [group.id],
+    });
+    expect(schedule.status).toBe(201);
+    await reportSnapshots(deps, hostId, [{ time: "2026-11-21T11:55:00Z", tags: ["etc"] }]);
+    listed = (await (await admin.request(groupsUrl())).json()) as typeof listed;
+    expect(listed.source_groups[0]?.freshness).toMatchObject({
+      state: "fresh",
+      last_snapshot_at: "2026-11-21T11:55:00.000Z",
+      deadline: "2026-11-21T12:05:00.000Z",
+      // 03:00 in Berlin (CET, UTC+1) is 02:00Z.
+      due_at: "2026-11-22T02:00:00.000Z",
+      next_fire_at: "2026-11-22T02:00:00.000Z",
+      time_zone: "Europe/Berlin",
+    });
+    deps.clock.advance(6 * 60_000);
+    listed = (await (await admin.request(groupsUrl())).json()) as typeof listed;
+    expect(listed.source_groups[0]?.freshness).toMatchObject({ state: "overdue", overdue_seconds: 60 });
+
+    // The page shows it; clearing the field on the form restores the default grace.
+    const page = await (await admin.request(`/hosts/${hostId}/sources`)).text();
+    expect(page).toContain('data-testid="freshness-etc">overdue<');
+    expect(page).toContain("schedules read in Europe/Berlin");
+    const saved = await admin.form(`/hosts/${hostId}/source-groups/${group.id}`, {
+      _csrf: csrfFrom(page),
+      name: "etc",
+      includes: "/etc",
+      grace_seconds: "",
+    });
+    expect(saved.status).toBe(303);
+    listed = (await (await admin.request(groupsUrl())).json()) as typeof listed;
+    expect(listed.source_groups[0]).toMatchObject({ grace_seconds: null, freshness: { state: "fresh" } });
+  });
+});
