@@ -1,3 +1,4 @@
+import { hashToken } from "@fleetback/crypto";
 import { describe, expect, it } from "vitest";
 import { loadConfig, parseListen } from "./config.js";
 
@@ -18,6 +19,10 @@ describe("loadConfig", () => {
         releaseDir: undefined,
         trustedProxies: [],
         notifyAllowNetworks: [],
+        metricsTokenHash: undefined,
+        metricsAllowNetworks: [],
+        agentOfflineAlertAfterMs: 3_600_000,
+        healthIntervalMs: 60_000,
       },
     });
   });
@@ -37,6 +42,10 @@ describe("loadConfig", () => {
         FLEETBACK_RELEASE_DIR: "release",
         FLEETBACK_TRUSTED_PROXIES: " 10.0.0.1, 192.168.0.0/16 ,fd00::/8",
         FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8, 10.1.2.3,fd00::/8",
+        FLEETBACK_METRICS_TOKEN: "metrics-token-0123456789",
+        FLEETBACK_METRICS_ALLOW_NETWORKS: "10.9.0.0/16, 192.0.2.7",
+        FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "2h",
+        FLEETBACK_HEALTH_INTERVAL: "30s",
       },
       "/srv",
     );
@@ -52,6 +61,11 @@ describe("loadConfig", () => {
       releaseDir: "/srv/release",
       trustedProxies: ["10.0.0.1", "192.168.0.0/16", "fd00::/8"],
       notifyAllowNetworks: ["127.0.0.0/8", "10.1.2.3", "fd00::/8"],
+      // Only the token's SHA-256 is kept.
+      metricsTokenHash: hashToken("metrics-token-0123456789"),
+      metricsAllowNetworks: ["10.9.0.0/16", "192.0.2.7"],
+      agentOfflineAlertAfterMs: 7_200_000,
+      healthIntervalMs: 30_000,
     });
   });
 
@@ -66,6 +80,8 @@ describe("loadConfig", () => {
       FLEETBACK_TZ: "Mars/Olympus",
       FLEETBACK_TRUSTED_PROXIES: "10.0.0.1,10.0.0.0/33",
       FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8,localhost",
+      FLEETBACK_METRICS_TOKEN: "too-short",
+      FLEETBACK_METRICS_ALLOW_NETWORKS: "10.0.0.0/8,prometheus",
     });
     expect(result.ok).toBe(false);
     const errors = result.ok ? [] : result.errors;
@@ -79,6 +95,8 @@ describe("loadConfig", () => {
       "FLEETBACK_LOG_LEVEL",
       "FLEETBACK_TRUSTED_PROXIES",
       "FLEETBACK_NOTIFY_ALLOW_NETWORKS",
+      "FLEETBACK_METRICS_TOKEN",
+      "FLEETBACK_METRICS_ALLOW_NETWORKS",
     ]) {
       expect(errors.some((line) => line.startsWith(name))).toBe(true);
     }

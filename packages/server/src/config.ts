@@ -40,6 +40,8 @@ export interface Config {
    * (FLEETBACK_AGENT_OFFLINE_ALERT_AFTER, default 1h); null when set to `off`.
    */
   agentOfflineAlertAfterMs: number | null;
+  /** How often fleet health (freshness and its alerts) is evaluated (FLEETBACK_HEALTH_INTERVAL, default 60s). */
+  healthIntervalMs: number;
   /** SHA-256 of FLEETBACK_METRICS_TOKEN, the bearer token /metrics accepts; the token is not kept. */
   metricsTokenHash: string | undefined;
   /** Addresses or CIDRs that may read /metrics without the token (FLEETBACK_METRICS_ALLOW_NETWORKS). */
@@ -148,9 +150,20 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   const trustedProxies = networkList(env, "FLEETBACK_TRUSTED_PROXIES", "10.0.0.1", errors);
   const notifyAllowNetworks = networkList(env, "FLEETBACK_NOTIFY_ALLOW_NETWORKS", "127.0.0.1", errors);
 
-  const offlineAfter = parseAlertDelay(env.FLEETBACK_AGENT_OFFLINE_ALERT_AFTER || "1h");
+  const offlineAfter = parseDuration(env.FLEETBACK_AGENT_OFFLINE_ALERT_AFTER || "1h", {
+    minMs: 60_000,
+    maxMs: 30 * 86_400_000,
+    off: true,
+  });
   if (typeof offlineAfter === "string") {
     errors.push(`FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: ${offlineAfter}`);
+  }
+  const healthInterval = parseDuration(env.FLEETBACK_HEALTH_INTERVAL || "60s", {
+    minMs: 5_000,
+    maxMs: 3_600_000,
+  });
+  if (typeof healthInterval === "string") {
+    errors.push(`FLEETBACK_HEALTH_INTERVAL: ${healthInterval}`);
   }
 
   const metricsToken = env.FLEETBACK_METRICS_TOKEN || undefined;
@@ -177,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       trustedProxies,
       notifyAllowNetworks,
       agentOfflineAlertAfterMs: typeof offlineAfter === "string" ? null : offlineAfter,
+      healthIntervalMs: typeof healthInterval === "number" ? healthInterval : 60_000,
       metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
       metricsAllowNetworks,
     },
@@ -198,18 +212,36 @@ function networkList(env: NodeJS.ProcessEnv, variable: string, example: string, 
   return entries;
 }
 
-const DELAY_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const DURATION_UNITS_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** `off`, or a whole number with s, m, h or d, from one minute up to 30 days. */
-export function parseAlertDelay(value: string): number | null | string {
+function formatBound(ms: number): string {
+  for (const [unit, size] of Object.entries(DURATION_UNITS_MS).reverse()) {
+    if (ms % size === 0) {
+      return `${ms / size}${unit}`;
+    }
+  }
+  return `${ms}ms`;
+}
+
+/**
+ * A whole number with s, m, h or d between `minMs` and `maxMs`, or null for `off` when allowed;
+ * a string is the problem, to be reported under the variable's name.
+ */
+export function parseDuration(
+  value: string,
+  bounds: { minMs: number; maxMs: number; off?: boolean },
+): number | null | string {
   const trimmed = value.trim().toLowerCase();
-  if (trimmed === "off") {
+  if (bounds.off && trimmed === "off") {
     return null;
   }
   const match = /^(\d{1,7})([smhd])$/.exec(trimmed);
-  const ms = match ? Number(match[1]) * DELAY_UNITS_MS[match[2] as keyof typeof DELAY_UNITS_MS] : Number.NaN;
-  if (!(ms >= 60_000 && ms <= 30 * 86_400_000)) {
-    return `"${value}" is not off or a duration from 1m to 30d (examples: 90m, 1h, 2d)`;
+  const ms = match
+    ? Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS]
+    : Number.NaN;
+  if (!(ms >= bounds.minMs && ms <= bounds.maxMs)) {
+    const range = `a duration from ${formatBound(bounds.minMs)} to ${formatBound(bounds.maxMs)}`;
+    return `"${value}" is not ${bounds.off ? `off or ${range}` : range} (examples: 90s, 30m, 1h, 2d)`;
   }
   return ms;
 }

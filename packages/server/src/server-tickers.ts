@@ -7,7 +7,7 @@ import { withAdvisoryLock } from "@fleetback/db";
 import type { ServerDeps } from "./deps.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
 import { createCronTimes } from "./health/cron-times.js";
-import { HEALTH_TICK_PERIOD_MS, healthTick } from "./health/health-alerts.js";
+import { healthTick } from "./health/health-alerts.js";
 import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./sources/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
@@ -37,7 +37,7 @@ export function startServerTickers(deps: ServerDeps, options: ServerTickerOption
     ],
     ["retry-ticker", RETRY_TICK_PERIOD_MS, () => retryTick(deps, clock.now())],
     ["maintenance-ticker", MAINTENANCE_TICK_PERIOD_MS, () => maintenanceTick(deps, clock.now())],
-    ["health-ticker", HEALTH_TICK_PERIOD_MS, () => healthTick(deps, clock.now(), cronTimes)],
+    ["health-ticker", deps.config.healthIntervalMs, () => healthTick(deps, clock.now(), cronTimes)],
   ];
   const tickers = table.map(([name, periodMs, tick]) =>
     startTicker(tick, options.periodMs?.[name] ?? periodMs, { name, log }),

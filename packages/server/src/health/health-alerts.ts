@@ -1,6 +1,6 @@
 /**
  * @module health/health-alerts
- * The silent failures, as alerts: every HEALTH_TICK_PERIOD_MS one replica (advisory lock)
+ * The silent failures, as alerts: every FLEETBACK_HEALTH_INTERVAL (60 s) one replica (advisory lock)
  * compares what should be open with what is:
  *   backup_overdue (host, group)  a scheduled group past its deadline (health/freshness.ts);
  *   agent_offline  (host)         offline longer than FLEETBACK_AGENT_OFFLINE_ALERT_AFTER;
@@ -26,8 +26,6 @@ import type { ServerDeps } from "../deps.js";
 import type { AlertContext } from "../notifications/message.js";
 import { type CronTimes, createCronTimes, intervalEndingAt } from "./cron-times.js";
 import { evaluateFreshness, type GroupFreshness } from "./freshness.js";
-
-export const HEALTH_TICK_PERIOD_MS = 60_000;
 
 export const HEALTH_ALERT_KINDS = [
   "backup_overdue",
