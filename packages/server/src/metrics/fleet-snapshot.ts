@@ -1,0 +1,70 @@
+/**
+ * @module metrics/fleet-snapshot
+ * Everything /metrics reports about the fleet, read from the database at scrape time so that
+ * every replica answers the same numbers. A scrape costs a fixed handful of aggregate queries
+ * (plus the freshness evaluation), never one per host, all in one read-only snapshot so the
+ * numbers agree with each other. Only hosts, groups and kinds leave this module: no credential
+ * column is read.
+ */
+import { alerts, hosts, repoStats } from "@fleetback/db";
+import { count, eq, isNotNull, isNull } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+import { loadHostProblems } from "../health/host-states.js";
+import { type GroupMetric, groupMetrics } from "./group-freshness.js";
+import { type JobOutcomeStats, readJobMetrics } from "./job-metrics.js";
+import { readNotificationFailures } from "./notification-failures.js";
+
+export interface FleetSnapshot {
+  hostsOnline: number;
+  hostsOffline: number;
+  /** Hosts with at least one overdue source group (health/host-states.ts). */
+  hostsOverdue: number;
+  /** Hosts with an open `*_failed` alert (health/host-states.ts). */
+  hostsFailing: number;
+  groups: GroupMetric[];
+  repositorySizes: { hostId: string; hostName: string; bytes: number }[];
+  jobs: JobOutcomeStats[];
+  openAlertsByKind: Map<string, number>;
+  notificationFailuresByKind: Map<string, number>;
+}
+
+export async function loadFleetSnapshot(
+  deps: Pick<ServerDeps, "db" | "config">,
+  now: Date,
+): Promise<FleetSnapshot> {
+  return deps.db.transaction(
+    async (tx) => {
+      const byStatus = await tx
+        .select({ status: hosts.status, hosts: count() })
+        .from(hosts)
+        .groupBy(hosts.status);
+      const openAlerts = await tx
+        .select({ kind: alerts.kind, open: count() })
+        .from(alerts)
+        .where(isNull(alerts.resolvedAt))
+        .groupBy(alerts.kind);
+      const sizes = await tx
+        .select({ hostId: hosts.id, hostName: hosts.name, bytes: repoStats.totalSizeBytes })
+        .from(repoStats)
+        .innerJoin(hosts, eq(hosts.id, repoStats.hostId))
+        .where(isNotNull(repoStats.totalSizeBytes));
+      const { groups, problems } = await loadHostProblems({ db: tx, config: deps.config }, now);
+      return {
+        hostsOnline: byStatus.find((row) => row.status === "online")?.hosts ?? 0,
+        hostsOffline: byStatus.find((row) => row.status === "offline")?.hosts ?? 0,
+        hostsOverdue: problems.overdue.size,
+        hostsFailing: problems.failing.size,
+        groups: groupMetrics(groups),
+        repositorySizes: sizes.map((row) => ({
+          hostId: row.hostId,
+          hostName: row.hostName,
+          bytes: Number(row.bytes),
+        })),
+        jobs: await readJobMetrics(tx),
+        openAlertsByKind: new Map(openAlerts.map((row) => [row.kind, row.open])),
+        notificationFailuresByKind: await readNotificationFailures(tx),
+      };
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
+}

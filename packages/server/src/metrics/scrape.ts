@@ -1,0 +1,36 @@
+/**
+ * @module metrics/scrape
+ * One /metrics answer: the fleet as the database has it now, then prom-client's default Node
+ * process metrics of this replica (process_*, nodejs_*). The process metrics live on a registry of
+ * the scraper's own, never prom-client's global one, so several servers in one process (tests)
+ * do not collide; it is made at the first scrape, since it starts a GC observer and an event-loop
+ * monitor that a server nobody scrapes does not need.
+ */
+import { collectDefaultMetrics, Registry } from "prom-client";
+import type { ServerDeps } from "../deps.js";
+import { fleetRegistry } from "./fleet-registry.js";
+import { loadFleetSnapshot } from "./fleet-snapshot.js";
+
+export interface Exposition {
+  contentType: string;
+  body: string;
+}
+
+export interface MetricsScraper {
+  scrape(now: Date): Promise<Exposition>;
+}
+
+export function createMetricsScraper(deps: Pick<ServerDeps, "db" | "config">): MetricsScraper {
+  let processMetrics: Registry | undefined;
+  return {
+    async scrape(now) {
+      if (!processMetrics) {
+        processMetrics = new Registry();
+        collectDefaultMetrics({ register: processMetrics });
+      }
+      const fleet = fleetRegistry(await loadFleetSnapshot(deps, now), new Registry());
+      const merged = Registry.merge([fleet, processMetrics]);
+      return { contentType: merged.contentType, body: await merged.metrics() };
+    },
+  };
+}
