@@ -28,7 +28,7 @@ runDbSuite("repository growth", (getDb) => {
     await report(host.id, 100, daysAgo(1, 1));
     await report(host.id, 150, daysAgo(1, 23));
     await report(host.id, 170, daysAgo(0, 1), 400);
-    const { host: checkedOnly } = await seedHost({ db: getDb(), name: "checked-only" });
+    const { host: checkedOnly } = await seedHost({ db: getDb() }, { name: "checked-only" });
     await applyRepoStats(getDb(), checkedOnly.id, { last_check_status: "ok" }, NOW);
     await recordRepositorySize(
       getDb(),
@@ -45,9 +45,9 @@ runDbSuite("repository growth", (getDb) => {
   });
 
   it("sums every host's latest size per day, carrying sizes from before the window and across quiet days", async () => {
-    const { host: a } = await seedHost({ db: getDb(), name: "a" });
-    const { host: b } = await seedHost({ db: getDb(), name: "b" });
-    const { host: c } = await seedHost({ db: getDb(), name: "c" });
+    const { host: a } = await seedHost({ db: getDb() }, { name: "a" });
+    const { host: b } = await seedHost({ db: getDb() }, { name: "b" });
+    const { host: c } = await seedHost({ db: getDb() }, { name: "c" });
     await report(a.id, 100, daysAgo(40));
     await report(a.id, 150, daysAgo(10));
     await report(a.id, 300, daysAgo(2));
