@@ -2,12 +2,13 @@
  * @module hosts/host-detail
  * What the host page and GET /api/hosts/{id} show: the host, whether each credential slot is
  * bound (the URL and username, never a password), and the repository's init state, which is
- * derived from the latest init job (there is no stored flag).
+ * derived from the latest init job (there is no stored flag), and the last restore drill.
  */
 import { redactUrl } from "@fleetback/crypto";
 import { type Database, type Host, hosts, type Job, jobs } from "@fleetback/db";
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
+import { type LastDrill, lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
 import { loadHostCredentials, type SlotState } from "./credentials.js";
 import { updateJson } from "./fleet-view.js";
 import { type HostnameChange, recentHostnameChanges } from "./host-audit.js";
@@ -27,6 +28,7 @@ export interface HostDetail {
   init: { state: InitState; job: Job | undefined };
   /** Newest first: hostnames the agent reported instead of an earlier one. */
   hostnameChanges: HostnameChange[];
+  lastDrill: LastDrill | undefined;
 }
 
 function slotView(slot: SlotState): SlotView {
@@ -65,6 +67,7 @@ export async function getHostDetail(db: Database, key: Uint8Array, hostId: strin
     admin: slotView(credentials.admin),
     init: { state: initStateOf(initJob), job: initJob },
     hostnameChanges: await recentHostnameChanges(db, hostId),
+    lastDrill: await lastDrillOf(db, hostId),
   };
 }
 
@@ -99,5 +102,6 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
     repository: detail.repo,
     admin_credentials: detail.admin,
     repository_init: { state: detail.init.state, job_id: detail.init.job?.id },
+    last_drill: lastDrillJson(detail.lastDrill),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * @module maintenance/maintenance-jobs
- * Repository jobs that are not backups: forget, prune, check (the maintenance cadences, actor
- * `system`) and the same plus unlock and init started by an operator (`POST /api/hosts/{id}/jobs`,
+ * Repository jobs that are not backups: forget, prune, check, drill (the maintenance cadences,
+ * actor `system`) and the same plus unlock and init started by an operator (`POST /api/hosts/{id}/jobs`,
  * the host page's buttons). Forget carries one entry per source group with a non-empty retention
  * policy; prune and unlock need the admin credentials, which the dispatch pushes first.
  */
@@ -13,9 +13,10 @@ import type { ServerDeps } from "../deps.js";
 import { conflict, unavailable } from "../errors.js";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { type DrillTarget, drillPlanOf } from "./drill-plan.js";
 import { getMaintenance } from "./maintenance-record.js";
 
-export const MANUAL_JOB_KINDS = ["forget", "prune", "check", "unlock", "init"] as const;
+export const MANUAL_JOB_KINDS = ["forget", "prune", "check", "unlock", "init", "drill"] as const;
 export type ManualJobKind = (typeof MANUAL_JOB_KINDS)[number];
 
 type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
@@ -36,6 +37,8 @@ export interface MaintenancePlan {
   kind: ManualJobKind;
   forgetGroups?: ForgetGroup[];
   readDataSubset?: string;
+  /** Set for a drill (drill-plan.ts decides it). */
+  drill?: DrillTarget;
 }
 
 function commandOf(plan: MaintenancePlan, jobId: string): CommandRun {
@@ -60,6 +63,17 @@ function commandOf(plan: MaintenancePlan, jobId: string): CommandRun {
       return { job_id: jobId, kind: "unlock", requires_admin_creds: true };
     case "init":
       return { job_id: jobId, kind: "init", requires_admin_creds: false };
+    case "drill": {
+      if (plan.drill === undefined) {
+        throw new Error("a drill plan without its snapshot");
+      }
+      return {
+        job_id: jobId,
+        kind: "drill",
+        requires_admin_creds: false,
+        drill: { snapshot_id: plan.drill.snapshotId, sample_files: plan.drill.sampleFiles },
+      };
+    }
   }
 }
 
@@ -70,6 +84,9 @@ function paramsOf(plan: MaintenancePlan): Record<string, unknown> {
   }
   if (plan.kind === "check") {
     return { read_data_subset: plan.readDataSubset ?? "" };
+  }
+  if (plan.kind === "drill" && plan.drill !== undefined) {
+    return { snapshot_id: plan.drill.snapshotId, sample_files: plan.drill.sampleFiles };
   }
   return {};
 }
@@ -134,6 +151,14 @@ export async function startManualJob(
     if (record.checkReadDataSubset) {
       plan.readDataSubset = record.checkReadDataSubset;
     }
+  }
+  if (kind === "drill") {
+    const record = await getMaintenance(deps.db, hostId, deps.clock.now());
+    const drill = await drillPlanOf(deps.db, hostId, record.drillSampleFiles);
+    if (!drill.ok) {
+      throw conflict(`kind: ${drill.message}`);
+    }
+    plan.drill = drill.drill;
   }
   const active = await activeJobOf(deps.db, hostId, kind);
   if (active) {

@@ -1,11 +1,12 @@
 /**
  * @module maintenance/maintenance-record
- * The per-host maintenance record: forget, prune and check
- * cadences with their enable flags and the check's read-data subset. It is created with the
+ * The per-host maintenance record: forget, prune, check and restore-drill
+ * cadences with their enable flags, the check's read-data subset and the drill's sample size. It is created with the
  * defaults on first read, so every host has one without a migration step; the slot columns are
  * the ticker's memory of what it already dispatched.
  */
 import { type Database, type Maintenance, maintenance } from "@fleetback/db";
+import { DRILL_MAX_SAMPLE_FILES } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { type Static, Type } from "typebox";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
@@ -16,7 +17,7 @@ import type { Ids } from "../ids.js";
 import { checkCron } from "../sources/cron.js";
 import { nextSlot } from "./due-slot.js";
 
-export const MAINTENANCE_KINDS = ["forget", "prune", "check"] as const;
+export const MAINTENANCE_KINDS = ["forget", "prune", "check", "drill"] as const;
 export type MaintenanceKind = (typeof MAINTENANCE_KINDS)[number];
 
 /** restic's --read-data-subset forms: n/t, a percentage, or a size; empty = no data read. */
@@ -35,6 +36,9 @@ export const MaintenanceBody = Type.Object(
     check_read_data_subset: Type.Optional(
       Type.String({ pattern: READ_DATA_SUBSET_PATTERN, description: "like 5%, 1/10 or 2G, or empty" }),
     ),
+    drill_cron: Type.Optional(Cron),
+    drill_enabled: Type.Optional(Type.Boolean()),
+    drill_sample_files: Type.Optional(Type.Integer({ minimum: 1, maximum: DRILL_MAX_SAMPLE_FILES })),
   },
   { additionalProperties: false },
 );
@@ -82,6 +86,7 @@ export async function updateMaintenance(
   const forgetCron = cronOrThrow("forget_cron", body.forget_cron);
   const pruneCron = cronOrThrow("prune_cron", body.prune_cron);
   const checkCronValue = cronOrThrow("check_cron", body.check_cron);
+  const drillCron = cronOrThrow("drill_cron", body.drill_cron);
   const current = await readMaintenance(deps.db, hostId, now);
   const patch: Partial<Maintenance> = { updatedAt: now };
   // A changed cadence starts counting from now: its earlier slots are not owed.
@@ -94,6 +99,9 @@ export async function updateMaintenance(
   if (checkCronValue !== undefined && checkCronValue !== current.checkCron) {
     Object.assign(patch, { checkCron: checkCronValue, lastCheckSlotAt: now });
   }
+  if (drillCron !== undefined && drillCron !== current.drillCron) {
+    Object.assign(patch, { drillCron, lastDrillSlotAt: now });
+  }
   if (body.forget_enabled !== undefined) {
     patch.forgetEnabled = body.forget_enabled;
   }
@@ -105,6 +113,16 @@ export async function updateMaintenance(
   }
   if (body.check_read_data_subset !== undefined) {
     patch.checkReadDataSubset = body.check_read_data_subset;
+  }
+  if (body.drill_enabled !== undefined) {
+    patch.drillEnabled = body.drill_enabled;
+    // Switching drills on starts counting from now: the slots of the time they were off are not owed.
+    if (body.drill_enabled && !current.drillEnabled) {
+      patch.lastDrillSlotAt = now;
+    }
+  }
+  if (body.drill_sample_files !== undefined) {
+    patch.drillSampleFiles = body.drill_sample_files;
   }
   return deps.db.transaction(async (tx) => {
     const [row] = await tx.update(maintenance).set(patch).where(eq(maintenance.hostId, hostId)).returning();
@@ -130,6 +148,8 @@ export function cadenceOf(record: Maintenance, kind: MaintenanceKind): { cron: s
       return { cron: record.pruneCron, enabled: record.pruneEnabled };
     case "check":
       return { cron: record.checkCron, enabled: record.checkEnabled };
+    case "drill":
+      return { cron: record.drillCron, enabled: record.drillEnabled };
   }
 }
 
@@ -148,9 +168,13 @@ export function maintenanceJson(record: Maintenance, timeZone: string, now: Date
     check_cron: record.checkCron,
     check_enabled: record.checkEnabled,
     check_read_data_subset: record.checkReadDataSubset,
+    drill_cron: record.drillCron,
+    drill_enabled: record.drillEnabled,
+    drill_sample_files: record.drillSampleFiles,
     next_forget_at: next("forget"),
     next_prune_at: next("prune"),
     next_check_at: next("check"),
+    next_drill_at: next("drill"),
     updated_at: record.updatedAt,
   };
 }

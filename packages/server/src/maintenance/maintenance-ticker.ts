@@ -1,18 +1,22 @@
 /**
  * @module maintenance/maintenance-ticker
- * Every MAINTENANCE_TICK_PERIOD_MS (60 s) the due forget, prune and check runs are decided
+ * Every MAINTENANCE_TICK_PERIOD_MS (60 s) the due forget, prune, check and drill runs are decided
  * under an advisory lock. A due slot is recorded as taken in the same transaction whatever comes
  * of it, so neither a second replica nor a restarted server dispatches it again. Then:
  *   - an offline host is skipped and nothing is queued (the next slot is the next chance);
  *   - prune without admin credentials is skipped silently;
  *   - forget with no group that has a retention policy is skipped (nothing to keep by);
+ *   - a drill is skipped when the agent is older than DRILL_PROTOCOL_VERSION (it would refuse the
+ *     kind) or the host has no cached snapshot; both are logged with their reason;
  *   - a kind already queued or running on the host is not stacked;
  *   - else the job is created with actor `system` and sent after the commit (forget, prune,
- *     check in that order, so a prune due with a forget cleans up what the forget released).
+ *     check, drill in that order, so a prune due with a forget cleans up what the forget released,
+ *     and a drill reads what is left).
  */
 import { hostCredentials, hosts, type Maintenance, maintenance, withAdvisoryLock } from "@fleetback/db";
 import { eq, sql } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
+import { drillPlanOf } from "./drill-plan.js";
 import { dueSlot } from "./due-slot.js";
 import {
   activeJobOf,
@@ -28,7 +32,13 @@ type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"
   config: { timeZone: string };
 };
 
-export type SkipReason = "offline" | "no_admin_credentials" | "no_retention_policy" | "already_active";
+export type SkipReason =
+  | "offline"
+  | "no_admin_credentials"
+  | "no_retention_policy"
+  | "already_active"
+  | "agent_too_old"
+  | "no_snapshot";
 
 export interface MaintenanceTickReport {
   dispatched: Array<{ hostId: string; kind: MaintenanceKind; jobId: string }>;
@@ -39,6 +49,7 @@ const SLOT_COLUMN = {
   forget: "lastForgetSlotAt",
   prune: "lastPruneSlotAt",
   check: "lastCheckSlotAt",
+  drill: "lastDrillSlotAt",
 } as const satisfies Record<MaintenanceKind, keyof Maintenance>;
 
 export async function maintenanceTick(deps: TickDeps, now: Date): Promise<MaintenanceTickReport> {
@@ -93,6 +104,14 @@ export async function maintenanceTick(deps: TickDeps, now: Date): Promise<Mainte
         }
         if (kind === "check" && record.checkReadDataSubset) {
           plan.readDataSubset = record.checkReadDataSubset;
+        }
+        if (kind === "drill") {
+          const drill = await drillPlanOf(tx, record.hostId, record.drillSampleFiles);
+          if (!drill.ok) {
+            skip(drill.reason);
+            continue;
+          }
+          plan.drill = drill.drill;
         }
         plans.push({ hostId: record.hostId, plan });
       }

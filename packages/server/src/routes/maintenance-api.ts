@@ -8,6 +8,7 @@ import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { requireHost } from "../hosts/require-host.js";
 import { readJson } from "../http/validate.js";
+import { lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
 import {
   MaintenanceBody,
   maintenanceJson,
@@ -24,7 +25,10 @@ export function maintenanceApiRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.get("/api/hosts/:id/maintenance", viewer, async (c) => {
     const now = deps.clock.now();
     const record = await readMaintenance(deps.db, c.req.param("id"), now);
-    return c.json({ maintenance: maintenanceJson(record, deps.config.timeZone, now) });
+    return c.json({
+      maintenance: maintenanceJson(record, deps.config.timeZone, now),
+      last_drill: lastDrillJson(await lastDrillOf(deps.db, record.hostId)),
+    });
   });
   routes.put("/api/hosts/:id/maintenance", operator, async (c) => {
     const body = await readJson(c, MaintenanceBody);

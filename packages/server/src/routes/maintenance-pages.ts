@@ -12,6 +12,8 @@ import { loadHostCredentials } from "../hosts/credentials.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
+import { agentTooOldMessage, speaksDrill } from "../maintenance/drill-plan.js";
+import { lastDrillOf } from "../maintenance/last-drill.js";
 import { forgetGroupsOf } from "../maintenance/maintenance-jobs.js";
 import {
   MaintenanceBody,
@@ -31,9 +33,18 @@ const MaintenanceForm = Type.Object(
     check_cron: Type.String({ maxLength: 200 }),
     check_enabled: Flag,
     check_read_data_subset: Type.String({ maxLength: 32 }),
+    // Optional so that a form from before drills existed still saves.
+    drill_cron: Type.Optional(Type.String({ maxLength: 200 })),
+    drill_enabled: Flag,
+    drill_sample_files: Type.Optional(Type.String({ maxLength: 8 })),
   },
   { additionalProperties: false },
 );
+
+function integerOrText(value: string): number | string {
+  const trimmed = value.trim();
+  return /^\d{1,7}$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
 
 function bodyFromForm(form: Type.Static<typeof MaintenanceForm>): Record<string, unknown> {
   const on = (value: string | undefined) => value !== undefined && value !== "";
@@ -45,6 +56,13 @@ function bodyFromForm(form: Type.Static<typeof MaintenanceForm>): Record<string,
     check_cron: form.check_cron.trim(),
     check_enabled: on(form.check_enabled),
     check_read_data_subset: form.check_read_data_subset.trim(),
+    ...(form.drill_cron === undefined
+      ? {}
+      : { drill_cron: form.drill_cron.trim(), drill_enabled: on(form.drill_enabled) }),
+    // A number the schema then bounds; text that is no integer stays text, so the error names the field.
+    ...(form.drill_sample_files === undefined
+      ? {}
+      : { drill_sample_files: integerOrText(form.drill_sample_files) }),
   };
 }
 
@@ -67,6 +85,8 @@ export function maintenancePageRoutes(deps: AppDeps): Hono<AppEnv> {
       stats: repoStatsJson(await readRepoStats(deps.db, hostId)),
       forgetGroups: await forgetGroupsOf(deps.db, hostId),
       adminBound: credentials.admin.state === "bound",
+      lastDrill: await lastDrillOf(deps.db, hostId),
+      drillRefusal: speaksDrill(host.protocolVersion) ? undefined : agentTooOldMessage(host.protocolVersion),
       canOperate: hasRole(c.get("actor"), "operator"),
       canAdmin: hasRole(c.get("actor"), "admin"),
     });
