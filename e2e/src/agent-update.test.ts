@@ -240,7 +240,7 @@ describe("agent self-update under a supervisor", () => {
 
   const noBrowser = missingNote({ Chromium: chromiumPath !== undefined });
   it.skipIf(noBrowser !== "")(
-    `rolls out from the fleet page and shows the new version there${noBrowser}`,
+    `rolls out from the host list and shows the new version there${noBrowser}`,
     async () => {
       await releaseBundle(server, "9.4.0-e2e");
       const browser = await launchBrowser();
@@ -251,6 +251,7 @@ describe("agent self-update under a supervisor", () => {
         await page.getByLabel("Password").fill(ADMIN.password);
         await page.getByRole("button", { name: "Sign in" }).click();
         await page.waitForURL(`${proxy.url}/`);
+        await page.goto(`${proxy.url}/hosts`);
 
         const form = page.getByTestId("rollout-form");
         await form.getByTestId("rollout-version").selectOption("9.4.0-e2e");
@@ -263,13 +264,13 @@ describe("agent self-update under a supervisor", () => {
         await form.getByTestId("rollout-submit").press("Enter");
         await eventually(
           async () => {
-            await page.goto(`${proxy.url}/`);
+            await page.goto(`${proxy.url}/hosts`);
             const agentCell = await page.getByTestId("host-agent").first().textContent();
             const state = await page.getByTestId("host-update").first().getAttribute("data-update-state");
             return agentCell?.includes("9.4.0-e2e") && state === "succeeded";
           },
           {
-            what: `fleet page shows 9.4.0-e2e succeeded\n${agent.output()}`,
+            what: `host list shows 9.4.0-e2e succeeded\n${agent.output()}`,
             timeoutMs: 60_000,
             intervalMs: 1_000,
           },

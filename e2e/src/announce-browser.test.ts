@@ -2,7 +2,7 @@
  * The operator's first hour, in headless Chromium against the built server and a real agent:
  * bootstrap the first admin from the printed link, sign out and in, mint an enrolment token and
  * see its install command, approve a host that announced itself (the fingerprint the agent
- * prints equals the one on the enrol page), and watch it come online on the fleet page.
+ * prints equals the one on the enrol page), and watch it come online on the host list.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -44,6 +44,8 @@ describe.skipIf(missing !== "")(`operator pages in a real browser${missing}`, ()
     await page.getByTestId("password").fill(PASSWORD);
     await page.getByTestId("submit").click();
     await page.waitForURL(`${server.url}/`);
+    expect(await page.getByTestId("count-total").textContent()).toBe("0 hosts in all");
+    await page.goto(`${server.url}/hosts`);
     await page.getByTestId("fleet-empty").waitFor();
 
     await page.getByTestId("logout").click();
@@ -88,14 +90,14 @@ describe.skipIf(missing !== "")(`operator pages in a real browser${missing}`, ()
 
     const run = startAgent(["run"], dirs, env);
     agents.push(run);
-    await page.goto(`${server.url}/`);
+    await page.goto(`${server.url}/hosts`);
     await eventually(
       async () => {
         await page.reload();
         const status = await page.getByTestId("host-status").first().textContent({ timeout: 2_000 });
         return status === "online" ? status : undefined;
       },
-      { what: "the host online on the fleet page", intervalMs: 1_000 },
+      { what: "the host online on the host list", intervalMs: 1_000 },
     );
     await page.screenshot({ path: join(shots, "fleet-online.png"), fullPage: true });
     await page.setViewportSize({ width: 360, height: 800 });

@@ -168,12 +168,12 @@ runDbSuite("agent rollout", (getDb) => {
     }
   });
 
-  it("rolls out from the fleet page form (CSRF checked) and shows versions and states", async () => {
+  it("rolls out from the host list's form (CSRF checked) and shows versions and states", async () => {
     const { deps, admin } = await setup(getDb());
     try {
       const { host: one } = await seedHost(deps, { name: "one", agentVersion: "1.0.0" });
       const { host: two } = await seedHost(deps, { name: "two", agentVersion: "1.0.0" });
-      const page = await (await admin.request("/")).text();
+      const page = await (await admin.request("/hosts")).text();
       expect(page).toContain('data-testid="rollout-form"');
       expect(page).toContain('<option value="2.0.0">2.0.0 (also single executable for linux-x64)</option>');
       const csrf = csrfFrom(page);
@@ -182,7 +182,7 @@ runDbSuite("agent rollout", (getDb) => {
       expect(noToken.status).toBe(403);
       const posted = await admin.form("/agent-updates", { _csrf: csrf, version: "2.0.0", host_ids: one.id });
       expect(posted.status).toBe(303);
-      expect(posted.headers.get("Location")).toBe("/");
+      expect(posted.headers.get("Location")).toBe("/hosts");
       expect((await readHost(deps, one.id))?.updateState).toBe("pending");
       expect((await readHost(deps, two.id))?.updateState).toBeNull();
 
@@ -197,7 +197,7 @@ runDbSuite("agent rollout", (getDb) => {
       const none = await admin.form("/agent-updates", { _csrf: csrf, version: "2.0.0" });
       expect(none.status).toBe(400);
 
-      const after = await (await admin.request("/")).text();
+      const after = await (await admin.request("/hosts")).text();
       expect(after).toContain('data-update-state="pending"');
       expect(after).toContain("→ 2.0.0: pending");
     } finally {
@@ -209,7 +209,7 @@ runDbSuite("agent rollout", (getDb) => {
     const { deps, operator } = await setup(getDb());
     try {
       await seedHost(deps, { name: "one" });
-      const page = await (await operator.request("/")).text();
+      const page = await (await operator.request("/hosts")).text();
       expect(page).toContain('data-testid="host-row"');
       expect(page).not.toContain("rollout-form");
     } finally {
@@ -247,7 +247,7 @@ runDbSuite("agent rollout", (getDb) => {
       expect(page).toContain(`href="${deps.config.baseUrl}/docs/agent-upgrade"`);
       expect(page).toContain("protocol version 0");
 
-      const fleet = await (await operator.request("/")).text();
+      const fleet = await (await operator.request("/hosts")).text();
       expect(fleet).toContain("→ 2.0.0: rolled back");
       expect(fleet).toContain('data-testid="host-update-error">2.0.0 &lt;did not&gt; connect within 120 s<');
 

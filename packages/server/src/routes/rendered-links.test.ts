@@ -365,7 +365,7 @@ runServerSuite("rendered links", (server) => {
     }
 
     const seeds: Found[] = [
-      { url: new URL("/", base).href, from: "start: the fleet page", htmx: false },
+      { url: new URL("/", base).href, from: "start: the dashboard", htmx: false },
       { url: wireHelpUrl, from: "help_url of ErrProtocolTooOld on the agent channel", htmx: false },
       // A page of one snapshot, so that the snapshot pager is rendered with little data.
       {

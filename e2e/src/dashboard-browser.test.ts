@@ -1,0 +1,229 @@
+/**
+ * The fleet dashboard in headless Chromium against the built server, at 1280 and 390 px: three
+ * hosts enrolled through the API and held online by the agent's own connection code, which then
+ * report what a real agent would (snapshots, repository sizes, a job that succeeds and one that
+ * fails). The overdue group is listed first, the numbers link to the filtered host list, and
+ * neither page scrolls sideways on a phone.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { AgentConnection } from "@fleetback/agent";
+import { encode, type Snapshot } from "@fleetback/protocol";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN, type Api, bootstrapAdmin } from "./support/api.js";
+import { chromiumPath, launchBrowser } from "./support/browser.js";
+import { eventually } from "./support/eventually.js";
+import { repoRoot } from "./support/paths.js";
+import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { enrolSimHost, type SimHost, simConnection } from "./support/sim-agents.js";
+import { missingNote } from "./support/tools.js";
+
+const shots = join(repoRoot, ".cache", "screenshots");
+const HOUR = 3_600_000;
+
+interface Reporter {
+  host: SimHost;
+  send(frame: string): void;
+}
+
+const missing = missingNote({ Chromium: chromiumPath !== undefined });
+describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, () => {
+  let server: ServerProcess;
+  let api: Api;
+  let browser: Browser;
+  const connections: AgentConnection[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    server = await startServerProcess({ FLEETBACK_LOG_LEVEL: "warn" });
+    api = await bootstrapAdmin(server.url, server.output());
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    for (const connection of connections) {
+      connection.stop();
+    }
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** Enrols `name` and connects it; resolves once the server accepted its hello. */
+  async function online(name: string): Promise<Reporter> {
+    const host = await enrolSimHost(api, server.url, name);
+    let accepted: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      accepted = resolve;
+    });
+    const connection = simConnection(server.url, host, { onAccepted: () => accepted() });
+    connections.push(connection);
+    void connection.run();
+    await ready;
+    return {
+      host,
+      send: (frame) => {
+        if (!connection.sendFrame(frame)) {
+          throw new Error(`${name}: not connected`);
+        }
+      },
+    };
+  }
+
+  async function scheduledGroup(hostId: string, name: string, cron: string): Promise<string> {
+    const group = await api.send<{ source_group: { id: string } }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups`,
+      {
+        name,
+        includes: [`/${name}`],
+      },
+    );
+    expect(group.status, JSON.stringify(group.body)).toBe(201);
+    const schedule = await api.send("POST", `/api/hosts/${hostId}/schedules`, {
+      cron,
+      source_group_ids: [group.body.source_group.id],
+    });
+    expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
+    return group.body.source_group.id;
+  }
+
+  function snapshot(index: number, tag: string, at: Date): Snapshot {
+    const id = `${index.toString(16)}${tag.length.toString(16)}`.padStart(64, "c");
+    return {
+      id,
+      short_id: id.slice(0, 8),
+      time: at.toISOString(),
+      hostname: "sim",
+      paths: [`/${tag}`],
+      tags: [tag],
+      size_bytes: 4096,
+      file_count: 3,
+    };
+  }
+
+  /** Runs the group now through the API and reports the job as the agent would. */
+  async function ranJob(
+    reporter: Reporter,
+    groupId: string,
+    status: "succeeded" | "failed",
+    minutes: number,
+  ) {
+    const run = await api.send<{ job_id: string }>(
+      "POST",
+      `/api/hosts/${reporter.host.hostId}/source-groups/${groupId}/run`,
+    );
+    expect(run.status, JSON.stringify(run.body)).toBe(201);
+    const started = new Date(Date.now() - minutes * 60_000);
+    reporter.send(
+      encode("job.started", { job_id: run.body.job_id, kind: "backup", started_at: started.toISOString() }),
+    );
+    reporter.send(
+      encode("job.finished", {
+        job_id: run.body.job_id,
+        status,
+        exit_code: status === "succeeded" ? 0 : 1,
+        ...(status === "failed" ? { error: "Fatal: unable to open repository" } : {}),
+      }),
+    );
+  }
+
+  async function noSidewaysScroll(page: Page): Promise<void> {
+    const widths = await page.locator("html").evaluate((root) => ({
+      scroll: root.scrollWidth,
+      client: root.clientWidth,
+    }));
+    expect(widths.scroll, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
+  }
+
+  it("lists the overdue group first and links each number to its hosts, at 1280 and 390 px", async () => {
+    const now = Date.now();
+    const web = await online("web-fresh");
+    const db = await online("db-overdue");
+    const mail = await online("mail-failing");
+
+    const etc = await scheduledGroup(web.host.hostId, "etc", "0 3 * * *");
+    await scheduledGroup(db.host.hostId, "pg", "0 2 * * *");
+    await scheduledGroup(db.host.hostId, "old", "0 2 * * *");
+    const mailGroup = await scheduledGroup(mail.host.hostId, "mail", "0 3 * * *");
+
+    const refreshed = new Date(now).toISOString();
+    web.send(
+      encode("snapshots.report", {
+        snapshots: [snapshot(1, "etc", new Date(now - 0.2 * HOUR))],
+        refreshed_at: refreshed,
+      }),
+    );
+    db.send(
+      encode("snapshots.report", {
+        snapshots: [
+          snapshot(2, "pg", new Date(now - 72 * HOUR)),
+          snapshot(3, "old", new Date(now - 144 * HOUR)),
+        ],
+        refreshed_at: refreshed,
+      }),
+    );
+    mail.send(
+      encode("snapshots.report", {
+        snapshots: [snapshot(4, "mail", new Date(now - HOUR))],
+        refreshed_at: refreshed,
+      }),
+    );
+    web.send(encode("repo.stats", { raw_size_bytes: 3 * 1024 ** 3, total_size_bytes: 5 * 1024 ** 3 }));
+    db.send(encode("repo.stats", { raw_size_bytes: 12 * 1024 ** 3 }));
+    mail.send(encode("repo.stats", { raw_size_bytes: 700 * 1024 ** 2 }));
+    await ranJob(web, etc, "succeeded", 50);
+    await ranJob(mail, mailGroup, "failed", 20);
+
+    const numbers = await eventually(
+      async () => {
+        const body = await api.get<{ hosts: Record<string, number> }>("/api/dashboard");
+        return body.hosts.overdue === 1 && body.hosts.failing === 1 && body.hosts.online === 3
+          ? body.hosts
+          : undefined;
+      },
+      { what: "the dashboard to count the overdue and the failing host" },
+    );
+    expect(numbers).toEqual({ total: 3, online: 3, offline: 0, overdue: 1, failing: 1 });
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${server.url}/login`);
+    await page.getByLabel("Username").fill(ADMIN.username);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${server.url}/`);
+
+    const first = page.getByTestId("attention-row").first();
+    expect(await first.getAttribute("data-state")).toBe("overdue");
+    expect(await first.locator("td").nth(0).textContent()).toBe("db-overdue");
+    expect(await first.locator("td").nth(1).textContent()).toBe("old");
+    expect(await page.getByTestId("attention-row").nth(1).locator("td").nth(1).textContent()).toBe("pg");
+    expect(await page.getByTestId("count-overdue").locator("strong").textContent()).toBe("1");
+    expect(await page.getByTestId("count-failing").locator("strong").textContent()).toBe("1");
+    expect(await page.locator("[data-testid=timeline-svg] rect.timeline-bar").count()).toBe(2);
+    expect(
+      await page.locator('[data-testid=timeline-svg] rect.timeline-bar[data-status="failed"]').count(),
+    ).toBe(1);
+    expect(await page.getByTestId("stored-now").textContent()).toBe("15.7 GiB");
+    expect(await page.getByTestId("dashboard-alert").count()).toBe(1);
+    await page.screenshot({ path: join(shots, "dashboard-1280.png"), fullPage: true });
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    expect(await page.getByTestId("attention-row").first().getAttribute("data-state")).toBe("overdue");
+    await noSidewaysScroll(page);
+    const svgWidth = await page
+      .getByTestId("timeline-svg")
+      .evaluate((svg) => svg.getBoundingClientRect().width);
+    expect(svgWidth).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(shots, "dashboard-390.png"), fullPage: true });
+
+    await page.getByTestId("count-overdue").click();
+    await page.waitForURL(`${server.url}/hosts?state=overdue`);
+    const rows = page.getByTestId("host-row");
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().getAttribute("data-host-id")).toBe(db.host.hostId);
+    await noSidewaysScroll(page);
+    await page.screenshot({ path: join(shots, "hosts-overdue-390.png"), fullPage: true });
+    await page.close();
+  });
+});
