@@ -3,7 +3,10 @@ import { testEngines } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createJob } from "../jobs/create-job.js";
-import { seedHost } from "../testing/seed.js";
+import { runBackup } from "../sources/dispatch-backup.js";
+import { retryTick } from "../sources/retry-ticker.js";
+import { createGroup } from "../sources/source-groups.js";
+import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { JOB_DURATION_BUCKETS_SECONDS, readJobMetrics, recordJobEnds } from "./job-metrics.js";
 
@@ -56,6 +59,22 @@ for (const engine of testEngines()) {
       expect(succeeded?.buckets[bucketIndex(30)]).toBe(0);
       expect(succeeded?.buckets[bucketIndex(60)]).toBe(1);
       expect(succeeded?.buckets[bucketIndex(120)]).toBe(2);
+    });
+
+    it("counts the failed backup a retry leaves when it gives up on an offline host", async () => {
+      const { host } = await seedHost(deps);
+      const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
+        name: "etc",
+        includes: ["/etc"],
+        retry_max: 1,
+        retry_backoff_seconds: 10,
+      });
+      await runBackup(deps, { hostId: host.id, actorKind: "schedule" }, group);
+      deps.clock.advance(10_000);
+      expect((await retryTick(deps, deps.clock.now())).gaveUp).toHaveLength(1);
+      expect(await readJobMetrics(deps.db)).toEqual([
+        expect.objectContaining({ kind: "backup", outcome: "failed", total: 1, observed: 0 }),
+      ]);
     });
 
     it("reads rows of other bounds into the next larger bucket, and above the largest only into +Inf", async () => {
