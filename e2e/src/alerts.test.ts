@@ -6,8 +6,6 @@
  */
 import { createHmac } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,13 +17,10 @@ import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
 import { type SmtpSink, startSmtpSink } from "./support/smtp-sink.js";
 import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
+import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver.js";
 
 const WEBHOOK_SECRET = "e2e-webhook-secret-0123456789";
 
-interface Delivery {
-  body: string;
-  signature: string | undefined;
-}
 interface AlertJson {
   id: string;
   kind: string;
@@ -41,26 +36,11 @@ describe.skipIf(missing !== "")(`alerts: raise, notify once, touch, resolve per 
   let server: ServerProcess;
   let api: Api;
   let smtp: SmtpSink;
-  let receiver: Server;
-  let receiverUrl: string;
-  const deliveries: Delivery[] = [];
+  let receiver: WebhookReceiver;
   let agent: AgentRun | undefined;
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", () => {
-        const signature = req.headers["x-fleetback-signature"];
-        deliveries.push({
-          body: Buffer.concat(chunks).toString("utf8"),
-          signature: typeof signature === "string" ? signature : undefined,
-        });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/fleetback`;
+    receiver = await startWebhookReceiver();
     smtp = await startSmtpSink();
     rest = await startRestServer();
     server = await startServerProcess();
@@ -71,7 +51,7 @@ describe.skipIf(missing !== "")(`alerts: raise, notify once, touch, resolve per 
     await server?.stop();
     await rest?.stop();
     await smtp?.stop();
-    await new Promise((resolve) => receiver?.close(resolve));
+    await receiver?.close();
   });
 
   async function run(hostId: string, groupId: string): Promise<string> {
@@ -95,7 +75,7 @@ describe.skipIf(missing !== "")(`alerts: raise, notify once, touch, resolve per 
 
   it("notifies each new alert once by webhook and mail, and resolves by group", async () => {
     for (const channel of [
-      { name: "ops-webhook", kind: "webhook", config: { url: receiverUrl, secret: WEBHOOK_SECRET } },
+      { name: "ops-webhook", kind: "webhook", config: { url: receiver.url, secret: WEBHOOK_SECRET } },
       {
         name: "ops-mail",
         kind: "email",
@@ -146,14 +126,14 @@ describe.skipIf(missing !== "")(`alerts: raise, notify once, touch, resolve per 
         ["backup_failed", beta],
       ].sort(),
     );
-    await eventually(async () => deliveries.length >= 2 && smtp.messages.length >= 2, {
+    await eventually(async () => receiver.deliveries.length >= 2 && smtp.messages.length >= 2, {
       what: "two webhooks and two mails",
     });
-    for (const delivery of deliveries) {
+    for (const delivery of receiver.deliveries) {
       const expected = createHmac("sha256", WEBHOOK_SECRET).update(delivery.body).digest("hex");
       expect(delivery.signature).toBe(`sha256=${expected}`);
     }
-    const groupNames = deliveries
+    const groupNames = receiver.deliveries
       .map((d) => JSON.parse(d.body) as { event: string; alert: { source_group_name: string } })
       .map((d) => [d.event, d.alert.source_group_name])
       .sort();
@@ -207,7 +187,7 @@ describe.skipIf(missing !== "")(`alerts: raise, notify once, touch, resolve per 
     }>("/api/notification-channels");
     expect(channels).toHaveLength(2);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect(deliveries).toHaveLength(2);
+    expect(receiver.deliveries).toHaveLength(2);
     expect(smtp.messages).toHaveLength(2);
     const page = await api.text("/alerts?state=all");
     expect(page).toContain("backup_failed");
