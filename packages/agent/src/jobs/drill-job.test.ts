@@ -217,6 +217,19 @@ describe("drill", () => {
     expect(resticCalls(ran, "restore")).toEqual([]);
   });
 
+  it("clears what an agent killed mid-drill left under drill/ before restoring", async () => {
+    const leftover = join(stateDir, DRILL_DIR_NAME, "01M807SKJ8H7QEZZS1A0ZWSK00", "srv");
+    mkdirSync(leftover, { recursive: true });
+    writeFileSync(join(leftover, "restored.bin"), "old copy");
+    const files = recordedFiles("0.18.0");
+    const ran = await runJobForTest(drillJob(), drillCommand(2), {
+      replay: (subcommand, spec) =>
+        subcommand === "ls" ? fixture("0.18.0", "ls-whole") : writeRestore(files)(spec),
+    });
+    expect(ran.outcome.status).toBe("succeeded");
+    expect(await scratchLeft()).toEqual([]);
+  });
+
   it("refuses a sample larger than the free space of the state dir", async () => {
     const ran = await runJobForTest(drillJob({ freeBytes: async () => 1024 }), drillCommand(5), {
       replay: () => fixture("0.18.0", "ls-whole"),

@@ -153,9 +153,10 @@ async function restoreAndCompare(
   const bytes = sample.reduce((total, file) => total + file.size, 0);
   const scratch = drillScratchDir(deps.stateDir, run.command.job_id);
   try {
-    // A directory left by an agent killed mid-drill is cleared first: restic must write into an
-    // empty directory of ours, never over anything already there.
-    await rm(scratch, { recursive: true, force: true });
+    // Jobs run one at a time (job-queue.ts), so anything under drill/ now is left over from an
+    // agent killed mid-drill: cleared, so no restored copy outlives its drill for long and restic
+    // writes into an empty directory of ours, never over anything already there.
+    await rm(join(deps.stateDir, DRILL_DIR_NAME), { recursive: true, force: true });
     await mkdir(scratch, { recursive: true, mode: 0o700 });
   } catch (cause) {
     const error = `cannot create the drill directory ${scratch}: ${message(cause)}`;
