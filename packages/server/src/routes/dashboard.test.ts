@@ -111,6 +111,19 @@ for (const engine of testEngines()) {
         { message: "backup failed: <b>disk full</b>" },
         hoursAgo(1),
       );
+      // Health alerts are open too, but only a failed job's alert makes a host failing.
+      await raiseAlert(
+        deps,
+        { hostId: idle.id, kind: "agent_offline", dedupKey: "" },
+        { message: "offline" },
+        hoursAgo(2),
+      );
+      await raiseAlert(
+        deps,
+        { hostId: db.id, kind: "backup_overdue", dedupKey: "" },
+        { message: "overdue" },
+        hoursAgo(2),
+      );
 
       const started = hoursAgo(3);
       deps.clock.set(started);
@@ -218,7 +231,7 @@ for (const engine of testEngines()) {
         /<svg [^>]*class="chart"[^>]*aria-label="Repository size of the fleet per day \(UTC\)"/,
       );
       expect(html).toContain("backup failed: &lt;b&gt;disk full&lt;/b&gt;");
-      expect(html).toContain('<a href="/alerts" data-testid="alerts-link">All 1 open alerts</a>');
+      expect(html).toContain('<a href="/alerts" data-testid="alerts-link">All 3 open alerts</a>');
       expect(html).not.toMatch(/style=/);
     });
 
@@ -240,10 +253,13 @@ for (const engine of testEngines()) {
       expect(body.repository.daily.at(-1)).toEqual({ day: "2026-11-21", stored_bytes: 3 * 1024 ** 3 });
       expect(body.repository.daily.find((d) => d.day === "2026-11-15")?.stored_bytes).toBe(1024 ** 3);
       expect(body.repository.daily.find((d) => d.day === "2026-11-18")?.stored_bytes).toBe(2 * 1024 ** 3);
-      expect(body.open_alerts).toBe(1);
-      expect(body.newest_alerts.map((a) => [a.kind, a.host_name])).toEqual([
+      expect(body.open_alerts).toBe(3);
+      expect(body.newest_alerts.map((a) => [a.kind, a.host_name]).sort()).toEqual([
+        ["agent_offline", "idle"],
         ["backup_failed", "mail-failing"],
+        ["backup_overdue", "db-late"],
       ]);
+      expect(body.newest_alerts[0]).toMatchObject({ kind: "backup_failed" });
     });
 
     it("refuses an unknown state or query field with a 400 naming the field, on the page and the partial", async () => {
