@@ -12,7 +12,7 @@ import {
 } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
 import type { FinishedJobStatus } from "@fleetback/protocol";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
@@ -328,6 +328,17 @@ for (const engine of testEngines()) {
       // This replica's own process, from prom-client's default metrics.
       expect(families.get("process_cpu_user_seconds_total")?.type).toBe("counter");
       expect(families.get("nodejs_heap_size_used_bytes")?.type).toBe("gauge");
+    });
+
+    it("answers 503 and logs a warning when the database cannot answer the scrape", async () => {
+      // A counter table that cannot be read stands for a database that does not answer.
+      await server.deps.db.execute(sql`alter table job_metrics rename to job_metrics_away`);
+      const res = await scrape();
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ code: "unavailable" });
+      expect(server.deps.logLines.some((line) => line.includes("metrics scrape failed"))).toBe(true);
+      await server.deps.db.execute(sql`alter table job_metrics_away rename to job_metrics`);
+      expect((await scrape()).status).toBe(200);
     });
 
     it("keeps the counters when the hosts whose jobs they count are deleted", async () => {

@@ -7,7 +7,7 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
-import { RequestError } from "../errors.js";
+import { RequestError, unavailable } from "../errors.js";
 import { clientIp } from "../http/client-address.js";
 import { handleNotFound } from "../http/error-handler.js";
 import { createMetricsGate } from "../metrics/metrics-access.js";
@@ -27,7 +27,12 @@ export function metricsRoutes(deps: AppDeps): Hono<AppEnv> {
         headers: { "WWW-Authenticate": 'Bearer realm="fleetback metrics"' },
       });
     }
-    const exposition = await scraper.scrape(deps.clock.now());
+    const exposition = await scraper.scrape(deps.clock.now()).catch((err: unknown) => {
+      // Every number comes from the database: without it a partial answer would read as a
+      // fleet that shrank, so the scrape fails (Prometheus marks it down) with a warning here.
+      deps.log.warn({ err }, "metrics scrape failed: the database did not answer it");
+      throw unavailable("The metrics could not be read from the database; try again shortly.");
+    });
     c.header("Cache-Control", "no-store");
     return c.body(exposition.body, 200, { "Content-Type": exposition.contentType });
   });
