@@ -133,6 +133,10 @@ runServerSuite("restore drills through the server", (server) => {
         },
       });
 
+      const jobPage = await (await admin.request(`/jobs/${first.job_id}`)).text();
+      expect(jobPage).toContain(`data-testid="job-drill-snapshot"><code>${SNAPSHOT}</code>`);
+      expect(jobPage).toContain('data-testid="job-drill-sample">up to 20 random files');
+
       const second = await drill(admin, agent, host.id, agent.frames.length);
       await finish(agent, second.job_id, false);
       const [resolved] = await drillAlerts(host.id);
