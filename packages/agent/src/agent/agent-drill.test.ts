@@ -128,7 +128,9 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         expect(finished).toMatchObject({
           status: "failed",
           exit_code: 1,
-          error: expect.stringMatching(/^restic could not restore and verify the sample: /),
+          error: expect.stringMatching(
+            /^restic could not restore and verify the sample: Fatal: There were \d+ errors \(first: \/.+: .*ciphertext verification failed\)$/,
+          ),
         });
         expect((finished?.summary as DrillSummary).mismatch_count).toBeGreaterThan(0);
         expect(logLines(failed).some((line) => line.startsWith("agent: the drill failed: "))).toBe(true);

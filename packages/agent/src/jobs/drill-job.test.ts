@@ -172,7 +172,8 @@ describe("drill", () => {
     expect(ran.outcome).toMatchObject({
       status: "failed",
       exit_code: 1,
-      error: "restic could not restore and verify the sample: Fatal: There were 1 errors",
+      error:
+        "restic could not restore and verify the sample: Fatal: There were 1 errors (first: /tmp/x: ciphertext verification failed)",
       summary: { files_checked: 2, mismatch_count: 2 },
     });
     expect(await scratchLeft()).toEqual([]);

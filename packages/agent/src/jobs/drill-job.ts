@@ -39,6 +39,8 @@ import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const DRILL_DIR_NAME = "drill";
 
+const FILE_ERROR_PREFIX = "ignoring error for ";
+
 /** Listing a snapshot of millions of files takes minutes (testdata/restic perf: ~3 s per 200,000). */
 export const DRILL_LIST_TIMEOUT_MS = 30 * 60_000;
 
@@ -215,9 +217,21 @@ async function restoreInto(
     bytes_done: 0,
     bytes_total: bytes,
   });
+  // restic ends with "Fatal: There were N errors"; the file and cause are in the first of its
+  // "ignoring error for <path>: <cause>" lines (0.14 and 0.18 alike), worth carrying in the error.
+  let firstFileError: string | undefined;
   const { result, error } = await runTextTool(deps, run, context, {
     subcommand: "restore",
     args: drillRestoreArgs(snapshotId, scratch, sample),
+    observe: (line) => {
+      if (
+        line.stream === "stderr" &&
+        firstFileError === undefined &&
+        line.text.startsWith(FILE_ERROR_PREFIX)
+      ) {
+        firstFileError = line.text.slice(FILE_ERROR_PREFIX.length);
+      }
+    },
   });
   throttle.flush();
   const restored = toolOutcome(result, deps.restic.command, error);
@@ -232,7 +246,8 @@ async function restoreInto(
     mismatches: comparison.mismatches,
   });
   if (restored.status === "failed") {
-    const reason = restored.error ?? "restic failed";
+    const fatal = restored.error ?? "restic failed";
+    const reason = firstFileError === undefined ? fatal : `${fatal} (first: ${firstFileError})`;
     run.log("agent", `the drill failed: restic could not restore and verify the sample (${reason})`);
     return { ...restored, error: `restic could not restore and verify the sample: ${reason}`, summary };
   }
