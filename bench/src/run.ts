@@ -3,12 +3,14 @@
  * `pnpm bench`: runs every case and prints speed as ratios against baselines measured in the
  * same run, plus memory: the bench process's after the in-process cases, and the server's with a
  * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 300, 0 skips
- * it).
+ * it), and the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
+ * skips it; health/freshness-bench.ts).
  */
 import { cryptoCases } from "./cases/crypto.js";
 import { protocolCases } from "./cases/protocol.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
 import { formatResults, runCase } from "./harness.js";
+import { runFreshnessBench } from "./health/freshness-bench.js";
 
 const cases = [...protocolCases(), ...cryptoCases()];
 const results = cases.map((bench) => runCase(bench));
@@ -25,4 +27,15 @@ if (!Number.isSafeInteger(hosts) || hosts < 0) {
 if (hosts > 0) {
   const fleet = await runFleetBench(hosts);
   process.stdout.write(`\n${formatResults(fleet.results)}\n\n${fleet.notes.join("\n")}\n`);
+}
+
+const groups = Number(process.env.FLEETBACK_BENCH_GROUPS ?? "10000");
+if (!Number.isSafeInteger(groups) || groups < 0) {
+  throw new Error(
+    `FLEETBACK_BENCH_GROUPS must be a whole number, not "${process.env.FLEETBACK_BENCH_GROUPS}"`,
+  );
+}
+if (groups > 0) {
+  const freshness = await runFreshnessBench(groups);
+  process.stdout.write(`\n${formatResults(freshness.results)}\n\n${freshness.notes.join("\n")}\n`);
 }
