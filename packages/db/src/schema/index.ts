@@ -9,6 +9,7 @@ export * from "./cluster.js";
 export * from "./enrolment.js";
 export * from "./hosts.js";
 export * from "./jobs.js";
+export * from "./metrics.js";
 export * from "./pending-runs.js";
 export * from "./repository.js";
 export * from "./repository-growth.js";

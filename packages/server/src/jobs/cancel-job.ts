@@ -12,6 +12,7 @@ import { and, eq } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { RequestError } from "../errors.js";
+import { recordJobEnds } from "../metrics/job-metrics.js";
 import { getJob } from "./job-queries.js";
 
 export type CancelOutcome =
@@ -70,6 +71,7 @@ export async function cancelJob(
       .where(and(eq(jobs.id, job.id), eq(jobs.status, "queued")))
       .returning();
     if (row) {
+      await recordJobEnds(tx, [row.id]);
       await auditCancel(tx, deps, audit, { kind: "cancelled", job: row });
     }
     return row;

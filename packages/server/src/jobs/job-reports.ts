@@ -12,6 +12,7 @@ import type { JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
+import { recordJobEnds } from "../metrics/job-metrics.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";
@@ -120,17 +121,24 @@ export function createJobReports(options: JobReportsOptions): JobReports {
       await logWriter.finish(hostId, report.job_id);
       const finishedAt = clock.now();
       const error = report.error === undefined ? null : report.error.slice(0, MAX_JOB_ERROR_LENGTH);
-      const rows = await db
-        .update(jobs)
-        .set({
-          status: report.status,
-          exitCode: report.exit_code,
-          error,
-          summary: report.summary ?? null,
-          finishedAt,
-        })
-        .where(ownActiveJob(hostId, report.job_id))
-        .returning({ id: jobs.id, kind: jobs.kind, sourceGroupId: jobs.sourceGroupId });
+      const rows = await db.transaction(async (tx) => {
+        const ended = await tx
+          .update(jobs)
+          .set({
+            status: report.status,
+            exitCode: report.exit_code,
+            error,
+            summary: report.summary ?? null,
+            finishedAt,
+          })
+          .where(ownActiveJob(hostId, report.job_id))
+          .returning({ id: jobs.id, kind: jobs.kind, sourceGroupId: jobs.sourceGroupId });
+        await recordJobEnds(
+          tx,
+          ended.map((row) => row.id),
+        );
+        return ended;
+      });
       progressWrites.delete(report.job_id);
       if (rows.length === 0) {
         log.warn(

@@ -10,6 +10,7 @@
  */
 import { type Database, jobs } from "@fleetback/db";
 import { and, eq, inArray, lt, notInArray, sql } from "drizzle-orm";
+import { recordJobEnds } from "../metrics/job-metrics.js";
 
 export interface ReconcileOutcome {
   lost: string[];
@@ -20,13 +21,27 @@ export interface ReconcileOutcome {
 
 export const NEVER_RECEIVED_REASON = "the agent never received this job (its connection dropped)";
 
-export async function reconcileRunningJobs(
-  db: Database,
+/** Which host, the job ids its agent reports, when, why the others are lost, the queued grace. */
+type ReconcileArgs = [
   hostId: string,
   runningJobIds: readonly string[],
   now: Date,
   reason: string,
   queuedBefore?: Date,
+];
+
+export async function reconcileRunningJobs(db: Database, ...args: ReconcileArgs): Promise<ReconcileOutcome> {
+  // The jobs ended here are counted for /metrics in the same transaction, so each counts once.
+  return db.transaction(async (tx) => {
+    const outcome = await endMissingJobs(tx, ...args);
+    await recordJobEnds(tx, [...outcome.lost, ...outcome.neverReceived]);
+    return outcome;
+  });
+}
+
+async function endMissingJobs(
+  db: Database,
+  ...[hostId, runningJobIds, now, reason, queuedBefore]: ReconcileArgs
 ): Promise<ReconcileOutcome> {
   const ids = [...new Set(runningJobIds)];
   const lost = await db

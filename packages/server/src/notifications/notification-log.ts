@@ -14,6 +14,7 @@ import {
   notificationLog,
 } from "@fleetback/db";
 import { desc, eq } from "drizzle-orm";
+import { countNotificationFailure } from "../metrics/notification-failures.js";
 import type { NotificationEvent } from "./message.js";
 
 export interface AttemptRecord {
@@ -46,8 +47,16 @@ export async function recordAttempt(
     error: record.error === undefined ? null : record.error.slice(0, ERROR_LIMIT),
     createdAt: record.at,
   };
+  // A failed alert delivery is counted for /metrics with its log row, so it counts once.
+  const write = (row: typeof values) =>
+    db.transaction(async (tx) => {
+      await tx.insert(notificationLog).values(row);
+      if (record.status === "failed" && record.event !== "test") {
+        await countNotificationFailure(tx, record.channelId);
+      }
+    });
   try {
-    await db.insert(notificationLog).values(values);
+    await write(values);
     return "written";
   } catch (err) {
     if (isForeignKeyViolation(err, "notification_log_channel_id_fkey")) {
@@ -55,7 +64,7 @@ export async function recordAttempt(
     }
     if (isForeignKeyViolation(err, "notification_log_alert_id_fkey") && values.alertId !== null) {
       // The alert went with its host; the attempt is still worth keeping.
-      await db.insert(notificationLog).values({ ...values, alertId: null });
+      await write({ ...values, alertId: null });
       return "written";
     }
     throw err;

@@ -19,6 +19,7 @@ import { asc, eq, lte } from "drizzle-orm";
 import { createJobAlerts, type JobEnd } from "../alerts/job-alerts.js";
 import type { ServerDeps } from "../deps.js";
 import { createJob } from "../jobs/create-job.js";
+import { recordJobEnds } from "../metrics/job-metrics.js";
 import { retryDelayMs } from "../retries/pending-runs.js";
 import { type BackupDeps, backupParams, sendBackup } from "./dispatch-backup.js";
 
@@ -53,6 +54,7 @@ async function giveUp(
   );
   const error = `host offline: gave up after ${run.attempt} attempts`;
   await tx.update(jobs).set({ status: "failed", error, finishedAt: now }).where(eq(jobs.id, job.id));
+  await recordJobEnds(tx, [job.id]);
   await tx.delete(pendingRuns).where(eq(pendingRuns.id, run.id));
   return {
     jobId: job.id,
