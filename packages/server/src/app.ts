@@ -27,6 +27,8 @@ import { auditApiRoutes } from "./routes/audit-api.js";
 import { auditPageRoutes } from "./routes/audit-pages.js";
 import { authApiRoutes } from "./routes/auth-api.js";
 import { authPageRoutes } from "./routes/auth-pages.js";
+import { dashboardApiRoutes } from "./routes/dashboard-api.js";
+import { dashboardPageRoutes } from "./routes/dashboard-pages.js";
 import { diffApiRoutes } from "./routes/diff-api.js";
 import { diffPageRoutes } from "./routes/diff-pages.js";
 import { docsRoutes } from "./routes/docs.js";
@@ -42,6 +44,7 @@ import { jobPageRoutes } from "./routes/job-pages.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { maintenanceApiRoutes } from "./routes/maintenance-api.js";
 import { maintenancePageRoutes } from "./routes/maintenance-pages.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { notificationChannelApiRoutes } from "./routes/notification-channels-api.js";
 import { notificationChannelPageRoutes } from "./routes/notification-channels-pages.js";
 import { restoreApiRoutes } from "./routes/restore-api.js";
@@ -83,6 +86,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // Before authentication, which may read a form body for its CSRF token.
   app.use(requestLimits());
   app.route("/", healthRoutes(deps.readiness));
+  // Prometheus has no session: its own token or network, never session auth and CSRF.
+  app.route("/", metricsRoutes(deps));
   app.route("/", staticRoutes(deps.views.assets));
   app.use(authenticate(deps));
   const loginLimiters = {
@@ -105,6 +110,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", authPageRoutes(deps, loginLimiters));
   // Public: linked from the agent's log, where the reader may have no session.
   app.route("/", docsRoutes(deps));
+  app.route("/", dashboardPageRoutes(deps));
+  app.route("/", dashboardApiRoutes(deps));
   app.route("/", fleetPageRoutes(deps));
   app.route("/", fleetApiRoutes(deps));
   app.route("/", userApiRoutes(deps));

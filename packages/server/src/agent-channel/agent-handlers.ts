@@ -9,6 +9,7 @@ import type { AgentMessageHandlers } from "@fleetback/protocol";
 import { acknowledgeSchedule, touchHost } from "../hosts/presence.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import { applyRepoStats } from "../maintenance/repo-stats.js";
+import { recordRepositorySize } from "../maintenance/repository-growth.js";
 import type { ReportAssembler } from "../snapshots/report-assembler.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { handleScheduleFire } from "../sources/schedule-fire.js";
@@ -76,7 +77,12 @@ export function createAgentHandlers(
       log.debug({ host_id: hostId, count: replaced?.count }, "snapshot list replaced");
     }),
     "repo.stats": currentOnly(async (payload) => {
-      await applyRepoStats(db, hostId, payload, clock.now());
+      const now = clock.now();
+      const stats = await applyRepoStats(db, hostId, payload, now);
+      // A check's report carries no size: the day's recorded size stays what the last one said.
+      if (payload.raw_size_bytes !== undefined || payload.total_size_bytes !== undefined) {
+        await recordRepositorySize(db, stats, now);
+      }
     }),
 
     "job.started": (payload) => ctx.reports.started(hostId, payload),

@@ -29,7 +29,7 @@ export function agentUpdatePageRoutes(deps: AppDeps): Hono<AppEnv> {
     const selection =
       form.all === "1" ? rolloutSelection(undefined, true) : rolloutSelection(hostIds, undefined);
     await rollOutAgentUpdate(deps, auditOf(c), form.version, selection);
-    return redirectAfterPost(c, "/");
+    return redirectAfterPost(c, "/hosts");
   });
   return routes;
 }

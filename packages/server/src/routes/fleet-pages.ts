@@ -1,13 +1,16 @@
 /**
  * @module routes/fleet-pages
- * The fleet overview page (refreshing its table every 10 s through an htmx partial; admins also
- * get the agent rollout form). The JSON host list is in routes/fleet-api.ts.
+ * The host list at /hosts, optionally filtered by state (`?state=online|offline|overdue|failing`,
+ * the dashboard's numbers link here), refreshing its table every 10 s through an htmx partial
+ * that keeps the filter; admins also get the agent rollout form. The JSON host list is in
+ * routes/fleet-api.ts; the landing page is the dashboard (routes/dashboard-pages.ts).
  */
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
-import { listFleet } from "../hosts/fleet-view.js";
+import { HOST_STATES, HostListQuery, listHostsInState } from "../health/host-states.js";
 import { renderPage } from "../http/render.js";
+import { readQuery } from "../http/validate.js";
 
 export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -22,15 +25,23 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
       })),
     );
   }
-  routes.get("/", viewer, async (c) => {
+  routes.get("/hosts", viewer, async (c) => {
+    const { state } = readQuery(c, HostListQuery);
+    const { all, hosts } = await listHostsInState(deps, state);
     return renderPage(c, deps.views, "pages/fleet.njk", {
-      title: "Fleet",
-      hosts: await listFleet(deps.db),
+      title: state ? `Hosts ${state}` : "Hosts",
+      hosts,
+      // The rollout form offers every host, whatever the filter shows.
+      rolloutHosts: all,
+      state,
+      states: HOST_STATES,
       agentVersions: hasRole(c.get("actor"), "admin") ? await agentVersions() : [],
     });
   });
   routes.get("/partials/fleet", viewer, async (c) => {
-    return renderPage(c, deps.views, "partials/fleet-table.njk", { hosts: await listFleet(deps.db) });
+    const { state } = readQuery(c, HostListQuery);
+    const { hosts } = await listHostsInState(deps, state);
+    return renderPage(c, deps.views, "partials/fleet-table.njk", { hosts, state });
   });
   return routes;
 }

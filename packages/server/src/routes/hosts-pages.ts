@@ -77,7 +77,7 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
     await readForm(c, Type.Object({}, { additionalProperties: false }));
     const hostId = c.req.param("id");
     await deleteHost(deps, auditOf(c), hostId);
-    return redirectAfterPost(c, "/");
+    return redirectAfterPost(c, "/hosts");
   });
 
   // Removed in favour of source groups (run-now) and automatic/manual init jobs.

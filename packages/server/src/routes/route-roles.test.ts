@@ -16,6 +16,8 @@ type Access = Role | "public";
 const EXPECTED: Record<string, Access> = {
   "GET /healthz": "public",
   "GET /readyz": "public",
+  // No session role: its own bearer token or source network (routes/metrics.test.ts).
+  "GET /metrics": "public",
   "GET /static/:name": "public",
   "POST /api/auth/bootstrap": "public",
   "POST /api/auth/login": "public",
@@ -28,6 +30,8 @@ const EXPECTED: Record<string, Access> = {
   "POST /logout": "viewer",
   "GET /docs/agent-upgrade": "public",
   "GET /": "viewer",
+  "GET /api/dashboard": "viewer",
+  "GET /hosts": "viewer",
   "GET /partials/fleet": "viewer",
   "GET /api/hosts": "viewer",
   "GET /api/users": "admin",
