@@ -41,16 +41,22 @@ export interface JobAlertDeps {
   notifier: Notifier;
 }
 
+/** A drill's failure says more than "drill failed": the repository could not give data back. */
+function alertKindOf(kind: JobKind): AlertKind {
+  return kind === "drill" ? "restore_drill_failed" : (`${kind}_failed` as AlertKind);
+}
+
 export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId">): AlertKey {
   return {
     hostId: end.hostId,
-    kind: `${end.kind}_failed` as AlertKind,
+    kind: alertKindOf(end.kind),
     dedupKey: end.kind === "backup" ? (end.sourceGroupId ?? "") : "",
   };
 }
 
 function messageOf(end: JobEnd): string {
-  const what = end.status === "lost" ? `${end.kind} job lost` : `${end.kind} failed`;
+  const name = end.kind === "drill" ? "restore drill" : end.kind;
+  const what = end.status === "lost" ? `${name} job lost` : `${name} failed`;
   if (end.error) {
     return `${what}: ${end.error}`;
   }
