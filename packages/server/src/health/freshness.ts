@@ -17,7 +17,9 @@
  * schedule fires is `unscheduled`: shown, never alerting.
  *
  * The whole fleet is read with one query (groups, hosts, the per-tag newest snapshot by key, the
- * enabled schedules aggregated per group); the rest is arithmetic on cached cron expressions.
+ * enabled schedules aggregated per group in one pass, joined by hash rather than a subquery per
+ * group: PGlite has no autovacuum, so the planner often has no statistics to pick well with);
+ * the rest is arithmetic on cached cron expressions.
  */
 import { type Database, executeRows } from "@fleetback/db";
 import { sql } from "drizzle-orm";
@@ -156,16 +158,22 @@ export async function evaluateFreshness(
 ): Promise<GroupFreshness[]> {
   const times = options.cronTimes ?? createCronTimes();
   const hostFilter = options.hostId === undefined ? sql`` : sql`where g.host_id = ${options.hostId}`;
+  const scheduleFilter = options.hostId === undefined ? sql`` : sql`and s.host_id = ${options.hostId}`;
   const rows = await executeRows<GroupRow>(
     db,
     sql`select g.id as group_id, g.name as group_name, g.host_id, h.name as host_name,
                h.time_zone, g.grace_seconds, g.created_at as group_created_at, t.latest_at,
-               (select json_agg(json_build_object('cron', s.cron, 'changed_at', s.updated_at))
-                  from schedule_source_groups m join schedules s on s.id = m.schedule_id
-                  where m.source_group_id = g.id and s.enabled) as schedules
+               sc.schedules
         from source_groups g
         join hosts h on h.id = g.host_id
         left join snapshot_tags t on t.host_id = g.host_id and t.tag = g.name
+        left join (
+          select m.source_group_id,
+                 json_agg(json_build_object('cron', s.cron, 'changed_at', s.updated_at)) as schedules
+          from schedule_source_groups m join schedules s on s.id = m.schedule_id
+          where s.enabled ${scheduleFilter}
+          group by m.source_group_id
+        ) sc on sc.source_group_id = g.id
         ${hostFilter}`,
   );
   const judged = rows.map((row): GroupFreshness => {
