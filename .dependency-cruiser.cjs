@@ -6,7 +6,7 @@
 const SERVER = "^packages/server/src/";
 // Domain folders of the server: they own a concept and its data, and know nothing of HTTP routes.
 const DOMAIN =
-  "(agent-channel|alerts|audit|auth|enrolment|hosts|hub|install|job-stream|jobs|maintenance|notifications|restore|retries|snapshots|sources|tickers|updates)";
+  "(agent-channel|alerts|audit|auth|enrolment|health|hosts|hub|install|job-stream|jobs|maintenance|metrics|notifications|restore|retries|snapshots|sources|tickers|updates)";
 
 module.exports = {
   forbidden: [
