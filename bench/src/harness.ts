@@ -32,7 +32,7 @@ function timeBatch(fn: () => void, batch: number): number {
   return Number(process.hrtime.bigint() - start) / batch;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }

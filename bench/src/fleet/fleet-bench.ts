@@ -8,18 +8,13 @@
  * tenth of it (1.0 = the cost per agent does not grow with the fleet). Memory is the server
  * process's resident size before and with the fleet online.
  */
-import type { BenchResult } from "../harness.js";
+import { type BenchResult, median } from "../harness.js";
 import { startServerChild } from "./server-child.js";
 import { connectAgent, enrolHosts, pool, type SimAgent } from "./sim-agents.js";
 
 export interface FleetBenchReport {
   results: BenchResult[];
   notes: string[];
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 /** Median ms of `rounds` sequential GETs, after two warm-up requests. */

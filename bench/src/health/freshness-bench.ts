@@ -11,16 +11,11 @@ import { performance } from "node:perf_hooks";
 import { connect, executeRows, IN_MEMORY, migrate } from "@fleetback/db";
 import { evaluateFreshness } from "@fleetback/server";
 import { sql } from "drizzle-orm";
-import type { BenchResult } from "../harness.js";
+import { type BenchResult, median } from "../harness.js";
 
 export interface FreshnessBenchReport {
   results: BenchResult[];
   notes: string[];
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 async function timeMs(fn: () => Promise<unknown>, rounds: number): Promise<number> {
