@@ -119,7 +119,9 @@ function namedMounts(service: Service): Map<string, string> {
 /** The variables packages/server/src/config.ts reads. */
 function serverVariables(): Set<string> {
   const source = readFileSync(join(repoRoot, "packages", "server", "src", "config.ts"), "utf8");
-  return new Set([...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((match) => match[1] ?? ""));
+  // `env.NAME`, or a list read through a helper as `(env, "NAME", …)`.
+  const read = /\benv\.([A-Z][A-Z0-9_]*)|\(env, "([A-Z][A-Z0-9_]*)"/g;
+  return new Set([...source.matchAll(read)].map((match) => match[1] ?? match[2] ?? ""));
 }
 
 const replicas = (config: Resolved) =>
