@@ -25,6 +25,7 @@ import {
   TIME_ZONE_MAX_LENGTH,
   VERSION_MAX_LENGTH,
 } from "./constants.js";
+import { DumpChunk, DumpEnd } from "./dump.js";
 import { TIME_ZONE_PATTERN } from "./formats.js";
 
 /** Every string is bounded (since protocol 5): the server stores them in the host row. */
@@ -185,6 +186,8 @@ export const AgentMessages = {
   "repo.stats": RepoStats,
   "tree.list.result": TreeListResult,
   "update.result": UpdateResult,
+  "dump.chunk": DumpChunk,
+  "dump.end": DumpEnd,
 } as const;
 export type AgentMessages = typeof AgentMessages;
 export type AgentMessageType = keyof AgentMessages;

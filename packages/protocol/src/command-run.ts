@@ -16,6 +16,8 @@ import {
   Type,
 } from "typebox";
 import { Check, Diff, Drill, ForgetGroup, Kbps, NonEmptyString, Restore, Ulid } from "./common.js";
+import { FORGET_SNAPSHOTS_MAX } from "./constants.js";
+import { SHA256_HEX_PATTERN } from "./formats.js";
 
 const Absent = Type.Optional(Type.Never());
 
@@ -38,7 +40,20 @@ const KIND_FIELDS = {
     /** The source group name: snapshots are tagged with it and forget is restricted to it. */
     tag: NonEmptyString,
   },
-  forget: { forget_groups: Type.Array(ForgetGroup, { minItems: 1 }) },
+  forget: {
+    /**
+     * One policy per group; empty exactly when `snapshot_ids` is present (protocol 7), so that an
+     * older agent, which requires at least one group, refuses the frame instead of running a policy.
+     */
+    forget_groups: Type.Array(ForgetGroup),
+    /** Protocol 7: forget exactly these snapshots (full 64-digit ids), no policy. */
+    snapshot_ids: Type.Optional(
+      Type.Array(Type.String({ pattern: SHA256_HEX_PATTERN, description: "full snapshot id" }), {
+        minItems: 1,
+        maxItems: FORGET_SNAPSHOTS_MAX,
+      }),
+    ),
+  },
   prune: {},
   check: { check: Check },
   unlock: {},

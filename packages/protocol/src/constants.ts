@@ -7,9 +7,10 @@
 /**
  * The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts.
  * 3: `update.result` and `hello.agent_kind` (self-update). 4: `tree.list` in pages (`after`,
- * `next_after`). 5: the strings of `hello` are bounded. 6: the `drill` job kind (restore drills).
+ * `next_after`). 5: the strings of `hello` are bounded. 6: the `drill` job kind (restore drills). 7: operator tools (issue 17): file download with
+ * `restic dump` and forgetting single snapshots.
  */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;
@@ -19,6 +20,42 @@ export const TREE_PAGING_PROTOCOL_VERSION = 4;
 
 /** The first protocol whose agents run `command.run` kind `drill`; an older agent refuses the frame. */
 export const DRILL_PROTOCOL_VERSION = 6;
+
+/**
+ * The first protocol whose agents run `command.run` kind `forget` with `snapshot_ids` (forget
+ * exactly those snapshots, no policy); the server never sends one to an older agent.
+ */
+export const FORGET_SNAPSHOTS_PROTOCOL_VERSION = 7;
+
+/** Most snapshot ids one `forget` may name: one `restic forget` argv stays short. */
+export const FORGET_SNAPSHOTS_MAX = 100;
+
+/**
+ * The first protocol whose agents answer `dump.request` (a file or folder of a snapshot streamed
+ * with `restic dump`); the server never sends one to an older agent.
+ */
+export const DOWNLOAD_PROTOCOL_VERSION = 7;
+
+/**
+ * Most bytes of file data one `dump.chunk` carries (before base64): 256 KiB, about 350,000
+ * characters of base64, well inside MAX_FRAME_BYTES with the envelope around it.
+ */
+export const DUMP_CHUNK_MAX_BYTES = 256 * 1024;
+
+/**
+ * Most `dump.chunk` frames an agent sends ahead of the server's `dump.ack`: with 256 KiB chunks,
+ * at most 2 MiB of one download is in flight; restic's output waits in its pipe meanwhile.
+ */
+export const DUMP_WINDOW_CHUNKS = 8;
+
+/** What `dump.request.archive` may ask `restic dump --archive` for (restic 0.12 and later). */
+export const DUMP_ARCHIVE_FORMATS = ["tar", "zip"] as const;
+
+/**
+ * How a download ended (`dump.end.status`): `too_large` when the output passed
+ * `dump.request.max_bytes` and the agent stopped restic.
+ */
+export const DUMP_END_STATUSES = ["succeeded", "failed", "cancelled", "too_large"] as const;
 
 /**
  * Most files one restore drill samples. The sample travels as one `--include` argument per file,

@@ -52,6 +52,9 @@ export const HTTP_URL_PATTERN = "^https?://[^\\s]+$";
 /** An IANA zone name (`UTC`, `Europe/Berlin`, `Etc/GMT+5`): whether the zone exists is the server's call. */
 export const TIME_ZONE_PATTERN = "^[A-Za-z0-9_+\\-]+(?:/[A-Za-z0-9_+\\-]+)*$";
 
+/** Standard padded base64 (RFC 4648 section 4), as Node's `Buffer.toString("base64")` writes it. */
+export const BASE64_PATTERN = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$";
+
 const durationRegExp = new RegExp(RESTIC_DURATION_PATTERN);
 const restoreTargetRegExp = new RegExp(RESTORE_TARGET_PATTERN);
 const ulidRegExp = new RegExp(ULID_PATTERN);

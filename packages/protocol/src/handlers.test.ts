@@ -30,6 +30,8 @@ const agentHandlers: AgentMessageHandlers<string> = {
   "tree.list.result": (payload, envelope) =>
     `tree ${envelope.id} ${"error" in payload ? "error" : "entries"}`,
   "update.result": (payload) => `update ${payload.version} ${payload.status}`,
+  "dump.chunk": (payload) => `chunk ${payload.request_id} ${payload.seq}`,
+  "dump.end": (payload) => `end ${payload.request_id} ${payload.status}`,
 };
 
 function describeRun(run: CommandRun): string {
@@ -56,6 +58,9 @@ const serverHandlers: ServerMessageHandlers<string> = {
   "command.cancel": (payload) => `cancel ${payload.job_id}`,
   "command.update": (payload) => `update ${payload.version}`,
   "tree.list": (payload) => `tree ${payload.path}`,
+  "dump.request": (payload) => `dump ${payload.path} ${payload.archive ?? "plain"}`,
+  "dump.ack": (payload) => `ack ${payload.seq}`,
+  "dump.cancel": (payload) => `cancel ${payload.request_id}`,
   error: (payload) => `error ${payload.code}`,
 };
 

@@ -10,6 +10,7 @@ export * from "./command-run.js";
 export * from "./common.js";
 export * from "./constants.js";
 export * from "./drill-summary.js";
+export * from "./dump.js";
 export * from "./envelope.js";
 export * from "./formats.js";
 export * from "./handlers.js";

@@ -15,6 +15,7 @@ import {
   TreeChildName,
   Ulid,
 } from "./common.js";
+import { DumpAck, DumpCancel, DumpRequest } from "./dump.js";
 import { ED25519_SIGNATURE_BASE64_PATTERN, HTTP_URL_PATTERN, SHA256_HEX_PATTERN } from "./formats.js";
 
 const Absent = Type.Optional(Type.Never());
@@ -90,6 +91,9 @@ export const ServerMessages = {
   "command.cancel": CommandCancel,
   "command.update": CommandUpdate,
   "tree.list": TreeList,
+  "dump.request": DumpRequest,
+  "dump.ack": DumpAck,
+  "dump.cancel": DumpCancel,
   error: ErrorMessage,
 } as const;
 export type ServerMessages = typeof ServerMessages;
