@@ -19,10 +19,12 @@ import {
   createAgentConnection,
 } from "../connection/connection.js";
 import { createOutbox } from "../connection/outbox.js";
+import { createDumpStreamer, type DumpStreamer } from "../dump/dump-streamer.js";
 import { type HostIdentity, localTimeZone } from "../host-identity.js";
 import { createJobHandlers } from "../jobs/job-handlers.js";
 import { createJobQueue, type JobQueue } from "../jobs/job-queue.js";
 import { createJobReporter } from "../jobs/job-reporter.js";
+import type { JobTimeouts } from "../jobs/job-timeouts.js";
 import type { JobHandlers } from "../jobs/job-types.js";
 import { localRepositoryProblem } from "../jobs/local-repository.js";
 import type { Logger } from "../log/logger.js";
@@ -72,6 +74,8 @@ export interface AgentOptions {
   timers?: Timers;
   random?: () => number;
   openSocket?: OpenSocket;
+  /** The longest each job kind may run (FLEETBACK_JOB_TIMEOUT_<KIND>); absent: the defaults. */
+  jobTimeouts?: JobTimeouts;
   /** Replaces the job handlers (tests); defaults to this version's set. */
   jobHandlers?: JobHandlers;
   /** Replaces parts of self-update (tests); defaults to the real ones under `<stateDir>/update`. */
@@ -91,6 +95,7 @@ export interface Agent {
   readonly credentials: CredentialStore;
   readonly toolVersion: ToolVersionProbe;
   readonly tree: TreeBrowser;
+  readonly dumps: DumpStreamer;
 }
 
 /**
@@ -185,6 +190,8 @@ export function createAgent(options: AgentOptions): Agent {
       }),
     reporter: createJobReporter((type, payload) => send(type, payload), clock),
     log,
+    timeouts: options.jobTimeouts,
+    timers,
   });
   const fireLedger = createFireLedger();
   const scheduler = createScheduler({
@@ -225,6 +232,13 @@ export function createAgent(options: AgentOptions): Agent {
     timers,
     log,
   });
+  // Chunks are not queued: a download belongs to the connection it was asked on.
+  const dumps = createDumpStreamer({
+    restic,
+    credentials,
+    log,
+    send: (type, payload) => send(type, payload),
+  });
   const handlers = createServerHandlers({
     credentials,
     queue,
@@ -232,6 +246,7 @@ export function createAgent(options: AgentOptions): Agent {
     log,
     reply: (type, payload, requestId) => send(type, payload, requestId),
     tree,
+    dumps,
     update: (payload) => updater.handle(payload),
   });
 
@@ -241,6 +256,7 @@ export function createAgent(options: AgentOptions): Agent {
     credentials,
     toolVersion,
     tree,
+    dumps,
     async run() {
       const toolVersionText = await toolVersion.text();
       if (stopped) {
@@ -271,6 +287,8 @@ export function createAgent(options: AgentOptions): Agent {
         runningJobIds: () => [...new Set([...queue.activeJobIds(), ...outbox.unreportedJobIds()])],
         handlers,
         onReady: () => {
+          // Downloads asked on an earlier connection have nobody left to read them.
+          void dumps.cancelAll();
           if (connection) {
             outbox.drain(connection.sendFrame);
           }
@@ -292,7 +310,7 @@ export function createAgent(options: AgentOptions): Agent {
       });
       const outcome = await connection.run();
       scheduler.stop();
-      await Promise.all([queue.cancelAll(), tree.stop()]);
+      await Promise.all([queue.cancelAll(), tree.stop(), dumps.cancelAll()]);
       return restartFor === undefined || outcome.kind !== "stopped"
         ? outcome
         : { kind: "restart_for_update", version: restartFor };
@@ -300,7 +318,7 @@ export function createAgent(options: AgentOptions): Agent {
     async stop() {
       stopped = true;
       scheduler.stop();
-      await Promise.all([queue.cancelAll(), tree.stop()]);
+      await Promise.all([queue.cancelAll(), tree.stop(), dumps.cancelAll()]);
       connection?.stop();
     },
   };

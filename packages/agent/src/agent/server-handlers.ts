@@ -5,6 +5,7 @@
  * the tree browser with a `tree.list.result` carrying the request's id, entries or an error.
  */
 import type { AgentMessageType, CommandUpdate, PayloadOf, ServerMessageHandlers } from "@fleetback/protocol";
+import type { DumpStreamer } from "../dump/dump-streamer.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { Logger } from "../log/logger.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
@@ -20,6 +21,8 @@ export interface ServerHandlerDeps {
   log: Logger;
   reply: Reply;
   tree: TreeBrowser;
+  /** Downloads (`dump.request`, protocol 7): streamed with their own `dump.chunk` / `dump.end`. */
+  dumps: DumpStreamer;
   /** Self-update (update/updater.ts): answers with `update.result` itself. */
   update: (command: CommandUpdate) => Promise<void>;
 }
@@ -54,6 +57,9 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
       }
       deps.reply("tree.list.result", result, envelope.id);
     },
+    "dump.request": (payload) => deps.dumps.start(payload),
+    "dump.ack": (payload) => deps.dumps.ack(payload),
+    "dump.cancel": (payload) => deps.dumps.cancel(payload),
     error: (payload) => {
       log.warn("the server reported an error", {
         code: payload.code,

@@ -35,6 +35,10 @@ Environment:
   FLEETBACK_RESTORE_SOCKET    run: restores go through the restore helper at this socket
                               (the installed unit sets it); restore-helper: where to listen.
   FLEETBACK_AGENT_LOG_LEVEL   debug, info (default), warn or error; logs are JSON on stderr.
+  FLEETBACK_JOB_TIMEOUT_<KIND>  run: the longest a job of that kind may run before it is
+                              stopped and fails, e.g. FLEETBACK_JOB_TIMEOUT_BACKUP=48h (s, m, h,
+                              d; 0 or off: no bound). Defaults: backup, check, prune, restore 24h;
+                              drill 2h; forget, diff 1h; init, unlock 10m.
   FLEETBACK_AGENT_LAUNCHED    Set by the launcher for the updated version it starts; that
                               version then skips the boot record (<state dir>/update/boot.json).
   RESTIC_*, AWS_*, B2_* ... of the agent's own environment are ignored: only repository

@@ -7,10 +7,12 @@
  * exits with 75 when a verified update waits for the restart.
  */
 import { parsePublicKey } from "@fleetback/crypto";
+import { JOB_KINDS } from "@fleetback/protocol";
 import { createAgent } from "../agent/agent.js";
 import { loadAgentConfig } from "../config/agent-config.js";
 import { ensurePrivateDir } from "../config/atomic-write.js";
 import { type AgentPaths, installDirOf } from "../config/paths.js";
+import { jobTimeoutsFromEnv } from "../jobs/job-timeouts.js";
 import { createJsonLogger, isLogLevel, type Logger } from "../log/logger.js";
 import { updateDir } from "../update/boot-record.js";
 import { nodeFileOps } from "../update/file-ops.js";
@@ -66,6 +68,10 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<numb
     return EXIT.notEnrolled;
   }
   await ensurePrivateDir(paths.stateDir);
+  const jobTimeouts = jobTimeoutsFromEnv(deps.env, JOB_KINDS);
+  for (const problem of jobTimeouts.problems) {
+    log.warn(problem);
+  }
   const agent = createAgent({
     config: loaded.config,
     stateDir: paths.stateDir,
@@ -79,6 +85,7 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<numb
     parentEnv: deps.env,
     runner: deps.runner,
     restoreSocket: deps.env.FLEETBACK_RESTORE_SOCKET || undefined,
+    jobTimeouts: jobTimeouts.timeouts,
     clock: deps.clock,
     timers: deps.timers,
     random: deps.random,

@@ -36,6 +36,9 @@ function recordingHandlers(seen: string[]): ServerMessageHandlers<void> {
     "command.cancel": record("command.cancel"),
     "command.update": record("command.update"),
     "tree.list": record("tree.list"),
+    "dump.request": record("dump.request"),
+    "dump.ack": record("dump.ack"),
+    "dump.cancel": record("dump.cancel"),
     error: record("error"),
   };
 }

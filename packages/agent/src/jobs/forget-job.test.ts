@@ -256,3 +256,50 @@ describe("forget on recorded restic output", () => {
     expect(ran.stats).toEqual([]);
   });
 });
+
+describe("forget of named snapshots (snapshot_ids, protocol 7)", () => {
+  const ID_A = "a".repeat(64);
+  const ID_B = "b".repeat(64);
+  const byIds = (ids: string[]) => forgetCommand({ forget_groups: [], snapshot_ids: ids });
+
+  it("runs one restic forget with exactly the ids: no policy flag, no --tag, never --prune; then reports the list", async () => {
+    const ran = await runJobForTest(createForgetJob, byIds([ID_A, ID_B]), {
+      replay: (subcommand) =>
+        subcommand === "snapshots" ? fixture("0.18.0", "snapshots-after-forget") : EMPTY_OK,
+    });
+    expect(ran.outcome.status).toBe("succeeded");
+    const forgets = resticCalls(ran, "forget");
+    expect(forgets).toHaveLength(1);
+    const args = forgets[0]?.args ?? [];
+    expect(args.slice(args.indexOf("forget"))).toEqual(["forget", ID_A, ID_B]);
+    expect(args.some((arg) => arg.startsWith("--keep") || arg === "--prune" || arg === "--tag")).toBe(false);
+    expect(ran.outcome.summary).toMatchObject({ snapshots_removed: 2, snapshot_ids: [ID_A, ID_B] });
+    expect(resticCalls(ran, "snapshots")).toHaveLength(1);
+    expect(ran.reports.length).toBeGreaterThan(0);
+    expect(ran.stats.every((stats) => stats.last_forget_at === undefined)).toBe(true);
+  });
+
+  it("fails naming the id when restic ignores one it cannot find (restic still exits 0)", async () => {
+    const ran = await runJobForTest(createForgetJob, byIds([ID_A]), {
+      replay: (subcommand) =>
+        subcommand === "snapshots"
+          ? fixture("0.14.0", "snapshots-after-forget")
+          : {
+              stdout: "",
+              stderr: `Ignoring "${ID_A}": no matching ID found for prefix "${ID_A}"\n`,
+              exitCode: 0,
+            },
+    });
+    expect(ran.outcome.status).toBe("failed");
+    expect(ran.outcome.error).toContain(ID_A);
+    expect(ran.outcome.error).toContain("no such snapshot");
+  });
+
+  it("refuses ids together with groups before starting anything", async () => {
+    const ran = await runJobForTest(createForgetJob, forgetCommand({ snapshot_ids: [ID_A] }), {
+      replay: () => EMPTY_OK,
+    });
+    expect(ran.outcome.status).toBe("failed");
+    expect(resticCalls(ran)).toHaveLength(0);
+  });
+});

@@ -7,6 +7,11 @@
  * removed, which) instead of being logged raw. After success: the snapshot list and a `repo.stats`
  * with `last_forget_at` (and the snapshot count). When an earlier group removed snapshots and a
  * later one failed, the snapshot list is still reported, because it did change.
+ *
+ * With `snapshot_ids` (protocol 7; `forget_groups` is then empty): one `restic forget <id>...` and
+ * nothing else, no policy. restic skips an id it cannot find with "Ignoring ..." on stderr and
+ * still exits 0; the job fails then, naming the id, because the operator asked for that snapshot.
+ * The snapshot list is reported afterwards in any case but cancellation: something may be gone.
  */
 import type { CommandRunForget, JobSummary } from "@fleetback/protocol";
 import { renderStderrLine } from "./backup-output.js";
@@ -66,6 +71,64 @@ async function forgetGroup(
   return { outcome, result: parsed };
 }
 
+/** `Ignoring "<id>": ...`: restic's words (0.14 to 0.18) for an id it did not forget. */
+const IGNORED_ID = /^Ignoring "([0-9a-f]+)"/;
+
+function forgetSnapshots(deps: RepositoryJobDeps, run: JobRun, ids: readonly string[]): Promise<JobOutcome> {
+  const ignored: string[] = [];
+  return runRepositoryJob(deps, run, {
+    async tool(context) {
+      run.log("agent", `forget ${ids.length} snapshot${ids.length === 1 ? "" : "s"}: ${ids.join(", ")}`);
+      const errors = createErrorCollector();
+      const result = await deps.restic.run({
+        subcommand: "forget",
+        args: [...ids],
+        repository: context.repository,
+        caps: context.caps,
+        signal: run.signal,
+        onLine: (line) => {
+          if (line.stream === "stderr") {
+            const match = IGNORED_ID.exec(line.text);
+            if (match?.[1] !== undefined) {
+              ignored.push(match[1]);
+            }
+            errors.observe("stderr", line.text);
+            run.log("stderr", renderStderrLine(line.text));
+            return;
+          }
+          run.log("stdout", line.text);
+        },
+      });
+      const outcome = toolOutcome(result, deps.restic.command, errors.best());
+      if (outcome.status !== "succeeded") {
+        return outcome;
+      }
+      if (ignored.length > 0) {
+        const error = `restic did not forget ${ignored.join(", ")}: no such snapshot in the repository`;
+        run.log("agent", error);
+        return { ...failed(error, 0), summary: { snapshots_removed: ids.length - ignored.length } };
+      }
+      return {
+        status: "succeeded",
+        exit_code: 0,
+        summary: { snapshots_removed: ids.length, snapshot_ids: [...ids] },
+      };
+    },
+    async report(context, outcome) {
+      if (isCleanSuccess(run, outcome)) {
+        const snapshotCount = await reportSnapshotList(deps, run, context);
+        if (snapshotCount !== undefined) {
+          deps.reportStats({ snapshot_count: snapshotCount });
+        }
+        return;
+      }
+      if (!run.signal.aborted) {
+        await reportSnapshotList(deps, run, context);
+      }
+    },
+  });
+}
+
 function summaryOf(done: GroupDone[]): JobSummary {
   const counted = done.flatMap((group) => (group.result ? [group.result] : []));
   return {
@@ -80,6 +143,15 @@ function summaryOf(done: GroupDone[]): JobSummary {
 
 export function createForgetJob(deps: RepositoryJobDeps): JobHandler<CommandRunForget> {
   return async (run) => {
+    const ids = run.command.snapshot_ids;
+    if (ids !== undefined) {
+      if (run.command.forget_groups.length > 0) {
+        const error = "forget: snapshot_ids and forget_groups together; the server sends one or the other";
+        run.log("agent", error);
+        return failed(error);
+      }
+      return forgetSnapshots(deps, run, ids);
+    }
     const plan = planForget(run.command.forget_groups);
     if (!plan.ok) {
       run.log("agent", plan.error);

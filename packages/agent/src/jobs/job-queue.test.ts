@@ -1,6 +1,7 @@
 import type { CommandRun } from "@fleetback/protocol";
 import { createUlidGenerator } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
+import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { createJobQueue } from "./job-queue.js";
 import type { JobReporter } from "./job-reporter.js";
@@ -128,5 +129,72 @@ describe("createJobQueue", () => {
     queue.cancel(nextId());
     expect(events).toEqual([]);
     expect(log.entries[0]?.level).toBe("warn");
+  });
+});
+
+describe("createJobQueue timeouts", () => {
+  it("stops a job past its kind's bound and fails it with the bound and restic's last error", async () => {
+    const { events, reporter } = recordingReporter();
+    const timers = createManualTimers();
+    let aborted = false;
+    const handler: JobHandler = (run) =>
+      new Promise((resolve) => {
+        run.log(
+          "stderr",
+          "Fatal: unable to open config file: dial tcp 127.0.0.1:1: connect: connection refused",
+        );
+        run.log(
+          "stderr",
+          "Load(<config/0000000000>, 0, 0) returned error, retrying after 1.5s: connection refused",
+        );
+        run.signal.addEventListener("abort", () => {
+          aborted = true;
+          // What restic prints while it is being stopped is not the reason.
+          run.log("stderr", "signal terminated received, cleaning up");
+          resolve({ status: "cancelled", exit_code: null });
+        });
+      });
+    const queue = createJobQueue({
+      handlers: handlers(handler),
+      reporter,
+      log: createMemoryLogger(),
+      timeouts: { init: 10 * 60_000 },
+      timers,
+    });
+    const job = command("init");
+    queue.submit(job);
+    await tick();
+    timers.advance(10 * 60_000 - 1);
+    await tick();
+    expect(aborted).toBe(false);
+    timers.advance(1);
+    await queue.idle();
+    expect(aborted).toBe(true);
+    expect(events).toContain(
+      `line ${job.job_id} agent stopping the job: it ran longer than its maximum of 10 min (FLEETBACK_JOB_TIMEOUT_INIT on this agent)`,
+    );
+    expect(events.at(-1)).toBe(
+      `finished ${job.job_id} failed timed out after 10 min; last restic error: Fatal: unable to open config file: dial tcp 127.0.0.1:1: connect: connection refused`,
+    );
+  });
+
+  it("leaves a job that ends in time alone, and a bound of null means none", async () => {
+    const { events, reporter } = recordingReporter();
+    const timers = createManualTimers();
+    const { handler, releases } = controllableHandler();
+    const queue = createJobQueue({
+      handlers: handlers(handler),
+      reporter,
+      log: createMemoryLogger(),
+      timeouts: { init: null },
+      timers,
+    });
+    const job = command("init");
+    queue.submit(job);
+    await tick();
+    timers.advance(365 * 24 * 3_600_000);
+    releases.get(job.job_id)?.({ status: "succeeded", exit_code: 0 });
+    await queue.idle();
+    expect(events.at(-1)).toBe(`finished ${job.job_id} succeeded`);
   });
 });

@@ -7,8 +7,11 @@
  */
 import type { CommandRun } from "@fleetback/protocol";
 import type { Logger } from "../log/logger.js";
+import { systemTimers, type Timers } from "../time/timers.js";
 import type { JobReporter } from "./job-reporter.js";
+import { envNameOf, formatTimeout, type JobTimeouts, timeoutOf } from "./job-timeouts.js";
 import type { JobHandler, JobHandlers, JobOutcome } from "./job-types.js";
+import { createErrorCollector } from "./tool-outcome.js";
 
 export interface JobQueue {
   submit(command: CommandRun): void;
@@ -25,6 +28,9 @@ export interface JobQueueOptions {
   handlers: JobHandlers;
   reporter: JobReporter;
   log: Logger;
+  /** The longest each kind may run (job-timeouts.ts); absent: the defaults. */
+  timeouts?: JobTimeouts;
+  timers?: Timers;
 }
 
 interface Running {
@@ -36,8 +42,20 @@ export function unsupportedKindMessage(kind: string): string {
   return `${kind} is not supported by this agent version`;
 }
 
+/**
+ * The error of a job stopped at its bound: the bound, and the stderr line that best explains why
+ * restic was still busy (a dead repository: its retries and their cause).
+ */
+export function timeoutError(ms: number, lastError: string | undefined): string {
+  const bound = `timed out after ${formatTimeout(ms)}`;
+  return lastError === undefined
+    ? `${bound}; restic printed no error`
+    : `${bound}; last restic error: ${lastError}`;
+}
+
 export function createJobQueue(options: JobQueueOptions): JobQueue {
   const { handlers, reporter, log } = options;
+  const timers = options.timers ?? systemTimers;
   const queued: CommandRun[] = [];
   let running: Running | undefined;
   let idleWaiters: (() => void)[] = [];
@@ -58,19 +76,50 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   const execute = async (command: CommandRun, handler: JobHandler, controller: AbortController) => {
     reporter.started(command.job_id, command.kind);
+    // What restic said before a timeout, not what it says while being stopped.
+    const errors = createErrorCollector();
+    const limit = timeoutOf(options.timeouts, command.kind);
+    let timedOut: { lastError: string | undefined } | undefined;
+    const cancelTimer =
+      limit === null
+        ? () => {}
+        : timers.after(
+            limit,
+            () => {
+              timedOut = { lastError: errors.best() };
+              const message = `stopping the job: it ran longer than its maximum of ${formatTimeout(limit)} (${envNameOf(command.kind)} on this agent)`;
+              log.warn("job timed out", { job_id: command.job_id, kind: command.kind, timeout_ms: limit });
+              reporter.line(command.job_id, "agent", message);
+              controller.abort();
+            },
+            { unref: true },
+          );
     let outcome: JobOutcome;
     try {
       outcome = await handler({
         command,
         signal: controller.signal,
-        log: (stream, line) => reporter.line(command.job_id, stream, line),
+        log: (stream, line) => {
+          if (timedOut === undefined) {
+            errors.observe(stream, line);
+          }
+          reporter.line(command.job_id, stream, line);
+        },
         progress: (progress) => reporter.progress(command.job_id, progress),
       });
     } catch (cause) {
       log.error("job handler failed", { job_id: command.job_id, kind: command.kind, error: String(cause) });
       outcome = { status: "failed", exit_code: null, error: "the agent failed while running the job" };
+    } finally {
+      cancelTimer();
     }
-    if (controller.signal.aborted && outcome.status !== "cancelled") {
+    if (timedOut !== undefined && limit !== null && outcome.status !== "succeeded") {
+      outcome = {
+        status: "failed",
+        exit_code: outcome.exit_code,
+        error: timeoutError(limit, timedOut.lastError),
+      };
+    } else if (controller.signal.aborted && outcome.status !== "cancelled") {
       outcome = { status: "cancelled", exit_code: outcome.exit_code };
     }
     reporter.finished(command.job_id, outcome);

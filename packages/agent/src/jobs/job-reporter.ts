@@ -7,6 +7,7 @@
 import type { AgentMessageType, JobKind, LogStreamName, PayloadOf } from "@fleetback/protocol";
 import type { Clock } from "../time/clock.js";
 import type { JobOutcome, ProgressState } from "./job-types.js";
+import { stripTerminalCodes } from "./terminal-text.js";
 
 export const MAX_LOG_LINE_LENGTH = 8 * 1024;
 
@@ -35,7 +36,8 @@ export function createJobReporter(emit: Emit, clock: Clock): JobReporter {
       emit("log.stream", {
         job_id: jobId,
         stream,
-        line: clip(text, MAX_LOG_LINE_LENGTH),
+        // Hook output reaches here without passing restic.ts, which strips restic's own.
+        line: clip(stripTerminalCodes(text), MAX_LOG_LINE_LENGTH),
         ts: clock.now().toISOString(),
       });
     },

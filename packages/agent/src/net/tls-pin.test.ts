@@ -35,6 +35,9 @@ const noHandlers: ServerMessageHandlers<void> = {
   "command.cancel": () => {},
   "command.update": () => {},
   "tree.list": () => {},
+  "dump.request": () => {},
+  "dump.ack": () => {},
+  "dump.cancel": () => {},
   error: () => {},
 };
 

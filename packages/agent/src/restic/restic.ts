@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { createScrubber, mergeUrlCredentials, redactUrl } from "@fleetback/crypto";
 import type { Repository } from "@fleetback/protocol";
+import { stripTerminalCodes } from "../jobs/terminal-text.js";
 import { buildToolEnvironment, neutralEnvironment } from "./environment.js";
 import type { OutputLine, ProcessResult, ResticRunner } from "./runner.js";
 
@@ -25,6 +26,11 @@ export interface ResticRequest {
   /** Adds the global `--json`; the caller checks that this subcommand and version support it. */
   json?: boolean;
   onLine: (line: OutputLine) => void;
+  /**
+   * Binary output (`restic dump`): stdout goes here raw and unscrubbed, so only for output that is
+   * file data, never for text that could carry the credentials; `onLine` then sees stderr only.
+   */
+  rawStdout?: (stdout: NodeJS.ReadableStream) => void;
   signal?: AbortSignal;
   timeoutMs?: number;
   maxLineLength?: number;
@@ -112,7 +118,10 @@ export function createRestic(options: ResticOptions): Restic {
         command: options.command,
         args: buildArgs(request, cacheDir),
         env,
-        onLine: (line) => request.onLine({ stream: line.stream, text: redactUrl(scrub(line.text)) }),
+        // Terminal codes go first, so that a secret split by one is still found by the scrubber.
+        onLine: (line) =>
+          request.onLine({ stream: line.stream, text: redactUrl(scrub(stripTerminalCodes(line.text))) }),
+        ...(request.rawStdout === undefined ? {} : { rawStdout: request.rawStdout }),
         signal: request.signal,
         timeoutMs: request.timeoutMs,
         maxLineLength: request.maxLineLength,

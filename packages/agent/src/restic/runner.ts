@@ -21,6 +21,11 @@ export interface ProcessSpec {
   /** Working directory; default: the agent's own. */
   cwd?: string;
   onLine: (line: OutputLine) => void;
+  /**
+   * Takes stdout as raw bytes instead of lines (`restic dump`): called once with the stream, which
+   * the caller reads, pauses and resumes; `onLine` then only sees stderr.
+   */
+  rawStdout?: (stdout: NodeJS.ReadableStream) => void;
   /** Aborting kills the whole process group: SIGTERM, then SIGKILL after the grace period. */
   signal?: AbortSignal;
   /** Same as an abort, but the result says `timedOut`. */

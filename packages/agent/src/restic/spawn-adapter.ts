@@ -61,7 +61,11 @@ export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunne
           readable?.on("data", (chunk: Buffer) => splitter.push(chunk));
           readable?.on("end", () => splitter.end());
         };
-        pipe("stdout", child.stdout);
+        if (spec.rawStdout && child.stdout) {
+          spec.rawStdout(child.stdout);
+        } else {
+          pipe("stdout", child.stdout);
+        }
         pipe("stderr", child.stderr);
 
         const terminate = () => {

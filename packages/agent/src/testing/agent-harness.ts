@@ -37,6 +37,7 @@ export interface HarnessOptions {
   random?: () => number;
   agentVersion?: string;
   update?: AgentOptions["update"];
+  jobTimeouts?: AgentOptions["jobTimeouts"];
 }
 
 export async function startHarness(server: TestServer, options: HarnessOptions): Promise<Harness> {
@@ -61,6 +62,7 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
     runner,
     random: options.random ?? (() => 0),
     update: options.update,
+    jobTimeouts: options.jobTimeouts,
   });
   const outcome = agent.run();
   const peer = await server.nextPeer();
