@@ -25,6 +25,8 @@ export {
   hashPassword,
   needsRehash,
   PASSWORD_HASH_PARAMS,
+  TEST_PASSWORD_HASH_PARAMS,
+  useTestPasswordHashParams,
   verifyPassword,
 } from "./password-hash.js";
 export { type RandomBytes, systemRandom } from "./random.js";

@@ -41,14 +41,44 @@ interface ParsedHash {
   hash: Uint8Array;
 }
 
+/**
+ * Cheap parameters for test suites that create and sign in hundreds of users: at production cost
+ * each hash takes 0.5 s on an idle 2-core machine and several seconds on a loaded CI run, which
+ * was most of the server suite's time. Verification reads the parameters from the stored string,
+ * so a cheap hash verifies cheaply and a production one still verifies.
+ */
+export const TEST_PASSWORD_HASH_PARAMS: Readonly<Argon2Params> = Object.freeze({
+  memoryKiB: 64,
+  iterations: 1,
+  parallelism: 1,
+  hashBytes: 32,
+  saltBytes: 16,
+});
+
+let hashParams: Readonly<Argon2Params> = PASSWORD_HASH_PARAMS;
+
+/**
+ * Makes new hashes in this process use TEST_PASSWORD_HASH_PARAMS, or production cost again with
+ * `false` (a test that measures what hashing costs the event loop needs the real cost). Refused
+ * outside a test runner (vitest sets VITEST), so a production process can never be switched to
+ * weak hashes.
+ */
+export function useTestPasswordHashParams(enabled = true, env: NodeJS.ProcessEnv = process.env): void {
+  if (env.VITEST === undefined) {
+    throw new Error("useTestPasswordHashParams: only a test runner may lower the password hash cost");
+  }
+  hashParams = enabled ? TEST_PASSWORD_HASH_PARAMS : PASSWORD_HASH_PARAMS;
+}
+
 export interface HashPasswordOptions {
   random?: RandomBytes;
 }
 
 export async function hashPassword(password: string, options: HashPasswordOptions = {}): Promise<string> {
-  const { memoryKiB, iterations, parallelism, saltBytes } = PASSWORD_HASH_PARAMS;
+  const params = hashParams;
+  const { memoryKiB, iterations, parallelism, saltBytes } = params;
   const salt = (options.random ?? systemRandom)(saltBytes);
-  const hash = await derive(password, salt, PASSWORD_HASH_PARAMS);
+  const hash = await derive(password, salt, params);
   return `$argon2id$v=19$m=${memoryKiB},t=${iterations},p=${parallelism}$${encodeBase64(salt, "unpadded")}$${encodeBase64(hash, "unpadded")}`;
 }
 
