@@ -12,7 +12,7 @@ import { authenticate } from "./auth/authenticate.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { accessLog } from "./http/access-log.js";
 import { clientAddress } from "./http/client-address.js";
-import { handleError, handleNotFound } from "./http/error-handler.js";
+import { handleError, notFoundHandler } from "./http/error-handler.js";
 import { requestLimits } from "./http/request-limits.js";
 import { createTreeLister } from "./restore/tree-listing.js";
 import { agentEnrolmentRoutes } from "./routes/agent-enrolment.js";
@@ -149,7 +149,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", restoreApiRoutes(deps, trees));
   app.route("/", diffPageRoutes(deps));
   app.route("/", diffApiRoutes(deps));
-  app.notFound(handleNotFound);
-  app.onError(handleError(deps.log));
+  app.notFound(notFoundHandler(deps.views));
+  app.onError(handleError(deps.log, deps.views));
   return app;
 }

@@ -23,6 +23,7 @@ describe("loadConfig", () => {
         metricsAllowNetworks: [],
         agentOfflineAlertAfterMs: 3_600_000,
         healthIntervalMs: 60_000,
+        downloadMaxBytes: 1024 ** 3,
       },
     });
   });
@@ -46,6 +47,7 @@ describe("loadConfig", () => {
         FLEETBACK_METRICS_ALLOW_NETWORKS: "10.9.0.0/16, 192.0.2.7",
         FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "2h",
         FLEETBACK_HEALTH_INTERVAL: "30s",
+        FLEETBACK_DOWNLOAD_MAX_BYTES: "500M",
       },
       "/srv",
     );
@@ -66,6 +68,7 @@ describe("loadConfig", () => {
       metricsAllowNetworks: ["10.9.0.0/16", "192.0.2.7"],
       agentOfflineAlertAfterMs: 7_200_000,
       healthIntervalMs: 30_000,
+      downloadMaxBytes: 500 * 1024 ** 2,
     });
   });
 
@@ -82,6 +85,7 @@ describe("loadConfig", () => {
       FLEETBACK_NOTIFY_ALLOW_NETWORKS: "127.0.0.0/8,localhost",
       FLEETBACK_METRICS_TOKEN: "too-short",
       FLEETBACK_METRICS_ALLOW_NETWORKS: "10.0.0.0/8,prometheus",
+      FLEETBACK_DOWNLOAD_MAX_BYTES: "lots",
     });
     expect(result.ok).toBe(false);
     const errors = result.ok ? [] : result.errors;
@@ -97,6 +101,7 @@ describe("loadConfig", () => {
       "FLEETBACK_NOTIFY_ALLOW_NETWORKS",
       "FLEETBACK_METRICS_TOKEN",
       "FLEETBACK_METRICS_ALLOW_NETWORKS",
+      "FLEETBACK_DOWNLOAD_MAX_BYTES",
     ]) {
       expect(errors.some((line) => line.startsWith(name))).toBe(true);
     }

@@ -46,6 +46,8 @@ export interface Config {
   metricsTokenHash: string | undefined;
   /** Addresses or CIDRs that may read /metrics without the token (FLEETBACK_METRICS_ALLOW_NETWORKS). */
   metricsAllowNetworks: string[];
+  /** Largest file or folder archive an operator may download from a snapshot (FLEETBACK_DOWNLOAD_MAX_BYTES, default 1 GiB). */
+  downloadMaxBytes: number;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -172,6 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   }
   const metricsAllowNetworks = networkList(env, "FLEETBACK_METRICS_ALLOW_NETWORKS", "10.0.0.5", errors);
 
+  const downloadMaxBytes = parseByteSize(env.FLEETBACK_DOWNLOAD_MAX_BYTES || "1G");
+  if (typeof downloadMaxBytes === "string") {
+    errors.push(`FLEETBACK_DOWNLOAD_MAX_BYTES: ${downloadMaxBytes}`);
+  }
+
   if (errors.length > 0) {
     return { ok: false, errors };
   }
@@ -193,8 +200,21 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       healthIntervalMs: typeof healthInterval === "number" ? healthInterval : 60_000,
       metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
       metricsAllowNetworks,
+      downloadMaxBytes: typeof downloadMaxBytes === "number" ? downloadMaxBytes : 1024 ** 3,
     },
   };
+}
+
+const BYTE_UNITS = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 } as const;
+
+/** Bytes, or a whole number with K, M, G or T (powers of 1024; `KiB`, `MB` read the same), 1 KiB to 1 TiB. */
+export function parseByteSize(value: string): number | string {
+  const match = /^(\d{1,13})\s*([kmgt]?)(?:i?b)?$/.exec(value.trim().toLowerCase());
+  const bytes = match ? Number(match[1]) * BYTE_UNITS[match[2] as keyof typeof BYTE_UNITS] : Number.NaN;
+  if (!(bytes >= 1024 && bytes <= 1024 ** 4)) {
+    return `"${value}" is not a size from 1K to 1T (examples: 1073741824, 500M, 2G)`;
+  }
+  return bytes;
 }
 
 /** A comma-separated list of addresses or CIDRs; an entry that is neither is reported by name. */

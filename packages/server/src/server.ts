@@ -160,7 +160,7 @@ export async function startServer(
 
   // Built before listening: nothing that can fail may run while the socket is bound and unowned.
   const bootstrap = await createBootstrapState(db.db, config.bootstrapToken);
-  const views = createViews({ assets: loadStaticAssets() });
+  const views = createViews({ assets: loadStaticAssets(), now: () => clock.now() });
   let listening: Listening;
   try {
     listening = await listen({ ...config.listen, tls: config.tls });

@@ -1,6 +1,7 @@
 /**
  * @module format
- * Human formats used in pages: sizes in binary units (as restic prints them), durations.
+ * Human formats used in pages: sizes in binary units (as restic prints them), durations, and
+ * moments as "3 h ago" with the exact time beside them.
  */
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -33,4 +34,47 @@ export function formatDuration(value: unknown): string {
   }
   const hours = Math.floor(minutes / 60);
   return `${hours} h ${minutes % 60} min`;
+}
+
+function toDate(value: unknown): Date | undefined {
+  const date =
+    value instanceof Date
+      ? value
+      : typeof value === "string" || typeof value === "number"
+        ? new Date(value)
+        : undefined;
+  return date && Number.isFinite(date.getTime()) ? date : undefined;
+}
+
+/** "2026-11-23 20:41:37 UTC": the exact moment, readable, the same on every server. */
+export function formatExactUtc(value: unknown): string {
+  const date = toDate(value);
+  return date ? `${date.toISOString().slice(0, 19).replace("T", " ")} UTC` : "–";
+}
+
+/**
+ * How far `value` is from `now` in the largest whole unit: "just now", "5 min ago", "3 h ago",
+ * "2 d ago", and "in 3 h" for a moment still to come. Beyond 60 days the date itself says more.
+ */
+export function formatRelative(value: unknown, now: Date): string {
+  const date = toDate(value);
+  if (!date) {
+    return "–";
+  }
+  const deltaSeconds = Math.round((now.getTime() - date.getTime()) / 1000);
+  const seconds = Math.abs(deltaSeconds);
+  if (seconds < 45) {
+    return deltaSeconds >= 0 ? "just now" : "in a moment";
+  }
+  let amount: string;
+  if (seconds < 90 * 60) {
+    amount = `${Math.max(1, Math.round(seconds / 60))} min`;
+  } else if (seconds < 36 * 3600) {
+    amount = `${Math.round(seconds / 3600)} h`;
+  } else if (seconds < 60 * 86400) {
+    amount = `${Math.round(seconds / 86400)} d`;
+  } else {
+    return date.toISOString().slice(0, 10);
+  }
+  return deltaSeconds >= 0 ? `${amount} ago` : `in ${amount}`;
 }

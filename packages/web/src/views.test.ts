@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadStaticAssets } from "./assets.js";
-import { formatBytes, formatDuration } from "./format.js";
-import { createViews } from "./views.js";
+import { formatBytes, formatDuration, formatExactUtc, formatRelative } from "./format.js";
+import { createViews, timeElement } from "./views.js";
 
 const assets = loadStaticAssets();
 const views = createViews({ assets });
@@ -11,6 +11,7 @@ describe("static assets", () => {
     expect([...assets.keys()].sort()).toEqual([
       "/static/app.css",
       "/static/app.js",
+      "/static/copy.js",
       "/static/htmx.min.js",
       "/static/job-stream.js",
       "/static/pico.min.css",
@@ -57,5 +58,107 @@ describe("formats", () => {
     [7260, "2 h 1 min"],
   ])("formatDuration(%s)", (input, expected) => {
     expect(formatDuration(input)).toBe(expected);
+  });
+});
+
+describe("times", () => {
+  const now = new Date("2026-11-23T20:00:00Z");
+  const before = (seconds: number) => new Date(now.getTime() - seconds * 1000);
+
+  it.each([
+    [10, "just now"],
+    [60, "1 min ago"],
+    [45 * 60, "45 min ago"],
+    [3 * 3600 + 600, "3 h ago"],
+    [30 * 3600, "30 h ago"],
+    [5 * 86400, "5 d ago"],
+    [-2 * 3600, "in 2 h"],
+    [-20, "in a moment"],
+    [90 * 86400, "2026-08-25"],
+  ])("formatRelative(%s s before now)", (seconds, expected) => {
+    expect(formatRelative(before(seconds), now)).toBe(expected);
+  });
+
+  it("reads ISO strings, and says – for what is no time", () => {
+    expect(formatRelative("2026-11-23T17:00:00Z", now)).toBe("3 h ago");
+    expect(formatRelative("not a date", now)).toBe("–");
+    expect(formatRelative(undefined, now)).toBe("–");
+    expect(formatExactUtc(new Date("2026-11-23T17:04:05.678Z"))).toBe("2026-11-23 17:04:05 UTC");
+  });
+
+  it("renders a <time> with the ISO moment, the exact UTC time as title and the relative text", () => {
+    expect(timeElement(before(3 * 3600), now)).toBe(
+      '<time datetime="2026-11-23T17:00:00.000Z" title="2026-11-23 17:00:00 UTC">3 h ago</time>',
+    );
+    expect(timeElement(null, now)).toBe("–");
+    expect(timeElement("garbage", now)).toBe("–");
+  });
+
+  it("offers it to templates as the when filter, counted from the views' clock", () => {
+    const clocked = createViews({ assets, now: () => now });
+    const html = clocked.render("pages/audit.njk", {
+      entries: [
+        {
+          id: "01JDAUDIT000000000000000000",
+          at: before(2 * 3600),
+          actorKind: "user",
+          username: "root",
+          action: "host.delete",
+          targetKind: "host",
+          targetId: "01JDHOST0000000000000000000",
+          targetName: "web-01",
+        },
+      ],
+    });
+    expect(html).toContain(
+      '<time datetime="2026-11-23T18:00:00.000Z" title="2026-11-23 18:00:00 UTC">2 h ago</time>',
+    );
+    expect(html).toContain('<a href="/hosts/01JDHOST0000000000000000000">web-01</a>');
+  });
+
+  it("names an alert's group and the user who started a job", () => {
+    const clocked = createViews({ assets, now: () => now });
+    const alerts = clocked.render("pages/alerts.njk", {
+      state: "open",
+      alerts: [
+        {
+          id: "01JDALERT000000000000000000",
+          host_id: "01JDHOST0000000000000000000",
+          host_name: "db-01",
+          group_name: "postgres",
+          kind: "backup_overdue",
+          message: "no snapshot since yesterday",
+          created_at: before(3 * 3600),
+          last_seen_at: before(60),
+          resolved_at: null,
+          state: "open",
+        },
+      ],
+    });
+    expect(alerts).toContain('<a href="/hosts/01JDHOST0000000000000000000/sources">postgres</a>');
+    expect(alerts).toContain(">3 h ago</time>");
+    const jobs = clocked.render("partials/job-table.njk", {
+      jobs: [
+        {
+          id: "J1",
+          kind: "backup",
+          status: "succeeded",
+          actorKind: "user",
+          actorUsername: "olga",
+          createdAt: before(600),
+        },
+        {
+          id: "J2",
+          kind: "backup",
+          status: "queued",
+          actorKind: "schedule",
+          actorUsername: null,
+          createdAt: before(60),
+        },
+      ],
+    });
+    const actors = [...jobs.matchAll(/data-testid="job-actor">([^<]+)</g)].map((m) => m[1]);
+    expect(actors).toEqual(["olga", "schedule"]);
+    expect(jobs).toContain(">10 min ago</time>");
   });
 });

@@ -6,7 +6,7 @@
 import { fileURLToPath } from "node:url";
 import nunjucks from "nunjucks";
 import type { StaticAsset } from "./assets.js";
-import { formatBytes, formatDuration } from "./format.js";
+import { formatBytes, formatDuration, formatExactUtc, formatRelative } from "./format.js";
 
 export interface Views {
   render(template: string, context?: Record<string, unknown>): string;
@@ -18,6 +18,32 @@ export interface ViewOptions {
   assets: Map<string, StaticAsset>;
   /** Re-read templates on every render (development only). */
   watch?: boolean;
+  /** The render time relative times are counted from (tests pass their clock); default: now. */
+  now?: () => Date;
+}
+
+const ESCAPES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => ESCAPES[ch] ?? ch);
+
+/**
+ * `<time datetime="ISO" title="exact UTC">3 h ago</time>`, or "–" for no date. app.js swaps the
+ * title for the exact time in the reader's own zone; without script the UTC one stays.
+ */
+export function timeElement(value: unknown, now: Date): string {
+  if (value === null || value === undefined || value === "") {
+    return "–";
+  }
+  const date = value instanceof Date ? value : new Date(value as string | number);
+  if (!Number.isFinite(date.getTime())) {
+    return "–";
+  }
+  return `<time datetime="${escapeHtml(date.toISOString())}" title="${escapeHtml(formatExactUtc(date))}">${escapeHtml(formatRelative(date, now))}</time>`;
 }
 
 export const viewsDir = fileURLToPath(new URL("../views/", import.meta.url));
@@ -39,6 +65,9 @@ export function createViews(options: ViewOptions): Views {
   });
   env.addFilter("bytes", formatBytes);
   env.addFilter("duration", formatDuration);
+  const now = options.now ?? (() => new Date());
+  // Every moment a page shows: relative, with the exact time on hover (see timeElement).
+  env.addFilter("when", (value: unknown) => new nunjucks.runtime.SafeString(timeElement(value, now())));
   return {
     render: (template, context = {}) => env.render(template, context),
     assets: options.assets,

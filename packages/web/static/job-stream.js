@@ -47,7 +47,23 @@
       el.textContent = value;
     }
   };
+  // A moment arriving live reads like the server-rendered ones: relative, exact local time on hover.
+  const moment = (id, iso) => {
+    const el = $(id);
+    const date = new Date(iso || "");
+    if (!el || Number.isNaN(date.getTime())) {
+      text(id, "–");
+      return;
+    }
+    const time = document.createElement("time");
+    time.setAttribute("datetime", date.toISOString());
+    time.title = date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" });
+    time.textContent = "just now";
+    el.replaceChildren(time);
+  };
+  let currentStatus = $("job-status")?.textContent || "";
   const setStatus = (status) => {
+    currentStatus = status;
     const el = $("job-status");
     if (el) {
       el.textContent = status;
@@ -56,18 +72,31 @@
   };
   let lastSeq = Number(root.getAttribute("data-last-seq") || "0");
 
+  let lastProgress;
   const progress = (p) => {
+    lastProgress = p;
     const section = $("job-progress-section");
     if (section) {
       section.hidden = false;
     }
     const percent = Math.round(Math.min(1, Math.max(0, p.percent_done || 0)) * 1000) / 10;
+    // restic reaches 100 % when it has read everything; the last packs and the index are still
+    // being written (slowly under an upload cap). Say so instead of "100 %, time left –".
+    const finishing = percent >= 100 && currentStatus === "running";
     const bar = $("job-progress");
     if (bar) {
-      bar.value = percent;
+      if (finishing) {
+        bar.removeAttribute("value");
+      } else {
+        bar.value = percent;
+      }
       bar.textContent = `${percent} %`;
     }
-    text("job-percent", String(percent));
+    text("job-percent", finishing ? "finishing…" : String(percent));
+    const unit = $("job-percent-unit");
+    if (unit) {
+      unit.hidden = finishing;
+    }
     text(
       "job-files",
       typeof p.files_total === "number" ? `${p.files_done} of ${p.files_total}` : String(p.files_done),
@@ -78,8 +107,27 @@
         ? `${bytes(p.bytes_done)} of ${bytes(p.bytes_total)}`
         : bytes(p.bytes_done),
     );
-    text("job-eta", typeof p.eta_seconds === "number" ? duration(p.eta_seconds) : "–");
+    text(
+      "job-eta",
+      finishing
+        ? "restic has read everything and is writing the last data to the repository"
+        : typeof p.eta_seconds === "number"
+          ? duration(p.eta_seconds)
+          : "–",
+    );
     text("job-current-file", p.current_file || "–");
+  };
+
+  const retried = (line) => {
+    const notice = $("job-retries");
+    if (!notice) {
+      return;
+    }
+    const count = Number(notice.getAttribute("data-count") || "0") + 1;
+    notice.setAttribute("data-count", String(count));
+    text("job-retries-count", String(count));
+    text("job-retries-last", line);
+    notice.hidden = false;
   };
 
   const logLine = (l) => {
@@ -92,11 +140,27 @@
       return;
     }
     const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
-    const span = document.createElement("span");
-    span.className = l.stream;
-    span.setAttribute("data-seq", String(l.seq));
-    span.textContent = `${l.line}\n`;
-    log.appendChild(span);
+    // The server renders each line for people (text) and keeps restic's own (raw) behind it.
+    const shown = typeof l.text === "string" ? l.text : l.line;
+    let row;
+    if (typeof l.raw === "string") {
+      row = document.createElement("details");
+      const summary = document.createElement("summary");
+      summary.textContent = shown;
+      const raw = document.createElement("code");
+      raw.className = "log-raw";
+      raw.textContent = l.raw;
+      row.append(summary, raw);
+    } else {
+      row = document.createElement("div");
+      row.textContent = shown;
+    }
+    row.className = `log-line ${l.stream}${l.retry ? " retry" : ""}`;
+    row.setAttribute("data-seq", String(l.seq));
+    log.appendChild(row);
+    if (l.retry) {
+      retried(shown);
+    }
     while (log.childElementCount > 1000 && log.firstElementChild) {
       log.firstElementChild.remove();
     }
@@ -109,27 +173,48 @@
     setStatus(f.status);
     text("job-exit-code", f.exit_code === null || f.exit_code === undefined ? "–" : String(f.exit_code));
     text("job-error", f.error || "–");
-    text("job-finished-at", f.finished_at || "–");
+    moment("job-finished-at", f.finished_at);
+    text("job-retries-verb", "restic retried");
+    const bar = $("job-progress");
     if (f.status === "succeeded") {
-      const bar = $("job-progress");
       if (bar) {
         bar.value = 100;
       }
       text("job-percent", "100");
+    } else if (bar && !bar.hasAttribute("value")) {
+      // Stopped while finishing: the bar shows how far restic got, not an endless "busy".
+      bar.value = 100;
+      text("job-percent", "100");
+    }
+    const unit = $("job-percent-unit");
+    if (unit) {
+      unit.hidden = false;
+    }
+    if ($("job-eta")?.textContent?.startsWith("restic has read")) {
+      text("job-eta", "–");
     }
     const body = $("job-summary");
     if (body && f.summary && typeof f.summary === "object") {
       body.replaceChildren();
-      for (const [key, value] of Object.entries(f.summary)) {
+      const rows = Array.isArray(f.summary_rows)
+        ? f.summary_rows
+        : Object.entries(f.summary).map(([key, value]) => ({
+            key,
+            label: key,
+            value: typeof value === "string" ? value : JSON.stringify(value),
+          }));
+      for (const r of rows) {
         const row = document.createElement("tr");
+        row.setAttribute("data-key", r.key);
         const th = document.createElement("th");
         th.scope = "row";
-        th.textContent = key;
+        th.textContent = r.label;
         const td = document.createElement("td");
-        td.textContent = typeof value === "string" ? value : JSON.stringify(value);
+        td.textContent = r.value;
         row.append(th, td);
         body.appendChild(row);
       }
+      text("job-summary-json", JSON.stringify(f.summary, null, 2));
       const section = $("job-summary-section");
       if (section) {
         section.hidden = body.childElementCount === 0;
@@ -162,8 +247,12 @@
         break;
       case "job.status":
         setStatus(p.status);
+        // "finishing" depends on the status too: a progress at 100 % may come first.
+        if (lastProgress) {
+          progress(lastProgress);
+        }
         if (p.started_at) {
-          text("job-started-at", p.started_at);
+          moment("job-started-at", p.started_at);
         }
         break;
       case "job.progress":

@@ -54,6 +54,9 @@ export const sourceGroups = pgTable(
     conflictDimension: text("conflict_dimension"),
     // Seconds without a new snapshot before the group is overdue; null: one schedule interval + 1 h.
     graceSeconds: integer("grace_seconds"),
+    // KiB/s for this group's backups; the stricter of these and the host's caps applies.
+    bandwidthUpKbps: integer("bandwidth_up_kbps"),
+    bandwidthDownKbps: integer("bandwidth_down_kbps"),
     preHook: bytea("pre_hook"),
     postHook: bytea("post_hook"),
     createdAt: createdAt(),
@@ -64,6 +67,8 @@ export const sourceGroups = pgTable(
     check("source_groups_retry_max_check", sql`${t.retryMax} >= 0`),
     check("source_groups_retry_backoff_seconds_check", sql`${t.retryBackoffSeconds} >= 0`),
     check("source_groups_grace_seconds_check", sql`${t.graceSeconds} > 0`),
+    check("source_groups_bandwidth_up_kbps_check", sql`${t.bandwidthUpKbps} > 0`),
+    check("source_groups_bandwidth_down_kbps_check", sql`${t.bandwidthDownKbps} > 0`),
   ],
 );
 

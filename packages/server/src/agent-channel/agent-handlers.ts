@@ -98,6 +98,21 @@ export function createAgentHandlers(
       }
     },
 
+    // A download's frames go to the stream waiting for them (restore/download.ts), from this host only.
+    "dump.chunk": async (payload, envelope) => {
+      if (!hub.deliverStream(hostId, payload.request_id, envelope)) {
+        log.debug(
+          { host_id: hostId, request_id: payload.request_id },
+          "dump.chunk nobody waits for; dropped",
+        );
+      }
+    },
+    "dump.end": async (payload, envelope) => {
+      if (!hub.deliverStream(hostId, payload.request_id, envelope)) {
+        log.debug({ host_id: hostId, request_id: payload.request_id }, "dump.end nobody waits for; dropped");
+      }
+    },
+
     // Only the host's current socket speaks for the agent that runs now.
     "update.result": currentOnly(async (payload) => {
       const now = clock.now();

@@ -93,6 +93,43 @@ runServerSuite("agent channel: job reports", (server) => {
       }
     });
 
+    it("stores a NUL or a lone surrogate from the host as U+FFFD instead of failing the write", async () => {
+      const { host, token } = await seedHost(server.deps);
+      const job = await seedJob(server.deps, { hostId: host.id, kind: "backup", actorKind: "user" });
+      const agent = await connected(token);
+      agent.send("job.started", { job_id: job.id, kind: "backup", started_at: now() });
+      agent.send("job.progress", {
+        job_id: job.id,
+        percent_done: 0.5,
+        files_done: 1,
+        bytes_done: 1,
+        current_file: "/srv/a\u0000b\uD800",
+      });
+      agent.send("log.stream", { job_id: job.id, stream: "stderr", line: "bad \u0000 name", ts: now() });
+      agent.send("job.finished", {
+        job_id: job.id,
+        status: "failed",
+        exit_code: 1,
+        error: "cannot read /srv/\u0000",
+        summary: { "odd\u0000key": "\uDC00" },
+      });
+      await eventually(
+        async () => (await readJob(server.deps, job.id))?.status,
+        (status) => status === "failed",
+      );
+      expect(await readJob(server.deps, job.id)).toMatchObject({
+        progress: { current_file: "/srv/a\uFFFDb\uFFFD" },
+        error: "cannot read /srv/\uFFFD",
+        summary: { "odd\uFFFDkey": "\uFFFD" },
+      });
+      await eventually(
+        async () =>
+          (await server.deps.db.select().from(jobLogs).where(eq(jobLogs.jobId, job.id))).map((l) => l.line),
+        (lines) => lines.includes("bad \uFFFD name"),
+      );
+      await agent.close();
+    });
+
     it("ignores reports about another host's job", async () => {
       const owner = await seedHost(server.deps);
       const other = await seedHost(server.deps, { name: "db-1" });

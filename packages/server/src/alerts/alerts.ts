@@ -5,7 +5,7 @@
  * and the last job; two concurrent raises of a new key meet at the index and the loser becomes a
  * re-raise. Resolving touches exactly one key: other keys of the same host and kind stay open.
  */
-import { type Alert, alerts, type Database, hosts, isUniqueViolation } from "@fleetback/db";
+import { type Alert, alerts, type Database, hosts, isUniqueViolation, sourceGroups } from "@fleetback/db";
 import { and, desc, eq, isNotNull, isNull, lt, type SQL } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
@@ -137,6 +137,8 @@ export type AlertState = "open" | "resolved" | "all";
 
 export interface AlertRow extends Alert {
   hostName: string;
+  /** The source group a group-scoped alert (backup_failed, backup_overdue) is about, while it exists. */
+  groupName: string | null;
 }
 
 export async function listAlerts(
@@ -156,13 +158,15 @@ export async function listAlerts(
     conditions.push(lt(alerts.id, filter.before));
   }
   const rows = await db
-    .select({ alert: alerts, hostName: hosts.name })
+    .select({ alert: alerts, hostName: hosts.name, groupName: sourceGroups.name })
     .from(alerts)
     .innerJoin(hosts, eq(hosts.id, alerts.hostId))
+    // dedup_key holds the group id for group-scoped kinds and "" (matching no group) otherwise.
+    .leftJoin(sourceGroups, and(eq(sourceGroups.id, alerts.dedupKey), eq(sourceGroups.hostId, alerts.hostId)))
     .where(and(...conditions))
     .orderBy(desc(alerts.id))
     .limit(filter.limit);
-  return rows.map((row) => ({ ...row.alert, hostName: row.hostName }));
+  return rows.map((row) => ({ ...row.alert, hostName: row.hostName, groupName: row.groupName }));
 }
 
 export function alertJson(alert: AlertRow) {
@@ -170,6 +174,7 @@ export function alertJson(alert: AlertRow) {
     id: alert.id,
     host_id: alert.hostId,
     host_name: alert.hostName,
+    group_name: alert.groupName,
     kind: alert.kind,
     dedup_key: alert.dedupKey,
     message: alert.message,

@@ -3,8 +3,17 @@
  * The audit trail: who did what to which target. Entries never hold a secret; callers pass only
  * the names of fields they changed, never their values.
  */
-import { type AuditEntry, auditLog, type Database, users } from "@fleetback/db";
-import { and, desc, eq, lt } from "drizzle-orm";
+import {
+  type AuditEntry,
+  apiTokens,
+  auditLog,
+  type Database,
+  hosts,
+  notificationChannels,
+  sourceGroups,
+  users,
+} from "@fleetback/db";
+import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../http/app-env.js";
 import type { Ids } from "../ids.js";
@@ -50,6 +59,42 @@ export async function writeAudit(
 
 export interface AuditRow extends AuditEntry {
   username: string | null;
+  /** The target's name now (host, user, source group, API token, channel); null when gone or nameless. */
+  targetName: string | null;
+}
+
+/** The kinds of target whose name we can look up, and where. */
+const NAMED_TARGETS = {
+  host: { table: hosts, id: hosts.id, name: hosts.name },
+  user: { table: users, id: users.id, name: users.username },
+  source_group: { table: sourceGroups, id: sourceGroups.id, name: sourceGroups.name },
+  api_token: { table: apiTokens, id: apiTokens.id, name: apiTokens.name },
+  notification_channel: {
+    table: notificationChannels,
+    id: notificationChannels.id,
+    name: notificationChannels.name,
+  },
+} as const;
+
+/** One query per kind of target on the page, not one per entry. */
+async function targetNames(db: Database, entries: AuditEntry[]): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  for (const [kind, source] of Object.entries(NAMED_TARGETS)) {
+    const ids = [
+      ...new Set(entries.filter((e) => e.targetKind === kind && e.targetId).map((e) => e.targetId as string)),
+    ];
+    if (ids.length === 0) {
+      continue;
+    }
+    const rows = await db
+      .select({ id: source.id, name: source.name })
+      .from(source.table)
+      .where(inArray(source.id, ids));
+    for (const row of rows) {
+      names.set(`${kind}:${row.id}`, row.name);
+    }
+  }
+  return names;
 }
 
 /** Newest first; `before` is the id of the last row of the previous page. */
@@ -71,5 +116,13 @@ export async function listAudit(
     .where(conditions.length > 0 ? and(...conditions) : undefined)
     .orderBy(desc(auditLog.id))
     .limit(options.limit);
-  return rows.map((row) => ({ ...row.entry, username: row.username }));
+  const names = await targetNames(
+    db,
+    rows.map((row) => row.entry),
+  );
+  return rows.map((row) => ({
+    ...row.entry,
+    username: row.username,
+    targetName: names.get(`${row.entry.targetKind}:${row.entry.targetId}`) ?? null,
+  }));
 }

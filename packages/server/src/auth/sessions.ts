@@ -5,7 +5,7 @@
  */
 import { hashToken, randomToken } from "@fleetback/crypto";
 import { type Database, sessions, type User, users } from "@fleetback/db";
-import { eq, lt, or } from "drizzle-orm";
+import { and, eq, lt, ne, or } from "drizzle-orm";
 import { writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import type { ServerDeps } from "../deps.js";
@@ -99,6 +99,21 @@ export async function deleteSession(db: Database, sessionId: string): Promise<vo
 /** Ends every session of a user (password change, role change, disable). */
 export async function deleteUserSessions(db: Database, userId: string): Promise<void> {
   await db.delete(sessions).where(eq(sessions.userId, userId));
+}
+
+/** Ends every session of a user but `keep` (the one changing its own password). */
+export async function deleteOtherSessions(
+  db: Database,
+  userId: string,
+  keep: string | undefined,
+): Promise<void> {
+  await db
+    .delete(sessions)
+    .where(
+      keep === undefined
+        ? eq(sessions.userId, userId)
+        : and(eq(sessions.userId, userId), ne(sessions.id, keep)),
+    );
 }
 
 /** Removes expired sessions; called opportunistically on sign-in. */

@@ -11,7 +11,7 @@ import type { Clock } from "../clock.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, invalid, notFound } from "../errors.js";
 import type { Ids } from "../ids.js";
-import { deleteUserSessions } from "./sessions.js";
+import { deleteOtherSessions, deleteUserSessions } from "./sessions.js";
 
 type UserDeps = Pick<ServerDeps, "db" | "clock" | "ids">;
 
@@ -26,12 +26,13 @@ export const MIN_PASSWORD_LENGTH = 12;
 export const DUMMY_PASSWORD_HASH =
   "$argon2id$v=19$m=65536,t=3,p=4$gC7494dImYx/QWHJKAxHIQ$vfV8eYjy5VuWwHGz74vtBWZZ4Eui7+MZVAJlrGnc428";
 
-export function checkPasswordStrength(password: string, username: string): void {
+/** `field` names the form or JSON field in the error (new_password when a user changes their own). */
+export function checkPasswordStrength(password: string, username: string, field = "password"): void {
   if ([...password].length < MIN_PASSWORD_LENGTH) {
-    throw invalid(`password: must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    throw invalid(`${field}: must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
   if (password.toLowerCase().includes(username.toLowerCase())) {
-    throw invalid("password: must not contain the username");
+    throw invalid(`${field}: must not contain the username`);
   }
 }
 
@@ -191,5 +192,59 @@ export async function deleteUser(deps: UserDeps, audit: AuditContext, id: string
     }
     await tx.delete(users).where(eq(users.id, id));
     await writeAudit(tx, deps, { ...audit, action: "user.delete", targetKind: "user", targetId: id });
+  });
+}
+
+/**
+ * A signed-in user changes their own password: the current one is verified first (a borrowed
+ * session alone cannot take the account over), and every other session of theirs ends while the
+ * one making the change stays signed in. The audit entry names no password, only the change.
+ */
+export async function changeOwnPassword(
+  deps: UserDeps,
+  audit: AuditContext,
+  input: { currentPassword: string; newPassword: string },
+): Promise<void> {
+  const user = await getUser(deps.db, audit.actor.userId);
+  if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
+    throw invalid("current_password: is wrong");
+  }
+  if (input.newPassword === input.currentPassword) {
+    throw invalid("new_password: must differ from the current password");
+  }
+  checkPasswordStrength(input.newPassword, user.username, "new_password");
+  const passwordHash = await hashPassword(input.newPassword);
+  await deps.db.transaction(async (tx) => {
+    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id));
+    await deleteOtherSessions(tx, user.id, audit.actor.sessionId);
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "user.password_change",
+      targetKind: "user",
+      targetId: user.id,
+    });
+  });
+}
+
+/**
+ * An admin sets a new password for another user, who is signed out everywhere and signs in with
+ * it. Not for the admin's own account: that is changeOwnPassword, which asks for the current one.
+ */
+export async function resetPassword(
+  deps: UserDeps,
+  audit: AuditContext,
+  id: string,
+  password: string,
+): Promise<void> {
+  if (id === audit.actor.userId) {
+    throw conflict("password: change your own password on /account/password, with your current one");
+  }
+  await deps.db.transaction(async (tx) => {
+    const user = await getUser(tx, id);
+    checkPasswordStrength(password, user.username);
+    const passwordHash = await hashPassword(password);
+    await tx.update(users).set({ passwordHash }).where(eq(users.id, id));
+    await deleteUserSessions(tx, id);
+    await writeAudit(tx, deps, { ...audit, action: "user.password_reset", targetKind: "user", targetId: id });
   });
 }

@@ -24,6 +24,7 @@ export function mintJson(minted: Awaited<ReturnType<typeof mintEnrolmentToken>>)
     expires_at: minted.expiresAt,
     generated_password: minted.generatedPassword,
     htpasswd_snippet: minted.htpasswdSnippet,
+    htpasswd_new_file_snippet: minted.htpasswdNewFileSnippet,
     install_command: minted.installCommand,
   };
 }

@@ -5,12 +5,13 @@
  * for the holder of the token, and only until it is burned.
  */
 import { generateRepositoryPassword, hashToken, randomToken, sealJson } from "@fleetback/crypto";
-import { type Database, enrolmentTokens } from "@fleetback/db";
+import { type Database, enrolmentTokens, users } from "@fleetback/db";
 import { renderInstallCommand } from "@fleetback/installer";
 import type { Repository } from "@fleetback/protocol";
-import { and, desc, gt, isNull } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
+import { notFound } from "../errors.js";
 import type { Ids } from "../ids.js";
 
 export const ENROLMENT_TOKEN_TTL_MS = 60 * 60 * 1000;
@@ -30,8 +31,10 @@ export interface MintedToken {
   expiresAt: Date;
   /** Present when the server generated the repository password; shown once. */
   generatedPassword: string | undefined;
-  /** For rest-server repositories with a username: how to add the user to its password file. */
+  /** For rest-server repositories with a username: how to add the user to its existing password file. */
   htpasswdSnippet: string | undefined;
+  /** The same for a password file that does not exist yet (`htpasswd -c`, which would overwrite one). */
+  htpasswdNewFileSnippet: string | undefined;
   installCommand: string;
 }
 
@@ -39,9 +42,19 @@ function shellQuote(value: string): string {
   return `'${value.replaceAll("'", "'\\''")}'`;
 }
 
-/** rest-server keeps users in .htpasswd; `-i` reads the password from stdin, so it is not in argv. */
-export function htpasswdSnippet(username: string, password: string): string {
-  return `printf '%s\\n' ${shellQuote(password)} | htpasswd -i -B /var/lib/rest-server/.htpasswd ${shellQuote(username)}`;
+/**
+ * Where the snippets put rest-server's password file. rest-server reads `<data dir>/.htpasswd`
+ * (its `--path`) unless started with `--htpasswd-file`; the page says so beside the snippet.
+ */
+export const HTPASSWD_EXAMPLE_PATH = "/var/lib/rest-server/.htpasswd";
+
+/**
+ * rest-server keeps users in .htpasswd, bcrypt (`-B`); `-i` reads the password from stdin, so it
+ * is not in argv. `newFile` adds `-c`, which creates the file and would replace an existing one.
+ */
+export function htpasswdSnippet(username: string, password: string, newFile = false): string {
+  const flags = newFile ? "-i -B -c" : "-i -B";
+  return `printf '%s\\n' ${shellQuote(password)} | htpasswd ${flags} ${HTPASSWD_EXAMPLE_PATH} ${shellQuote(username)}`;
 }
 
 export async function mintEnrolmentToken(
@@ -55,6 +68,7 @@ export async function mintEnrolmentToken(
   let generatedPassword: string | undefined;
   let sealedRepository: Uint8Array | undefined;
   let snippet: string | undefined;
+  let newFileSnippet: string | undefined;
   if (input.repository) {
     const password = input.repository.password || generateRepositoryPassword();
     generatedPassword = input.repository.password ? undefined : password;
@@ -65,6 +79,7 @@ export async function mintEnrolmentToken(
     sealedRepository = sealJson(deps.keys.secret, repository, enrolmentAad(tokenHash));
     if (generatedPassword && repository.username && repository.url.startsWith("rest:")) {
       snippet = htpasswdSnippet(repository.username, generatedPassword);
+      newFileSnippet = htpasswdSnippet(repository.username, generatedPassword, true);
     }
   }
   const id = deps.ids.ulid(now);
@@ -96,11 +111,16 @@ export async function mintEnrolmentToken(
     expiresAt,
     generatedPassword,
     htpasswdSnippet: snippet,
+    htpasswdNewFileSnippet: newFileSnippet,
     installCommand: renderInstallCommand({ baseUrl: deps.config.baseUrl, token }),
   };
 }
 
-/** Tokens still usable; never the token itself (only its hash is stored anyway). */
+function usable(clock: Clock) {
+  return and(isNull(enrolmentTokens.consumedAt), gt(enrolmentTokens.expiresAt, clock.now()));
+}
+
+/** Tokens still usable, with who minted them; never the token itself (only its hash is stored). */
 export async function listUsableTokens(db: Database, clock: Clock) {
   const rows = await db
     .select({
@@ -108,16 +128,39 @@ export async function listUsableTokens(db: Database, clock: Clock) {
       createdAt: enrolmentTokens.createdAt,
       expiresAt: enrolmentTokens.expiresAt,
       initialPaths: enrolmentTokens.initialPaths,
-      sealedRepository: enrolmentTokens.sealedRepository,
+      hasRepository: sql<boolean>`${enrolmentTokens.sealedRepository} is not null`,
+      createdBy: enrolmentTokens.createdBy,
+      createdByName: users.username,
     })
     .from(enrolmentTokens)
-    .where(and(isNull(enrolmentTokens.consumedAt), gt(enrolmentTokens.expiresAt, clock.now())))
+    .leftJoin(users, eq(users.id, enrolmentTokens.createdBy))
+    .where(usable(clock))
     .orderBy(desc(enrolmentTokens.id));
-  return rows.map((row) => ({
-    id: row.id,
-    createdAt: row.createdAt,
-    expiresAt: row.expiresAt,
-    initialPaths: row.initialPaths,
-    hasRepository: row.sealedRepository !== null,
-  }));
+  return rows.map((row) => ({ ...row, hasRepository: Boolean(row.hasRepository) }));
+}
+
+/**
+ * Revokes a token not yet used: its row goes, so its hash can no longer be presented. A used or
+ * expired token is not found: there is nothing left to revoke.
+ */
+export async function revokeEnrolmentToken(
+  deps: { db: Database; clock: Clock; ids: Ids },
+  audit: AuditContext,
+  id: string,
+): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const removed = await tx
+      .delete(enrolmentTokens)
+      .where(and(eq(enrolmentTokens.id, id), usable(deps.clock)))
+      .returning({ id: enrolmentTokens.id });
+    if (removed.length === 0) {
+      throw notFound(`No unused enrolment token ${id}`);
+    }
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "enrolment_token.revoke",
+      targetKind: "enrolment_token",
+      targetId: id,
+    });
+  });
 }

@@ -3,25 +3,17 @@
  * The four host states the dashboard counts and the host list filters by. online and offline are
  * the connection; overdue and failing are problems a host has whatever its connection: overdue
  * when at least one of its source groups is overdue (health/freshness.ts), failing when it has an
- * open `*_failed` alert. The dashboard's numbers and `/hosts?state=` share this one definition,
- * so a number and the list it links to always agree.
+ * open `*_failed` alert. The dashboard's numbers and `/hosts?state=` (hosts/fleet-list.ts) share
+ * this one definition, so a number and the list it links to always agree.
  */
 import { alerts, type Database } from "@fleetback/db";
 import { and, isNull, like } from "drizzle-orm";
-import { type Static, Type } from "typebox";
 import type { ServerDeps } from "../deps.js";
-import { type FleetRow, listFleet } from "../hosts/fleet-view.js";
+import type { FleetRow } from "../hosts/fleet-view.js";
 import { evaluateFreshness, type GroupFreshness } from "./freshness.js";
 
 export const HOST_STATES = ["online", "offline", "overdue", "failing"] as const;
 export type HostState = (typeof HOST_STATES)[number];
-
-/** The host list's query string (`/hosts`, `/partials/fleet`). */
-export const HostListQuery = Type.Object(
-  { state: Type.Optional(Type.Union(HOST_STATES.map((state) => Type.Literal(state)))) },
-  { additionalProperties: false },
-);
-export type HostListQuery = Static<typeof HostListQuery>;
 
 export interface HostProblems {
   overdue: ReadonlySet<string>;
@@ -84,29 +76,4 @@ export async function loadHostProblems(
     failingHostIds(deps.db),
   ]);
   return { groups, problems: { overdue: overdueHostIds(groups), failing } };
-}
-
-/** The fleet table's rows, all of them or those in `state`; `all` feeds the rollout form. */
-export async function listHostsInState(
-  deps: Pick<ServerDeps, "db" | "config" | "clock">,
-  state: HostState | undefined,
-): Promise<{ all: FleetRow[]; hosts: FleetRow[] }> {
-  const all = await listFleet(deps.db);
-  if (state === undefined) {
-    return { all, hosts: all };
-  }
-  if (state === "online" || state === "offline") {
-    return { all, hosts: all.filter((host) => host.status === state) };
-  }
-  // Only the problem the filter asks about is computed: freshness walks every group's schedule.
-  const problems: HostProblems =
-    state === "overdue"
-      ? {
-          overdue: overdueHostIds(
-            await evaluateFreshness(deps.db, deps.clock.now(), { defaultTimeZone: deps.config.timeZone }),
-          ),
-          failing: new Set(),
-        }
-      : { overdue: new Set(), failing: await failingHostIds(deps.db) };
-  return { all, hosts: all.filter((host) => isInState(host, state, problems)) };
 }

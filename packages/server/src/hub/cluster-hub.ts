@@ -480,6 +480,9 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       return true;
     },
     isOnline: (hostId) => local.isOnline(hostId) || remote.has(hostId),
+    // Streams are not relayed between replicas: only a host connected here can be streamed from.
+    openStream: (hostId, requestId, sink) => local.openStream(hostId, requestId, sink),
+    deliverStream: (hostId, requestId, envelope) => local.deliverStream(hostId, requestId, envelope),
     disconnect(hostId, code, reason) {
       const entry = mine.get(hostId);
       if (entry) {

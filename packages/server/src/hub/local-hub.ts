@@ -10,7 +10,13 @@ import {
   type PayloadOf,
   type ServerMessageType,
 } from "@fleetback/protocol";
-import { type AgentHub, HubOfflineError, HubTimeoutError } from "./types.js";
+import {
+  type AgentHub,
+  HubOfflineError,
+  HubTimeoutError,
+  type StreamHandle,
+  type StreamSink,
+} from "./types.js";
 
 /** What the hub needs of a socket; the agent channel adapts a `ws` WebSocket to it. */
 export interface AgentConnection {
@@ -35,6 +41,8 @@ export interface LocalHub extends AgentHub {
   isCurrent(connection: AgentConnection): boolean;
   /** Hands a reply to the caller waiting for its id; false when nobody waits (it is dropped). */
   deliverReply(hostId: string, envelope: AgentEnvelope): boolean;
+  /** Hands a stream frame (`dump.chunk`, `dump.end`) to its open stream; false when none is open. */
+  deliverStream(hostId: string, requestId: string, envelope: AgentEnvelope): boolean;
   /** Writes an encoded frame (a request another replica made keeps its id); false when offline. */
   sendFrame(hostId: string, frame: string): boolean;
   onlineHostIds(): string[];
@@ -53,6 +61,17 @@ export interface LocalHub extends AgentHub {
 export function createLocalHub(): LocalHub {
   const connections = new Map<string, AgentConnection>();
   const pending = new Map<string, PendingRequest>();
+  const streams = new Map<string, { hostId: string; connection: AgentConnection; sink: StreamSink }>();
+
+  // A stream lives on the socket it was opened over; a newer socket of the host does not inherit it.
+  function closeStreamsOf(connection: AgentConnection, reason: string): void {
+    for (const [id, stream] of streams) {
+      if (stream.connection === connection) {
+        streams.delete(id);
+        stream.sink.closed(reason);
+      }
+    }
+  }
 
   function failPendingFor(hostId: string, error: Error): void {
     for (const [id, request] of pending) {
@@ -78,6 +97,9 @@ export function createLocalHub(): LocalHub {
     register(connection) {
       const previous = connections.get(connection.hostId);
       connections.set(connection.hostId, connection);
+      if (previous !== undefined && previous !== connection) {
+        closeStreamsOf(previous, "the agent connected again");
+      }
       return previous === connection ? undefined : previous;
     },
     unregister(connection) {
@@ -86,6 +108,7 @@ export function createLocalHub(): LocalHub {
       }
       connections.delete(connection.hostId);
       failPendingFor(connection.hostId, new HubOfflineError(`host ${connection.hostId} disconnected`));
+      closeStreamsOf(connection, "the agent disconnected");
       return true;
     },
     isCurrent(connection) {
@@ -135,11 +158,41 @@ export function createLocalHub(): LocalHub {
     isOnline(hostId) {
       return connections.has(hostId);
     },
+    openStream(hostId, requestId, sink): StreamHandle | undefined {
+      const connection = connections.get(hostId);
+      if (!connection || streams.has(requestId)) {
+        return undefined;
+      }
+      streams.set(requestId, { hostId, connection, sink });
+      return {
+        send(type, payload) {
+          if (streams.get(requestId)?.connection !== connection || connections.get(hostId) !== connection) {
+            return false;
+          }
+          connection.send(encode(type, payload));
+          return true;
+        },
+        close() {
+          if (streams.get(requestId)?.connection === connection) {
+            streams.delete(requestId);
+          }
+        },
+      };
+    },
+    deliverStream(hostId, requestId, envelope) {
+      const stream = streams.get(requestId);
+      if (!stream || stream.hostId !== hostId) {
+        return false;
+      }
+      stream.sink.frame(envelope);
+      return true;
+    },
     disconnect(hostId, code, reason) {
       const connection = connections.get(hostId);
       if (connection) {
         connections.delete(hostId);
         failPendingFor(hostId, new HubOfflineError(`host ${hostId} disconnected: ${reason}`));
+        closeStreamsOf(connection, "the agent was disconnected");
         connection.close(code, reason);
       }
     },

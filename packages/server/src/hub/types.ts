@@ -21,8 +21,26 @@ export interface AgentHub {
     timeoutMs: number,
   ): Promise<AgentEnvelope<R>>;
   isOnline(hostId: string): boolean;
+  /**
+   * Receives the frames of one agent stream (a download's `dump.chunk` and `dump.end`, which carry
+   * `requestId`) from `hostId` only. Streams run only over a socket held by this process: undefined
+   * when the host is not connected here. `closed` is called when that socket goes away first.
+   */
+  openStream(hostId: string, requestId: string, sink: StreamSink): StreamHandle | undefined;
   /** Closes the host's connection with a protocol close code (e.g. 4003 when the host is deleted). */
   disconnect(hostId: string, code: number, reason: string): void;
+}
+
+export interface StreamSink {
+  frame(envelope: AgentEnvelope): void;
+  closed(reason: string): void;
+}
+
+export interface StreamHandle {
+  /** Sends a frame to the host of this stream; false when it is gone. */
+  send<K extends ServerMessageType>(type: K, payload: PayloadOf<K>): boolean;
+  /** Stops receiving: later frames of this request id are dropped. */
+  close(): void;
 }
 
 export class HubOfflineError extends Error {

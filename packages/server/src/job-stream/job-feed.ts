@@ -6,8 +6,10 @@
  *   state        { job, last_seq }   first, always: the stored job and its highest stored log seq
  *   job.status   { job_id, status, started_at? }
  *   job.progress the agent's job.progress payload (job_id, percent_done, files_done, ...)
- *   log.stream   { job_id, seq, stream, line, ts }
- *   job.finished { job_id, status, exit_code, error, summary, finished_at }   last
+ *   log.stream   { job_id, seq, stream, line, ts, text, raw?, retry }   text: the line for people
+ *                (log-render.ts), raw: restic's line when text says it differently
+ *   job.finished { job_id, status, exit_code, error, summary, summary_rows, finished_at }   last;
+ *                summary_rows: the summary labelled and formatted (summary-render.ts)
  * A job already finished when the feed opens gets `state` and a synthetic `job.finished` at once,
  * so every subscriber sees the same end.
  */
@@ -15,12 +17,17 @@ import { type Database, type Job, jobLogs } from "@fleetback/db";
 import { eq, max } from "drizzle-orm";
 import type { JobEventMap, JobEvents } from "../jobs/job-events.js";
 import { getJob, jobJson } from "../jobs/job-queries.js";
+import { type RenderedLogLine, renderLogLine } from "./log-render.js";
+import { type SummaryRow, summaryRows } from "./summary-render.js";
 
 export type StreamMessage =
   | { type: "state"; payload: { job: ReturnType<typeof jobJson>; last_seq: number } }
   | { type: "job.status"; payload: { job_id: string; status: string; started_at?: Date | undefined } }
   | { type: "job.progress"; payload: Record<string, unknown> }
-  | { type: "log.stream"; payload: { job_id: string; seq: number; stream: string; line: string; ts: Date } }
+  | {
+      type: "log.stream";
+      payload: { job_id: string; seq: number; stream: string; line: string; ts: Date } & RenderedLogLine;
+    }
   | {
       type: "job.finished";
       payload: {
@@ -29,6 +36,7 @@ export type StreamMessage =
         exit_code: number | null;
         error: string | null;
         summary: Record<string, unknown> | null;
+        summary_rows: SummaryRow[];
         finished_at: Date | null;
       };
     };
@@ -52,6 +60,7 @@ function finishedMessage(event: JobEventMap["job.finished"]): StreamMessage {
       exit_code: event.exitCode,
       error: event.error,
       summary: event.summary,
+      summary_rows: summaryRows(event.summary),
       finished_at: event.finishedAt,
     },
   };
@@ -66,6 +75,7 @@ function syntheticFinished(job: Job): StreamMessage {
       exit_code: job.exitCode,
       error: job.error,
       summary: job.summary,
+      summary_rows: summaryRows(job.summary),
       finished_at: job.finishedAt,
     },
   };
@@ -116,7 +126,14 @@ export async function openJobFeed(
       if (event.jobId === jobId) {
         push({
           type: "log.stream",
-          payload: { job_id: jobId, seq: event.seq, stream: event.stream, line: event.line, ts: event.ts },
+          payload: {
+            job_id: jobId,
+            seq: event.seq,
+            stream: event.stream,
+            line: event.line,
+            ts: event.ts,
+            ...renderLogLine(event.line),
+          },
         });
       }
     }),

@@ -9,6 +9,10 @@ import { connectAgent, type TestAgent } from "../testing/test-agent.js";
 import { startTestServer } from "../testing/test-server.js";
 import type { StreamMessage } from "./job-stream.js";
 
+const CHANGE_LINE = '{"message_type":"change","path":"/etc/hosts","modifier":"+"}';
+const RETRY_TEXT =
+  'Stat(<config/>) returned error, retrying after 2.3s: Head "http://127.0.0.1:1/config": dial tcp 127.0.0.1:1: connect: connection refused';
+
 const PASSWORD = "correct horse battery";
 
 /** A browser's WebSocket, reduced to what the tests need: the parsed messages, in order. */
@@ -149,6 +153,8 @@ runServerSuite("job page live stream", (server) => {
         });
         agent.send("log.stream", { job_id: job.id, stream: "stdout", line: "first line", ts });
         agent.send("log.stream", { job_id: job.id, stream: "stderr", line: "second line", ts });
+        agent.send("log.stream", { job_id: job.id, stream: "stdout", line: CHANGE_LINE, ts });
+        agent.send("log.stream", { job_id: job.id, stream: "stderr", line: RETRY_TEXT, ts });
         agent.send("job.finished", {
           job_id: job.id,
           status: "succeeded",
@@ -162,6 +168,8 @@ runServerSuite("job page live stream", (server) => {
           "job.progress",
           "log.stream",
           "log.stream",
+          "log.stream",
+          "log.stream",
           "job.finished",
         ]);
         expect(stream.messages[1]).toMatchObject({ payload: { status: "running" } });
@@ -172,11 +180,25 @@ runServerSuite("job page live stream", (server) => {
           payload: { seq: 1, stream: "stdout", line: "first line" },
         });
         expect(stream.messages[4]).toMatchObject({
-          payload: { seq: 2, stream: "stderr", line: "second line" },
+          payload: { seq: 2, stream: "stderr", line: "second line", text: "second line", retry: false },
         });
+        // restic's JSON reads as a sentence, the line itself one click away; retries are flagged.
         expect(stream.messages[5]).toMatchObject({
+          payload: { seq: 3, text: "+ /etc/hosts (added)", raw: CHANGE_LINE, retry: false },
+        });
+        expect(stream.messages[6]).toMatchObject({ payload: { seq: 4, line: RETRY_TEXT, retry: true } });
+        expect(stream.messages[7]).toMatchObject({
           type: "job.finished",
-          payload: { job_id: job.id, status: "succeeded", exit_code: 0, summary: { files_new: 3 } },
+          payload: {
+            job_id: job.id,
+            status: "succeeded",
+            exit_code: 0,
+            summary: { files_new: 3 },
+            summary_rows: [
+              { key: "files_new", label: "New files", value: "3" },
+              { key: "total_bytes_processed", label: "Data processed", value: "2.00 KiB" },
+            ],
+          },
         });
         expect(await stream.ended).toBe(1000);
         await eventually(
@@ -189,7 +211,7 @@ runServerSuite("job page live stream", (server) => {
         const late = await openStream(`${server.url}/jobs/${job.id}/stream`, await login(), origin());
         await late.ended;
         expect(late.messages.map((m) => m.type)).toEqual(["state", "job.finished"]);
-        expect(late.messages[0]).toMatchObject({ payload: { last_seq: 2 } });
+        expect(late.messages[0]).toMatchObject({ payload: { last_seq: 4 } });
         expect(late.messages[1]).toMatchObject({
           payload: { job_id: job.id, status: "succeeded", exit_code: 0, summary: { files_new: 3 } },
         });

@@ -4,8 +4,10 @@
  * (as stored at most once a second) and the tail of its log. The live stream continues from here.
  */
 import { type Database, type Host, hosts, type Job, jobLogs, sourceGroups, users } from "@fleetback/db";
-import { desc, eq } from "drizzle-orm";
+import { and, count, desc, eq, like } from "drizzle-orm";
 import { getJob } from "../jobs/job-queries.js";
+import { RETRY_LIKE, type RenderedLogLine, renderLogLine } from "./log-render.js";
+import { type SummaryRow, summaryRows } from "./summary-render.js";
 
 export const LOG_TAIL_LINES = 200;
 
@@ -17,6 +19,19 @@ export interface JobProgressView {
   bytesTotal: number | undefined;
   etaSeconds: number | undefined;
   currentFile: string | undefined;
+  /**
+   * restic says 100 % while the job still runs: it has read everything, and is still writing the
+   * last packs and the index to the repository, slowly under an upload cap. The page says so
+   * instead of "100 %, time left –".
+   */
+  finishing: boolean;
+}
+
+export interface JobRetries {
+  /** restic's backend retry lines in the whole stored log. */
+  count: number;
+  /** The newest of them, rendered. */
+  last: string;
 }
 
 export interface JobView {
@@ -26,8 +41,11 @@ export interface JobView {
   groupName: string | undefined;
   active: boolean;
   progress: JobProgressView | undefined;
-  summary: Array<{ key: string; value: string }>;
-  logTail: Array<{ seq: number; stream: string; line: string; ts: Date }>;
+  summary: SummaryRow[];
+  /** The summary as stored, pretty-printed for the "raw JSON" toggle; undefined when there is none. */
+  summaryJson: string | undefined;
+  logTail: Array<{ seq: number; stream: string; line: string; ts: Date } & RenderedLogLine>;
+  retries: JobRetries | undefined;
   lastSeq: number;
   durationSeconds: number | undefined;
 }
@@ -40,15 +58,17 @@ const num = (value: unknown) => (typeof value === "number" && Number.isFinite(va
  */
 export function progressView(
   progress: Record<string, unknown> | null,
-  succeeded = false,
+  status: string = "running",
 ): JobProgressView | undefined {
   if (!progress) {
     return undefined;
   }
   const currentFile = progress.current_file;
   const percent = Math.min(100, Math.max(0, Math.round((num(progress.percent_done) ?? 0) * 1000) / 10));
+  const succeeded = status === "succeeded";
   return {
     percent: succeeded ? 100 : percent,
+    finishing: status === "running" && percent >= 100,
     filesDone: num(progress.files_done),
     filesTotal: num(progress.files_total),
     bytesDone: num(progress.bytes_done),
@@ -58,14 +78,20 @@ export function progressView(
   };
 }
 
-function summaryRows(summary: Record<string, unknown> | null): Array<{ key: string; value: string }> {
-  if (!summary) {
-    return [];
+async function loadRetries(db: Database, jobId: string): Promise<JobRetries | undefined> {
+  const matches = and(eq(jobLogs.jobId, jobId), like(jobLogs.line, RETRY_LIKE));
+  const [counted] = await db.select({ n: count() }).from(jobLogs).where(matches);
+  const n = Number(counted?.n ?? 0);
+  if (n === 0) {
+    return undefined;
   }
-  return Object.entries(summary).map(([key, value]) => ({
-    key,
-    value: typeof value === "string" ? value : JSON.stringify(value),
-  }));
+  const [last] = await db
+    .select({ line: jobLogs.line })
+    .from(jobLogs)
+    .where(matches)
+    .orderBy(desc(jobLogs.seq))
+    .limit(1);
+  return { count: n, last: renderLogLine(last?.line ?? "").text };
 }
 
 export async function loadJobView(db: Database, jobId: string): Promise<JobView> {
@@ -103,9 +129,12 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
     actor,
     groupName,
     active: job.status === "queued" || job.status === "running",
-    progress: progressView(job.progress, job.status === "succeeded"),
+    progress: progressView(job.progress, job.status),
     summary: summaryRows(job.summary),
-    logTail: tail,
+    summaryJson:
+      job.summary && Object.keys(job.summary).length > 0 ? JSON.stringify(job.summary, null, 2) : undefined,
+    logTail: tail.map((line) => ({ ...line, ...renderLogLine(line.line) })),
+    retries: await loadRetries(db, job.id),
     lastSeq: tail.at(-1)?.seq ?? 0,
     durationSeconds:
       job.startedAt && job.finishedAt

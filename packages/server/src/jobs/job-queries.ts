@@ -3,7 +3,7 @@
  * Reading jobs and their log lines for the API and pages: filtered, newest first, paged by id
  * (ULIDs sort by creation time, so "before this id" is a stable cursor).
  */
-import { type Database, type Job, type JobKind, type JobStatus, jobLogs, jobs } from "@fleetback/db";
+import { type Database, type Job, type JobKind, type JobStatus, jobLogs, jobs, users } from "@fleetback/db";
 import { and, asc, desc, eq, gt, lt, type SQL } from "drizzle-orm";
 import { notFound } from "../errors.js";
 
@@ -15,7 +15,12 @@ export interface JobFilter {
   limit: number;
 }
 
-export async function listJobs(db: Database, filter: JobFilter): Promise<Job[]> {
+/** A job with the name of the user who started it (null for schedules, the system, a deleted user). */
+export interface JobListRow extends Job {
+  actorUsername: string | null;
+}
+
+export async function listJobs(db: Database, filter: JobFilter): Promise<JobListRow[]> {
   const conditions: SQL[] = [];
   if (filter.hostId) {
     conditions.push(eq(jobs.hostId, filter.hostId));
@@ -29,12 +34,14 @@ export async function listJobs(db: Database, filter: JobFilter): Promise<Job[]> 
   if (filter.before) {
     conditions.push(lt(jobs.id, filter.before));
   }
-  return db
-    .select()
+  const rows = await db
+    .select({ job: jobs, actorUsername: users.username })
     .from(jobs)
+    .leftJoin(users, eq(users.id, jobs.actorUserId))
     .where(conditions.length > 0 ? and(...conditions) : undefined)
     .orderBy(desc(jobs.id))
     .limit(filter.limit);
+  return rows.map((row) => ({ ...row.job, actorUsername: row.actorUsername }));
 }
 
 export async function getJob(db: Database, id: string): Promise<Job> {

@@ -3,6 +3,13 @@
  * What an agent learned about its repository (`repo.stats`, after check, prune, forget and
  * backup). A report is a partial projection: only the fields present change; one absent field
  * never erases what an earlier report said.
+ *
+ * The wire names are frozen and easy to misread (packages/agent/src/jobs/raw-data-stats.ts):
+ * `raw_size_bytes` is restic's `total_size` in raw-data mode, the bytes the repository stores
+ * (compressed, deduplicated), and `total_size_bytes` is its `total_uncompressed_size`, the same
+ * blobs before compression (restic >= 0.15 only). The columns keep the wire names; everything a
+ * person or an API client reads says which size it is: `stored_size_bytes` and
+ * `uncompressed_size_bytes`.
  */
 import { type Database, type RepoStats as RepoStatsRow, repoStats } from "@fleetback/db";
 import type { RepoStats } from "@fleetback/protocol";
@@ -62,13 +69,30 @@ export async function readRepoStats(db: Database, hostId: string): Promise<RepoS
   return row;
 }
 
+/** Bytes the repository stores: restic's raw-data `total_size` (wire `raw_size_bytes`). */
+export function storedSizeOf(row: Pick<RepoStatsRow, "rawSizeBytes"> | undefined): number | null {
+  return row?.rawSizeBytes ?? null;
+}
+
+/** Those blobs before compression: restic's `total_uncompressed_size` (wire `total_size_bytes`). */
+export function uncompressedSizeOf(row: Pick<RepoStatsRow, "totalSizeBytes"> | undefined): number | null {
+  return row?.totalSizeBytes ?? null;
+}
+
 export function repoStatsJson(row: RepoStatsRow | undefined) {
+  const stored = storedSizeOf(row);
+  const uncompressed = uncompressedSizeOf(row);
   return {
     last_check_status: row?.lastCheckStatus ?? null,
     last_check_at: row?.lastCheckAt ?? null,
     last_check_ok_at: row?.lastCheckOkAt ?? null,
-    total_size_bytes: row?.totalSizeBytes ?? null,
-    raw_size_bytes: row?.rawSizeBytes ?? null,
+    stored_size_bytes: stored,
+    /** null for restic 0.14, which does not report it. */
+    uncompressed_size_bytes: uncompressed,
+    /** Deprecated alias of uncompressed_size_bytes (the wire name), kept for existing clients. */
+    total_size_bytes: uncompressed,
+    /** Deprecated alias of stored_size_bytes (the wire name), kept for existing clients. */
+    raw_size_bytes: stored,
     total_file_count: row?.totalFileCount ?? null,
     snapshot_count: row?.snapshotCount ?? null,
     compression_ratio: row?.compressionRatio ?? null,

@@ -141,7 +141,7 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
 
   const repositorySize = new Gauge({
     name: "fleetback_repository_size_bytes",
-    help: "Size of a host's repository as restic last reported it (repository stats total size).",
+    help: "Bytes a host's repository stores (compressed, deduplicated) as restic last reported it (stats --mode raw-data total_size).",
     labelNames: ["host", "host_id"],
     registers,
   });

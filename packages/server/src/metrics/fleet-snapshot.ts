@@ -44,10 +44,12 @@ export async function loadFleetSnapshot(
         .where(isNull(alerts.resolvedAt))
         .groupBy(alerts.kind);
       const sizes = await tx
-        .select({ hostId: hosts.id, hostName: hosts.name, bytes: repoStats.totalSizeBytes })
+        // The stored size (restic's raw-data total_size, wire raw_size_bytes), as the dashboard
+        // shows it; the uncompressed one (total_size_bytes) is unknown for restic 0.14.
+        .select({ hostId: hosts.id, hostName: hosts.name, bytes: repoStats.rawSizeBytes })
         .from(repoStats)
         .innerJoin(hosts, eq(hosts.id, repoStats.hostId))
-        .where(isNotNull(repoStats.totalSizeBytes));
+        .where(isNotNull(repoStats.rawSizeBytes));
       const { groups, problems } = await loadHostProblems({ db: tx, config: deps.config }, now);
       return {
         hostsOnline: byStatus.find((row) => row.status === "online")?.hosts ?? 0,

@@ -6,7 +6,11 @@
  * one operator's cached listings are never served to another.
  */
 import type { Database, Host, Snapshot } from "@fleetback/db";
-import { TREE_PAGING_PROTOCOL_VERSION } from "@fleetback/protocol";
+import {
+  DOWNLOAD_PROTOCOL_VERSION,
+  type DumpArchiveFormat,
+  TREE_PAGING_PROTOCOL_VERSION,
+} from "@fleetback/protocol";
 import type { FieldProblem } from "../http/validate.js";
 import type { AgentHub } from "../hub/types.js";
 import type { Ids } from "../ids.js";
@@ -58,6 +62,20 @@ export function treeUrl(
   return `/hosts/${hostId}/restore/tree?${query.toString()}`;
 }
 
+/** The download link of one file (no archive) or folder (as `archive`); restore/download.ts serves it. */
+export function downloadUrl(
+  hostId: string,
+  snapshotId: string,
+  path: string,
+  archive?: DumpArchiveFormat,
+): string {
+  const query = new URLSearchParams({ path });
+  if (archive !== undefined) {
+    query.set("archive", archive);
+  }
+  return `/hosts/${hostId}/snapshots/${snapshotId}/download?${query.toString()}`;
+}
+
 /**
  * An agent before protocol 4 ignores `after` and would send the first page again, which the
  * wizard would append as if it were new. It never sends `next_after`, so only a hand-made URL
@@ -104,6 +122,32 @@ export function wizardInput(form: WizardForm): RestoreInput {
   };
 }
 
+/**
+ * Where the tree opens: the snapshot's one backed-up path, or the deepest folder that holds all
+ * of them, so the operator starts at what was backed up rather than at `/` (issue 17). Paths that
+ * are not slash-rooted (a Windows drive) leave it at `/`; the breadcrumbs lead up from there.
+ */
+export function openingPath(paths: readonly string[]): string {
+  const rooted = paths.filter((path) => path.startsWith("/"));
+  if (rooted.length === 0 || rooted.length !== paths.length) {
+    return "/";
+  }
+  const split = rooted.map((path) => path.split("/").filter((part) => part !== "" && part !== "."));
+  if (split.some((parts) => parts.includes(".."))) {
+    return "/";
+  }
+  const [first = [], ...rest] = split;
+  let common = first.length;
+  for (const parts of rest) {
+    let same = 0;
+    while (same < common && same < parts.length && parts[same] === first[same]) {
+      same++;
+    }
+    common = same;
+  }
+  return `/${first.slice(0, common).join("/")}`;
+}
+
 /** Everything pages/restore.njk shows. */
 export async function wizardView(
   deps: { db: Database; hub: Pick<AgentHub, "isOnline"> },
@@ -136,7 +180,9 @@ export async function wizardView(
     review: state.review === true,
     showForm: snapshot !== undefined || state.input !== undefined,
     defaultTarget: DEFAULT_RESTORE_TARGET,
-    rootTreeUrl: snapshot ? treeUrl(host.id, session, snapshot.id, "/", false) : undefined,
+    rootTreeUrl: snapshot
+      ? treeUrl(host.id, session, snapshot.id, openingPath(snapshot.paths), false)
+      : undefined,
     jumpTo: snapshot
       ? snapshot.paths.map((path) => ({ path, url: treeUrl(host.id, session, snapshot.id, path, false) }))
       : [],
@@ -160,6 +206,19 @@ export function treeView(request: TreeRequest, listing: TreeListing) {
   const { host, session, snapshotId, path, nested, after } = request;
   const urlOf = (target: string, nestedUrl: boolean, from?: string) =>
     treeUrl(host.id, session, snapshotId, target, nestedUrl, from);
+  // Operators only reach the tree; links only for an agent that answers dump.request (protocol 7).
+  const downloads = (host.protocolVersion ?? 0) >= DOWNLOAD_PROTOCOL_VERSION;
+  const downloadsOf = (entry: { path: string; type: string }) => {
+    if (!downloads || (entry.type !== "file" && entry.type !== "dir")) {
+      return {};
+    }
+    return entry.type === "file"
+      ? { downloadUrl: downloadUrl(host.id, snapshotId, entry.path) }
+      : {
+          tarUrl: downloadUrl(host.id, snapshotId, entry.path, "tar"),
+          zipUrl: downloadUrl(host.id, snapshotId, entry.path, "zip"),
+        };
+  };
   const page = {
     path,
     selfUrl: urlOf(path, nested, after),
@@ -169,6 +228,7 @@ export function treeView(request: TreeRequest, listing: TreeListing) {
       ? listing.entries.map((entry) => ({
           ...entry,
           url: entry.type === "dir" ? urlOf(entry.path, true) : undefined,
+          ...downloadsOf(entry),
         }))
       : [],
   };

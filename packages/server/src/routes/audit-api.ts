@@ -26,6 +26,7 @@ export function auditApiRoutes(deps: AppDeps): Hono<AppEnv> {
         action: entry.action,
         target_kind: entry.targetKind,
         target_id: entry.targetId,
+        target_name: entry.targetName,
         details: entry.details,
         ip: entry.ip,
       })),

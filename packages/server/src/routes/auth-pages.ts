@@ -1,14 +1,16 @@
 /**
  * @module routes/auth-pages
- * Sign-in, sign-out and the first-admin page. Form posts work with htmx (toasts, HX-Redirect)
+ * Sign-in, sign-out, the first-admin page and changing one's own password. Form posts work with htmx (toasts, HX-Redirect)
  * and without it (303 redirects).
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
+import { attemptPasswordChange, createPasswordChangeLimiter } from "../auth/password-change.js";
 import { attemptBootstrap, attemptLogin, type LoginLimiters, signOut } from "../auth/sign-in.js";
 import { USERNAME_PATTERN } from "../auth/users.js";
+import { invalid } from "../errors.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
 
@@ -26,6 +28,15 @@ const BootstrapForm = Type.Object(
     bootstrap_token: Type.String({ minLength: 1, maxLength: 256 }),
     username: Type.String({ pattern: USERNAME_PATTERN }),
     password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+const PasswordChangeForm = Type.Object(
+  {
+    current_password: Type.String({ minLength: 1, maxLength: 1024 }),
+    new_password: Type.String({ minLength: 1, maxLength: 1024 }),
+    confirm_password: Type.String({ minLength: 1, maxLength: 1024 }),
   },
   { additionalProperties: false },
 );
@@ -67,6 +78,7 @@ export function safeNext(next: string | undefined, baseUrl: string): string {
 
 export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
+  const passwordLimiter = createPasswordChangeLimiter(deps);
   routes.get("/bootstrap", (c) => {
     if (deps.bootstrap.token === undefined) {
       return c.redirect("/login", 303);
@@ -94,6 +106,23 @@ export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<App
     const form = await readForm(c, LoginForm);
     await attemptLogin(c, deps, limiters, form.username, form.password);
     return redirectAfterPost(c, safeNext(form.next, deps.config.baseUrl));
+  });
+  routes.get("/account/password", requireRole("viewer"), (c) => {
+    return renderPage(c, deps.views, "pages/account-password.njk", {
+      title: "Change password",
+      changed: c.req.query("changed") === "1",
+    });
+  });
+  routes.post("/account/password", requireRole("viewer"), async (c) => {
+    const form = await readForm(c, PasswordChangeForm);
+    if (form.confirm_password !== form.new_password) {
+      throw invalid("confirm_password: does not match the new password");
+    }
+    await attemptPasswordChange(c, deps, passwordLimiter, {
+      currentPassword: form.current_password,
+      newPassword: form.new_password,
+    });
+    return redirectAfterPost(c, "/account/password?changed=1");
   });
   routes.post("/logout", requireRole("viewer"), async (c) => {
     await signOut(c, deps);

@@ -1,8 +1,8 @@
 /**
  * @module routes/enrolment-api
- * Operators' JSON API for enrolment: mint tokens, list them and the announced hosts waiting for
- * approval, approve or reject them one at a time or by source network. The page is in
- * routes/enrolment-pages.ts, the agents' own endpoints in routes/agent-enrolment.ts.
+ * Operators' JSON API for enrolment: mint tokens, list and revoke unused ones, list the announced
+ * hosts waiting for approval, approve or reject them one at a time or by source network. The page
+ * is in routes/enrolment-pages.ts, the agents' own endpoints in routes/agent-enrolment.ts.
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
@@ -16,7 +16,7 @@ import {
 } from "../enrolment/announce.js";
 import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
-import { listUsableTokens, mintEnrolmentToken } from "../enrolment/tokens.js";
+import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
 import { sourceNetwork } from "../http/client-address.js";
 import { readJson } from "../http/validate.js";
 
@@ -69,8 +69,14 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
         expires_at: t.expiresAt,
         initial_paths: t.initialPaths,
         has_repository: t.hasRepository,
+        created_by: t.createdBy,
+        created_by_username: t.createdByName,
       })),
     });
+  });
+  routes.delete("/api/enrollment-tokens/:id", operator, async (c) => {
+    await revokeEnrolmentToken(deps, auditOf(c), c.req.param("id"));
+    return c.body(null, 204);
   });
   routes.get("/api/pending-hosts", operator, async (c) => {
     const pending = await listPendingHosts(deps.db, deps.clock);

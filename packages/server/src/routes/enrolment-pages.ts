@@ -1,7 +1,7 @@
 /**
  * @module routes/enrolment-pages
  * The enrol page: mint a token (its secrets rendered once in the response, never redirected to),
- * and approve or reject announced hosts one at a time or all from one source network. The JSON
+ * list and revoke unused tokens, and approve or reject announced hosts one at a time or all from one source network. The JSON
  * twins are in routes/enrolment-api.ts.
  */
 import { type Context, Hono } from "hono";
@@ -16,7 +16,12 @@ import {
 } from "../enrolment/announce.js";
 import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
-import { listUsableTokens, mintEnrolmentToken } from "../enrolment/tokens.js";
+import {
+  HTPASSWD_EXAMPLE_PATH,
+  listUsableTokens,
+  mintEnrolmentToken,
+  revokeEnrolmentToken,
+} from "../enrolment/tokens.js";
 import { RequestError } from "../errors.js";
 import { sourceNetwork } from "../http/client-address.js";
 import { plainHttpWarning } from "../http/plain-http.js";
@@ -68,6 +73,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
       pendingNetworks: networksOf(pending),
       minted,
       baseUrl: deps.config.baseUrl,
+      htpasswdPath: HTPASSWD_EXAMPLE_PATH,
       plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
     });
   }
@@ -100,6 +106,11 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
     );
     // Rendered in the response, never redirected: the secrets are shown once and never in a URL.
     return renderEnrolPage(c, mintJson(minted));
+  });
+  routes.post("/enroll/tokens/:id/revoke", operator, async (c) => {
+    await readForm(c, NoFields);
+    await revokeEnrolmentToken(deps, auditOf(c), c.req.param("id"));
+    return redirectAfterPost(c, "/enroll");
   });
   routes.post("/enroll/pending/reject", operator, async (c) => {
     const form = await readForm(c, BulkRejectForm);

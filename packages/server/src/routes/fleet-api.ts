@@ -1,17 +1,20 @@
 /**
  * @module routes/fleet-api
- * The host list of the JSON API, the same rows as the fleet page (routes/fleet-pages.ts).
+ * The host list of the JSON API, the same page of rows as the fleet page (routes/fleet-pages.ts):
+ * `?state=&q=&sort=name|last_snapshot|status&order=asc|desc&page=&limit=` (hosts/fleet-list.ts),
+ * answered with the total the filter matches and the number of pages.
  */
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
-import { fleetRowJson, listFleet } from "../hosts/fleet-view.js";
+import { fleetPageJson, listFleetPage, readHostListQuery } from "../hosts/fleet-list.js";
 
 export function fleetApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const viewer = requireRole("viewer");
   routes.get("/api/hosts", viewer, async (c) => {
-    return c.json({ hosts: (await listFleet(deps.db)).map(fleetRowJson) });
+    const params = readHostListQuery(c.req.query());
+    return c.json(fleetPageJson(await listFleetPage(deps, params)));
   });
   return routes;
 }

@@ -1,16 +1,57 @@
 /**
  * @module routes/fleet-pages
- * The host list at /hosts, optionally filtered by state (`?state=online|offline|overdue|failing`,
- * the dashboard's numbers link here), refreshing its table every 10 s through an htmx partial
- * that keeps the filter; admins also get the agent rollout form. The JSON host list is in
- * routes/fleet-api.ts; the landing page is the dashboard (routes/dashboard-pages.ts).
+ * The host list at /hosts: a GET filter form (state, search on name or tag), column headers that
+ * sort, paging links and the host count, all plain links that work without JavaScript; htmx swaps
+ * the list in place and pushes the URL. The table refreshes every 10 s through `/partials/fleet`
+ * with the same query string. The dashboard's numbers link here with `?state=`. Admins also get
+ * the agent rollout form, offering the hosts of the page shown (or all hosts). The JSON host list
+ * is in routes/fleet-api.ts; the landing page is the dashboard (routes/dashboard-pages.ts).
  */
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
-import { HOST_STATES, HostListQuery, listHostsInState } from "../health/host-states.js";
+import { HOST_STATES } from "../health/host-states.js";
+import {
+  FLEET_SORTS,
+  type FleetListParams,
+  type FleetPage,
+  fleetHref,
+  listFleetPage,
+  readHostListQuery,
+} from "../hosts/fleet-list.js";
 import { renderPage } from "../http/render.js";
-import { readQuery } from "../http/validate.js";
+
+/** Links the list template needs: each sortable column's, the neighbouring pages', the refresh's. */
+function listView(page: FleetPage) {
+  const { params } = page;
+  const sortLinks = Object.fromEntries(
+    FLEET_SORTS.map((sort) => {
+      const active = params.sort === sort;
+      const order = active && params.order === "asc" ? "desc" : "asc";
+      return [
+        sort,
+        {
+          href: fleetHref("/hosts", params, { sort, order, page: 1 }),
+          active,
+          // aria-sort on the header of the active column.
+          ariaSort: active ? (params.order === "asc" ? "ascending" : "descending") : undefined,
+        },
+      ];
+    }),
+  );
+  const pageHref = (n: number) => fleetHref("/hosts", params, { page: n });
+  return {
+    ...page,
+    sortLinks,
+    prevHref: params.page > 1 ? pageHref(Math.min(params.page - 1, page.pages)) : undefined,
+    nextHref: params.page < page.pages ? pageHref(params.page + 1) : undefined,
+    firstRow: page.hosts.length > 0 ? (params.page - 1) * params.limit + 1 : 0,
+    lastRow: (params.page - 1) * params.limit + page.hosts.length,
+    partialHref: fleetHref("/partials/fleet", params, {}),
+    stateHref: (state: string | undefined) =>
+      fleetHref("/hosts", params, { state: state as FleetListParams["state"], page: 1 }),
+  };
+}
 
 export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -26,22 +67,27 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
     );
   }
   routes.get("/hosts", viewer, async (c) => {
-    const { state } = readQuery(c, HostListQuery);
-    const { all, hosts } = await listHostsInState(deps, state);
+    const params = readHostListQuery(c.req.query());
+    const page = await listFleetPage(deps, params);
+    const { state } = params;
     return renderPage(c, deps.views, "pages/fleet.njk", {
       title: state ? `Hosts ${state}` : "Hosts",
-      hosts,
-      // The rollout form offers every host, whatever the filter shows.
-      rolloutHosts: all,
+      list: listView(page),
+      hosts: page.hosts,
       state,
       states: HOST_STATES,
+      sorts: FLEET_SORTS,
       agentVersions: hasRole(c.get("actor"), "admin") ? await agentVersions() : [],
     });
   });
   routes.get("/partials/fleet", viewer, async (c) => {
-    const { state } = readQuery(c, HostListQuery);
-    const { hosts } = await listHostsInState(deps, state);
-    return renderPage(c, deps.views, "partials/fleet-table.njk", { hosts, state });
+    const params = readHostListQuery(c.req.query());
+    const page = await listFleetPage(deps, params);
+    return renderPage(c, deps.views, "partials/fleet-table.njk", {
+      list: listView(page),
+      hosts: page.hosts,
+      state: params.state,
+    });
   });
   return routes;
 }

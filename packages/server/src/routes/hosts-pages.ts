@@ -71,7 +71,8 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/hosts/:id/jobs", operator, async (c) => {
     const form = await readForm(c, JobBody);
     const job = await startHostJob(deps, auditOf(c), c.req.param("id"), form.kind);
-    return redirectAfterPost(c, `/hosts/${c.req.param("id")}?started=${job.id}`);
+    // Straight to the live job page: the button's feedback is the job itself (issue 17).
+    return redirectAfterPost(c, `/jobs/${job.id}`);
   });
   routes.post("/hosts/:id/delete", admin, async (c) => {
     await readForm(c, Type.Object({}, { additionalProperties: false }));

@@ -98,6 +98,97 @@ describe("job page", () => {
     expect(html).toContain("10 min 0 s");
     expect((await viewer.request("/jobs/01JD0000000000000000000000")).status).toBe(404);
   });
+
+  it("labels and formats the summary, with the raw JSON one click away", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "succeeded",
+        exitCode: 0,
+        startedAt: new Date("2026-11-21T11:00:00Z"),
+        finishedAt: new Date("2026-11-21T11:10:00Z"),
+        summary: { data_added: 21649460, total_duration: 95.2, files_new: 1200, brand_new_key: 7 },
+      },
+    );
+    const html = await (await operator.request(`/jobs/${job.id}`)).text();
+    expect(html).toContain('<tr data-key="data_added"><th scope="row">Data added</th><td>20.6 MiB</td></tr>');
+    expect(html).toContain(
+      '<tr data-key="total_duration"><th scope="row">Duration</th><td>1 min 35 s</td></tr>',
+    );
+    expect(html).toContain('<tr data-key="files_new"><th scope="row">New files</th><td>1,200</td></tr>');
+    expect(html).toContain('<tr data-key="brand_new_key"><th scope="row">brand_new_key</th><td>7</td></tr>');
+    expect(html).not.toContain("<td>21649460</td>");
+    expect(html).toContain('<summary>Raw JSON</summary><pre id="job-summary-json">{\n');
+    expect(html).toContain("&quot;data_added&quot;: 21649460");
+  });
+
+  it("says 'finishing' instead of 100 % and 'time left –' while restic writes its last data", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "running",
+        startedAt: new Date("2026-11-21T11:59:00Z"),
+        progress: {
+          job_id: "x",
+          percent_done: 1,
+          files_done: 6,
+          files_total: 6,
+          bytes_done: 6291456,
+          bytes_total: 6291456,
+        },
+      },
+    );
+    const html = await (await operator.request(`/jobs/${job.id}`)).text();
+    expect(html).toContain(
+      '<span id="job-percent" data-testid="job-percent">finishing…</span><span id="job-percent-unit" hidden> %</span>',
+    );
+    expect(html).toMatch(/<progress id="job-progress" data-testid="job-progress" max="100" aria-label/);
+    expect(html).toContain("restic has read everything and is writing the last data to the repository");
+  });
+
+  it("renders restic's JSON lines as sentences with the raw line behind them, and warns of retries", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "restore", actorKind: "system" },
+      { status: "running", startedAt: new Date("2026-11-21T11:59:00Z") },
+    );
+    const retry = (after: string) =>
+      `Stat(<config/>) returned error, retrying after ${after}: Head "http://127.0.0.1:1/config": dial tcp 127.0.0.1:1: connect: connection refused`;
+    const json = '{"message_type":"verbose_status","action":"restored","item":"/etc/<hosts>","size":2048}';
+    await deps.db.insert(jobLogs).values([
+      { jobId: job.id, seq: 1, stream: "stdout", line: json, ts: new Date() },
+      { jobId: job.id, seq: 2, stream: "stderr", line: retry("727ms"), ts: new Date() },
+      { jobId: job.id, seq: 3, stream: "stderr", line: retry("2.3s"), ts: new Date() },
+      {
+        jobId: job.id,
+        seq: 4,
+        stream: "stderr",
+        line: "\x1b[2Ksignal terminated received, cleaning up",
+        ts: new Date(),
+      },
+    ]);
+    const html = await (await operator.request(`/jobs/${job.id}`)).text();
+    expect(html).toContain(
+      '<details class="log-line stdout" data-seq="1"><summary>restored /etc/&lt;hosts&gt; (2.00 KiB)</summary><code class="log-raw">{&quot;message_type&quot;:&quot;verbose_status&quot;',
+    );
+    expect(html).toContain(
+      '<div class="log-line stderr" data-seq="4">signal terminated received, cleaning up</div>',
+    );
+    expect(html).not.toContain("\x1b");
+    expect(html).toContain('<div class="log-line stderr retry" data-seq="3">');
+    expect(html).toMatch(
+      /<p id="job-retries" class="notice-warn" role="status" data-testid="job-retries" data-count="2">/,
+    );
+    expect(html).toContain("restic is retrying</span> requests to the repository");
+    expect(html).toContain('<span id="job-retries-count" data-testid="job-retries-count">2</span>');
+    expect(html).toContain("Stat(&lt;config/&gt;) returned error, retrying after 2.3s");
+
+    const quiet = await seedJob(deps, { hostId, kind: "check", actorKind: "system" }, { status: "running" });
+    const calm = await (await operator.request(`/jobs/${quiet.id}`)).text();
+    expect(calm).toMatch(/data-testid="job-retries" data-count="0" hidden>/);
+  });
 });
 
 describe("host jobs page", () => {

@@ -22,6 +22,8 @@ import {
   updateMaintenance,
 } from "../maintenance/maintenance-record.js";
 import { readRepoStats, repoStatsJson } from "../maintenance/repo-stats.js";
+import { repositoryInitialisedEvidence } from "../maintenance/repository-initialised.js";
+import { describeCron } from "../sources/cron-description.js";
 
 const Flag = Type.Optional(Type.String({ maxLength: 8 }));
 const MaintenanceForm = Type.Object(
@@ -77,14 +79,30 @@ export function maintenancePageRoutes(deps: AppDeps): Hono<AppEnv> {
     const host = await requireHost(deps.db, hostId);
     const record = await readMaintenance(deps.db, hostId, now);
     const credentials = await loadHostCredentials(deps.db, deps.keys.secret, hostId);
+    const maintenanceView = maintenanceJson(record, deps.config.timeZone, now);
     return renderPage(c, deps.views, "pages/host-maintenance.njk", {
       title: `${host.name}: maintenance`,
       host,
       connected: deps.hub.isOnline(hostId),
-      maintenance: maintenanceJson(record, deps.config.timeZone, now),
+      maintenance: maintenanceView,
+      // Each cadence as a sentence where it has a common shape (issue 17).
+      cadenceText: {
+        forget: describeCron(maintenanceView.forget_cron),
+        prune: describeCron(maintenanceView.prune_cron),
+        check: describeCron(maintenanceView.check_cron),
+        drill: describeCron(maintenanceView.drill_cron),
+      },
       stats: repoStatsJson(await readRepoStats(deps.db, hostId)),
       forgetGroups: await forgetGroupsOf(deps.db, hostId),
       adminBound: credentials.admin.state === "bound",
+      // Why a job needing the admin slot (prune, unlock) cannot start; shown beside its button.
+      adminRefusal:
+        credentials.admin.state === "bound"
+          ? undefined
+          : credentials.admin.state === "unreadable"
+            ? "the admin credentials cannot be read; bind them again on the host page"
+            : "needs the admin credentials of the repository; an admin binds them on the host page",
+      initialised: await repositoryInitialisedEvidence(deps.db, hostId),
       lastDrill: await lastDrillOf(deps.db, hostId),
       drillRefusal: speaksDrill(host.protocolVersion) ? undefined : agentTooOldMessage(host.protocolVersion),
       canOperate: hasRole(c.get("actor"), "operator"),

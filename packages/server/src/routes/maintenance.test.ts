@@ -1,14 +1,30 @@
-import { auditLog, jobs, maintenance } from "@fleetback/db";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { auditLog, hostCredentials, jobs, maintenance } from "@fleetback/db";
+import { formatBytes } from "@fleetback/web";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { applyRepoStats } from "../maintenance/repo-stats.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
-import { bindCredentials, seedHost } from "../testing/seed.js";
+import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 const PASSWORD = "correct horse battery";
+
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
+    const parent = dirname(dir);
+    if (parent === dir) {
+      throw new Error("pnpm-workspace.yaml not found above the server package");
+    }
+    dir = parent;
+  }
+  return dir;
+}
 const REPO = { url: "rest:https://backup.example.org/db-01/", username: "db-01", password: "repo-pass" };
 
 let deps: TestDeps;
@@ -189,11 +205,13 @@ describe("manual jobs", () => {
 describe("repository stats", () => {
   it("applies only the fields a report carries", async () => {
     const empty = await admin.json("GET", `/api/hosts/${hostId}/stats`);
-    expect(await empty.json()).toMatchObject({ stats: { last_check_status: null, total_size_bytes: null } });
+    expect(await empty.json()).toMatchObject({
+      stats: { last_check_status: null, stored_size_bytes: null, uncompressed_size_bytes: null },
+    });
     await applyRepoStats(
       deps.db,
       hostId,
-      { total_size_bytes: 2048, raw_size_bytes: 4096, compression_ratio: 2 },
+      { total_size_bytes: 4096, raw_size_bytes: 2048, compression_ratio: 2 },
       deps.clock.now(),
     );
     await applyRepoStats(
@@ -207,13 +225,150 @@ describe("repository stats", () => {
       stats: {
         last_check_status: "ok",
         last_check_at: "2026-11-21T05:00:00.000Z",
-        total_size_bytes: 2048,
-        raw_size_bytes: 4096,
+        stored_size_bytes: 2048,
+        uncompressed_size_bytes: 4096,
         compression_ratio: 2,
         last_prune_at: null,
       },
     });
     const page = await (await admin.request(`/hosts/${hostId}/maintenance`)).text();
     expect(page).toMatch(/data-testid="last-check-status"><span class="status-ok">ok<\/span>/);
+  });
+
+  // Issue 17: the page showed the uncompressed size as "Stored size". The agent maps restic's
+  // raw-data stats onto the frozen wire names (packages/agent/src/jobs/raw-data-stats.ts, whose
+  // test replays the same recordings); here the recorded output of each version goes through
+  // that mapping to the API and the page, which must name restic's numbers for what they are.
+  for (const version of ["0.14.0", "0.18.0"] as const) {
+    it(`restic ${version}: stored and uncompressed sizes are restic's total_size and total_uncompressed_size`, async () => {
+      const restic = JSON.parse(
+        readFileSync(join(repoRoot(), "testdata", "restic", version, "local", "stats-raw.stdout"), "utf8"),
+      ) as { total_size: number; total_uncompressed_size?: number; snapshots_count: number };
+      // As the agent reports it: restic 0.14 has no uncompressed size at all.
+      await applyRepoStats(
+        deps.db,
+        hostId,
+        {
+          raw_size_bytes: restic.total_size,
+          ...(restic.total_uncompressed_size === undefined
+            ? {}
+            : { total_size_bytes: restic.total_uncompressed_size }),
+          snapshot_count: restic.snapshots_count,
+        },
+        deps.clock.now(),
+      );
+      const { stats } = (await (await admin.json("GET", `/api/hosts/${hostId}/stats`)).json()) as {
+        stats: Record<string, unknown>;
+      };
+      expect(stats.stored_size_bytes).toBe(restic.total_size);
+      expect(stats.uncompressed_size_bytes).toBe(restic.total_uncompressed_size ?? null);
+      // The deprecated aliases keep their old meaning for existing clients.
+      expect(stats.raw_size_bytes).toBe(stats.stored_size_bytes);
+      expect(stats.total_size_bytes).toBe(stats.uncompressed_size_bytes);
+
+      const page = await (await admin.request(`/hosts/${hostId}/maintenance`)).text();
+      const cell = (testid: string) => new RegExp(`data-testid="${testid}">([^<]*)`).exec(page)?.[1]?.trim();
+      expect(cell("stats-size")).toBe(formatBytes(restic.total_size));
+      if (restic.total_uncompressed_size === undefined) {
+        expect(cell("stats-uncompressed")).toBe("–");
+        expect(page).toContain("restic before 0.15 does not report it");
+      } else {
+        expect(restic.total_uncompressed_size).toBeGreaterThan(restic.total_size);
+        expect(cell("stats-uncompressed")).toBe(formatBytes(restic.total_uncompressed_size));
+      }
+    });
+  }
+});
+
+/** The opening tag of a Run now button, or undefined when the page does not offer it. */
+function button(page: string, kind: string): string | undefined {
+  return new RegExp(`<button[^>]*data-testid="start-${kind}"[^>]*>`).exec(page)?.[0];
+}
+
+describe("Run now on the Maintenance tab (issue 17)", () => {
+  it("a started job answers with its live job page: HX-Redirect for htmx, 303 for a plain form", async () => {
+    const csrf = csrfFrom(await (await admin.request(`/hosts/${hostId}/maintenance`)).text());
+    const viaHtmx = await admin.form(
+      `/hosts/${hostId}/jobs`,
+      { _csrf: csrf, kind: "check" },
+      { "HX-Request": "true" },
+    );
+    expect(viaHtmx.status).toBe(204);
+    const [check] = await deps.db.select().from(jobs).where(eq(jobs.kind, "check"));
+    expect(check).toBeDefined();
+    expect(viaHtmx.headers.get("HX-Redirect")).toBe(`/jobs/${check?.id}`);
+    expect(agent.frames.at(-1)?.payload).toMatchObject({ kind: "check", job_id: check?.id });
+
+    const plain = await admin.form(`/hosts/${hostId}/jobs`, { _csrf: csrf, kind: "unlock" });
+    // Unlock needs the admin slot: refused, and no job page to go to.
+    expect(plain.status).toBe(409);
+    expect(plain.headers.get("Location")).toBeNull();
+
+    const initialise = await admin.form(`/hosts/${hostId}/jobs`, { _csrf: csrf, kind: "init" });
+    expect(initialise.status).toBe(303);
+    const [init] = await deps.db.select().from(jobs).where(eq(jobs.kind, "init"));
+    expect(initialise.headers.get("Location")).toBe(`/jobs/${init?.id}`);
+    const jobPage = await admin.request(initialise.headers.get("Location") ?? "");
+    expect(jobPage.status).toBe(200);
+    // The JSON API is unchanged: 201 with the job id (a second check waits for the first).
+    await deps.db.update(jobs).set({ status: "succeeded" }).where(eq(jobs.kind, "check"));
+    const api = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "check" });
+    expect(api.status).toBe(201);
+    expect(await api.json()).toMatchObject({ job_id: expect.any(String) });
+  });
+
+  it("Prune now and Unlock are disabled with the reason until the admin credentials are bound", async () => {
+    const without = await (await admin.request(`/hosts/${hostId}/maintenance`)).text();
+    expect(button(without, "prune")).toMatch(/ disabled title="needs the admin credentials/);
+    expect(button(without, "unlock")).toMatch(/ disabled /);
+    expect(button(without, "check")).not.toMatch(/disabled/);
+    expect(without).toMatch(
+      /data-testid="admin-refusal">Prune now and Unlock are unavailable: needs the admin credentials of the repository/,
+    );
+    await admin.json("PUT", `/api/hosts/${hostId}/admin-credentials`, {
+      url: REPO.url,
+      username: "admin",
+      password: "admin-pass",
+    });
+    const bound = await (await admin.request(`/hosts/${hostId}/maintenance`)).text();
+    expect(button(bound, "prune")).not.toMatch(/disabled/);
+    expect(button(bound, "unlock")).not.toMatch(/disabled/);
+    expect(bound).not.toContain('data-testid="admin-refusal"');
+  });
+
+  it("Initialise is offered until a job proves the repository exists with the current credentials", async () => {
+    // The seeded credentials carry the database's clock; these jobs carry the test clock.
+    await deps.db.update(hostCredentials).set({ updatedAt: deps.clock.now() });
+    const page = async () => (await admin.request(`/hosts/${hostId}/maintenance`)).text();
+    expect(button(await page(), "init")).toBeDefined();
+
+    // Failed or unrelated jobs prove nothing.
+    await seedJob(deps, { hostId, kind: "init", actorKind: "system" }, { status: "failed" });
+    await seedJob(deps, { hostId, kind: "restore", actorKind: "user" }, { status: "succeeded" });
+    expect(button(await page(), "init")).toBeDefined();
+
+    deps.clock.advance(60_000);
+    await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "schedule" },
+      { status: "succeeded", finishedAt: deps.clock.now() },
+    );
+    const known = await page();
+    expect(button(known, "init")).toBeUndefined();
+    expect(known).toMatch(
+      /data-testid="repo-initialised">Initialise is not offered: the repository exists \(a backup job succeeded/,
+    );
+
+    // New repository credentials may name an empty repository: Initialise comes back.
+    deps.clock.advance(60_000);
+    const rebound = await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, {
+      url: "rest:https://backup.example.org/db-01-new/",
+      username: "db-01",
+      password: "new-pass",
+    });
+    expect(rebound.status).toBe(200);
+    const afterRebind = await page();
+    expect(button(afterRebind, "init")).toBeDefined();
+    expect(afterRebind).not.toContain('data-testid="repo-initialised"');
   });
 });

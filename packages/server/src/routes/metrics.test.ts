@@ -146,8 +146,9 @@ for (const engine of testEngines()) {
       await reports.close();
 
       await deps.db.insert(repoStats).values([
-        { hostId: web1.id, totalSizeBytes: 1_000 },
-        { hostId: web2.id, totalSizeBytes: 5_000_000_000 },
+        // The stored size; the uncompressed one is no repository size (and 0.14 has none).
+        { hostId: web1.id, rawSizeBytes: 1_000, totalSizeBytes: 3_000 },
+        { hostId: web2.id, rawSizeBytes: 5_000_000_000 },
         // A host whose size restic has not reported yet has no series.
         { hostId: db1.id, lastCheckStatus: "ok" },
       ]);

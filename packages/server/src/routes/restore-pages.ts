@@ -11,14 +11,16 @@
  * offline host re-renders it with 503; nothing is sent in either case. The JSON twins are in
  * routes/restore-api.ts, diff in routes/diff-pages.ts and routes/diff-api.ts.
  */
-import { TreeChildName } from "@fleetback/protocol";
+import { DumpArchiveFormat, TreeChildName } from "@fleetback/protocol";
 import { type Context, Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
+import { RequestError, type RequestErrorCode } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, readQuery } from "../http/validate.js";
+import { contentDisposition, type DownloadFailure, startDownload } from "../restore/download.js";
 import { PathText, SnapshotIdField, TreePath, WizardSession } from "../restore/restore-fields.js";
 import { startRestore } from "../restore/restore-jobs.js";
 import { checkRestore, findHostSnapshot, MAX_RESTORE_PATHS } from "../restore/restore-request.js";
@@ -64,6 +66,25 @@ const RestoreForm = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const DownloadQuery = Type.Object(
+  {
+    path: TreePath,
+    /** Only for a folder: the archive it comes as; a file comes as itself. */
+    archive: Type.Optional(DumpArchiveFormat),
+  },
+  { additionalProperties: false },
+);
+
+const FAILURE_CODES: Record<DownloadFailure["status"], RequestErrorCode> = {
+  400: "invalid",
+  404: "not_found",
+  409: "conflict",
+  413: "too_large",
+  502: "agent_error",
+  503: "unavailable",
+  504: "timeout",
+};
 
 /** `trees` is shared with the JSON twin, so both serve from one per-session cache. */
 export function restorePageRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv> {
@@ -143,6 +164,43 @@ export function restorePageRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv
       listing,
     );
     return c.html(deps.views.render(template, view));
+  });
+
+  // A file, or a folder as an archive, streamed from the agent (restore/download.ts); audited.
+  routes.get("/hosts/:id/snapshots/:sid/download", operator, async (c) => {
+    const query = readQuery(c, DownloadQuery);
+    const host = await requireHost(deps.db, c.req.param("id"));
+    const sid = c.req.param("sid");
+    const snapshot = await findHostSnapshot(deps.db, host.id, sid);
+    if (!snapshot) {
+      throw new RequestError("not_found", `snapshot_id: ${sid} is not a snapshot of ${host.name}`);
+    }
+    const started = await startDownload(
+      deps,
+      {
+        host,
+        snapshot,
+        path: query.path,
+        archive: query.archive,
+        actor: actorOf(c),
+        ip: clientIp(c),
+        breakConnection: () => (c.env as { outgoing?: { destroy(): void } } | undefined)?.outgoing?.destroy(),
+      },
+      c.req.raw.signal,
+    );
+    if (!started.ok) {
+      const message = started.field === undefined ? started.message : `${started.field}: ${started.message}`;
+      throw new RequestError(FAILURE_CODES[started.status], message);
+    }
+    return new Response(started.body, {
+      status: 200,
+      headers: {
+        "content-type": started.contentType,
+        "content-disposition": contentDisposition(started.filename),
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
+    });
   });
 
   routes.post("/hosts/:id/restore", operator, async (c) => {

@@ -9,7 +9,9 @@ import { type Context, Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { requireHost } from "../hosts/require-host.js";
 import { readJson } from "../http/validate.js";
+import { scheduleTiming } from "../sources/cron-description.js";
 import { changeSchedule } from "../sources/schedule-change.js";
 import {
   createSchedule,
@@ -35,19 +37,41 @@ export function scheduleApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const viewer = requireRole("viewer");
   const operator = requireRole("operator");
 
+  /**
+   * A schedule with how it reads (issue 17): `description` (an English sentence, or null for an
+   * uncommon shape), `next_runs` (the next three fires; none when disabled) and `time_zone` (the
+   * host's reported zone, else FLEETBACK_TZ), as the sources page shows them.
+   */
+  async function withTiming(hostId: string) {
+    const host = await requireHost(deps.db, hostId);
+    const zone = host.timeZone ?? deps.config.timeZone;
+    const now = deps.clock.now();
+    return (schedule: ScheduleView) => {
+      const timing = scheduleTiming(schedule.cron, zone, now);
+      return {
+        ...scheduleJson(schedule),
+        ...timing,
+        next_runs: schedule.enabled ? timing.next_runs : [],
+      };
+    };
+  }
+
   async function answer(
     c: Context<AppEnv>,
     result: { schedule: ScheduleView; pushed: boolean },
     status: 200 | 201,
   ) {
-    const versions = await scheduleVersions(deps.db, c.req.param("id") ?? "");
-    return c.json({ schedule: scheduleJson(result.schedule), pushed: result.pushed, ...versions }, status);
+    const hostId = c.req.param("id") ?? "";
+    const versions = await scheduleVersions(deps.db, hostId);
+    const json = await withTiming(hostId);
+    return c.json({ schedule: json(result.schedule), pushed: result.pushed, ...versions }, status);
   }
 
   routes.get("/api/hosts/:id/schedules", viewer, async (c) => {
     const hostId = c.req.param("id");
     const schedules = await listSchedules(deps.db, hostId);
-    return c.json({ schedules: schedules.map(scheduleJson), ...(await scheduleVersions(deps.db, hostId)) });
+    const json = await withTiming(hostId);
+    return c.json({ schedules: schedules.map(json), ...(await scheduleVersions(deps.db, hostId)) });
   });
   routes.post("/api/hosts/:id/schedules", operator, async (c) => {
     const body = await readJson(c, ScheduleBody);

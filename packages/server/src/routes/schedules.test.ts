@@ -132,4 +132,69 @@ describe("schedules", () => {
     expect(page).toContain("<code>0 2 * * *</code>");
     expect(page).toContain("Agent has version 0 of 1");
   });
+
+  it("reads as a sentence with its next three runs in the host's zone, on the page and in the API (issue 17)", async () => {
+    // The test clock is 2026-11-21T12:00Z, a Saturday; the agent reported New York.
+    await deps.db.update(hosts).set({ timeZone: "America/New_York" }).where(eq(hosts.id, hostId));
+    const made = await admin.json("POST", url(), { cron: "0 22 * * 1-5", source_group_ids: [groupId] });
+    expect(made.status).toBe(201);
+    const weekdayRuns = ["2026-11-24T03:00:00.000Z", "2026-11-25T03:00:00.000Z", "2026-11-26T03:00:00.000Z"];
+    expect(await made.json()).toMatchObject({
+      schedule: {
+        cron: "0 22 * * 1-5",
+        description: "Every weekday (Monday to Friday) at 22:00",
+        next_runs: weekdayRuns,
+        time_zone: "America/New_York",
+      },
+    });
+    const odd = await admin.json("POST", url(), {
+      cron: "0 3 1 * 1",
+      enabled: false,
+      source_group_ids: [groupId],
+    });
+    expect(odd.status).toBe(201);
+    const { schedules: listed } = (await (await admin.json("GET", url())).json()) as {
+      schedules: Array<{ cron: string; description: string | null; next_runs: string[]; time_zone: string }>;
+    };
+    // Both are made in the same instant of the test clock, so the list's order between them is not fixed.
+    const byCron = [...listed].sort((a, b) => a.cron.localeCompare(b.cron));
+    expect(
+      byCron.map(({ cron, description, next_runs, time_zone }) => ({
+        cron,
+        description,
+        next_runs,
+        time_zone,
+      })),
+    ).toEqual([
+      {
+        cron: "0 22 * * 1-5",
+        description: "Every weekday (Monday to Friday) at 22:00",
+        next_runs: weekdayRuns,
+        time_zone: "America/New_York",
+      },
+      // No sentence for cron's day-of-month OR weekday; a disabled schedule has no next runs.
+      { cron: "0 3 1 * 1", description: null, next_runs: [], time_zone: "America/New_York" },
+    ]);
+
+    const page = await (await admin.request(`/hosts/${hostId}/sources`)).text();
+    expect(page).toContain("Schedules run in the host's time zone, America/New_York.");
+    expect(page).toContain(
+      '<span data-testid="schedule-description">Every weekday (Monday to Friday) at 22:00</span>',
+    );
+    const runs = [...page.matchAll(/<time datetime="([^"]+)">([^<]+)<\/time>/g)].filter(([, at]) =>
+      weekdayRuns.includes(new Date(at ?? "").toISOString()),
+    );
+    // 22:00 in New York, with its offset, so nobody guesses which 22:00.
+    expect(runs.map(([, , text]) => text)).toEqual([
+      "23 Nov, 22:00 GMT-5",
+      "24 Nov, 22:00 GMT-5",
+      "25 Nov, 22:00 GMT-5",
+    ]);
+    expect(page).toContain("none: disabled");
+
+    // Without a reported zone the schedule is read in FLEETBACK_TZ, and the page says so.
+    await deps.db.update(hosts).set({ timeZone: null }).where(eq(hosts.id, hostId));
+    const fallback = await (await admin.request(`/hosts/${hostId}/sources`)).text();
+    expect(fallback).toContain(`Schedules are shown in ${deps.config.timeZone} (FLEETBACK_TZ)`);
+  });
 });

@@ -1,12 +1,22 @@
 /**
  * @module routes/snapshots-api
- * A host's cached snapshot list in JSON, newest first, paged by a time+id cursor
- * (snapshots/snapshot-page.ts). The page with the charts is routes/snapshots-pages.ts.
+ * A host's cached snapshot list in JSON, newest first, paged by a time+id cursor and filtered by
+ * `tag` or `group` (snapshots/snapshot-page.ts), and `POST /api/hosts/{id}/snapshots/{snapshot_id}/forget`
+ * (admin): forgets that one snapshot (snapshots/forget-snapshot.ts) and answers the job's id.
+ * The page with the charts is routes/snapshots-pages.ts.
  */
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, requireRole } from "../auth/actor.js";
-import { readQuery } from "../http/validate.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { invalid } from "../errors.js";
+import { requireHost } from "../hosts/require-host.js";
+import { readJson, readQuery } from "../http/validate.js";
+import {
+  confirms,
+  ForgetSnapshotBody,
+  forgetSnapshot,
+  requireHostSnapshot,
+} from "../snapshots/forget-snapshot.js";
 import { SnapshotsQuery, snapshotPage } from "../snapshots/snapshot-page.js";
 import { snapshotJson } from "../snapshots/snapshot-store.js";
 
@@ -26,6 +36,17 @@ export function snapshotApiRoutes(deps: AppDeps): Hono<AppEnv> {
       total: host.snapshotCount,
       next_before: nextBefore,
     });
+  });
+
+  routes.post("/api/hosts/:id/snapshots/:sid/forget", requireRole("admin"), async (c) => {
+    const body = await readJson(c, ForgetSnapshotBody);
+    const host = await requireHost(deps.db, c.req.param("id"));
+    const snapshot = await requireHostSnapshot(deps.db, host.id, c.req.param("sid"));
+    if (body.confirm !== undefined && !confirms(snapshot, body.confirm)) {
+      throw invalid(`confirm: names another snapshot than ${snapshot.shortId}`);
+    }
+    const job = await forgetSnapshot(deps, host.id, snapshot.id, auditOf(c));
+    return c.json({ job_id: job.id }, 201);
   });
   return routes;
 }

@@ -13,10 +13,12 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
 import { freshnessJson, hostFreshness } from "../health/freshness.js";
+import { formatLocalTime } from "../health/local-time.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
 import { listPendingRuns, pendingRunJson } from "../retries/pending-runs.js";
+import { scheduleTiming } from "../sources/cron-description.js";
 import { openHook } from "../sources/hooks.js";
 import { listSchedules, scheduleJson } from "../sources/schedules.js";
 import { createGroupFor, runGroupNowFor, updateGroupFor } from "../sources/source-group-requests.js";
@@ -31,6 +33,8 @@ const formFields: Record<string, ReturnType<typeof Type.Optional>> = {
   retry_max: Type.Optional(NUMBER_FIELD),
   retry_backoff_seconds: Type.Optional(NUMBER_FIELD),
   grace_seconds: Type.Optional(Type.String({ pattern: "^[0-9]{0,9}$", description: "a whole number" })),
+  bandwidth_up_kbps: Type.Optional(NUMBER_FIELD),
+  bandwidth_down_kbps: Type.Optional(NUMBER_FIELD),
   pre_hook: Type.Optional(Type.String({ maxLength: 16_384 })),
   post_hook: Type.Optional(Type.String({ maxLength: 16_384 })),
 };
@@ -81,6 +85,13 @@ function groupBodyFromForm(form: Record<string, string | undefined>): Record<str
   if (form.grace_seconds !== undefined) {
     body.grace_seconds = form.grace_seconds.trim() === "" ? null : Number(form.grace_seconds);
   }
+  // Always on the form too: empty means no cap of the group's own (the host's applies).
+  for (const field of ["bandwidth_up_kbps", "bandwidth_down_kbps"] as const) {
+    const value = form[field];
+    if (value !== undefined) {
+      body[field] = value.trim() === "" ? null : Number(value);
+    }
+  }
   for (const field of HOOK_FIELDS) {
     if (form[field] !== undefined) {
       body[field] = form[field];
@@ -104,6 +115,8 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const showHooks = hasRole(c.get("actor"), "admin");
     const names = Object.fromEntries(groups.map((group) => [group.id, group.name]));
     const freshness = await hostFreshness(deps, hostId);
+    const scheduleZone = host.timeZone ?? deps.config.timeZone;
+    const now = deps.clock.now();
     return renderPage(c, deps.views, "pages/host-sources.njk", {
       title: `${host.name}: sources`,
       host,
@@ -115,7 +128,18 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
           freshness: judged ? freshnessJson(judged) : null,
         };
       }),
-      schedules: schedules.map(scheduleJson),
+      // Issue 17: each schedule as a sentence with its next runs, read in the host's zone.
+      scheduleZone,
+      schedules: schedules.map((schedule) => {
+        const timing = scheduleTiming(schedule.cron, scheduleZone, now);
+        const runs = schedule.enabled ? timing.next_runs : [];
+        return {
+          ...scheduleJson(schedule),
+          ...timing,
+          next_runs: runs,
+          next_runs_text: runs.map((at) => formatLocalTime(at, scheduleZone)),
+        };
+      }),
       groupNames: names,
       pendingRuns: pending.map(pendingRunJson),
       hostHooks: showHooks
@@ -126,7 +150,6 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
         : undefined,
       keepCountKeys: KEEP_COUNT_KEYS,
       keepWithinKeys: KEEP_WITHIN_KEYS,
-      started: c.req.query("started"),
       queued: c.req.query("queued"),
     });
   });
@@ -150,9 +173,14 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/hosts/:id/source-groups/:gid/run", operator, async (c) => {
     await readForm(c, EmptyForm);
     const outcome = await runGroupNowFor(deps, auditOf(c), c.req.param("id"), c.req.param("gid"));
-    const query =
-      outcome.outcome === "queued" ? `queued=${outcome.pendingRunId}` : `started=${outcome.jobId}`;
-    return redirectAfterPost(c, `/hosts/${c.req.param("id")}/sources?${query}`);
+    // A started backup goes straight to its live job page (issue 17); a queued one has no job
+    // yet, so the sources page says it is queued.
+    return redirectAfterPost(
+      c,
+      outcome.outcome === "queued"
+        ? `/hosts/${c.req.param("id")}/sources?queued=${outcome.pendingRunId}`
+        : `/jobs/${outcome.jobId}`,
+    );
   });
   routes.post("/hosts/:id/hooks", admin, async (c) => {
     const form = await readForm(

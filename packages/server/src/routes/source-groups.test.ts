@@ -60,6 +60,9 @@ describe("source groups: validation", () => {
       [{ ...etc, retention_policy: { within: "soon" } }, /^retention_policy\.within: /],
       [{ ...etc, retry_max: 21 }, /^retry_max: /],
       [{ ...etc, retry_backoff_seconds: 86_401 }, /^retry_backoff_seconds: /],
+      [{ ...etc, bandwidth_up_kbps: 0 }, /^bandwidth_up_kbps: /],
+      [{ ...etc, bandwidth_down_kbps: 1.5 }, /^bandwidth_down_kbps: /],
+      [{ ...etc, bandwidth_up_kbps: "512" }, /^bandwidth_up_kbps: /],
     ];
     for (const [body, pattern] of cases) {
       const res = await operator.json("POST", groupsUrl(), body);
@@ -230,6 +233,113 @@ describe("run now", () => {
 
     await operator.json("PUT", `${groupsUrl()}/${group.id}`, { retry_max: 0 });
     expect((await operator.json("POST", `${groupsUrl()}/${group.id}/run`)).status).toBe(503);
+  });
+});
+
+describe("bandwidth caps of a source group (issue 18)", () => {
+  it("are stored, shown, sent as the stricter of the group's and the host's cap, and recorded on the job", async () => {
+    const created = await operator.json("POST", groupsUrl(), { ...etc, bandwidth_up_kbps: 512 });
+    expect(created.status).toBe(201);
+    const { source_group: group } = (await created.json()) as {
+      source_group: { id: string; bandwidth_up_kbps: number | null; bandwidth_down_kbps: number | null };
+    };
+    expect(group).toMatchObject({ bandwidth_up_kbps: 512, bandwidth_down_kbps: null });
+    const agent = createRecordingConnection(hostId);
+    deps.hub.register(agent);
+    const runOnce = async () => {
+      const before = agent.frames.length;
+      const res = await operator.json("POST", `${groupsUrl()}/${group.id}/run`);
+      expect(res.status).toBe(201);
+      const { job_id } = (await res.json()) as { job_id: string };
+      const [job] = await deps.db.select().from(jobs).where(eq(jobs.id, job_id));
+      return { job_id, payload: agent.frames[before]?.payload as Record<string, unknown>, job };
+    };
+
+    // No host cap: the group's own.
+    let run = await runOnce();
+    expect(run.payload).toMatchObject({ bandwidth_up_kbps: 512 });
+    expect(run.payload).not.toHaveProperty("bandwidth_down_kbps");
+    expect(run.job?.params).toMatchObject({ bandwidth_up_kbps: 512 });
+    const jobPage = await (await viewer.request(`/jobs/${run.job_id}`)).text();
+    expect(jobPage).toContain("upload capped at 512 KiB/s");
+
+    // A stricter host cap wins; a looser one does not lift the group's.
+    expect(
+      (await operator.json("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 100, down_kbps: 50 })).status,
+    ).toBe(200);
+    run = await runOnce();
+    expect(run.payload).toMatchObject({ bandwidth_up_kbps: 100 });
+    // The group has no download cap: the command carries none and the agent keeps the host's.
+    expect(run.payload).not.toHaveProperty("bandwidth_down_kbps");
+    await operator.json("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 4096, down_kbps: null });
+    run = await runOnce();
+    expect(run.payload).toMatchObject({ bandwidth_up_kbps: 512 });
+
+    // Cleared with null: the command carries no cap of the group's.
+    const cleared = await operator.json("PUT", `${groupsUrl()}/${group.id}`, { bandwidth_up_kbps: null });
+    expect(
+      ((await cleared.json()) as { source_group: { bandwidth_up_kbps: null } }).source_group
+        .bandwidth_up_kbps,
+    ).toBeNull();
+    run = await runOnce();
+    expect(run.payload).not.toHaveProperty("bandwidth_up_kbps");
+    expect(run.job?.params).not.toHaveProperty("bandwidth_up_kbps");
+  });
+
+  it("are set from the page form, where empty means none and 0 is refused naming the field", async () => {
+    const page = await (await operator.request(`/hosts/${hostId}/sources`)).text();
+    expect(page).toContain('name="bandwidth_up_kbps"');
+    const csrf = csrfFrom(page);
+    const fields = { _csrf: csrf, name: "web", includes: "/srv/www", excludes: "" };
+    const bad = await operator.form(
+      `/hosts/${hostId}/source-groups`,
+      { ...fields, bandwidth_up_kbps: "0", bandwidth_down_kbps: "" },
+      { "HX-Request": "true" },
+    );
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/^bandwidth_up_kbps: /);
+    const ok = await operator.form(`/hosts/${hostId}/source-groups`, {
+      ...fields,
+      bandwidth_up_kbps: "",
+      bandwidth_down_kbps: "2048",
+    });
+    expect(ok.status).toBe(303);
+    const [row] = await deps.db.select().from(sourceGroups);
+    expect(row).toMatchObject({ bandwidthUpKbps: null, bandwidthDownKbps: 2048 });
+    expect(await (await viewer.request(`/hosts/${hostId}/sources`)).text()).toContain(
+      "download ≤ 2048 KiB/s",
+    );
+  });
+});
+
+describe("Run now from the sources page (issue 17)", () => {
+  it("opens the backup's live job page; a queued run stays on the sources page and says so", async () => {
+    const { source_group: group } = (await (await operator.json("POST", groupsUrl(), etc)).json()) as {
+      source_group: { id: string };
+    };
+    const csrf = csrfFrom(await (await operator.request(`/hosts/${hostId}/sources`)).text());
+    const runUrl = `/hosts/${hostId}/source-groups/${group.id}/run`;
+
+    const queued = await operator.form(runUrl, { _csrf: csrf }, { "HX-Request": "true" });
+    expect(queued.status).toBe(204);
+    const [pending] = await deps.db.select().from(pendingRuns);
+    expect(queued.headers.get("HX-Redirect")).toBe(`/hosts/${hostId}/sources?queued=${pending?.id}`);
+    const queuedPage = await (await operator.request(queued.headers.get("HX-Redirect") ?? "")).text();
+    expect(queuedPage).toContain('data-testid="run-queued"');
+    await deps.db.delete(pendingRuns);
+
+    deps.hub.register(createRecordingConnection(hostId));
+    const viaHtmx = await operator.form(runUrl, { _csrf: csrf }, { "HX-Request": "true" });
+    expect(viaHtmx.status).toBe(204);
+    const [first] = await deps.db.select().from(jobs);
+    expect(viaHtmx.headers.get("HX-Redirect")).toBe(`/jobs/${first?.id}`);
+
+    await deps.db.update(jobs).set({ status: "succeeded" });
+    const plain = await operator.form(runUrl, { _csrf: csrf });
+    expect(plain.status).toBe(303);
+    const [second] = (await deps.db.select().from(jobs)).filter((job) => job.id !== first?.id);
+    expect(plain.headers.get("Location")).toBe(`/jobs/${second?.id}`);
+    expect((await operator.request(plain.headers.get("Location") ?? "")).status).toBe(200);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * @module routes/users-api
  * User management as JSON (admins only). Changing a role, a password or disabling a user ends
- * that user's sessions, so the change takes effect at once. The page is in routes/users-pages.ts.
+ * that user's sessions, so the change takes effect at once; so does an admin's password reset. The page is in routes/users-pages.ts.
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
@@ -9,7 +9,7 @@ import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { NewUserInput, RoleInput } from "../auth/user-input.js";
 import { userView } from "../auth/user-view.js";
-import { addUser, deleteUser, listUsers, updateUser } from "../auth/users.js";
+import { addUser, deleteUser, listUsers, resetPassword, updateUser } from "../auth/users.js";
 import { readJson } from "../http/validate.js";
 
 const UserChange = Type.Object(
@@ -18,6 +18,11 @@ const UserChange = Type.Object(
     password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
     disabled: Type.Optional(Type.Boolean()),
   },
+  { additionalProperties: false },
+);
+
+const PasswordReset = Type.Object(
+  { password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 );
 
@@ -44,6 +49,12 @@ export function userApiRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = await readJson(c, UserChange);
     const user = await updateUser(deps, auditOf(c), c.req.param("id"), body);
     return c.json({ user: { ...userView(user), disabled: user.disabledAt !== null } });
+  });
+  // An admin sets another user's password; that user is signed out everywhere.
+  routes.post("/api/users/:id/password", admin, async (c) => {
+    const body = await readJson(c, PasswordReset);
+    await resetPassword(deps, auditOf(c), c.req.param("id"), body.password);
+    return c.body(null, 204);
   });
   routes.delete("/api/users/:id", admin, async (c) => {
     const id = c.req.param("id");

@@ -1,12 +1,13 @@
 /**
  * @module snapshots/backup-history
- * The host's recent successful backups, for the snapshots page's size and duration charts:
- * size from the tool's summary (total_bytes_processed, else data_added), duration from the
- * job's start and finish.
+ * The host's recent successful backups and repository sizes, for the snapshots page's charts:
+ * data added from the tool's summary (`data_added`: what the backup wrote to the repository, not
+ * the bytes it read), duration from the job's start and finish, and the stored size per UTC day
+ * from repository_sizes (raw size, the repository's bytes on disk).
  */
-import { type Database, jobs, sourceGroups } from "@fleetback/db";
-import { and, desc, eq, isNotNull } from "drizzle-orm";
-import type { BackupRun } from "./chart.js";
+import { type Database, jobs, repositorySizes, sourceGroups } from "@fleetback/db";
+import { and, asc, desc, eq, gte, isNotNull } from "drizzle-orm";
+import type { BackupRun, RepositorySizePoint } from "./chart.js";
 
 /** Enough points for a readable chart; older runs are left out. */
 export const BACKUP_HISTORY_LIMIT = 300;
@@ -45,11 +46,28 @@ export async function listBackupRuns(db: Database, hostId: string): Promise<Back
     runs.push({
       group: row.groupName ?? (row.groupId ? "deleted group" : "no group"),
       finishedAt: row.finishedAt,
-      bytes: numberOf(summary.total_bytes_processed) ?? numberOf(summary.data_added),
+      dataAdded: numberOf(summary.data_added),
       durationSeconds: row.startedAt
         ? Math.max(0, (row.finishedAt.getTime() - row.startedAt.getTime()) / 1000)
         : undefined,
     });
   }
   return runs;
+}
+
+/** Days of repository size the chart shows. */
+export const REPOSITORY_SIZE_DAYS = 90;
+
+export async function listRepositorySizes(
+  db: Database,
+  hostId: string,
+  now: Date,
+): Promise<RepositorySizePoint[]> {
+  const since = new Date(now.getTime() - REPOSITORY_SIZE_DAYS * 86_400_000).toISOString().slice(0, 10);
+  const rows = await db
+    .select({ day: repositorySizes.day, raw: repositorySizes.rawSizeBytes })
+    .from(repositorySizes)
+    .where(and(eq(repositorySizes.hostId, hostId), gte(repositorySizes.day, since)))
+    .orderBy(asc(repositorySizes.day));
+  return rows.flatMap((row) => (row.raw === null ? [] : [{ day: row.day, storedBytes: row.raw }]));
 }

@@ -15,7 +15,7 @@ import {
   snapshotTags,
 } from "@fleetback/db";
 import type { SnapshotsReport } from "@fleetback/protocol";
-import { and, desc, eq, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
 
 /** Rows per INSERT: 9 columns each stays far below PostgreSQL's 65,535 bind parameters. */
 export const SNAPSHOT_INSERT_CHUNK = 1_000;
@@ -102,27 +102,47 @@ export function decodeCursor(value: string): SnapshotCursor | undefined {
   return { time, id };
 }
 
+export interface SnapshotFilter {
+  /** Only snapshots carrying every one of these tags (a source group's name is its tag). */
+  tags?: readonly string[] | undefined;
+}
+
 export async function listSnapshots(
   db: Database,
   hostId: string,
-  options: { limit: number; before?: SnapshotCursor | undefined },
+  options: { limit: number; before?: SnapshotCursor | undefined } & SnapshotFilter,
 ): Promise<Snapshot[]> {
   const { before } = options;
-  const where = before
-    ? and(
-        eq(snapshots.hostId, hostId),
-        or(
-          lt(snapshots.time, before.time),
-          and(eq(snapshots.time, before.time), lt(snapshots.id, before.id)),
-        ),
-      )
-    : eq(snapshots.hostId, hostId);
+  const conditions: SQL[] = [eq(snapshots.hostId, hostId)];
+  if (before) {
+    const older = or(
+      lt(snapshots.time, before.time),
+      and(eq(snapshots.time, before.time), lt(snapshots.id, before.id)),
+    );
+    if (older) {
+      conditions.push(older);
+    }
+  }
+  for (const tag of new Set(options.tags ?? [])) {
+    conditions.push(sql`${snapshots.tags} @> ${JSON.stringify([tag])}::jsonb`);
+  }
+  const where = and(...conditions);
   return db
     .select()
     .from(snapshots)
     .where(where)
     .orderBy(desc(snapshots.time), desc(snapshots.id))
     .limit(options.limit);
+}
+
+/** The tags the host's snapshots carry, by name, from the per-tag projection. */
+export async function listSnapshotTags(db: Database, hostId: string): Promise<string[]> {
+  const rows = await db
+    .select({ tag: snapshotTags.tag })
+    .from(snapshotTags)
+    .where(eq(snapshotTags.hostId, hostId))
+    .orderBy(snapshotTags.tag);
+  return rows.map((row) => row.tag);
 }
 
 export function snapshotJson(snapshot: Snapshot) {

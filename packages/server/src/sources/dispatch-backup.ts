@@ -1,7 +1,8 @@
 /**
  * @module sources/dispatch-backup
  * One backup of one source group: its `command.run` built from the group (includes, excludes,
- * tag = group name, the group's hooks or the host defaults) under a job id minted first, then
+ * tag = group name, the group's hooks or the host defaults, the group's bandwidth caps) under a
+ * job id minted first, then
  * dispatched. Run-now and schedule fires queue a pending run when the host is offline, to be
  * retried when it is back. The job's params record what was backed up, never the hooks.
  */
@@ -40,13 +41,35 @@ export type BackupOutcome =
   | { outcome: "queued"; pendingRunId: string }
   | { outcome: "offline" };
 
-type HostHooks = Pick<Host, "preHookDefault" | "postHookDefault">;
+type HostHooks = Pick<Host, "preHookDefault" | "postHookDefault" | "bandwidthUpKbps" | "bandwidthDownKbps">;
+type GroupCaps = Pick<SourceGroup, "bandwidthUpKbps" | "bandwidthDownKbps">;
 
-export function backupParams(group: SourceGroup, retry?: number): Record<string, unknown> {
+/**
+ * The caps a group's backup runs under, KiB/s, null = none. The group may only tighten the host's
+ * cap, never lift it: the host-wide cap is what the host's link can bear. The agent applies a
+ * command's cap in place of the host's, so the server sends the stricter of the two, and only when
+ * the group has one (else the agent keeps following the host's, also when it changes later).
+ */
+export function groupJobCaps(
+  group: GroupCaps,
+  host: Pick<Host, "bandwidthUpKbps" | "bandwidthDownKbps">,
+): { up: number | null; down: number | null } {
+  const stricter = (own: number | null, hostCap: number | null) =>
+    own === null ? null : hostCap === null ? own : Math.min(own, hostCap);
+  return {
+    up: stricter(group.bandwidthUpKbps, host.bandwidthUpKbps),
+    down: stricter(group.bandwidthDownKbps, host.bandwidthDownKbps),
+  };
+}
+
+export function backupParams(group: SourceGroup, retry?: number, host?: HostHooks): Record<string, unknown> {
+  const caps = host ? groupJobCaps(group, host) : { up: null, down: null };
   return {
     tag: group.name,
     includes: group.includes,
     excludes: group.excludes,
+    ...(caps.up === null ? {} : { bandwidth_up_kbps: caps.up }),
+    ...(caps.down === null ? {} : { bandwidth_down_kbps: caps.down }),
     ...(retry ? { retry } : {}),
   };
 }
@@ -55,7 +78,9 @@ export function backupCommand(
   jobId: string,
   group: SourceGroup,
   hooks: Pick<CommandRunBackup, "pre_hook" | "post_hook">,
+  host?: HostHooks,
 ): CommandRunBackup {
+  const caps = host ? groupJobCaps(group, host) : { up: null, down: null };
   return {
     job_id: jobId,
     kind: "backup",
@@ -63,6 +88,8 @@ export function backupCommand(
     includes: group.includes,
     excludes: group.excludes,
     tag: group.name,
+    ...(caps.up === null ? {} : { bandwidth_up_kbps: caps.up }),
+    ...(caps.down === null ? {} : { bandwidth_down_kbps: caps.down }),
     ...hooks,
   };
 }
@@ -80,9 +107,9 @@ function backupOf(deps: BackupDeps, request: BackupRequest, group: SourceGroup, 
       actorUserId: request.actorUserId ?? null,
       scheduledId: request.scheduleId ?? null,
       sourceGroupId: group.id,
-      params: backupParams(group, request.retry),
+      params: backupParams(group, request.retry, host),
     },
-    command: backupCommand(jobId, group, hooks),
+    command: backupCommand(jobId, group, hooks, host),
   };
 }
 
@@ -99,10 +126,17 @@ export function sendBackup(
 
 export async function loadHostHooks(deps: { db: Database }, hostId: string): Promise<HostHooks> {
   const [host] = await deps.db
-    .select({ preHookDefault: hosts.preHookDefault, postHookDefault: hosts.postHookDefault })
+    .select({
+      preHookDefault: hosts.preHookDefault,
+      postHookDefault: hosts.postHookDefault,
+      bandwidthUpKbps: hosts.bandwidthUpKbps,
+      bandwidthDownKbps: hosts.bandwidthDownKbps,
+    })
     .from(hosts)
     .where(eq(hosts.id, hostId));
-  return host ?? { preHookDefault: null, postHookDefault: null };
+  return (
+    host ?? { preHookDefault: null, postHookDefault: null, bandwidthUpKbps: null, bandwidthDownKbps: null }
+  );
 }
 
 /** Run-now and schedule fires: dispatch, or queue a retry when the host is offline. */

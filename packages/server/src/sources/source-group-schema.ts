@@ -31,6 +31,9 @@ const Includes = Type.Array(
 );
 const Excludes = Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), { maxItems: MAX_PATTERNS });
 const Hook = Type.Union([Type.String({ maxLength: MAX_HOOK_LENGTH }), Type.Null()]);
+const GroupCap = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()], {
+  description: "KiB/s, at least 1, or null for no cap of the group's own",
+});
 
 const groupFields = {
   name: GroupName,
@@ -45,6 +48,9 @@ const groupFields = {
       description: "60 to 31536000 seconds, or null for the default (one schedule interval plus an hour)",
     }),
   ),
+  /** KiB/s for this group's backups; the stricter of this and the host's cap applies. */
+  bandwidth_up_kbps: Type.Optional(GroupCap),
+  bandwidth_down_kbps: Type.Optional(GroupCap),
   pre_hook: Type.Optional(Hook),
   post_hook: Type.Optional(Hook),
 };

@@ -122,6 +122,8 @@ export async function createGroup(
           ? {}
           : { retryBackoffSeconds: body.retry_backoff_seconds }),
         graceSeconds: body.grace_seconds ?? null,
+        bandwidthUpKbps: body.bandwidth_up_kbps ?? null,
+        bandwidthDownKbps: body.bandwidth_down_kbps ?? null,
         ...hookColumns(deps, hostId, body),
         createdAt: now,
         updatedAt: now,
@@ -165,6 +167,8 @@ export async function updateGroup(
             ? {}
             : { retryBackoffSeconds: body.retry_backoff_seconds }),
           ...(body.grace_seconds === undefined ? {} : { graceSeconds: body.grace_seconds }),
+          ...(body.bandwidth_up_kbps === undefined ? {} : { bandwidthUpKbps: body.bandwidth_up_kbps }),
+          ...(body.bandwidth_down_kbps === undefined ? {} : { bandwidthDownKbps: body.bandwidth_down_kbps }),
           ...hookColumns(deps, hostId, body),
           updatedAt: now,
         })
@@ -261,6 +265,8 @@ export function groupJson(group: SourceGroup, options: { showHooks: boolean; key
     retry_max: group.retryMax,
     retry_backoff_seconds: group.retryBackoffSeconds,
     grace_seconds: group.graceSeconds,
+    bandwidth_up_kbps: group.bandwidthUpKbps,
+    bandwidth_down_kbps: group.bandwidthDownKbps,
     conflict_dimension: group.conflictDimension,
     has_pre_hook: group.preHook !== null,
     has_post_hook: group.postHook !== null,

@@ -1,0 +1,144 @@
+/**
+ * @module job-stream/summary-render
+ * A job's `summary` (restic's own summary object for backup and restore, diff statistics, the
+ * agent's counts for forget and drill) as labelled rows: sizes in binary units, durations, counts
+ * with separators, times as ISO text, snapshot ids shortened. A key not known here keeps its name
+ * and its JSON, so nothing a newer agent sends is hidden; the page also offers the whole object.
+ */
+import { formatBytes } from "@fleetback/web";
+
+export interface SummaryRow {
+  key: string;
+  label: string;
+  value: string;
+}
+
+type Format = "count" | "bytes" | "seconds" | "time" | "snapshot" | "text" | "side" | "changes" | "list";
+
+const KNOWN: Record<string, [label: string, format: Format]> = {
+  // backup (restic's summary message)
+  snapshot_id: ["Snapshot", "snapshot"],
+  files_new: ["New files", "count"],
+  files_changed: ["Changed files", "count"],
+  files_unmodified: ["Unmodified files", "count"],
+  dirs_new: ["New folders", "count"],
+  dirs_changed: ["Changed folders", "count"],
+  dirs_unmodified: ["Unmodified folders", "count"],
+  data_blobs: ["Data blobs", "count"],
+  tree_blobs: ["Tree blobs", "count"],
+  data_added: ["Data added", "bytes"],
+  data_added_packed: ["Data added (stored, compressed)", "bytes"],
+  total_files_processed: ["Files processed", "count"],
+  total_bytes_processed: ["Data processed", "bytes"],
+  total_duration: ["Duration", "seconds"],
+  backup_start: ["Started", "time"],
+  backup_end: ["Ended", "time"],
+  // restore
+  total_files: ["Files selected", "count"],
+  files_restored: ["Files and folders restored", "count"],
+  files_skipped: ["Files skipped", "count"],
+  files_deleted: ["Files deleted", "count"],
+  total_bytes: ["Data selected", "bytes"],
+  bytes_restored: ["Data restored", "bytes"],
+  bytes_skipped: ["Data skipped", "bytes"],
+  seconds_elapsed: ["Duration", "seconds"],
+  // diff
+  source_snapshot: ["From snapshot", "snapshot"],
+  target_snapshot: ["To snapshot", "snapshot"],
+  changed_files: ["Changed files", "count"],
+  added: ["Added", "side"],
+  removed: ["Removed", "side"],
+  changes: ["Paths", "changes"],
+  // forget
+  snapshots_removed: ["Snapshots removed", "count"],
+  snapshots_kept: ["Snapshots kept", "count"],
+  groups: ["Tag groups", "list"],
+  // drill
+  files_in_snapshot: ["Files in the snapshot", "count"],
+  files_checked: ["Files restored and verified", "count"],
+  bytes_checked: ["Data restored and verified", "bytes"],
+  mismatch_count: ["Mismatches", "count"],
+  mismatches: ["Mismatched files", "list"],
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+
+export function formatSeconds(seconds: number): string {
+  if (seconds < 10) {
+    return `${seconds.toFixed(1)} s`;
+  }
+  if (seconds < 60) {
+    return `${Math.round(seconds)} s`;
+  }
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) {
+    return `${minutes} min ${Math.round(seconds % 60)} s`;
+  }
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+const plural = (n: number, one: string) => `${n.toLocaleString("en")} ${one}${n === 1 ? "" : "s"}`;
+const raw = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+
+function format(value: unknown, kind: Format): string | undefined {
+  switch (kind) {
+    case "count":
+      return finite(value) ? value.toLocaleString("en") : undefined;
+    case "bytes":
+      return finite(value) ? formatBytes(value) : undefined;
+    case "seconds":
+      return finite(value) && value >= 0 ? formatSeconds(value) : undefined;
+    case "time": {
+      const date = typeof value === "string" ? new Date(value) : undefined;
+      return date && !Number.isNaN(date.getTime())
+        ? `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`
+        : undefined;
+    }
+    case "snapshot":
+      return typeof value === "string" ? value.slice(0, 8) : undefined;
+    case "text":
+      return typeof value === "string" ? value : undefined;
+    case "side":
+      if (!isObject(value)) {
+        return undefined;
+      }
+      return [
+        finite(value.files) ? plural(value.files, "file") : undefined,
+        finite(value.dirs) ? plural(value.dirs, "folder") : undefined,
+        finite(value.others) && value.others > 0 ? plural(value.others, "other") : undefined,
+        finite(value.bytes) ? formatBytes(value.bytes) : undefined,
+      ]
+        .filter(Boolean)
+        .join(", ");
+    case "changes":
+      if (!isObject(value)) {
+        return undefined;
+      }
+      return Object.entries(value)
+        .filter(([, n]) => finite(n))
+        .map(([name, n]) => `${(n as number).toLocaleString("en")} ${name}`)
+        .join(", ");
+    case "list":
+      return Array.isArray(value)
+        ? value.length === 0
+          ? "none"
+          : `${value.length} listed in the raw JSON`
+        : undefined;
+  }
+}
+
+/** The rows of a summary, in the order the summary has them; null or empty: none. */
+export function summaryRows(summary: Record<string, unknown> | null | undefined): SummaryRow[] {
+  if (!summary) {
+    return [];
+  }
+  return Object.entries(summary).map(([key, value]) => {
+    const known = KNOWN[key];
+    const formatted = known ? format(value, known[1]) : undefined;
+    return known && formatted !== undefined
+      ? { key, label: known[0], value: formatted }
+      : { key, label: key, value: raw(value) };
+  });
+}
