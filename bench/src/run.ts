@@ -3,17 +3,29 @@
  * `pnpm bench`: runs every case and prints speed as ratios against baselines measured in the
  * same run, plus memory: the bench process's after the in-process cases, and the server's with a
  * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 300, 0 skips
- * it), and the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
- * skips it; health/freshness-bench.ts).
+ * it), the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
+ * skips it; health/freshness-bench.ts), and the start and idle-memory budgets of the built server
+ * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them). The budget rows are printed as
+ * one table and written, with every other result, to bench/results.json.
  */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BudgetRow, formatBudgets, writeResults } from "./budgets.js";
 import { cryptoCases } from "./cases/crypto.js";
 import { protocolCases } from "./cases/protocol.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
-import { formatResults, runCase } from "./harness.js";
+import { type BenchResult, formatResults, runCase } from "./harness.js";
 import { runFreshnessBench } from "./health/freshness-bench.js";
+import { runStartupBench } from "./startup/startup-bench.js";
+
+const resultsPath = join(dirname(fileURLToPath(import.meta.url)), "..", "results.json");
+const budgets: BudgetRow[] = [];
+const allResults: BenchResult[] = [];
+const allNotes: string[] = [];
 
 const cases = [...protocolCases(), ...cryptoCases()];
 const results = cases.map((bench) => runCase(bench));
+allResults.push(...results);
 process.stdout.write(`${formatResults(results)}\n`);
 const memory = process.memoryUsage();
 process.stdout.write(
@@ -26,6 +38,8 @@ if (!Number.isSafeInteger(hosts) || hosts < 0) {
 }
 if (hosts > 0) {
   const fleet = await runFleetBench(hosts);
+  allResults.push(...fleet.results);
+  allNotes.push(...fleet.notes);
   process.stdout.write(`\n${formatResults(fleet.results)}\n\n${fleet.notes.join("\n")}\n`);
 }
 
@@ -37,5 +51,19 @@ if (!Number.isSafeInteger(groups) || groups < 0) {
 }
 if (groups > 0) {
   const freshness = await runFreshnessBench(groups);
+  allResults.push(...freshness.results);
+  allNotes.push(...freshness.notes);
   process.stdout.write(`\n${formatResults(freshness.results)}\n\n${freshness.notes.join("\n")}\n`);
 }
+
+if (process.env.FLEETBACK_BENCH_STARTUP !== "0") {
+  const startup = await runStartupBench();
+  budgets.push(...startup.rows);
+  allNotes.push(...startup.notes);
+}
+
+if (budgets.length > 0) {
+  process.stdout.write(`\nbudgets (issue 19)\n${formatBudgets(budgets)}\n`);
+}
+await writeResults(resultsPath, budgets, { cases: allResults, notes: allNotes });
+process.stdout.write(`\nwrote ${resultsPath}\n`);

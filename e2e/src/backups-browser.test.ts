@@ -77,7 +77,7 @@ function jobPage(page: Page) {
     percent: page.getByTestId("job-percent"),
     bytes: page.getByTestId("job-bytes"),
     files: page.getByTestId("job-files"),
-    logLines: page.getByTestId("job-log").locator("span"),
+    logLines: page.getByTestId("job-log").locator("[data-seq]"),
     summary: page.getByTestId("job-summary"),
     /** Where the bar is drawn, 0 to 100. */
     barValue: () => bar.evaluate((element) => (element as unknown as { value: number }).value),
@@ -102,14 +102,11 @@ describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
     await page.getByRole("button", { name: "Sign in" }).click();
   }
 
-  /** "Run now" on the group, then the job page it links to; returns the job id. */
+  /** "Run now" on the group lands on the backup's live job page (issue 17); returns the job id. */
   async function runGroupAndOpenJob(): Promise<string> {
     await page.goto(`${server.url}/hosts/${hostId}/sources`);
     await sourcesPage(page).group("docs").getByRole("button", { name: "Run now" }).click();
-    const started = page.getByTestId("run-started");
-    await started.waitFor({ timeout: 30_000 });
-    await started.getByRole("link").click();
-    await page.waitForURL(/\/jobs\/[0-9A-HJKMNP-TV-Z]{26}$/);
+    await page.waitForURL(/\/jobs\/[0-9A-HJKMNP-TV-Z]{26}$/, { timeout: 30_000 });
     return page.url().split("/").pop() ?? "";
   }
 
@@ -166,9 +163,14 @@ describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
     await sources.scheduleRows.first().waitFor({ timeout: 30_000 });
     expect(await sources.scheduleRows.count()).toBe(1);
     const row = sources.scheduleRows.first();
+    // A shape without a sentence shows the expression alone; the next runs are read in the
+    // agent's zone (issue 17): the next three New Year midnights.
     expect(await text(row.locator("td").nth(0))).toBe("0 0 1 1 *");
-    expect(await text(row.locator("td").nth(1))).toBe("yes");
-    expect(await text(row.locator("td").nth(2))).toBe("docs");
+    expect(await row.getByTestId("schedule-next-runs").locator("time").count()).toBe(3);
+    expect(await text(row.getByTestId("schedule-next-runs"))).toMatch(/^1 Jan, 00:00/);
+    expect(await text(page.getByTestId("schedule-zone"))).toMatch(/^Schedules run in the host's time zone, /);
+    expect(await text(row.locator("td").nth(2))).toBe("yes");
+    expect(await text(row.locator("td").nth(3))).toBe("docs");
     expect(await text(sources.scheduleVersion)).toMatch(new RegExp(`of ${expectedVersion}\\b`));
     // The agent acknowledges the new schedule version; the page says so after a reload.
     await eventually(
@@ -214,6 +216,10 @@ describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
     expect(reloads).toBe(0);
     // Progress arrived while the backup ran, not only with its end.
     expect(seen.some((s) => s.status === "running" && s.bytes !== "–")).toBe(true);
+    // Under the upload cap restic has read all 6 MiB (100 %) long before its one pack is uploaded:
+    // the page says it is finishing instead of "100 %, time left –" (issue 17.9).
+    expect(seen.some((s) => s.status === "running" && s.percent === "finishing…")).toBe(true);
+    expect(seen.some((s) => s.status === "running" && s.percent === "100")).toBe(false);
     expect(await job.barValue()).toBe(100);
     expect(await text(job.files)).toMatch(new RegExp(`^\\d+ of ${SOURCE_FILES}$`));
     await eventually(async () => ((await job.logLines.count()) > 0 ? true : undefined), {
@@ -221,7 +227,8 @@ describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
       ...WAIT,
     });
     expect(await text(page.getByTestId("job-log"))).not.toBe("");
-    expect(await text(job.summary)).toContain("snapshot_id");
+    expect(await text(job.summary)).toContain("Data added");
+    expect(await text(page.getByTestId("job-summary-raw"))).toContain('"snapshot_id"');
     await page.screenshot({ path: join(shots, "job-succeeded.png"), fullPage: true });
 
     // What the page shows from stored state alone agrees.

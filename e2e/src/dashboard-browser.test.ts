@@ -224,6 +224,24 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
     expect(await rows.first().getAttribute("data-host-id")).toBe(db.host.hostId);
     await noSidewaysScroll(page);
     await page.screenshot({ path: join(shots, "hosts-overdue-390.png"), fullPage: true });
+
+    // The whole list at 390 px sorted by status: the failing host first, whatever its connection;
+    // its last job and freshness columns fit without sideways scrolling.
+    await page.goto(`${server.url}/hosts?sort=status`);
+    const order = await page
+      .getByTestId("host-row")
+      .evaluateAll((found) => found.map((row) => row.getAttribute("data-host-id")));
+    expect(order).toEqual([mail.host.hostId, db.host.hostId, web.host.hostId]);
+    await noSidewaysScroll(page);
+    await page.screenshot({ path: join(shots, "hosts-390.png"), fullPage: true });
+    // The filter form searches by tag; htmx swaps the list and pushes the URL.
+    await page.getByTestId("fleet-q").fill("pg");
+    await page.getByTestId("fleet-filter-submit").click();
+    await page.waitForURL(/[?&]q=pg(&|$)/);
+    await page.locator('[data-testid="fleet-total"]', { hasText: /^1$/ }).waitFor();
+    expect(await page.getByTestId("host-row").first().getAttribute("data-host-id")).toBe(db.host.hostId);
+    expect(await page.getByTestId("host-freshness").first().textContent()).toBe("overdue");
+    await noSidewaysScroll(page);
     await page.close();
   });
 });

@@ -3,6 +3,7 @@
  * snapshots of one tag and leaves the other tag alone; prune with admin credentials succeeds;
  * check reports `ok`; a repository made unreadable raises `check_failed`, shown on the fleet.
  */
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +13,7 @@ import { startAgent } from "./support/agent-process.js";
 import { enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
 import { useStack, waitJob as waitJobOf } from "./support/stack.js";
-import { FETCHED_TOOLS, missingNote, type ResticVersion, toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
 
 interface JobJson {
   id: string;
@@ -136,6 +137,36 @@ describe.skipIf(missing !== "")(
         expect(stats).toMatchObject({ last_check_status: "ok" });
         expect(stats.last_prune_at).toBeTruthy();
         expect(stats.last_forget_at).toBeTruthy();
+
+        // Issue 17: the sizes are named for what restic reports. The prune's stats are compared
+        // with restic's own answer about the same repository (nothing wrote to it since).
+        const restUrl = new URL(stack.rest.url);
+        const told = JSON.parse(
+          execFileSync(RESTIC[restic], ["stats", "--mode", "raw-data", "--json", "--no-cache"], {
+            encoding: "utf8",
+            env: {
+              PATH: process.env.PATH ?? "",
+              RESTIC_REPOSITORY: `rest:${restUrl.protocol}//${user}:${encodeURIComponent(host.password)}@${restUrl.host}/${user}/`,
+              RESTIC_PASSWORD: host.password,
+            },
+          }),
+        ) as { total_size: number; total_uncompressed_size?: number };
+        expect(told.total_size).toBeGreaterThan(0);
+        expect(stats.stored_size_bytes).toBe(told.total_size);
+        expect(stats.uncompressed_size_bytes).toBe(told.total_uncompressed_size ?? null);
+        if (restic === "0.18") {
+          expect(told.total_uncompressed_size).toBeGreaterThan(told.total_size);
+        }
+        const statsPage = await stack.api.text(`/hosts/${host.hostId}/maintenance`);
+        const cell = (testid: string) =>
+          new RegExp(`data-testid="${testid}">([^<]*)`).exec(statsPage)?.[1]?.trim();
+        expect(cell("stats-size")).toMatch(/^[0-9.]+ (B|KiB|MiB)$/);
+        if (restic === "0.14") {
+          expect(cell("stats-uncompressed")).toBe("–");
+        } else {
+          expect(cell("stats-uncompressed")).toMatch(/^[0-9.]+ (B|KiB|MiB)$/);
+          expect(cell("stats-uncompressed")).not.toBe(cell("stats-size"));
+        }
 
         if (restic === "0.18") {
           // The real server's maintenance ticker (every 60 s) dispatches a due check by itself.

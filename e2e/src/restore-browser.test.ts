@@ -181,7 +181,7 @@ describe.skipIf(missing !== "")(`restore wizard in the browser${missing}`, () =>
     await page.waitForURL(new RegExp(`/hosts/${hostId}/snapshots/${snapshotId}/restore`));
     expect(await page.getByTestId("restore-snapshot").getAttribute("data-snapshot-id")).toBe(snapshotId);
 
-    // The tree loads lazily from the root; folders open in place (no page load) down to docs.
+    // The tree opens at the backed-up path, not at "/"; folders open in place (no page load).
     let loads = 0;
     const countLoads = (frame: Frame) => {
       if (frame === page.mainFrame()) {
@@ -189,14 +189,24 @@ describe.skipIf(missing !== "")(`restore wizard in the browser${missing}`, () =>
       }
     };
     page.on("framenavigated", countLoads);
-    await page.getByTestId("restore-tree").locator('.tree-listing[data-path="/"]').waitFor(WAIT_OPTS);
-    const segments = source.split("/").filter((part) => part !== "");
-    let current = "";
-    for (const segment of segments) {
-      current = `${current}/${segment}`;
-      await expandFolder(page, current);
+    const sourceListing = page.getByTestId("restore-tree").locator(`.tree-listing[data-path="${source}"]`);
+    await sourceListing.waitFor(WAIT_OPTS);
+    // Breadcrumbs: "/" then every segment, side by side on the left, not spread across the width.
+    const crumbs = page.getByTestId("tree-crumb");
+    const crumbTexts = (await crumbs.allTextContents()).map((crumb) => crumb.trim());
+    expect(crumbTexts).toEqual(["/", ...source.split("/").filter((part) => part !== "")]);
+    const boxes = await crumbs.evaluateAll((items) =>
+      items.map((item) => {
+        const box = item.getBoundingClientRect();
+        return { left: box.left, right: box.right, top: box.top };
+      }),
+    );
+    for (let i = 1; i < boxes.length; i++) {
+      const [prev, next] = [boxes[i - 1], boxes[i]];
+      if (prev && next && Math.abs(prev.top - next.top) < 4) {
+        expect(next.left - prev.right, "gap between breadcrumbs").toBeLessThan(32);
+      }
     }
-    const sourceListing = page.locator(`.tree-listing[data-path="${source}"]`);
     const names = await sourceListing
       .locator(":scope > ul > li[data-testid=tree-entry]")
       .evaluateAll((items) => items.map((item) => item.getAttribute("data-path")));
@@ -212,6 +222,20 @@ describe.skipIf(missing !== "")(`restore wizard in the browser${missing}`, () =>
     expect(await page.locator(`li[data-path="${docs}"] > details`).getAttribute("open")).not.toBeNull();
     page.off("framenavigated", countLoads);
     expect(loads).toBe(0);
+
+    // Download one file straight from the tree (operator): the saved file is the source's bytes.
+    const plainRow = page.locator(`li[data-path="${join(docs, "plain.txt")}"]`);
+    const [saved] = await Promise.all([
+      page.waitForEvent("download", WAIT_OPTS),
+      plainRow.getByTestId("tree-download").click(),
+    ]);
+    expect(saved.suggestedFilename()).toBe("plain.txt");
+    const savedPath = join(mkdtempSync(join(tmpdir(), "fleetback-restore-browser-dl-")), "plain.txt");
+    await saved.saveAs(savedPath);
+    expect(readFileSync(savedPath, "utf8")).toBe("plain text\n");
+    expect(
+      await page.locator(`li[data-path="${docs}"]`).getByTestId("tree-download-zip").first().isVisible(),
+    ).toBe(true);
 
     // In place with a wrong host name: refused, input kept, nothing started.
     const form = page.getByTestId("restore-form");

@@ -2,7 +2,8 @@
  * @module fleet/fleet-bench
  * The server with a fleet connected: the built server in a child process, `hosts` enrolled
  * through the API and held online by simulated agents over real WebSockets. Speed is printed as
- * ratios against baselines measured in the same run: the dashboard, the host list page and API against
+ * ratios against baselines measured in the same run: the dashboard, the host list page and API (a
+ * page of 100 by name, the last page by last snapshot, a search with a state filter) against
  * `/healthz` (the cost of the server's HTTP path alone), and a reconnect storm of the whole fleet
  * (every agent says hello at once, as after a server restart) per agent against a storm of a
  * tenth of it (1.0 = the cost per agent does not grow with the fleet). Memory is the server
@@ -85,6 +86,18 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
     const dashboard = await latencyMs(`${server.url}/`, server.apiToken, 20);
     const fleetPage = await latencyMs(`${server.url}/hosts`, server.apiToken, 20);
     const hostList = await latencyMs(`${server.url}/api/hosts`, server.apiToken, 20);
+    // The sort that reads every host's newest snapshot, on the last page; and a search with a filter.
+    const lastPage = Math.max(1, Math.ceil(hosts / 100));
+    const bySnapshot = await latencyMs(
+      `${server.url}/hosts?sort=last_snapshot&order=desc&page=${lastPage}`,
+      server.apiToken,
+      20,
+    );
+    const searched = await latencyMs(
+      `${server.url}/api/hosts?q=bench-1&state=online&sort=status`,
+      server.apiToken,
+      20,
+    );
 
     const result = (name: string, subjectMs: number, baselineName: string, baselineMs: number) => ({
       name,
@@ -98,6 +111,18 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         result(`dashboard, ${hosts} hosts online`, dashboard, "GET /healthz", healthz),
         result(`host list page, ${hosts} hosts online`, fleetPage, "GET /healthz", healthz),
         result(`GET /api/hosts, ${hosts} hosts`, hostList, "GET /healthz", healthz),
+        result(
+          `host list page by last snapshot, page ${lastPage}, ${hosts} hosts`,
+          bySnapshot,
+          "GET /healthz",
+          healthz,
+        ),
+        result(
+          `GET /api/hosts searched, online, by status, ${hosts} hosts`,
+          searched,
+          "GET /healthz",
+          healthz,
+        ),
         result(
           `hello storm of ${hosts}, per agent`,
           fullStorm,

@@ -1,0 +1,68 @@
+/**
+ * @module budgets
+ * The budgets of issue 19 as rows: what was measured, the baseline measured in the same run, and
+ * the budget it must stay within. `pnpm bench` prints them as one table and writes them, with the
+ * date and the machine, to bench/results.json so a run can be compared with the README's table.
+ */
+import { writeFile } from "node:fs/promises";
+import { cpus, totalmem } from "node:os";
+
+export interface BudgetRow {
+  /** B1…B8 of issue 19. */
+  id: string;
+  case: string;
+  measured: number;
+  unit: "ms" | "MiB" | "lines/s";
+  baselineName: string;
+  baseline: number;
+  /** The most `measured` may be (for lines/s: the least). */
+  budget: number;
+}
+
+export function withinBudget(row: BudgetRow): boolean {
+  return row.unit === "lines/s" ? row.measured >= row.budget : row.measured <= row.budget;
+}
+
+function figure(value: number, unit: BudgetRow["unit"]): string {
+  if (!Number.isFinite(value)) {
+    return "–";
+  }
+  return unit === "MiB" ? `${value.toFixed(1)} MiB` : `${Math.round(value).toLocaleString("en")} ${unit}`;
+}
+
+export function formatBudgets(rows: BudgetRow[]): string {
+  const header = ["id", "case", "measured", "baseline", "baseline value", "ratio", "budget", "met"];
+  const cells = rows.map((row) => [
+    row.id,
+    row.case,
+    figure(row.measured, row.unit),
+    row.baselineName,
+    figure(row.baseline, row.unit),
+    Number.isFinite(row.baseline) && row.baseline > 0 ? `${(row.measured / row.baseline).toFixed(2)}×` : "–",
+    `${row.unit === "lines/s" ? "≥" : "≤"} ${figure(row.budget, row.unit)}`,
+    withinBudget(row) ? "yes" : "NO",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => (row[i] ?? "").length)));
+  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i] ?? 0)).join("  ");
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+}
+
+export async function writeResults(
+  path: string,
+  rows: BudgetRow[],
+  extra: Record<string, unknown>,
+): Promise<void> {
+  const document = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model ?? "unknown",
+      memory_gib: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      platform: process.platform,
+    },
+    budgets: rows.map((row) => ({ ...row, ratio: row.measured / row.baseline, met: withinBudget(row) })),
+    ...extra,
+  };
+  await writeFile(path, `${JSON.stringify(document, null, 2)}\n`);
+}
