@@ -29,12 +29,17 @@ export const pendingRuns = pgTable(
     nextAttemptAt: timestamptz("next_attempt_at").notNull(),
     lastJobId: text("last_job_id").references(() => jobs.id, { onDelete: "set null" }),
     reason: text("reason"),
+    // An operator's caps for this one run (run-now), KiB/s; null = the group's own.
+    bandwidthUpKbps: integer("bandwidth_up_kbps"),
+    bandwidthDownKbps: integer("bandwidth_down_kbps"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     check("pending_runs_actor_kind_check", sql`${t.actorKind} in ('user', 'schedule', 'system')`),
     check("pending_runs_attempt_check", sql`${t.attempt} >= 0`),
+    check("pending_runs_bandwidth_up_kbps_check", sql`${t.bandwidthUpKbps} > 0`),
+    check("pending_runs_bandwidth_down_kbps_check", sql`${t.bandwidthDownKbps} > 0`),
     // The retry ticker scans for due rows.
     index("pending_runs_next_attempt_at_idx").on(t.nextAttemptAt),
     index("pending_runs_host_id_idx").on(t.hostId),

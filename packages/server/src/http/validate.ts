@@ -124,8 +124,17 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
 
 /** Reads a JSON body; a body that is not JSON is itself a named validation failure. */
 export async function readJson<S extends TSchema>(c: Context, schema: S): Promise<Static<S>> {
-  // The body's size was bounded before authentication (http/request-limits).
+  return parseJsonBody(await c.req.text(), schema);
+}
+
+/** As readJson, for a route whose body is optional: an empty body is read as `{}`. */
+export async function readOptionalJson<S extends TSchema>(c: Context, schema: S): Promise<Static<S>> {
   const text = await c.req.text();
+  return parseJsonBody(text.trim() === "" ? "{}" : text, schema);
+}
+
+function parseJsonBody<S extends TSchema>(text: string, schema: S): Static<S> {
+  // The body's size was bounded before authentication (http/request-limits).
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
     throw new RequestError("invalid", `body: nests deeper than ${MAX_JSON_DEPTH} levels`);
   }

@@ -24,6 +24,8 @@ export interface QueueInput {
   attemptsMade: number;
   lastJobId?: string | null;
   reason: string;
+  /** A run-now's own caps (KiB/s), kept for the retry. */
+  runCaps?: { up?: number | null; down?: number | null };
 }
 
 /** Queues the next retry; undefined when the group's retry_max is already used up. */
@@ -50,6 +52,8 @@ export async function queuePendingRun(
       ),
       lastJobId: input.lastJobId ?? null,
       reason: input.reason.slice(0, 500),
+      bandwidthUpKbps: input.runCaps?.up ?? null,
+      bandwidthDownKbps: input.runCaps?.down ?? null,
       createdAt: now,
       updatedAt: now,
     })
@@ -84,5 +88,7 @@ export function pendingRunJson(run: PendingRunView) {
     next_attempt_at: run.nextAttemptAt,
     last_job_id: run.lastJobId,
     reason: run.reason,
+    bandwidth_up_kbps: run.bandwidthUpKbps,
+    bandwidth_down_kbps: run.bandwidthDownKbps,
   };
 }

@@ -9,6 +9,7 @@ import { eq } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
+import { runCapsFromParams } from "../sources/dispatch-backup.js";
 import { queuePendingRun } from "./pending-runs.js";
 
 const TRANSIENT_ERROR = /lock|connection|timeout|unreachable|refused/i;
@@ -48,6 +49,7 @@ export async function queueRetryAfterFailure(
       attemptsMade: typeof retry === "number" ? retry : 0,
       lastJobId: row.job.id,
       reason: row.job.error ?? row.job.status,
+      runCaps: runCapsFromParams(row.job.params),
     });
     if (queued) {
       deps.log.info(

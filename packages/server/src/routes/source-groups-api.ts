@@ -10,9 +10,14 @@ import { type Context, Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
 import { freshnessJson, hostFreshness } from "../health/freshness.js";
-import { readJson } from "../http/validate.js";
+import { readJson, readOptionalJson } from "../http/validate.js";
 import { createGroupFor, runGroupNowFor, updateGroupFor } from "../sources/source-group-requests.js";
-import { CreateGroupBody, HostHooksBody, UpdateGroupBody } from "../sources/source-group-schema.js";
+import {
+  CreateGroupBody,
+  HostHooksBody,
+  RunNowBody,
+  UpdateGroupBody,
+} from "../sources/source-group-schema.js";
 import { deleteGroup, getGroup, groupJson, listGroups, setHostHooks } from "../sources/source-groups.js";
 
 export function sourceGroupApiRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -55,7 +60,9 @@ export function sourceGroupApiRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.body(null, 204);
   });
   routes.post("/api/hosts/:id/source-groups/:gid/run", operator, async (c) => {
-    const outcome = await runGroupNowFor(deps, auditOf(c), c.req.param("id"), c.req.param("gid"));
+    // The body is optional: an empty one runs under the group's own caps.
+    const body = await readOptionalJson(c, RunNowBody);
+    const outcome = await runGroupNowFor(deps, auditOf(c), c.req.param("id"), c.req.param("gid"), body);
     if (outcome.outcome === "queued") {
       return c.json({ pending_run_id: outcome.pendingRunId }, 202);
     }

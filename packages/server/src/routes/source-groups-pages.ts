@@ -22,7 +22,7 @@ import { scheduleTiming } from "../sources/cron-description.js";
 import { openHook } from "../sources/hooks.js";
 import { listSchedules, scheduleJson } from "../sources/schedules.js";
 import { createGroupFor, runGroupNowFor, updateGroupFor } from "../sources/source-group-requests.js";
-import { CreateGroupBody, HOOK_FIELDS, UpdateGroupBody } from "../sources/source-group-schema.js";
+import { CreateGroupBody, HOOK_FIELDS, RunNowBody, UpdateGroupBody } from "../sources/source-group-schema.js";
 import { deleteGroup, groupJson, listGroups, setHostHooks } from "../sources/source-groups.js";
 
 const NUMBER_FIELD = Type.String({ pattern: "^[0-9]{0,7}$", description: "a whole number" });
@@ -46,6 +46,10 @@ for (const key of KEEP_WITHIN_KEYS) {
 }
 const GroupForm = Type.Object(formFields, { additionalProperties: false });
 const EmptyForm = Type.Object({}, { additionalProperties: false });
+const RunNowForm = Type.Object(
+  { bandwidth_up_kbps: Type.Optional(NUMBER_FIELD), bandwidth_down_kbps: Type.Optional(NUMBER_FIELD) },
+  { additionalProperties: false },
+);
 
 function lines(text: string | undefined): string[] {
   return (text ?? "")
@@ -171,8 +175,15 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
     return redirectAfterPost(c, `/hosts/${c.req.param("id")}/sources`);
   });
   routes.post("/hosts/:id/source-groups/:gid/run", operator, async (c) => {
-    await readForm(c, EmptyForm);
-    const outcome = await runGroupNowFor(deps, auditOf(c), c.req.param("id"), c.req.param("gid"));
+    const form = await readForm(c, RunNowForm);
+    // Empty fields (the plain Run now button sends none) mean the group's own caps.
+    const cap = (value: string | undefined) =>
+      value === undefined || value.trim() === "" ? null : Number(value);
+    const body = validate(RunNowBody, {
+      bandwidth_up_kbps: cap(form.bandwidth_up_kbps),
+      bandwidth_down_kbps: cap(form.bandwidth_down_kbps),
+    });
+    const outcome = await runGroupNowFor(deps, auditOf(c), c.req.param("id"), c.req.param("gid"), body);
     // A started backup goes straight to its live job page (issue 17); a queued one has no job
     // yet, so the sources page says it is queued.
     return redirectAfterPost(

@@ -2,7 +2,9 @@ import { auditLog, jobs, pendingRuns, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { retryTick } from "../sources/retry-ticker.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
@@ -309,6 +311,83 @@ describe("bandwidth caps of a source group (issue 18)", () => {
     expect(await (await viewer.request(`/hosts/${hostId}/sources`)).text()).toContain(
       "download ≤ 2048 KiB/s",
     );
+  });
+});
+
+describe("a run-now's own bandwidth caps (issue 18)", () => {
+  it("replace the group's cap for that run only, never lift the host's, and ride along a queued run and its retry", async () => {
+    const { source_group: group } = (await (
+      await operator.json("POST", groupsUrl(), { ...etc, bandwidth_up_kbps: 512, retry_max: 2 })
+    ).json()) as { source_group: { id: string } };
+    const runUrl = `${groupsUrl()}/${group.id}/run`;
+    const bad = await operator.json("POST", runUrl, { bandwidth_up_kbps: 0 });
+    expect(bad.status).toBe(400);
+    expect(await message(bad)).toMatch(/^bandwidth_up_kbps: /);
+    expect(await message(await operator.json("POST", runUrl, { up: 5 }))).toMatch(/^up: /);
+
+    // Offline: the run is queued with its caps, and the retry sends them.
+    const queued = await operator.json("POST", runUrl, { bandwidth_up_kbps: 64, bandwidth_down_kbps: 32 });
+    expect(queued.status).toBe(202);
+    const [pending] = await deps.db.select().from(pendingRuns);
+    expect(pending).toMatchObject({ bandwidthUpKbps: 64, bandwidthDownKbps: 32 });
+    const agent = createRecordingConnection(hostId);
+    deps.hub.register(agent);
+    deps.clock.advance(3_600_000);
+    expect((await retryTick(deps, deps.clock.now())).dispatched).toEqual([pending?.id]);
+    expect(agent.frames.at(-1)?.payload).toMatchObject({ bandwidth_up_kbps: 64, bandwidth_down_kbps: 32 });
+    const retried = String((agent.frames.at(-1)?.payload as { job_id?: string } | undefined)?.job_id);
+    const [retriedJob] = await deps.db.select().from(jobs).where(eq(jobs.id, retried));
+    expect(retriedJob?.params).toMatchObject({ run_caps: { up_kbps: 64, down_kbps: 32 }, retry: 1 });
+
+    // A transient failure of that job queues another retry under the same caps.
+    await deps.db
+      .update(jobs)
+      .set({ status: "failed", exitCode: 1, error: "repository is already locked" })
+      .where(eq(jobs.id, retried));
+    await queueRetryAfterFailure(deps, retried);
+    const [again] = await deps.db.select().from(pendingRuns);
+    expect(again).toMatchObject({ bandwidthUpKbps: 64, bandwidthDownKbps: 32, lastJobId: retried });
+    await deps.db.delete(pendingRuns);
+
+    // Online, with a host cap of 100 up: a run cap above it is held to it; no body keeps the group's.
+    await operator.json("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 100, down_kbps: null });
+    const sentWith = async (body?: Record<string, unknown>) => {
+      const res = await operator.json("POST", runUrl, body);
+      expect(res.status).toBe(201);
+      const { job_id } = (await res.json()) as { job_id: string };
+      const [job] = await deps.db.select().from(jobs).where(eq(jobs.id, job_id));
+      return { payload: agent.frames.at(-1)?.payload as Record<string, unknown>, job, job_id };
+    };
+    let run = await sentWith({ bandwidth_up_kbps: 4096 });
+    expect(run.payload).toMatchObject({ bandwidth_up_kbps: 100 });
+    run = await sentWith({ bandwidth_up_kbps: 10, bandwidth_down_kbps: 20 });
+    expect(run.payload).toMatchObject({ bandwidth_up_kbps: 10, bandwidth_down_kbps: 20 });
+    expect(await (await viewer.request(`/jobs/${run.job_id}`)).text()).toContain("this run's own cap");
+    run = await sentWith();
+    expect(run.payload).toMatchObject({ bandwidth_up_kbps: 100 });
+    expect(run.job?.params).not.toHaveProperty("run_caps");
+
+    // The page's "Run now with a cap" form; its plain Run now sends no caps.
+    const page = await (await operator.request(`/hosts/${hostId}/sources`)).text();
+    expect(page).toContain('data-testid="run-capped-etc"');
+    const csrf = csrfFrom(page);
+    const formUrl = `/hosts/${hostId}/source-groups/${group.id}/run`;
+    const refused = await operator.form(
+      formUrl,
+      { _csrf: csrf, bandwidth_up_kbps: "0" },
+      { "HX-Request": "true" },
+    );
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/^bandwidth_up_kbps: /);
+    const capped = await operator.form(formUrl, {
+      _csrf: csrf,
+      bandwidth_up_kbps: "",
+      bandwidth_down_kbps: "7",
+    });
+    expect(capped.status).toBe(303);
+    expect(agent.frames.at(-1)?.payload).toMatchObject({ bandwidth_up_kbps: 100, bandwidth_down_kbps: 7 });
+    const audits = await deps.db.select().from(auditLog).where(eq(auditLog.action, "source_group.run"));
+    expect(audits.at(-1)?.details).toMatchObject({ run_caps: { up_kbps: null, down_kbps: 7 } });
   });
 });
 

@@ -34,6 +34,14 @@ export interface BackupRequest {
   scheduleId?: string | null;
   /** Which retry this is (0 or absent for the first try). */
   retry?: number;
+  /** An operator's caps for this one run (run-now), in place of the group's own. */
+  runCaps?: RunCaps;
+}
+
+/** KiB/s for one run; null or absent = the group's own cap. */
+export interface RunCaps {
+  up?: number | null;
+  down?: number | null;
 }
 
 export type BackupOutcome =
@@ -53,23 +61,49 @@ type GroupCaps = Pick<SourceGroup, "bandwidthUpKbps" | "bandwidthDownKbps">;
 export function groupJobCaps(
   group: GroupCaps,
   host: Pick<Host, "bandwidthUpKbps" | "bandwidthDownKbps">,
+  run: RunCaps = {},
 ): { up: number | null; down: number | null } {
   const stricter = (own: number | null, hostCap: number | null) =>
     own === null ? null : hostCap === null ? own : Math.min(own, hostCap);
   return {
-    up: stricter(group.bandwidthUpKbps, host.bandwidthUpKbps),
-    down: stricter(group.bandwidthDownKbps, host.bandwidthDownKbps),
+    up: stricter(run.up ?? group.bandwidthUpKbps, host.bandwidthUpKbps),
+    down: stricter(run.down ?? group.bandwidthDownKbps, host.bandwidthDownKbps),
   };
 }
 
-export function backupParams(group: SourceGroup, retry?: number, host?: HostHooks): Record<string, unknown> {
-  const caps = host ? groupJobCaps(group, host) : { up: null, down: null };
+/** The run's own caps as the job's params keep them, so a retry of the job runs under them too. */
+export function runCapsParams(run: RunCaps | undefined): Record<string, unknown> {
+  const up = run?.up ?? null;
+  const down = run?.down ?? null;
+  return up === null && down === null ? {} : { run_caps: { up_kbps: up, down_kbps: down } };
+}
+
+/** Reads back what runCapsParams stored; anything else (an older job) is no run caps. */
+export function runCapsFromParams(params: Record<string, unknown>): RunCaps | undefined {
+  const stored = params.run_caps;
+  if (typeof stored !== "object" || stored === null) {
+    return undefined;
+  }
+  const cap = (value: unknown) =>
+    typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
+  const { up_kbps, down_kbps } = stored as Record<string, unknown>;
+  return { up: cap(up_kbps), down: cap(down_kbps) };
+}
+
+export function backupParams(
+  group: SourceGroup,
+  retry?: number,
+  host?: HostHooks,
+  runCaps?: RunCaps,
+): Record<string, unknown> {
+  const caps = host ? groupJobCaps(group, host, runCaps) : { up: null, down: null };
   return {
     tag: group.name,
     includes: group.includes,
     excludes: group.excludes,
     ...(caps.up === null ? {} : { bandwidth_up_kbps: caps.up }),
     ...(caps.down === null ? {} : { bandwidth_down_kbps: caps.down }),
+    ...runCapsParams(runCaps),
     ...(retry ? { retry } : {}),
   };
 }
@@ -79,8 +113,9 @@ export function backupCommand(
   group: SourceGroup,
   hooks: Pick<CommandRunBackup, "pre_hook" | "post_hook">,
   host?: HostHooks,
+  runCaps?: RunCaps,
 ): CommandRunBackup {
-  const caps = host ? groupJobCaps(group, host) : { up: null, down: null };
+  const caps = host ? groupJobCaps(group, host, runCaps) : { up: null, down: null };
   return {
     job_id: jobId,
     kind: "backup",
@@ -107,9 +142,9 @@ function backupOf(deps: BackupDeps, request: BackupRequest, group: SourceGroup, 
       actorUserId: request.actorUserId ?? null,
       scheduledId: request.scheduleId ?? null,
       sourceGroupId: group.id,
-      params: backupParams(group, request.retry, host),
+      params: backupParams(group, request.retry, host, request.runCaps),
     },
-    command: backupCommand(jobId, group, hooks, host),
+    command: backupCommand(jobId, group, hooks, host, request.runCaps),
   };
 }
 
@@ -197,6 +232,7 @@ async function queueOfflineBackup(
     scheduleId: request.scheduleId ?? null,
     attemptsMade: 0,
     reason: "host offline",
+    runCaps: request.runCaps,
   });
   if (!queued) {
     return { outcome: "offline" };
@@ -214,11 +250,12 @@ export async function runGroupNow(
   audit: AuditContext,
   hostId: string,
   groupId: string,
+  runCaps?: RunCaps,
 ): Promise<BackupOutcome> {
   const group = await getGroup(deps.db, hostId, groupId);
   const outcome = await runBackup(
     deps,
-    { hostId, actorKind: "user", actorUserId: audit.actor.userId },
+    { hostId, actorKind: "user", actorUserId: audit.actor.userId, runCaps },
     group,
   );
   if (outcome.outcome !== "offline") {
@@ -229,6 +266,7 @@ export async function runGroupNow(
       targetId: groupId,
       details: {
         host_id: hostId,
+        ...runCapsParams(runCaps),
         ...(outcome.outcome === "dispatched"
           ? { job_id: outcome.jobId }
           : { pending_run_id: outcome.pendingRunId }),

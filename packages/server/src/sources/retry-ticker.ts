@@ -120,6 +120,7 @@ export async function retryTick(
         actorUserId: run.actorUserId,
         scheduleId: run.scheduleId,
         retry: run.attempt,
+        runCaps: { up: run.bandwidthUpKbps, down: run.bandwidthDownKbps },
       },
       group,
       host,

@@ -12,7 +12,12 @@ import { forbidden, unavailable } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { type BackupDeps, type BackupOutcome, runGroupNow } from "./dispatch-backup.js";
 import { type RetentionChange, retentionChange } from "./retention-change.js";
-import { type CreateGroupBody, HOOK_FIELDS, type UpdateGroupBody } from "./source-group-schema.js";
+import {
+  type CreateGroupBody,
+  HOOK_FIELDS,
+  type RunNowBody,
+  type UpdateGroupBody,
+} from "./source-group-schema.js";
 import { createGroup, getGroup, updateGroup } from "./source-groups.js";
 
 /** Non-admins may not set or read hooks; a body naming one is refused outright. */
@@ -79,8 +84,12 @@ export async function runGroupNowFor(
   audit: AuditContext,
   hostId: string,
   groupId: string,
+  body: RunNowBody = {},
 ): Promise<BackupOutcome & { outcome: "dispatched" | "queued" }> {
-  const outcome = await runGroupNow(deps, audit, hostId, groupId);
+  const outcome = await runGroupNow(deps, audit, hostId, groupId, {
+    up: body.bandwidth_up_kbps ?? null,
+    down: body.bandwidth_down_kbps ?? null,
+  });
   if (outcome.outcome === "offline") {
     throw unavailable(
       "The host is offline and this group allows no retries (retry_max 0); nothing was queued.",

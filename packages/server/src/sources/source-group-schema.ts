@@ -65,6 +65,19 @@ export const UpdateGroupBody = Type.Object(
 );
 export type UpdateGroupBody = Static<typeof UpdateGroupBody>;
 
+/**
+ * Caps for one run-now (and the retries of that run): each replaces the group's own cap for this
+ * run, still never above the host's. Absent or null: the group's cap.
+ */
+export const RunNowBody = Type.Object(
+  {
+    bandwidth_up_kbps: Type.Optional(GroupCap),
+    bandwidth_down_kbps: Type.Optional(GroupCap),
+  },
+  { additionalProperties: false },
+);
+export type RunNowBody = Static<typeof RunNowBody>;
+
 export const HostHooksBody = Type.Object(
   { pre_hook_default: Type.Optional(Hook), post_hook_default: Type.Optional(Hook) },
   { additionalProperties: false },
