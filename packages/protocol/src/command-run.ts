@@ -15,7 +15,7 @@ import {
   type TSchema,
   Type,
 } from "typebox";
-import { Check, Diff, Drill, ForgetGroup, Kbps, NonEmptyString, Restore, Ulid } from "./common.js";
+import { Check, Copy, Diff, Drill, ForgetGroup, Kbps, NonEmptyString, Restore, Ulid } from "./common.js";
 import { FORGET_SNAPSHOTS_MAX } from "./constants.js";
 import { SHA256_HEX_PATTERN } from "./formats.js";
 
@@ -61,6 +61,7 @@ const KIND_FIELDS = {
   restore: { restore: Restore },
   diff: { diff: Diff },
   drill: { drill: Drill },
+  copy: { copy: Copy },
 };
 type KindFields = typeof KIND_FIELDS;
 type Kind = keyof KindFields;
@@ -115,6 +116,8 @@ export const CommandRunDiff = commandRunOf("diff");
 export type CommandRunDiff = Static<typeof CommandRunDiff>;
 export const CommandRunDrill = commandRunOf("drill");
 export type CommandRunDrill = Static<typeof CommandRunDrill>;
+export const CommandRunCopy = commandRunOf("copy");
+export type CommandRunCopy = Static<typeof CommandRunCopy>;
 
 /** One schema per job kind, in the order of JOB_KINDS. */
 export const CommandRunKinds = {
@@ -127,6 +130,7 @@ export const CommandRunKinds = {
   restore: CommandRunRestore,
   diff: CommandRunDiff,
   drill: CommandRunDrill,
+  copy: CommandRunCopy,
 } as const;
 export type CommandRunKinds = typeof CommandRunKinds;
 export type CommandRunOf<K extends keyof CommandRunKinds> = Static<CommandRunKinds[K]>;
@@ -141,5 +145,6 @@ export const CommandRun = Type.Union([
   CommandRunRestore,
   CommandRunDiff,
   CommandRunDrill,
+  CommandRunCopy,
 ]);
 export type CommandRun = Static<typeof CommandRun>;

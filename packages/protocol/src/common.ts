@@ -7,6 +7,7 @@ import { type Static, Type } from "typebox";
 import {
   AGENT_KINDS,
   CHECK_STATUSES,
+  COPY_SNAPSHOTS_MAX,
   CREDENTIAL_SLOTS,
   DRILL_MAX_SAMPLE_FILES,
   FINISHED_JOB_STATUSES,
@@ -21,6 +22,7 @@ import {
   RESTIC_DURATION_PATTERN,
   RESTORE_TARGET_PATTERN,
   RFC3339_UTC_PATTERN,
+  SHA256_HEX_PATTERN,
   SNAPSHOT_ID_PATTERN,
   SNAPSHOT_PATH_PATTERN,
   TREE_CHILD_NAME_PATTERN,
@@ -175,6 +177,15 @@ export const Drill = Type.Object({
   sample_files: Type.Integer({ minimum: 1, maximum: DRILL_MAX_SAMPLE_FILES }),
 });
 export type Drill = Static<typeof Drill>;
+
+/** `command.run` kind `copy` (protocol 8): snapshots of the `repo` slot to copy to the `mirror` slot. */
+export const Copy = Type.Object({
+  snapshot_ids: Type.Array(Type.String({ pattern: SHA256_HEX_PATTERN, description: "full snapshot id" }), {
+    minItems: 1,
+    maxItems: COPY_SNAPSHOTS_MAX,
+  }),
+});
+export type Copy = Static<typeof Copy>;
 
 /** One entry of `schedule.set`; `cron` is not checked here because the agent skips bad ones. */
 export const ScheduleEntry = Type.Object({

@@ -8,9 +8,10 @@
  * The version this package speaks, sent by the agent in `hello`. 2: `snapshots.report` in parts.
  * 3: `update.result` and `hello.agent_kind` (self-update). 4: `tree.list` in pages (`after`,
  * `next_after`). 5: the strings of `hello` are bounded. 6: the `drill` job kind (restore drills). 7: operator tools (issue 17): file download with
- * `restic dump` and forgetting single snapshots.
+ * `restic dump` and forgetting single snapshots. 8: the `copy` job kind and the `mirror`
+ * credential slot (a second copy of every snapshot in another repository).
  */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;
@@ -26,6 +27,15 @@ export const DRILL_PROTOCOL_VERSION = 6;
  * exactly those snapshots, no policy); the server never sends one to an older agent.
  */
 export const FORGET_SNAPSHOTS_PROTOCOL_VERSION = 7;
+
+/**
+ * The first protocol whose agents take the `mirror` credential slot and run `command.run` kind
+ * `copy`; an older agent refuses both frames, so the server sends neither to it.
+ */
+export const MIRROR_PROTOCOL_VERSION = 8;
+
+/** Most snapshot ids one `copy` may name: one `restic copy` argv stays short. */
+export const COPY_SNAPSHOTS_MAX = 100;
 
 /** Most snapshot ids one `forget` may name: one `restic forget` argv stays short. */
 export const FORGET_SNAPSHOTS_MAX = 100;
@@ -150,6 +160,7 @@ export const JOB_KINDS = [
   "restore",
   "diff",
   "drill",
+  "copy",
 ] as const;
 
 /** Kinds that need the admin credential slot; their `command.run` is preceded by `config.update` admin. */
@@ -189,7 +200,8 @@ export type KeepWithinKey = (typeof KEEP_WITHIN_KEYS)[number];
 export const KEEP_KEYS = [...KEEP_COUNT_KEYS, ...KEEP_WITHIN_KEYS] as const;
 export type KeepKey = (typeof KEEP_KEYS)[number];
 
-export const CREDENTIAL_SLOTS = ["repo", "admin"] as const;
+/** `mirror` (protocol 8): the second repository `copy` writes to. */
+export const CREDENTIAL_SLOTS = ["repo", "admin", "mirror"] as const;
 
 export const LOG_STREAMS = ["stdout", "stderr", "agent"] as const;
 

@@ -9,6 +9,7 @@ export * from "./codec.js";
 export * from "./command-run.js";
 export * from "./common.js";
 export * from "./constants.js";
+export * from "./copy-summary.js";
 export * from "./drill-summary.js";
 export * from "./dump.js";
 export * from "./envelope.js";

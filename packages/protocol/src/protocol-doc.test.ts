@@ -30,6 +30,7 @@ import { describe, expect, it } from "vitest";
 import { AgentMessages, Hello } from "./agent-messages.js";
 import { CommandRunBackup, CommandRunKinds } from "./command-run.js";
 import * as constants from "./constants.js";
+import { CopySummary } from "./copy-summary.js";
 import { DrillMismatch, DrillSummary } from "./drill-summary.js";
 import { Envelope } from "./envelope.js";
 import * as formats from "./formats.js";
@@ -44,12 +45,14 @@ const DIRECTIONS = [
 
 /**
  * snake_case names the page may use that are not on the wire: agent configuration keys, and the
- * keys of a drill's free-form `job.finished.summary` (DrillSummary, documented beside it).
+ * keys of a drill's and a copy's free-form `job.finished.summary` (DrillSummary, CopySummary,
+ * documented beside it).
  */
 const NAMES_OFF_THE_WIRE = new Set([
   "tls_pin_sha256",
   ...Object.keys(DrillSummary.properties),
   ...Object.keys(DrillMismatch.properties),
+  ...Object.keys(CopySummary.properties),
 ]);
 
 // ---------------------------------------------------------------------------------------------
