@@ -5,6 +5,9 @@ import { fleetbackTestConfig } from "../vitest.shared.js";
 // without a failure; every test already takes its own ports, directories and database.
 export default fleetbackTestConfig(import.meta.dirname, {
   testTimeout: 180_000,
+  // Starting rest-server, a server and Chromium in beforeAll takes seconds alone, and a minute when
+  // the other worker runs a 2,000-agent storm beside it.
+  hookTimeout: 180_000,
   fileParallelism: true,
   maxWorkers: 2,
   globalSetup: ["./src/support/global-setup.ts"],
