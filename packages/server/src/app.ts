@@ -39,6 +39,8 @@ import { fleetPageRoutes } from "./routes/fleet-pages.js";
 import { healthRoutes } from "./routes/health.js";
 import { hostApiRoutes } from "./routes/hosts-api.js";
 import { hostPageRoutes } from "./routes/hosts-pages.js";
+import { mirrorApiRoutes } from "./routes/mirror-api.js";
+import { mirrorPageRoutes } from "./routes/mirror-pages.js";
 import { installRoutes } from "./routes/install.js";
 import { jobPageRoutes } from "./routes/job-pages.js";
 import { jobRoutes } from "./routes/jobs.js";
@@ -127,6 +129,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", enrolmentPageRoutes(deps));
   app.route("/", hostApiRoutes(deps));
   app.route("/", hostPageRoutes(deps));
+  app.route("/", mirrorApiRoutes(deps));
+  app.route("/", mirrorPageRoutes(deps));
   app.route("/", installRoutes(deps));
   app.route("/", agentVersionRoutes(deps));
   app.route("/", agentUpdateApiRoutes(deps));

@@ -18,6 +18,7 @@ import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.j
 import type { LocalHub } from "./hub/local-hub.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import { createJobReports } from "./jobs/job-reports.js";
+import { copyAfterBackup } from "./mirror/mirror-copy.js";
 import { type ServerTickerOptions, startServerTickers } from "./server-tickers.js";
 
 export type App = ReturnType<typeof createApp>;
@@ -63,6 +64,7 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
     ids: deps.ids,
     events: deps.jobEvents,
     alerts: createJobAlerts(deps),
+    afterBackup: (hostId, jobId) => copyAfterBackup(deps, hostId, jobId),
     setTimer: channelOptions.setTimer,
     logFlushIntervalMs: channelOptions.logFlushIntervalMs,
     logBatchLines: channelOptions.logBatchLines,

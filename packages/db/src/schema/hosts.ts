@@ -94,6 +94,8 @@ export const hostCredentials = pgTable("host_credentials", {
     .references(() => hosts.id, { onDelete: "cascade" }),
   repoSealed: bytea("repo_sealed"),
   adminSealed: bytea("admin_sealed"),
+  // The mirror repository `copy` jobs write to (issue 18); null: the host has no mirror.
+  mirrorSealed: bytea("mirror_sealed"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

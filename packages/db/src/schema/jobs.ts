@@ -18,6 +18,7 @@ export const JOB_KINDS = [
   "restore",
   "diff",
   "drill",
+  "copy",
 ] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
@@ -61,7 +62,7 @@ export const jobs = pgTable(
   (t) => [
     check(
       "jobs_kind_check",
-      sql`${t.kind} in ('backup', 'forget', 'prune', 'check', 'unlock', 'init', 'restore', 'diff', 'drill')`,
+      sql`${t.kind} in ('backup', 'forget', 'prune', 'check', 'unlock', 'init', 'restore', 'diff', 'drill', 'copy')`,
     ),
     check(
       "jobs_status_check",

@@ -29,6 +29,8 @@ export const ALERT_KINDS = [
   "check_overdue",
   // A restore drill that failed (maintenance drills).
   "restore_drill_failed",
+  // A copy to the host's mirror repository that failed (mirror/mirror-copy.ts).
+  "mirror_failed",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

@@ -41,10 +41,19 @@ export interface JobAlertDeps {
   notifier: Notifier;
 }
 
-/** A drill's failure says more than "drill failed": the repository could not give data back. */
+/**
+ * A drill's failure says more than "drill failed": the repository could not give data back; a
+ * copy's, that the second copy of the data is falling behind.
+ */
 function alertKindOf(kind: JobKind): AlertKind {
-  return kind === "drill" ? "restore_drill_failed" : (`${kind}_failed` as AlertKind);
+  return kind === "drill"
+    ? "restore_drill_failed"
+    : kind === "copy"
+      ? "mirror_failed"
+      : (`${kind}_failed` as AlertKind);
 }
+
+const JOB_NAMES: Partial<Record<JobKind, string>> = { drill: "restore drill", copy: "copy to the mirror" };
 
 export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId">): AlertKey {
   return {
@@ -55,7 +64,7 @@ export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId">): A
 }
 
 function messageOf(end: JobEnd): string {
-  const name = end.kind === "drill" ? "restore drill" : end.kind;
+  const name = JOB_NAMES[end.kind] ?? end.kind;
   const what = end.status === "lost" ? `${name} job lost` : `${name} failed`;
   if (end.error) {
     return `${what}: ${end.error}`;

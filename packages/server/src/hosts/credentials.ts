@@ -9,7 +9,7 @@
 import { openJson, sealJson } from "@fleetback/crypto";
 import { type Database, hostCredentials, hosts } from "@fleetback/db";
 import type { CredentialSlot, Repository } from "@fleetback/protocol";
-import { eq } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 
@@ -28,6 +28,12 @@ export type SlotState =
   | { state: "unreadable"; reason: string };
 
 export type StoredCredentials = Record<CredentialSlot, SlotState>;
+
+const SEALED_COLUMN = {
+  repo: "repoSealed",
+  admin: "adminSealed",
+  mirror: "mirrorSealed",
+} as const satisfies Record<CredentialSlot, keyof typeof hostCredentials.$inferInsert>;
 
 export function hostCredentialsAad(hostId: string): string {
   return `host:${hostId}`;
@@ -70,19 +76,24 @@ export function openHostCredentials(key: Uint8Array, hostId: string, sealed: Uin
   return { state: "bound", credentials: username ? { url, username, password } : { url, password } };
 }
 
-/** Both slots of a host, opened; `db` may be a transaction. */
+/** Every slot of a host, opened; `db` may be a transaction. */
 export async function loadHostCredentials(
   db: Database,
   key: Uint8Array,
   hostId: string,
 ): Promise<StoredCredentials> {
   const [row] = await db
-    .select({ repo: hostCredentials.repoSealed, admin: hostCredentials.adminSealed })
+    .select({
+      repo: hostCredentials.repoSealed,
+      admin: hostCredentials.adminSealed,
+      mirror: hostCredentials.mirrorSealed,
+    })
     .from(hostCredentials)
     .where(eq(hostCredentials.hostId, hostId));
   return {
     repo: openHostCredentials(key, hostId, row?.repo ?? null),
     admin: openHostCredentials(key, hostId, row?.admin ?? null),
+    mirror: openHostCredentials(key, hostId, row?.mirror ?? null),
   };
 }
 
@@ -94,7 +105,7 @@ export async function readHostCredentials(
 ): Promise<Partial<Record<CredentialSlot, Repository>>> {
   const stored = await loadHostCredentials(db, deps.keys.secret, hostId);
   const usable: Partial<Record<CredentialSlot, Repository>> = {};
-  for (const slot of ["repo", "admin"] as const) {
+  for (const slot of ["repo", "admin", "mirror"] as const) {
     const state = stored[slot];
     if (state.state === "bound") {
       usable[slot] = state.credentials;
@@ -167,14 +178,14 @@ export async function updateHostCredentials(
     }
     const sealed = sealHostCredentials(deps.keys.secret, hostId, merged.credentials);
     const now = deps.clock.now();
-    const column = slot === "repo" ? { repoSealed: sealed } : { adminSealed: sealed };
+    const column = { [SEALED_COLUMN[slot]]: sealed };
     await tx
       .insert(hostCredentials)
       .values({ hostId, ...column, createdAt: now, updatedAt: now })
       .onConflictDoUpdate({ target: hostCredentials.hostId, set: { ...column, updatedAt: now } });
     await writeAudit(tx, deps, {
       ...audit,
-      action: slot === "repo" ? "host.repo_credentials.update" : "host.admin_credentials.update",
+      action: `host.${slot}_credentials.update`,
       targetKind: "host",
       targetId: hostId,
       details: {
@@ -186,6 +197,34 @@ export async function updateHostCredentials(
   if (!result.ok) {
     return result;
   }
-  const pushed = deps.hub.send(hostId, "config.update", { slot, repository: result.credentials });
+  // The mirror slot goes out right before each copy (jobs/dispatch-job.ts), and only to agents
+  // that know it: an older one would refuse the frame.
+  const pushed =
+    slot !== "mirror" && deps.hub.send(hostId, "config.update", { slot, repository: result.credentials });
   return { ...result, pushed };
+}
+
+/** Forgets the host's mirror: no more copies; the mirror repository itself is left as it is. */
+export async function removeMirrorCredentials(
+  deps: Pick<ServerDeps, "db" | "clock" | "ids">,
+  audit: AuditContext,
+  hostId: string,
+): Promise<boolean> {
+  return deps.db.transaction(async (tx) => {
+    const removed = await tx
+      .update(hostCredentials)
+      .set({ mirrorSealed: null, updatedAt: deps.clock.now() })
+      .where(and(eq(hostCredentials.hostId, hostId), isNotNull(hostCredentials.mirrorSealed)))
+      .returning({ hostId: hostCredentials.hostId });
+    if (removed.length > 0) {
+      await writeAudit(tx, deps, {
+        ...audit,
+        action: "host.mirror_credentials.remove",
+        targetKind: "host",
+        targetId: hostId,
+        details: {},
+      });
+    }
+    return removed.length > 0;
+  });
 }

@@ -2,13 +2,15 @@
  * @module hosts/host-detail
  * What the host page and GET /api/hosts/{id} show: the host, whether each credential slot is
  * bound (the URL and username, never a password), and the repository's init state, which is
- * derived from the latest init job (there is no stored flag), and the last restore drill.
+ * derived from the latest init job (there is no stored flag), the last restore drill and the
+ * mirror's state.
  */
 import { redactUrl } from "@fleetback/crypto";
 import { type Database, type Host, hosts, type Job, jobs } from "@fleetback/db";
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
 import { type LastDrill, lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
+import { type MirrorState, mirrorJson, mirrorStateOf } from "../mirror/mirror-state.js";
 import { loadHostCredentials, type SlotState } from "./credentials.js";
 import { updateJson } from "./fleet-view.js";
 import { type HostnameChange, recentHostnameChanges } from "./host-audit.js";
@@ -29,6 +31,7 @@ export interface HostDetail {
   /** Newest first: hostnames the agent reported instead of an earlier one. */
   hostnameChanges: HostnameChange[];
   lastDrill: LastDrill | undefined;
+  mirror: MirrorState;
 }
 
 function slotView(slot: SlotState): SlotView {
@@ -68,6 +71,7 @@ export async function getHostDetail(db: Database, key: Uint8Array, hostId: strin
     init: { state: initStateOf(initJob), job: initJob },
     hostnameChanges: await recentHostnameChanges(db, hostId),
     lastDrill: await lastDrillOf(db, hostId),
+    mirror: await mirrorStateOf(db, hostId, slotView(credentials.mirror), host.protocolVersion),
   };
 }
 
@@ -103,5 +107,6 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
     admin_credentials: detail.admin,
     repository_init: { state: detail.init.state, job_id: detail.init.job?.id },
     last_drill: lastDrillJson(detail.lastDrill),
+    mirror: mirrorJson(detail.mirror),
   };
 }

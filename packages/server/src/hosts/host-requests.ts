@@ -12,7 +12,7 @@ import { forbidden, RequestError } from "../errors.js";
 import { runAutoInit } from "../jobs/auto-init.js";
 import { MANUAL_JOB_KINDS, type ManualJobKind, startManualJob } from "../maintenance/maintenance-jobs.js";
 import { setHostBandwidth } from "./bandwidth.js";
-import { type CredentialPatch, updateHostCredentials } from "./credentials.js";
+import { type CredentialPatch, type CredentialSlot, updateHostCredentials } from "./credentials.js";
 import { getHostDetail } from "./host-detail.js";
 
 type RequestDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
@@ -26,7 +26,7 @@ export async function putCredentials(
   deps: RequestDeps,
   audit: AuditContext,
   hostId: string,
-  slot: "repo" | "admin",
+  slot: CredentialSlot,
   patch: CredentialPatch,
 ) {
   const result = await updateHostCredentials(deps, audit, hostId, slot, patch);

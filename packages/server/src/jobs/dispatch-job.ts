@@ -13,14 +13,17 @@ import type { ServerDeps } from "../deps.js";
 import { readHostCredentials } from "../hosts/credentials.js";
 import { createJob, type NewJobInput } from "./create-job.js";
 
-export type DispatchFailure = "offline" | "admin_credentials_missing";
+export type DispatchFailure = "offline" | "admin_credentials_missing" | "mirror_credentials_missing";
 export type DispatchResult = { ok: true } | { ok: false; reason: DispatchFailure };
 export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
 
 type DispatchDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub">;
 
-/** What goes out ahead of the command: the admin slot for prune and unlock (PROTOCOL.md). */
-type Ready = { ok: true; admin?: Repository } | { ok: false; reason: DispatchFailure };
+/**
+ * What goes out ahead of the command: the admin slot for prune and unlock, the mirror slot for a
+ * copy (PROTOCOL.md).
+ */
+type Ready = { ok: true; admin?: Repository; mirror?: Repository } | { ok: false; reason: DispatchFailure };
 
 /** The command must describe its job (same id and kind): anything else is a bug. */
 function assertDescribes(job: { id: string; kind: string }, command: CommandRun): void {
@@ -34,6 +37,10 @@ async function prepare(deps: DispatchDeps, hostId: string, command: CommandRun):
   if (!deps.hub.isOnline(hostId)) {
     return { ok: false, reason: "offline" };
   }
+  if (command.kind === "copy") {
+    const { mirror } = await readHostCredentials(deps, hostId);
+    return mirror ? { ok: true, mirror } : { ok: false, reason: "mirror_credentials_missing" };
+  }
   if (!command.requires_admin_creds) {
     return { ok: true };
   }
@@ -46,9 +53,12 @@ function send(
   deps: DispatchDeps,
   hostId: string,
   command: CommandRun,
-  ready: { admin?: Repository },
+  ready: { admin?: Repository; mirror?: Repository },
 ): boolean {
   if (ready.admin && !deps.hub.send(hostId, "config.update", { slot: "admin", repository: ready.admin })) {
+    return false;
+  }
+  if (ready.mirror && !deps.hub.send(hostId, "config.update", { slot: "mirror", repository: ready.mirror })) {
     return false;
   }
   return deps.hub.send(hostId, "command.run", command);

@@ -31,6 +31,8 @@ export interface JobReportsOptions {
   events: JobEvents;
   /** Raises or resolves the alert of every job that ends. */
   alerts: JobAlerts;
+  /** Runs after a backup succeeded and its end is stored (the mirror copy); must not throw. */
+  afterBackup?: (hostId: string, jobId: string) => Promise<void>;
   setTimer?: SetTimer;
   logFlushIntervalMs?: number;
   logBatchLines?: number;
@@ -164,6 +166,9 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           error,
           retryQueued: retry !== undefined,
         });
+        if (job.kind === "backup" && report.status === "succeeded") {
+          await options.afterBackup?.(hostId, job.id);
+        }
       }
       emit("job.finished", {
         jobId: report.job_id,

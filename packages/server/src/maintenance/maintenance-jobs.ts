@@ -12,7 +12,7 @@ import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, unavailable } from "../errors.js";
 import { mintJobId } from "../jobs/create-job.js";
-import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
 import { type DrillTarget, drillPlanOf } from "./drill-plan.js";
 import { getMaintenance } from "./maintenance-record.js";
 
@@ -93,7 +93,7 @@ function paramsOf(plan: MaintenancePlan): Record<string, unknown> {
 
 export type MaintenanceDispatch =
   | { ok: true; job: Job }
-  | { ok: false; reason: "offline" | "admin_credentials_missing" };
+  | { ok: false; reason: DispatchFailure };
 
 export function dispatchMaintenance(
   deps: JobDeps,

@@ -1,0 +1,55 @@
+/**
+ * @module mirror/mirror-requests
+ * What the host page's mirror forms and their JSON twins ask: bind or change the mirror's
+ * credentials, remove the mirror, copy now. Each refusal names what to do about it.
+ */
+import { MIRROR_PROTOCOL_VERSION } from "@fleetback/protocol";
+import { resolveKey } from "../alerts/alerts.js";
+import type { AuditContext } from "../audit/audit.js";
+import { writeAudit } from "../audit/audit.js";
+import { conflict, notFound, unavailable } from "../errors.js";
+import { removeMirrorCredentials } from "../hosts/credentials.js";
+import { requireHost } from "../hosts/require-host.js";
+import { type CopyDeps, copyToMirror } from "./mirror-copy.js";
+
+/** Removes the mirror; its open mirror_failed alert goes with it (there is nothing left to fail). */
+export async function removeMirror(deps: CopyDeps, audit: AuditContext, hostId: string): Promise<void> {
+  await requireHost(deps.db, hostId);
+  if (!(await removeMirrorCredentials(deps, audit, hostId))) {
+    throw notFound(`Host ${hostId} has no mirror`);
+  }
+  await resolveKey(deps.db, { hostId, kind: "mirror_failed", dedupKey: "" }, deps.clock.now());
+}
+
+/** An operator's "Copy now". */
+export async function copyNow(deps: CopyDeps, audit: AuditContext, hostId: string) {
+  await requireHost(deps.db, hostId);
+  const outcome = await copyToMirror(deps, hostId, { kind: "user", userId: audit.actor.userId });
+  if (outcome.ok) {
+    await writeAudit(deps.db, deps, {
+      ...audit,
+      action: "job.copy",
+      targetKind: "job",
+      targetId: outcome.job.id,
+      details: { host_id: hostId },
+    });
+    return outcome.job;
+  }
+  switch (outcome.reason) {
+    case "no_mirror":
+    case "mirror_credentials_missing":
+      throw conflict("mirror: this host has no mirror repository; bind its credentials first");
+    case "old_agent":
+      throw conflict(
+        `mirror: copying needs an agent of protocol ${MIRROR_PROTOCOL_VERSION} or later; update the host's agent`,
+      );
+    case "no_snapshots":
+      throw conflict("mirror: the repository has no snapshot of this host to copy yet");
+    case "already_running":
+      throw conflict(`mirror: a copy of this host is already queued or running (${outcome.jobId})`, {
+        job_id: outcome.jobId,
+      });
+    default:
+      throw unavailable("The host is offline; nothing was started.");
+  }
+}

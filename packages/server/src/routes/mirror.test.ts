@@ -1,0 +1,247 @@
+import { alerts, auditLog } from "@fleetback/db";
+import { and, eq, isNull } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createJobAlerts } from "../alerts/job-alerts.js";
+import { createApp } from "../app.js";
+import { createJob } from "../jobs/create-job.js";
+import { createJobReports, type JobReports } from "../jobs/job-reports.js";
+import { copyAfterBackup } from "../mirror/mirror-copy.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
+import { seedHost } from "../testing/seed.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const PASSWORD = "correct horse battery";
+const MIRROR_CANARY = "Mirror-Canary-8812-secret";
+
+let deps: TestDeps;
+let admin: TestClient;
+let operator: TestClient;
+let hostId: string;
+let agent: RecordingConnection;
+let reports: JobReports;
+
+beforeEach(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  admin = createTestClient(app, deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: PASSWORD,
+  });
+  await admin.json("POST", "/api/users", { username: "oper", password: PASSWORD, role: "operator" });
+  operator = createTestClient(app, deps.config.baseUrl);
+  await operator.json("POST", "/api/auth/login", { username: "oper", password: PASSWORD });
+  hostId = (await seedHost(deps, { name: "db-01", protocolVersion: 8 })).host.id;
+  agent = createRecordingConnection(hostId);
+  deps.hub.register(agent);
+  reports = createJobReports({
+    db: deps.db,
+    log: deps.log,
+    clock: deps.clock,
+    ids: deps.ids,
+    events: deps.jobEvents,
+    alerts: createJobAlerts(deps),
+    afterBackup: (host, jobId) => copyAfterBackup(deps, host, jobId),
+  });
+});
+afterEach(async () => {
+  await reports.close();
+  await deps.close();
+});
+
+const id = (n: number) => n.toString(16).padStart(64, "0");
+async function cacheSnapshots(times: string[]) {
+  await replaceSnapshots(deps.db, hostId, {
+    refreshed_at: "2026-11-20T04:00:00Z",
+    snapshots: times.map((time, index) => ({
+      id: id(index + 1),
+      short_id: id(index + 1).slice(-8),
+      time,
+      hostname: "db-01",
+      paths: ["/etc"],
+      tags: ["etc"],
+      size_bytes: 1,
+      file_count: 1,
+    })),
+  });
+}
+
+async function hostJson() {
+  return (
+    (await (await operator.request(`/api/hosts/${hostId}`)).json()) as {
+      host: { mirror: Record<string, unknown> };
+    }
+  ).host.mirror;
+}
+
+const bindMirror = () =>
+  admin.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, {
+    url: "rest:http://127.0.0.1:8001/db-01/",
+    username: "db-01",
+    password: MIRROR_CANARY,
+  });
+
+/** Runs a job through the agent's reports as the agent would end it. */
+async function finish(jobId: string, status: "succeeded" | "failed", summary?: Record<string, unknown>) {
+  await reports.finished(hostId, {
+    job_id: jobId,
+    status,
+    exit_code: status === "succeeded" ? 0 : 1,
+    ...(status === "failed"
+      ? { error: "Fatal: unable to open repository at rest:http://127.0.0.1:8001/db-01/" }
+      : {}),
+    ...(summary ? { summary } : {}),
+  });
+}
+
+const lastCommand = () => agent.frames.filter((frame) => frame.type === "command.run").at(-1);
+
+describe("a host's mirror (issue 18.3)", () => {
+  it("is bound by admins only, sealed, never shown or pushed before a copy", async () => {
+    const refused = await operator.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, {
+      url: "rest:http://127.0.0.1:8001/db-01/",
+      password: MIRROR_CANARY,
+    });
+    expect(refused.status).toBe(403);
+    const incomplete = await admin.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, { url: "rest:x" });
+    expect(incomplete.status).toBe(400);
+    expect(((await incomplete.json()) as { message: string }).message).toMatch(/^password: /);
+    expect(await hostJson()).toMatchObject({ configured: false, snapshot_count: null, last_copy: null });
+
+    expect((await bindMirror()).status).toBe(200);
+    expect(await hostJson()).toMatchObject({
+      configured: true,
+      agent_supported: true,
+      repository: { state: "bound", url: "rest:http://127.0.0.1:8001/db-01/", username: "db-01" },
+    });
+    expect(agent.frames.filter((frame) => frame.type === "config.update")).toEqual([]);
+    const page = await (await admin.request(`/hosts/${hostId}`)).text();
+    expect(page).toContain('data-testid="mirror-count"');
+    const everything = `${page}${JSON.stringify(await hostJson())}${JSON.stringify(await deps.db.select().from(auditLog))}`;
+    expect(everything).not.toContain(MIRROR_CANARY);
+    const [audit] = await deps.db
+      .select()
+      .from(auditLog)
+      .where(eq(auditLog.action, "host.mirror_credentials.update"));
+    expect(audit?.details).toEqual({ fields: ["url", "username", "password"] });
+  });
+
+  it("copies after each good backup: the mirror slot first, then the host's newest snapshots, newest first", async () => {
+    await cacheSnapshots(["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z"]);
+    const backup = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    await finish(backup.id, "succeeded");
+    // No mirror: nothing is sent.
+    expect(lastCommand()).toBeUndefined();
+
+    await bindMirror();
+    const again = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    await finish(again.id, "succeeded");
+    const [mirrorSlot, copy] = agent.frames.slice(-2);
+    expect(mirrorSlot).toMatchObject({
+      type: "config.update",
+      payload: { slot: "mirror", repository: { username: "db-01", password: MIRROR_CANARY } },
+    });
+    expect(copy).toMatchObject({
+      type: "command.run",
+      payload: { kind: "copy", copy: { snapshot_ids: [id(2), id(1)] } },
+    });
+    // A failed backup copies nothing.
+    const frames = agent.frames.length;
+    const failed = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    await finish(failed.id, "failed");
+    expect(agent.frames.length).toBe(frames);
+
+    // The copy is still running: Copy now says so instead of starting a second one.
+    const busy = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    expect(busy.status).toBe(409);
+    expect(((await busy.json()) as { message: string }).message).toMatch(/already queued or running/);
+  });
+
+  it("a failed copy opens mirror_failed, a good one resolves it and shows count and lag", async () => {
+    await bindMirror();
+    await cacheSnapshots(["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z", "2026-11-20T03:00:00Z"]);
+    const first = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    expect(first.status).toBe(201);
+    const firstJob = ((await first.json()) as { job_id: string }).job_id;
+    await finish(firstJob, "failed");
+    const open = await deps.db
+      .select()
+      .from(alerts)
+      .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt)));
+    expect(open).toHaveLength(1);
+    expect(open[0]?.message).toMatch(/^copy to the mirror failed: Fatal: unable to open repository/);
+    expect(await hostJson()).toMatchObject({
+      last_copy: { job_id: firstJob, status: "failed" },
+      snapshot_count: null,
+    });
+
+    const second = (
+      (await (await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`)).json()) as { job_id: string }
+    ).job_id;
+    // The mirror caught up to 02:00 only: one snapshot behind.
+    await finish(second, "succeeded", {
+      initialised: true,
+      requested: 3,
+      mirrored: 3,
+      missing: [],
+      mirror_snapshot_count: 2,
+      mirror_latest_time: "2026-11-20T02:00:00.000Z",
+    });
+    expect(
+      await deps.db
+        .select()
+        .from(alerts)
+        .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt))),
+    ).toEqual([]);
+    expect(await hostJson()).toMatchObject({
+      last_copy: { job_id: second, status: "succeeded" },
+      snapshot_count: 2,
+      latest_snapshot_at: "2026-11-20T02:00:00.000Z",
+      snapshots_behind: 1,
+      lag_seconds: 3600,
+    });
+    const page = await (await operator.request(`/hosts/${hostId}`)).text();
+    expect(page).toContain("1 snapshot behind");
+  });
+
+  it("refuses Copy now with the reason: no mirror, no snapshot, an agent too old; and removes the mirror", async () => {
+    const noMirror = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    expect(noMirror.status).toBe(409);
+    expect(((await noMirror.json()) as { message: string }).message).toMatch(/no mirror repository/);
+    await bindMirror();
+    const noSnapshots = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    expect(((await noSnapshots.json()) as { message: string }).message).toMatch(/no snapshot of this host/);
+    await cacheSnapshots(["2026-11-20T01:00:00Z"]);
+
+    const old = (await seedHost(deps, { name: "old-01", protocolVersion: 7 })).host.id;
+    await admin.json("PUT", `/api/hosts/${old}/mirror-credentials`, {
+      url: "rest:http://m/old/",
+      password: "pw",
+    });
+    const tooOld = await operator.json("POST", `/api/hosts/${old}/mirror/copy`);
+    expect(tooOld.status).toBe(409);
+    expect(((await tooOld.json()) as { message: string }).message).toMatch(/protocol 8 or later/);
+
+    // The page's Copy now goes to the job's page.
+    const csrf = csrfFrom(await (await operator.request(`/hosts/${hostId}`)).text());
+    const viaPage = await operator.form(`/hosts/${hostId}/mirror/copy`, { _csrf: csrf });
+    expect(viaPage.status).toBe(303);
+    expect(viaPage.headers.get("Location")).toMatch(/^\/jobs\//);
+    await finish(String(viaPage.headers.get("Location")).slice("/jobs/".length), "failed");
+
+    expect((await operator.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(403);
+    expect((await admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(204);
+    expect(await hostJson()).toMatchObject({ configured: false });
+    // Nothing left to fail: the open mirror_failed goes with the mirror.
+    expect(
+      await deps.db
+        .select()
+        .from(alerts)
+        .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt))),
+    ).toEqual([]);
+    expect((await admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(404);
+  });
+});
