@@ -91,9 +91,7 @@ function paramsOf(plan: MaintenancePlan): Record<string, unknown> {
   return {};
 }
 
-export type MaintenanceDispatch =
-  | { ok: true; job: Job }
-  | { ok: false; reason: DispatchFailure };
+export type MaintenanceDispatch = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
 
 export function dispatchMaintenance(
   deps: JobDeps,
