@@ -6,6 +6,7 @@
  */
 import { createBackupJob } from "./backup-job.js";
 import { createCheckJob } from "./check-job.js";
+import { createCopyJob } from "./copy-job.js";
 import { createDiffJob } from "./diff-job.js";
 import { createDrillJob, type DrillJobDeps } from "./drill-job.js";
 import { createForgetJob } from "./forget-job.js";
@@ -42,5 +43,7 @@ export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
     diff: createDiffJob(deps),
     // The agent's own restic, never the restore helper: a drill writes only into the state dir.
     drill: createDrillJob(deps),
+    // The agent's own restic: a copy reads one repository and writes another, nothing on the host.
+    copy: createCopyJob(deps),
   };
 }

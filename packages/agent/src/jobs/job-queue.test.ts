@@ -49,6 +49,7 @@ function handlers(init: JobHandler | undefined): JobHandlers {
     restore: undefined,
     diff: undefined,
     drill: undefined,
+    copy: undefined,
   };
 }
 

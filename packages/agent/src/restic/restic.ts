@@ -22,6 +22,11 @@ export interface ResticRequest {
   args?: readonly string[];
   /** Absent for invocations that open no repository (`version`). */
   repository?: Repository;
+  /**
+   * The source repository of `copy` and `init --copy-chunker-params` (RESTIC_FROM_REPOSITORY and
+   * RESTIC_FROM_PASSWORD, merged and scrubbed like `repository`); only with a `repository`.
+   */
+  fromRepository?: Repository;
   caps?: BandwidthCaps;
   /** Adds the global `--json`; the caller checks that this subcommand and version support it. */
   json?: boolean;
@@ -72,6 +77,27 @@ export function buildArgs(request: ResticRequest, cacheDir: string): string[] {
   return args;
 }
 
+/**
+ * The record is {url, username?, password}, and `password` is the REPOSITORY password
+ * (`config.update.repository` in packages/protocol/PROTOCOL.md). The username and password are
+ * merged into the URL (as user:password@) only when the tool process is started. So for rest:/s3:
+ * URLs with a host part, username AND password go into the URL (HTTP basic auth for rest-server),
+ * and the same password is also RESTIC_PASSWORD, the key that opens the repository. Other URL
+ * forms come back from mergeUrlCredentials unchanged. Without a username there is no HTTP login to
+ * make, so nothing is merged (an empty user with the repository password as basic auth would only
+ * leak it to the repository server). The merged string lives only in one call and the child's
+ * environment, never in argv or a log. Undefined: the credentials cannot be put into the URL.
+ */
+function mergedUrl(repository: Repository): string | undefined {
+  try {
+    return repository.username
+      ? mergeUrlCredentials(repository.url, repository.username, repository.password)
+      : repository.url;
+  } catch {
+    return undefined;
+  }
+}
+
 export function createRestic(options: ResticOptions): Restic {
   const cacheDir = cacheDirOf(options.stateDir);
   return {
@@ -83,24 +109,13 @@ export function createRestic(options: ResticOptions): Restic {
       if (repository === undefined) {
         env = neutralEnvironment(options.parentEnv);
       } else {
-        // The record is {url, username?, password}, and `password` is the REPOSITORY password
-        // (`config.update.repository` in packages/protocol/PROTOCOL.md). The username and password
-        // are merged into the URL (as user:password@) only when the tool process is started. So
-        // for rest:/s3: URLs with a host part, username AND password go into the URL (HTTP basic
-        // auth for rest-server), and the same password is also RESTIC_PASSWORD, the key that opens
-        // the repository. Other URL forms come back from mergeUrlCredentials unchanged. Without a
-        // username there is no HTTP login to make, so nothing is merged (an empty user with the
-        // repository password as basic auth would only leak it to the repository server). The
-        // merged string lives only in this call and the child's environment, never in argv or a log.
-        let merged: string;
-        try {
-          merged = repository.username
-            ? mergeUrlCredentials(repository.url, repository.username, repository.password)
-            : repository.url;
-        } catch {
+        const merged = mergedUrl(repository);
+        const from = request.fromRepository;
+        const mergedFrom = from === undefined ? undefined : mergedUrl(from);
+        if (merged === undefined || (from !== undefined && mergedFrom === undefined)) {
           return {
             kind: "invalid_credentials",
-            message: "the repository credentials cannot be put into a URL",
+            message: `the ${merged === undefined ? "repository" : "source repository"} credentials cannot be put into a URL`,
           };
         }
         env = buildToolEnvironment({
@@ -112,6 +127,11 @@ export function createRestic(options: ResticOptions): Restic {
         // A merged URL that differs from the stored one carries credentials; a plain local path
         // does not, and scrubbing it would only hide the repository location from the log.
         secrets = [repository.password, repository.username, merged === repository.url ? undefined : merged];
+        if (from !== undefined && mergedFrom !== undefined) {
+          env.RESTIC_FROM_REPOSITORY = mergedFrom;
+          env.RESTIC_FROM_PASSWORD = from.password;
+          secrets.push(from.password, from.username, mergedFrom === from.url ? undefined : mergedFrom);
+        }
       }
       const scrub = createScrubber(secrets);
       return options.runner.run({

@@ -1,0 +1,150 @@
+/**
+ * Copies to a mirror through a real agent on a real socket with real restic 0.18 and 0.14 and two
+ * local repositories: without the mirror slot the copy fails before restic runs; the first copy
+ * creates the mirror with the repository's chunker parameters, later ones bring over only what is
+ * new, and the mirror's own listing records each source snapshot as `original`. Both passwords
+ * reach restic through its environment only, and neither shows up in a log line.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentEnvelope, CommandRunCopy, CopySummary, PayloadOf } from "@fleetback/protocol";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { NO_MIRROR_CREDENTIALS_ERROR } from "../jobs/copy-job.js";
+import {
+  finishedOf,
+  type Harness,
+  initCommand,
+  jobReports,
+  logLines,
+  nextUlid,
+  startHarness,
+} from "../testing/agent-harness.js";
+import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
+
+const REPO_PASSWORD = "copy-source-Canary-pw";
+const MIRROR_PASSWORD = "copy-mirror-Canary-pw";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+async function runJob(harness: Harness, job: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
+  harness.peer.send("command.run", job);
+  return jobReports(harness.peer, job.job_id, 120_000);
+}
+
+const copyCommand = (ids: string[]): CommandRunCopy => ({
+  job_id: nextUlid(),
+  kind: "copy",
+  requires_admin_creds: false,
+  copy: { snapshot_ids: ids },
+});
+
+describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
+  const restic = resticBinary(version) ?? "";
+  const listSnapshots = (repository: string, password: string) =>
+    JSON.parse(
+      execFileSync(restic, ["--no-cache", "--json", "snapshots"], {
+        env: { PATH: process.env.PATH, RESTIC_REPOSITORY: repository, RESTIC_PASSWORD: password },
+      }).toString(),
+    ) as Array<{ id: string; time: string; original?: string }>;
+
+  it.skipIf(restic === "")(
+    `copies every named snapshot to the mirror, creating it first, and reports what it holds${resticNote(version)}`,
+    async () => {
+      const harness = await startHarness(server, { resticCommand: restic });
+      try {
+        const base = await mkdtemp(join(tmpdir(), "fleetback-copy-"));
+        const repo = join(base, "repo");
+        const mirror = join(base, "mirror");
+        const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
+        await writeFile(join(tree, "a.txt"), "first\n");
+        harness.peer.send("config.update", {
+          slot: "repo",
+          repository: { url: repo, password: REPO_PASSWORD },
+        });
+        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        const backup = async () => {
+          const reports = await runJob(harness, {
+            job_id: nextUlid(),
+            requires_admin_creds: false,
+            kind: "backup",
+            includes: [tree],
+            excludes: [],
+            tag: "docs",
+          });
+          expect(finishedOf(reports)).toMatchObject({ status: "succeeded" });
+          // 0.14's backup summary names the snapshot by its short id: the newest full id is listed.
+          const [newest] = listSnapshots(repo, REPO_PASSWORD).sort(
+            (a, b) => Date.parse(b.time) - Date.parse(a.time),
+          );
+          return String(newest?.id);
+        };
+        const first = await backup();
+
+        const refused = await runJob(harness, copyCommand([first]));
+        expect(finishedOf(refused)).toMatchObject({ status: "failed", error: NO_MIRROR_CREDENTIALS_ERROR });
+
+        harness.peer.send("config.update", {
+          slot: "mirror",
+          repository: { url: mirror, password: MIRROR_PASSWORD },
+        });
+        const calls = harness.calls.length;
+        const created = await runJob(harness, copyCommand([first]));
+        expect(finishedOf(created)).toMatchObject({ status: "succeeded", exit_code: 0 });
+        expect(finishedOf(created)?.summary as CopySummary).toMatchObject({
+          initialised: true,
+          requested: 1,
+          mirrored: 1,
+          missing: [],
+          mirror_snapshot_count: 1,
+        });
+        const ran = harness.calls.slice(calls);
+        expect(
+          ran.map((call) => call.args.filter((arg) => !arg.startsWith("/") && arg !== "--cache-dir")),
+        ).toEqual([
+          ["cat", "config"],
+          ["init", "--copy-chunker-params"],
+          ["copy", first],
+          ["--json", "snapshots"],
+        ]);
+        const copyCall = ran.find((call) => call.args.includes("copy"));
+        expect(copyCall?.env).toMatchObject({
+          RESTIC_REPOSITORY: mirror,
+          RESTIC_PASSWORD: MIRROR_PASSWORD,
+          RESTIC_FROM_REPOSITORY: repo,
+          RESTIC_FROM_PASSWORD: REPO_PASSWORD,
+        });
+        expect(JSON.stringify(ran.map((call) => call.args))).not.toMatch(/Canary/);
+
+        await writeFile(join(tree, "b.txt"), "second\n");
+        const second = await backup();
+        const again = await runJob(harness, copyCommand([second, first]));
+        const summary = finishedOf(again)?.summary as CopySummary;
+        expect(summary).toMatchObject({
+          initialised: false,
+          requested: 2,
+          mirrored: 2,
+          mirror_snapshot_count: 2,
+        });
+        expect(Date.parse(String(summary.mirror_latest_time))).toBeGreaterThan(0);
+
+        const listed = listSnapshots(mirror, MIRROR_PASSWORD);
+        expect(listed.map((snapshot) => snapshot.original).sort()).toEqual([first, second].sort());
+        const lines = [...logLines(created), ...logLines(again), ...logLines(refused)].join("\n");
+        expect(lines).toContain("copying 2 snapshots to the mirror");
+        expect(lines).not.toMatch(/Canary/);
+      } finally {
+        await harness.stop();
+      }
+    },
+    180_000,
+  );
+});

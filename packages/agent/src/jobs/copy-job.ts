@@ -1,0 +1,221 @@
+/**
+ * @module jobs/copy-job
+ * `copy` (protocol 8): a second copy of the host's snapshots in its mirror repository.
+ *
+ * restic opens the MIRROR (the `mirror` slot) as its repository and the `repo` slot's repository
+ * as the source, through RESTIC_FROM_REPOSITORY / RESTIC_FROM_PASSWORD (both read by 0.14 and
+ * 0.18; restic/restic.ts merges and scrubs them like the main ones). Never argv.
+ *
+ * 1. `restic cat config` on the mirror: a mirror that does not exist yet exits 10 on 0.18 and 1
+ *    with "Is there a repository at the following location?" on 0.14 (both checked with the real
+ *    binaries); it is created with `restic init --copy-chunker-params`, so that a chunk stored in
+ *    both repositories is deduplicated the same way in each.
+ * 2. `restic copy <id>...`: restic skips snapshots the mirror already holds a copy of.
+ * 3. `restic snapshots --json` on the mirror: a copy records its source snapshot's id as
+ *    `original` (0.14 and 0.18), which is how the summary tells which requested snapshots the
+ *    mirror holds. A copy that leaves one of them out fails.
+ */
+import {
+  COPY_SNAPSHOTS_MAX,
+  type CommandRunCopy,
+  type CopySummary,
+  type Repository,
+} from "@fleetback/protocol";
+import type { OutputLine } from "../restic/runner.js";
+import { isObject, renderStderrLine } from "./backup-output.js";
+import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
+import { createProgressThrottle } from "./progress-throttle.js";
+import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
+import { SNAPSHOTS_MAX_LINE_LENGTH, SNAPSHOTS_TIMEOUT_MS } from "./snapshot-listing.js";
+import { createTextOutputHandler } from "./text-output.js";
+import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
+
+export const NO_MIRROR_CREDENTIALS_ERROR = "no mirror credentials";
+
+/** 0.14's second line after "unable to open config file" for a repository that is not there. */
+const NO_REPOSITORY_HINT = "Is there a repository at the following location?";
+
+/** restic 0.18's exit status for "repository does not exist". */
+const EXIT_NO_REPOSITORY = 10;
+
+interface MirrorRun {
+  run: JobRun<CommandRunCopy>;
+  context: RepositoryContext;
+  mirror: Repository;
+}
+
+/** One text-mode restic run against the mirror with the repository as source; every line logged. */
+async function runOnMirror(
+  deps: RepositoryJobDeps,
+  { run, context, mirror }: MirrorRun,
+  subcommand: string,
+  args: readonly string[],
+  observe?: (line: OutputLine) => void,
+) {
+  const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
+  const errors = createErrorCollector();
+  const handle = createTextOutputHandler(run, throttle, errors);
+  const result = await deps.restic.run({
+    subcommand,
+    args,
+    repository: mirror,
+    fromRepository: context.repository,
+    caps: context.caps,
+    signal: run.signal,
+    onLine: (line) => {
+      observe?.(line);
+      handle(line);
+    },
+  });
+  throttle.flush();
+  return { result, outcome: toolOutcome(result, deps.restic.command, errors.best()) };
+}
+
+type Probe = { exists: boolean } | { outcome: JobOutcome };
+
+async function probeMirror(deps: RepositoryJobDeps, mirrorRun: MirrorRun): Promise<Probe> {
+  let hinted = false;
+  const { result, outcome } = await runOnMirror(deps, mirrorRun, "cat", ["config"], (line) => {
+    hinted ||= line.stream === "stderr" && line.text.includes(NO_REPOSITORY_HINT);
+  });
+  if (outcome.status === "succeeded") {
+    return { exists: true };
+  }
+  const missing =
+    result.kind === "exited" &&
+    !result.cancelled &&
+    !result.timedOut &&
+    (result.exitCode === EXIT_NO_REPOSITORY || (result.exitCode === 1 && hinted));
+  return missing ? { exists: false } : { outcome: withContext(outcome, "the mirror cannot be opened") };
+}
+
+function withContext(outcome: JobOutcome, what: string): JobOutcome {
+  return outcome.status === "failed"
+    ? { ...outcome, error: `${what}: ${outcome.error ?? "restic failed"}` }
+    : outcome;
+}
+
+interface MirrorListing {
+  count: number;
+  latest: string | null;
+  /** Source snapshot ids the mirror holds a copy of (`original`), and its own ids. */
+  held: Set<string>;
+}
+
+function parseMirrorListing(stdout: string): MirrorListing | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) {
+    return undefined;
+  }
+  const held = new Set<string>();
+  let latest: number | undefined;
+  for (const entry of parsed) {
+    if (!isObject(entry) || typeof entry.id !== "string") {
+      return undefined;
+    }
+    held.add(entry.id);
+    if (typeof entry.original === "string") {
+      held.add(entry.original);
+    }
+    const time = typeof entry.time === "string" ? Date.parse(entry.time) : Number.NaN;
+    if (!Number.isNaN(time) && (latest === undefined || time > latest)) {
+      latest = time;
+    }
+  }
+  return { count: parsed.length, latest: latest === undefined ? null : new Date(latest).toISOString(), held };
+}
+
+async function listMirror(
+  deps: RepositoryJobDeps,
+  { run, context, mirror }: MirrorRun,
+): Promise<MirrorListing | { error: string }> {
+  const stdout: string[] = [];
+  const errors = createErrorCollector();
+  const result = await deps.restic.run({
+    subcommand: "snapshots",
+    repository: mirror,
+    caps: context.caps,
+    json: true,
+    signal: run.signal,
+    timeoutMs: SNAPSHOTS_TIMEOUT_MS,
+    maxLineLength: SNAPSHOTS_MAX_LINE_LENGTH,
+    onLine: (line) => {
+      if (line.stream === "stdout") {
+        stdout.push(line.text);
+        return;
+      }
+      errors.observe("stderr", line.text);
+      run.log("stderr", renderStderrLine(line.text));
+    },
+  });
+  const outcome = toolOutcome(result, deps.restic.command, errors.best());
+  if (outcome.status !== "succeeded") {
+    return { error: `listing the mirror failed: ${outcome.error ?? "restic snapshots failed"}` };
+  }
+  return parseMirrorListing(stdout.join("\n")) ?? { error: "listing the mirror printed no snapshot list" };
+}
+
+async function copyToMirror(deps: RepositoryJobDeps, mirrorRun: MirrorRun): Promise<JobOutcome> {
+  const { run } = mirrorRun;
+  const ids = run.command.copy.snapshot_ids.slice(0, COPY_SNAPSHOTS_MAX);
+  const probe = await probeMirror(deps, mirrorRun);
+  if ("outcome" in probe) {
+    return probe.outcome;
+  }
+  const initialised = !probe.exists;
+  if (initialised) {
+    run.log(
+      "agent",
+      "the mirror repository does not exist yet: creating it with the repository's chunker parameters",
+    );
+    const init = await runOnMirror(deps, mirrorRun, "init", ["--copy-chunker-params"]);
+    if (init.outcome.status !== "succeeded") {
+      return withContext(init.outcome, "creating the mirror failed");
+    }
+  }
+  run.log("agent", `copying ${ids.length} snapshot${ids.length === 1 ? "" : "s"} to the mirror`);
+  const copied = await runOnMirror(deps, mirrorRun, "copy", ids);
+  if (copied.outcome.status !== "succeeded") {
+    return withContext(copied.outcome, "copying to the mirror failed");
+  }
+  const listing = await listMirror(deps, mirrorRun);
+  if ("error" in listing) {
+    run.log("agent", listing.error);
+    return failed(listing.error, copied.outcome.exit_code);
+  }
+  const missing = ids.filter((id) => !listing.held.has(id));
+  const summary: CopySummary = {
+    initialised,
+    requested: ids.length,
+    mirrored: ids.length - missing.length,
+    missing,
+    mirror_snapshot_count: listing.count,
+    mirror_latest_time: listing.latest,
+  };
+  if (missing.length > 0) {
+    const error = `the mirror holds no copy of ${missing.length} of the ${ids.length} snapshots after the copy`;
+    run.log("agent", error);
+    return { ...failed(error, copied.outcome.exit_code), summary };
+  }
+  run.log("agent", `the mirror holds all ${ids.length} snapshots; ${listing.count} in all`);
+  return { status: "succeeded", exit_code: 0, summary };
+}
+
+export function createCopyJob(deps: RepositoryJobDeps): JobHandler<CommandRunCopy> {
+  return (run) =>
+    runRepositoryJob(deps, run, {
+      tool: async (context) => {
+        const mirror = deps.credentials.repository("mirror");
+        if (mirror === undefined) {
+          run.log("agent", "no mirror credentials have been pushed to this agent; restic was not run");
+          return failed(NO_MIRROR_CREDENTIALS_ERROR);
+        }
+        return copyToMirror(deps, { run, context, mirror });
+      },
+    });
+}
