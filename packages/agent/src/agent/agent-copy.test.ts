@@ -147,4 +147,38 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     },
     180_000,
   );
+
+  it.skipIf(restic === "")(
+    `a mirror that cannot be reached fails the copy and is never taken for a missing one${resticNote(version)}`,
+    async () => {
+      const harness = await startHarness(server, { resticCommand: restic, mirrorProbeTimeoutMs: 5_000 });
+      try {
+        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-copy-")), "repo");
+        harness.peer.send("config.update", {
+          slot: "repo",
+          repository: { url: repo, password: REPO_PASSWORD },
+        });
+        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        // Port 1 on loopback: nothing listens, so every connection is refused.
+        harness.peer.send("config.update", {
+          slot: "mirror",
+          repository: { url: "rest:http://127.0.0.1:1/mirror/", username: "m", password: MIRROR_PASSWORD },
+        });
+        const calls = harness.calls.length;
+        const down = finishedOf(await runJob(harness, copyCommand(["a".repeat(64)])));
+        // 0.14 gives up at once; 0.18 keeps retrying until the probe's time is up.
+        expect(down?.status).toBe("failed");
+        expect(down?.error).toMatch(
+          version === "0.14"
+            ? /^the mirror cannot be opened: .*connection refused/
+            : /^the mirror did not answer within 5 s$/,
+        );
+        expect(down?.error).not.toMatch(/Canary/);
+        expect(harness.calls.slice(calls).some((call) => call.args.includes("init"))).toBe(false);
+      } finally {
+        await harness.stop();
+      }
+    },
+    60_000,
+  );
 });

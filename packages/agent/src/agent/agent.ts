@@ -76,6 +76,8 @@ export interface AgentOptions {
   openSocket?: OpenSocket;
   /** The longest each job kind may run (FLEETBACK_JOB_TIMEOUT_<KIND>); absent: the defaults. */
   jobTimeouts?: JobTimeouts;
+  /** How long a copy may take to open the mirror (tests); absent: MIRROR_PROBE_TIMEOUT_MS. */
+  mirrorProbeTimeoutMs?: number;
   /** Replaces the job handlers (tests); defaults to this version's set. */
   jobHandlers?: JobHandlers;
   /** Replaces parts of self-update (tests); defaults to the real ones under `<stateDir>/update`. */
@@ -187,6 +189,9 @@ export function createAgent(options: AgentOptions): Agent {
         log,
         reportSnapshots: (report) => send("snapshots.report", report),
         reportStats: (stats) => send("repo.stats", stats),
+        ...(options.mirrorProbeTimeoutMs === undefined
+          ? {}
+          : { mirrorProbeTimeoutMs: options.mirrorProbeTimeoutMs }),
       }),
     reporter: createJobReporter((type, payload) => send(type, payload), clock),
     log,

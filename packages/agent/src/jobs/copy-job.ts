@@ -6,8 +6,11 @@
  * as the source, through RESTIC_FROM_REPOSITORY / RESTIC_FROM_PASSWORD (both read by 0.14 and
  * 0.18; restic/restic.ts merges and scrubs them like the main ones). Never argv.
  *
- * 1. `restic cat config` on the mirror: a mirror that does not exist yet exits 10 on 0.18 and 1
- *    with "Is there a repository at the following location?" on 0.14 (both checked with the real
+ * 1. `restic cat config` on the mirror, bounded by MIRROR_PROBE_TIMEOUT_MS: restic 0.18 retries
+ *    a server it cannot reach for minutes, and a mirror that is down should fail the copy soon and
+ *    say so. A mirror that does not exist yet exits 10 on 0.18 and 1 on 0.14 with "unable to open
+ *    config file: <config/> does not exist" (rest) or "...: no such file or directory" (local),
+ *    where an unreachable one prints "connection refused" instead (all checked with the real
  *    binaries); it is created with `restic init --copy-chunker-params`, so that a chunk stored in
  *    both repositories is deduplicated the same way in each.
  * 2. `restic copy <id>...`: restic skips snapshots the mirror already holds a copy of.
@@ -32,11 +35,19 @@ import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const NO_MIRROR_CREDENTIALS_ERROR = "no mirror credentials";
 
-/** 0.14's second line after "unable to open config file" for a repository that is not there. */
-const NO_REPOSITORY_HINT = "Is there a repository at the following location?";
+/** 0.14's error for a repository that is not there (rest, then local); exit status 1. */
+const NO_REPOSITORY_ERROR = /unable to open config file: .*(does not exist|no such file or directory)/;
+
+/** How long opening the mirror may take before the copy fails as "not answering". */
+export const MIRROR_PROBE_TIMEOUT_MS = 60_000;
 
 /** restic 0.18's exit status for "repository does not exist". */
 const EXIT_NO_REPOSITORY = 10;
+
+export interface CopyJobDeps extends RepositoryJobDeps {
+  /** Default MIRROR_PROBE_TIMEOUT_MS; tests shorten it. */
+  mirrorProbeTimeoutMs?: number;
+}
 
 interface MirrorRun {
   run: JobRun<CommandRunCopy>;
@@ -51,6 +62,7 @@ async function runOnMirror(
   subcommand: string,
   args: readonly string[],
   observe?: (line: OutputLine) => void,
+  timeoutMs?: number,
 ) {
   const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
   const errors = createErrorCollector();
@@ -62,6 +74,7 @@ async function runOnMirror(
     fromRepository: context.repository,
     caps: context.caps,
     signal: run.signal,
+    timeoutMs,
     onLine: (line) => {
       observe?.(line);
       handle(line);
@@ -73,19 +86,31 @@ async function runOnMirror(
 
 type Probe = { exists: boolean } | { outcome: JobOutcome };
 
-async function probeMirror(deps: RepositoryJobDeps, mirrorRun: MirrorRun): Promise<Probe> {
-  let hinted = false;
-  const { result, outcome } = await runOnMirror(deps, mirrorRun, "cat", ["config"], (line) => {
-    hinted ||= line.stream === "stderr" && line.text.includes(NO_REPOSITORY_HINT);
-  });
+async function probeMirror(deps: CopyJobDeps, mirrorRun: MirrorRun): Promise<Probe> {
+  const timeoutMs = deps.mirrorProbeTimeoutMs ?? MIRROR_PROBE_TIMEOUT_MS;
+  let absent = false;
+  const { result, outcome } = await runOnMirror(
+    deps,
+    mirrorRun,
+    "cat",
+    ["config"],
+    (line) => {
+      absent ||= line.stream === "stderr" && NO_REPOSITORY_ERROR.test(line.text);
+    },
+    timeoutMs,
+  );
   if (outcome.status === "succeeded") {
     return { exists: true };
+  }
+  if (result.kind === "exited" && result.timedOut && !result.cancelled) {
+    const error = `the mirror did not answer within ${timeoutMs / 1000} s`;
+    mirrorRun.run.log("agent", `${error}; nothing was copied`);
+    return { outcome: failed(error, result.exitCode) };
   }
   const missing =
     result.kind === "exited" &&
     !result.cancelled &&
-    !result.timedOut &&
-    (result.exitCode === EXIT_NO_REPOSITORY || (result.exitCode === 1 && hinted));
+    (result.exitCode === EXIT_NO_REPOSITORY || (result.exitCode === 1 && absent));
   return missing ? { exists: false } : { outcome: withContext(outcome, "the mirror cannot be opened") };
 }
 
@@ -160,7 +185,7 @@ async function listMirror(
   return parseMirrorListing(stdout.join("\n")) ?? { error: "listing the mirror printed no snapshot list" };
 }
 
-async function copyToMirror(deps: RepositoryJobDeps, mirrorRun: MirrorRun): Promise<JobOutcome> {
+async function copyToMirror(deps: CopyJobDeps, mirrorRun: MirrorRun): Promise<JobOutcome> {
   const { run } = mirrorRun;
   const ids = run.command.copy.snapshot_ids.slice(0, COPY_SNAPSHOTS_MAX);
   const probe = await probeMirror(deps, mirrorRun);
@@ -206,7 +231,7 @@ async function copyToMirror(deps: RepositoryJobDeps, mirrorRun: MirrorRun): Prom
   return { status: "succeeded", exit_code: 0, summary };
 }
 
-export function createCopyJob(deps: RepositoryJobDeps): JobHandler<CommandRunCopy> {
+export function createCopyJob(deps: CopyJobDeps): JobHandler<CommandRunCopy> {
   return (run) =>
     runRepositoryJob(deps, run, {
       tool: async (context) => {

@@ -6,7 +6,7 @@
  */
 import { createBackupJob } from "./backup-job.js";
 import { createCheckJob } from "./check-job.js";
-import { createCopyJob } from "./copy-job.js";
+import { type CopyJobDeps, createCopyJob } from "./copy-job.js";
 import { createDiffJob } from "./diff-job.js";
 import { createDrillJob, type DrillJobDeps } from "./drill-job.js";
 import { createForgetJob } from "./forget-job.js";
@@ -19,7 +19,8 @@ import { createUnlockJob } from "./unlock-job.js";
 
 export type JobHandlerDeps = InitJobDeps &
   RestoreJobDeps &
-  Pick<DrillJobDeps, "stateDir" | "random" | "freeBytes"> & {
+  Pick<DrillJobDeps, "stateDir" | "random" | "freeBytes"> &
+  Pick<CopyJobDeps, "mirrorProbeTimeoutMs"> & {
     /**
      * Restores go through the restore helper (restore-helper/): its restic, and no target dir or
      * local-repository check of the agent's own, since the helper writes where the agent may not.

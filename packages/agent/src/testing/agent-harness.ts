@@ -38,6 +38,7 @@ export interface HarnessOptions {
   agentVersion?: string;
   update?: AgentOptions["update"];
   jobTimeouts?: AgentOptions["jobTimeouts"];
+  mirrorProbeTimeoutMs?: number;
 }
 
 export async function startHarness(server: TestServer, options: HarnessOptions): Promise<Harness> {
@@ -63,6 +64,7 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
     random: options.random ?? (() => 0),
     update: options.update,
     jobTimeouts: options.jobTimeouts,
+    mirrorProbeTimeoutMs: options.mirrorProbeTimeoutMs,
   });
   const outcome = agent.run();
   const peer = await server.nextPeer();
