@@ -19,11 +19,14 @@ export interface RestServer {
   stop(): Promise<void>;
 }
 
-export async function startRestServer(): Promise<RestServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), "fleetback-rest-"));
+/** `again`: the data dir and port of a stopped server, to bring the same server back (an outage). */
+export async function startRestServer(again?: Pick<RestServer, "url" | "dataDir">): Promise<RestServer> {
+  const dataDir = again?.dataDir ?? (await mkdtemp(join(tmpdir(), "fleetback-rest-")));
   const htpasswdFile = join(dataDir, ".htpasswd");
-  execFileSync(join(HTPASSWD_DIR, "htpasswd"), ["-c", "-b", "-B", htpasswdFile, "probe", "probe-password"]);
-  const port = await freePort();
+  if (again === undefined) {
+    execFileSync(join(HTPASSWD_DIR, "htpasswd"), ["-c", "-b", "-B", htpasswdFile, "probe", "probe-password"]);
+  }
+  const port = again === undefined ? await freePort() : Number(new URL(again.url).port);
   const child: ChildProcess = spawn(
     REST_SERVER,
     ["--path", dataDir, "--listen", `127.0.0.1:${port}`, "--private-repos", "--htpasswd-file", htpasswdFile],
