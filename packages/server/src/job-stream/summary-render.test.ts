@@ -68,6 +68,23 @@ describe("summaryRows", () => {
     expect(rows.source_snapshot?.value).toMatch(/^[0-9a-f]{8}$/);
   });
 
+  it("labels the golden copy summary (protocol 8)", () => {
+    const frame = JSON.parse(
+      readFileSync(
+        join(repoRoot(), "packages", "protocol", "fixtures", "agent-to-server", "job.finished.copy.json"),
+        "utf8",
+      ),
+    ) as { payload: { summary: Record<string, unknown> } };
+    const rows = byKey(summaryRows(frame.payload.summary));
+    expect(rows.initialised?.value).toBe("yes");
+    expect(rows.mirrored).toEqual({ key: "mirrored", label: "Of those, in the mirror now", value: "2" });
+    expect(rows.missing?.value).toBe("none");
+    expect(rows.mirror_latest_time?.label).toBe("Newest snapshot in the mirror");
+    for (const row of Object.values(rows)) {
+      expect(row.label, row.key).not.toBe(row.key);
+    }
+  });
+
   it("keeps keys it does not know, and values of an unexpected type, raw", () => {
     expect(summaryRows({ shiny_new_count: 3, data_added: "lots", nested: { a: 1 } })).toEqual([
       { key: "shiny_new_count", label: "shiny_new_count", value: "3" },

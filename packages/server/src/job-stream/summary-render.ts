@@ -1,7 +1,7 @@
 /**
  * @module job-stream/summary-render
  * A job's `summary` (restic's own summary object for backup and restore, diff statistics, the
- * agent's counts for forget and drill) as labelled rows: sizes in binary units, durations, counts
+ * agent's counts for forget, drill and copy) as labelled rows: sizes in binary units, durations, counts
  * with separators, times as ISO text, snapshot ids shortened. A key not known here keeps its name
  * and its JSON, so nothing a newer agent sends is hidden; the page also offers the whole object.
  */
@@ -59,6 +59,13 @@ const KNOWN: Record<string, [label: string, format: Format]> = {
   bytes_checked: ["Data restored and verified", "bytes"],
   mismatch_count: ["Mismatches", "count"],
   mismatches: ["Mismatched files", "list"],
+  // copy to the mirror (CopySummary)
+  initialised: ["Mirror created by this copy", "text"],
+  requested: ["Snapshots to copy", "count"],
+  mirrored: ["Of those, in the mirror now", "count"],
+  missing: ["Not in the mirror", "list"],
+  mirror_snapshot_count: ["Snapshots in the mirror", "count"],
+  mirror_latest_time: ["Newest snapshot in the mirror", "time"],
 };
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -99,7 +106,13 @@ function format(value: unknown, kind: Format): string | undefined {
     case "snapshot":
       return typeof value === "string" ? value.slice(0, 8) : undefined;
     case "text":
-      return typeof value === "string" ? value : undefined;
+      return typeof value === "string"
+        ? value
+        : typeof value === "boolean"
+          ? value
+            ? "yes"
+            : "no"
+          : undefined;
     case "side":
       if (!isObject(value)) {
         return undefined;
