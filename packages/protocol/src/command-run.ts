@@ -30,6 +30,11 @@ const Common = {
   bandwidth_down_kbps: Type.Optional(Kbps),
   pre_hook: Type.Optional(Type.String()),
   post_hook: Type.Optional(Type.String()),
+  /**
+   * Protocol 8, true: run this `forget`, `prune` or `check` on the `mirror` slot's repository instead,
+   * and report nothing about it as the host's repository (no `snapshots.report`, no `repo.stats`).
+   */
+  on_mirror: Type.Optional(Type.Boolean()),
 };
 
 /** Each kind's own sub-payload, in the order of JOB_KINDS. */

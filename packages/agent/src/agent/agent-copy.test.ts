@@ -138,7 +138,33 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 
         const listed = listSnapshots(mirror, MIRROR_PASSWORD);
         expect(listed.map((snapshot) => snapshot.original).sort()).toEqual([first, second].sort());
-        const lines = [...logLines(created), ...logLines(again), ...logLines(refused)].join("\n");
+        // The mirror's upkeep with the host's policy: it forgets there and reports nothing as the
+        // host's repository (the host's list still has both snapshots).
+        const reportsBefore = harness.peer.received.filter((m) => m.type === "snapshots.report").length;
+        const forget = await runJob(harness, {
+          job_id: nextUlid(),
+          kind: "forget",
+          requires_admin_creds: false,
+          on_mirror: true,
+          forget_groups: [{ tag: "docs", keep: { last: 1 } }],
+        });
+        expect(finishedOf(forget)).toMatchObject({ status: "succeeded" });
+        expect(harness.peer.received.filter((m) => m.type === "snapshots.report").length).toBe(reportsBefore);
+        expect(listSnapshots(mirror, MIRROR_PASSWORD).map((snapshot) => snapshot.original)).toEqual([second]);
+        expect(listSnapshots(repo, REPO_PASSWORD)).toHaveLength(2);
+        const refusedKind = await runJob(harness, {
+          job_id: nextUlid(),
+          kind: "unlock",
+          requires_admin_creds: true,
+          on_mirror: true,
+        });
+        expect(finishedOf(refusedKind)?.error).toMatch(/^unlock does not run on the mirror/);
+        const lines = [
+          ...logLines(created),
+          ...logLines(again),
+          ...logLines(refused),
+          ...logLines(forget),
+        ].join("\n");
         expect(lines).toContain("copying 2 snapshots to the mirror");
         expect(lines).not.toMatch(/Canary/);
       } finally {

@@ -68,8 +68,17 @@ export interface RepositoryJobSteps {
   report?(context: RepositoryContext, outcome: JobOutcome): Promise<void>;
 }
 
-/** prune and unlock need delete authority; any command that says it needs admin gets admin. */
+/** Kinds that may run on the mirror (`on_mirror`, protocol 8): its upkeep, nothing else. */
+export const MIRROR_JOB_KINDS: readonly CommandRun["kind"][] = ["forget", "prune", "check"];
+
+/**
+ * A mirror job runs with the mirror's one login (it has delete authority there); otherwise prune
+ * and unlock need delete authority, and any command that says it needs admin gets admin.
+ */
 export function credentialSlotOf(command: CommandRun): CredentialSlot {
+  if (command.on_mirror === true) {
+    return "mirror";
+  }
   return command.requires_admin_creds || ADMIN_JOB_KINDS.includes(command.kind) ? "admin" : "repo";
 }
 
@@ -107,9 +116,21 @@ export async function runRepositoryJob(
   steps: RepositoryJobSteps,
 ): Promise<JobOutcome> {
   const { command } = run;
+  if (command.on_mirror === true && !MIRROR_JOB_KINDS.includes(command.kind)) {
+    const error = `${command.kind} does not run on the mirror; only ${MIRROR_JOB_KINDS.join(", ")} do`;
+    run.log("agent", `${error}; restic was not run`);
+    return { status: "failed", exit_code: null, error };
+  }
   const slot = credentialSlotOf(command);
   const repository = deps.credentials.repository(slot);
   if (repository === undefined) {
+    if (slot === "mirror") {
+      run.log(
+        "agent",
+        `no mirror credentials have been pushed to this agent; ${command.kind} on the mirror needs them`,
+      );
+      return { status: "failed", exit_code: null, error: "no mirror credentials" };
+    }
     if (slot === "admin") {
       run.log("agent", `no admin credentials have been pushed to this agent; ${command.kind} needs them`);
       return { status: "failed", exit_code: null, error: NO_ADMIN_CREDENTIALS_ERROR };
@@ -149,7 +170,10 @@ export async function runRepositoryJob(
   if (hasScript(command.post_hook)) {
     await runPostHook(hooks, run, command.post_hook, outcome);
   }
-  await steps.report?.(context, outcome);
+  // What a job reports (snapshot list, statistics) describes the host's repository: never the mirror's.
+  if (command.on_mirror !== true) {
+    await steps.report?.(context, outcome);
+  }
   return outcome;
 }
 
