@@ -19,6 +19,7 @@ import type { LocalHub } from "./hub/local-hub.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import { createJobReports } from "./jobs/job-reports.js";
 import { copyAfterBackup } from "./mirror/mirror-copy.js";
+import { upkeepMirrorAfter } from "./mirror/mirror-upkeep.js";
 import { type ServerTickerOptions, startServerTickers } from "./server-tickers.js";
 
 export type App = ReturnType<typeof createApp>;
@@ -64,7 +65,8 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
     ids: deps.ids,
     events: deps.jobEvents,
     alerts: createJobAlerts(deps),
-    afterBackup: (hostId, jobId) => copyAfterBackup(deps, hostId, jobId),
+    afterSuccess: (hostId, job) =>
+      job.kind === "backup" ? copyAfterBackup(deps, hostId, job.id) : upkeepMirrorAfter(deps, hostId, job),
     setTimer: channelOptions.setTimer,
     logFlushIntervalMs: channelOptions.logFlushIntervalMs,
     logBatchLines: channelOptions.logBatchLines,

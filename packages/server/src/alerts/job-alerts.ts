@@ -22,6 +22,8 @@ export interface JobEnd {
   hostId: string;
   kind: JobKind;
   sourceGroupId: string | null;
+  /** A forget, prune or check of the host's mirror (`on_mirror`): its failures are the mirror's. */
+  onMirror?: boolean;
   status: "succeeded" | "failed" | "cancelled" | "lost";
   exitCode: number | null;
   error: string | null;
@@ -55,7 +57,11 @@ function alertKindOf(kind: JobKind): AlertKind {
 
 const JOB_NAMES: Partial<Record<JobKind, string>> = { drill: "restore drill", copy: "copy to the mirror" };
 
-export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId">): AlertKey {
+export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId" | "onMirror">): AlertKey {
+  if (end.onMirror === true) {
+    // One key per upkeep kind: a good copy must not resolve a failing prune of the mirror.
+    return { hostId: end.hostId, kind: "mirror_failed", dedupKey: end.kind };
+  }
   return {
     hostId: end.hostId,
     kind: alertKindOf(end.kind),
@@ -64,7 +70,7 @@ export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId">): A
 }
 
 function messageOf(end: JobEnd): string {
-  const name = JOB_NAMES[end.kind] ?? end.kind;
+  const name = end.onMirror === true ? `${end.kind} on the mirror` : (JOB_NAMES[end.kind] ?? end.kind);
   const what = end.status === "lost" ? `${name} job lost` : `${name} failed`;
   if (end.error) {
     return `${what}: ${end.error}`;

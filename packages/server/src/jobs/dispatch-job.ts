@@ -37,7 +37,8 @@ async function prepare(deps: DispatchDeps, hostId: string, command: CommandRun):
   if (!deps.hub.isOnline(hostId)) {
     return { ok: false, reason: "offline" };
   }
-  if (command.kind === "copy") {
+  // A copy writes to the mirror, and the mirror's upkeep runs there (`on_mirror`).
+  if (command.kind === "copy" || command.on_mirror === true) {
     const { mirror } = await readHostCredentials(deps, hostId);
     return mirror ? { ok: true, mirror } : { ok: false, reason: "mirror_credentials_missing" };
   }

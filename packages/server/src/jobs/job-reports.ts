@@ -5,7 +5,7 @@
  * agent can only move its own host's jobs; and only active jobs move, so a late or repeated
  * job.finished never rewrites a result.
  */
-import { type Database, jobs } from "@fleetback/db";
+import { type Database, type JobKind, jobs } from "@fleetback/db";
 import type { JobFinished, JobProgress, JobStarted, LogStream } from "@fleetback/protocol";
 import { and, eq, inArray } from "drizzle-orm";
 import type { JobAlerts } from "../alerts/job-alerts.js";
@@ -31,8 +31,14 @@ export interface JobReportsOptions {
   events: JobEvents;
   /** Raises or resolves the alert of every job that ends. */
   alerts: JobAlerts;
-  /** Runs after a backup succeeded and its end is stored (the mirror copy); must not throw. */
-  afterBackup?: (hostId: string, jobId: string) => Promise<void>;
+  /**
+   * Runs after a job succeeded and its end is stored (a backup's copy to the mirror, the mirror's
+   * upkeep after a forget, prune or check); must not throw.
+   */
+  afterSuccess?: (
+    hostId: string,
+    job: { id: string; kind: JobKind; params: Record<string, unknown> },
+  ) => Promise<void>;
   setTimer?: SetTimer;
   logFlushIntervalMs?: number;
   logBatchLines?: number;
@@ -134,7 +140,12 @@ export function createJobReports(options: JobReportsOptions): JobReports {
             finishedAt,
           })
           .where(ownActiveJob(hostId, report.job_id))
-          .returning({ id: jobs.id, kind: jobs.kind, sourceGroupId: jobs.sourceGroupId });
+          .returning({
+            id: jobs.id,
+            kind: jobs.kind,
+            sourceGroupId: jobs.sourceGroupId,
+            params: jobs.params,
+          });
         await recordJobEnds(
           tx,
           ended.map((row) => row.id),
@@ -161,13 +172,14 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           hostId,
           kind: job.kind,
           sourceGroupId: job.sourceGroupId,
+          onMirror: job.params.on_mirror === true,
           status: report.status,
           exitCode: report.exit_code,
           error,
           retryQueued: retry !== undefined,
         });
-        if (job.kind === "backup" && report.status === "succeeded") {
-          await options.afterBackup?.(hostId, job.id);
+        if (report.status === "succeeded") {
+          await options.afterSuccess?.(hostId, job);
         }
       }
       emit("job.finished", {
@@ -188,7 +200,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         log.warn({ host_id: hostId, job_id: jobId, reason }, "job lost");
         const retry = await queueRetryAfterFailure({ db, clock, ids, log }, jobId);
         const [job] = await db
-          .select({ kind: jobs.kind, sourceGroupId: jobs.sourceGroupId })
+          .select({ kind: jobs.kind, sourceGroupId: jobs.sourceGroupId, params: jobs.params })
           .from(jobs)
           .where(eq(jobs.id, jobId));
         if (job) {
@@ -197,6 +209,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
             hostId,
             kind: job.kind,
             sourceGroupId: job.sourceGroupId,
+            onMirror: job.params.on_mirror === true,
             status: "lost",
             exitCode: null,
             error: reason,

@@ -11,14 +11,18 @@ import { conflict, notFound, unavailable } from "../errors.js";
 import { removeMirrorCredentials } from "../hosts/credentials.js";
 import { requireHost } from "../hosts/require-host.js";
 import { type CopyDeps, copyToMirror } from "./mirror-copy.js";
+import { MIRROR_UPKEEP_KINDS } from "./mirror-upkeep.js";
 
-/** Removes the mirror; its open mirror_failed alert goes with it (there is nothing left to fail). */
+/** Removes the mirror; its open mirror_failed alerts go with it (there is nothing left to fail). */
 export async function removeMirror(deps: CopyDeps, audit: AuditContext, hostId: string): Promise<void> {
   await requireHost(deps.db, hostId);
   if (!(await removeMirrorCredentials(deps, audit, hostId))) {
     throw notFound(`Host ${hostId} has no mirror`);
   }
-  await resolveKey(deps.db, { hostId, kind: "mirror_failed", dedupKey: "" }, deps.clock.now());
+  // The copy's key is empty; the upkeep's is its kind (alerts/job-alerts.ts).
+  for (const dedupKey of ["", ...MIRROR_UPKEEP_KINDS]) {
+    await resolveKey(deps.db, { hostId, kind: "mirror_failed", dedupKey }, deps.clock.now());
+  }
 }
 
 /** An operator's "Copy now". */

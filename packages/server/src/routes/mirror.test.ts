@@ -6,6 +6,7 @@ import { createApp } from "../app.js";
 import { createJob } from "../jobs/create-job.js";
 import { createJobReports, type JobReports } from "../jobs/job-reports.js";
 import { copyAfterBackup } from "../mirror/mirror-copy.js";
+import { upkeepMirrorAfter } from "../mirror/mirror-upkeep.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
@@ -44,7 +45,8 @@ beforeEach(async () => {
     ids: deps.ids,
     events: deps.jobEvents,
     alerts: createJobAlerts(deps),
-    afterBackup: (host, jobId) => copyAfterBackup(deps, host, jobId),
+    afterSuccess: (host, job) =>
+      job.kind === "backup" ? copyAfterBackup(deps, host, job.id) : upkeepMirrorAfter(deps, host, job),
   });
 });
 afterEach(async () => {
@@ -243,5 +245,67 @@ describe("a host's mirror (issue 18.3)", () => {
         .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt))),
     ).toEqual([]);
     expect((await admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(404);
+  });
+
+  it("follows the repository's forget, prune and check on the mirror, with its own alert key per kind", async () => {
+    await bindMirror();
+    await admin.json("POST", `/api/hosts/${hostId}/source-groups`, {
+      name: "etc",
+      includes: ["/etc"],
+      retention_policy: { last: 3 },
+    });
+    for (const kind of ["forget", "prune", "check"] as const) {
+      const primary = await createJob(deps, {
+        hostId,
+        kind,
+        actorKind: "schedule",
+        params: kind === "check" ? { read_data_subset: "5%" } : {},
+      });
+      await finish(primary.id, "succeeded");
+      const [slot, command] = agent.frames.slice(-2);
+      expect(slot).toMatchObject({ type: "config.update", payload: { slot: "mirror" } });
+      expect(command).toMatchObject({
+        type: "command.run",
+        payload: { kind, on_mirror: true, requires_admin_creds: false },
+      });
+      if (kind === "forget") {
+        expect(command?.payload).toMatchObject({ forget_groups: [{ tag: "etc", keep: { last: 3 } }] });
+      }
+      if (kind === "check") {
+        expect(command?.payload).toMatchObject({ check: { read_data_subset: "5%" } });
+      }
+      const mirrorJob = (command?.payload as { job_id: string }).job_id;
+      // A failing mirror job raises mirror_failed under its kind, and starts nothing after it.
+      const frames = agent.frames.length;
+      await finish(mirrorJob, "failed");
+      expect(agent.frames.length).toBe(frames);
+    }
+    const open = await deps.db
+      .select()
+      .from(alerts)
+      .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt)));
+    expect(open.map((alert) => alert.dedupKey).sort()).toEqual(["check", "forget", "prune"]);
+    expect(open.find((alert) => alert.dedupKey === "prune")?.message).toMatch(/^prune on the mirror failed/);
+    // The host's own forget_failed is untouched by the mirror's.
+    expect(await deps.db.select().from(alerts).where(eq(alerts.kind, "forget_failed"))).toEqual([]);
+
+    // A forget of chosen snapshots is not repeated on the mirror.
+    const frames = agent.frames.length;
+    const chosen = await createJob(deps, {
+      hostId,
+      kind: "forget",
+      actorKind: "user",
+      params: { snapshot_ids: [id(1)] },
+    });
+    await finish(chosen.id, "succeeded");
+    expect(agent.frames.length).toBe(frames);
+
+    expect((await admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(204);
+    expect(
+      await deps.db
+        .select()
+        .from(alerts)
+        .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt))),
+    ).toEqual([]);
   });
 });
