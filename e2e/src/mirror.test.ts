@@ -1,8 +1,9 @@
 /**
  * Issue 18.3 end to end: a host with a mirror on a second real rest-server. Every good backup is
  * followed by a copy job; the mirror then holds a copy of every snapshot of the repository,
- * matched by the `original` id restic records on a copy (restic 0.18 and 0.14). A mirror whose
- * server is down opens `mirror_failed`; once it is back, the next copy catches up and resolves it.
+ * matched by the `original` id restic records on a copy (restic 0.18 and 0.14), and the
+ * repository's forget is followed by the same forget on the mirror. A mirror whose server is down
+ * opens `mirror_failed`; once it is back, the next copy catches up and resolves it.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -91,13 +92,13 @@ describe.skipIf(missing !== "")(`mirror: a second copy of every snapshot${missin
         },
         { what: `a copy to the mirror to end ${status}`, timeoutMs: 150_000 },
       );
-    return { host, mirrorUrl, backup, copied };
+    return { host, mirrorUrl, backup, copied, groupId: group.body.source_group.id };
   }
 
   for (const restic of ["0.18", "0.14"] as const) {
     it(`restic ${restic}: after each backup the mirror holds a copy of every snapshot, matched by original id`, async () => {
       const user = `mirror-${restic.replace(".", "")}`;
-      const { host, mirrorUrl, backup, copied } = await setUp(restic, user);
+      const { host, mirrorUrl, backup, copied, groupId } = await setUp(restic, user);
       await backup();
       const first = await copied("succeeded");
       await backup();
@@ -109,6 +110,30 @@ describe.skipIf(missing !== "")(`mirror: a second copy of every snapshot${missin
       expect(sources).toHaveLength(2);
       expect(copies).toHaveLength(2);
       expect(copies.map((copy) => copy.original).sort()).toEqual(sources.map((source) => source.id).sort());
+
+      // The repository's forget keeps the newest only; the mirror follows with the same policy.
+      const policy = await stack.api.send("PUT", `/api/hosts/${host.hostId}/source-groups/${groupId}`, {
+        retention_policy: { last: 1 },
+      });
+      expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+      const forget = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${host.hostId}/jobs`, {
+        kind: "forget",
+      });
+      expect(forget.status, JSON.stringify(forget.body)).toBe(201);
+      expect((await waitJob<{ status: string }>(stack.api, forget.body.job_id)).status).toBe("succeeded");
+      const onMirror = await eventually(
+        async () => {
+          const { jobs } = await stack.api.get<{
+            jobs: Array<{ id: string; params: Record<string, unknown> }>;
+          }>(`/api/jobs?host_id=${host.hostId}&kind=forget`);
+          return jobs.find((job) => job.params.on_mirror === true);
+        },
+        { what: "the mirror's forget" },
+      );
+      expect((await waitJob<{ status: string }>(stack.api, onMirror.id)).status).toBe("succeeded");
+      const [kept] = listSnapshots(restic, `rest:${stack.rest.url}/${user}/`, user, host.password);
+      const mirrored = listSnapshots(restic, mirrorUrl, user, MIRROR_PASSWORD);
+      expect(mirrored.map((copy) => copy.original)).toEqual([kept?.id]);
     });
   }
 
