@@ -274,7 +274,7 @@ describe("a host's mirror (issue 18.3)", () => {
       if (kind === "check") {
         expect(command?.payload).toMatchObject({ check: { read_data_subset: "5%" } });
       }
-      const mirrorJob = (command?.payload as { job_id: string }).job_id;
+      const mirrorJob = String((command?.payload as { job_id?: string } | undefined)?.job_id);
       // A failing mirror job raises mirror_failed under its kind, and starts nothing after it.
       const frames = agent.frames.length;
       await finish(mirrorJob, "failed");
