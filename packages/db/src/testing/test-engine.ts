@@ -3,8 +3,7 @@
  *
  * Each database is a uniquely named schema, created, migrated and dropped per test. On
  * PostgreSQL that lets parallel test runs share one server; on PGlite it lets a file reuse one
- * instance (createTestDatabase shares one per process), because starting PGlite costs seconds
- * while a schema costs milliseconds.
+ * instance, because starting PGlite costs seconds while a schema costs milliseconds.
  */
 import { randomBytes } from "node:crypto";
 import type { PGlite } from "@electric-sql/pglite";
@@ -35,8 +34,6 @@ export interface TestEngine {
   engine: Engine;
   createDatabase(options?: CreateTestDatabaseOptions): Promise<TestDatabase>;
   close(): Promise<void>;
-  /** False once the engine's connection is gone (a test may close PGlite itself). */
-  alive(): boolean;
 }
 
 /** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set. */
@@ -65,54 +62,11 @@ export async function createTestEngine(engine: Engine): Promise<TestEngine> {
   return engine === "pglite" ? createPgliteEngine() : createPostgresEngine(testDatabaseUrl());
 }
 
-/**
- * The PGlite a test process (one vitest file) hands its databases out of, one at a time: starting
- * PGlite costs 1-3 s, a migrated schema ~130 ms, and server tests create a database per test.
- */
-let sharedPglite: Promise<{ engine: TestEngine; busy: boolean }> | undefined;
-
-/** The shared PGlite when it is free and alive, claimed; undefined otherwise (the caller starts its own). */
-async function claimSharedPglite(): Promise<{ engine: TestEngine; busy: boolean } | undefined> {
-  sharedPglite ??= createPgliteEngine().then((engine) => ({ engine, busy: false }));
-  const shared = await sharedPglite;
-  if (!shared.engine.alive()) {
-    sharedPglite = undefined;
-    return undefined;
-  }
-  if (shared.busy) {
-    return undefined;
-  }
-  shared.busy = true;
-  return shared;
-}
-
-/**
- * A single database: for a PGlite one, a fresh schema of the process's shared PGlite when it is
- * free, else an engine of its own; `close()` drops the schema (and ends an engine of its own).
- */
+/** A single database for code outside vitest (scripts, benches); `close()` ends everything. */
 export async function createTestDatabase(
   engine: Engine,
   options?: CreateTestDatabaseOptions,
 ): Promise<TestDatabase> {
-  const shared = engine === "pglite" ? await claimSharedPglite() : undefined;
-  if (shared !== undefined) {
-    try {
-      const database = await shared.engine.createDatabase(options);
-      return {
-        ...database,
-        close: async () => {
-          try {
-            await database.close();
-          } finally {
-            shared.busy = false;
-          }
-        },
-      };
-    } catch (error) {
-      shared.busy = false;
-      throw error;
-    }
-  }
   const handle = await createTestEngine(engine);
   try {
     const database = await handle.createDatabase(options);
@@ -169,7 +123,6 @@ async function createPgliteEngine(): Promise<TestEngine> {
       return database;
     },
     close: () => client.close(),
-    alive: () => !client.closed,
   };
 }
 
@@ -212,6 +165,5 @@ async function createPostgresEngine(url: string): Promise<TestEngine> {
       return database;
     },
     close: () => admin.end({ timeout: 5 }),
-    alive: () => true,
   };
 }
