@@ -81,6 +81,16 @@ function jobPage(page: Page) {
     summary: page.getByTestId("job-summary"),
     /** Where the bar is drawn, 0 to 100. */
     barValue: () => bar.evaluate((element) => (element as unknown as { value: number }).value),
+    /** Status, percent and bytes as the page shows them at one moment. */
+    snapshot: () =>
+      page.getByTestId("job").evaluate((root) => {
+        const article = root as unknown as {
+          querySelector(selector: string): { textContent: string | null } | null;
+        };
+        const read = (id: string) =>
+          (article.querySelector(`[data-testid="${id}"]`)?.textContent ?? "").trim();
+        return { status: read("job-status"), percent: read("job-percent"), bytes: read("job-bytes") };
+      }),
   };
 }
 
@@ -203,11 +213,9 @@ describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
     const seen: Array<{ status: string; percent: string; bytes: string }> = [];
     await eventually(
       async () => {
-        const now = {
-          status: await text(job.status),
-          percent: await text(job.percent),
-          bytes: await text(job.bytes),
-        };
+        // One read of all three in the page, so a state is never half before and half after an
+        // update (status read as "running", then the percent as the finished job's "100").
+        const now = await job.snapshot();
         seen.push(now);
         return now.status === "succeeded" && now.percent === "100" ? now : undefined;
       },
