@@ -41,6 +41,26 @@ describe("buildToolEnvironment", () => {
     });
   });
 
+  it("sets the source repository of a copy only when one is pushed, never the parent's", () => {
+    const withFrom = {
+      ...parent,
+      RESTIC_FROM_REPOSITORY: "/tmp/attacker-source",
+      RESTIC_FROM_PASSWORD: "parent-from",
+      RESTIC_FROM_PASSWORD_FILE: "/etc/from-pw",
+      RESTIC_FROM_PASSWORD_COMMAND: "cat /etc/from-pw",
+      RESTIC_FROM_KEY_HINT: "hint",
+    };
+    const base = { parent: withFrom, repository: "/srv/mirror", password: "mirror", cacheDir: "/c" };
+    const copy = buildToolEnvironment({ ...base, from: { repository: "/srv/repo", password: "source" } });
+    expect(Object.entries(copy).filter(([name]) => name.startsWith("RESTIC_FROM_"))).toEqual([
+      ["RESTIC_FROM_REPOSITORY", "/srv/repo"],
+      ["RESTIC_FROM_PASSWORD", "source"],
+    ]);
+    expect(Object.keys(buildToolEnvironment(base)).filter((name) => name.startsWith("RESTIC_FROM_"))).toEqual(
+      [],
+    );
+  });
+
   it.each([
     "RESTIC_PACK_SIZE",
     "AWS_PROFILE",

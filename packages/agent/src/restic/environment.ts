@@ -34,6 +34,12 @@ export interface ToolEnvironmentInput {
   /** Repository string with credentials already merged; it goes into RESTIC_REPOSITORY only. */
   repository: string;
   password: string;
+  /**
+   * The source repository of `copy` and `init --copy-chunker-params`, merged the same way; it goes
+   * into RESTIC_FROM_REPOSITORY and RESTIC_FROM_PASSWORD (read by restic 0.14 and 0.18 alike).
+   * Absent: no RESTIC_FROM_* at all, since the parent's were dropped with every RESTIC_*.
+   */
+  from?: { repository: string; password: string };
   /** restic's cache directory, under the agent's state dir. */
   cacheDir: string;
 }
@@ -42,6 +48,10 @@ export function buildToolEnvironment(input: ToolEnvironmentInput): NodeJS.Proces
   const env = neutralEnvironment(input.parent);
   env.RESTIC_REPOSITORY = input.repository;
   env.RESTIC_PASSWORD = input.password;
+  if (input.from !== undefined) {
+    env.RESTIC_FROM_REPOSITORY = input.from.repository;
+    env.RESTIC_FROM_PASSWORD = input.from.password;
+  }
   env.RESTIC_CACHE_DIR = input.cacheDir;
   // restic asks on a terminal when it can; the agent never has one to answer.
   env.RESTIC_PROGRESS_FPS = env.RESTIC_PROGRESS_FPS ?? "1";

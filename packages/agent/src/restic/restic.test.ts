@@ -11,6 +11,12 @@ const repository = {
   password: "canary-Pa55/word@x",
 };
 
+const fromRepository = {
+  url: "rest:http://127.0.0.1:8001/carol/",
+  username: "carol",
+  password: "from-Canary:pw",
+};
+
 describe("buildArgs", () => {
   it("puts global flags before the subcommand and never a credential", () => {
     expect(
@@ -48,6 +54,43 @@ describe("createRestic with the replay runner", () => {
     });
     expect(spec?.args.join(" ")).not.toContain("canary");
     expect(spec?.args).toEqual(["--cache-dir", "/var/lib/fa/cache", "init"]);
+  });
+
+  it("hands the source repository of a copy over as RESTIC_FROM_*, merged the same way", async () => {
+    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
+    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
+    await restic.run({
+      subcommand: "copy",
+      args: ["a".repeat(64)],
+      repository,
+      fromRepository,
+      onLine: () => {},
+    });
+    const [spec] = runner.calls;
+    expect(spec?.env).toMatchObject({
+      RESTIC_REPOSITORY: "rest:http://alice:canary-Pa55%2Fword%40x@127.0.0.1:8000/alice/",
+      RESTIC_PASSWORD: "canary-Pa55/word@x",
+      RESTIC_FROM_REPOSITORY: "rest:http://carol:from-Canary%3Apw@127.0.0.1:8001/carol/",
+      RESTIC_FROM_PASSWORD: "from-Canary:pw",
+    });
+    expect(spec?.args.join(" ")).not.toMatch(/canary/i);
+  });
+
+  it("refuses source credentials that cannot be put into a URL before starting anything", async () => {
+    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
+    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
+    const result = await restic.run({
+      subcommand: "copy",
+      repository,
+      // A lone surrogate cannot be percent-encoded (mergeUrlCredentials throws).
+      fromRepository: { url: "rest:http://127.0.0.1:8001/carol/", username: "carol", password: "\uD800" },
+      onLine: () => {},
+    });
+    expect(result).toEqual({
+      kind: "invalid_credentials",
+      message: "the source repository credentials cannot be put into a URL",
+    });
+    expect(runner.calls).toEqual([]);
   });
 
   it("leaves a local path untouched and unscrubbed", async () => {
@@ -94,5 +137,29 @@ describe("createRestic with a real process", () => {
     expect(text).toContain("env: RESTIC_REPOSITORY=***");
     expect(text).toContain("rest:http://bob:***@host/");
     expect(text).toContain("argv: --cache-dir /tmp/state/cache init");
+  });
+
+  it("scrubs the source repository's password, username and merged URL too", async () => {
+    const path = await createEchoRestic("source carol from-Canary:pw and from-Canary%3Apw\n");
+    const restic = createRestic({
+      runner: createSpawnRunner(),
+      command: path,
+      stateDir: "/tmp/state",
+      parentEnv: { PATH: process.env.PATH, RESTIC_FROM_PASSWORD_COMMAND: "echo parent" },
+    });
+    const lines: string[] = [];
+    const result = await restic.run({
+      subcommand: "copy",
+      repository,
+      fromRepository,
+      onLine: (line) => lines.push(line.text),
+    });
+    expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
+    const text = lines.join("\n");
+    expect(text).not.toMatch(/canary|carol/i);
+    expect(text).not.toContain("RESTIC_FROM_PASSWORD_COMMAND");
+    expect(text).toContain("env: RESTIC_FROM_PASSWORD=***");
+    expect(text).toContain("env: RESTIC_FROM_REPOSITORY=***");
+    expect(text).toContain("argv: --cache-dir /tmp/state/cache copy");
   });
 });

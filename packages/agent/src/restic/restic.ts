@@ -122,14 +122,15 @@ export function createRestic(options: ResticOptions): Restic {
           parent: options.parentEnv,
           repository: merged,
           password: repository.password,
+          ...(from === undefined || mergedFrom === undefined
+            ? {}
+            : { from: { repository: mergedFrom, password: from.password } }),
           cacheDir,
         });
         // A merged URL that differs from the stored one carries credentials; a plain local path
         // does not, and scrubbing it would only hide the repository location from the log.
         secrets = [repository.password, repository.username, merged === repository.url ? undefined : merged];
-        if (from !== undefined && mergedFrom !== undefined) {
-          env.RESTIC_FROM_REPOSITORY = mergedFrom;
-          env.RESTIC_FROM_PASSWORD = from.password;
+        if (from !== undefined) {
           secrets.push(from.password, from.username, mergedFrom === from.url ? undefined : mergedFrom);
         }
       }
