@@ -6,17 +6,22 @@
  * as the source, through RESTIC_FROM_REPOSITORY / RESTIC_FROM_PASSWORD (both read by 0.14 and
  * 0.18; restic/restic.ts merges and scrubs them like the main ones). Never argv.
  *
- * 1. `restic cat config` on the mirror, bounded by MIRROR_PROBE_TIMEOUT_MS: restic 0.18 retries
- *    a server it cannot reach for minutes, and a mirror that is down should fail the copy soon and
- *    say so. A mirror that does not exist yet exits 10 on 0.18 and 1 on 0.14 with "unable to open
- *    config file: <config/> does not exist" (rest) or "...: no such file or directory" (local),
- *    where an unreachable one prints "connection refused" instead (all checked with the real
- *    binaries); it is created with `restic init --copy-chunker-params`, so that a chunk stored in
- *    both repositories is deduplicated the same way in each.
+ * 1. `restic cat config` on the mirror (its stdout, the mirror's chunker polynomial, is not
+ *    logged), bounded by MIRROR_PROBE_TIMEOUT_MS: restic 0.18 retries a server it cannot reach
+ *    for minutes, and a mirror that is down should fail the copy soon and say so. A mirror that
+ *    does not exist yet (checked with the real binaries):
+ *    - 0.18 exits 10, "Fatal: repository does not exist: unable to open config file: ...";
+ *    - 0.14 exits 1, "Fatal: unable to open config file: <config/> does not exist" (rest) or
+ *      "...: stat <path>/config: no such file or directory" (local).
+ *    Both then print "Is there a repository at the following location?", and 0.14 prints that
+ *    (exit 1) for a refused connection too, so only the "does not exist" text counts. A missing
+ *    mirror is created with `restic init --copy-chunker-params`, so that a chunk stored in both
+ *    repositories is deduplicated the same way in each (same chunker polynomial on 0.14 and 0.18).
  * 2. `restic copy <id>...`: restic skips snapshots the mirror already holds a copy of.
- * 3. `restic snapshots --json` on the mirror: a copy records its source snapshot's id as
- *    `original` (0.14 and 0.18), which is how the summary tells which requested snapshots the
- *    mirror holds. A copy that leaves one of them out fails.
+ * 3. `restic snapshots --json` on the mirror: a copy gets an id of its own and records its source
+ *    snapshot's id as `original` (0.14 and 0.18 alike), which is how the summary tells which
+ *    requested snapshots the mirror holds (a mirror snapshot's own id also counts, should a copy
+ *    ever keep its id). A copy that leaves one of them out fails.
  */
 import {
   COPY_SNAPSHOTS_MAX,
@@ -55,29 +60,34 @@ interface MirrorRun {
   mirror: Repository;
 }
 
-/** One text-mode restic run against the mirror with the repository as source; every line logged. */
-async function runOnMirror(
-  deps: RepositoryJobDeps,
-  { run, context, mirror }: MirrorRun,
-  subcommand: string,
-  args: readonly string[],
-  observe?: (line: OutputLine) => void,
-  timeoutMs?: number,
-) {
+interface MirrorCall {
+  subcommand: string;
+  args: readonly string[];
+  /** Sees every (scrubbed) line first. */
+  observe?: (line: OutputLine) => void;
+  timeoutMs?: number;
+  /** stdout is not logged (`cat config` prints the mirror's chunker polynomial, kept from the server). */
+  quietStdout?: boolean;
+}
+
+/** One text-mode restic run against the mirror with the repository as source; its lines logged. */
+async function runOnMirror(deps: RepositoryJobDeps, { run, context, mirror }: MirrorRun, call: MirrorCall) {
   const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
   const errors = createErrorCollector();
   const handle = createTextOutputHandler(run, throttle, errors);
   const result = await deps.restic.run({
-    subcommand,
-    args,
+    subcommand: call.subcommand,
+    args: call.args,
     repository: mirror,
     fromRepository: context.repository,
     caps: context.caps,
     signal: run.signal,
-    timeoutMs,
+    timeoutMs: call.timeoutMs,
     onLine: (line) => {
-      observe?.(line);
-      handle(line);
+      call.observe?.(line);
+      if (call.quietStdout !== true || line.stream !== "stdout") {
+        handle(line);
+      }
     },
   });
   throttle.flush();
@@ -89,16 +99,15 @@ type Probe = { exists: boolean } | { outcome: JobOutcome };
 async function probeMirror(deps: CopyJobDeps, mirrorRun: MirrorRun): Promise<Probe> {
   const timeoutMs = deps.mirrorProbeTimeoutMs ?? MIRROR_PROBE_TIMEOUT_MS;
   let absent = false;
-  const { result, outcome } = await runOnMirror(
-    deps,
-    mirrorRun,
-    "cat",
-    ["config"],
-    (line) => {
+  const { result, outcome } = await runOnMirror(deps, mirrorRun, {
+    subcommand: "cat",
+    args: ["config"],
+    observe: (line) => {
       absent ||= line.stream === "stderr" && NO_REPOSITORY_ERROR.test(line.text);
     },
     timeoutMs,
-  );
+    quietStdout: true,
+  });
   if (outcome.status === "succeeded") {
     return { exists: true };
   }
@@ -158,7 +167,7 @@ function parseMirrorListing(stdout: string): MirrorListing | undefined {
 async function listMirror(
   deps: RepositoryJobDeps,
   { run, context, mirror }: MirrorRun,
-): Promise<MirrorListing | { error: string }> {
+): Promise<MirrorListing | { outcome: JobOutcome }> {
   const stdout: string[] = [];
   const errors = createErrorCollector();
   const result = await deps.restic.run({
@@ -180,9 +189,16 @@ async function listMirror(
   });
   const outcome = toolOutcome(result, deps.restic.command, errors.best());
   if (outcome.status !== "succeeded") {
-    return { error: `listing the mirror failed: ${outcome.error ?? "restic snapshots failed"}` };
+    // A cancel while listing is the job's cancel, not a failed listing.
+    return { outcome: withContext(outcome, "listing the mirror failed") };
   }
-  return parseMirrorListing(stdout.join("\n")) ?? { error: "listing the mirror printed no snapshot list" };
+  const listing = parseMirrorListing(stdout.join("\n"));
+  if (listing === undefined) {
+    const error = "listing the mirror printed no snapshot list";
+    run.log("agent", error);
+    return { outcome: failed(error, outcome.exit_code) };
+  }
+  return listing;
 }
 
 async function copyToMirror(deps: CopyJobDeps, mirrorRun: MirrorRun): Promise<JobOutcome> {
@@ -198,20 +214,19 @@ async function copyToMirror(deps: CopyJobDeps, mirrorRun: MirrorRun): Promise<Jo
       "agent",
       "the mirror repository does not exist yet: creating it with the repository's chunker parameters",
     );
-    const init = await runOnMirror(deps, mirrorRun, "init", ["--copy-chunker-params"]);
+    const init = await runOnMirror(deps, mirrorRun, { subcommand: "init", args: ["--copy-chunker-params"] });
     if (init.outcome.status !== "succeeded") {
       return withContext(init.outcome, "creating the mirror failed");
     }
   }
   run.log("agent", `copying ${ids.length} snapshot${ids.length === 1 ? "" : "s"} to the mirror`);
-  const copied = await runOnMirror(deps, mirrorRun, "copy", ids);
+  const copied = await runOnMirror(deps, mirrorRun, { subcommand: "copy", args: ids });
   if (copied.outcome.status !== "succeeded") {
     return withContext(copied.outcome, "copying to the mirror failed");
   }
   const listing = await listMirror(deps, mirrorRun);
-  if ("error" in listing) {
-    run.log("agent", listing.error);
-    return failed(listing.error, copied.outcome.exit_code);
+  if ("outcome" in listing) {
+    return listing.outcome;
   }
   const missing = ids.filter((id) => !listing.held.has(id));
   const summary: CopySummary = {

@@ -114,6 +114,8 @@ export interface JobTestOptions {
   /** null: no credentials pushed for the slot. */
   repo?: Repository | null;
   admin?: Repository | null;
+  /** The `mirror` slot (copy jobs and on_mirror upkeep); absent or null: none pushed. */
+  mirror?: Repository | null;
   hostCaps?: { up: number | null; down: number | null };
   signal?: AbortSignal;
   /** Real /bin/sh for hooks; otherwise hooks "succeed" without running. */
@@ -196,6 +198,9 @@ export async function runJobForTest<C extends CommandRun>(
   }
   if (options.admin !== undefined && options.admin !== null) {
     credentials.setRepository("admin", options.admin);
+  }
+  if (options.mirror !== undefined && options.mirror !== null) {
+    credentials.setRepository("mirror", options.mirror);
   }
   if (options.hostCaps) {
     credentials.setCaps({
