@@ -7,6 +7,7 @@ describe("job timeouts", () => {
     const { timeouts, problems } = jobTimeoutsFromEnv({}, JOB_KINDS);
     expect(problems).toEqual([]);
     expect(timeouts.backup).toBe(24 * 3_600_000);
+    expect(timeouts.copy).toBe(24 * 3_600_000);
     expect(timeouts.drill).toBe(2 * 3_600_000);
     expect(timeouts.forget).toBe(3_600_000);
     expect(timeouts.init).toBe(10 * 60_000);

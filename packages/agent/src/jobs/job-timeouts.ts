@@ -19,6 +19,8 @@ export const DEFAULT_JOB_TIMEOUTS_MS: Readonly<Partial<Record<JobKind, number>>>
   check: 24 * HOUR,
   prune: 24 * HOUR,
   restore: 24 * HOUR,
+  // A first copy to a new mirror moves all of the repository's data, like a first backup.
+  copy: 24 * HOUR,
   forget: HOUR,
   diff: HOUR,
   drill: 2 * HOUR,
