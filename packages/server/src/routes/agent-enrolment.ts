@@ -27,12 +27,15 @@ const HostInfoFields = {
   tool_version: Type.String({ maxLength: 64 }),
 };
 
-const EnrollBody = Type.Object({ token: Text(256), ...HostInfoFields }, { additionalProperties: false });
-const AnnounceBody = Type.Object(
+export const EnrollBody = Type.Object(
+  { token: Text(256), ...HostInfoFields },
+  { additionalProperties: false },
+);
+export const AnnounceBody = Type.Object(
   { ...HostInfoFields, public_key: Text(128) },
   { additionalProperties: false },
 );
-const ClaimBody = Type.Object(
+export const ClaimBody = Type.Object(
   { timestamp: Text(64), signature: Type.String({ minLength: 1, maxLength: 256 }) },
   { additionalProperties: false },
 );

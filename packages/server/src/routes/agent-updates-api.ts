@@ -16,7 +16,7 @@ import {
   rolloutSelection,
 } from "../updates/rollout.js";
 
-const RolloutBody = Type.Object(
+export const RolloutBody = Type.Object(
   {
     version: RolloutVersion,
     host_ids: Type.Optional(Type.Array(RolloutHostId, { minItems: 1, maxItems: 10_000 })),

@@ -23,7 +23,7 @@ import { readJson } from "../http/validate.js";
 const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
-const MintBody = Type.Object(
+export const MintBody = Type.Object(
   {
     repository: Type.Optional(
       Type.Object(
@@ -39,7 +39,7 @@ const MintBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const BulkRejectBody = Type.Object(
+export const BulkRejectBody = Type.Object(
   {
     ids: Type.Optional(Type.Array(PendingId, { minItems: 1, maxItems: 1000 })),
     source_network: Type.Optional(NetworkText),

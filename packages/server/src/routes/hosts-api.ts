@@ -12,7 +12,7 @@ import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
 import { readJson } from "../http/validate.js";
 
-const CredentialBody = Type.Object(
+export const CredentialBody = Type.Object(
   {
     url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
     username: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
@@ -22,7 +22,7 @@ const CredentialBody = Type.Object(
 );
 
 const Cap = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()]);
-const BandwidthBody = Type.Object({ up_kbps: Cap, down_kbps: Cap }, { additionalProperties: false });
+export const BandwidthBody = Type.Object({ up_kbps: Cap, down_kbps: Cap }, { additionalProperties: false });
 
 export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();

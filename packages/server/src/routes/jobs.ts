@@ -13,7 +13,7 @@ import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, jobJson, listJobLogs, listJobs } from "../jobs/job-queries.js";
 
 const Ulid = Type.String({ pattern: "^[0-9A-HJKMNP-TV-Z]{26}$" });
-const JobsQuery = Type.Object(
+export const JobsQuery = Type.Object(
   {
     host_id: Type.Optional(Ulid),
     status: Type.Optional(Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)))),
@@ -23,7 +23,7 @@ const JobsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const LogsQuery = Type.Object(
+export const LogsQuery = Type.Object(
   {
     after_seq: Type.Optional(Type.String({ pattern: "^[0-9]{1,9}$" })),
     limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,3}$" })),

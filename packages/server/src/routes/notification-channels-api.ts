@@ -24,7 +24,7 @@ import { listNotificationLog } from "../notifications/notification-log.js";
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: "\\S" });
 const ConfigBody = Type.Record(Type.String(), Type.Unknown());
 
-const NewChannelBody = Type.Object(
+export const NewChannelBody = Type.Object(
   {
     name: Name,
     kind: ChannelKind,
@@ -35,7 +35,7 @@ const NewChannelBody = Type.Object(
   { additionalProperties: false },
 );
 
-const ChannelChangeBody = Type.Object(
+export const ChannelChangeBody = Type.Object(
   {
     name: Type.Optional(Name),
     enabled: Type.Optional(Type.Boolean()),

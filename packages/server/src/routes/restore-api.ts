@@ -24,7 +24,7 @@ import {
 import { pagingRefused } from "../restore/restore-wizard.js";
 import type { TreeLister } from "../restore/tree-listing.js";
 
-const ApiTreeQuery = Type.Object(
+export const ApiTreeQuery = Type.Object(
   {
     snapshot_id: SnapshotIdField,
     path: TreePath,
@@ -33,7 +33,7 @@ const ApiTreeQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const RestoreBody = Type.Object(
+export const RestoreBody = Type.Object(
   {
     snapshot_id: Type.String({ maxLength: 64 }),
     paths: Type.Array(PathText, { maxItems: MAX_RESTORE_PATHS }),

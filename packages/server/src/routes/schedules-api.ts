@@ -23,7 +23,7 @@ import {
   updateSchedule,
 } from "../sources/schedules.js";
 
-const ScheduleBody = Type.Object(
+export const ScheduleBody = Type.Object(
   {
     cron: Type.String({ maxLength: 200 }),
     enabled: Type.Optional(Type.Boolean()),

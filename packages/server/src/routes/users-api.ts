@@ -12,7 +12,7 @@ import { userView } from "../auth/user-view.js";
 import { addUser, deleteUser, listUsers, resetPassword, updateUser } from "../auth/users.js";
 import { readJson } from "../http/validate.js";
 
-const UserChange = Type.Object(
+export const UserChange = Type.Object(
   {
     role: Type.Optional(RoleInput),
     password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
@@ -21,7 +21,7 @@ const UserChange = Type.Object(
   { additionalProperties: false },
 );
 
-const PasswordReset = Type.Object(
+export const PasswordReset = Type.Object(
   { password: Type.String({ minLength: 1, maxLength: 1024 }) },
   { additionalProperties: false },
 );
