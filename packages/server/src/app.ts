@@ -49,6 +49,7 @@ import { mirrorApiRoutes } from "./routes/mirror-api.js";
 import { mirrorPageRoutes } from "./routes/mirror-pages.js";
 import { notificationChannelApiRoutes } from "./routes/notification-channels-api.js";
 import { notificationChannelPageRoutes } from "./routes/notification-channels-pages.js";
+import { openApiRoutes } from "./routes/openapi.js";
 import { restoreApiRoutes } from "./routes/restore-api.js";
 import { restorePageRoutes } from "./routes/restore-pages.js";
 import { scheduleApiRoutes } from "./routes/schedules-api.js";
@@ -153,6 +154,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", restoreApiRoutes(deps, trees));
   app.route("/", diffPageRoutes(deps));
   app.route("/", diffApiRoutes(deps));
+  app.route("/", openApiRoutes(deps));
   app.notFound(notFoundHandler(deps.views));
   app.onError(handleError(deps.log, deps.views));
   return app;

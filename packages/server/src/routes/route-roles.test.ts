@@ -160,6 +160,8 @@ const EXPECTED: Record<string, Access> = {
   "POST /api/hosts/:id/restore": "operator",
   "POST /hosts/:id/diff": "operator",
   "POST /api/hosts/:id/diff": "operator",
+  "GET /api/openapi.json": "viewer",
+  "GET /api/docs": "viewer",
 };
 
 const BELOW: Record<Role, Role | undefined> = { viewer: undefined, operator: "viewer", admin: "operator" };

@@ -1,0 +1,181 @@
+/**
+ * @module openapi/host-schemas
+ * Answers about hosts: the fleet list row (hosts/fleet-list.ts fleetPageJson), one host's detail
+ * (hosts/host-detail.ts hostDetailJson) with its mirror (mirror/mirror-state.ts mirrorJson) and
+ * last restore drill (maintenance/last-drill.ts lastDrillJson), and what a host change answers.
+ */
+import {
+  CHECK_STATUSES,
+  HOST_AGENT_KINDS,
+  HOST_STATUSES,
+  JOB_KINDS,
+  JOB_STATUSES,
+  UPDATE_STATES,
+} from "@fleetback/db";
+import { Caps, DrillMismatch } from "@fleetback/protocol";
+import { Type } from "typebox";
+import { HOST_STATES } from "../health/host-states.js";
+import { FLEET_ORDERS, FLEET_SORTS } from "../hosts/fleet-list.js";
+import {
+  DateTime,
+  Enum,
+  Id,
+  Nullable,
+  NullableDateTime,
+  NullableInteger,
+  NullableString,
+} from "./common-schemas.js";
+
+export const JobStatus = Enum(JOB_STATUSES);
+export const JobKind = Enum(JOB_KINDS);
+export const FRESHNESS_STATES = ["fresh", "due", "overdue", "unscheduled"] as const;
+export const FreshnessState = Enum(FRESHNESS_STATES);
+
+/** A credential slot: whether it is bound, its URL without credentials and its user; never a password. */
+export const CredentialSlot = Type.Object(
+  {
+    state: Enum(["absent", "bound", "unreadable"]),
+    url: Type.Optional(Type.String()),
+    username: Type.Optional(Type.String()),
+  },
+  { $id: "CredentialSlot" },
+);
+
+const updateFields = {
+  version: Type.String(),
+  state: Enum(UPDATE_STATES),
+  error: NullableString,
+  state_at: NullableDateTime,
+};
+
+/** The host's last requested agent update; null when none was asked for. */
+export const AgentUpdate = Type.Object(updateFields, { $id: "AgentUpdate" });
+
+const fleetRowFields = {
+  id: Id,
+  name: Type.String(),
+  os: Type.String(),
+  arch: Type.String(),
+  status: Enum(HOST_STATUSES),
+  last_seen_at: NullableDateTime,
+  agent_version: Type.String(),
+  tool_version: Type.String({ description: "empty when restic is missing on the host" }),
+  protocol_version: Type.Union([Type.Integer(), Type.Null()], { description: "null until the first hello" }),
+  agent_kind: Enum(HOST_AGENT_KINDS),
+  update: Nullable(AgentUpdate),
+  snapshot_count: Type.Integer({ minimum: 0 }),
+  open_alerts: Type.Integer({ minimum: 0 }),
+  last_check_status: Nullable(Enum(CHECK_STATUSES)),
+  last_check_at: NullableDateTime,
+};
+
+export const FleetHost = Type.Object(
+  {
+    ...fleetRowFields,
+    failing: Type.Boolean({ description: "an open alert of a failed job" }),
+    last_snapshot_at: NullableDateTime,
+    last_job: Nullable(
+      Type.Object({ id: Id, kind: JobKind, status: JobStatus, finished_at: NullableDateTime }),
+    ),
+    freshness: Type.Union([FreshnessState, Type.Null()], {
+      description: "the worst state of the host's source groups; null when it has none",
+    }),
+    next_run_at: NullableDateTime,
+  },
+  { $id: "FleetHost" },
+);
+
+export const FleetPage = Type.Object(
+  {
+    hosts: Type.Array(FleetHost),
+    total: Type.Integer({ minimum: 0, description: "hosts the filter matches" }),
+    page: Type.Integer({ minimum: 1 }),
+    pages: Type.Integer({ minimum: 1 }),
+    limit: Type.Integer({ minimum: 1 }),
+    sort: Enum(FLEET_SORTS),
+    order: Enum(FLEET_ORDERS),
+    state: Nullable(Enum(HOST_STATES)),
+    q: Type.String(),
+  },
+  { $id: "FleetPage" },
+);
+
+export const LastDrill = Type.Object(
+  {
+    job_id: Id,
+    status: JobStatus,
+    finished_at: NullableDateTime,
+    snapshot_id: NullableString,
+    files_in_snapshot: NullableInteger,
+    files_checked: NullableInteger,
+    bytes_checked: NullableInteger,
+    mismatch_count: NullableInteger,
+    mismatches: Type.Array(DrillMismatch),
+    error: NullableString,
+  },
+  { $id: "LastDrill" },
+);
+
+export const MirrorState = Type.Object(
+  {
+    configured: Type.Boolean(),
+    repository: CredentialSlot,
+    agent_supported: Type.Boolean({ description: "the host's agent speaks protocol 8 (copy jobs)" }),
+    last_copy: Nullable(
+      Type.Object({ job_id: Id, status: JobStatus, finished_at: NullableDateTime, error: NullableString }),
+    ),
+    last_good_copy_at: NullableDateTime,
+    snapshot_count: NullableInteger,
+    latest_snapshot_at: NullableString,
+    snapshots_behind: NullableInteger,
+    lag_seconds: NullableInteger,
+  },
+  { $id: "MirrorState" },
+);
+
+export const HostDetail = Type.Object(
+  {
+    id: Id,
+    name: Type.String(),
+    reported_hostname: Type.Union([Type.String(), Type.Null()], {
+      description: "what the agent's last hello called the host",
+    }),
+    hostname_changes: Type.Array(Type.Object({ from: Type.String(), to: Type.String(), at: DateTime })),
+    os: Type.String(),
+    arch: Type.String(),
+    agent_version: Type.String(),
+    tool_version: Type.String(),
+    protocol_version: NullableInteger,
+    agent_kind: Enum(HOST_AGENT_KINDS),
+    update: Nullable(Type.Object({ ...updateFields, requested_at: NullableDateTime })),
+    refused_hello: Nullable(Type.Object({ protocol_version: Type.Integer(), at: NullableDateTime })),
+    status: Enum(HOST_STATUSES),
+    connected: Type.Boolean({ description: "the agent's socket is open to this server now" }),
+    last_seen_at: NullableDateTime,
+    snapshot_count: Type.Integer({ minimum: 0 }),
+    bandwidth_up_kbps: NullableInteger,
+    bandwidth_down_kbps: NullableInteger,
+    schedule_version: Type.Integer(),
+    schedule_acked_version: Type.Integer(),
+    created_at: DateTime,
+    repository: CredentialSlot,
+    admin_credentials: CredentialSlot,
+    repository_init: Type.Object({
+      state: Enum(["never", "queued", "running", "initialised", "failed", "cancelled", "lost"]),
+      job_id: Type.Optional(Id),
+    }),
+    last_drill: Nullable(LastDrill),
+    mirror: MirrorState,
+  },
+  { $id: "Host" },
+);
+
+export const HostAnswer = Type.Object({ host: HostDetail });
+
+export const CredentialsPushed = Type.Object({
+  pushed: Type.Boolean({ description: "sent to the connected agent now (else at its next hello)" }),
+});
+
+export const BandwidthAnswer = Type.Object({ caps: Caps, pushed: Type.Boolean() });
+
+export const MirrorCredentialsAnswer = Type.Object({ ok: Type.Literal(true) });

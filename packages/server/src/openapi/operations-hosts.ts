@@ -1,0 +1,182 @@
+/**
+ * @module openapi/operations-hosts
+ * The fleet and one host: list, detail, deletion, credentials, caps, manual jobs, the mirror,
+ * and the dashboard and alerts that watch them.
+ */
+import { AlertsQuery } from "../alerts/alert-query.js";
+import { HostListQuery } from "../hosts/fleet-list.js";
+import { JobBody } from "../hosts/host-requests.js";
+import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
+import { BandwidthBody, CredentialBody } from "../routes/hosts-api.js";
+import { AlertPage, AlertResolved, Dashboard } from "./alert-schemas.js";
+import {
+  BandwidthAnswer,
+  CredentialsPushed,
+  FleetPage,
+  HostAnswer,
+  MirrorCredentialsAnswer,
+} from "./host-schemas.js";
+import { JobStartedWithStatus } from "./job-schemas.js";
+import type { ApiOperation } from "./operation.js";
+
+const HOST_ID = { id: "The host's id." };
+const NO_CONTENT = { 204: { description: "Done." } } as const;
+
+export const HOST_OPERATIONS: ApiOperation[] = [
+  {
+    id: "getDashboard",
+    method: "get",
+    path: "/api/dashboard",
+    tag: "Dashboard",
+    summary: "The dashboard's numbers",
+    description:
+      "Hosts by state, groups by freshness, the groups needing attention, jobs of the last 24 h, repository size per day and the newest open alerts, as the dashboard page shows them.",
+    access: "viewer",
+    responses: { 200: { description: "The dashboard.", schema: Dashboard } },
+  },
+  {
+    id: "listHosts",
+    method: "get",
+    path: "/api/hosts",
+    tag: "Hosts",
+    summary: "List hosts, filtered, sorted and paged as the host list page",
+    description: "An empty `state` or `q` means no filter.",
+    access: "viewer",
+    query: HostListQuery,
+    responses: { 200: { description: "One page of hosts.", schema: FleetPage } },
+  },
+  {
+    id: "getHost",
+    method: "get",
+    path: "/api/hosts/:id",
+    tag: "Hosts",
+    summary: "One host",
+    description: "Credential slots show their URL (without password) and user only.",
+    access: "viewer",
+    params: HOST_ID,
+    responses: { 200: { description: "The host.", schema: HostAnswer } },
+  },
+  {
+    id: "deleteHost",
+    method: "delete",
+    path: "/api/hosts/:id",
+    tag: "Hosts",
+    summary: "Delete a host",
+    description:
+      "Its agent is disconnected; its jobs, cached snapshots and alerts go with it. Its repository is not touched.",
+    access: "admin",
+    params: HOST_ID,
+    responses: NO_CONTENT,
+  },
+  {
+    id: "putRepoCredentials",
+    method: "put",
+    path: "/api/hosts/:id/repo-credentials",
+    tag: "Hosts",
+    summary: "Set the repository credentials",
+    description: "Merged with the stored ones; sent to the agent at once when it is connected.",
+    access: "admin",
+    params: HOST_ID,
+    body: CredentialBody,
+    responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
+  },
+  {
+    id: "putAdminCredentials",
+    method: "put",
+    path: "/api/hosts/:id/admin-credentials",
+    tag: "Hosts",
+    summary: "Set the admin credentials (needed by prune and unlock)",
+    description: "Merged with the stored ones; sent to the agent only right before a job needs them.",
+    access: "admin",
+    params: HOST_ID,
+    body: CredentialBody,
+    responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
+  },
+  {
+    id: "putMirrorCredentials",
+    method: "put",
+    path: "/api/hosts/:id/mirror-credentials",
+    tag: "Mirror",
+    summary: "Bind or change the mirror repository",
+    description: "After every good backup a copy job brings the host's snapshots to the mirror.",
+    access: "admin",
+    params: HOST_ID,
+    // routes/mirror-api.ts checks its own schema of these same three fields and limits.
+    body: CredentialBody,
+    responses: { 200: { description: "Stored.", schema: MirrorCredentialsAnswer } },
+  },
+  {
+    id: "deleteMirrorCredentials",
+    method: "delete",
+    path: "/api/hosts/:id/mirror-credentials",
+    tag: "Mirror",
+    summary: "Remove the mirror",
+    description: "Resolves the host's mirror_failed alerts; the mirror's data is not touched.",
+    access: "admin",
+    params: HOST_ID,
+    responses: NO_CONTENT,
+  },
+  {
+    id: "copyToMirror",
+    method: "post",
+    path: "/api/hosts/:id/mirror/copy",
+    tag: "Mirror",
+    summary: "Copy the host's snapshots to the mirror now",
+    access: "operator",
+    params: HOST_ID,
+    responses: { 201: { description: "The copy job.", schema: JobStartedWithStatus } },
+    errors: {
+      409: "No mirror, an agent that cannot copy, nothing to copy yet, or a copy already queued or running.",
+      503: "The host is offline.",
+    },
+  },
+  {
+    id: "putBandwidth",
+    method: "put",
+    path: "/api/hosts/:id/bandwidth",
+    tag: "Hosts",
+    summary: "Set the host-wide upload and download caps (KiB/s, null for none)",
+    access: "operator",
+    params: HOST_ID,
+    body: BandwidthBody,
+    responses: { 200: { description: "Stored, and pushed when connected.", schema: BandwidthAnswer } },
+  },
+  {
+    id: "startHostJob",
+    method: "post",
+    path: "/api/hosts/:id/jobs",
+    tag: "Jobs",
+    summary: "Start a manual repository job",
+    description: `\`kind\`: ${MANUAL_JOB_KINDS.join(", ")}. prune needs an admin.`,
+    access: "operator",
+    params: HOST_ID,
+    body: JobBody,
+    responses: { 201: { description: "The job.", schema: JobStartedWithStatus } },
+    errors: {
+      409: "A job of that kind is already queued or running, or the host cannot run it.",
+      503: "The host is offline.",
+    },
+  },
+  {
+    id: "listAlerts",
+    method: "get",
+    path: "/api/alerts",
+    tag: "Alerts",
+    summary: "List alerts, newest first",
+    description: "`state` defaults to open.",
+    access: "viewer",
+    query: AlertsQuery,
+    responses: { 200: { description: "A page of alerts.", schema: AlertPage } },
+  },
+  {
+    id: "resolveAlert",
+    method: "post",
+    path: "/api/alerts/:id/resolve",
+    tag: "Alerts",
+    summary: "Resolve an alert by hand",
+    access: "operator",
+    params: { id: "The alert's id." },
+    responses: { 200: { description: "Resolved.", schema: AlertResolved } },
+    errors: { 409: "Already resolved." },
+  },
+];
