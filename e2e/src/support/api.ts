@@ -14,6 +14,13 @@ export interface Api {
   seen: string[];
 }
 
+/**
+ * Each call on a connection of its own: with keep-alive, undici may send on a socket the server's
+ * 5 s keep-alive timer is closing just then, and on a loaded CI machine that race failed whole
+ * tests with "other side closed" before the server saw the request.
+ */
+const CLOSE = { Connection: "close" } as const;
+
 export function createApi(baseUrl: string, token: string): Api {
   const seen: string[] = [];
   const api: Api = {
@@ -21,7 +28,9 @@ export function createApi(baseUrl: string, token: string): Api {
     token,
     seen,
     async text(path: string) {
-      const res = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await fetch(`${baseUrl}${path}`, {
+        headers: { ...CLOSE, Authorization: `Bearer ${token}` },
+      });
       const text = await res.text();
       seen.push(text);
       if (!res.ok) {
@@ -30,7 +39,9 @@ export function createApi(baseUrl: string, token: string): Api {
       return text;
     },
     async get<T>(path: string) {
-      const res = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await fetch(`${baseUrl}${path}`, {
+        headers: { ...CLOSE, Authorization: `Bearer ${token}` },
+      });
       const text = await res.text();
       seen.push(text);
       if (!res.ok) {
@@ -41,7 +52,7 @@ export function createApi(baseUrl: string, token: string): Api {
     async send<T>(method: string, path: string, body?: unknown) {
       const res = await fetch(`${baseUrl}${path}`, {
         method,
-        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        headers: { ...CLOSE, Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
