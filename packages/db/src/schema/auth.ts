@@ -15,15 +15,24 @@ export const users = pgTable(
   {
     id: text("id").primaryKey(),
     username: text("username").notNull(),
-    passwordHash: text("password_hash").notNull(),
+    /** Null for a single sign-on user, who signs in only through the provider. */
+    passwordHash: text("password_hash"),
     role: text("role").$type<UserRole>().notNull(),
     createdAt: createdAt(),
     disabledAt: timestamptz("disabled_at"),
+    /** The OpenID provider's issuer and subject of a single sign-on user (migration 0013). */
+    ssoIssuer: text("sso_issuer"),
+    ssoSubject: text("sso_subject"),
   },
   (t) => [
     // "Admin" and "admin" are one login name.
     uniqueIndex("users_username_lower_key").on(sql`lower(${t.username})`),
     check("users_role_check", sql`${t.role} in ('admin', 'operator', 'viewer')`),
+    check(
+      "users_sso_check",
+      sql`(${t.ssoIssuer} IS NULL) = (${t.ssoSubject} IS NULL) AND (${t.passwordHash} IS NOT NULL OR ${t.ssoSubject} IS NOT NULL)`,
+    ),
+    uniqueIndex("users_sso_key").on(t.ssoIssuer, t.ssoSubject).where(sql`${t.ssoSubject} IS NOT NULL`),
   ],
 );
 
