@@ -58,6 +58,7 @@ import { snapshotApiRoutes } from "./routes/snapshots-api.js";
 import { snapshotPageRoutes } from "./routes/snapshots-pages.js";
 import { sourceGroupApiRoutes } from "./routes/source-groups-api.js";
 import { sourceGroupPageRoutes } from "./routes/source-groups-pages.js";
+import { ssoPageRoutes } from "./routes/sso-pages.js";
 import { staticRoutes } from "./routes/static.js";
 import { userApiRoutes } from "./routes/users-api.js";
 import { userPageRoutes } from "./routes/users-pages.js";
@@ -155,6 +156,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", diffPageRoutes(deps));
   app.route("/", diffApiRoutes(deps));
   app.route("/", openApiRoutes(deps));
+  app.route("/", ssoPageRoutes(deps));
   app.notFound(notFoundHandler(deps.views));
   app.onError(handleError(deps.log, deps.views));
   return app;

@@ -24,6 +24,8 @@ describe("loadConfig", () => {
         agentOfflineAlertAfterMs: 3_600_000,
         healthIntervalMs: 60_000,
         downloadMaxBytes: 1024 ** 3,
+        sso: undefined,
+        localLogin: true,
       },
     });
   });
@@ -48,6 +50,16 @@ describe("loadConfig", () => {
         FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "2h",
         FLEETBACK_HEALTH_INTERVAL: "30s",
         FLEETBACK_DOWNLOAD_MAX_BYTES: "500M",
+        FLEETBACK_OIDC_ISSUER: "https://login.example.org/realms/ops/",
+        FLEETBACK_OIDC_CLIENT_ID: "fleetback",
+        FLEETBACK_OIDC_CLIENT_SECRET: "client-secret-0123",
+        FLEETBACK_OIDC_SCOPES: "openid profile groups",
+        FLEETBACK_OIDC_ROLE_CLAIM: "realm_access.roles",
+        FLEETBACK_OIDC_ROLE_MAP: "fleet-admins=admin, fleet-ops=operator",
+        FLEETBACK_OIDC_DEFAULT_ROLE: "none",
+        FLEETBACK_OIDC_USERNAME_CLAIM: "email",
+        FLEETBACK_OIDC_NAME: "Ops login",
+        FLEETBACK_LOCAL_LOGIN: "off",
       },
       "/srv",
     );
@@ -69,6 +81,22 @@ describe("loadConfig", () => {
       agentOfflineAlertAfterMs: 7_200_000,
       healthIntervalMs: 30_000,
       downloadMaxBytes: 500 * 1024 ** 2,
+      sso: {
+        issuer: "https://login.example.org/realms/ops",
+        clientId: "fleetback",
+        clientSecret: "client-secret-0123",
+        scopes: "openid profile groups",
+        roleClaim: "realm_access.roles",
+        roleMap: new Map([
+          ["fleet-admins", "admin"],
+          ["fleet-ops", "operator"],
+        ]),
+        defaultRole: null,
+        usernameClaim: "email",
+        displayName: "Ops login",
+        allowHttp: false,
+      },
+      localLogin: false,
     });
   });
 

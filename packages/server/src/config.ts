@@ -6,6 +6,7 @@
 import { BlockList, isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
 import { hashToken } from "@fleetback/crypto";
+import { parseLocalLogin, parseSsoConfig, type SsoConfig } from "./auth/sso-config.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -48,6 +49,13 @@ export interface Config {
   metricsAllowNetworks: string[];
   /** Largest file or folder archive an operator may download from a snapshot (FLEETBACK_DOWNLOAD_MAX_BYTES, default 1 GiB). */
   downloadMaxBytes: number;
+  /** OpenID Connect single sign-on (FLEETBACK_OIDC_*); undefined when not configured. */
+  sso: SsoConfig | undefined;
+  /**
+   * False when FLEETBACK_LOCAL_LOGIN=off: password sign-in is refused once an enabled single
+   * sign-on admin exists (until then it stays on, so nobody is locked out).
+   */
+  localLogin: boolean;
 }
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
@@ -179,6 +187,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     errors.push(`FLEETBACK_DOWNLOAD_MAX_BYTES: ${downloadMaxBytes}`);
   }
 
+  const sso = parseSsoConfig(env, cwd, errors);
+  const localLogin = parseLocalLogin(
+    env,
+    env.FLEETBACK_OIDC_ISSUER !== undefined && env.FLEETBACK_OIDC_ISSUER !== "",
+    errors,
+  );
+
   if (errors.length > 0) {
     return { ok: false, errors };
   }
@@ -201,6 +216,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
       metricsAllowNetworks,
       downloadMaxBytes: typeof downloadMaxBytes === "number" ? downloadMaxBytes : 1024 ** 3,
+      sso,
+      localLogin,
     },
   };
 }

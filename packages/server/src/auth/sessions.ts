@@ -16,6 +16,9 @@ export const SESSION_ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
 /** last_seen_at is refreshed at most this often, so reading pages does not write on every request. */
 const TOUCH_INTERVAL_MS = 60 * 1000;
 
+/** The audit action of a sign-in: a password, the first admin's bootstrap, or single sign-on. */
+export type SignInReason = "auth.login" | "auth.bootstrap" | "auth.sso_login";
+
 export interface NewSessionResult {
   token: string;
   csrfToken: string;
@@ -29,7 +32,7 @@ export interface NewSessionResult {
 export async function createSession(
   deps: Pick<ServerDeps, "db" | "clock" | "ids">,
   user: Pick<User, "id" | "username" | "role">,
-  reason: "auth.login" | "auth.bootstrap",
+  reason: SignInReason,
   meta: { ip?: string | undefined; userAgent?: string | undefined } = {},
 ): Promise<NewSessionResult> {
   const now = deps.clock.now();

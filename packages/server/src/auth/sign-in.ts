@@ -19,8 +19,10 @@ import {
   deleteSession,
   SESSION_ABSOLUTE_MS,
   SESSION_COOKIE,
+  type SignInReason,
   sweepSessions,
 } from "./sessions.js";
+import { hasSsoAdmin } from "./sso-users.js";
 import { verifyLogin } from "./users.js";
 
 export interface LoginLimiters {
@@ -38,7 +40,7 @@ export async function signIn(
   c: Context<AppEnv>,
   deps: AppDeps,
   user: User,
-  reason: "auth.login" | "auth.bootstrap",
+  reason: SignInReason,
 ): Promise<void> {
   await sweepSessions(deps.db, deps.clock);
   const session = await createSession(deps, user, reason, {
@@ -88,6 +90,12 @@ export async function attemptLogin(
   username: string,
   password: string,
 ) {
+  if (!(await localLoginAllowed(deps))) {
+    throw new RequestError(
+      "forbidden",
+      `Password sign-in is turned off; sign in with ${deps.config.sso?.displayName ?? "single sign-on"}.`,
+    );
+  }
   await checkLoginLimits(c, limiters, username);
   const user = await verifyLogin(deps.db, username, password);
   if (!user) {
@@ -96,6 +104,15 @@ export async function attemptLogin(
   await limiters.byUserAndIp.reset(userAtAddress(c, username));
   await signIn(c, deps, user, "auth.login");
   return user;
+}
+
+/**
+ * FLEETBACK_LOCAL_LOGIN=off turns password sign-in off only while an enabled single sign-on
+ * admin exists: before the first one signs in (or after the last is disabled), the local admin
+ * can still get in to fix the provider's setup.
+ */
+export async function localLoginAllowed(deps: Pick<AppDeps, "config" | "db">): Promise<boolean> {
+  return deps.config.localLogin || !(await hasSsoAdmin(deps.db));
 }
 
 export async function attemptBootstrap(

@@ -4,6 +4,7 @@
  */
 import type { UserRole } from "@fleetback/db";
 
-export function userView(user: { id: string; username: string; role: UserRole }) {
-  return { id: user.id, username: user.username, role: user.role };
+export function userView(user: { id: string; username: string; role: UserRole; ssoSubject: string | null }) {
+  // `sso`: the user signs in through the OpenID provider and has no local password.
+  return { id: user.id, username: user.username, role: user.role, sso: user.ssoSubject !== null };
 }

@@ -13,7 +13,7 @@ import { conflict, invalid, notFound } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { deleteOtherSessions, deleteUserSessions } from "./sessions.js";
 
-type UserDeps = Pick<ServerDeps, "db" | "clock" | "ids">;
+export type UserDeps = Pick<ServerDeps, "db" | "clock" | "ids">;
 
 export const USERNAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$";
 export const MIN_PASSWORD_LENGTH = 12;
@@ -104,9 +104,19 @@ export async function verifyLogin(
   password: string,
 ): Promise<User | undefined> {
   const user = await findUserByName(db, username);
+  // A single sign-on user has no password: the dummy hash keeps the work (and the timing) the same.
   const hash = user?.passwordHash ?? DUMMY_PASSWORD_HASH;
   const ok = await verifyPassword(password, hash);
-  return ok && user && user.disabledAt === null ? user : undefined;
+  return ok && user && user.passwordHash !== null && user.disabledAt === null ? user : undefined;
+}
+
+/** A single sign-on user's password is the identity provider's: Fleetback never sets one. */
+function refuseSsoPassword(user: User, field: string): void {
+  if (user.ssoSubject !== null) {
+    throw conflict(
+      `${field}: this user signs in through single sign-on; the identity provider keeps the password`,
+    );
+  }
 }
 
 export async function countUsers(db: Database): Promise<number> {
@@ -168,6 +178,7 @@ export async function updateUser(
       changes.disabledAt = patch.disabled ? deps.clock.now() : null;
     }
     if (patch.password !== undefined) {
+      refuseSsoPassword(user, "password");
       checkPasswordStrength(patch.password, user.username);
       changes.passwordHash = await hashPassword(patch.password);
     }
@@ -206,7 +217,8 @@ export async function changeOwnPassword(
   input: { currentPassword: string; newPassword: string },
 ): Promise<void> {
   const user = await getUser(deps.db, audit.actor.userId);
-  if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
+  refuseSsoPassword(user, "current_password");
+  if (!(await verifyPassword(input.currentPassword, user.passwordHash ?? DUMMY_PASSWORD_HASH))) {
     throw invalid("current_password: is wrong");
   }
   if (input.newPassword === input.currentPassword) {
@@ -241,6 +253,7 @@ export async function resetPassword(
   }
   await deps.db.transaction(async (tx) => {
     const user = await getUser(tx, id);
+    refuseSsoPassword(user, "password");
     checkPasswordStrength(password, user.username);
     const passwordHash = await hashPassword(password);
     await tx.update(users).set({ passwordHash }).where(eq(users.id, id));

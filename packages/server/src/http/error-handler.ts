@@ -69,7 +69,13 @@ function errorPage(
     status,
     message,
     requestId: status >= 500 ? requestId : undefined,
-    signIn: status === 401 ? `/login?next=${encodeURIComponent(c.req.path)}` : undefined,
+    // A failed single sign-on starts again from the sign-in page, not back at its callback.
+    signIn:
+      status !== 401
+        ? undefined
+        : c.req.path.startsWith("/auth/")
+          ? "/login"
+          : `/login?next=${encodeURIComponent(c.req.path)}`,
     actor,
     csrfToken: actor?.csrfToken,
     isAdmin: hasRole(actor, "admin"),

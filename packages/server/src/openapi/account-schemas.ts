@@ -24,11 +24,15 @@ import {
 } from "./common-schemas.js";
 import { NextBefore } from "./job-schemas.js";
 
-const userFields = { id: Id, username: Type.String(), role: Enum(USER_ROLES) };
+const signedInFields = { id: Id, username: Type.String(), role: Enum(USER_ROLES) };
+const userFields = {
+  ...signedInFields,
+  sso: Type.Boolean({ description: "Signs in through the OpenID provider; has no local password." }),
+};
 
 export const User = Type.Object(userFields, { $id: "User" });
 export const UserAnswer = Type.Object({ user: User });
-export const MeAnswer = Type.Object({ user: Nullable(User) });
+export const MeAnswer = Type.Object({ user: Nullable(Type.Object(signedInFields)) });
 export const UserList = Type.Object({
   users: Type.Array(Type.Object({ ...userFields, disabled: Type.Boolean(), created_at: DateTime })),
 });

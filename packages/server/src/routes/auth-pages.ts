@@ -8,10 +8,17 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
 import { attemptPasswordChange, createPasswordChangeLimiter } from "../auth/password-change.js";
-import { attemptBootstrap, attemptLogin, type LoginLimiters, signOut } from "../auth/sign-in.js";
+import {
+  attemptBootstrap,
+  attemptLogin,
+  type LoginLimiters,
+  localLoginAllowed,
+  signOut,
+} from "../auth/sign-in.js";
 import { USERNAME_PATTERN } from "../auth/users.js";
 import { invalid } from "../errors.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
+import { safeNext } from "../http/safe-next.js";
 import { readForm } from "../http/validate.js";
 
 const LoginForm = Type.Object(
@@ -41,41 +48,6 @@ const PasswordChangeForm = Type.Object(
   { additionalProperties: false },
 );
 
-function hasControlOrBackslash(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f || code === 0x5c) {
-      return true;
-    }
-  }
-  return false;
-}
-
-/**
- * Only same-origin paths are followed after sign-in. `next` is resolved against the base URL the
- * way a browser would resolve the Location header (which drops tabs and newlines and reads `\`
- * as `/`), so `/%09/evil.example` or `/\evil.example` cannot become `//evil.example`.
- */
-export function safeNext(next: string | undefined, baseUrl: string): string {
-  // Control characters and backslashes have no place in our own paths; browsers reinterpret them.
-  if (!next?.startsWith("/") || hasControlOrBackslash(next)) {
-    return "/";
-  }
-  const base = new URL(baseUrl);
-  let resolved: URL;
-  try {
-    resolved = new URL(next, base);
-  } catch {
-    return "/";
-  }
-  const path = `${resolved.pathname}${resolved.search}${resolved.hash}`;
-  // "/.//host" resolves on our origin to the path "//host", which a browser reads as another host.
-  if (resolved.origin !== base.origin || !path.startsWith("/") || /^\/[/\\]/.test(path)) {
-    return "/";
-  }
-  return path;
-}
-
 export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const passwordLimiter = createPasswordChangeLimiter(deps);
@@ -94,12 +66,19 @@ export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<App
     });
     return redirectAfterPost(c, "/");
   });
-  routes.get("/login", (c) => {
+  routes.get("/login", async (c) => {
     if (deps.bootstrap.token !== undefined) {
       return c.redirect("/bootstrap", 303);
     }
+    const next = safeNext(c.req.query("next"), deps.config.baseUrl);
+    const sso = deps.config.sso;
     return renderPage(c, deps.views, "pages/login.njk", {
-      next: safeNext(c.req.query("next"), deps.config.baseUrl),
+      next,
+      localLogin: await localLoginAllowed(deps),
+      sso:
+        sso === undefined
+          ? undefined
+          : { name: sso.displayName, href: `/auth/sso?next=${encodeURIComponent(next)}` },
     });
   });
   routes.post("/login", async (c) => {

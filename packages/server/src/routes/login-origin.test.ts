@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { safeNext } from "../http/safe-next.js";
 import { createTestClient } from "../testing/http.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-import { safeNext } from "./auth-pages.js";
 
 const BOOTSTRAP = "test-bootstrap-token-0123456789";
 const PASSWORD = "correct horse battery";

@@ -162,6 +162,8 @@ const EXPECTED: Record<string, Access> = {
   "POST /api/hosts/:id/diff": "operator",
   "GET /api/openapi.json": "viewer",
   "GET /api/docs": "viewer",
+  "GET /auth/sso": "public",
+  "GET /auth/sso/callback": "public",
 };
 
 const BELOW: Record<Role, Role | undefined> = { viewer: undefined, operator: "viewer", admin: "operator" };
