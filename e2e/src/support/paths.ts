@@ -11,3 +11,7 @@ export const agentBundle = fileURLToPath(
   new URL("../../../packages/agent/dist/bundle/fleetback-agent.mjs", import.meta.url),
 );
 export const e2eRoot = fileURLToPath(new URL("../../", import.meta.url));
+/** The real OpenID provider process (oidc-provider) the server's own tests start too. */
+export const oidcProviderMain = fileURLToPath(
+  new URL("../../../packages/server/src/testing/oidc-provider-main.mjs", import.meta.url),
+);
