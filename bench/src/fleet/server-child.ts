@@ -69,7 +69,9 @@ export async function startServerChild(): Promise<ServerChild> {
   const databaseUrl = process.env.FLEETBACK_BENCH_DATABASE_URL;
   // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server of a bench run (issue 19);
   // Node refuses --cpu-prof in NODE_OPTIONS, so these go on the command line.
-  const nodeArgs = (process.env.FLEETBACK_BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+  const nodeArgs = (process.env.FLEETBACK_BENCH_SERVER_NODE_ARGS ?? "")
+    .split(" ")
+    .filter((arg) => arg !== "");
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, serverMain], {
     env: {
       PATH: process.env.PATH,
@@ -79,7 +81,6 @@ export async function startServerChild(): Promise<ServerChild> {
       FLEETBACK_DATA_DIR: dataDir,
       FLEETBACK_LOG_LEVEL: "warn",
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
