@@ -13,17 +13,6 @@ export interface RecordedHello {
   name: string;
   /** The hostname reported before (the enrolled name before the first hello), when this one differs. */
   renamedFrom: string | undefined;
-  /** The host's agent update as this hello left it, so the update check needs no read of its own. */
-  update: HostUpdateRow;
-}
-
-type HostRow = typeof hosts.$inferSelect;
-export interface HostUpdateRow {
-  version: HostRow["updateVersion"];
-  state: HostRow["updateState"];
-  agentKind: HostRow["agentKind"];
-  os: HostRow["os"];
-  arch: HostRow["arch"];
 }
 
 /**
@@ -65,19 +54,12 @@ export async function recordHello(
       updatedAt: now,
     })
     .where(and(eq(hosts.id, hostId), eq(hosts.agentTokenHash, tokenHash)))
-    .returning({
-      version: hosts.updateVersion,
-      state: hosts.updateState,
-      agentKind: hosts.agentKind,
-      os: hosts.os,
-      arch: hosts.arch,
-    });
-  const [update] = rows;
-  if (update === undefined || before === undefined) {
+    .returning({ id: hosts.id });
+  if (rows.length === 0 || before === undefined) {
     return undefined;
   }
   const previous = before.reportedHostname ?? before.name;
-  return { name: before.name, renamedFrom: previous !== hello.hostname ? previous : undefined, update };
+  return { name: before.name, renamedFrom: previous !== hello.hostname ? previous : undefined };
 }
 
 /** Remembers a hello refused as ErrProtocolTooOld, so the host page can say how to upgrade. */
