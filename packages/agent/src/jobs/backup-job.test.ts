@@ -125,14 +125,12 @@ async function runBackup(options: RunOptions): Promise<Ran> {
   });
   const lines: Ran["lines"] = [];
   const progress: Ran["progress"] = [];
-  const { afterFinish, ...outcome } = await job({
+  const outcome = await job({
     command: options.command ?? backupCommand(),
     signal: options.signal ?? new AbortController().signal,
     log: (stream, line) => lines.push({ stream, line }),
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
-  // As the queue does: job.finished, then the after-finish work (the raw-data stats).
-  await afterFinish?.();
   return { outcome, lines, progress, reports, stats, calls, timers };
 }
 

@@ -36,8 +36,6 @@ export interface JobQueueOptions {
 interface Running {
   command: CommandRun;
   controller: AbortController;
-  /** Its job.finished is sent; only its after-finish work runs (not reported as running). */
-  finished?: boolean;
 }
 
 export function unsupportedKindMessage(kind: string): string {
@@ -126,18 +124,6 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     }
     reporter.finished(command.job_id, outcome);
     log.info("job finished", { job_id: command.job_id, kind: command.kind, status: outcome.status });
-    if (outcome.afterFinish !== undefined && running !== undefined) {
-      running.finished = true;
-      try {
-        await outcome.afterFinish();
-      } catch (cause) {
-        log.error("after-finish work failed", {
-          job_id: command.job_id,
-          kind: command.kind,
-          error: String(cause),
-        });
-      }
-    }
   };
 
   const pump = () => {
@@ -190,7 +176,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       pump();
     },
     cancel(jobId) {
-      if (running?.command.job_id === jobId && running.finished !== true) {
+      if (running?.command.job_id === jobId) {
         log.info("cancelling the running job", { job_id: jobId });
         running.controller.abort();
         return;
@@ -206,8 +192,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       notifyIdle();
     },
     activeJobIds() {
-      const current = running !== undefined && running.finished !== true ? [running.command.job_id] : [];
-      return [...current, ...queued.map((command) => command.job_id)];
+      return [...(running ? [running.command.job_id] : []), ...queued.map((command) => command.job_id)];
     },
     idle,
     async cancelAll() {
