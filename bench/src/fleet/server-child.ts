@@ -67,7 +67,12 @@ export async function startServerChild(): Promise<ServerChild> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const databaseUrl = process.env.FLEETBACK_BENCH_DATABASE_URL;
-  const child: ChildProcess = spawn(process.execPath, [serverMain], {
+  // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server of a bench run (issue 19);
+  // Node refuses --cpu-prof in NODE_OPTIONS, so these go on the command line.
+  const nodeArgs = (process.env.FLEETBACK_BENCH_SERVER_NODE_ARGS ?? "")
+    .split(" ")
+    .filter((arg) => arg !== "");
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, serverMain], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

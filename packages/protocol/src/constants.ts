@@ -9,9 +9,10 @@
  * 3: `update.result` and `hello.agent_kind` (self-update). 4: `tree.list` in pages (`after`,
  * `next_after`). 5: the strings of `hello` are bounded. 6: the `drill` job kind (restore drills). 7: operator tools (issue 17): file download with
  * `restic dump` and forgetting single snapshots. 8: the `copy` job kind and the `mirror`
- * credential slot (a second copy of every snapshot in another repository).
+ * credential slot (a second copy of every snapshot in another repository). 9: a backup's
+ * `repo.stats` comes after its `job.finished` (the job's time is restic's).
  */
-export const PROTOCOL_VERSION = 8;
+export const PROTOCOL_VERSION = 9;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;

@@ -102,6 +102,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 
   async function backup(harness: Harness, tree: string, tag: string, content: string): Promise<string> {
     await writeFile(join(tree, "file.txt"), content);
+    const statsBefore = statsCount(harness);
     const reports = await runJob(harness, {
       ...common(),
       kind: "backup",
@@ -111,6 +112,8 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     });
     const finished = finishedOf(reports);
     expect(finished).toMatchObject({ status: "succeeded" });
+    // The backup's stats follow its job.finished (protocol 9); the counts below start after them.
+    await waitUntil(() => statsCount(harness) > statsBefore, 60_000);
     return String(finished?.summary?.snapshot_id);
   }
 

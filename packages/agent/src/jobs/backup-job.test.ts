@@ -125,12 +125,14 @@ async function runBackup(options: RunOptions): Promise<Ran> {
   });
   const lines: Ran["lines"] = [];
   const progress: Ran["progress"] = [];
-  const outcome = await job({
+  const { afterFinish, ...outcome } = await job({
     command: options.command ?? backupCommand(),
     signal: options.signal ?? new AbortController().signal,
     log: (stream, line) => lines.push({ stream, line }),
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
+  // As the queue does: job.finished, then the after-finish work (the raw-data stats).
+  await afterFinish?.();
   return { outcome, lines, progress, reports, stats, calls, timers };
 }
 

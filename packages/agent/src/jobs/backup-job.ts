@@ -1,7 +1,10 @@
 /**
  * @module jobs/backup-job
- * `backup`: pre hook, `restic backup`, post hook, then the snapshot list and the repository's
- * raw-data stats (one `stats` run bounded by a timeout; a failure is logged only). argv is
+ * `backup`: pre hook, `restic backup`, post hook, then the snapshot list; then `job.finished`; then
+ * the repository's raw-data stats (one `stats` run bounded by a timeout; a failure is logged
+ * only). The stats walk every snapshot's trees and grow with the repository, so since protocol 9
+ * they run after `job.finished`: the job's time is restic's, and the snapshot list still reaches
+ * the server first (the mirror copy it starts names the new snapshot). argv is
  * `[global flags: caps, --json] backup --tag <tag> [--exclude <p>]... -- <includes...>`, so an
  * include that starts with `-` is never read as a flag. Status lines become throttled
  * `job.progress` and are not logged; every other line is (stderr JSON errors as text). Exit 3
@@ -85,6 +88,11 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
           return;
         }
         await reportSnapshotList(deps, run, context);
+      },
+      async afterFinish(context, outcome) {
+        if (!isCleanSuccess(run, outcome)) {
+          return;
+        }
         // Sizes change with every backup; one bounded stats run keeps the host page current.
         const stats = await readRawDataStats(deps, run, context, BACKUP_STATS_TIMEOUT_MS);
         if (stats !== undefined) {

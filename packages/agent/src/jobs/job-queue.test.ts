@@ -75,6 +75,43 @@ describe("createJobQueue", () => {
     expect(queue.activeJobIds()).toEqual([]);
   });
 
+  it("runs a job's after-finish work after its job.finished and before the next job, reporting it no longer", async () => {
+    const { events, reporter } = recordingReporter();
+    const { handler, releases } = controllableHandler();
+    const queue = createJobQueue({ handlers: handlers(handler), reporter, log: createMemoryLogger() });
+    const [a, b] = [command(), command()];
+    queue.submit(a);
+    queue.submit(b);
+    await tick();
+    let endAfter: () => void = () => undefined;
+    const after = new Promise<void>((resolve) => {
+      endAfter = resolve;
+    });
+    releases.get(a.job_id)?.({
+      status: "succeeded",
+      exit_code: 0,
+      afterFinish: async () => {
+        events.push(`after ${a.job_id}`);
+        await after;
+      },
+    });
+    await tick();
+    expect(events).toEqual([`started ${a.job_id}`, `finished ${a.job_id} succeeded`, `after ${a.job_id}`]);
+    // Finished as far as the server knows; the next job still waits (restic's locks never meet).
+    expect(queue.activeJobIds()).toEqual([b.job_id]);
+    queue.cancel(a.job_id);
+    endAfter();
+    await tick();
+    expect(events.at(-1)).toBe(`started ${b.job_id}`);
+    releases.get(b.job_id)?.({
+      status: "succeeded",
+      exit_code: 0,
+      afterFinish: () => Promise.reject(new Error("stats broke")),
+    });
+    await queue.idle();
+    expect(events.at(-1)).toBe(`finished ${b.job_id} succeeded`);
+  });
+
   it("cancels a queued job without running it, and the running one through its signal", async () => {
     const { events, reporter } = recordingReporter();
     const { handler } = controllableHandler();

@@ -36,6 +36,8 @@ export interface JobQueueOptions {
 interface Running {
   command: CommandRun;
   controller: AbortController;
+  /** Its job.finished is sent; only its after-finish work runs (not reported as running). */
+  finished?: boolean;
 }
 
 export function unsupportedKindMessage(kind: string): string {
@@ -124,6 +126,18 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     }
     reporter.finished(command.job_id, outcome);
     log.info("job finished", { job_id: command.job_id, kind: command.kind, status: outcome.status });
+    if (outcome.afterFinish !== undefined && running !== undefined) {
+      running.finished = true;
+      try {
+        await outcome.afterFinish();
+      } catch (cause) {
+        log.error("after-finish work failed", {
+          job_id: command.job_id,
+          kind: command.kind,
+          error: String(cause),
+        });
+      }
+    }
   };
 
   const pump = () => {
@@ -176,7 +190,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       pump();
     },
     cancel(jobId) {
-      if (running?.command.job_id === jobId) {
+      if (running?.command.job_id === jobId && running.finished !== true) {
         log.info("cancelling the running job", { job_id: jobId });
         running.controller.abort();
         return;
@@ -192,7 +206,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       notifyIdle();
     },
     activeJobIds() {
-      return [...(running ? [running.command.job_id] : []), ...queued.map((command) => command.job_id)];
+      const current = running !== undefined && running.finished !== true ? [running.command.job_id] : [];
+      return [...current, ...queued.map((command) => command.job_id)];
     },
     idle,
     async cancelAll() {

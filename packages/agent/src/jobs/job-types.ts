@@ -20,6 +20,12 @@ export interface JobOutcome {
   exit_code: number | null;
   error?: string;
   summary?: JobSummary;
+  /**
+   * Work the job does after its `job.finished` (protocol 9: a backup's raw-data statistics), so
+   * the job's recorded time is the tool's. The queue runs it before the next job, so restic's
+   * locks never meet, and no longer reports the job as running meanwhile. Never changes the outcome.
+   */
+  afterFinish?: () => Promise<void>;
 }
 
 export interface JobRun<C extends CommandRun = CommandRun> {

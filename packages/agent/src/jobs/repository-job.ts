@@ -66,6 +66,8 @@ export interface RepositoryJobSteps {
    * step decides what is worth reporting). Never changes the outcome.
    */
   report?(context: RepositoryContext, outcome: JobOutcome): Promise<void>;
+  /** After the job's `job.finished` (JobOutcome.afterFinish), with the same repository. */
+  afterFinish?(context: RepositoryContext, outcome: JobOutcome): Promise<void>;
 }
 
 /** Kinds that may run on the mirror (`on_mirror`, protocol 8): its upkeep, nothing else. */
@@ -173,6 +175,10 @@ export async function runRepositoryJob(
   // What a job reports (snapshot list, statistics) describes the host's repository: never the mirror's.
   if (command.on_mirror !== true) {
     await steps.report?.(context, outcome);
+    const after = steps.afterFinish;
+    if (after !== undefined) {
+      return { ...outcome, afterFinish: () => after(context, outcome) };
+    }
   }
   return outcome;
 }

@@ -134,6 +134,8 @@ export interface JobTestRun {
   calls: ProcessSpec[];
   timers: ManualTimers;
   log: MemoryLogger;
+  /** How many snapshot reports and stats had been sent when the handler returned (job.finished). */
+  finishedWith: { reports: number; stats: number };
 }
 
 export function linesOf(ran: JobTestRun, stream: LogStreamName): string[] {
@@ -225,11 +227,14 @@ export async function runJobForTest<C extends CommandRun>(
   });
   const lines: JobTestRun["lines"] = [];
   const progress: JobTestRun["progress"] = [];
-  const outcome = await job({
+  const { afterFinish, ...outcome } = await job({
     command,
     signal: options.signal ?? new AbortController().signal,
     log: (stream, line) => lines.push({ stream, line }),
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
-  return { outcome, lines, progress, reports, stats, calls, timers, log };
+  // As the queue does: the outcome is what job.finished says, then the after-finish work runs.
+  const finishedWith = { reports: reports.length, stats: stats.length };
+  await afterFinish?.();
+  return { outcome, lines, progress, reports, stats, calls, timers, log, finishedWith };
 }

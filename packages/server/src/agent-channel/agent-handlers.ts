@@ -6,7 +6,7 @@
  * (state it replaces, not events it reports) are handled only from the host's current socket.
  */
 import type { AgentMessageHandlers } from "@fleetback/protocol";
-import { acknowledgeSchedule, touchHost } from "../hosts/presence.js";
+import { acknowledgeSchedule } from "../hosts/presence.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import { applyRepoStats } from "../maintenance/repo-stats.js";
 import { recordRepositorySize } from "../maintenance/repository-growth.js";
@@ -40,7 +40,7 @@ export function createAgentHandlers(
 
     heartbeat: currentOnly(async (payload) => {
       const now = clock.now();
-      await touchHost(db, hostId, now);
+      ctx.lastSeen.touch(hostId, now);
       const reason = "agent no longer reports this job as running";
       const { lost, neverReceived } = await reconcileRunningJobs(
         db,

@@ -10,6 +10,7 @@ import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
 import { WebSocketServer } from "ws";
 import { trustedProxyList } from "../config.js";
 import { authenticateAgent, UNAUTHORISED_BODY } from "../hosts/agent-auth.js";
+import { createLastSeenWriter } from "../hosts/last-seen-writer.js";
 import { markHostsOffline } from "../hosts/presence.js";
 import { resolveClientAddress } from "../http/client-address.js";
 import { refuseUpgrade } from "../http/refuse-upgrade.js";
@@ -53,6 +54,8 @@ export function attachAgentChannel(
     deps,
     queue: createKeyedQueue(),
     reports,
+    // Real timers even where tests inject theirs: a heartbeat lands within a second either way.
+    lastSeen: createLastSeenWriter({ db: deps.db, log: deps.log }),
     helloDeadlineMs: options.helloDeadlineMs ?? HELLO_DEADLINE_MS,
     setTimer,
     closingHosts: undefined,
@@ -130,6 +133,7 @@ export function attachAgentChannel(
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
         await ctx.queue.idle();
+        await ctx.lastSeen.flush();
         const ids = [...closingHosts];
         await drained;
         await markHostsOffline(

@@ -4,6 +4,7 @@
  * which the channel feeds), the per-host task queue, the job report sink and the timing options.
  */
 import type { ServerDeps } from "../deps.js";
+import type { LastSeenWriter } from "../hosts/last-seen-writer.js";
 import type { LocalHub } from "../hub/local-hub.js";
 import type { JobReports } from "../jobs/job-reports.js";
 import type { SetTimer } from "../tickers/set-timer.js";
@@ -31,6 +32,8 @@ export interface ChannelContext {
   deps: ChannelDeps;
   queue: KeyedQueue;
   reports: JobReports;
+  /** Heartbeats' last_seen_at, written in batches. */
+  lastSeen: LastSeenWriter;
   helloDeadlineMs: number;
   setTimer: SetTimer;
   /**

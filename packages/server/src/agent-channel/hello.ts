@@ -192,6 +192,7 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
       // This socket is the host's one here (a newer one's hello waits on this host's queue).
       (payload) => !socket.closed && hub.send(hostId, "command.update", payload),
       clock.now(),
+      push.update,
     );
     if (update === "succeeded") {
       await updateSucceeded(ctx.deps, hostId, clock.now());

@@ -14,6 +14,20 @@ export interface HostPush {
   credentials: Partial<Record<CredentialSlot, Repository>>;
   caps: Caps;
   schedule: ScheduleSet;
+  /**
+   * The host's agent update, read with the caps after the socket became the host's: the hello's
+   * update check needs no read of its own, and a rollout started later finds the socket itself.
+   */
+  update: HostUpdateRow;
+}
+
+type HostRow = typeof hosts.$inferSelect;
+export interface HostUpdateRow {
+  version: HostRow["updateVersion"];
+  state: HostRow["updateState"];
+  agentKind: HostRow["agentKind"];
+  os: HostRow["os"];
+  arch: HostRow["arch"];
 }
 
 export function capsOf(host: { bandwidthUpKbps: number | null; bandwidthDownKbps: number | null }): Caps {
@@ -65,7 +79,17 @@ export async function loadHostPush(
   hostId: string,
 ): Promise<HostPush | undefined> {
   const [host] = await deps.db
-    .select({ bandwidthUpKbps: hosts.bandwidthUpKbps, bandwidthDownKbps: hosts.bandwidthDownKbps })
+    .select({
+      bandwidthUpKbps: hosts.bandwidthUpKbps,
+      bandwidthDownKbps: hosts.bandwidthDownKbps,
+      update: {
+        version: hosts.updateVersion,
+        state: hosts.updateState,
+        agentKind: hosts.agentKind,
+        os: hosts.os,
+        arch: hosts.arch,
+      },
+    })
     .from(hosts)
     .where(eq(hosts.id, hostId));
   const schedule = await loadScheduleSet(deps.db, hostId);
@@ -73,7 +97,7 @@ export async function loadHostPush(
     return undefined;
   }
   const credentials = await readHostCredentials(deps, hostId);
-  return { credentials, caps: capsOf(host), schedule };
+  return { credentials, caps: capsOf(host), schedule, update: host.update };
 }
 
 /** Sends the host's current caps; false when the agent is not connected or the host is gone. */

@@ -75,10 +75,6 @@ export async function recordRefusedHello(
     .where(eq(hosts.id, hostId));
 }
 
-export async function touchHost(db: Database, hostId: string, now: Date): Promise<void> {
-  await db.update(hosts).set({ lastSeenAt: now }).where(eq(hosts.id, hostId));
-}
-
 /**
  * Marks the host offline unless a replica records a live socket for it (host_connections): with
  * several replicas, the agent may already be connected to another one when this socket closes.

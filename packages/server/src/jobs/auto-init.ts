@@ -9,7 +9,7 @@
  * The decision and the insert happen in one transaction holding the host row `FOR UPDATE`, so the
  * second hello waits, then sees the first one's job.
  */
-import { hosts, jobs } from "@fleetback/db";
+import { type Database, hosts, jobs } from "@fleetback/db";
 import { and, eq } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { loadHostCredentials } from "../hosts/credentials.js";
@@ -20,6 +20,15 @@ export type AutoInitOutcome =
   | { action: "dispatched"; jobId: string }
   | { action: "skipped"; reason: "host_gone" | "no_repo_credentials" | "init_in_history" | "offline" };
 
+async function hasInitJob(db: Database, hostId: string): Promise<boolean> {
+  const [earlier] = await db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.hostId, hostId), eq(jobs.kind, "init")))
+    .limit(1);
+  return earlier !== undefined;
+}
+
 /**
  * `repoBound` is what a hello already knows from its initial push (whether the repository slot was
  * sent); without it the slot is read here, under the host lock.
@@ -29,6 +38,14 @@ export async function runAutoInit(
   hostId: string,
   repoBound?: boolean,
 ): Promise<AutoInitOutcome> {
+  // Every hello asks; nearly always the answer is no. The two cheap noes need no lock: an init
+  // job never leaves the history once it was sent, and a slot the push left out stays unsent.
+  if (repoBound === false) {
+    return { action: "skipped", reason: "no_repo_credentials" };
+  }
+  if (repoBound === true && (await hasInitJob(deps.db, hostId))) {
+    return { action: "skipped", reason: "init_in_history" };
+  }
   const decided = await deps.db.transaction(async (tx) => {
     const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
     if (!host) {
@@ -40,12 +57,7 @@ export async function runAutoInit(
     if (!bound) {
       return { action: "skipped", reason: "no_repo_credentials" } as const;
     }
-    const [earlier] = await tx
-      .select({ id: jobs.id })
-      .from(jobs)
-      .where(and(eq(jobs.hostId, hostId), eq(jobs.kind, "init")))
-      .limit(1);
-    if (earlier) {
+    if (await hasInitJob(tx, hostId)) {
       return { action: "skipped", reason: "init_in_history" } as const;
     }
     const job = await createJob(deps, { hostId, kind: "init", actorKind: "system" }, tx);

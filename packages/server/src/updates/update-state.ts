@@ -6,10 +6,12 @@
  * rolled_back. Every write names the version it is about, so a request replaced meanwhile by a
  * newer one is never touched by news about the old one.
  */
+
 import { type Database, hosts, type UpdateState } from "@fleetback/db";
 import type { CommandUpdate, Hello, UpdateResult } from "@fleetback/protocol";
 import { and, eq, inArray, ne } from "drizzle-orm";
 import type { Config } from "../config.js";
+import type { HostUpdateRow } from "../hosts/host-push.js";
 import type { BundleStore } from "../install/bundle-store.js";
 import type { Logger } from "../log.js";
 import { buildUpdateCommand } from "./update-command.js";
@@ -62,18 +64,23 @@ export async function continueUpdateOnHello(
   hello: Pick<Hello, "agent_version">,
   send: (payload: CommandUpdate) => boolean,
   now: Date,
+  /** The host's update columns as the hello's own UPDATE returned them; read here when absent. */
+  known?: HostUpdateRow,
 ): Promise<"succeeded" | undefined> {
-  const [row] = await deps.db
-    .select({
-      version: hosts.updateVersion,
-      state: hosts.updateState,
-      agentKind: hosts.agentKind,
-      os: hosts.os,
-      arch: hosts.arch,
-    })
-    .from(hosts)
-    .where(eq(hosts.id, hostId))
-    .limit(1);
+  const [row] =
+    known !== undefined
+      ? [known]
+      : await deps.db
+          .select({
+            version: hosts.updateVersion,
+            state: hosts.updateState,
+            agentKind: hosts.agentKind,
+            os: hosts.os,
+            arch: hosts.arch,
+          })
+          .from(hosts)
+          .where(eq(hosts.id, hostId))
+          .limit(1);
   if (!row?.version || !row.state) {
     return undefined;
   }
