@@ -11,7 +11,7 @@ import { createManualTimers, type ManualTimers } from "../testing/manual-timers.
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
 import { backupArgs, createBackupJob, UNREADABLE_FILES_ERROR } from "./backup-job.js";
-import type { JobOutcome, ProgressState } from "./job-types.js";
+import { type JobOutcome, NextJobWaiting, type ProgressState } from "./job-types.js";
 import { BACKUP_STATS_TIMEOUT_MS } from "./raw-data-stats.js";
 
 const PASSWORD = "testpass-secret-1";
@@ -54,6 +54,10 @@ interface RunOptions {
   timers?: ManualTimers;
   /** Runs `restic snapshots` in place of its recording. */
   snapshotsRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
+  /** Runs `restic stats` in place of its recording. */
+  statsRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
+  /** Aborts the run's signal with this reason between job.finished and the after-finish work. */
+  abortAfterFinishWith?: Error;
 }
 
 async function runBackup(options: RunOptions): Promise<Ran> {
@@ -83,6 +87,9 @@ async function runBackup(options: RunOptions): Promise<Ran> {
       }
       if (options.snapshotsRun && spec.args.includes("snapshots")) {
         return options.snapshotsRun(spec);
+      }
+      if (options.statsRun && spec.args.includes("stats")) {
+        return options.statsRun(spec);
       }
       const msPerLine = options.msPerLine;
       return replay.run(
@@ -125,14 +132,19 @@ async function runBackup(options: RunOptions): Promise<Ran> {
   });
   const lines: Ran["lines"] = [];
   const progress: Ran["progress"] = [];
+  const controller = new AbortController();
   const { afterFinish, ...outcome } = await job({
     command: options.command ?? backupCommand(),
-    signal: options.signal ?? new AbortController().signal,
+    signal: options.signal ?? controller.signal,
     log: (stream, line) => lines.push({ stream, line }),
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
   // As the queue does: job.finished, then the after-finish work (the raw-data stats).
-  await afterFinish?.();
+  const stopping = afterFinish?.();
+  if (options.abortAfterFinishWith !== undefined) {
+    controller.abort(options.abortAfterFinishWith);
+  }
+  await stopping;
   return { outcome, lines, progress, reports, stats, calls, timers };
 }
 
@@ -483,6 +495,31 @@ describe("backup repository stats", () => {
     expect(ran.lines.map((entry) => entry.line)).toContain(
       `reading repository stats failed: ${recordedLockedError("0.18.0")}; the backup itself is not affected`,
     );
+  });
+
+  it("a stats run stopped because the next job is waiting is skipped, not reported as a failure", async () => {
+    const ran = await runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      snapshots: recording("0.18.0", "snapshots"),
+      statsRun: (spec) =>
+        new Promise((resolve) => {
+          const stopped = () =>
+            resolve({ kind: "exited", exitCode: null, signal: "SIGTERM", cancelled: true, timedOut: false });
+          if (spec.signal?.aborted) {
+            stopped();
+          }
+          spec.signal?.addEventListener("abort", stopped);
+        }),
+      abortAfterFinishWith: new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" }),
+    });
+    expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
+    expect(ran.reports).toHaveLength(1);
+    expect(ran.stats).toEqual([]);
+    const lines = ran.lines.map((entry) => entry.line);
+    expect(lines).toContain(
+      "repository stats skipped: job 01JNEXTJOB0000000000000000 (check) is waiting to run; the next backup reads them",
+    );
+    expect(lines.some((line) => line.startsWith("reading repository stats failed"))).toBe(false);
   });
 
   it("a failed backup runs no stats", async () => {

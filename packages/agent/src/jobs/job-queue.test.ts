@@ -5,7 +5,7 @@ import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { createJobQueue } from "./job-queue.js";
 import type { JobReporter } from "./job-reporter.js";
-import type { JobHandler, JobHandlers, JobOutcome } from "./job-types.js";
+import { type JobHandler, type JobHandlers, type JobOutcome, NextJobWaiting } from "./job-types.js";
 
 const nextId = createUlidGenerator();
 
@@ -77,11 +77,15 @@ describe("createJobQueue", () => {
 
   it("runs a job's after-finish work after its job.finished and before the next job, reporting it no longer", async () => {
     const { events, reporter } = recordingReporter();
+    const signals = new Map<string, AbortSignal>();
     const { handler, releases } = controllableHandler();
-    const queue = createJobQueue({ handlers: handlers(handler), reporter, log: createMemoryLogger() });
-    const [a, b] = [command(), command()];
+    const recording: JobHandler = (run) => {
+      signals.set(run.command.job_id, run.signal);
+      return handler(run);
+    };
+    const queue = createJobQueue({ handlers: handlers(recording), reporter, log: createMemoryLogger() });
+    const a = command();
     queue.submit(a);
-    queue.submit(b);
     await tick();
     let endAfter: () => void = () => undefined;
     const after = new Promise<void>((resolve) => {
@@ -97,9 +101,21 @@ describe("createJobQueue", () => {
     });
     await tick();
     expect(events).toEqual([`started ${a.job_id}`, `finished ${a.job_id} succeeded`, `after ${a.job_id}`]);
-    // Finished as far as the server knows; the next job still waits (restic's locks never meet).
-    expect(queue.activeJobIds()).toEqual([b.job_id]);
+    // Finished as far as the server knows, and nothing waits: the work runs on.
+    expect(queue.activeJobIds()).toEqual([]);
+    expect(signals.get(a.job_id)?.aborted).toBe(false);
+    // A cancel of a finished job does not touch its after-finish work.
     queue.cancel(a.job_id);
+    expect(signals.get(a.job_id)?.aborted).toBe(false);
+    // A job that arrives stops the work and waits until it has ended (restic's locks never meet).
+    const b = command();
+    queue.submit(b);
+    expect(queue.activeJobIds()).toEqual([b.job_id]);
+    const reason: unknown = signals.get(a.job_id)?.reason;
+    expect(reason).toBeInstanceOf(NextJobWaiting);
+    expect(String((reason as Error).message)).toContain(b.job_id);
+    await tick();
+    expect(events.at(-1)).toBe(`after ${a.job_id}`);
     endAfter();
     await tick();
     expect(events.at(-1)).toBe(`started ${b.job_id}`);
@@ -110,6 +126,35 @@ describe("createJobQueue", () => {
     });
     await queue.idle();
     expect(events.at(-1)).toBe(`finished ${b.job_id} succeeded`);
+  });
+
+  it("stops a job's after-finish work at once when the next job is already queued", async () => {
+    const { events, reporter } = recordingReporter();
+    const signals = new Map<string, AbortSignal>();
+    const { handler, releases } = controllableHandler();
+    const recording: JobHandler = (run) => {
+      signals.set(run.command.job_id, run.signal);
+      return handler(run);
+    };
+    const queue = createJobQueue({ handlers: handlers(recording), reporter, log: createMemoryLogger() });
+    const [a, b] = [command(), command()];
+    queue.submit(a);
+    queue.submit(b);
+    await tick();
+    let sawAborted: boolean | undefined;
+    releases.get(a.job_id)?.({
+      status: "succeeded",
+      exit_code: 0,
+      afterFinish: async () => {
+        sawAborted = signals.get(a.job_id)?.aborted;
+      },
+    });
+    await tick();
+    expect(sawAborted).toBe(true);
+    expect(signals.get(a.job_id)?.reason).toBeInstanceOf(NextJobWaiting);
+    expect(events).toEqual([`started ${a.job_id}`, `finished ${a.job_id} succeeded`, `started ${b.job_id}`]);
+    queue.cancel(b.job_id);
+    await queue.idle();
   });
 
   it("cancels a queued job without running it, and the running one through its signal", async () => {

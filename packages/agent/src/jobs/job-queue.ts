@@ -10,7 +10,7 @@ import type { Logger } from "../log/logger.js";
 import { systemTimers, type Timers } from "../time/timers.js";
 import type { JobReporter } from "./job-reporter.js";
 import { envNameOf, formatTimeout, type JobTimeouts, timeoutOf } from "./job-timeouts.js";
-import type { JobHandler, JobHandlers, JobOutcome } from "./job-types.js";
+import { type JobHandler, type JobHandlers, type JobOutcome, NextJobWaiting } from "./job-types.js";
 import { createErrorCollector } from "./tool-outcome.js";
 
 export interface JobQueue {
@@ -128,6 +128,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     log.info("job finished", { job_id: command.job_id, kind: command.kind, status: outcome.status });
     if (outcome.afterFinish !== undefined && running !== undefined) {
       running.finished = true;
+      const waiting = queued[0];
+      if (waiting !== undefined) {
+        preempt(running, waiting);
+      }
       try {
         await outcome.afterFinish();
       } catch (cause) {
@@ -138,6 +142,22 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         });
       }
     }
+  };
+
+  /**
+   * A job that arrives while the running one does its after-finish work (bookkeeping the server
+   * does not wait for) stops that work rather than waiting behind it: a backup's statistics can
+   * take minutes on a large or unreachable repository, and the next backup refreshes them.
+   */
+  const preempt = (current: Running, next: CommandRun) => {
+    if (current.controller.signal.aborted) {
+      return;
+    }
+    log.info("stopping after-finish work: a job is waiting", {
+      job_id: current.command.job_id,
+      next_job_id: next.job_id,
+    });
+    current.controller.abort(new NextJobWaiting(next));
   };
 
   const pump = () => {
@@ -187,6 +207,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       }
       queued.push(command);
       log.info("job queued", { job_id: command.job_id, kind: command.kind, position: queued.length });
+      if (running?.finished === true) {
+        preempt(running, command);
+      }
       pump();
     },
     cancel(jobId) {

@@ -23,7 +23,9 @@ export interface JobOutcome {
   /**
    * Work the job does after its `job.finished` (protocol 9: a backup's raw-data statistics), so
    * the job's recorded time is the tool's. The queue runs it before the next job, so restic's
-   * locks never meet, and no longer reports the job as running meanwhile. Never changes the outcome.
+   * locks never meet, and no longer reports the job as running meanwhile; a job that is queued
+   * aborts the run's signal (its reason a NextJobWaiting) and starts once this resolves.
+   * Never changes the outcome.
    */
   afterFinish?: () => Promise<void>;
 }
@@ -47,4 +49,12 @@ export type JobHandlers = { [K in JobKind]: JobHandler<CommandRunOf<K>> | undefi
 
 export function failed(error: string, exitCode: number | null = null): JobOutcome {
   return { status: "failed", exit_code: exitCode, error };
+}
+
+/** The abort reason of a job's after-finish work stopped because another job is waiting. */
+export class NextJobWaiting extends Error {
+  constructor(next: Pick<CommandRun, "job_id" | "kind">) {
+    super(`job ${next.job_id} (${next.kind}) is waiting to run`);
+    this.name = "NextJobWaiting";
+  }
 }

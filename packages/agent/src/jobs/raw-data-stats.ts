@@ -16,7 +16,7 @@
 import type { RepoStats } from "@fleetback/protocol";
 import { isAtLeast } from "../restic/version.js";
 import { count, isObject, renderStderrLine } from "./backup-output.js";
-import type { JobRun } from "./job-types.js";
+import { type JobRun, NextJobWaiting } from "./job-types.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
@@ -93,6 +93,12 @@ export async function readRawDataStats(
     return undefined;
   };
   if (result.kind !== "exited" || result.exitCode !== 0 || result.cancelled || result.timedOut) {
+    const reason: unknown = run.signal.reason;
+    if (reason instanceof NextJobWaiting) {
+      // Preempted by the next job (job-queue.ts), not a failure of the repository.
+      run.log("agent", `repository stats skipped: ${reason.message}; the next backup reads them`);
+      return undefined;
+    }
     return fail(toolOutcome(result, deps.restic.command, errors.best()).error ?? "restic stats failed");
   }
   const stats = parseRawDataStats(stdout.join("\n"), {
