@@ -164,11 +164,12 @@ describe.skipIf(browserMissing !== "")(
         const seen: Array<{ status: string; percent: string; eta: string }> = [];
         await eventually(
           async () => {
-            const now = {
-              status: await read("job-status"),
-              percent: await read("job-percent"),
-              eta: await read("job-eta"),
-            };
+            // One read of all three: read one by one, a job.finished landing between them pairs
+            // the old "running" with the new "100".
+            const now = (await page.evaluate(`(() => {
+              const text = (id) => (document.querySelector('[data-testid="' + id + '"]')?.textContent ?? "").trim();
+              return { status: text("job-status"), percent: text("job-percent"), eta: text("job-eta") };
+            })()`)) as { status: string; percent: string; eta: string };
             seen.push(now);
             return now.status === "succeeded" ? now : undefined;
           },
