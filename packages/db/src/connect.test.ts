@@ -1,8 +1,10 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { connect, DatabaseConnectError, IN_MEMORY } from "./connect.js";
+import { connect, DatabaseConnectError, IN_MEMORY, PGLITE_SHARED_BUFFERS } from "./connect.js";
+import { executeRows } from "./database.js";
 import { migrate } from "./migrate.js";
 import { hosts } from "./schema/index.js";
 import { insertHost } from "./test-support/fixtures.js";
@@ -25,6 +27,9 @@ describe("connect with PGlite", () => {
         expect(await migrate(second.db)).toMatchObject({ applied: [] });
         expect((await second.db.select().from(hosts)).map((h) => h.name)).toEqual(["persisted"]);
         await expect(second.ping()).resolves.toBeUndefined();
+        // The smaller buffers hold on every open, not only the one that created the data dir.
+        const [setting] = await executeRows<{ shared_buffers: string }>(second.db, sql`show shared_buffers`);
+        expect(setting?.shared_buffers).toBe(PGLITE_SHARED_BUFFERS);
       } finally {
         await second.close();
       }

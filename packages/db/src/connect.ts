@@ -79,6 +79,19 @@ export function quoteIdentifier(name: string): string {
   return `"${name}"`;
 }
 
+/**
+ * PGlite's build default is PostgreSQL's 128 MB of shared buffers, and its WASM heap never gives
+ * memory back, so an idle server held ~300 MiB for the database alone (issue 19, budget B8). The
+ * embedded database serves one server's tables, whose working set is a few MB; the pages it does
+ * not keep are one read from the OS page cache away. Both the first start's initdb and every
+ * start run with the smaller setting.
+ */
+export const PGLITE_SHARED_BUFFERS = "16MB";
+
+export function pgliteOptions(defaults: readonly string[]): { startParams: string[] } {
+  return { startParams: [...defaults, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
+}
+
 async function connectPglite(dataDir: string, searchPath: string | undefined): Promise<Connection> {
   const location = dataDir === IN_MEMORY ? IN_MEMORY : resolve(dataDir, "pglite");
   let client: PGlite;
@@ -87,7 +100,7 @@ async function connectPglite(dataDir: string, searchPath: string | undefined): P
       await mkdir(location, { recursive: true });
     }
     const { PGlite } = await import("@electric-sql/pglite");
-    client = await PGlite.create(location);
+    client = await PGlite.create(location, pgliteOptions(PGlite.defaultStartParams));
     if (searchPath !== undefined) {
       await client.exec(`SET search_path TO ${quoteIdentifier(searchPath)}`);
     }

@@ -10,6 +10,8 @@ export {
   DatabaseConnectError,
   type Engine,
   IN_MEMORY,
+  PGLITE_SHARED_BUFFERS,
+  pgliteOptions,
 } from "./connect.js";
 export { type Database, executeRows, type Schema, type Transaction } from "./database.js";
 export { isPostgresWriteAfterClose } from "./driver-quirks.js";

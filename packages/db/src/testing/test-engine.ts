@@ -8,7 +8,14 @@
 import { randomBytes } from "node:crypto";
 import type { PGlite } from "@electric-sql/pglite";
 import type { Sql } from "postgres";
-import { connect, drizzlePglite, type Engine, IN_MEMORY, quoteIdentifier } from "../connect.js";
+import {
+  connect,
+  drizzlePglite,
+  type Engine,
+  IN_MEMORY,
+  pgliteOptions,
+  quoteIdentifier,
+} from "../connect.js";
 import type { Database } from "../database.js";
 import { migrate } from "../migrate.js";
 import { type PubSub, pglitePubSub } from "../pubsub.js";
@@ -88,7 +95,7 @@ export async function createTestDatabase(
 
 async function createPgliteEngine(): Promise<TestEngine> {
   const { PGlite } = await import("@electric-sql/pglite");
-  const client: PGlite = await PGlite.create(IN_MEMORY);
+  const client: PGlite = await PGlite.create(IN_MEMORY, pgliteOptions(PGlite.defaultStartParams));
   let open: string | undefined;
   return {
     engine: "pglite",
