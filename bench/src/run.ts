@@ -2,7 +2,7 @@
  * @module run
  * `pnpm bench`: runs every case and prints speed as ratios against baselines measured in the
  * same run, plus memory: the bench process's after the in-process cases, and the server's with a
- * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 300, 0 skips
+ * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 1,000, 0 skips
  * it), the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
  * skips it; health/freshness-bench.ts), and the start and idle-memory budgets of the built server
  * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them). The budget rows are printed as
@@ -32,13 +32,14 @@ process.stdout.write(
   `\nmemory: rss ${(memory.rss / 2 ** 20).toFixed(1)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(1)} MiB\n`,
 );
 
-const hosts = Number(process.env.FLEETBACK_BENCH_HOSTS ?? "300");
+const hosts = Number(process.env.FLEETBACK_BENCH_HOSTS ?? "1000");
 if (!Number.isSafeInteger(hosts) || hosts < 0) {
   throw new Error(`FLEETBACK_BENCH_HOSTS must be a whole number, not "${process.env.FLEETBACK_BENCH_HOSTS}"`);
 }
 if (hosts > 0) {
   const fleet = await runFleetBench(hosts);
   allResults.push(...fleet.results);
+  budgets.push(...fleet.budgets);
   allNotes.push(...fleet.notes);
   process.stdout.write(`\n${formatResults(fleet.results)}\n\n${fleet.notes.join("\n")}\n`);
 }

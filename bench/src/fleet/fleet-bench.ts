@@ -9,13 +9,50 @@
  * tenth of it (1.0 = the cost per agent does not grow with the fleet). Memory is the server
  * process's resident size before and with the fleet online.
  */
+import type { BudgetRow } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
+import { bareWsRssBytes } from "./bare-ws.js";
+import { scheduleFleet, scheduleStorm } from "./schedule-storm.js";
 import { startServerChild } from "./server-child.js";
 import { connectAgent, enrolHosts, pool, type SimAgent } from "./sim-agents.js";
 
 export interface FleetBenchReport {
   results: BenchResult[];
+  /** B2 and B5 of issue 19, measured with this run's fleet. */
+  budgets: BudgetRow[];
   notes: string[];
+}
+
+/** The p-th percentile (0–100) of `values`, nearest rank. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/**
+ * A push to one agent end to end: an operator's bandwidth PUT until that agent has the
+ * config.update it causes, for up to 100 hosts one after another.
+ */
+async function pushLatencies(url: string, token: string, agents: SimAgent[]): Promise<number[]> {
+  const times: number[] = [];
+  const step = Math.max(1, Math.floor(agents.length / 100));
+  for (let i = 0; i < agents.length; i += step) {
+    const agent = agents[i] as SimAgent;
+    const started = performance.now();
+    const pushed = agent.next("config.update", 30_000);
+    const res = await fetch(`${url}/api/hosts/${agent.host.hostId}/bandwidth`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ up_kbps: 1024 + i, down_kbps: null }),
+    });
+    await res.arrayBuffer();
+    if (!res.ok) {
+      throw new Error(`PUT bandwidth: ${res.status}`);
+    }
+    await pushed;
+    times.push(performance.now() - started);
+  }
+  return times;
 }
 
 /** Median ms of `rounds` sequential GETs, after two warm-up requests. */
@@ -83,6 +120,11 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
     }
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const rssOnline = await server.rssBytes();
+    const bareRss = await bareWsRssBytes(hosts);
+    const pushes = await pushLatencies(server.url, server.apiToken, agents);
+    // Last: it leaves a queued backup on every host.
+    const scheduleIds = await scheduleFleet(server.url, server.apiToken, agents);
+    const fired = await scheduleStorm(agents, scheduleIds);
     const dashboard = await latencyMs(`${server.url}/`, server.apiToken, 20);
     const fleetPage = await latencyMs(`${server.url}/hosts`, server.apiToken, 20);
     const hostList = await latencyMs(`${server.url}/api/hosts`, server.apiToken, 20);
@@ -129,6 +171,62 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
           `hello storm of ${tenth}, per agent`,
           smallStorm,
         ),
+      ],
+      budgets: [
+        {
+          id: "B2",
+          case: `hello storm: ${hosts} agents say hello at once, every hello answered`,
+          measured: fullStorm * hosts,
+          unit: "ms",
+          baselineName: `the storm of ${tenth} × ${(hosts / tenth).toFixed(0)}`,
+          baseline: smallStorm * hosts,
+          budget: 30_000,
+        },
+        {
+          id: "B2",
+          case: `push to one agent (bandwidth PUT → config.update), p99 of ${pushes.length}, ${hosts} online`,
+          measured: percentile(pushes, 99),
+          unit: "ms",
+          baselineName: "GET /healthz",
+          baseline: healthz,
+          budget: 50,
+        },
+        {
+          id: "B2",
+          case: `server RSS with ${hosts} agents online (${server.engine})`,
+          measured: rssOnline / MiB,
+          unit: "MiB",
+          baselineName: `a bare ws server holding ${hosts} sockets`,
+          baseline: bareRss / MiB,
+          budget: (3 * bareRss) / MiB,
+        },
+        {
+          id: "B6",
+          case: `schedule storm: ${fired.hosts} hosts fire one slot at once, every backup dispatched (${fired.missing} missing, ${fired.duplicates} duplicates)`,
+          measured: fired.missing + fired.duplicates > 0 ? Number.POSITIVE_INFINITY : fired.dispatchMs,
+          unit: "ms",
+          baselineName: `hello storm of the same ${hosts}`,
+          baseline: fullStorm * hosts,
+          budget: 5_000,
+        },
+        {
+          id: "B5",
+          case: `dashboard, ${hosts} hosts`,
+          measured: dashboard,
+          unit: "ms",
+          baselineName: "GET /healthz",
+          baseline: healthz,
+          budget: 100,
+        },
+        {
+          id: "B5",
+          case: `fleet page (host list), ${hosts} hosts`,
+          measured: fleetPage,
+          unit: "ms",
+          baselineName: "GET /healthz",
+          baseline: healthz,
+          budget: 100,
+        },
       ],
       notes: [
         `enrolled ${hosts} hosts through the API in ${(enrolMs / 1000).toFixed(1)} s`,

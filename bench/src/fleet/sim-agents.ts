@@ -4,7 +4,7 @@
  * real agent, then holds a real WebSocket, says hello, and counts what the server sends. No restic
  * runs; the server cannot tell (it sees the same frames).
  */
-import { decodeServerMessage, encode, PROTOCOL_VERSION } from "@fleetback/protocol";
+import { decodeServerMessage, encode, PROTOCOL_VERSION, type ServerEnvelope } from "@fleetback/protocol";
 import { WebSocket } from "ws";
 
 export interface EnrolledHost {
@@ -17,6 +17,11 @@ export interface SimAgent {
   /** Resolves with the ms from hello to the server's first schedule.set. */
   hello(): Promise<number>;
   heartbeat(): void;
+  /** Resolves with the ms until the server's next message of this type. */
+  next(type: string, timeoutMs?: number): Promise<number>;
+  /** Every message the server sent this agent, decoded, in order. */
+  received: ServerEnvelope[];
+  send(type: "schedule.fire", payload: { schedule_id: string; scheduled_at: string }): void;
   close(): Promise<void>;
 }
 
@@ -83,8 +88,12 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
     headers: { authorization: `Bearer ${host.token}` },
   });
   const listeners = new Set<(type: string) => void>();
+  const received: ServerEnvelope[] = [];
   ws.on("message", (data: Buffer) => {
     const decoded = decodeServerMessage(data);
+    if (decoded.ok) {
+      received.push(decoded.message);
+    }
     const type = decoded.ok ? decoded.message.type : "invalid";
     for (const listener of listeners) {
       listener(type);
@@ -96,35 +105,44 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
     ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
   });
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+  const next = (wanted: string, timeoutMs = 120_000) => {
+    const since = performance.now();
+    return new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        listeners.delete(listener);
+        reject(new Error(`no ${wanted} for ${host.hostId} in ${timeoutMs} ms`));
+      }, timeoutMs);
+      const listener = (type: string) => {
+        if (type === wanted) {
+          clearTimeout(timer);
+          listeners.delete(listener);
+          resolve(performance.now() - since);
+        }
+      };
+      listeners.add(listener);
+    });
+  };
   return {
     host,
+    next,
+    received,
+    send(type, payload) {
+      ws.send(encode(type, payload));
+    },
     hello() {
-      const sent = performance.now();
-      return new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`no schedule.set for ${host.hostId} in 120 s`)),
-          120_000,
-        );
-        const listener = (type: string) => {
-          if (type === "schedule.set") {
-            clearTimeout(timer);
-            listeners.delete(listener);
-            resolve(performance.now() - sent);
-          }
-        };
-        listeners.add(listener);
-        ws.send(
-          encode("hello", {
-            agent_version: "0.1.0",
-            tool_version: "0.18.0",
-            protocol_version: PROTOCOL_VERSION,
-            hostname: host.hostId,
-            os: "linux",
-            arch: "x64",
-            running_job_ids: [],
-          }),
-        );
-      });
+      const answered = next("schedule.set");
+      ws.send(
+        encode("hello", {
+          agent_version: "0.1.0",
+          tool_version: "0.18.0",
+          protocol_version: PROTOCOL_VERSION,
+          hostname: host.hostId,
+          os: "linux",
+          arch: "x64",
+          running_job_ids: [],
+        }),
+      );
+      return answered;
     },
     heartbeat() {
       ws.send(encode("heartbeat", { running_job_ids: [] }));

@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { PGLITE_SHARED_BUFFERS } from "@fleetback/db";
 import type { BudgetRow } from "../budgets.js";
 import { freePort } from "../fleet/server-child.js";
 
@@ -95,12 +96,17 @@ async function runBare(script: string, args: string[]): Promise<Record<string, n
   return JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as Record<string, number>;
 }
 
-/** PGlite alone: open (creating on first use) a data dir and answer one query, as the server's first step does. */
+/**
+ * PGlite alone: open (creating on first use) a data dir with the server's settings and answer one
+ * query, as the server's first step does.
+ */
 const PGLITE_OPEN = `
-const [pglite, dir] = process.argv.slice(1);
+const [pglite, dir, sharedBuffers] = process.argv.slice(1);
 const begun = performance.now();
 const { PGlite } = await import(pglite);
-const db = await PGlite.create(dir);
+const db = await PGlite.create(dir, {
+  startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=" + sharedBuffers],
+});
 await db.query("select 1");
 const ms = performance.now() - begun;
 await new Promise((r) => setTimeout(r, ${IDLE_SETTLE_MS}));
@@ -131,12 +137,14 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
   const scratch = await mkdtemp(join(tmpdir(), "fleetback-bench-start-"));
   try {
     const pglite = pgliteEntry();
-    const bareFirst = await runBare(PGLITE_OPEN, [pglite, join(scratch, "bare")]);
-    const bareAgain = await runBare(PGLITE_OPEN, [pglite, join(scratch, "bare")]);
+    const bareFirst = await runBare(PGLITE_OPEN, [pglite, join(scratch, "bare"), PGLITE_SHARED_BUFFERS]);
+    const bareAgain = await runBare(PGLITE_OPEN, [pglite, join(scratch, "bare"), PGLITE_SHARED_BUFFERS]);
     const bareHttp = await runBare(BARE_HTTP, []);
 
     const dataDir = join(scratch, "server");
     const first = await startServer(dataDir);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+    const idleFirst = await rssBytes(first.child.pid);
     await stop(first);
     const again = await startServer(dataDir);
     await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
@@ -161,6 +169,15 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
         baselineName: "PGlite alone reopens its data dir",
         baseline: bareAgain.ms ?? Number.NaN,
         budget: 1_500,
+      },
+      {
+        id: "B8",
+        case: "idle server RSS on PGlite after its first start (the data dir created)",
+        measured: idleFirst / MiB,
+        unit: "MiB",
+        baselineName: "PGlite alone, having created its data dir",
+        baseline: (bareFirst.rss ?? Number.NaN) / MiB,
+        budget: 200,
       },
       {
         id: "B8",
