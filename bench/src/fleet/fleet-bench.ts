@@ -12,9 +12,11 @@
 import type { BudgetRow } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
 import { bareWsRssBytes } from "./bare-ws.js";
+import { oneInsertPerLine, streamJobLogs } from "./job-logs-bench.js";
 import { scheduleFleet, scheduleStorm } from "./schedule-storm.js";
 import { startServerChild } from "./server-child.js";
 import { connectAgent, enrolHosts, pool, type SimAgent } from "./sim-agents.js";
+import { reportSnapshots } from "./snapshots-bench.js";
 
 export interface FleetBenchReport {
   results: BenchResult[];
@@ -90,6 +92,7 @@ function perAgent(growthBytes: number, hosts: number): string {
 }
 
 const MS = 1e6;
+const LINES_PER_JOB = 1_000;
 const MiB = 2 ** 20;
 
 export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
@@ -125,6 +128,17 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
     // Last: it leaves a queued backup on every host.
     const scheduleIds = await scheduleFleet(server.url, server.apiToken, agents);
     const fired = await scheduleStorm(agents, scheduleIds);
+    const streamers = agents.slice(0, Math.min(50, agents.length));
+    const logs = await streamJobLogs(server.url, server.apiToken, streamers, LINES_PER_JOB);
+    const insertEach = await oneInsertPerLine(2_000);
+    const reporter = agents[streamers.length] ?? (agents[0] as SimAgent);
+    const reportSmall = await reportSnapshots(server.url, server.apiToken, reporter, 1_000);
+    const reportLarge = await reportSnapshots(server.url, server.apiToken, reporter, 10_000);
+    const snapshotsPage = await latencyMs(
+      `${server.url}/hosts/${reporter.host.hostId}/snapshots`,
+      server.apiToken,
+      20,
+    );
     const dashboard = await latencyMs(`${server.url}/`, server.apiToken, 20);
     const fleetPage = await latencyMs(`${server.url}/hosts`, server.apiToken, 20);
     const hostList = await latencyMs(`${server.url}/api/hosts`, server.apiToken, 20);
@@ -208,6 +222,34 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
           baselineName: `hello storm of the same ${hosts}`,
           baseline: fullStorm * hosts,
           budget: 5_000,
+        },
+        {
+          id: "B3",
+          case: `${logs.jobs} jobs stream ${LINES_PER_JOB} log lines each, all stored (${server.engine}; ${logs.storedOfFirst} listed for one job)`,
+          measured: logs.storedOfFirst === LINES_PER_JOB ? logs.linesPerSecond : 0,
+          unit: "lines/s",
+          baselineName: "one INSERT per line, in-memory PGlite in the bench",
+          baseline: insertEach,
+          // Both of B3's bounds: the engine's floor and ten times one INSERT per line.
+          budget: Math.max(server.engine === "PGlite" ? 15_000 : 50_000, 10 * insertEach),
+        },
+        {
+          id: "B5",
+          case: "one host reports 10,000 snapshots (10 parts), until the API lists them",
+          measured: reportLarge,
+          unit: "ms",
+          baselineName: "the same host reporting 1,000",
+          baseline: reportSmall,
+          budget: 300,
+        },
+        {
+          id: "B5",
+          case: "snapshots page of the host with 10,000 snapshots",
+          measured: snapshotsPage,
+          unit: "ms",
+          baselineName: "GET /healthz",
+          baseline: healthz,
+          budget: 100,
         },
         {
           id: "B5",

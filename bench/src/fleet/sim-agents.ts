@@ -1,10 +1,18 @@
 /**
  * @module fleet/sim-agents
  * A fleet of agents reduced to their wire behaviour: each host is enrolled through the API like a
- * real agent, then holds a real WebSocket, says hello, and counts what the server sends. No restic
- * runs; the server cannot tell (it sees the same frames).
+ * real agent, then holds a real WebSocket, says hello, heartbeats every 30 s naming the jobs it
+ * holds (every command.run until it sends that job's job.finished), and counts what the server
+ * sends. No restic runs; the server cannot tell (it sees the same frames).
  */
-import { decodeServerMessage, encode, PROTOCOL_VERSION, type ServerEnvelope } from "@fleetback/protocol";
+import {
+  type AgentMessageType,
+  decodeServerMessage,
+  encode,
+  type PayloadOf,
+  PROTOCOL_VERSION,
+  type ServerEnvelope,
+} from "@fleetback/protocol";
 import { WebSocket } from "ws";
 
 export interface EnrolledHost {
@@ -21,7 +29,7 @@ export interface SimAgent {
   next(type: string, timeoutMs?: number): Promise<number>;
   /** Every message the server sent this agent, decoded, in order. */
   received: ServerEnvelope[];
-  send(type: "schedule.fire", payload: { schedule_id: string; scheduled_at: string }): void;
+  send<K extends AgentMessageType>(type: K, payload: PayloadOf<K>): void;
   close(): Promise<void>;
 }
 
@@ -89,10 +97,14 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
   });
   const listeners = new Set<(type: string) => void>();
   const received: ServerEnvelope[] = [];
+  const active = new Set<string>();
   ws.on("message", (data: Buffer) => {
     const decoded = decodeServerMessage(data);
     if (decoded.ok) {
       received.push(decoded.message);
+      if (decoded.message.type === "command.run") {
+        active.add(decoded.message.payload.job_id);
+      }
     }
     const type = decoded.ok ? decoded.message.type : "invalid";
     for (const listener of listeners) {
@@ -105,6 +117,11 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
     ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
   });
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+  const heartbeat = () => ws.send(encode("heartbeat", { running_job_ids: [...active] }));
+  // As the agent does: the server closes a socket silent for 90 s.
+  const beating = setInterval(heartbeat, 30_000);
+  beating.unref();
+  void closed.then(() => clearInterval(beating));
   const next = (wanted: string, timeoutMs = 120_000) => {
     const since = performance.now();
     return new Promise<number>((resolve, reject) => {
@@ -128,6 +145,9 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
     received,
     send(type, payload) {
       ws.send(encode(type, payload));
+      if (type === "job.finished") {
+        active.delete((payload as PayloadOf<"job.finished">).job_id);
+      }
     },
     hello() {
       const answered = next("schedule.set");
@@ -144,9 +164,7 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
       );
       return answered;
     },
-    heartbeat() {
-      ws.send(encode("heartbeat", { running_job_ids: [] }));
-    },
+    heartbeat,
     async close() {
       ws.close(1000, "bench done");
       await closed;

@@ -1,0 +1,63 @@
+/**
+ * @module fleet/snapshots-bench
+ * Budget B5 of issue 19, its first half: one host reports a repository of 10,000 snapshots (in
+ * parts of 1,000, as the agent splits a large list) and the server replaces the host's mirror of
+ * them; measured until the API lists the new count. The baseline is the same host reporting one
+ * part of 1,000, so the ratio says how the replacement grows with the list.
+ */
+import { randomBytes } from "node:crypto";
+import { newMessageId } from "@fleetback/protocol";
+import type { SimAgent } from "./sim-agents.js";
+
+const PART = 1_000;
+
+function snapshot(i: number, tag: string) {
+  const id = randomBytes(32).toString("hex");
+  return {
+    id,
+    short_id: id.slice(0, 8),
+    time: new Date(Date.UTC(2020, 0, 1) + i * 3_600_000).toISOString(),
+    hostname: "bench",
+    paths: ["/srv/data", "/etc"],
+    tags: [tag],
+    size_bytes: 1_000_000 + i,
+    file_count: 5_000 + i,
+  };
+}
+
+/** Sends a report of `count` snapshots; resolves with ms until the API says `count`. */
+export async function reportSnapshots(
+  url: string,
+  token: string,
+  agent: SimAgent,
+  count: number,
+): Promise<number> {
+  const all = Array.from({ length: count }, (_, i) => snapshot(i, `r${count}`));
+  const parts = Math.max(1, Math.ceil(count / PART));
+  const reportId = newMessageId();
+  const refreshedAt = new Date().toISOString();
+  const started = performance.now();
+  for (let part = 0; part < parts; part++) {
+    agent.send("snapshots.report", {
+      snapshots: all.slice(part * PART, (part + 1) * PART),
+      refreshed_at: refreshedAt,
+      report_id: reportId,
+      part,
+      parts,
+    });
+  }
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const res = await fetch(`${url}/api/hosts/${agent.host.hostId}/snapshots?limit=1`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    const body = (await res.json()) as { total: number | null; snapshots: { tags: string[] }[] };
+    if (body.total === count && body.snapshots[0]?.tags.includes(`r${count}`)) {
+      return performance.now() - started;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the host still lists ${body.total} snapshots after 120 s, not ${count}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
