@@ -8,7 +8,7 @@
  * browser, or a callback forged into a victim's, has no cookie to match).
  */
 import { openJson, sealJson } from "@fleetback/crypto";
-import * as oidc from "openid-client";
+import type * as OidcModule from "openid-client";
 import { RequestError } from "../errors.js";
 import type { SsoConfig } from "./sso-config.js";
 
@@ -56,8 +56,16 @@ function messages(error: unknown): string {
   return parts.join(" / ");
 }
 
+type Oidc = typeof OidcModule;
+let loadingOidc: Promise<Oidc> | undefined;
+/** Loaded on the first sign-in, not at start: most servers have no SSO, and idle memory counts. */
+const loadOidc = (): Promise<Oidc> => {
+  loadingOidc ??= import("openid-client");
+  return loadingOidc;
+};
+
 /** What the provider or the checks said, without anything of the response beyond its error code. */
-function describe(error: unknown): string {
+function describe(oidc: Oidc, error: unknown): string {
   if (error instanceof oidc.ResponseBodyError || error instanceof oidc.AuthorizationResponseError) {
     const detail = error.error_description ? ` (${error.error_description.slice(0, 200)})` : "";
     return `the provider answered ${error.error}${detail}`;
@@ -85,16 +93,18 @@ export function createSsoClient(
     onDiscoveryError?: (error: unknown) => void;
   },
 ): SsoClient {
-  let discovered: Promise<oidc.Configuration> | undefined;
+  let discovered: Promise<OidcModule.Configuration> | undefined;
 
   // Discovered on first use, not at start: a provider that is down must not keep the server (and
   // its password sign-in) from starting. A failed discovery is retried by the next sign-in.
-  const configuration = (): Promise<oidc.Configuration> => {
-    discovered ??= oidc
-      .discovery(new URL(config.issuer), config.clientId, config.clientSecret, undefined, {
-        execute: config.allowHttp ? [oidc.allowInsecureRequests] : [],
-        timeout: 10,
-      })
+  const configuration = (): Promise<OidcModule.Configuration> => {
+    discovered ??= loadOidc()
+      .then((oidc) =>
+        oidc.discovery(new URL(config.issuer), config.clientId, config.clientSecret, undefined, {
+          execute: config.allowHttp ? [oidc.allowInsecureRequests] : [],
+          timeout: 10,
+        }),
+      )
       .catch((error: unknown) => {
         discovered = undefined;
         options.onDiscoveryError?.(error);
@@ -134,6 +144,7 @@ export function createSsoClient(
     config,
     async start(next) {
       const server = await configuration();
+      const oidc = await loadOidc();
       const verifier = oidc.randomPKCECodeVerifier();
       const pending: PendingLogin = {
         state: oidc.randomState(),
@@ -155,7 +166,8 @@ export function createSsoClient(
     async finish(callbackUrl, cookie) {
       const pending = openPending(cookie);
       const server = await configuration();
-      let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+      const oidc = await loadOidc();
+      let tokens: Awaited<ReturnType<Oidc["authorizationCodeGrant"]>>;
       try {
         tokens = await oidc.authorizationCodeGrant(server, callbackUrl, {
           pkceCodeVerifier: pending.verifier,
@@ -164,7 +176,7 @@ export function createSsoClient(
           idTokenExpected: true,
         });
       } catch (error) {
-        throw refused(describe(error));
+        throw refused(describe(oidc, error));
       }
       const idClaims = tokens.claims();
       if (idClaims === undefined) {
@@ -176,7 +188,7 @@ export function createSsoClient(
           const info = await oidc.fetchUserInfo(server, tokens.access_token, idClaims.sub);
           claims = { ...info, ...idClaims };
         } catch (error) {
-          throw refused(`reading the user's claims: ${describe(error)}`);
+          throw refused(`reading the user's claims: ${describe(oidc, error)}`);
         }
       }
       return { issuer: server.serverMetadata().issuer, subject: idClaims.sub, claims, next: pending.next };

@@ -10,7 +10,6 @@
 import { createHmac } from "node:crypto";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import {
   type AddressPolicy,
@@ -31,14 +30,15 @@ export interface MailTransport {
   sendMail(message: { from: string; to: string[]; subject: string; text: string }): Promise<unknown>;
   close(): void;
 }
-export type MailTransportFactory = (options: SMTPTransport.Options) => MailTransport;
+export type MailTransportFactory = (options: SMTPTransport.Options) => Promise<MailTransport>;
 
 export interface DeliveryPorts {
   createMailTransport: MailTransportFactory;
 }
 
 export const realDeliveryPorts: DeliveryPorts = {
-  createMailTransport: (options) => nodemailer.createTransport(options),
+  // Loaded on the first mail: nodemailer costs an idle server ~14 MiB, and most never send one.
+  createMailTransport: async (options) => (await import("nodemailer")).default.createTransport(options),
 };
 
 const USER_AGENT = "Fleetback-Notifier/1";
@@ -272,7 +272,7 @@ async function sendEmail(
     // Resolved and checked here, then the transport connects to that address and never resolves
     // the name itself, so a second DNS answer cannot point it elsewhere.
     const address = await Promise.race([resolveChecked(config.host, policy), aborted]);
-    transport = ports.createMailTransport(mailOptions(config, address, timeoutMs));
+    transport = await ports.createMailTransport(mailOptions(config, address, timeoutMs));
     await Promise.race([
       transport.sendMail({
         from: config.from,
