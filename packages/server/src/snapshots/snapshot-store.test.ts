@@ -1,7 +1,7 @@
-import { hosts, snapshots } from "@fleetback/db";
+import { executeRows, hosts, snapshots, snapshotTags } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { seedHost } from "../testing/seed.js";
 import {
@@ -65,6 +65,42 @@ runDbSuite("snapshot store", (getDb) => {
     expect(await countOf(host.id)).toMatchObject({ stored: 0, rows: 0 });
     // Another host's list is never touched.
     expect(await countOf(other.id)).toMatchObject({ stored: 4, rows: 4 });
+  });
+
+  it("writes only the difference: kept rows stay, gone ones go, new ones come, tags follow", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    await replaceSnapshots(db, host.id, report(3));
+    const rowIdentity = async () =>
+      Object.fromEntries(
+        (
+          await executeRows<{ id: string; xmin: string }>(
+            db,
+            sql`select id, xmin::text as xmin from ${snapshots} where host_id = ${host.id}`,
+          )
+        ).map((row) => [row.id, row.xmin]),
+      );
+    const before = await rowIdentity();
+    // 0 is gone, 1 and 2 stay, 3 is new and carries a tag no snapshot had.
+    const next = {
+      snapshots: [wireSnapshot(3, { tags: ["etc", "weekly"] }), wireSnapshot(2), wireSnapshot(1)],
+      refreshed_at: "2026-11-21T13:00:00Z",
+    };
+    expect(await replaceSnapshots(db, host.id, next)).toMatchObject({ count: 3 });
+    const after = await rowIdentity();
+    expect(Object.keys(after).sort()).toEqual([1, 2, 3].map((i) => wireSnapshot(i).id).sort());
+    // The kept rows were not rewritten: same row version.
+    expect(after[wireSnapshot(1).id]).toBe(before[wireSnapshot(1).id]);
+    expect(after[wireSnapshot(2).id]).toBe(before[wireSnapshot(2).id]);
+    const tags = await db.select().from(snapshotTags).where(eq(snapshotTags.hostId, host.id));
+    expect(tags.map((t) => [t.tag, t.snapshotCount, t.latestAt.toISOString()]).sort()).toEqual([
+      ["etc", 3, wireSnapshot(3).time],
+      ["weekly", 1, wireSnapshot(3).time],
+    ]);
+    // The same list again changes nothing but the refresh time.
+    await replaceSnapshots(db, host.id, { ...next, refreshed_at: "2026-11-21T14:00:00Z" });
+    expect(await rowIdentity()).toEqual(after);
+    expect((await countOf(host.id)).refreshedAt?.toISOString()).toBe("2026-11-21T14:00:00.000Z");
   });
 
   it("keeps the old list when a replacement fails half-way (one transaction)", async () => {

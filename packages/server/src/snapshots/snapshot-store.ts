@@ -2,7 +2,7 @@
  * @module snapshots/snapshot-store
  * The host's cached snapshot projection. Each `snapshots.report` is authoritative: the old list
  * and the host's snapshot_count are replaced in one transaction (an empty list is a real answer:
- * the repository has no snapshots). A report sent in parts arrives here once, whole, from
+ * the repository has no snapshots), by deleting the ids it no longer names and inserting the new. A report sent in parts arrives here once, whole, from
  * report-assembler.ts. Reads are newest first, paged by a (time, id) cursor that
  * the (host_id, time desc) index serves.
  */
@@ -15,7 +15,7 @@ import {
   snapshotTags,
 } from "@fleetback/db";
 import type { SnapshotsReport } from "@fleetback/protocol";
-import { and, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, or, type SQL, sql } from "drizzle-orm";
 
 /** Rows per INSERT: 9 columns each stays far below PostgreSQL's 65,535 bind parameters. */
 export const SNAPSHOT_INSERT_CHUNK = 1_000;
@@ -62,9 +62,38 @@ export async function replaceSnapshots(
     if (updated.length === 0) {
       return undefined;
     }
-    await tx.delete(snapshots).where(eq(snapshots.hostId, hostId));
-    for (let start = 0; start < rows.length; start += SNAPSHOT_INSERT_CHUNK) {
-      await tx.insert(snapshots).values(rows.slice(start, start + SNAPSHOT_INSERT_CHUNK));
+    // A snapshot never changes under its id (restic writes a new one to change tags), so only the
+    // difference is written: the usual report after a backup adds one row to thousands.
+    const stored = await tx.select({ id: snapshots.id }).from(snapshots).where(eq(snapshots.hostId, hostId));
+    const kept = new Set<string>();
+    const gone: string[] = [];
+    for (const { id } of stored) {
+      if (seen.has(id)) {
+        kept.add(id);
+      } else {
+        gone.push(id);
+      }
+    }
+    const added = rows.filter((row) => !kept.has(row.id));
+    if (kept.size === 0 && gone.length > 0) {
+      await tx.delete(snapshots).where(eq(snapshots.hostId, hostId));
+      gone.length = 0;
+    }
+    for (let start = 0; start < gone.length; start += SNAPSHOT_INSERT_CHUNK) {
+      await tx
+        .delete(snapshots)
+        .where(
+          and(
+            eq(snapshots.hostId, hostId),
+            inArray(snapshots.id, gone.slice(start, start + SNAPSHOT_INSERT_CHUNK)),
+          ),
+        );
+    }
+    for (let start = 0; start < added.length; start += SNAPSHOT_INSERT_CHUNK) {
+      await tx.insert(snapshots).values(added.slice(start, start + SNAPSHOT_INSERT_CHUNK));
+    }
+    if (gone.length === 0 && added.length === 0) {
+      return { count: rows.length, refreshedAt };
     }
     // The per-tag newest snapshot that freshness joins on, derived from the rows just written.
     await tx.delete(snapshotTags).where(eq(snapshotTags.hostId, hostId));
