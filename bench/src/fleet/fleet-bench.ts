@@ -16,7 +16,7 @@ import { oneInsertPerLine, streamJobLogs } from "./job-logs-bench.js";
 import { scheduleFleet, scheduleStorm } from "./schedule-storm.js";
 import { startServerChild } from "./server-child.js";
 import { connectAgent, enrolHosts, pool, type SimAgent } from "./sim-agents.js";
-import { reportSnapshots } from "./snapshots-bench.js";
+import { reportSnapshots, snapshot, snapshotList } from "./snapshots-bench.js";
 
 export interface FleetBenchReport {
   results: BenchResult[];
@@ -132,8 +132,18 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
     const logs = await streamJobLogs(server.url, server.apiToken, streamers, LINES_PER_JOB);
     const insertEach = await oneInsertPerLine(2_000);
     const reporter = agents[streamers.length] ?? (agents[0] as SimAgent);
-    const reportSmall = await reportSnapshots(server.url, server.apiToken, reporter, 1_000);
-    const reportLarge = await reportSnapshots(server.url, server.apiToken, reporter, 10_000);
+    const reportSmall = await reportSnapshots(
+      server.url,
+      server.apiToken,
+      reporter,
+      snapshotList(1_000, "small"),
+    );
+    const large = snapshotList(10_000, "large");
+    const reportLarge = await reportSnapshots(server.url, server.apiToken, reporter, large);
+    const reportOneMore = await reportSnapshots(server.url, server.apiToken, reporter, [
+      snapshot(10_000, "one-more"),
+      ...large,
+    ]);
     const snapshotsPage = await latencyMs(
       `${server.url}/hosts/${reporter.host.hostId}/snapshots`,
       server.apiToken,
@@ -244,7 +254,16 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B5",
-          case: "snapshots page of the host with 10,000 snapshots",
+          case: "the report after a backup: those 10,000 and one new snapshot, until listed",
+          measured: reportOneMore,
+          unit: "ms",
+          baselineName: "the same host reporting 1,000 new",
+          baseline: reportSmall,
+          budget: 300,
+        },
+        {
+          id: "B5",
+          case: "snapshots page of the host with 10,001 snapshots",
           measured: snapshotsPage,
           unit: "ms",
           baselineName: "GET /healthz",

@@ -9,6 +9,7 @@
  */
 import { connect, executeRows, IN_MEMORY } from "@fleetback/db";
 import { sql } from "drizzle-orm";
+import { pollFetch } from "./poll-fetch.js";
 import type { SimAgent } from "./sim-agents.js";
 import { pool } from "./sim-agents.js";
 
@@ -31,7 +32,7 @@ function queuedBackup(agent: SimAgent): string {
 
 async function getJson<T>(url: string, token: string): Promise<T> {
   // A fresh connection per poll: a reused one can meet the server's keep-alive timer closing it.
-  const res = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Connection: "close" } });
+  const res = await pollFetch(url, { headers: { Authorization: `Bearer ${token}`, Connection: "close" } });
   if (!res.ok) {
     throw new Error(`GET ${url}: ${res.status}`);
   }

@@ -3,15 +3,19 @@
  * Budget B5 of issue 19, its first half: one host reports a repository of 10,000 snapshots (in
  * parts of 1,000, as the agent splits a large list) and the server replaces the host's mirror of
  * them; measured until the API lists the new count. The baseline is the same host reporting one
- * part of 1,000, so the ratio says how the replacement grows with the list.
+ * part of 1,000, so the ratio says how the replacement grows with the list. Then the report that
+ * follows a backup: the same 10,000 and one new snapshot.
  */
 import { randomBytes } from "node:crypto";
 import { newMessageId } from "@fleetback/protocol";
+import { pollFetch } from "./poll-fetch.js";
 import type { SimAgent } from "./sim-agents.js";
 
 const PART = 1_000;
 
-function snapshot(i: number, tag: string) {
+export type WireSnapshot = ReturnType<typeof snapshot>;
+
+export function snapshot(i: number, tag: string) {
   const id = randomBytes(32).toString("hex");
   return {
     id,
@@ -25,14 +29,20 @@ function snapshot(i: number, tag: string) {
   };
 }
 
-/** Sends a report of `count` snapshots; resolves with ms until the API says `count`. */
+/** `count` new snapshots, newest first, tagged `tag`. */
+export function snapshotList(count: number, tag: string): WireSnapshot[] {
+  return Array.from({ length: count }, (_, i) => snapshot(count - 1 - i, tag));
+}
+
+/** Sends `all` (newest first) as one report; resolves with ms until the API lists it. */
 export async function reportSnapshots(
   url: string,
   token: string,
   agent: SimAgent,
-  count: number,
+  all: WireSnapshot[],
 ): Promise<number> {
-  const all = Array.from({ length: count }, (_, i) => snapshot(i, `r${count}`));
+  const count = all.length;
+  const newestTag = all[0]?.tags[0] ?? "";
   const parts = Math.max(1, Math.ceil(count / PART));
   const reportId = newMessageId();
   const refreshedAt = new Date().toISOString();
@@ -48,11 +58,11 @@ export async function reportSnapshots(
   }
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const res = await fetch(`${url}/api/hosts/${agent.host.hostId}/snapshots?limit=1`, {
+    const res = await pollFetch(`${url}/api/hosts/${agent.host.hostId}/snapshots?limit=1`, {
       headers: { Authorization: `Bearer ${token}` },
     });
     const body = (await res.json()) as { total: number | null; snapshots: { tags: string[] }[] };
-    if (body.total === count && body.snapshots[0]?.tags.includes(`r${count}`)) {
+    if (body.total === count && body.snapshots[0]?.tags.includes(newestTag)) {
       return performance.now() - started;
     }
     if (Date.now() > deadline) {
