@@ -101,6 +101,10 @@ runDbSuite("snapshot store", (getDb) => {
     await replaceSnapshots(db, host.id, { ...next, refreshed_at: "2026-11-21T14:00:00Z" });
     expect(await rowIdentity()).toEqual(after);
     expect((await countOf(host.id)).refreshedAt?.toISOString()).toBe("2026-11-21T14:00:00.000Z");
+    // An empty list empties the tags too (freshness reads them).
+    await replaceSnapshots(db, host.id, { snapshots: [], refreshed_at: "2026-11-21T15:00:00Z" });
+    expect(await rowIdentity()).toEqual({});
+    expect(await db.select().from(snapshotTags).where(eq(snapshotTags.hostId, host.id))).toEqual([]);
   });
 
   it("keeps the old list when a replacement fails half-way (one transaction)", async () => {

@@ -75,7 +75,9 @@ export async function replaceSnapshots(
       }
     }
     const added = rows.filter((row) => !kept.has(row.id));
+    const changed = gone.length > 0 || added.length > 0;
     if (kept.size === 0 && gone.length > 0) {
+      // Nothing stays: one statement instead of a chunked list of every id.
       await tx.delete(snapshots).where(eq(snapshots.hostId, hostId));
       gone.length = 0;
     }
@@ -92,7 +94,7 @@ export async function replaceSnapshots(
     for (let start = 0; start < added.length; start += SNAPSHOT_INSERT_CHUNK) {
       await tx.insert(snapshots).values(added.slice(start, start + SNAPSHOT_INSERT_CHUNK));
     }
-    if (gone.length === 0 && added.length === 0) {
+    if (!changed) {
       return { count: rows.length, refreshedAt };
     }
     // The per-tag newest snapshot that freshness joins on, derived from the rows just written.
