@@ -5,7 +5,9 @@
  * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 1,000, 0 skips
  * it), the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
  * skips it; health/freshness-bench.ts), and the start and idle-memory budgets of the built server
- * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them). The budget rows are printed as
+ * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them), and the cases with a real agent,
+ * restic 0.18 and rest-server: B1's backup, B4's restore browser and the agent's idle memory
+ * (restic/restic-bench.ts; FLEETBACK_BENCH_RESTIC=0 skips them). The budget rows are printed as
  * one table and written, with every other result, to bench/results.json.
  */
 import { dirname, join } from "node:path";
@@ -16,6 +18,7 @@ import { protocolCases } from "./cases/protocol.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
 import { type BenchResult, formatResults, runCase } from "./harness.js";
 import { runFreshnessBench } from "./health/freshness-bench.js";
+import { runResticBench } from "./restic/restic-bench.js";
 import { runStartupBench } from "./startup/startup-bench.js";
 
 const resultsPath = join(dirname(fileURLToPath(import.meta.url)), "..", "results.json");
@@ -55,6 +58,12 @@ if (groups > 0) {
   allResults.push(...freshness.results);
   allNotes.push(...freshness.notes);
   process.stdout.write(`\n${formatResults(freshness.results)}\n\n${freshness.notes.join("\n")}\n`);
+}
+
+if (process.env.FLEETBACK_BENCH_RESTIC !== "0") {
+  const restic = await runResticBench();
+  budgets.push(...restic.rows);
+  allNotes.push(...restic.notes);
 }
 
 if (process.env.FLEETBACK_BENCH_STARTUP !== "0") {
