@@ -208,6 +208,7 @@ describe("backup argv", () => {
       "7",
       "--json",
       "snapshots",
+      "--no-lock",
     ]);
     expect(backupArgs(backupCommand())).toEqual(["--tag", "t1", "--", TREE]);
   });
