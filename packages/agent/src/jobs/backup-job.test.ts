@@ -208,7 +208,6 @@ describe("backup argv", () => {
       "7",
       "--json",
       "snapshots",
-      "--no-lock",
     ]);
     expect(backupArgs(backupCommand())).toEqual(["--tag", "t1", "--", TREE]);
   });
