@@ -48,7 +48,7 @@ describe("connect with PGlite", () => {
     } finally {
       await connection.close();
     }
-  });
+  }, 120_000);
 });
 
 describe("connect with PostgreSQL", () => {
