@@ -2,8 +2,10 @@
  * Issue 4 end to end with real processes: a source group and a schedule firing every few seconds
  * (6-field cron) produce backups with actor `schedule`; run-now works; the snapshots API shows
  * the new snapshot with size and file count on restic 0.18 and zeros on 0.14; job logs and
- * progress arrive; cancelling a long backup kills restic and ends `cancelled`.
+ * progress arrive; cancelling a long backup kills restic and ends `cancelled`, and on 0.14 as on
+ * 0.18 leaves no lock in the repository (a check right after succeeds).
  */
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +15,7 @@ import { type AgentDirs, type AgentRun, startAgent } from "./support/agent-proce
 import { type EnrolledHost, enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
 import { useStack, waitJob as waitJobOf } from "./support/stack.js";
-import { FETCHED_TOOLS, missingNote, type ResticVersion, toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
 
 interface JobJson {
   id: string;
@@ -166,38 +168,60 @@ describe.skipIf(missing !== "")(
       });
     }
 
-    it("cancelling a long backup kills restic and ends cancelled", async () => {
-      const { hostId, dirs, env } = await enrol("0.18", "bk-cancel");
-      run(dirs, env);
-      await waitHostReady(stack.api, hostId);
-      // 32 MiB behind a 64 KiB/s upload cap: minutes of work, so the cancel lands mid-run.
-      const source = makeTree(8, 4 * 2 ** 20);
-      expect(
-        (await stack.api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 64, down_kbps: null }))
-          .status,
-      ).toBe(200);
-      const groupId = await createGroup(hostId, "big", [source]);
-      const started = await stack.api.send<{ job_id: string }>(
-        "POST",
-        `/api/hosts/${hostId}/source-groups/${groupId}/run`,
-      );
-      await eventually(
-        async () => {
-          const { job } = await stack.api.get<{ job: JobJson }>(`/api/jobs/${started.body.job_id}`);
-          return job.status === "running" && job.progress !== null;
-        },
-        { what: "the backup to report progress" },
-      );
-      expect(resticProcesses().length).toBeGreaterThan(0);
-      const cancel = await stack.api.send("POST", `/api/jobs/${started.body.job_id}/cancel`);
-      expect(cancel.status).toBeLessThan(300);
-      const job = await waitJob(started.body.job_id);
-      expect(job.status).toBe("cancelled");
-      await eventually(async () => resticProcesses().length === 0, {
-        what: "no restic backup process left",
-        timeoutMs: 15_000,
+    for (const restic of ["0.18", "0.14"] as const) {
+      it(`restic ${restic}: cancelling a long backup kills restic, ends cancelled and leaves no lock behind`, async () => {
+        const user = `bk-cancel-${restic.replace(".", "")}`;
+        const { hostId, dirs, env, password } = await enrol(restic, user);
+        run(dirs, env);
+        await waitHostReady(stack.api, hostId);
+        // 32 MiB behind a 64 KiB/s upload cap: minutes of work, so the cancel lands mid-run.
+        const source = makeTree(8, 4 * 2 ** 20);
+        expect(
+          (await stack.api.send("PUT", `/api/hosts/${hostId}/bandwidth`, { up_kbps: 64, down_kbps: null }))
+            .status,
+        ).toBe(200);
+        const groupId = await createGroup(hostId, "big", [source]);
+        const started = await stack.api.send<{ job_id: string }>(
+          "POST",
+          `/api/hosts/${hostId}/source-groups/${groupId}/run`,
+        );
+        await eventually(
+          async () => {
+            const { job } = await stack.api.get<{ job: JobJson }>(`/api/jobs/${started.body.job_id}`);
+            return job.status === "running" && job.progress !== null;
+          },
+          { what: "the backup to report progress" },
+        );
+        expect(resticProcesses().length).toBeGreaterThan(0);
+        const cancel = await stack.api.send("POST", `/api/jobs/${started.body.job_id}/cancel`);
+        expect(cancel.status).toBeLessThan(300);
+        const job = await waitJob(started.body.job_id);
+        expect(job.status).toBe("cancelled");
+        await eventually(async () => resticProcesses().length === 0, {
+          what: "no restic backup process left",
+          timeoutMs: 15_000,
+        });
+
+        // restic before 0.17 removes its lock only on SIGINT: the stop must send it first, or the
+        // lock stays and every job that needs an exclusive one (check, forget, prune) fails.
+        const url = new URL(stack.rest.url);
+        const locks = execFileSync(RESTIC[restic], ["list", "locks", "--no-lock", "--no-cache"], {
+          encoding: "utf8",
+          env: {
+            PATH: process.env.PATH ?? "",
+            RESTIC_REPOSITORY: `rest:${url.protocol}//${user}:${encodeURIComponent(password)}@${url.host}/${user}/`,
+            RESTIC_PASSWORD: password,
+          },
+        });
+        expect(locks.trim()).toBe("");
+        const check = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${hostId}/jobs`, {
+          kind: "check",
+        });
+        expect(check.status, JSON.stringify(check.body)).toBe(201);
+        const checked = await waitJob(check.body.job_id);
+        expect(checked.status, checked.error ?? "").toBe("succeeded");
       });
-    });
+    }
 
     it("a backup due while the host is offline runs when it returns", async () => {
       const { hostId, dirs, env } = await enrol("0.18", "bk-pending");

@@ -26,7 +26,7 @@ export interface ProcessSpec {
    * the caller reads, pauses and resumes; `onLine` then only sees stderr.
    */
   rawStdout?: (stdout: NodeJS.ReadableStream) => void;
-  /** Aborting kills the whole process group: SIGTERM, then SIGKILL after the grace period. */
+  /** Aborting stops the whole process group: SIGINT, SIGTERM, then SIGKILL after the grace period. */
   signal?: AbortSignal;
   /** Same as an abort, but the result says `timedOut`. */
   timeoutMs?: number;

@@ -27,12 +27,25 @@ describe("createSpawnRunner", () => {
     expect(pids.every(isRunning)).toBe(true);
     controller.abort();
     const result = await running;
-    expect(result).toMatchObject({ kind: "exited", cancelled: true, exitCode: null, signal: "SIGTERM" });
+    expect(result).toMatchObject({ kind: "exited", cancelled: true, exitCode: null, signal: "SIGINT" });
     await waitUntil(() => !pids.some(isRunning));
   });
 
-  it("escalates to SIGKILL when the group ignores SIGTERM", async () => {
-    const fake = await createSleepingRestic({ ignoreTerm: true });
+  it("stops with SIGINT first, the one signal restic before 0.17 removes its lock on", async () => {
+    const fake = await createSleepingRestic({ cleanupOnInt: true });
+    const controller = new AbortController();
+    const running = createSpawnRunner({ killGraceMs: 5_000 }).run(
+      spec(fake.path, { signal: controller.signal }),
+    );
+    const pids = await readPids(fake.pidFile);
+    controller.abort();
+    expect(await running).toMatchObject({ kind: "exited", cancelled: true, exitCode: 130 });
+    expect((await readFile(fake.cleanedFile, "utf8")).trim()).toBe("cleaned");
+    await waitUntil(() => !pids.some(isRunning));
+  });
+
+  it("escalates to SIGKILL when the group ignores SIGINT and SIGTERM", async () => {
+    const fake = await createSleepingRestic({ ignoreStops: true });
     const controller = new AbortController();
     const running = createSpawnRunner({ killGraceMs: 200 }).run(
       spec(fake.path, { signal: controller.signal }),

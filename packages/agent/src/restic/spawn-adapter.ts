@@ -1,8 +1,13 @@
 /**
  * @module restic/spawn-adapter
  * The real ResticRunner: spawns the binary in its own process group (`detached`), so that a
- * cancel or timeout reaches restic and anything it started (ssh, rclone, hooks) at once: SIGTERM
- * to the group first, so restic can remove its lock, then SIGKILL after a grace period.
+ * cancel or timeout reaches restic and anything it started (ssh, rclone, hooks) at once.
+ *
+ * The stop escalates: SIGINT, then SIGTERM halfway through the grace period, then SIGKILL at its
+ * end. SIGINT comes first because restic before 0.17 removes its lock only on SIGINT (SIGTERM
+ * cleanup came with restic PR #4703): a cancelled 0.14 backup stopped by SIGTERM left a lock that
+ * made the next forget, prune or check fail with "repository is already locked". SIGTERM follows
+ * for whatever ignores SIGINT, such as a shell's background children.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createLineSplitter } from "./line-splitter.js";
@@ -68,10 +73,19 @@ export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunne
         }
         pipe("stderr", child.stderr);
 
+        let terminating = false;
         const terminate = () => {
-          signalGroup(child, "SIGTERM");
+          if (terminating) {
+            return;
+          }
+          terminating = true;
+          signalGroup(child, "SIGINT");
+          const term = setTimeout(() => signalGroup(child, "SIGTERM"), killGraceMs / 2);
           const kill = setTimeout(() => signalGroup(child, "SIGKILL"), killGraceMs);
-          cleanups.push(() => clearTimeout(kill));
+          cleanups.push(() => {
+            clearTimeout(term);
+            clearTimeout(kill);
+          });
         };
 
         const finish = (result: ProcessResult) => {

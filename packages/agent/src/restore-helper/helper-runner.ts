@@ -54,7 +54,7 @@ export function createHelperRunner(socketPath: string): ResticRunner {
         const onAbort = () => {
           cancelled = true;
           // Closing the connection is the cancel: the helper stops restic's process group.
-          finish({ kind: "exited", exitCode: null, signal: "SIGTERM", cancelled, timedOut });
+          finish({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled, timedOut });
         };
         if (spec.signal?.aborted) {
           onAbort();
@@ -64,7 +64,7 @@ export function createHelperRunner(socketPath: string): ResticRunner {
         if (spec.timeoutMs !== undefined) {
           timer = setTimeout(() => {
             timedOut = true;
-            finish({ kind: "exited", exitCode: null, signal: "SIGTERM", cancelled, timedOut });
+            finish({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled, timedOut });
           }, spec.timeoutMs);
         }
         const splitter = createLineSplitter((line) => {

@@ -7,8 +7,9 @@
  * credentials going from the socket straight into restic's environment.
  *
  * One request per connection. The connection closing (the agent cancelled the job or died) ends
- * restic: SIGTERM to its process group, SIGKILL after the grace period. With socket activation the
- * helper exits after a quiet minute and systemd starts it again on the next connection.
+ * restic: SIGINT to its process group (so restic removes its lock), then SIGTERM and SIGKILL
+ * through the grace period. With socket activation the helper exits after a quiet minute and
+ * systemd starts it again on the next connection.
  */
 import { mkdir } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";

@@ -22,22 +22,28 @@ async function writeScript(body: string): Promise<{ dir: string; path: string }>
 
 /**
  * Writes its own pid and its child's pid to `<dir>/pids`, one per line, then waits on a
- * `sleep 60` child: a cancel must take both down.
+ * `sleep 60` child: a cancel must take both down. `ignoreStops` ignores SIGINT and SIGTERM (only
+ * SIGKILL ends it); `cleanupOnInt` behaves as restic before 0.17: only SIGINT runs its cleanup
+ * (it writes `<dir>/cleaned`, as restic removes its lock), SIGTERM kills it without.
  */
-export async function createSleepingRestic(options: { ignoreTerm?: boolean } = {}): Promise<{
-  path: string;
-  pidFile: string;
-}> {
+export async function createSleepingRestic(
+  options: { ignoreStops?: boolean; cleanupOnInt?: boolean } = {},
+): Promise<{ path: string; pidFile: string; cleanedFile: string }> {
   const pidFile = "pids";
+  const cleanedFile = "cleaned";
   // An ignored signal stays ignored in children: the whole group then needs SIGKILL.
-  const trap = options.ignoreTerm ? "trap '' TERM\n" : "";
+  const trap = options.ignoreStops
+    ? "trap '' INT TERM\n"
+    : options.cleanupOnInt
+      ? `trap 'echo cleaned > "$(dirname "$0")/${cleanedFile}"; exit 130' INT\n`
+      : "";
   const { dir, path } = await writeScript(`${trap}echo started
 sleep 60 &
 echo $$ > "$(dirname "$0")/${pidFile}.tmp"
 echo $! >> "$(dirname "$0")/${pidFile}.tmp"
 mv "$(dirname "$0")/${pidFile}.tmp" "$(dirname "$0")/${pidFile}"
 wait`);
-  return { path, pidFile: join(dir, pidFile) };
+  return { path, pidFile: join(dir, pidFile), cleanedFile: join(dir, cleanedFile) };
 }
 
 /** Prints its argv and environment, then the given text, and exits with `exitCode`. */
