@@ -208,6 +208,7 @@ describe("backup argv", () => {
       "7",
       "--json",
       "snapshots",
+      "--no-lock",
     ]);
     expect(backupArgs(backupCommand())).toEqual(["--tag", "t1", "--", TREE]);
   });
@@ -470,7 +471,15 @@ describe("backup repository stats", () => {
     });
     expect(ran.outcome.status).toBe("succeeded");
     const statsCall = ran.calls.find((call) => call.args.includes("stats"));
-    expect(statsCall?.args).toEqual(["--cache-dir", "/state/cache", "--json", "stats", "--mode", "raw-data"]);
+    expect(statsCall?.args).toEqual([
+      "--cache-dir",
+      "/state/cache",
+      "--json",
+      "stats",
+      "--no-lock",
+      "--mode",
+      "raw-data",
+    ]);
     expect(statsCall?.timeoutMs).toBe(BACKUP_STATS_TIMEOUT_MS);
     const raw = recordedStats();
     expect(ran.stats).toEqual([

@@ -73,6 +73,7 @@ describe("prune", () => {
       "/state/cache",
       "--json",
       "stats",
+      "--no-lock",
       "--mode",
       "raw-data",
     ]);

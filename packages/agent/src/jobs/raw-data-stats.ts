@@ -58,7 +58,11 @@ export function parseRawDataStats(stdout: string, options: RawDataStatsOptions):
   };
 }
 
-/** Runs `stats --json --mode raw-data`; undefined (and a log line) when it could not be read. */
+/**
+ * Runs `stats --no-lock --json --mode raw-data`; undefined (and a log line) when it could not be
+ * read. No lock: it only reads, and it is the run a next job preempts (job-queue.ts), so it is the
+ * one most often stopped half-way; a lock it left would fail that job's forget, prune or check.
+ */
 export async function readRawDataStats(
   deps: RepositoryJobDeps,
   run: JobRun,
@@ -70,7 +74,7 @@ export async function readRawDataStats(
   const errors = createErrorCollector();
   const result = await deps.restic.run({
     subcommand: "stats",
-    args: ["--mode", "raw-data"],
+    args: ["--no-lock", "--mode", "raw-data"],
     repository: context.repository,
     caps: context.caps,
     json: true,
