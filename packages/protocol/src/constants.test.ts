@@ -33,7 +33,7 @@ import {
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(9);
+    expect(PROTOCOL_VERSION).toBe(10);
     expect(DRILL_PROTOCOL_VERSION).toBe(6);
     expect(DRILL_MAX_SAMPLE_FILES).toBe(100);
     expect(TREE_PAGING_PROTOCOL_VERSION).toBe(4);

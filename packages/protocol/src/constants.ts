@@ -10,9 +10,10 @@
  * `next_after`). 5: the strings of `hello` are bounded. 6: the `drill` job kind (restore drills). 7: operator tools (issue 17): file download with
  * `restic dump` and forgetting single snapshots. 8: the `copy` job kind and the `mirror`
  * credential slot (a second copy of every snapshot in another repository). 9: a backup's
- * `repo.stats` comes after its `job.finished` (the job's time is restic's).
+ * `repo.stats` comes after its `job.finished` (the job's time is restic's). 10: so does its
+ * `snapshots.report`.
  */
-export const PROTOCOL_VERSION = 9;
+export const PROTOCOL_VERSION = 10;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;

@@ -93,14 +93,13 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
           expect(snapshot?.size_bytes).toBe(0);
           expect(snapshot?.file_count).toBe(0);
         }
-        // job.finished follows the report (the server's mirror copy names the new snapshot) and
-        // precedes the raw-data stats (protocol 9: the job's time is restic's), and no raw status
-        // line reached the log.
+        // job.finished precedes the snapshot list (protocol 10) and the raw-data stats (protocol
+        // 9): the job's time is restic's. No raw status line reached the log.
         const stats = (await harness.peer.next("repo.stats")).payload;
         expect(stats.raw_size_bytes).toBeGreaterThan(0);
         const order = harness.peer.received.map((message) => message.type);
-        expect(order.lastIndexOf("snapshots.report")).toBeLessThan(order.lastIndexOf("job.finished"));
-        expect(order.lastIndexOf("job.finished")).toBeLessThan(order.lastIndexOf("repo.stats"));
+        expect(order.lastIndexOf("job.finished")).toBeLessThan(order.lastIndexOf("snapshots.report"));
+        expect(order.lastIndexOf("snapshots.report")).toBeLessThan(order.lastIndexOf("repo.stats"));
         expect(logLines(reports).some((line) => line.includes('"message_type":"status"'))).toBe(false);
         const backupCall = harness.calls.find((call) => call.args.includes("backup"));
         expect(backupCall?.args.slice(-2)).toEqual(["--", tree]);

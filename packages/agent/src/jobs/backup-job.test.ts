@@ -34,6 +34,8 @@ interface Ran {
   lines: { stream: LogStreamName; line: string }[];
   progress: { at: number; progress: ProgressState }[];
   reports: SnapshotsReport[];
+  /** How many snapshot reports had gone out when the outcome (job.finished) came back. */
+  reportsAtFinish: number;
   stats: RepoStats[];
   calls: ProcessSpec[];
   timers: ManualTimers;
@@ -139,13 +141,14 @@ async function runBackup(options: RunOptions): Promise<Ran> {
     log: (stream, line) => lines.push({ stream, line }),
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
-  // As the queue does: job.finished, then the after-finish work (the raw-data stats).
+  const reportsAtFinish = reports.length;
+  // As the queue does: job.finished, then the after-finish work (snapshot list, raw-data stats).
   const stopping = afterFinish?.();
   if (options.abortAfterFinishWith !== undefined) {
     controller.abort(options.abortAfterFinishWith);
   }
   await stopping;
-  return { outcome, lines, progress, reports, stats, calls, timers };
+  return { outcome, lines, progress, reports, reportsAtFinish, stats, calls, timers };
 }
 
 const recording = (version: FixtureVersion, name: string) => fixture(version, name);
@@ -427,6 +430,55 @@ describe("backup hooks", () => {
 });
 
 describe("snapshot listing after a backup", () => {
+  it("comes after job.finished (protocol 10) and runs to its end when the next job is waiting", async () => {
+    let listingSignal: AbortSignal | undefined;
+    const next = new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" });
+    const ran = await runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      snapshotsRun: (spec) => {
+        listingSignal = spec.signal;
+        // Answers on the next turn, after the preemption below has landed.
+        return new Promise((resolve) =>
+          setTimeout(() => {
+            spec.onLine({ stream: "stdout", text: recording("0.18.0", "snapshots").stdout.trim() });
+            resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+          }, 10),
+        );
+      },
+      abortAfterFinishWith: next,
+    });
+    expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
+    expect(ran.reportsAtFinish).toBe(0);
+    expect(ran.reports).toHaveLength(1);
+    expect(listingSignal?.aborted).toBe(false);
+    // The stats are skipped without starting restic.
+    expect(ran.calls.filter((call) => call.args.includes("stats"))).toEqual([]);
+    expect(ran.lines.map((entry) => entry.line)).toContain(
+      `repository stats skipped: ${next.message}; the next backup reads them`,
+    );
+  });
+
+  it("stops when the agent shuts down after job.finished", async () => {
+    let listed = false;
+    const ran = await runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      snapshotsRun: (spec) =>
+        new Promise((resolve) => {
+          spec.signal?.addEventListener("abort", () =>
+            resolve({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled: true, timedOut: false }),
+          );
+          setTimeout(() => {
+            listed = true;
+            resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+          }, 5_000);
+        }),
+      abortAfterFinishWith: new Error("the agent is stopping"),
+    });
+    expect(listed).toBe(false);
+    expect(ran.reports).toEqual([]);
+    expect(ran.calls.filter((call) => call.args.includes("stats"))).toEqual([]);
+  });
+
   it("gives restic snapshots 60 s: still listing at 59.999 s, given up at 60 s, and the backup succeeds", async () => {
     const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
     let listing: ProcessSpec | undefined;

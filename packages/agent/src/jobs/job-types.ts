@@ -58,3 +58,28 @@ export class NextJobWaiting extends Error {
     this.name = "NextJobWaiting";
   }
 }
+
+/** True when the run was cancelled or the agent is stopping: not merely preempted by a next job. */
+export function stoppedForGood(signal: AbortSignal): boolean {
+  return signal.aborted && !(signal.reason instanceof NextJobWaiting);
+}
+
+/**
+ * A signal that follows `signal` except for a preemption: after-finish work the server counts on
+ * (a backup's snapshot list) runs to its end even when the next job is waiting, and still stops
+ * on a cancel or the agent's shutdown.
+ */
+export function ignoringPreemption(signal: AbortSignal): AbortSignal {
+  const controller = new AbortController();
+  const follow = () => {
+    if (stoppedForGood(signal)) {
+      controller.abort(signal.reason);
+    }
+  };
+  if (signal.aborted) {
+    follow();
+  } else {
+    signal.addEventListener("abort", follow, { once: true });
+  }
+  return controller.signal;
+}

@@ -69,6 +69,10 @@ export async function readRawDataStats(
   context: RepositoryContext,
   timeoutMs: number,
 ): Promise<RepoStats | undefined> {
+  if (run.signal.reason instanceof NextJobWaiting) {
+    skipped(run, run.signal.reason);
+    return undefined;
+  }
   const version = await deps.toolVersion.version();
   const stdout: string[] = [];
   const errors = createErrorCollector();
@@ -99,8 +103,7 @@ export async function readRawDataStats(
   if (result.kind !== "exited" || result.exitCode !== 0 || result.cancelled || result.timedOut) {
     const reason: unknown = run.signal.reason;
     if (reason instanceof NextJobWaiting) {
-      // Preempted by the next job (job-queue.ts), not a failure of the repository.
-      run.log("agent", `repository stats skipped: ${reason.message}; the next backup reads them`);
+      skipped(run, reason);
       return undefined;
     }
     return fail(toolOutcome(result, deps.restic.command, errors.best()).error ?? "restic stats failed");
@@ -113,6 +116,11 @@ export async function readRawDataStats(
   }
   run.log("agent", `repository stats: ${describeStats(stats)}`);
   return stats;
+}
+
+/** Preempted by the next job (job-queue.ts): not a failure of the repository. */
+function skipped(run: JobRun, reason: NextJobWaiting): void {
+  run.log("agent", `repository stats skipped: ${reason.message}; the next backup reads them`);
 }
 
 function describeStats(stats: RepoStats): string {

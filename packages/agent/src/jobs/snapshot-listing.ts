@@ -23,11 +23,15 @@ export const SNAPSHOTS_TIMEOUT_MS = 60_000;
  */
 export const SNAPSHOTS_MAX_LINE_LENGTH = 192 * 1024 * 1024;
 
-/** Reports the snapshot list; resolves to how many snapshots the repository holds, if known. */
+/**
+ * Reports the snapshot list; resolves to how many snapshots the repository holds, if known.
+ * `signal` replaces the run's own (a backup's listing after its `job.finished` ignores preemption).
+ */
 export async function reportSnapshotList(
   deps: RepositoryJobDeps,
   run: JobRun,
   context: RepositoryContext,
+  signal: AbortSignal = run.signal,
 ): Promise<number | undefined> {
   const stdout: string[] = [];
   const errors = createErrorCollector();
@@ -37,7 +41,7 @@ export async function reportSnapshotList(
     repository: context.repository,
     caps: context.caps,
     json: true,
-    signal: run.signal,
+    signal,
     timeoutMs: SNAPSHOTS_TIMEOUT_MS,
     maxLineLength: SNAPSHOTS_MAX_LINE_LENGTH,
     onLine: (line) => {
