@@ -18,7 +18,7 @@ import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.j
 import type { LocalHub } from "./hub/local-hub.js";
 import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
 import { createJobReports } from "./jobs/job-reports.js";
-import { copyAfterBackup } from "./mirror/mirror-copy.js";
+import { createBackupCopies } from "./mirror/mirror-copy.js";
 import { upkeepMirrorAfter } from "./mirror/mirror-upkeep.js";
 import { type ServerTickerOptions, startServerTickers } from "./server-tickers.js";
 
@@ -58,6 +58,7 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
   // ServerType's HTTP/2 members type 'upgrade' differently; node:http and node:https servers emit it.
   const upgrades = attachUpgradeRouter(server as UpgradeSource);
   const channelOptions = options.channel ?? {};
+  const backupCopies = createBackupCopies(deps);
   const reports = createJobReports({
     db: deps.db,
     log: deps.log,
@@ -65,8 +66,11 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
     ids: deps.ids,
     events: deps.jobEvents,
     alerts: createJobAlerts(deps),
-    afterSuccess: (hostId, job) =>
-      job.kind === "backup" ? copyAfterBackup(deps, hostId, job.id) : upkeepMirrorAfter(deps, hostId, job),
+    afterSuccess: (hostId, job, summary) =>
+      job.kind === "backup"
+        ? backupCopies.afterBackup(hostId, job.id, summary)
+        : upkeepMirrorAfter(deps, hostId, job),
+    afterSnapshots: (hostId) => backupCopies.afterSnapshots(hostId),
     setTimer: channelOptions.setTimer,
     logFlushIntervalMs: channelOptions.logFlushIntervalMs,
     logBatchLines: channelOptions.logBatchLines,

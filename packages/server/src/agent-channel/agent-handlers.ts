@@ -75,6 +75,7 @@ export function createAgentHandlers(
       }
       const replaced = await replaceSnapshots(db, hostId, report);
       log.debug({ host_id: hostId, count: replaced?.count }, "snapshot list replaced");
+      await ctx.reports.snapshotsStored(hostId);
     }),
     "repo.stats": currentOnly(async (payload) => {
       const now = clock.now();

@@ -38,7 +38,13 @@ export interface JobReportsOptions {
   afterSuccess?: (
     hostId: string,
     job: { id: string; kind: JobKind; params: Record<string, unknown> },
+    summary: JobFinished["summary"],
   ) => Promise<void>;
+  /**
+   * Runs after a host's complete snapshot list is stored (since protocol 10 a backup's list comes
+   * after its `job.finished`: the mirror copy waits for it); must not throw.
+   */
+  afterSnapshots?: (hostId: string) => Promise<void>;
   setTimer?: SetTimer;
   logFlushIntervalMs?: number;
   logBatchLines?: number;
@@ -51,6 +57,8 @@ export interface JobReports {
   finished(hostId: string, report: JobFinished): Promise<void>;
   /** Announces jobs the server itself ended as `lost` (see reconcile-jobs.ts). */
   lost(hostId: string, jobIds: readonly string[], reason: string, at: Date): Promise<void>;
+  /** The host's complete snapshot list was stored. */
+  snapshotsStored(hostId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -179,7 +187,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           retryQueued: retry !== undefined,
         });
         if (report.status === "succeeded") {
-          await options.afterSuccess?.(hostId, job);
+          await options.afterSuccess?.(hostId, job, report.summary);
         }
       }
       emit("job.finished", {
@@ -226,6 +234,10 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           finishedAt,
         });
       }
+    },
+
+    snapshotsStored: async (hostId) => {
+      await options.afterSnapshots?.(hostId);
     },
 
     close: () => logWriter.close(),

@@ -5,10 +5,13 @@
  * (at most COPY_SNAPSHOTS_MAX): restic skips the ones the mirror already holds, so a mirror that
  * was down catches up with the next copy, and a shared repository's other hosts are never copied.
  * Only agents of MIRROR_PROTOCOL_VERSION and later are sent a copy: an older one refuses the frame.
+ *
+ * Since protocol 10 a backup's snapshot list follows its `job.finished`, so the copy after a
+ * backup waits for the list that has the new snapshot (createBackupCopies).
  */
 import { type ActorKind, type Database, hostCredentials, hosts, type Job, snapshots } from "@fleetback/db";
 import { COPY_SNAPSHOTS_MAX, MIRROR_PROTOCOL_VERSION, SHA256_HEX_PATTERN } from "@fleetback/protocol";
-import { and, desc, eq, isNotNull } from "drizzle-orm";
+import { and, desc, eq, isNotNull, or } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
@@ -106,4 +109,66 @@ export async function copyAfterBackup(deps: CopyDeps, hostId: string, backupJobI
   } catch (err) {
     deps.log.error({ err, host_id: hostId }, "could not start the mirror copy after a backup");
   }
+}
+
+export interface BackupCopies {
+  /** After a backup succeeded: copy now if its snapshot is listed, else on the host's next list. */
+  afterBackup(
+    hostId: string,
+    backupJobId: string,
+    summary: Record<string, unknown> | undefined,
+  ): Promise<void>;
+  /** After a host's complete snapshot list was stored: the copy that waited for it starts. */
+  afterSnapshots(hostId: string): Promise<void>;
+}
+
+/** Whether the host's cached list has the snapshot (a full id, or 0.14's 8-digit short one). */
+async function isListed(db: Database, hostId: string, snapshotId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: snapshots.id })
+    .from(snapshots)
+    .where(
+      and(eq(snapshots.hostId, hostId), or(eq(snapshots.id, snapshotId), eq(snapshots.shortId, snapshotId))),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
+/**
+ * The copy after each good backup, started once the new snapshot is in the host's cached list.
+ * An agent before protocol 10 reports the list before `job.finished`: the copy starts at once. A
+ * newer one reports it after: the backup waits here, one per host (a later backup replaces it, and
+ * its copy takes the older snapshot too), until the host's next complete list. The wait lives in
+ * this process, which holds the host's socket and so gets the list; a restart in between loses it,
+ * and the next backup's copy catches up (it names the newest snapshots, not one).
+ */
+export function createBackupCopies(deps: CopyDeps): BackupCopies {
+  const waiting = new Map<string, string>();
+  return {
+    async afterBackup(hostId, backupJobId, summary) {
+      waiting.delete(hostId);
+      try {
+        if (!(await hasMirror(deps.db, hostId))) {
+          return;
+        }
+        const snapshotId = summary?.snapshot_id;
+        if (typeof snapshotId === "string" && !(await isListed(deps.db, hostId, snapshotId))) {
+          waiting.set(hostId, backupJobId);
+          return;
+        }
+      } catch (err) {
+        deps.log.error({ err, host_id: hostId }, "could not start the mirror copy after a backup");
+        return;
+      }
+      await copyAfterBackup(deps, hostId, backupJobId);
+    },
+    async afterSnapshots(hostId) {
+      const backupJobId = waiting.get(hostId);
+      if (backupJobId === undefined) {
+        return;
+      }
+      waiting.delete(hostId);
+      await copyAfterBackup(deps, hostId, backupJobId);
+    },
+  };
 }

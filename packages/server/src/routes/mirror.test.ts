@@ -5,7 +5,7 @@ import { createJobAlerts } from "../alerts/job-alerts.js";
 import { createApp } from "../app.js";
 import { createJob } from "../jobs/create-job.js";
 import { createJobReports, type JobReports } from "../jobs/job-reports.js";
-import { copyAfterBackup } from "../mirror/mirror-copy.js";
+import { createBackupCopies } from "../mirror/mirror-copy.js";
 import { upkeepMirrorAfter } from "../mirror/mirror-upkeep.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
@@ -38,6 +38,7 @@ beforeEach(async () => {
   hostId = (await seedHost(deps, { name: "db-01", protocolVersion: 8 })).host.id;
   agent = createRecordingConnection(hostId);
   deps.hub.register(agent);
+  const copies = createBackupCopies(deps);
   reports = createJobReports({
     db: deps.db,
     log: deps.log,
@@ -45,8 +46,9 @@ beforeEach(async () => {
     ids: deps.ids,
     events: deps.jobEvents,
     alerts: createJobAlerts(deps),
-    afterSuccess: (host, job) =>
-      job.kind === "backup" ? copyAfterBackup(deps, host, job.id) : upkeepMirrorAfter(deps, host, job),
+    afterSuccess: (host, job, summary) =>
+      job.kind === "backup" ? copies.afterBackup(host, job.id, summary) : upkeepMirrorAfter(deps, host, job),
+    afterSnapshots: (host) => copies.afterSnapshots(host),
   });
 });
 afterEach(async () => {
@@ -160,6 +162,37 @@ describe("a host's mirror (issue 18.3)", () => {
     const busy = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
     expect(busy.status).toBe(409);
     expect(((await busy.json()) as { message: string }).message).toMatch(/already queued or running/);
+  });
+
+  it("waits for the list that has the new snapshot when it follows job.finished (protocol 10)", async () => {
+    await bindMirror();
+    await cacheSnapshots(["2026-11-20T01:00:00Z"]);
+    const backup = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    // The backup wrote snapshot 2, which the server's list does not have yet: no copy.
+    await finish(backup.id, "succeeded", { snapshot_id: id(2), files_new: 1 });
+    expect(lastCommand()).toBeUndefined();
+    // The list after the backup: now the copy names the new snapshot first.
+    await cacheSnapshots(["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z"]);
+    await reports.snapshotsStored(hostId);
+    expect(lastCommand()).toMatchObject({
+      type: "command.run",
+      payload: { kind: "copy", copy: { snapshot_ids: [id(2), id(1)] } },
+    });
+    // Only once: a later list (a forget's) starts nothing more.
+    const frames = agent.frames.length;
+    await reports.snapshotsStored(hostId);
+    expect(agent.frames.length).toBe(frames);
+  });
+
+  it("copies at once when the new snapshot is already listed (agents before protocol 10; 0.14's short id)", async () => {
+    await bindMirror();
+    await cacheSnapshots(["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z"]);
+    const backup = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    await finish(backup.id, "succeeded", { snapshot_id: id(2).slice(-8) });
+    expect(lastCommand()).toMatchObject({
+      type: "command.run",
+      payload: { kind: "copy", copy: { snapshot_ids: [id(2), id(1)] } },
+    });
   });
 
   it("a failed copy opens mirror_failed, a good one resolves it and shows count and lag", async () => {
