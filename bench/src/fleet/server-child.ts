@@ -22,7 +22,17 @@ export interface ServerChild {
   apiToken: string;
   /** Resident set size of the server process, from /proc (Linux). */
   rssBytes(): Promise<number>;
+  /** The server process's CPU time so far (user + system), from /proc (Linux). */
+  cpuMs(): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** utime + stime of a process, from /proc/<pid>/stat (Linux; ticks of 10 ms). */
+export async function processCpuMs(pid: number | undefined): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export async function freePort(): Promise<number> {
@@ -113,6 +123,7 @@ export async function startServerChild(): Promise<ServerChild> {
       const kib = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN);
       return kib * 1024;
     },
+    cpuMs: () => processCpuMs(child.pid),
     async stop() {
       child.kill("SIGTERM");
       await exited;

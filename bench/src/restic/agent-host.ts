@@ -9,6 +9,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pollFetch } from "../fleet/poll-fetch.js";
+import { processCpuMs } from "../fleet/server-child.js";
 import { AGENT_BUNDLE, RESTIC, type RestServer } from "./tools.js";
 
 export interface BenchApi {
@@ -57,6 +58,8 @@ export interface AgentHost {
   repository: { url: string; password: string };
   /** The agent process's resident set now and at its peak, from /proc (Linux). */
   memory(): Promise<{ rssBytes: number; peakBytes: number }>;
+  /** The agent process's own CPU time so far (not restic's), from /proc (Linux). */
+  cpuMs(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -138,6 +141,7 @@ export async function startAgentHost(
         Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
       return { rssBytes: kib("VmRSS") * 1024, peakBytes: kib("VmHWM") * 1024 };
     },
+    cpuMs: () => processCpuMs(agent.pid),
     async stop() {
       agent.kill("SIGTERM");
       await exited;

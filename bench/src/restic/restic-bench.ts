@@ -47,7 +47,7 @@ export async function runResticBench(): Promise<{ rows: BudgetRow[]; notes: stri
           budget: 60,
         },
       ];
-      const backup = await runBackupBench(api, rest, host);
+      const backup = await runBackupBench(api, rest, host, () => server.cpuMs());
       const browse = await runBrowseBench(api, host);
       const notes = [...backup.notes, ...browse.notes];
       process.stdout.write(`\n${notes.join("\n")}\n`);
