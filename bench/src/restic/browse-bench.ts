@@ -112,5 +112,6 @@ export async function runBrowseBench(
   const notes = [
     `B4: the ${tree.files.toLocaleString("en")}-file tree backed up through Fleetback in ${(backup.wallMs / 1000).toFixed(1)} s; later folders median ${percentile(laterMs, 50).toFixed(1)} ms, max ${Math.max(...laterMs).toFixed(1)} ms; cached median ${percentile(cachedMs, 50).toFixed(1)} ms; agent RSS now ${(memory.rssBytes / 2 ** 20).toFixed(1)} MiB`,
   ];
+  notes.push(`B4: later folders in click order (ms): ${laterMs.map((ms) => ms.toFixed(0)).join(", ")}`);
   return { rows, notes };
 }

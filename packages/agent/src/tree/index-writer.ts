@@ -39,6 +39,7 @@ interface OpenDir {
 
 interface BatchedFile {
   write(text: string): number;
+  flush(): void;
   close(): void;
 }
 
@@ -63,6 +64,7 @@ function batchedFile(path: string): BatchedFile {
       }
       return bytes;
     },
+    flush,
     close() {
       try {
         flush();
@@ -78,13 +80,19 @@ export interface IndexWriter {
   /** Bytes written so far (both files). */
   readonly bytes: number;
   readonly nodes: number;
+  /**
+   * Writes what is batched, so that a reader may use the directories closed so far while the
+   * listing still streams (tree-browser.ts): their lines and runs are complete.
+   */
+  flush(): void;
   /** Writes the open directories and closes the files. */
   finish(): void;
   /** Closes the files without finishing; the caller removes the directory. */
   abandon(): void;
 }
 
-export function createIndexWriter(dir: string): IndexWriter {
+/** `onDirClosed` hears each directory whose children are all written (its subtree is behind). */
+export function createIndexWriter(dir: string, onDirClosed?: (path: string) => void): IndexWriter {
   const entries = batchedFile(join(dir, ENTRIES_FILE));
   let dirs: BatchedFile;
   try {
@@ -103,6 +111,7 @@ export function createIndexWriter(dir: string): IndexWriter {
   const close = (open: OpenDir) => {
     const line: DirLine = [open.path, open.runs, open.inOrder ? 1 : 0];
     dirBytes += dirs.write(`${JSON.stringify(line)}\n`);
+    onDirClosed?.(open.path);
   };
 
   return {
@@ -144,6 +153,12 @@ export function createIndexWriter(dir: string): IndexWriter {
     },
     get nodes() {
       return nodes;
+    },
+    flush() {
+      if (!closed) {
+        entries.flush();
+        dirs.flush();
+      }
     },
     finish() {
       for (let top = stack.pop(); top !== undefined; top = stack.pop()) {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { createCredentialStore } from "../agent/credential-store.js";
 import { createReplayRunner, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";
-import type { ProcessSpec } from "../restic/runner.js";
+import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { argsAfterSubcommand, fixture, recordedScenario } from "../testing/job-run.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { systemClock } from "../time/clock.js";
@@ -38,15 +38,73 @@ function lsReplay(version: (typeof VERSIONS)[number]) {
   };
 }
 
-async function browserFor(replay: (spec: ProcessSpec) => Recording, url = "/srv/repo") {
+async function browserFor(
+  replay: (spec: ProcessSpec) => Recording,
+  url = "/srv/repo",
+  options: { buildWaitMs?: number; wrap?: (runner: ResticRunner) => ResticRunner } = {},
+) {
   const stateDir = await mkdtemp(join(tmpdir(), "fleetback-tree-"));
   const runner = createReplayRunner(replay);
-  const restic = createRestic({ runner, command: "restic", stateDir, parentEnv: {} });
+  const used = options.wrap?.(runner) ?? runner;
+  const restic = createRestic({ runner: used, command: "restic", stateDir, parentEnv: {} });
   const credentials = createCredentialStore();
   credentials.setRepository("repo", { url, password: "tree-test-pw" });
   const log = createMemoryLogger();
-  const browser = createTreeBrowser({ restic, credentials, stateDir, clock: systemClock, log });
+  const browser = createTreeBrowser({
+    restic,
+    credentials,
+    stateDir,
+    clock: systemClock,
+    log,
+    buildWaitMs: options.buildWaitMs,
+  });
   return { browser, runner, stateDir, log };
+}
+
+/**
+ * The full listing (the index build) streams the recorded lines past `${TREE}/docs`'s subtree,
+ * then holds until `release()`: a build caught half-way.
+ */
+function pausedBuild(version: (typeof VERSIONS)[number]) {
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let reachedPause = () => {};
+  const paused = new Promise<void>((resolve) => {
+    reachedPause = resolve;
+  });
+  const wrap = (replay: ResticRunner): ResticRunner => ({
+    async run(spec): Promise<ProcessResult> {
+      if (argsAfterSubcommand(spec.args).length !== 2 || spec.args.includes("version")) {
+        return replay.run(spec);
+      }
+      const lines = fixture(version, "ls-whole")
+        .stdout.split("\n")
+        .filter((line) => line !== "");
+      const docs = `${TREE}/docs`;
+      const pathOf = (line: string) => {
+        const parsed = parseLsLine(line);
+        return parsed.kind === "node" ? parsed.entry.path : undefined;
+      };
+      const start = lines.findIndex((line) => pathOf(line) === docs);
+      // The first node after the subtree: restic's next line is what closes the folder.
+      const cut = lines.findIndex((line, index) => {
+        const path = pathOf(line);
+        return index > start && path !== undefined && !path.startsWith(`${docs}/`);
+      });
+      for (const text of lines.slice(0, cut + 1)) {
+        spec.onLine({ stream: "stdout", text });
+      }
+      reachedPause();
+      await held;
+      for (const text of lines.slice(cut + 1)) {
+        spec.onLine({ stream: "stdout", text });
+      }
+      return { kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false };
+    },
+  });
+  return { wrap, release, paused };
 }
 
 const names = (result: { entries?: TreeEntry[] }) => result.entries?.map((entry) => entry.name);
@@ -135,6 +193,48 @@ describe.each(VERSIONS)("tree.list on recorded restic %s", (version) => {
     expect(bad.runner.calls).toHaveLength(1);
     await browser.idle();
     expect(runner.calls).toHaveLength(2);
+  });
+});
+
+describe("tree.list while the index is being built", () => {
+  it("answers a folder the build's stream has passed from the part written, without a second restic", async () => {
+    const build = pausedBuild("0.18.0");
+    const { browser, runner } = await browserFor(lsReplay("0.18.0"), "/srv/repo", { wrap: build.wrap });
+    const first = await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` });
+    await build.paused;
+    const direct = () => runner.calls.filter((call) => argsAfterSubcommand(call.args).length === 3).length;
+    const before = direct();
+    expect(await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` })).toEqual(first);
+    expect(direct()).toBe(before);
+
+    // The tree's own folder closes only at the stream's end: it waits for the build, then reads the index.
+    const waiting = browser.list({ snapshot_id: SNAPSHOT, path: TREE });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    build.release();
+    expect(names(await waiting)).toEqual(["data", "docs", "empty", "file with space.txt", "link-to-readme"]);
+    expect(direct()).toBe(before);
+    await browser.idle();
+  });
+
+  it("lists directly when the build has not passed the folder within the wait", async () => {
+    const build = pausedBuild("0.18.0");
+    const { browser, runner } = await browserFor(lsReplay("0.18.0"), "/srv/repo", {
+      wrap: build.wrap,
+      buildWaitMs: 30,
+    });
+    const first = await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` });
+    await build.paused;
+    const before = runner.calls.filter((call) => argsAfterSubcommand(call.args).length === 3).length;
+    // "/" closes only at the end of the stream, which is held: after the wait, restic lists it.
+    expect(await browser.list({ snapshot_id: SNAPSHOT, path: "/" })).toEqual(
+      expect.objectContaining({ entries: expect.any(Array) }),
+    );
+    expect(runner.calls.filter((call) => argsAfterSubcommand(call.args).length === 3).length).toBe(
+      before + 1,
+    );
+    build.release();
+    await browser.idle();
+    expect(await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` })).toEqual(first);
   });
 });
 

@@ -5,7 +5,12 @@
  * so the first folder of a snapshot is answered by a one-directory listing, and right after it
  * (once restic has shown that the snapshot exists, and without competing with that first answer
  * for CPU) one full listing is streamed into an on-disk index in the background (index-writer.ts);
- * every later folder of that snapshot is read from the index in milliseconds. Concurrent requests
+ * every later folder of that snapshot is read from the index in milliseconds. A folder asked for
+ * while the index is still being built is read from the part already written once restic's
+ * depth-first stream has passed it (index-writer.ts closes each directory when its subtree is
+ * behind), waiting up to BUILD_WAIT_MS for that; only then does a second restic list it directly.
+ * Two restic processes opening the repository at once on a small machine took ~1.1-1.6 s a folder
+ * (issue 19, B4), where the build's stream passes a folder in milliseconds. Concurrent requests
  * share one build per snapshot, at most `maxBuilds` run at once, and a failed build leaves no
  * index (the next folder simply lists directly again). A directory too large for one reply is
  * answered a page at a time (`after` / `next_after`, tree-page.ts) on both paths.
@@ -18,14 +23,17 @@ import type { Logger } from "../log/logger.js";
 import type { Restic } from "../restic/restic.js";
 import type { Clock } from "../time/clock.js";
 import { listDirectory } from "./direct-listing.js";
+import { pageOf, runsOf } from "./index-reader.js";
 import { createIndexStore, type IndexStore } from "./index-store.js";
-import { createIndexWriter } from "./index-writer.js";
+import { createIndexWriter, DIRS_FILE, type IndexWriter } from "./index-writer.js";
 import { parseLsLine } from "./ls-output.js";
 import { normaliseTreePath } from "./tree-path.js";
 
 /** Below the server's 60 s wait, so that a slow listing still gets its error back in time. */
 export const TREE_LIST_TIMEOUT_MS = 55_000;
 export const INDEX_BUILD_TIMEOUT_MS = 15 * 60 * 1000;
+/** How long a folder waits for the running build's stream to pass it before restic lists it. */
+export const BUILD_WAIT_MS = 3_000;
 const SWEEP_INTERVAL_MS = 60_000;
 
 export interface TreeBrowserOptions {
@@ -36,6 +44,7 @@ export interface TreeBrowserOptions {
   log: Logger;
   listTimeoutMs?: number;
   buildTimeoutMs?: number;
+  buildWaitMs?: number;
   maxBuilds?: number;
   indexTtlMs?: number;
   indexMaxBytes?: number;
@@ -47,6 +56,23 @@ export interface TreeBrowser {
   idle(): Promise<void>;
   /** Ends running builds and waits for them. */
   stop(): Promise<void>;
+}
+
+interface Writing {
+  dir: string;
+  writer: IndexWriter | undefined;
+  waiters: Map<string, Set<() => void>>;
+  ended: (() => void)[];
+}
+
+function wake(waiters: Map<string, Set<() => void>>, path: string): void {
+  const waiting = waiters.get(path);
+  if (waiting !== undefined) {
+    waiters.delete(path);
+    for (const waiter of waiting) {
+      waiter();
+    }
+  }
 }
 
 export function indexRootOf(stateDir: string): string {
@@ -73,6 +99,8 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
   const maxBuilds = options.maxBuilds ?? 2;
   const builds = new Map<string, Promise<void>>();
   const buildDirs = new Set<string>();
+  /** The builds writing now: where, and who waits for which directory to close. */
+  const writing = new Map<string, Writing>();
   const stopping = new AbortController();
   let lastSweep = Number.NEGATIVE_INFINITY;
 
@@ -101,8 +129,11 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
     let writer: ReturnType<typeof createIndexWriter> | undefined;
     let sawSnapshot = false;
     let overflow = false;
+    const current: Writing = { dir: target.dir, writer: undefined, waiters: new Map(), ended: [] };
     try {
-      writer = createIndexWriter(target.dir);
+      writer = createIndexWriter(target.dir, (path) => wake(current.waiters, path));
+      current.writer = writer;
+      writing.set(key, current);
       const active = writer;
       const result = await restic.run({
         subcommand: "ls",
@@ -153,8 +184,52 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
     } finally {
       stopping.signal.removeEventListener("abort", onStop);
       buildDirs.delete(target.dir);
+      writing.delete(key);
+      for (const ended of current.ended) {
+        ended();
+      }
     }
     await sweep(true);
+  };
+
+  /**
+   * `dir` from the build that is writing the snapshot's index: at once if the stream has passed
+   * it, else once it does or the build ends, for at most buildWaitMs. Undefined: list directly.
+   */
+  const fromBuild = async (key: string, dir: string, after: string | undefined) => {
+    const current = writing.get(key);
+    if (current === undefined) {
+      return undefined;
+    }
+    const closed = async () => {
+      current.writer?.flush();
+      const found = await runsOf(join(current.dir, DIRS_FILE), dir);
+      return found === undefined ? undefined : pageOf(current.dir, dir, found, after);
+    };
+    try {
+      const now = await closed();
+      if (now !== undefined) {
+        return now;
+      }
+      const woken = await new Promise<"closed" | "ended" | "waited">((resolve) => {
+        const timer = setTimeout(() => resolve("waited"), options.buildWaitMs ?? BUILD_WAIT_MS);
+        const done = (why: "closed" | "ended") => {
+          clearTimeout(timer);
+          resolve(why);
+        };
+        const waiters = current.waiters.get(dir) ?? new Set();
+        waiters.add(() => done("closed"));
+        current.waiters.set(dir, waiters);
+        current.ended.push(() => done("ended"));
+      });
+      if (woken === "closed") {
+        return await closed();
+      }
+      return woken === "ended" ? await store.lookup(key, dir, after) : undefined;
+    } catch {
+      // The build ended and moved its directory while this read it: the index has it, or nobody.
+      return store.lookup(key, dir, after).catch(() => undefined);
+    }
   };
 
   const startBuild = (key: string, snapshotId: string) => {
@@ -186,6 +261,10 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
         }
       } catch (cause) {
         log.warn("reading a tree index failed; listing directly", { error: String(cause) });
+      }
+      const building = await fromBuild(key, normalised.path, request.after);
+      if (building !== undefined) {
+        return building;
       }
       const listing = await listDirectory({
         restic,
