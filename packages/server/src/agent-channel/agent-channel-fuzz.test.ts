@@ -11,8 +11,6 @@
  * Seeded, so a failure can be replayed; bounded to about a minute.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { hashToken } from "@fleetback/crypto";
 import { newMessageId } from "@fleetback/protocol";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -20,6 +18,7 @@ import { WebSocket } from "ws";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob } from "../jobs/dispatch-job.js";
 import { eventually } from "../testing/eventually.js";
+import { forceGc } from "../testing/force-gc.js";
 import { readHost, readJob, seedHost } from "../testing/seed.js";
 import { connectAgent, helloPayload } from "../testing/test-agent.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
@@ -70,13 +69,6 @@ function createRandom(seed: number) {
   };
 }
 type Random = ReturnType<typeof createRandom>;
-
-function forceGc(): void {
-  setFlagsFromString("--expose-gc");
-  const gc = runInNewContext("gc") as () => void;
-  gc();
-  gc();
-}
 
 function randomString(random: Random, length: number): string {
   let out = "";

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { MAX_BODY_BYTES } from "../http/request-limits.js";
 import { MAX_JSON_DEPTH } from "../http/validate.js";
+import { forceGc } from "../testing/force-gc.js";
 import { csrfFrom } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
@@ -221,7 +222,7 @@ function send(method: string, path: string, body: Body): Promise<{ status: numbe
 }
 
 function rss(): number {
-  (globalThis as { gc?: () => void }).gc?.();
+  forceGc();
   return process.memoryUsage().rss;
 }
 
