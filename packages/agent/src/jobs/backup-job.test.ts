@@ -10,7 +10,12 @@ import { type FixtureVersion, fixture, recordedLockedError, recordedScenario } f
 import { createManualTimers, type ManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
-import { backupArgs, createBackupJob, UNREADABLE_FILES_ERROR } from "./backup-job.js";
+import {
+  backupArgs,
+  createBackupJob,
+  LISTING_PREEMPT_GRACE_MS,
+  UNREADABLE_FILES_ERROR,
+} from "./backup-job.js";
 import { type JobOutcome, NextJobWaiting, type ProgressState } from "./job-types.js";
 import { BACKUP_STATS_TIMEOUT_MS } from "./raw-data-stats.js";
 
@@ -456,6 +461,37 @@ describe("snapshot listing after a backup", () => {
     expect(ran.lines.map((entry) => entry.line)).toContain(
       `repository stats skipped: ${next.message}; the next backup reads them`,
     );
+  });
+
+  it("gives the listing 10 s once the next job is waiting, then stops it", async () => {
+    const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
+    let listing: ProcessSpec | undefined;
+    let stopped = false;
+    const running = runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      timers,
+      // A repository that stopped answering right after the backup: the listing hangs.
+      snapshotsRun: (spec) => {
+        listing = spec;
+        return new Promise((resolve) => {
+          spec.signal?.addEventListener("abort", () => {
+            stopped = true;
+            resolve({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled: true, timedOut: false });
+          });
+        });
+      },
+      abortAfterFinishWith: new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" }),
+    });
+    await waitUntil(() => listing !== undefined);
+    timers.advance(LISTING_PREEMPT_GRACE_MS - 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(stopped).toBe(false);
+    timers.advance(1);
+    const ran = await running;
+    expect(stopped).toBe(true);
+    expect(LISTING_PREEMPT_GRACE_MS).toBe(10_000);
+    expect(ran.reports).toEqual([]);
+    expect(ran.calls.filter((call) => call.args.includes("stats"))).toEqual([]);
   });
 
   it("stops when the agent shuts down after job.finished", async () => {

@@ -6,7 +6,8 @@
  * snapshot's trees and grow with the repository (after `job.finished` since protocol 9), and the
  * listing is a second restic that opens the repository again, ~0.6 s of every backup (since
  * protocol 10; the server starts the mirror copy when the list with the new snapshot arrives).
- * A job that arrives meanwhile skips the stats but not the list, which the server counts on. argv is
+ * A job that arrives meanwhile skips the stats and gives the list LISTING_PREEMPT_GRACE_MS to end
+ * (the server counts on it; against a healthy repository it takes ~1 s). argv is
  * `[global flags: caps, --json] backup --tag <tag> [--exclude <p>]... -- <includes...>`, so an
  * include that starts with `-` is never read as a flag. Status lines become throttled
  * `job.progress` and are not logged; every other line is (stderr JSON errors as text). Exit 3
@@ -17,7 +18,7 @@
 import type { CommandRunBackup } from "@fleetback/protocol";
 import type { ResticResult } from "../restic/restic.js";
 import { describeSummary, parseBackupLine, renderStderrLine } from "./backup-output.js";
-import { ignoringPreemption, type JobHandler, type JobOutcome, stoppedForGood } from "./job-types.js";
+import { type JobHandler, type JobOutcome, preemptedAfter, stoppedForGood } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { BACKUP_STATS_TIMEOUT_MS, readRawDataStats } from "./raw-data-stats.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
@@ -27,6 +28,9 @@ import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 export { SNAPSHOTS_TIMEOUT_MS } from "./snapshot-listing.js";
 
 export const UNREADABLE_FILES_ERROR = "some files could not be read";
+
+/** How long a backup's snapshot listing may still run once the next job is waiting. */
+export const LISTING_PREEMPT_GRACE_MS = 10_000;
 
 export type BackupJobDeps = RepositoryJobDeps;
 
@@ -90,7 +94,12 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
         if (outcome.status !== "succeeded" || stoppedForGood(run.signal)) {
           return;
         }
-        await reportSnapshotList(deps, run, context, ignoringPreemption(run.signal));
+        await reportSnapshotList(
+          deps,
+          run,
+          context,
+          preemptedAfter(run.signal, LISTING_PREEMPT_GRACE_MS, deps.timers),
+        );
         if (stoppedForGood(run.signal)) {
           return;
         }

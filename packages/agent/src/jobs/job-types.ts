@@ -4,6 +4,7 @@
  * how it ended. The map of handlers is keyed by every JobKind, so a kind added to the contract is
  * a compile error until someone decides what this agent does with it.
  */
+
 import type {
   CommandRun,
   CommandRunOf,
@@ -13,6 +14,7 @@ import type {
   JobSummary,
   LogStreamName,
 } from "@fleetback/protocol";
+import type { Timers } from "../time/timers.js";
 
 export interface JobOutcome {
   status: FinishedJobStatus;
@@ -65,15 +67,19 @@ export function stoppedForGood(signal: AbortSignal): boolean {
 }
 
 /**
- * A signal that follows `signal` except for a preemption: after-finish work the server counts on
- * (a backup's snapshot list) runs to its end even when the next job is waiting, and still stops
- * on a cancel or the agent's shutdown.
+ * A signal that follows `signal`, but gives a preemption `graceMs` before it takes effect:
+ * after-finish work the server counts on (a backup's snapshot list, ~1 s against a healthy
+ * repository) still ends when the next job is waiting, and still stops at once on a cancel or the
+ * agent's shutdown. A repository that stops answering right after the backup would otherwise hold
+ * the next job for the listing's whole 60 s bound (restic 0.18 retries).
  */
-export function ignoringPreemption(signal: AbortSignal): AbortSignal {
+export function preemptedAfter(signal: AbortSignal, graceMs: number, timers: Timers): AbortSignal {
   const controller = new AbortController();
   const follow = () => {
     if (stoppedForGood(signal)) {
       controller.abort(signal.reason);
+    } else {
+      timers.after(graceMs, () => controller.abort(signal.reason), { unref: true });
     }
   };
   if (signal.aborted) {
