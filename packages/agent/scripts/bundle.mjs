@@ -3,6 +3,7 @@
 // without its package.json; the first line names it so the server can read it on import.
 //   node scripts/bundle.mjs [--outfile PATH]     FLEETBACK_AGENT_VERSION overrides package.json's
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
@@ -27,6 +28,14 @@ const result = await build({
   format: "esm",
   target: "node20",
   legalComments: "none",
+  // Whitespace and comments only (luxon's JSDoc is a third of the text): V8 keeps the source
+  // of every loaded script, and this is ~1.7 MiB of the agent's resident memory (issue 19, B8).
+  // Names stay, so a stack trace still says which function; its column says where.
+  minifyWhitespace: true,
+  // luxon ships an ES build for `import` and a CommonJS one for `require`. cron-parser requires
+  // it, and cron.ts sets its Settings on import: both must be the one CommonJS copy, or the
+  // setting misses cron-parser's dates (and the bundle carries luxon twice).
+  alias: { luxon: createRequire(import.meta.url).resolve("luxon") },
   logLevel: "warning",
   // CommonJS dependencies (ws) call require() for Node built-ins; ESM output needs a real require.
   // The banner's first line is read by the server (`// fleetback-agent <version>`): keep it first.

@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { TIME_ZONE_MAX_LENGTH, TIME_ZONE_PATTERN } from "@fleetback/protocol";
 
 export interface HostIdentity {
   hostname: string;
@@ -41,18 +40,4 @@ export function agentVersion(): string {
 
 export function detectHostIdentity(): HostIdentity {
   return { hostname: hostname() || "unknown", os: process.platform, arch: process.arch };
-}
-
-/**
- * The zone the scheduler reads cron in (cron-parser's default is the process's local zone), sent
- * in hello so the server judges freshness by the same clock. Undefined when Node reports nothing
- * the protocol's pattern accepts.
- */
-export function localTimeZone(): string | undefined {
-  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  return typeof zone === "string" &&
-    zone.length <= TIME_ZONE_MAX_LENGTH &&
-    new RegExp(TIME_ZONE_PATTERN).test(zone)
-    ? zone
-    : undefined;
 }

@@ -20,7 +20,7 @@ import {
 } from "../connection/connection.js";
 import { createOutbox } from "../connection/outbox.js";
 import { createDumpStreamer, type DumpStreamer } from "../dump/dump-streamer.js";
-import { type HostIdentity, localTimeZone } from "../host-identity.js";
+import type { HostIdentity } from "../host-identity.js";
 import { createJobHandlers } from "../jobs/job-handlers.js";
 import { createJobQueue, type JobQueue } from "../jobs/job-queue.js";
 import { createJobReporter } from "../jobs/job-reporter.js";
@@ -37,6 +37,7 @@ import { createHelperRunner } from "../restore-helper/helper-runner.js";
 import { createFireLedger } from "../scheduler/fire-ledger.js";
 import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
+import { localTimeZone } from "../time/time-zone.js";
 import { systemTimers, type Timers } from "../time/timers.js";
 import { createTreeBrowser, type TreeBrowser } from "../tree/tree-browser.js";
 import { updateDir } from "../update/boot-record.js";

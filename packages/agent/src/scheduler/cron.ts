@@ -7,6 +7,16 @@
  * repository maintenance only).
  */
 import { type CronExpression, CronExpressionParser } from "cron-parser";
+import { Settings } from "luxon";
+
+/**
+ * cron-parser computes with luxon, which asks Intl for the system locale on its first date unless
+ * one is set, loading ICU's locale data: ~8 MiB of the agent's resident memory for good (issue
+ * 19, B8). No locale enters a cron computation (weeks are cron's own, not a locale's), so a fixed
+ * one changes no result. This is the luxon cron-parser loads: the bundle and package.json keep
+ * them one copy, and cron.test.ts checks it.
+ */
+Settings.defaultLocale = "en-US";
 
 export type ParsedCron =
   | { ok: true; next: (after: Date) => Date | undefined }
