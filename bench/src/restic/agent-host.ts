@@ -56,6 +56,8 @@ export interface AgentHost {
   hostId: string;
   /** The repository the server generated at enrolment, for bare restic against the same data. */
   repository: { url: string; password: string };
+  /** The agent's state directory (its tree indexes live in `tree-index/`). */
+  stateDir: string;
   /** The agent process's resident set now and at its peak, from /proc (Linux). */
   memory(): Promise<{ rssBytes: number; peakBytes: number }>;
   /** The agent process's own CPU time so far (not restic's), from /proc (Linux). */
@@ -128,6 +130,7 @@ export async function startAgentHost(
   );
   return {
     hostId,
+    stateDir: dirs.stateDir,
     repository: {
       url: repositoryUrl.replace(
         "rest:http://",

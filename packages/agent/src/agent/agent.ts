@@ -77,6 +77,13 @@ export interface AgentOptions {
   openSocket?: OpenSocket;
   /** The longest each job kind may run (FLEETBACK_JOB_TIMEOUT_<KIND>); absent: the defaults. */
   jobTimeouts?: JobTimeouts;
+  /**
+   * Whether a backup ends by building its new snapshot's browse index (tree-browser.ts
+   * `prebuild`): one more full `restic ls` of the snapshot and ~45 bytes of disk a file, for a
+   * restore browser that answers in milliseconds. FLEETBACK_TREE_INDEX_AFTER_BACKUP=0 turns it
+   * off. Default on.
+   */
+  treeIndexAfterBackup?: boolean;
   /** How long a copy may take to open the mirror (tests); absent: MIRROR_PROBE_TIMEOUT_MS. */
   mirrorProbeTimeoutMs?: number;
   /** Replaces the job handlers (tests); defaults to this version's set. */
@@ -190,6 +197,7 @@ export function createAgent(options: AgentOptions): Agent {
         log,
         reportSnapshots: (report) => send("snapshots.report", report),
         reportStats: (stats) => send("repo.stats", stats),
+        ...(options.treeIndexAfterBackup === false ? {} : { prebuildTreeIndex: tree.prebuild }),
         ...(options.mirrorProbeTimeoutMs === undefined
           ? {}
           : { mirrorProbeTimeoutMs: options.mirrorProbeTimeoutMs }),

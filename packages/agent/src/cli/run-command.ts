@@ -86,6 +86,7 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<numb
     runner: deps.runner,
     restoreSocket: deps.env.FLEETBACK_RESTORE_SOCKET || undefined,
     jobTimeouts: jobTimeouts.timeouts,
+    treeIndexAfterBackup: deps.env.FLEETBACK_TREE_INDEX_AFTER_BACKUP !== "0",
     clock: deps.clock,
     timers: deps.timers,
     random: deps.random,

@@ -44,6 +44,8 @@ interface Ran {
   stats: RepoStats[];
   calls: ProcessSpec[];
   timers: ManualTimers;
+  /** The snapshots whose browse index the backup asked for, and whether its signal was aborted. */
+  prebuilt: { snapshotId: string; aborted: boolean }[];
 }
 
 interface RunOptions {
@@ -65,6 +67,8 @@ interface RunOptions {
   statsRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
   /** Aborts the run's signal with this reason between job.finished and the after-finish work. */
   abortAfterFinishWith?: Error;
+  /** Gives the job a prebuildTreeIndex that records its calls (the agent's default). */
+  prebuild?: boolean;
 }
 
 async function runBackup(options: RunOptions): Promise<Ran> {
@@ -125,7 +129,15 @@ async function runBackup(options: RunOptions): Promise<Ran> {
   }
   const reports: SnapshotsReport[] = [];
   const stats: RepoStats[] = [];
+  const prebuilt: Ran["prebuilt"] = [];
   const job = createBackupJob({
+    ...(options.prebuild
+      ? {
+          prebuildTreeIndex: async (snapshotId: string, signal: AbortSignal) => {
+            prebuilt.push({ snapshotId, aborted: signal.aborted });
+          },
+        }
+      : {}),
     restic,
     toolVersion: createToolVersionProbe(restic),
     credentials,
@@ -153,7 +165,7 @@ async function runBackup(options: RunOptions): Promise<Ran> {
     controller.abort(options.abortAfterFinishWith);
   }
   await stopping;
-  return { outcome, lines, progress, reports, reportsAtFinish, stats, calls, timers };
+  return { outcome, lines, progress, reports, reportsAtFinish, stats, calls, timers, prebuilt };
 }
 
 const recording = (version: FixtureVersion, name: string) => fixture(version, name);
@@ -623,5 +635,43 @@ describe("backup repository stats", () => {
     const ran = await runBackup({ backup: recording("0.18.0", "err-wrong-password-backup-json") });
     expect(ran.calls.filter((call) => call.args.includes("stats"))).toEqual([]);
     expect(ran.stats).toEqual([]);
+  });
+});
+
+describe("browse index after a backup", () => {
+  it.each(["0.18.0", "0.14.0"] as const)(
+    "restic %s: builds the new snapshot's index by its full id, after the list and the stats",
+    async (version) => {
+      const ran = await runBackup({
+        backup: recording(version, "backup-1"),
+        snapshots: recording(version, "snapshots"),
+        prebuild: true,
+      });
+      expect(ran.outcome.status).toBe("succeeded");
+      const listed: { id: string }[] = JSON.parse(recording(version, "snapshots").stdout);
+      const summaryId = String(ran.outcome.summary?.snapshot_id);
+      const full = listed.find((snapshot) => snapshot.id.startsWith(summaryId))?.id;
+      expect(full).toHaveLength(64);
+      expect(ran.prebuilt).toEqual([{ snapshotId: full, aborted: false }]);
+      expect(ran.stats).toHaveLength(1);
+    },
+  );
+
+  it("is skipped when the next job is waiting, when the backup failed, and when the list lacks the snapshot", async () => {
+    const preempted = await runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      snapshots: recording("0.18.0", "snapshots"),
+      abortAfterFinishWith: new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" }),
+      prebuild: true,
+    });
+    expect(preempted.reports).toHaveLength(1);
+    expect(preempted.prebuilt).toEqual([]);
+    const failed = await runBackup({
+      backup: recording("0.18.0", "err-wrong-password-backup-json"),
+      prebuild: true,
+    });
+    expect(failed.prebuilt).toEqual([]);
+    const unlisted = await runBackup({ backup: recording("0.18.0", "backup-1"), prebuild: true });
+    expect(unlisted.prebuilt).toEqual([]);
   });
 });

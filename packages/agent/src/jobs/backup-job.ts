@@ -7,7 +7,8 @@
  * listing is a second restic that opens the repository again, ~0.6 s of every backup (since
  * protocol 10; the server starts the mirror copy when the list with the new snapshot arrives).
  * A job that arrives meanwhile skips the stats and gives the list LISTING_PREEMPT_GRACE_MS to end
- * (the server counts on it; against a healthy repository it takes ~1 s). argv is
+ * (the server counts on it; against a healthy repository it takes ~1 s). Last, the new snapshot's
+ * browse index is built (tree-browser.ts `prebuild`), stopped by a next job like the stats. argv is
  * `[global flags: caps, --json] backup --tag <tag> [--exclude <p>]... -- <includes...>`, so an
  * include that starts with `-` is never read as a flag. Status lines become throttled
  * `job.progress` and are not logged; every other line is (stderr JSON errors as text). Exit 3
@@ -32,7 +33,24 @@ export const UNREADABLE_FILES_ERROR = "some files could not be read";
 /** How long a backup's snapshot listing may still run once the next job is waiting. */
 export const LISTING_PREEMPT_GRACE_MS = 10_000;
 
-export type BackupJobDeps = RepositoryJobDeps;
+export type BackupJobDeps = RepositoryJobDeps & {
+  /** Builds a snapshot's browse index ahead of browsing; absent when the host opts out. */
+  prebuildTreeIndex?: (snapshotId: string, signal: AbortSignal) => Promise<void>;
+};
+
+/**
+ * The listed snapshot a summary names: restic 0.14's summary carries the short id, and the server
+ * browses by the full one.
+ */
+export function backedUpSnapshot(
+  snapshots: readonly { id: string }[] | undefined,
+  summaryId: unknown,
+): string | undefined {
+  if (typeof summaryId !== "string" || summaryId === "") {
+    return undefined;
+  }
+  return snapshots?.find((snapshot) => snapshot.id.startsWith(summaryId.toLowerCase()))?.id;
+}
 
 export function backupArgs(command: CommandRunBackup): string[] {
   return [
@@ -94,7 +112,7 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
         if (outcome.status !== "succeeded" || stoppedForGood(run.signal)) {
           return;
         }
-        await reportSnapshotList(
+        const listed = await reportSnapshotList(
           deps,
           run,
           context,
@@ -107,6 +125,10 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
         const stats = await readRawDataStats(deps, run, context, BACKUP_STATS_TIMEOUT_MS);
         if (stats !== undefined) {
           deps.reportStats(stats);
+        }
+        const snapshotId = backedUpSnapshot(listed, outcome.summary?.snapshot_id);
+        if (deps.prebuildTreeIndex !== undefined && snapshotId !== undefined && !run.signal.aborted) {
+          await deps.prebuildTreeIndex(snapshotId, run.signal);
         }
       },
     });

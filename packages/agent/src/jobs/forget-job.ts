@@ -116,7 +116,7 @@ function forgetSnapshots(deps: RepositoryJobDeps, run: JobRun, ids: readonly str
     },
     async report(context, outcome) {
       if (isCleanSuccess(run, outcome)) {
-        const snapshotCount = await reportSnapshotList(deps, run, context);
+        const snapshotCount = (await reportSnapshotList(deps, run, context))?.length;
         if (snapshotCount !== undefined) {
           deps.reportStats({ snapshot_count: snapshotCount });
         }
@@ -180,7 +180,7 @@ export function createForgetJob(deps: RepositoryJobDeps): JobHandler<CommandRunF
       },
       async report(context, outcome) {
         if (isCleanSuccess(run, outcome)) {
-          const snapshotCount = await reportSnapshotList(deps, run, context);
+          const snapshotCount = (await reportSnapshotList(deps, run, context))?.length;
           deps.reportStats({
             last_forget_at: deps.clock.now().toISOString(),
             ...(snapshotCount === undefined ? {} : { snapshot_count: snapshotCount }),

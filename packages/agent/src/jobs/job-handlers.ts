@@ -4,7 +4,7 @@
  * refuse it at once with "<kind> is not supported by this agent version", which is the truth
  * until its handler lands here.
  */
-import { createBackupJob } from "./backup-job.js";
+import { type BackupJobDeps, createBackupJob } from "./backup-job.js";
 import { createCheckJob } from "./check-job.js";
 import { type CopyJobDeps, createCopyJob } from "./copy-job.js";
 import { createDiffJob } from "./diff-job.js";
@@ -20,7 +20,8 @@ import { createUnlockJob } from "./unlock-job.js";
 export type JobHandlerDeps = InitJobDeps &
   RestoreJobDeps &
   Pick<DrillJobDeps, "stateDir" | "random" | "freeBytes"> &
-  Pick<CopyJobDeps, "mirrorProbeTimeoutMs"> & {
+  Pick<CopyJobDeps, "mirrorProbeTimeoutMs"> &
+  Pick<BackupJobDeps, "prebuildTreeIndex"> & {
     /**
      * Restores go through the restore helper (restore-helper/): its restic, and no target dir or
      * local-repository check of the agent's own, since the helper writes where the agent may not.

@@ -8,6 +8,7 @@
  * the job's status: the job's own work is done either way.
  */
 
+import type { Snapshot } from "@fleetback/protocol";
 import { renderStderrLine } from "./backup-output.js";
 import type { JobRun } from "./job-types.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
@@ -24,7 +25,8 @@ export const SNAPSHOTS_TIMEOUT_MS = 60_000;
 export const SNAPSHOTS_MAX_LINE_LENGTH = 192 * 1024 * 1024;
 
 /**
- * Reports the snapshot list; resolves to how many snapshots the repository holds, if known.
+ * Reports the snapshot list; resolves to the snapshots the repository holds (newest first), if
+ * known.
  * `signal` replaces the run's own (a backup's listing after its `job.finished` ignores preemption).
  */
 export async function reportSnapshotList(
@@ -32,7 +34,7 @@ export async function reportSnapshotList(
   run: JobRun,
   context: RepositoryContext,
   signal: AbortSignal = run.signal,
-): Promise<number | undefined> {
+): Promise<readonly Snapshot[] | undefined> {
   const stdout: string[] = [];
   const errors = createErrorCollector();
   const result = await deps.restic.run({
@@ -75,5 +77,5 @@ export async function reportSnapshotList(
   for (const report of reports) {
     deps.reportSnapshots(report);
   }
-  return parsed.snapshots.length;
+  return parsed.snapshots;
 }

@@ -41,4 +41,19 @@ describe("tree index eviction", () => {
     expect(await readdir(root)).toEqual(["used"]);
     expect(await store.lookup("missing", "/")).toBeUndefined();
   });
+
+  it("keeps the pinned index past the TTL and the size limit, until another is pinned", async () => {
+    const root = await mkdtemp(join(tmpdir(), "fleetback-index-"));
+    const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000);
+    await fakeIndex(root, "after-last-backup", 800, hoursAgo(5));
+    await fakeIndex(root, "browsed", 400, hoursAgo(0));
+    const store = createIndexStore({ root, clock: { now: () => NOW }, ttlMs: 60 * 60_000, maxBytes: 1_000 });
+    await store.pin("after-last-backup");
+    await store.sweep(new Set());
+    expect((await readdir(root)).sort()).toEqual(["after-last-backup", "pinned"]);
+    await fakeIndex(root, "after-next-backup", 10, hoursAgo(0));
+    await store.pin("after-next-backup");
+    await store.sweep(new Set());
+    expect((await readdir(root)).sort()).toEqual(["after-next-backup", "pinned"]);
+  });
 });

@@ -5,10 +5,11 @@
  * an index that exists is complete. Lookups (index-reader.ts) stream `dirs.jsonl` and read one
  * page of the asked directory from `entries.jsonl`; nothing of the index stays in memory.
  * Eviction: an index unused for `ttlMs` goes, and the least recently used go first while the
- * total exceeds `maxBytes`.
+ * total exceeds `maxBytes`; except the pinned one (`pinned` names its key), the index an agent
+ * builds after a backup so that its newest snapshot browses at once hours later.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { TreeListResult } from "@fleetback/protocol";
 import type { Clock } from "../time/clock.js";
@@ -19,6 +20,7 @@ import { parentOf } from "./tree-path.js";
 export const DEFAULT_INDEX_TTL_MS = 60 * 60 * 1000;
 export const DEFAULT_INDEX_MAX_BYTES = 512 * 1024 * 1024;
 const BUILDING = ".building-";
+const PINNED_FILE = "pinned";
 
 export interface IndexStoreOptions {
   root: string;
@@ -37,6 +39,8 @@ export interface IndexStore {
   lookup(key: string, dir: string, after?: string): Promise<TreeListResult | undefined>;
   /** A fresh directory to build in; `commit` publishes it, `discard` removes it. */
   begin(key: string): Promise<{ dir: string; commit(): Promise<void>; discard(): Promise<void> }>;
+  /** Keeps `key`'s index through every sweep, until another key is pinned. */
+  pin(key: string): Promise<void>;
   /** Removes expired indexes, then the least recently used while over the size limit. */
   sweep(activeBuildDirs: ReadonlySet<string>): Promise<void>;
 }
@@ -94,6 +98,11 @@ export function createIndexStore(options: IndexStoreOptions): IndexStore {
         },
       };
     },
+    async pin(key) {
+      const temporary = join(options.root, `${PINNED_FILE}${BUILDING}${randomBytes(6).toString("hex")}`);
+      await writeFile(temporary, key, { mode: 0o600 });
+      await rename(temporary, join(options.root, PINNED_FILE));
+    },
     async sweep(activeBuildDirs) {
       let names: string[];
       try {
@@ -101,6 +110,7 @@ export function createIndexStore(options: IndexStoreOptions): IndexStore {
       } catch {
         return;
       }
+      const pinned = await readFile(join(options.root, PINNED_FILE), "utf8").catch(() => undefined);
       const now = options.clock.now().getTime();
       const live: { path: string; usedAt: number; bytes: number }[] = [];
       for (const name of names) {
@@ -111,9 +121,12 @@ export function createIndexStore(options: IndexStoreOptions): IndexStore {
           }
           continue;
         }
+        if (name === PINNED_FILE) {
+          continue;
+        }
         try {
           const info = await stat(path);
-          if (now - info.mtimeMs > ttlMs) {
+          if (name !== pinned && now - info.mtimeMs > ttlMs) {
             await rm(path, { recursive: true, force: true });
             continue;
           }
@@ -125,7 +138,9 @@ export function createIndexStore(options: IndexStoreOptions): IndexStore {
               ),
             ),
           );
-          live.push({ path, usedAt: info.mtimeMs, bytes: sizes.reduce((sum, size) => sum + size, 0) });
+          // The pinned index counts towards the limit but is never the one evicted.
+          const usedAt = name === pinned ? Number.POSITIVE_INFINITY : info.mtimeMs;
+          live.push({ path, usedAt, bytes: sizes.reduce((sum, size) => sum + size, 0) });
         } catch {
           // Removed meanwhile.
         }
@@ -133,7 +148,7 @@ export function createIndexStore(options: IndexStoreOptions): IndexStore {
       let total = live.reduce((sum, index) => sum + index.bytes, 0);
       live.sort((a, b) => a.usedAt - b.usedAt);
       for (const index of live) {
-        if (total <= maxBytes) {
+        if (total <= maxBytes || index.usedAt === Number.POSITIVE_INFINITY) {
           break;
         }
         await rm(index.path, { recursive: true, force: true });

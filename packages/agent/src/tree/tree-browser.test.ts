@@ -238,6 +238,56 @@ describe("tree.list while the index is being built", () => {
   });
 });
 
+describe("the index built after a backup", () => {
+  it("answers even the first folder from the index, with no restic at browse time, and is pinned", async () => {
+    const { browser, runner, stateDir } = await browserFor(lsReplay("0.18.0"));
+    await browser.prebuild(SNAPSHOT, new AbortController().signal);
+    expect(runner.calls.map((call) => argsAfterSubcommand(call.args))).toEqual([["--no-lock", SNAPSHOT]]);
+    expect((await readdir(indexRootOf(stateDir))).sort()).toEqual([
+      expect.stringMatching(/^[0-9a-f]{32}$/),
+      "pinned",
+    ]);
+    const before = runner.calls.length;
+    expect(names(await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` }))).toEqual([
+      "notes.md",
+      "readme.txt",
+      "sub",
+    ]);
+    expect(runner.calls.length).toBe(before);
+    // A second call finds the index and starts nothing.
+    await browser.prebuild(SNAPSHOT, new AbortController().signal);
+    expect(runner.calls.length).toBe(before);
+  });
+
+  it("a build stopped by its signal (the next job) leaves no index", async () => {
+    const held = pausedBuild("0.18.0");
+    const { browser, stateDir } = await browserFor(lsReplay("0.18.0"), "/srv/repo", {
+      wrap: (replay) => {
+        const paused = held.wrap(replay);
+        return {
+          run: (spec) => {
+            // The replay ignores signals; a real restic ends when its signal aborts.
+            spec.signal?.addEventListener("abort", held.release);
+            return paused
+              .run(spec)
+              .then((result) =>
+                spec.signal?.aborted
+                  ? { ...result, exitCode: null, signal: "SIGINT", cancelled: true }
+                  : result,
+              );
+          },
+        };
+      },
+    });
+    const next = new AbortController();
+    const building = browser.prebuild(SNAPSHOT, next.signal);
+    await held.paused;
+    next.abort();
+    await building;
+    expect(await readdir(indexRootOf(stateDir))).toEqual([]);
+  });
+});
+
 describe("tree.list requests", () => {
   it("refuses escapes and relative paths without running restic", async () => {
     const { browser, runner } = await browserFor(lsReplay("0.18.0"));

@@ -14,6 +14,9 @@
  * share one build per snapshot, at most `maxBuilds` run at once, and a failed build leaves no
  * index (the next folder simply lists directly again). A directory too large for one reply is
  * answered a page at a time (`after` / `next_after`, tree-page.ts) on both paths.
+ * After a backup the agent builds its new snapshot's index ahead of any browsing (`prebuild`) and
+ * pins it, so the snapshot a 3 a.m. restore most likely wants answers every folder, the first too,
+ * from the index: restic's stream cannot keep up with clicks on a fresh 200,000-file snapshot.
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -52,6 +55,11 @@ export interface TreeBrowserOptions {
 
 export interface TreeBrowser {
   list(request: TreeList): Promise<TreeListResult>;
+  /**
+   * Builds `snapshotId`'s index now, unless it exists, and pins it (index-store.ts). Resolves when
+   * done, failed or aborted by `signal` (which leaves no index); never throws.
+   */
+  prebuild(snapshotId: string, signal: AbortSignal): Promise<void>;
   /** Resolves when no index build is running (tests, benchmarks). */
   idle(): Promise<void>;
   /** Ends running builds and waits for them. */
@@ -97,7 +105,7 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
   });
   const listTimeoutMs = options.listTimeoutMs ?? TREE_LIST_TIMEOUT_MS;
   const maxBuilds = options.maxBuilds ?? 2;
-  const builds = new Map<string, Promise<void>>();
+  const builds = new Map<string, Promise<boolean>>();
   const buildDirs = new Set<string>();
   /** The builds writing now: where, and who waits for which directory to close. */
   const writing = new Map<string, Writing>();
@@ -115,10 +123,11 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
       .catch((cause) => log.warn("sweeping tree indexes failed", { error: String(cause) }));
   };
 
-  const build = async (key: string, snapshotId: string): Promise<void> => {
+  /** True when the index was built and committed. */
+  const build = async (key: string, snapshotId: string, signal?: AbortSignal): Promise<boolean> => {
     const repository = credentials.repository("repo");
     if (repository === undefined) {
-      return;
+      return false;
     }
     const target = await store.begin(key);
     buildDirs.add(target.dir);
@@ -126,6 +135,10 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
     const abort = new AbortController();
     const onStop = () => abort.abort();
     stopping.signal.addEventListener("abort", onStop, { once: true });
+    signal?.addEventListener("abort", onStop, { once: true });
+    if (signal?.aborted) {
+      abort.abort();
+    }
     let writer: ReturnType<typeof createIndexWriter> | undefined;
     let sawSnapshot = false;
     let overflow = false;
@@ -167,7 +180,7 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
           snapshot_id: snapshotId,
           reason: overflow ? "larger than the index size limit" : "the full listing did not complete",
         });
-        return;
+        return false;
       }
       writer.finish();
       await target.commit();
@@ -177,19 +190,22 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
         bytes: writer.bytes,
         ms: options.clock.now().getTime() - startedAt,
       });
+      return true;
     } catch (cause) {
       writer?.abandon();
       await target.discard().catch(() => undefined);
       log.warn("building a tree index failed", { snapshot_id: snapshotId, error: String(cause) });
+      return false;
     } finally {
       stopping.signal.removeEventListener("abort", onStop);
+      signal?.removeEventListener("abort", onStop);
       buildDirs.delete(target.dir);
       writing.delete(key);
       for (const ended of current.ended) {
         ended();
       }
+      await sweep(true);
     }
-    await sweep(true);
   };
 
   /**
@@ -232,12 +248,15 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
     }
   };
 
-  const startBuild = (key: string, snapshotId: string) => {
+  const startBuild = (key: string, snapshotId: string, signal?: AbortSignal) => {
     if (builds.has(key) || builds.size >= maxBuilds || stopping.signal.aborted) {
       return;
     }
-    const running = build(key, snapshotId)
-      .catch((cause) => log.warn("building a tree index failed", { error: String(cause) }))
+    const running = build(key, snapshotId, signal)
+      .catch((cause) => {
+        log.warn("building a tree index failed", { error: String(cause) });
+        return false;
+      })
       .finally(() => builds.delete(key));
     builds.set(key, running);
   };
@@ -280,6 +299,25 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
         startBuild(key, request.snapshot_id);
       }
       return listing.reply;
+    },
+    async prebuild(snapshotId, signal) {
+      const repository = credentials.repository("repo");
+      if (repository === undefined || signal.aborted) {
+        return;
+      }
+      const key = indexKey(repository.url, snapshotId);
+      try {
+        // A browse of the new snapshot may already be building it: share that build.
+        if (!builds.has(key) && !(await store.has(key))) {
+          startBuild(key, snapshotId, signal);
+        }
+        const built = (await builds.get(key)) ?? (await store.has(key));
+        if (built) {
+          await store.pin(key);
+        }
+      } catch (cause) {
+        log.warn("pinning a tree index failed", { snapshot_id: snapshotId, error: String(cause) });
+      }
     },
     async idle() {
       await Promise.all([...builds.values()]);
