@@ -30,6 +30,8 @@ export interface SimAgent {
   /** Every message the server sent this agent, decoded, in order. */
   received: ServerEnvelope[];
   send<K extends AgentMessageType>(type: K, payload: PayloadOf<K>): void;
+  /** Sends a frame already encoded, so a measurement need not include the agent's encoding. */
+  sendFrame(frame: string): void;
   close(): Promise<void>;
 }
 
@@ -148,6 +150,9 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
       if (type === "job.finished") {
         active.delete((payload as PayloadOf<"job.finished">).job_id);
       }
+    },
+    sendFrame(frame) {
+      ws.send(frame);
     },
     hello() {
       const answered = next("schedule.set");

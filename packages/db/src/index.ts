@@ -26,6 +26,7 @@ export {
   type MigrationReport,
   migrate,
 } from "./migrate.js";
+export { copyTextField, type PgliteCopy, pgliteCopy } from "./pglite-copy.js";
 export { channelName, NOTIFY_PAYLOAD_LIMIT, type PubSub } from "./pubsub.js";
 export { redactDatabaseUrl } from "./redact.js";
 export * from "./schema/index.js";

@@ -23,7 +23,7 @@ import { createReportAssembler } from "../snapshots/report-assembler.js";
 import { createAgentHandlers } from "./agent-handlers.js";
 import { createAgentSocket } from "./agent-socket.js";
 import type { ChannelContext } from "./channel-context.js";
-import { databaseSafe } from "./database-safe-text.js";
+import { databaseSafe, mayHoldUnstorable } from "./database-safe-text.js";
 import { type Answer, rejectTooOld } from "./hello.js";
 import { createInvalidFrameLimiter } from "./invalid-frame-limiter.js";
 import { tooOldHelloVersion } from "./old-hello.js";
@@ -148,8 +148,11 @@ export function startAgentSession(
       refuse(decoded.error);
       return;
     }
-    // dump.chunk data is base64, which holds neither; it is the one large frame worth skipping.
-    const message = decoded.message.type === "dump.chunk" ? decoded.message : databaseSafe(decoded.message);
+    // dump.chunk data is base64, which holds neither.
+    const message =
+      decoded.message.type === "dump.chunk" || !mayHoldUnstorable(bytes)
+        ? decoded.message
+        : databaseSafe(decoded.message);
     if (message.type === "hello") {
       if (phase !== "awaiting_hello") {
         refuse({

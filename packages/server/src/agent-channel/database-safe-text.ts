@@ -11,6 +11,16 @@
 const NOT_STORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const HAS_UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * Whether a frame's strings may hold what databaseSafe replaces. A frame reaches decoding only as
+ * strict UTF-8 JSON (protocol/frame.ts), where neither can appear raw: UTF-8 encodes no lone
+ * surrogate and JSON allows no unescaped control character. Both come only from a `\u` escape, so
+ * a frame without one needs no walk (a report of 10,000 snapshots holds ~70,000 strings).
+ */
+export function mayHoldUnstorable(frame: Uint8Array): boolean {
+  return Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength).includes("\\u");
+}
+
 /** The value itself when nothing in it needs replacing (the common case allocates nothing). */
 export function databaseSafe<T>(value: T): T {
   return replaceIn(value) as T;

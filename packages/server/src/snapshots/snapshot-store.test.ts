@@ -4,13 +4,8 @@ import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { eq, sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { seedHost } from "../testing/seed.js";
-import {
-  decodeCursor,
-  encodeCursor,
-  listSnapshots,
-  replaceSnapshots,
-  SNAPSHOT_INSERT_CHUNK,
-} from "./snapshot-store.js";
+import { SNAPSHOT_WRITE_CHUNK } from "./snapshot-rows.js";
+import { decodeCursor, encodeCursor, listSnapshots, replaceSnapshots } from "./snapshot-store.js";
 
 const BASE = Date.parse("2026-01-01T00:00:00Z");
 
@@ -111,7 +106,7 @@ runDbSuite("snapshot store", (getDb) => {
     const db = getDb();
     const { host } = await seedHost({ db });
     await replaceSnapshots(db, host.id, report(3));
-    const bad = report(SNAPSHOT_INSERT_CHUNK + 5, 100);
+    const bad = report(SNAPSHOT_WRITE_CHUNK + 5, 100);
     // A NUL character is refused by the database in the second chunk, after the delete and the first chunk.
     const last = bad.snapshots.at(-1);
     if (last) {

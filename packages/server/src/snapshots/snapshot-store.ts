@@ -2,23 +2,15 @@
  * @module snapshots/snapshot-store
  * The host's cached snapshot projection. Each `snapshots.report` is authoritative: the old list
  * and the host's snapshot_count are replaced in one transaction (an empty list is a real answer:
- * the repository has no snapshots), by deleting the ids it no longer names and inserting the new. A report sent in parts arrives here once, whole, from
- * report-assembler.ts. Reads are newest first, paged by a (time, id) cursor that
- * the (host_id, time desc) index serves.
+ * the repository has no snapshots), by deleting the ids it no longer names and inserting the new
+ * (snapshot-rows.ts). A report sent in parts arrives here once, whole, from report-assembler.ts.
+ * Reads are newest first, paged by a (time, id) cursor that the (host_id, time desc) index serves.
  */
-import {
-  type Database,
-  hosts,
-  type NewSnapshot,
-  type Snapshot,
-  snapshots,
-  snapshotTags,
-} from "@fleetback/db";
-import type { SnapshotsReport } from "@fleetback/protocol";
-import { and, desc, eq, inArray, lt, or, type SQL, sql } from "drizzle-orm";
-
-/** Rows per INSERT: 9 columns each stays far below PostgreSQL's 65,535 bind parameters. */
-export const SNAPSHOT_INSERT_CHUNK = 1_000;
+import { type Database, hosts, type Snapshot, snapshots, snapshotTags } from "@fleetback/db";
+import type { SnapshotsReport, Snapshot as WireSnapshot } from "@fleetback/protocol";
+import { and, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
+import { deleteSnapshotIds, insertSnapshots, storedSnapshotIds } from "./snapshot-rows.js";
+import { replaceSnapshotTags, summarizeTags } from "./snapshot-tags.js";
 
 export interface ReplaceResult {
   count: number;
@@ -33,30 +25,18 @@ export async function replaceSnapshots(
 ): Promise<ReplaceResult | undefined> {
   const refreshedAt = new Date(report.refreshed_at);
   // The composite key is (host, id): a repeated id in one report is kept once (the first, newest).
-  const seen = new Set<string>();
-  const rows: NewSnapshot[] = [];
+  const reported = new Map<string, WireSnapshot>();
   for (const snapshot of report.snapshots) {
-    if (seen.has(snapshot.id)) {
-      continue;
+    if (!reported.has(snapshot.id)) {
+      reported.set(snapshot.id, snapshot);
     }
-    seen.add(snapshot.id);
-    rows.push({
-      hostId,
-      id: snapshot.id,
-      shortId: snapshot.short_id,
-      time: new Date(snapshot.time),
-      hostname: snapshot.hostname,
-      paths: snapshot.paths,
-      tags: snapshot.tags,
-      sizeBytes: snapshot.size_bytes,
-      fileCount: snapshot.file_count,
-    });
   }
+  const count = reported.size;
   // Every query below uses tx: PGlite has one connection, a query on db would wait forever.
   return db.transaction(async (tx) => {
     const updated = await tx
       .update(hosts)
-      .set({ snapshotCount: rows.length, snapshotsRefreshedAt: refreshedAt })
+      .set({ snapshotCount: count, snapshotsRefreshedAt: refreshedAt })
       .where(eq(hosts.id, hostId))
       .returning({ id: hosts.id });
     if (updated.length === 0) {
@@ -64,49 +44,23 @@ export async function replaceSnapshots(
     }
     // A snapshot never changes under its id (restic writes a new one to change tags), so only the
     // difference is written: the usual report after a backup adds one row to thousands.
-    const stored = await tx.select({ id: snapshots.id }).from(snapshots).where(eq(snapshots.hostId, hostId));
-    const kept = new Set<string>();
-    const gone: string[] = [];
-    for (const { id } of stored) {
-      if (seen.has(id)) {
-        kept.add(id);
-      } else {
-        gone.push(id);
-      }
+    const stored = await storedSnapshotIds(tx, hostId);
+    const storedSet = new Set(stored);
+    const gone = stored.filter((id) => !reported.has(id));
+    const added = [...reported.values()].filter((snapshot) => !storedSet.has(snapshot.id));
+    if (gone.length === 0 && added.length === 0) {
+      return { count, refreshedAt };
     }
-    const added = rows.filter((row) => !kept.has(row.id));
-    const changed = gone.length > 0 || added.length > 0;
-    if (kept.size === 0 && gone.length > 0) {
-      // Nothing stays: one statement instead of a chunked list of every id.
+    const kept = stored.length - gone.length;
+    if (kept === 0 && gone.length > 0) {
+      // Nothing stays: one statement instead of a list of every id.
       await tx.delete(snapshots).where(eq(snapshots.hostId, hostId));
-      gone.length = 0;
+    } else {
+      await deleteSnapshotIds(tx, hostId, gone);
     }
-    for (let start = 0; start < gone.length; start += SNAPSHOT_INSERT_CHUNK) {
-      await tx
-        .delete(snapshots)
-        .where(
-          and(
-            eq(snapshots.hostId, hostId),
-            inArray(snapshots.id, gone.slice(start, start + SNAPSHOT_INSERT_CHUNK)),
-          ),
-        );
-    }
-    for (let start = 0; start < added.length; start += SNAPSHOT_INSERT_CHUNK) {
-      await tx.insert(snapshots).values(added.slice(start, start + SNAPSHOT_INSERT_CHUNK));
-    }
-    if (!changed) {
-      return { count: rows.length, refreshedAt };
-    }
-    // The per-tag newest snapshot that freshness joins on, derived from the rows just written.
-    await tx.delete(snapshotTags).where(eq(snapshotTags.hostId, hostId));
-    await tx.execute(
-      sql`insert into ${snapshotTags} (host_id, tag, latest_at, snapshot_count)
-          select s.host_id, t.tag, max(s.time), count(*)::int
-          from ${snapshots} s cross join lateral jsonb_array_elements_text(s.tags) as t(tag)
-          where s.host_id = ${hostId}
-          group by s.host_id, t.tag`,
-    );
-    return { count: rows.length, refreshedAt };
+    await insertSnapshots(tx, hostId, added);
+    await replaceSnapshotTags(tx, hostId, summarizeTags(reported.values()));
+    return { count, refreshedAt };
   });
 }
 

@@ -1,0 +1,139 @@
+import { randomBytes } from "node:crypto";
+import { executeRows, hosts, snapshots, snapshotTags } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
+import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
+import { eq, getTableName, sql } from "drizzle-orm";
+import { expect, it } from "vitest";
+import { seedHost } from "../testing/seed.js";
+import { insertSnapshots } from "./snapshot-rows.js";
+import { listSnapshots, replaceSnapshots, snapshotJson } from "./snapshot-store.js";
+
+function wireSnapshot(index: number, fields: Partial<WireSnapshot> = {}): WireSnapshot {
+  const id = index.toString(16).padStart(64, "0");
+  return {
+    id,
+    short_id: id.slice(0, 8),
+    time: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
+    hostname: "web-1",
+    paths: ["/etc"],
+    tags: [],
+    size_bytes: 0,
+    file_count: 0,
+    ...fields,
+  };
+}
+
+runDbSuite("snapshot rows", (getDb, { engine, current }) => {
+  it("stores every field as sent, whatever characters it holds, and times to the millisecond", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    // What would end a COPY field or row, start an escape, or break an array literal.
+    const odd = 'tab\there, newline\nCR\r back\\slash \\N "quoted" {braced} comma, ünï 🦀';
+    const sent = [
+      wireSnapshot(2, {
+        hostname: odd,
+        paths: [odd, "C:\\Users\\x", "/srv/a b"],
+        tags: [odd, "{}", ""],
+        time: "2026-01-01T00:02:00.123456789Z",
+        size_bytes: Number.MAX_SAFE_INTEGER,
+        file_count: 7,
+      }),
+      wireSnapshot(1, { hostname: "", paths: [], tags: ["NULL"] }),
+    ];
+    await replaceSnapshots(db, host.id, { snapshots: sent, refreshed_at: "2026-01-02T00:00:00Z" });
+    const stored = (await listSnapshots(db, host.id, { limit: 10 })).map(snapshotJson);
+    expect(stored).toEqual([
+      { ...sent[0], time: new Date("2026-01-01T00:02:00.123Z") },
+      { ...sent[1], time: new Date(sent[1]?.time ?? "") },
+    ]);
+  });
+
+  it("derives the per-tag projection as aggregating the stored rows would", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    const aggregated = () =>
+      executeRows<{ tag: string; latest_at: string; snapshot_count: number }>(
+        db,
+        sql`select t.tag, to_char(max(s.time) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as latest_at,
+                   count(*)::int as snapshot_count
+            from ${snapshots} s cross join lateral jsonb_array_elements_text(s.tags) as t(tag)
+            where s.host_id = ${host.id} group by t.tag order by t.tag`,
+      );
+    const projected = async () =>
+      (
+        await db.select().from(snapshotTags).where(eq(snapshotTags.hostId, host.id)).orderBy(snapshotTags.tag)
+      ).map((row) => ({
+        tag: row.tag,
+        latest_at: row.latestAt.toISOString(),
+        snapshot_count: row.snapshotCount,
+      }));
+    const first = [
+      wireSnapshot(5, { tags: ["daily", "etc"] }),
+      wireSnapshot(4, { tags: ["etc", "etc"] }),
+      wireSnapshot(3, { tags: [] }),
+      wireSnapshot(9, { tags: ["daily"], time: "2026-01-01T00:09:00.999999Z" }),
+      wireSnapshot(1, { tags: ["weekly"] }),
+    ];
+    await replaceSnapshots(db, host.id, { snapshots: first, refreshed_at: "2026-01-02T00:00:00Z" });
+    expect(await projected()).toEqual(await aggregated());
+    expect((await projected()).map((row) => row.tag)).toEqual(["daily", "etc", "weekly"]);
+    // Kept, gone and new rows at once: the newest "daily" goes, "weekly" goes entirely.
+    const second = [wireSnapshot(6, { tags: ["etc"] }), ...first.slice(0, 3)];
+    await replaceSnapshots(db, host.id, { snapshots: second, refreshed_at: "2026-01-03T00:00:00Z" });
+    expect(await projected()).toEqual(await aggregated());
+    expect((await projected()).map((row) => row.tag)).toEqual(["daily", "etc"]);
+  });
+
+  it("gives the transaction its triggers back after inserting", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    const roles = await db.transaction(async (tx) => {
+      // As replaceSnapshots does: the host's row is held before the rows that refer to it go in.
+      await tx.update(hosts).set({ snapshotCount: 1 }).where(eq(hosts.id, host.id));
+      await insertSnapshots(tx, host.id, [wireSnapshot(1)]);
+      return executeRows<{ role: string }>(
+        tx,
+        sql`select current_setting('session_replication_role') as role`,
+      );
+    });
+    expect(roles).toEqual([{ role: "origin" }]);
+    expect(await db.select().from(snapshots).where(eq(snapshots.hostId, host.id))).toHaveLength(1);
+  });
+
+  // PGlite always runs as a superuser (its COPY from the query's blob needs one, too).
+  it.skipIf(engine === "pglite")(
+    "checks each row as usual under a role that is not a superuser",
+    async () => {
+      const db = getDb();
+      const { host } = await seedHost({ db });
+      const role = `fleetback_plain_${randomBytes(4).toString("hex")}`;
+      await db.execute(sql.raw(`create role ${role} nosuperuser`));
+      try {
+        await db.execute(sql.raw(`grant usage on schema ${current().schema} to ${role}`));
+        await db.execute(sql.raw(`grant select, insert on ${getTableName(snapshots)} to ${role}`));
+        const settings = await db.transaction(async (tx) => {
+          await tx.execute(sql.raw(`set local role ${role}`));
+          await insertSnapshots(tx, host.id, [wireSnapshot(1)]);
+          return executeRows<{ role: string; superuser: string }>(
+            tx,
+            sql`select current_setting('session_replication_role') as role,
+                     current_setting('is_superuser') as superuser`,
+          );
+        });
+        expect(settings).toEqual([{ role: "origin", superuser: "off" }]);
+        expect(await db.select().from(snapshots).where(eq(snapshots.hostId, host.id))).toHaveLength(1);
+      } finally {
+        await db.execute(sql.raw(`drop owned by ${role}`));
+        await db.execute(sql.raw(`drop role ${role}`));
+      }
+    },
+  );
+
+  it("writes into a table with no trigger of its own, which inserting with triggers off would skip", async () => {
+    const own = await executeRows<{ tgname: string }>(
+      getDb(),
+      sql`select tgname from pg_trigger where tgrelid = ${getTableName(snapshots)}::regclass and not tgisinternal`,
+    );
+    expect(own).toEqual([]);
+  });
+});
