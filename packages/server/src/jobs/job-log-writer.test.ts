@@ -6,6 +6,7 @@ import { expect, it, vi } from "vitest";
 import { eventually } from "../testing/eventually.js";
 import { createManualTimers } from "../testing/manual-timers.js";
 import { seedHost, seedJob } from "../testing/seed.js";
+import { spyOnTableWrites } from "../testing/table-writes.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { createInProcessJobEvents } from "./in-process-job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
@@ -40,10 +41,10 @@ runDbSuite("job log writer", (getDb) => {
     return { deps, host, other, job, timers, events, writer, line, stored };
   }
 
-  it("holds lines until the flush timer or a full batch, then stores them in one insert", async () => {
+  it("holds lines until the flush timer or a full batch, then stores them in one statement", async () => {
     const { deps, host, timers, writer, line, stored } = await setUp();
-    const inserts = vi.spyOn(deps.db, "insert");
-    const batches = () => inserts.mock.calls.filter(([table]) => table === jobLogs).length;
+    const writes = spyOnTableWrites(deps.db, jobLogs);
+    const batches = () => writes.count();
     writer.append(host.id, line("a"));
     writer.append(host.id, line("b"));
     await eventually(
@@ -127,5 +128,17 @@ runDbSuite("job log writer", (getDb) => {
       [1, "one"],
       [2, "two"],
     ]);
+  });
+
+  it("stores lines with tabs, backslashes, carriage returns and a literal \\N exactly", async () => {
+    const { host, job, writer, line, stored } = await setUp();
+    const texts = ["a\tb", "C:\\restic\\cache", "\\N", "progress\r42%", "naïve ✓ 日本", ""];
+    for (const text of texts) {
+      writer.append(host.id, line(text));
+    }
+    await writer.finish(host.id, job.id);
+    const rows = await stored();
+    expect(rows.map((row) => row.line)).toEqual(texts);
+    expect(rows.map((row) => row.ts.toISOString())).toEqual(texts.map(() => "2026-11-21T12:00:00.000Z"));
   });
 });
