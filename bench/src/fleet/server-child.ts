@@ -1,6 +1,6 @@
 /**
  * @module fleet/server-child
- * The built server as an operator runs it (`node packages/server/dist/main.js`), in a child
+ * The built server as an operator runs it (`pnpm start`: its bundle, dist/bundle/), in a child
  * process so its memory is measured apart from the simulated fleet's: embedded PGlite in a
  * temporary data dir, or the PostgreSQL of FLEETBACK_BENCH_DATABASE_URL (an empty database; the
  * server migrates it).
@@ -12,7 +12,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const serverMain = join(dirname(fileURLToPath(import.meta.url)), "../../../packages/server/dist/main.js");
+/** What `pnpm start` runs: the server bundled into one script (packages/server/scripts/bundle.mjs). */
+export const serverMain = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "../../../packages/server/dist/bundle/fleetback-server.mjs",
+);
 
 export interface ServerChild {
   url: string;

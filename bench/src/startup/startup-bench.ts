@@ -1,23 +1,23 @@
 /**
  * @module startup/startup-bench
- * Budgets B7 and B8 of issue 19: how long the built server takes from `node main.js` to a 200 on
- * `/readyz` on embedded PGlite (first start on an empty data dir, then a restart on it), and how
- * much memory it holds idle, on PGlite and, when FLEETBACK_BENCH_DATABASE_URL names an empty
- * database, on PostgreSQL. Baselines are measured in the same run: PGlite alone creating and
- * reopening the same kind of data dir in a bare Node process, and the resident memory of a bare
- * Node process idling with an HTTP server. The ratio says what Fleetback adds on top of them.
+ * Budgets B7 and B8 of issue 19: how long the built server (its bundle, as `pnpm start` runs it)
+ * takes from `node` to a 200 on `/readyz` on embedded PGlite (first start on an empty data dir,
+ * then a restart on it), and how much memory it holds idle, on PGlite and, when
+ * FLEETBACK_BENCH_DATABASE_URL names an empty database, on PostgreSQL. Baselines are measured in
+ * the same run: PGlite alone creating and reopening the same kind of data dir in a bare Node
+ * process, and the resident memory of a bare Node process idling with an HTTP server. The ratio
+ * says what Fleetback adds on top of them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { PGLITE_SHARED_BUFFERS } from "@fleetback/db";
 import type { BudgetRow } from "../budgets.js";
-import { freePort } from "../fleet/server-child.js";
+import { freePort, serverMain } from "../fleet/server-child.js";
 
-const serverMain = join(dirname(fileURLToPath(import.meta.url)), "../../../packages/server/dist/main.js");
 const IDLE_SETTLE_MS = 5_000;
 
 interface Started {

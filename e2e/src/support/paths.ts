@@ -6,7 +6,10 @@
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
-export const serverMain = fileURLToPath(new URL("../../../packages/server/dist/main.js", import.meta.url));
+/** The bundled server `pnpm start` runs (packages/server/scripts/bundle.mjs). */
+export const serverMain = fileURLToPath(
+  new URL("../../../packages/server/dist/bundle/fleetback-server.mjs", import.meta.url),
+);
 export const agentBundle = fileURLToPath(
   new URL("../../../packages/agent/dist/bundle/fleetback-agent.mjs", import.meta.url),
 );
