@@ -76,11 +76,15 @@ async function bootstrap(url: string, output: string): Promise<string> {
   return ((await minted.json()) as { token: string }).token;
 }
 
-export async function startServerChild(): Promise<ServerChild> {
+/**
+ * `embedded`: PGlite whatever FLEETBACK_BENCH_DATABASE_URL says (the restic cases measure the
+ * agent, and a second server on that database would find the first one's data, not an empty one).
+ */
+export async function startServerChild(options: { embedded?: boolean } = {}): Promise<ServerChild> {
   const dataDir = await mkdtemp(join(tmpdir(), "fleetback-bench-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const databaseUrl = process.env.FLEETBACK_BENCH_DATABASE_URL;
+  const databaseUrl = options.embedded ? undefined : process.env.FLEETBACK_BENCH_DATABASE_URL;
   // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server of a bench run (issue 19);
   // Node refuses --cpu-prof in NODE_OPTIONS, so these go on the command line.
   const nodeArgs = (process.env.FLEETBACK_BENCH_SERVER_NODE_ARGS ?? "")

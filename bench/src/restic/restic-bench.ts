@@ -28,7 +28,7 @@ async function bareNodeRssBytes(): Promise<number> {
 export async function runResticBench(): Promise<{ rows: BudgetRow[]; notes: string[] }> {
   assertToolsPresent();
   const rest = await startRestServer();
-  const server = await startServerChild();
+  const server = await startServerChild({ embedded: true });
   try {
     const api = benchApi(server.url, server.apiToken);
     const host = await startAgentHost(server.url, api, rest, "bench-host");
