@@ -11,6 +11,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database } from "./database.js";
+import { createPgliteDataDir, isPgliteDataDir } from "./pglite-create.js";
 import { type PubSub, pglitePubSub, postgresPubSub } from "./pubsub.js";
 import { redactDatabaseUrl, scrubPassword } from "./redact.js";
 import * as schema from "./schema/index.js";
@@ -96,11 +97,15 @@ async function connectPglite(dataDir: string, searchPath: string | undefined): P
   const location = dataDir === IN_MEMORY ? IN_MEMORY : resolve(dataDir, "pglite");
   let client: PGlite;
   try {
+    const { PGlite } = await import("@electric-sql/pglite");
+    const options = pgliteOptions(PGlite.defaultStartParams);
     if (location !== IN_MEMORY) {
       await mkdir(location, { recursive: true });
+      if (!isPgliteDataDir(location)) {
+        await createPgliteDataDir(location, options.startParams);
+      }
     }
-    const { PGlite } = await import("@electric-sql/pglite");
-    client = await PGlite.create(location, pgliteOptions(PGlite.defaultStartParams));
+    client = await PGlite.create(location, options);
     if (searchPath !== undefined) {
       await client.exec(`SET search_path TO ${quoteIdentifier(searchPath)}`);
     }
