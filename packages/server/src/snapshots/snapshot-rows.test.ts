@@ -101,9 +101,8 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
   });
 
   // PGlite always runs as a superuser (its COPY from the query's blob needs one, too).
-  it.skipIf(engine === "pglite")(
-    "checks each row as usual under a role that is not a superuser",
-    async () => {
+  if (engine === "postgres") {
+    it("checks each row as usual under a role that is not a superuser", async () => {
       const db = getDb();
       const { host } = await seedHost({ db });
       const role = `fleetback_plain_${randomBytes(4).toString("hex")}`;
@@ -117,7 +116,7 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
           return executeRows<{ role: string; superuser: string }>(
             tx,
             sql`select current_setting('session_replication_role') as role,
-                     current_setting('is_superuser') as superuser`,
+                       current_setting('is_superuser') as superuser`,
           );
         });
         expect(settings).toEqual([{ role: "origin", superuser: "off" }]);
@@ -126,8 +125,8 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
         await db.execute(sql.raw(`drop owned by ${role}`));
         await db.execute(sql.raw(`drop role ${role}`));
       }
-    },
-  );
+    });
+  }
 
   it("writes into a table with no trigger of its own, which inserting with triggers off would skip", async () => {
     const own = await executeRows<{ tgname: string }>(
