@@ -362,6 +362,19 @@ describe("Dockerfile", () => {
     expect(finalStage.find(({ keyword }) => keyword === "CMD")?.args).toMatch(/dist\/main\.js/);
   });
 
+  it("starts node with the options pnpm start gives it", () => {
+    const manifest = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+      scripts: { start: string };
+    };
+    const startOptions = /\bnode((?:\s+--\S+)+)\s+packages\/server\//
+      .exec(manifest.scripts.start)?.[1]
+      ?.trim();
+    // --v8-pool-size=1: an idle server on PGlite ~25 MiB lower (issue 19, B8).
+    expect(startOptions).toContain("--v8-pool-size=1");
+    const cmd = JSON.parse(finalStage.find(({ keyword }) => keyword === "CMD")?.args ?? "[]") as string[];
+    expect(cmd.slice(1, -1).join(" ")).toBe(startOptions);
+  });
+
   it("builds with the pnpm of package.json, and .dockerignore keeps local state out of the context", () => {
     const manifest = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
       packageManager: string;

@@ -6,6 +6,7 @@
  * server migrates it).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -17,6 +18,25 @@ export const serverMain = join(
   dirname(fileURLToPath(import.meta.url)),
   "../../../packages/server/dist/bundle/fleetback-server.mjs",
 );
+
+/**
+ * The Node options `pnpm start` gives the bundle (the root package.json's start script, e.g.
+ * `--v8-pool-size=1`, which holds an idle server on PGlite ~25 MiB lower: issue 19, B8), so that
+ * the bench measures the server as an operator starts it rather than a copy of its command line.
+ */
+export const serverNodeArgs: readonly string[] = (() => {
+  const rootPackage = join(dirname(fileURLToPath(import.meta.url)), "../../../package.json");
+  const start = (JSON.parse(readFileSync(rootPackage, "utf8")) as { scripts: { start: string } }).scripts
+    .start;
+  const command =
+    /(?:^|&&\s*)node((?:\s+--\S+)*)\s+packages\/server\/dist\/bundle\/fleetback-server\.mjs\s*$/.exec(start);
+  if (!command) {
+    throw new Error(
+      `the root package.json's start script no longer ends by running the bundle with node: ${start}`,
+    );
+  }
+  return (command[1] ?? "").split(/\s+/).filter((arg) => arg !== "");
+})();
 
 export interface ServerChild {
   url: string;
@@ -90,7 +110,7 @@ export async function startServerChild(options: { embedded?: boolean } = {}): Pr
   const nodeArgs = (process.env.FLEETBACK_BENCH_SERVER_NODE_ARGS ?? "")
     .split(" ")
     .filter((arg) => arg !== "");
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, serverMain], {
+  const child: ChildProcess = spawn(process.execPath, [...serverNodeArgs, ...nodeArgs, serverMain], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,

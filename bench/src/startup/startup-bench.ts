@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { PGLITE_SHARED_BUFFERS } from "@fleetback/db";
 import type { BudgetRow } from "../budgets.js";
-import { freePort, serverMain } from "../fleet/server-child.js";
+import { freePort, serverMain, serverNodeArgs } from "../fleet/server-child.js";
 
 const IDLE_SETTLE_MS = 5_000;
 
@@ -35,7 +35,7 @@ async function startServer(dataDir: string, databaseUrl?: string): Promise<Start
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const begun = performance.now();
-  const child = spawn(process.execPath, [serverMain], {
+  const child = spawn(process.execPath, [...serverNodeArgs, serverMain], {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
