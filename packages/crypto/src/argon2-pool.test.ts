@@ -45,4 +45,28 @@ describe("argon2 pool", () => {
     await expect(bad).rejects.toThrow(/argon2id: /);
     expect((await pool.hash(input("pw"))).length).toBe(32);
   });
+
+  it("stops a worker idle for idleMs, and starts one again for the next hash", async () => {
+    pool = createArgon2Pool(2, { idleMs: 300 });
+    await Promise.all([pool.hash(input("a")), pool.hash(input("b"))]);
+    expect(pool.workers()).toBeGreaterThan(0);
+    const deadline = performance.now() + 5_000;
+    while (pool.workers() > 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(pool.workers()).toBe(0);
+    const expected = await argon2id({ ...input("d"), outputType: "binary" });
+    expect(Buffer.from(await pool.hash(input("d"))).equals(Buffer.from(expected))).toBe(true);
+    expect(pool.workers()).toBe(1);
+  });
+
+  it("keeps a worker that gets its next hash before the idle time ends", async () => {
+    pool = createArgon2Pool(1, { idleMs: 2_000 });
+    await pool.hash(input("a"));
+    for (const pw of ["b", "c", "d"]) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await pool.hash(input(pw));
+    }
+    expect(pool.workers()).toBe(1);
+  });
 });

@@ -8,6 +8,11 @@
  * parameters), so concurrent logins queue instead of multiplying memory. Workers start on first
  * use, are referenced only while they hash (an idle pool never keeps the process alive), and a
  * worker that dies fails its hash and is replaced by the next one.
+ *
+ * A worker idle for `idleMs` is stopped: WebAssembly memory is never given back while its
+ * instance lives, so one login used to leave the server 64 MiB (and a worker's isolate) larger for
+ * good, up to four times over (issue 19, B2 and B8). Starting a worker again costs tens of
+ * milliseconds against the second a hash takes.
  */
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
@@ -48,10 +53,16 @@ interface Task {
 interface Slot {
   worker: Worker;
   task: Task | undefined;
+  idleTimer: NodeJS.Timeout | undefined;
 }
+
+/** How long a worker waits for its next hash before it is stopped. */
+export const ARGON2_WORKER_IDLE_MS = 10_000;
 
 export interface Argon2Pool {
   hash(input: Argon2Input): Promise<Uint8Array>;
+  /** Workers alive now, busy or waiting out their idle time. */
+  workers(): number;
   /** Stops every worker; queued and running hashes fail. */
   close(): Promise<void>;
 }
@@ -60,7 +71,11 @@ export function defaultPoolSize(): number {
   return Math.max(1, Math.min(4, availableParallelism() - 1));
 }
 
-export function createArgon2Pool(size: number = defaultPoolSize()): Argon2Pool {
+export function createArgon2Pool(
+  size: number = defaultPoolSize(),
+  options: { idleMs?: number } = {},
+): Argon2Pool {
+  const idleMs = options.idleMs ?? ARGON2_WORKER_IDLE_MS;
   const hashWasm = createRequire(import.meta.url).resolve("hash-wasm");
   const slots = new Set<Slot>();
   const queue: Task[] = [];
@@ -70,6 +85,7 @@ export function createArgon2Pool(size: number = defaultPoolSize()): Argon2Pool {
     if (!slots.delete(slot)) {
       return;
     }
+    clearTimeout(slot.idleTimer);
     slot.task?.reject(err);
     slot.task = undefined;
     pump();
@@ -77,7 +93,7 @@ export function createArgon2Pool(size: number = defaultPoolSize()): Argon2Pool {
 
   function spawn(): Slot {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { hashWasm } });
-    const slot: Slot = { worker, task: undefined };
+    const slot: Slot = { worker, task: undefined, idleTimer: undefined };
     worker.unref();
     worker.on("message", (message: { id: number; hash?: Uint8Array; error?: string }) => {
       const task = slot.task;
@@ -92,11 +108,25 @@ export function createArgon2Pool(size: number = defaultPoolSize()): Argon2Pool {
         task.reject(new Error(`argon2id: ${message.error ?? "no result"}`));
       }
       pump();
+      if (slot.task === undefined) {
+        retireWhenIdle(slot);
+      }
     });
     worker.on("error", (err) => fail(slot, err));
     worker.on("exit", (code) => fail(slot, new Error(`argon2 worker exited with code ${code}`)));
     slots.add(slot);
     return slot;
+  }
+
+  function retireWhenIdle(slot: Slot): void {
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => {
+      slot.idleTimer = undefined;
+      if (slot.task === undefined && slots.delete(slot)) {
+        void slot.worker.terminate();
+      }
+    }, idleMs);
+    slot.idleTimer.unref();
   }
 
   function pump(): void {
@@ -109,6 +139,8 @@ export function createArgon2Pool(size: number = defaultPoolSize()): Argon2Pool {
         return;
       }
       const task = queue.shift() as Task;
+      clearTimeout(slot.idleTimer);
+      slot.idleTimer = undefined;
       slot.task = task;
       // Referenced while busy: a caller awaiting the hash must not see the process exit under it.
       slot.worker.ref();
@@ -123,6 +155,7 @@ export function createArgon2Pool(size: number = defaultPoolSize()): Argon2Pool {
         pump();
       });
     },
+    workers: () => slots.size,
     async close() {
       const closing = new Error("argon2 pool closed");
       for (const task of queue.splice(0)) {
