@@ -18,9 +18,11 @@ import { protocolCases } from "./cases/protocol.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
 import { type BenchResult, formatResults, runCase } from "./harness.js";
 import { runFreshnessBench } from "./health/freshness-bench.js";
+import { reapChildrenOnExit } from "./reap-children.js";
 import { runResticBench } from "./restic/restic-bench.js";
 import { runStartupBench } from "./startup/startup-bench.js";
 
+reapChildrenOnExit();
 const resultsPath = join(dirname(fileURLToPath(import.meta.url)), "..", "results.json");
 const budgets: BudgetRow[] = [];
 const allResults: BenchResult[] = [];
