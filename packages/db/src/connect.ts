@@ -11,6 +11,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database } from "./database.js";
+import type { Migration } from "./migrate.js";
 import { createPgliteDataDir, isPgliteDataDir } from "./pglite-create.js";
 import { type PubSub, pglitePubSub, postgresPubSub } from "./pubsub.js";
 import { redactDatabaseUrl, scrubPassword } from "./redact.js";
@@ -28,6 +29,11 @@ export interface ConnectConfig {
   dataDir: string;
   /** search_path to use (tests give each run its own schema); the schema must exist. */
   schema?: string | undefined;
+  /**
+   * Applied by the child process that creates a new PGlite data dir (pglite-create.ts), so that
+   * this process's WASM memory never grows by a first migration; ignored otherwise.
+   */
+  migrations?: readonly Migration[] | undefined;
 }
 
 export interface Connection {
@@ -57,7 +63,7 @@ export async function connect(config: ConnectConfig): Promise<Connection> {
   if (config.databaseUrl) {
     return connectPostgres(config.databaseUrl, config.schema);
   }
-  return connectPglite(config.dataDir, config.schema);
+  return connectPglite(config.dataDir, config.schema, config.migrations ?? []);
 }
 
 /** Wraps an open PGlite in the shared `Database` type. */
@@ -93,7 +99,11 @@ export function pgliteOptions(defaults: readonly string[]): { startParams: strin
   return { startParams: [...defaults, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
 }
 
-async function connectPglite(dataDir: string, searchPath: string | undefined): Promise<Connection> {
+async function connectPglite(
+  dataDir: string,
+  searchPath: string | undefined,
+  migrations: readonly Migration[],
+): Promise<Connection> {
   const location = dataDir === IN_MEMORY ? IN_MEMORY : resolve(dataDir, "pglite");
   let client: PGlite;
   try {
@@ -102,7 +112,7 @@ async function connectPglite(dataDir: string, searchPath: string | undefined): P
     if (location !== IN_MEMORY) {
       await mkdir(location, { recursive: true });
       if (!isPgliteDataDir(location)) {
-        await createPgliteDataDir(location, options.startParams);
+        await createPgliteDataDir(location, options.startParams, migrations);
       }
     }
     client = await PGlite.create(location, options);

@@ -20,6 +20,13 @@ export const MIGRATIONS_DIR = new URL("../migrations/", import.meta.url);
 
 export const MIGRATIONS_TABLE = "fleetback_migrations";
 export const STATEMENT_BREAKPOINT = "--> statement-breakpoint";
+/** The bookkeeping table; also created by a new PGlite data dir's child (pglite-create.ts). */
+export const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
+  id integer PRIMARY KEY,
+  name text NOT NULL,
+  checksum text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`;
 const FILE_NAME = /^(\d{4})_[a-z0-9_]+\.sql$/;
 const LOCK_NAME = "migrations";
 
@@ -84,14 +91,7 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
     // Lock before touching anything, even the bookkeeping table: a concurrent
     // CREATE TABLE IF NOT EXISTS is itself not race-free.
     await acquireAdvisoryXactLock(tx, LOCK_NAME);
-    await tx.execute(
-      sql.raw(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
-        id integer PRIMARY KEY,
-        name text NOT NULL,
-        checksum text NOT NULL,
-        applied_at timestamptz NOT NULL DEFAULT now()
-      )`),
-    );
+    await tx.execute(sql.raw(MIGRATIONS_TABLE_DDL));
     const applied = await executeRows<{ id: number; name: string; checksum: string }>(
       tx,
       sql.raw(`SELECT id, name, checksum FROM ${MIGRATIONS_TABLE} ORDER BY id`),

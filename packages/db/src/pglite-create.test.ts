@@ -1,8 +1,11 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { pgliteOptions } from "./connect.js";
+import { connect, pgliteOptions } from "./connect.js";
+import { executeRows } from "./database.js";
+import { loadMigrations, MIGRATIONS_TABLE, migrate } from "./migrate.js";
 import { createPgliteDataDir, isPgliteDataDir } from "./pglite-create.js";
 
 /** What connect() passes: PGlite's defaults plus the smaller buffers. */
@@ -36,6 +39,91 @@ describe("creating a PGlite data dir", () => {
       await expect(createPgliteDataDir(join(file, "pglite"), await startParams())).rejects.toThrow(
         /^creating it failed .*: .*(ENOTDIR|EEXIST|not a directory)/i,
       );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it("applies the migrations it is given in the child, which migrate() then finds applied", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
+    try {
+      const migrations = await loadMigrations();
+      const location = join(dir, "pglite");
+      await mkdir(location, { recursive: true });
+      const peakBefore = process.resourceUsage().maxRSS;
+      await createPgliteDataDir(location, await startParams(), migrations);
+      // Migrating in this process would grow its WASM memory, and its peak, by tens of MiB.
+      expect(process.resourceUsage().maxRSS - peakBefore).toBeLessThan(100 * 1024);
+      const connection = await connect({ dataDir: dir });
+      try {
+        const recorded = await executeRows<{ name: string; checksum: string }>(
+          connection.db,
+          sql.raw(`SELECT name, checksum FROM ${MIGRATIONS_TABLE} ORDER BY id`),
+        );
+        expect(recorded).toEqual(migrations.map(({ name, checksum }) => ({ name, checksum })));
+        const tables = await executeRows<{ n: number }>(
+          connection.db,
+          sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('hosts', 'jobs', 'job_logs')`,
+        );
+        expect(tables[0]?.n).toBe(3);
+        expect(await migrate(connection.db)).toEqual({ applied: [], alreadyApplied: migrations.length });
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it("connect() hands a new data dir's migrations to the child, and ignores them for an existing dir", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
+    try {
+      const migrations = await loadMigrations();
+      const first = await connect({ dataDir: dir, migrations });
+      expect(await migrate(first.db)).toEqual({ applied: [], alreadyApplied: migrations.length });
+      await first.close();
+      const bogus = [
+        { id: 99, name: "0099_never", checksum: "x", statements: ["CREATE TABLE never (id int)"] },
+      ];
+      const again = await connect({ dataDir: dir, migrations: bogus });
+      try {
+        const rows = await executeRows<{ n: number }>(
+          again.db,
+          sql.raw(`SELECT count(*)::int AS n FROM ${MIGRATIONS_TABLE}`),
+        );
+        expect(rows[0]?.n).toBe(migrations.length);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it("fails the creation when a migration fails, leaving no migration recorded", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
+    try {
+      const location = join(dir, "pglite");
+      await mkdir(location, { recursive: true });
+      const migrations = [
+        { id: 1, name: "0001_ok", checksum: "a", statements: ["CREATE TABLE t_ok (id int)"] },
+        { id: 2, name: "0002_bad", checksum: "b", statements: ["CREATE TABLE t_bad (id nosuchtype)"] },
+      ];
+      await expect(createPgliteDataDir(location, await startParams(), migrations)).rejects.toThrow(
+        /^creating it failed .*nosuchtype/,
+      );
+      // The dir exists; a start migrates it in process, where the same error is reported.
+      expect(isPgliteDataDir(location)).toBe(true);
+      const connection = await connect({ dataDir: dir });
+      try {
+        const tables = await executeRows<{ n: number }>(
+          connection.db,
+          sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('t_ok', ${MIGRATIONS_TABLE})`,
+        );
+        expect(tables[0]?.n).toBe(0);
+      } finally {
+        await connection.close();
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { loadOrCreateKey, loadOrCreateSigningKey, type SigningKeyPair } from "@fleetback/crypto";
-import { type Connection, connect, migrate, redactDatabaseUrl } from "@fleetback/db";
+import { type Connection, connect, loadMigrations, migrate, redactDatabaseUrl } from "@fleetback/db";
 import { createViews, loadStaticAssets } from "@fleetback/web";
 import { createBootstrapState } from "./auth/bootstrap.js";
 import { type Clock, systemClock } from "./clock.js";
@@ -138,7 +138,12 @@ export async function startServer(
     : `embedded PGlite in ${config.dataDir}`;
   let database: Connection | undefined;
   await describe(`cannot open database ${where}`, async () => {
-    database = await connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    database = await connect({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      // A new embedded data dir is migrated by the child that creates it (issue 19, B8).
+      migrations: config.databaseUrl ? undefined : await loadMigrations(),
+    });
     await database.ping();
   });
   if (!database) {
