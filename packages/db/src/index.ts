@@ -30,3 +30,4 @@ export { copyTextField, type PgliteCopy, pgliteCopy } from "./pglite-copy.js";
 export { channelName, NOTIFY_PAYLOAD_LIMIT, type PubSub } from "./pubsub.js";
 export { redactDatabaseUrl } from "./redact.js";
 export * from "./schema/index.js";
+export { insertTextRows, type TextColumn } from "./text-rows.js";

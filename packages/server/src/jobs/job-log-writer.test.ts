@@ -1,4 +1,4 @@
-import { jobLogs } from "@fleetback/db";
+import { type Database, jobLogs, jobs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { type LogStream, newMessageId } from "@fleetback/protocol";
 import { asc, eq } from "drizzle-orm";
@@ -11,7 +11,18 @@ import { createTestDeps } from "../testing/test-deps.js";
 import { createInProcessJobEvents } from "./in-process-job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
 
-runDbSuite("job log writer", (getDb) => {
+/** The next statement that writes rows fails as if the database were unreachable, once. */
+function failNextWriteAsDown(db: Database, engine: string): void {
+  const down = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+  if (engine === "postgres") {
+    vi.spyOn(db, "execute").mockRejectedValueOnce(down);
+    return;
+  }
+  const client = Reflect.get(db._.session, "client") as { query: (...args: unknown[]) => unknown };
+  vi.spyOn(client, "query").mockRejectedValueOnce(down);
+}
+
+runDbSuite("job log writer", (getDb, { engine }) => {
   async function setUp() {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
@@ -140,5 +151,137 @@ runDbSuite("job log writer", (getDb) => {
     const rows = await stored();
     expect(rows.map((row) => row.line)).toEqual(texts);
     expect(rows.map((row) => row.ts.toISOString())).toEqual(texts.map(() => "2026-11-21T12:00:00.000Z"));
+  });
+
+  /** Three jobs of two hosts, a writer on manual timers, and lines for each job interleaved. */
+  async function setUpJobs() {
+    const { deps, host, other, job, timers, events } = await setUp();
+    const second = await seedJob(
+      deps,
+      { hostId: host.id, kind: "check", actorKind: "user" },
+      { status: "running" },
+    );
+    const third = await seedJob(
+      deps,
+      { hostId: other.host.id, kind: "backup", actorKind: "user" },
+      { status: "running" },
+    );
+    const writer = createJobLogWriter({ db: deps.db, log: deps.log, events, setTimer: timers.setTimer });
+    const sequenced: string[] = [];
+    events.on("job.log", (event) => sequenced.push(event.line));
+    const owned = [
+      { hostId: host.id, jobId: job.id },
+      { hostId: host.id, jobId: second.id },
+      { hostId: other.host.id, jobId: third.id },
+    ];
+    const appendInterleaved = (count: number) => {
+      for (let i = 0; i < count; i += 1) {
+        for (const { hostId, jobId } of owned) {
+          writer.append(hostId, {
+            job_id: jobId,
+            stream: "stdout",
+            line: `${jobId}:${i}`,
+            ts: "2026-11-21T12:00:00Z",
+          });
+        }
+      }
+    };
+    const storedOf = (jobId: string) =>
+      deps.db.select().from(jobLogs).where(eq(jobLogs.jobId, jobId)).orderBy(asc(jobLogs.seq));
+    return { deps, host, other, owned, timers, writer, sequenced, appendInterleaved, storedOf };
+  }
+
+  it("stores the lines of many jobs in one statement, each job's seq in its own order", async () => {
+    const { deps, host, other, owned, timers, writer, sequenced, appendInterleaved, storedOf } =
+      await setUpJobs();
+    const writes = spyOnTableWrites(deps.db, jobLogs);
+    appendInterleaved(10);
+    // A forged line for the other host's job, amid the batch: never written, never emitted.
+    const [, , third] = owned;
+    writer.append(host.id, {
+      job_id: third?.jobId ?? "",
+      stream: "stderr",
+      line: "forged",
+      ts: "2026-11-21T12:00:00Z",
+    });
+    await eventually(
+      () => sequenced.length,
+      (n) => n === 30,
+      { what: "every owned line sequenced" },
+    );
+    expect(writes.count()).toBe(0);
+    timers.runAll();
+    await writer.finish(other.host.id, third?.jobId ?? "");
+    expect(writes.count()).toBe(1);
+    for (const { jobId } of owned) {
+      const rows = await storedOf(jobId);
+      expect(rows.map((row) => [row.seq, row.line])).toEqual(
+        Array.from({ length: 10 }, (_, i) => [i + 1, `${jobId}:${i}`]),
+      );
+    }
+    expect(sequenced).not.toContain("forged");
+    await writer.close();
+  });
+
+  it("retries a batch while the database is down, then stores it once", async () => {
+    const { deps, owned, timers, writer, sequenced, appendInterleaved, storedOf } = await setUpJobs();
+    appendInterleaved(4);
+    await eventually(
+      () => sequenced.length,
+      (n) => n === 12,
+      { what: "every line sequenced" },
+    );
+    const warn = vi.spyOn(deps.log, "warn");
+    failNextWriteAsDown(deps.db, engine);
+    timers.runAll();
+    await writer.close();
+    expect(warn.mock.calls.filter(([, msg]) => String(msg).includes("retrying job log lines"))).toHaveLength(
+      1,
+    );
+    for (const { jobId } of owned) {
+      expect((await storedOf(jobId)).map((row) => row.seq)).toEqual([1, 2, 3, 4]);
+    }
+  });
+
+  it("a batch one job's row fails is written job by job: only that job loses its lines", async () => {
+    const { deps, owned, timers, writer, sequenced, appendInterleaved, storedOf } = await setUpJobs();
+    appendInterleaved(3);
+    await eventually(
+      () => sequenced.length,
+      (n) => n === 9,
+      { what: "every line sequenced" },
+    );
+    // Deleted while its lines wait: their foreign key now fails the statement they are in.
+    const [gone, ...kept] = owned;
+    await deps.db.delete(jobs).where(eq(jobs.id, gone?.jobId ?? ""));
+    const writes = spyOnTableWrites(deps.db, jobLogs);
+    timers.runAll();
+    await writer.close();
+    // The failed batch, then one statement for each of its three jobs.
+    expect(writes.count()).toBe(4);
+    expect(await storedOf(gone?.jobId ?? "")).toEqual([]);
+    for (const { jobId } of kept) {
+      expect((await storedOf(jobId)).map((row) => row.line)).toEqual([0, 1, 2].map((i) => `${jobId}:${i}`));
+    }
+  });
+
+  it("takes a backlog in statements of at most batchLines", async () => {
+    const { deps, host, job, events, line, stored } = await setUp();
+    const timers = createManualTimers();
+    const writer = createJobLogWriter({
+      db: deps.db,
+      log: deps.log,
+      events,
+      setTimer: timers.setTimer,
+      batchLines: 4,
+    });
+    const writes = spyOnTableWrites(deps.db, jobLogs);
+    // All ten wait for the job's owner check, then go in as one backlog.
+    for (let i = 0; i < 10; i += 1) {
+      writer.append(host.id, line(`l${i}`));
+    }
+    await writer.finish(host.id, job.id);
+    expect(writes.count()).toBe(3);
+    expect((await stored()).map((row) => row.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 });

@@ -2,7 +2,18 @@
  * @module jobs/job-log-writer
  * Stores `log.stream` lines in batches: a busy restic prints thousands of lines, and one INSERT
  * per line would make the database the bottleneck of every backup. Lines wait in memory for at
- * most `flushIntervalMs` or until `batchLines` have gathered, then go in one multi-row INSERT.
+ * most `flushIntervalMs` or until `batchLines` have gathered, then go in one statement.
+ *
+ * A statement holds the lines of every job, not of one: with 50 jobs streaming at once, a
+ * statement (and on PGlite a commit) per job per 200 lines cost more than the rows in them, and on
+ * PostgreSQL drizzle's building of a multi-row INSERT (a parameter per column per row) cost more
+ * than the database's work on it (issue 19, B3). The rows go in by insertTextRows: COPY on PGlite,
+ * arrays unnested on PostgreSQL. Statements are written one after another. While they are, the
+ * next lines gather, so under load statements grow instead of queueing: up to `batchLines` lines
+ * of one job and `statementLines` in all, so that one flooding job cannot fill every statement
+ * while the other jobs' lines wait. One job's row can still fail its statement (a NUL in a line,
+ * the job deleted meanwhile): the statement is then written job by job, so only that job loses
+ * its lines, as when batches were per job.
  *
  * Each line gets its seq here, in arrival order, continuing after the highest seq already stored
  * for the job (a server restart or a dropped state starts from the database again). The first
@@ -14,14 +25,17 @@
  * forgotten after its check, remembered only in a small LRU so that a stream of lines for one
  * bogus job costs one query, and the warning is logged at most once per host per interval: a
  * hostile host can neither grow server memory nor flood the log.
- *
- * On PGlite a batch goes in by COPY: building and binding a 200-row INSERT (drizzle's query
- * builder, then PGlite's encoding of 1,000 parameters) cost more than PostgreSQL's own work on it
- * (issue 19, B3: 50 jobs streaming at once).
  */
-import { type Database, jobLogs, jobs, type NewJobLog, type PgliteCopy, pgliteCopy } from "@fleetback/db";
+import {
+  type Database,
+  insertTextRows,
+  isConnectionError,
+  jobLogs,
+  jobs,
+  type TextColumn,
+} from "@fleetback/db";
 import type { LogStream } from "@fleetback/protocol";
-import { eq, max } from "drizzle-orm";
+import { eq, getTableName, max } from "drizzle-orm";
 import { retryWhileDatabaseDown } from "../database-retry.js";
 import type { Logger } from "../log.js";
 import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
@@ -33,8 +47,11 @@ export interface JobLogWriterOptions {
   events: JobEvents;
   setTimer?: SetTimer;
   flushIntervalMs?: number;
+  /** One job's lines that start a write at once, and the most one statement carries of one job. */
   batchLines?: number;
-  /** Clock for the warning's rate limit. */
+  /** Lines of all jobs that start a write at once, and the most one statement carries. */
+  statementLines?: number;
+  /** Clock for the warning's rate limit, and the time of a line whose own ts is no real time. */
   now?: () => number;
 }
 
@@ -43,27 +60,25 @@ export const REJECTED_LOG_JOBS_REMEMBERED = 256;
 /** At most one "lines for another host's job" warning per host in this interval. */
 export const REJECTED_LOG_WARN_INTERVAL_MS = 60_000;
 
-const COPY_COLUMNS = ["job_id", "seq", "stream", "line", "ts"] as const;
-
-function insertRows(db: Database, copy: PgliteCopy | undefined, rows: NewJobLog[]): Promise<unknown> {
-  if (copy === undefined) {
-    return db.insert(jobLogs).values(rows);
-  }
-  return copy(
-    "job_logs",
-    COPY_COLUMNS,
-    rows.map((row) => [row.jobId, String(row.seq), row.stream, row.line, new Date(row.ts).toISOString()]),
-  );
-}
+const TABLE = getTableName(jobLogs);
+const COLUMNS: readonly TextColumn[] = [
+  { name: "job_id", type: "text" },
+  { name: "seq", type: "integer" },
+  { name: "stream", type: "text" },
+  { name: "line", type: "text" },
+  { name: "ts", type: "timestamptz" },
+];
+/** A row as insertTextRows takes it, in COLUMNS' order. */
+type Row = [jobId: string, seq: string, stream: string, line: string, ts: string];
 
 export interface JobLogWriter {
   /** Takes one line from `hostId`'s agent; never waits for the database. */
   append(hostId: string, message: LogStream): void;
   /** Stores everything received so far for the job (of this host), then forgets the job's state. */
   finish(hostId: string, jobId: string): Promise<void>;
-  /** Stores every buffered line and stops the timers. */
+  /** Stores every buffered line and stops the timer. */
   close(): Promise<void>;
-  /** (host, job) pairs whose state is held now: buffered lines or an owner check under way. */
+  /** (host, job) pairs whose state is held now: a job streaming, or an owner check under way. */
   heldJobs(): number;
 }
 
@@ -74,10 +89,8 @@ interface JobLogState {
   nextSeq: number | undefined;
   rejected: boolean;
   unsequenced: LogStream[];
-  buffer: NewJobLog[];
-  cancelTimer: (() => void) | undefined;
-  /** Loads and writes of this job, strictly one after another. */
-  chain: Promise<void>;
+  /** Settles when the owner check and the seq load are done (whatever their outcome). */
+  loaded: Promise<void>;
 }
 
 export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
@@ -85,13 +98,26 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   const setTimer = options.setTimer ?? realSetTimer;
   const flushIntervalMs = options.flushIntervalMs ?? 250;
   const batchLines = options.batchLines ?? 200;
+  const statementLines = Math.max(batchLines, options.statementLines ?? 2_000);
   const now = options.now ?? Date.now;
   const states = new Map<string, JobLogState>();
   /** Insertion order is recency: a hit is moved to the end, the oldest is evicted first. */
   const rejected = new Map<string, true>();
   const warnings = new Map<string, { lastAt: number; suppressed: number }>();
   const keyOf = (hostId: string, jobId: string) => `${hostId}\u0000${jobId}`;
-  const copy = pgliteCopy(db);
+
+  /** Sequenced lines of every job not yet taken by a write, in arrival order. */
+  let pending: Row[] = [];
+  /** Lines in `pending` per job, for its own trigger. */
+  const waiting = new Map<string, number>();
+  /** Lines ever sequenced, and lines whose write has ended (stored or given up): tickets. */
+  let queued = 0;
+  let settled = 0;
+  /** finish and close, each waiting for the lines queued before it to settle. */
+  const waiters: Array<{ upTo: number; resolve: () => void }> = [];
+  let cancelTimer: (() => void) | undefined;
+  let draining: Promise<void> | undefined;
+  let kickQueued = false;
 
   function remember(key: string): void {
     rejected.delete(key);
@@ -122,8 +148,17 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   function sequence(jobId: string, state: JobLogState, message: LogStream): void {
     const seq = state.nextSeq ?? 1;
     state.nextSeq = seq + 1;
-    const ts = new Date(message.ts);
-    state.buffer.push({ jobId, seq, stream: message.stream, line: message.line, ts });
+    // The protocol's pattern admits a few times JavaScript cannot read (second 60): such a line
+    // would fail its whole batch, so it takes the time it arrived.
+    const given = new Date(message.ts);
+    const ts = Number.isNaN(given.getTime()) ? new Date(now()) : given;
+    pending.push([jobId, String(seq), message.stream, message.line, ts.toISOString()]);
+    queued += 1;
+    const count = (waiting.get(jobId) ?? 0) + 1;
+    waiting.set(jobId, count);
+    if (count >= batchLines || pending.length >= statementLines) {
+      kickSoon();
+    }
     const errors = events.emit("job.log", {
       jobId,
       hostId: state.hostId,
@@ -170,50 +205,183 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     for (const message of state.unsequenced.splice(0)) {
       sequence(jobId, state, message);
     }
-    schedule(jobId, state);
+    schedule();
   }
 
-  async function write(jobId: string, state: JobLogState): Promise<void> {
-    // Lines that piled up while the job's seq was loading can exceed a batch: still bounded inserts.
-    while (state.buffer.length > 0) {
-      const rows = state.buffer.splice(0, batchLines);
+  /** One statement, retried while the database is away; throws what outlasts that. */
+  function insert(rows: Row[], what: { jobs: number } | { job_id: string }): Promise<void> {
+    return retryWhileDatabaseDown(() => insertTextRows(db, TABLE, COLUMNS, rows), {
+      onRetry: (err, attempt, delayMs) => {
+        log.warn(
+          { err, ...what, lines: rows.length, attempt, delay_ms: delayMs },
+          "database unavailable; retrying job log lines",
+        );
+      },
+    });
+  }
+
+  /** Writes one batch; never throws (lines that cannot be stored are logged as lost). */
+  async function store(rows: Row[]): Promise<void> {
+    const byJob = new Map<string, Row[]>();
+    for (const row of rows) {
+      const its = byJob.get(row[0]);
+      if (its) {
+        its.push(row);
+      } else {
+        byJob.set(row[0], [row]);
+      }
+    }
+    try {
+      await insert(rows, { jobs: byJob.size });
+      return;
+    } catch (err) {
+      if (byJob.size === 1 || isConnectionError(err)) {
+        log.error(
+          { err, jobs: byJob.size, lines: rows.length },
+          "storing job log lines failed; they are lost",
+        );
+        return;
+      }
+      log.warn(
+        { err, jobs: byJob.size, lines: rows.length },
+        "a batch of job log lines failed; storing it job by job",
+      );
+    }
+    for (const [jobId, its] of byJob) {
       try {
-        await retryWhileDatabaseDown(() => insertRows(db, copy, rows), {
-          onRetry: (err, attempt, delayMs) => {
-            log.warn(
-              { err, job_id: jobId, lines: rows.length, attempt, delay_ms: delayMs },
-              "database unavailable; retrying job log lines",
-            );
-          },
-        });
+        await insert(its, { job_id: jobId });
       } catch (err) {
-        log.error({ err, job_id: jobId, lines: rows.length }, "storing job log lines failed; they are lost");
+        log.error({ err, job_id: jobId, lines: its.length }, "storing job log lines failed; they are lost");
       }
     }
   }
 
-  function enqueue(state: JobLogState, step: () => Promise<void>): Promise<void> {
-    state.chain = state.chain.then(step).catch((err: unknown) => {
-      log.error({ err }, "job log writer step failed");
+  function wake(): void {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const waiter = waiters[i];
+      if (waiter && waiter.upTo <= settled) {
+        waiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
+  }
+
+  /**
+   * Splits a backlog into statements of at most `batchLines` lines of each job and
+   * `statementLines` in all, each job's lines in order; a job left over goes behind the others.
+   */
+  function* statements(backlog: Row[]): Generator<Row[]> {
+    const byJob = new Map<string, { rows: Row[]; next: number }>();
+    for (const row of backlog) {
+      const its = byJob.get(row[0]);
+      if (its) {
+        its.rows.push(row);
+      } else {
+        byJob.set(row[0], { rows: [row], next: 0 });
+      }
+    }
+    let queue = [...byJob.values()];
+    while (queue.length > 0) {
+      const rows: Row[] = [];
+      const skipped: typeof queue = [];
+      const served: typeof queue = [];
+      for (const job of queue) {
+        const end = Math.min(job.rows.length, job.next + batchLines, job.next + statementLines - rows.length);
+        if (end <= job.next) {
+          skipped.push(job);
+          continue;
+        }
+        for (let i = job.next; i < end; i++) {
+          rows.push(job.rows[i] as Row);
+        }
+        job.next = end;
+        if (end < job.rows.length) {
+          served.push(job);
+        }
+      }
+      yield rows;
+      queue = [...skipped, ...served];
+    }
+  }
+
+  async function drain(): Promise<void> {
+    // Lines that gathered while the last statements were written go next, however few: under
+    // load the statements grow by themselves, and a line waits at most one backlog beyond its own.
+    while (pending.length > 0) {
+      const backlog = pending;
+      pending = [];
+      waiting.clear();
+      try {
+        for (const rows of statements(backlog)) {
+          await store(rows);
+        }
+      } finally {
+        // Jobs' lines settle out of arrival order within a backlog, so waiters hear of it whole.
+        settled += backlog.length;
+        wake();
+      }
+    }
+  }
+
+  /** Starts writing now, unless a write is under way: that one takes the lines after its batch. */
+  function kick(): void {
+    cancelTimer?.();
+    cancelTimer = undefined;
+    if (draining) {
+      return;
+    }
+    draining = drain()
+      .catch((err: unknown) => {
+        log.error({ err }, "job log writer step failed");
+      })
+      .finally(() => {
+        draining = undefined;
+        // Lines may have come between the last backlog and here, a full batch among them.
+        if (pending.length >= statementLines || [...waiting.values()].some((count) => count >= batchLines)) {
+          kickSoon();
+        } else {
+          schedule();
+        }
+      });
+  }
+
+  /**
+   * Starts the write once the frames already received from every agent are read: on PGlite the
+   * write holds the event loop, and a job's full batch read from one socket would otherwise go
+   * nearly alone while the other agents' lines wait in theirs (issue 19, B3).
+   */
+  function kickSoon(): void {
+    if (kickQueued) {
+      return;
+    }
+    kickQueued = true;
+    setImmediate(() => {
+      kickQueued = false;
+      kick();
     });
-    return state.chain;
   }
 
-  function flush(jobId: string, state: JobLogState): Promise<void> {
-    state.cancelTimer?.();
-    state.cancelTimer = undefined;
-    return enqueue(state, () => write(jobId, state));
-  }
-
-  function schedule(jobId: string, state: JobLogState): void {
-    if (state.buffer.length >= batchLines) {
-      void flush(jobId, state);
-    } else if (state.buffer.length > 0 && state.cancelTimer === undefined) {
-      state.cancelTimer = setTimer(() => {
-        state.cancelTimer = undefined;
-        void flush(jobId, state);
+  /** Arms the flush timer for lines that no full batch took (a full one starts its write at once). */
+  function schedule(): void {
+    if (pending.length > 0 && cancelTimer === undefined && draining === undefined) {
+      cancelTimer = setTimer(() => {
+        cancelTimer = undefined;
+        kick();
       }, flushIntervalMs);
     }
+  }
+
+  /** Writes what is pending now and resolves once every line queued so far has settled. */
+  function flush(): Promise<void> {
+    const upTo = queued;
+    if (settled >= upTo) {
+      return Promise.resolve();
+    }
+    const done = new Promise<void>((resolve) => {
+      waiters.push({ upTo, resolve });
+    });
+    kick();
+    return done;
   }
 
   return {
@@ -226,31 +394,27 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       }
       let state = states.get(key);
       if (!state) {
-        state = {
+        const created: JobLogState = {
           hostId,
           jobId,
           nextSeq: undefined,
           rejected: false,
           unsequenced: [],
-          buffer: [],
-          cancelTimer: undefined,
-          chain: Promise.resolve(),
+          loaded: Promise.resolve(),
         };
-        states.set(key, state);
-        const created = state;
-        void enqueue(created, () =>
-          load(jobId, created).catch((err: unknown) => {
-            // Forgotten, so the job's next line loads again instead of piling up unsequenced.
-            log.error(
-              { err, job_id: jobId, lines: created.unsequenced.length },
-              "loading a job's log failed; its waiting lines are lost",
-            );
-            created.unsequenced = [];
-            if (states.get(key) === created) {
-              states.delete(key);
-            }
-          }),
-        );
+        state = created;
+        states.set(key, created);
+        created.loaded = load(jobId, created).catch((err: unknown) => {
+          // Forgotten, so the job's next line loads again instead of piling up unsequenced.
+          log.error(
+            { err, job_id: jobId, lines: created.unsequenced.length },
+            "loading a job's log failed; its waiting lines are lost",
+          );
+          created.unsequenced = [];
+          if (states.get(key) === created) {
+            states.delete(key);
+          }
+        });
       }
       if (state.rejected) {
         return;
@@ -260,7 +424,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
         return;
       }
       sequence(jobId, state, message);
-      schedule(jobId, state);
+      schedule();
     },
     async finish(hostId, jobId) {
       const key = keyOf(hostId, jobId);
@@ -268,14 +432,18 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       if (!state) {
         return;
       }
-      await flush(jobId, state);
+      await state.loaded;
+      await flush();
       if (states.get(key) === state) {
         states.delete(key);
       }
     },
     heldJobs: () => states.size,
     async close() {
-      await Promise.all([...states.values()].map((state) => flush(state.jobId, state)));
+      await Promise.all([...states.values()].map((state) => state.loaded));
+      await flush();
+      cancelTimer?.();
+      cancelTimer = undefined;
       states.clear();
       rejected.clear();
     },
