@@ -21,7 +21,7 @@ export const serverMain = join(
 
 /**
  * The Node options `pnpm start` gives the bundle (the root package.json's start script, e.g.
- * `--v8-pool-size=1`, which holds an idle server on PGlite ~25 MiB lower: issue 19, B8), so that
+ * `--v8-pool-size=1 --max-semi-space-size=4`: issue 19, B2 and B8), so that
  * the bench measures the server as an operator starts it rather than a copy of its command line.
  */
 export const serverNodeArgs: readonly string[] = (() => {
