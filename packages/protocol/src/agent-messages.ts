@@ -95,13 +95,18 @@ export const LogStream = Type.Object({
 });
 export type LogStream = Static<typeof LogStream>;
 
-/** The full projection in one frame: the server replaces its cached list, so an empty list is meaningful. */
+/**
+ * The full projection in one frame: the server replaces its cached list, so an empty list is
+ * meaningful. The fields it must not carry come first: the compiled check tests properties in this
+ * order, so a part (tried against this member first) is refused before its thousand snapshots are
+ * validated, not after, and then validated a second time as a part (issue 19, B5).
+ */
 export const SnapshotsReportWhole = Type.Object({
-  snapshots: Type.Array(Snapshot),
-  refreshed_at: Rfc3339,
   report_id: Type.Optional(Type.Never()),
   part: Type.Optional(Type.Never()),
   parts: Type.Optional(Type.Never()),
+  snapshots: Type.Array(Snapshot),
+  refreshed_at: Rfc3339,
 });
 export type SnapshotsReportWhole = Static<typeof SnapshotsReportWhole>;
 

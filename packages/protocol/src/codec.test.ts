@@ -214,11 +214,20 @@ describe("decode", () => {
     expect(errorOf(JSON.stringify(frame)).message).toBe(`frame nests deeper than ${MAX_JSON_DEPTH} levels`);
     const brackets = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
     expect(errorOf(brackets).code).toBe("invalid_message");
+    const arrays = { ...goldenFrame("heartbeat.json"), payload: { running_job_ids: [] as unknown[] } };
+    let nested: unknown[] = arrays.payload.running_job_ids;
+    for (let i = 0; i < MAX_JSON_DEPTH; i++) {
+      const inner: unknown[] = [];
+      nested.push(inner);
+      nested = inner;
+    }
+    expect(errorOf(JSON.stringify(arrays)).message).toBe(`frame nests deeper than ${MAX_JSON_DEPTH} levels`);
   });
 
   it.each([
     '{"__proto__":{"polluted":true},"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","type":"heartbeat","payload":{"running_job_ids":[]}}',
     '{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","type":"heartbeat","payload":{"running_job_ids":[],"\\u005f_proto__":{"x":1}}}',
+    '{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","type":"heartbeat","payload":{"running_job_ids":[[{"__proto__":{"x":1}}]]}}',
   ])("refuses __proto__ keys, escaped or not", (text) => {
     expect(errorOf(text).message).toBe("frame contains a __proto__ key");
     expect(Object.hasOwn(Object.prototype, "polluted")).toBe(false);

@@ -67,11 +67,22 @@ export function findUnsafeJson(value: unknown): string | undefined {
     if (depth > MAX_JSON_DEPTH) {
       return `frame nests deeper than ${MAX_JSON_DEPTH} levels`;
     }
-    const children = Array.isArray(node) ? node.entries() : Object.entries(node);
-    for (const [key, child] of children) {
+    // Values and keys rather than entries: no pair array per child, which for a 1,000-snapshot
+    // report part was most of this walk's cost (issue 19, B5). An array's keys are indexes only.
+    if (Array.isArray(node)) {
+      for (const child of node as unknown[]) {
+        if (typeof child === "object" && child !== null) {
+          pending.push([child, depth + 1]);
+        }
+      }
+      continue;
+    }
+    const record = node as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
       if (key === "__proto__") {
         return "frame contains a __proto__ key";
       }
+      const child = record[key];
       if (typeof child === "object" && child !== null) {
         pending.push([child, depth + 1]);
       }

@@ -3,8 +3,15 @@
  * `snapshots.report` whole and in parts (protocol 2): the part fields travel all together or not
  * at all, within their bounds, and both forms survive a decode/encode round trip either way.
  */
+
+import { Compile } from "typebox/compile";
 import { describe, expect, it } from "vitest";
-import { isSnapshotsReportPart, type SnapshotsReport, type SnapshotsReportPart } from "./agent-messages.js";
+import {
+  isSnapshotsReportPart,
+  type SnapshotsReport,
+  type SnapshotsReportPart,
+  SnapshotsReportWhole,
+} from "./agent-messages.js";
 import { decodeAgentMessage, encode, validatePayload } from "./codec.js";
 import { SNAPSHOTS_REPORT_MAX_PARTS } from "./constants.js";
 import { goldenFrame } from "./test-fixtures.js";
@@ -71,6 +78,22 @@ describe("snapshots.report in parts", () => {
   ])("refuses %s", (_name, fields, message) => {
     const { report_id: _id, part: _part, parts: _parts, ...base } = part.payload;
     expect(decodeMessage({ ...base, ...fields })).toContain(message);
+  });
+
+  it("refuses a part as a whole report without reading its snapshots", () => {
+    // The whole shape is tried first: a part must fail it on its part fields, before the list.
+    let reads = 0;
+    const payload = { ...part.payload };
+    Object.defineProperty(payload, "snapshots", {
+      enumerable: true,
+      get() {
+        reads++;
+        return part.payload.snapshots;
+      },
+    });
+    expect(Compile(SnapshotsReportWhole).Check(payload)).toBe(false);
+    expect(reads).toBe(0);
+    expect(decodedPayload(part)).toMatchObject({ part: 1, parts: 3 });
   });
 
   it("validates parts built in code the same way", () => {

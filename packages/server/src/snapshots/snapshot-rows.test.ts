@@ -48,6 +48,44 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
     ]);
   });
 
+  it("stores each time as Date reads it, whether or not it was sent to the millisecond", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    const times = [
+      "2026-02-28T23:59:59.999Z",
+      "2024-02-29T12:00:00.000Z",
+      // Date rolls a day past the month's end over into the next month; so does the store.
+      "2026-02-30T00:00:00.000Z",
+      "2026-04-31T08:00:00.250Z",
+      "2026-03-01T00:00:00Z",
+      "2026-03-02T00:00:00.5Z",
+      "2026-03-03T00:00:00.123456Z",
+    ];
+    const sent = times.map((time, index) => wireSnapshot(index + 1, { time }));
+    await replaceSnapshots(db, host.id, { snapshots: sent, refreshed_at: "2026-05-01T00:00:00Z" });
+    const stored = await listSnapshots(db, host.id, { limit: 10 });
+    expect(Object.fromEntries(stored.map((row) => [row.id, row.time.toISOString()]))).toEqual(
+      Object.fromEntries(sent.map((snapshot) => [snapshot.id, new Date(snapshot.time).toISOString()])),
+    );
+  });
+
+  it("stores a leap second as the second before it instead of refusing the report", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    const sent = [
+      wireSnapshot(1, { time: "2016-12-31T23:59:60Z" }),
+      wireSnapshot(2, { time: "2016-12-31T23:59:60.5Z" }),
+      wireSnapshot(3, { time: "2026-05-01T00:00:00Z" }),
+    ];
+    await replaceSnapshots(db, host.id, { snapshots: sent, refreshed_at: "2026-05-01T00:00:00Z" });
+    const stored = await listSnapshots(db, host.id, { limit: 10 });
+    expect(Object.fromEntries(stored.map((row) => [row.id, row.time.toISOString()]))).toEqual({
+      [sent[0]?.id ?? ""]: "2016-12-31T23:59:59.000Z",
+      [sent[1]?.id ?? ""]: "2016-12-31T23:59:59.500Z",
+      [sent[2]?.id ?? ""]: "2026-05-01T00:00:00.000Z",
+    });
+  });
+
   it("derives the per-tag projection as aggregating the stored rows would", async () => {
     const db = getDb();
     const { host } = await seedHost({ db });
