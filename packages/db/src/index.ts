@@ -31,3 +31,4 @@ export { channelName, NOTIFY_PAYLOAD_LIMIT, type PubSub } from "./pubsub.js";
 export { redactDatabaseUrl } from "./redact.js";
 export * from "./schema/index.js";
 export { insertTextRows, type TextColumn } from "./text-rows.js";
+export { withoutTriggers } from "./without-triggers.js";

@@ -1,7 +1,7 @@
-import { type Database, jobLogs, jobs } from "@fleetback/db";
+import { type Database, executeRows, jobLogs, jobs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { type LogStream, newMessageId } from "@fleetback/protocol";
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, getTableName, sql } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
 import { eventually } from "../testing/eventually.js";
 import { createManualTimers } from "../testing/manual-timers.js";
@@ -12,17 +12,13 @@ import { createInProcessJobEvents } from "./in-process-job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
 
 /** The next statement that writes rows fails as if the database were unreachable, once. */
-function failNextWriteAsDown(db: Database, engine: string): void {
+function failNextWriteAsDown(db: Database): void {
   const down = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
-  if (engine === "postgres") {
-    vi.spyOn(db, "execute").mockRejectedValueOnce(down);
-    return;
-  }
-  const client = Reflect.get(db._.session, "client") as { query: (...args: unknown[]) => unknown };
-  vi.spyOn(client, "query").mockRejectedValueOnce(down);
+  // Each statement of lines runs in a transaction of its own (it holds the lines' jobs).
+  vi.spyOn(db, "transaction").mockRejectedValueOnce(down);
 }
 
-runDbSuite("job log writer", (getDb, { engine }) => {
+runDbSuite("job log writer", (getDb) => {
   async function setUp() {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
@@ -232,7 +228,7 @@ runDbSuite("job log writer", (getDb, { engine }) => {
       { what: "every line sequenced" },
     );
     const warn = vi.spyOn(deps.log, "warn");
-    failNextWriteAsDown(deps.db, engine);
+    failNextWriteAsDown(deps.db);
     timers.runAll();
     await writer.close();
     expect(warn.mock.calls.filter(([, msg]) => String(msg).includes("retrying job log lines"))).toHaveLength(
@@ -243,7 +239,7 @@ runDbSuite("job log writer", (getDb, { engine }) => {
     }
   });
 
-  it("a batch one job's row fails is written job by job: only that job loses its lines", async () => {
+  it("drops the lines of a job deleted while they wait, in the same statement as the others'", async () => {
     const { deps, owned, timers, writer, sequenced, appendInterleaved, storedOf } = await setUpJobs();
     appendInterleaved(3);
     await eventually(
@@ -251,18 +247,61 @@ runDbSuite("job log writer", (getDb, { engine }) => {
       (n) => n === 9,
       { what: "every line sequenced" },
     );
-    // Deleted while its lines wait: their foreign key now fails the statement they are in.
     const [gone, ...kept] = owned;
     await deps.db.delete(jobs).where(eq(jobs.id, gone?.jobId ?? ""));
+    const writes = spyOnTableWrites(deps.db, jobLogs);
+    const warn = vi.spyOn(deps.log, "warn");
+    timers.runAll();
+    await writer.close();
+    expect(writes.count()).toBe(1);
+    // With each row's foreign-key check skipped, nothing but the statement's own lookup keeps
+    // these lines from being stored without their job.
+    expect(await storedOf(gone?.jobId ?? "")).toEqual([]);
+    for (const { jobId } of kept) {
+      expect((await storedOf(jobId)).map((row) => row.line)).toEqual([0, 1, 2].map((i) => `${jobId}:${i}`));
+    }
+    expect(
+      warn.mock.calls.some(
+        ([fields, msg]) =>
+          String(msg).includes("deleted meanwhile") &&
+          JSON.stringify(fields).includes(gone?.jobId ?? "no job"),
+      ),
+    ).toBe(true);
+  });
+
+  it("a batch one job's row fails is written job by job: only that job loses its lines", async () => {
+    const { deps, host, owned, timers, writer, sequenced, appendInterleaved, storedOf } = await setUpJobs();
+    appendInterleaved(3);
+    const [bad, ...good] = owned;
+    // A stream the table's CHECK refuses (the protocol would never let one through).
+    writer.append(host.id, {
+      job_id: bad?.jobId ?? "",
+      stream: "bogus" as "stdout",
+      line: "refused",
+      ts: "2026-11-21T12:00:00Z",
+    });
+    await eventually(
+      () => sequenced.length,
+      (n) => n === 10,
+      { what: "every line sequenced" },
+    );
     const writes = spyOnTableWrites(deps.db, jobLogs);
     timers.runAll();
     await writer.close();
     // The failed batch, then one statement for each of its three jobs.
     expect(writes.count()).toBe(4);
-    expect(await storedOf(gone?.jobId ?? "")).toEqual([]);
-    for (const { jobId } of kept) {
+    expect(await storedOf(bad?.jobId ?? "")).toEqual([]);
+    for (const { jobId } of good) {
       expect((await storedOf(jobId)).map((row) => row.line)).toEqual([0, 1, 2].map((i) => `${jobId}:${i}`));
     }
+  });
+
+  it("writes into a table with no trigger of its own, which inserting with triggers off would skip", async () => {
+    const rows = await executeRows<{ tgname: string }>(
+      getDb(),
+      sql`select tgname from pg_trigger where tgrelid = ${getTableName(jobLogs)}::regclass and not tgisinternal`,
+    );
+    expect(rows).toEqual([]);
   });
 
   it("takes a backlog in statements of at most batchLines", async () => {

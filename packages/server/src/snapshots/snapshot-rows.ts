@@ -6,7 +6,7 @@
  * parameters per row in JavaScript, and for a report of 10,000 new snapshots that building took
  * longer than PGlite's own inserting (issue 19, B5).
  */
-import { type Database, executeRows, pgliteCopy, snapshots } from "@fleetback/db";
+import { type Database, executeRows, pgliteCopy, snapshots, withoutTriggers } from "@fleetback/db";
 import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { getTableName, sql } from "drizzle-orm";
 
@@ -107,32 +107,10 @@ async function insertByUnnest(db: Database, hostId: string, rows: readonly strin
 }
 
 /**
- * Runs `write` with the session's triggers off, which skips the foreign key's check of each row
- * against hosts: PGlite spends about a quarter of a large insert on it (issue 19, B5). Safe only
- * while the transaction holds the host's row, as replaceSnapshots' update does until commit, so
- * the host cannot be deleted under the rows. Needs a superuser, which PGlite always is; on a
- * PostgreSQL role that is not one the checks run as usual. The table has no trigger of its own
- * (snapshot-rows.test.ts fails when one appears), which this would skip too. A failed write
- * aborts the transaction, which takes the setting with it.
- */
-async function withoutTriggers(db: Database, write: () => Promise<void>): Promise<void> {
-  const [role] = await executeRows<{ previous: string; superuser: boolean }>(
-    db,
-    sql`select current_setting('session_replication_role') as previous,
-               current_setting('is_superuser') = 'on' as superuser`,
-  );
-  if (!role?.superuser) {
-    await write();
-    return;
-  }
-  await db.execute(sql`select set_config('session_replication_role', 'replica', true)`);
-  await write();
-  await db.execute(sql`select set_config('session_replication_role', ${role.previous}, true)`);
-}
-
-/**
  * Inserts `list` (distinct ids, none stored yet) by COPY on PGlite, by INSERT from unnested arrays
- * on PostgreSQL. The caller's transaction must hold the host's row (see withoutTriggers).
+ * on PostgreSQL, with the foreign key's check of each row off (withoutTriggers): the caller's
+ * transaction holds the host's row, as replaceSnapshots' update does until commit, so the host
+ * cannot be deleted under the rows.
  */
 export async function insertSnapshots(
   db: Database,

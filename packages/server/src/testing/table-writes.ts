@@ -8,7 +8,6 @@
 import type { Database } from "@fleetback/db";
 import { getTableName, type SQL, type Table } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import { vi } from "vitest";
 
 const dialect = new PgDialect();
 
@@ -17,30 +16,75 @@ export interface TableWrites {
   restore(): void;
 }
 
-export function spyOnTableWrites(db: Database, table: Table): TableWrites {
-  const inserts = vi.spyOn(db, "insert");
-  const client: unknown = Reflect.get(db._.session, "client");
-  const queries =
-    typeof client === "object" && client !== null && typeof Reflect.get(client, "query") === "function"
-      ? vi.spyOn(client as { query: (...args: unknown[]) => unknown }, "query")
-      : undefined;
-  const executes = vi.spyOn(db, "execute");
+/** Counts, on `target` (a database or a transaction), the statements that write into `table`. */
+function watch(target: Database, table: Table, counted: () => void): void {
   const copyOf = `copy "${getTableName(table)}" `;
   const insertInto = `insert into "${getTableName(table)}" `;
-  const total = () =>
-    inserts.mock.calls.filter(([target]) => target === table).length +
-    (queries?.mock.calls.filter(([text]) => String(text).startsWith(copyOf)).length ?? 0) +
-    executes.mock.calls.filter(([query]) => dialect.sqlToQuery(query as SQL).sql.startsWith(insertInto))
-      .length;
-  // A spy on a method already spied is the same spy, with the calls of earlier tests on the
-  // suite's database: count from here.
-  const before = total();
+  const insert = target.insert.bind(target);
+  Reflect.set(target, "insert", (into: Table) => {
+    if (into === table) {
+      counted();
+    }
+    return insert(into as never);
+  });
+  const execute = target.execute.bind(target);
+  Reflect.set(target, "execute", (query: SQL) => {
+    if (dialect.sqlToQuery(query).sql.startsWith(insertInto)) {
+      counted();
+    }
+    return execute(query);
+  });
+  const client: unknown = Reflect.get(target._.session, "client");
+  if (typeof client === "object" && client !== null && typeof Reflect.get(client, "query") === "function") {
+    const query = (Reflect.get(client, "query") as (...args: unknown[]) => unknown).bind(client);
+    Reflect.set(client, "query", (text: unknown, ...rest: unknown[]) => {
+      if (String(text).startsWith(copyOf)) {
+        counted();
+      }
+      return query(text, ...rest);
+    });
+  }
+}
+
+export function spyOnTableWrites(db: Database, table: Table): TableWrites {
+  let count = 0;
+  const counted = () => {
+    count += 1;
+  };
+  // The methods are replaced on the objects themselves and put back by restore(); transactions
+  // begun meanwhile are watched too (the job log writer inserts inside one).
+  const own = ["insert", "execute", "transaction"] as const;
+  const saved = own.map((name) => [name, Reflect.getOwnPropertyDescriptor(db, name)] as const);
+  const client: unknown = Reflect.get(db._.session, "client");
+  const savedQuery =
+    typeof client === "object" && client !== null
+      ? Reflect.getOwnPropertyDescriptor(client, "query")
+      : undefined;
+  watch(db, table, counted);
+  const transaction = db.transaction.bind(db);
+  Reflect.set(db, "transaction", (work: (tx: Database) => Promise<unknown>, config?: never) =>
+    transaction(async (tx) => {
+      watch(tx as unknown as Database, table, counted);
+      return work(tx as unknown as Database);
+    }, config),
+  );
   return {
-    count: () => total() - before,
+    count: () => count,
     restore() {
-      inserts.mockRestore();
-      queries?.mockRestore();
-      executes.mockRestore();
+      for (const [name, descriptor] of saved) {
+        if (descriptor) {
+          Reflect.defineProperty(db, name, descriptor);
+        } else {
+          Reflect.deleteProperty(db, name);
+        }
+      }
+      if (typeof client === "object" && client !== null) {
+        if (savedQuery) {
+          Reflect.defineProperty(client, "query", savedQuery);
+        } else {
+          Reflect.deleteProperty(client, "query");
+        }
+      }
     },
   };
 }
