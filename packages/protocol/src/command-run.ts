@@ -16,10 +16,13 @@ import {
   Type,
 } from "typebox";
 import { Check, Copy, Diff, Drill, ForgetGroup, Kbps, NonEmptyString, Restore, Ulid } from "./common.js";
-import { FORGET_SNAPSHOTS_MAX } from "./constants.js";
+import { FORGET_HOSTS_MAX, FORGET_SNAPSHOTS_MAX, HOSTNAME_MAX_LENGTH } from "./constants.js";
 import { SHA256_HEX_PATTERN } from "./formats.js";
 
 const Absent = Type.Optional(Type.Never());
+
+/** A restic `--host` value: the agent passes it as `--host=<value>`, so any text but an empty one. */
+const ResticHost = Type.String({ minLength: 1, maxLength: HOSTNAME_MAX_LENGTH, description: "hostname" });
 
 const Common = {
   job_id: Ulid,
@@ -44,6 +47,11 @@ const KIND_FIELDS = {
     excludes: Type.Array(NonEmptyString),
     /** The source group name: snapshots are tagged with it and forget is restricted to it. */
     tag: NonEmptyString,
+    /**
+     * Protocol 11: the hostname the snapshot is made under (restic `--host`), the host's stable
+     * name in the fleet, so that renaming the machine does not start a second history.
+     */
+    host: Type.Optional(ResticHost),
   },
   forget: {
     /**
@@ -51,6 +59,11 @@ const KIND_FIELDS = {
      * older agent, which requires at least one group, refuses the frame instead of running a policy.
      */
     forget_groups: Type.Array(ForgetGroup),
+    /**
+     * Protocol 11: a policy forget considers only snapshots made under these hostnames (restic
+     * `--host`, once each), so a repository shared with other machines keeps theirs.
+     */
+    hosts: Type.Optional(Type.Array(ResticHost, { minItems: 1, maxItems: FORGET_HOSTS_MAX })),
     /** Protocol 7: forget exactly these snapshots (full 64-digit ids), no policy. */
     snapshot_ids: Type.Optional(
       Type.Array(Type.String({ pattern: SHA256_HEX_PATTERN, description: "full snapshot id" }), {

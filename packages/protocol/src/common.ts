@@ -110,11 +110,17 @@ export const TreeEntry = Type.Object({
 });
 export type TreeEntry = Static<typeof TreeEntry>;
 
-/** Credentials of one slot; the password is merged into the URL only when the tool is spawned. */
+/**
+ * Credentials of one slot; the login is merged into the URL only when the tool is spawned.
+ * `password` opens the repository (RESTIC_PASSWORD). `login_password` (protocol 11) is the
+ * repository server's login of `username` (rest-server's htpasswd); absent, `password` is used
+ * for both, as agents before 11 always do.
+ */
 export const Repository = Type.Object({
   url: NonEmptyString,
   username: Type.Optional(Type.String()),
   password: NonEmptyString,
+  login_password: Type.Optional(NonEmptyString),
 });
 export type Repository = Static<typeof Repository>;
 

@@ -13,6 +13,7 @@ import {
   DRILL_PROTOCOL_VERSION,
   ERROR_CODES,
   FINISHED_JOB_STATUSES,
+  FORGET_HOSTS_MAX,
   HOSTNAME_MAX_LENGTH,
   isActiveJobStatus,
   isFatalCloseCode,
@@ -23,6 +24,7 @@ import {
   MIN_AGENT_PROTOCOL_VERSION,
   PLATFORM_NAME_MAX_LENGTH,
   PROTOCOL_VERSION,
+  SNAPSHOT_OWNER_PROTOCOL_VERSION,
   SNAPSHOTS_REPORT_MAX_PARTS,
   TREE_CHILD_NAME_MAX_LENGTH,
   TREE_PAGING_PROTOCOL_VERSION,
@@ -33,7 +35,9 @@ import {
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(10);
+    expect(PROTOCOL_VERSION).toBe(11);
+    expect(SNAPSHOT_OWNER_PROTOCOL_VERSION).toBe(11);
+    expect(FORGET_HOSTS_MAX).toBe(16);
     expect(DRILL_PROTOCOL_VERSION).toBe(6);
     expect(DRILL_MAX_SAMPLE_FILES).toBe(100);
     expect(TREE_PAGING_PROTOCOL_VERSION).toBe(4);

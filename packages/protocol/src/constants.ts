@@ -11,9 +11,10 @@
  * `restic dump` and forgetting single snapshots. 8: the `copy` job kind and the `mirror`
  * credential slot (a second copy of every snapshot in another repository). 9: a backup's
  * `repo.stats` comes after its `job.finished` (the job's time is restic's). 10: so does its
- * `snapshots.report`.
+ * `snapshots.report`. 11: snapshot ownership in a shared repository (a backup's `host`, a
+ * forget's `hosts`) and a repository server login apart from the repository password.
  */
-export const PROTOCOL_VERSION = 10;
+export const PROTOCOL_VERSION = 11;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;
@@ -35,6 +36,20 @@ export const FORGET_SNAPSHOTS_PROTOCOL_VERSION = 7;
  * `copy`; an older agent refuses both frames, so the server sends neither to it.
  */
 export const MIRROR_PROTOCOL_VERSION = 8;
+
+/**
+ * The first protocol whose agents back up under `command.run.host` (restic `--host`), restrict a
+ * policy forget to `command.run.hosts`, and log in to the repository server with
+ * `repository.login_password`. The server sends a policy forget to an older agent only while the
+ * repository holds no other machine's snapshots, and a separate login password not at all.
+ */
+export const SNAPSHOT_OWNER_PROTOCOL_VERSION = 11;
+
+/**
+ * Most hostnames a policy forget may name (`command.run.hosts`): the host's stable name and the
+ * names it reported before; the server keeps that many at most.
+ */
+export const FORGET_HOSTS_MAX = 16;
 
 /** Most snapshot ids one `copy` may name: one `restic copy` argv stays short. */
 export const COPY_SNAPSHOTS_MAX = 100;
