@@ -1,19 +1,29 @@
 /**
  * Real restic 0.18 and 0.14 behind a real agent on a real socket: init against a local repository
- * and against rest-server with HTTP credentials, and a canary password that must appear nowhere
- * but in the child's environment.
+ * and against rest-server with HTTP credentials, a backup whose rest-server login differs from the
+ * repository password, and canary passwords that must appear nowhere but in the child's
+ * environment.
  */
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CommandRunBackup } from "@fleetback/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NO_CREDENTIALS_ERROR } from "../jobs/init-job.js";
-import { finishedOf, initCommand, jobReports, logLines, startHarness } from "../testing/agent-harness.js";
+import {
+  finishedOf,
+  initCommand,
+  jobReports,
+  logLines,
+  nextUlid,
+  startHarness,
+} from "../testing/agent-harness.js";
 import { hasRestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const CANARY = "canary-7f3e9d1b-Pa55";
+const LOGIN_CANARY = "login-canary-2c4a8e60";
 
 let server: TestServer;
 beforeEach(async () => {
@@ -99,6 +109,58 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         } finally {
           await rest.stop();
         }
+      },
+    );
+
+    it.skipIf(!hasRestServer())(
+      `backs up to rest-server with a login password apart from the repository password${restServerNote()}`,
+      async () => {
+        // Protocol 11: htpasswd holds LOGIN_CANARY; CANARY only opens the repository. Before, the
+        // agent merged the repository password into the URL and rest-server refused the login.
+        const rest = await startRestServer("alice", LOGIN_CANARY);
+        const harness = await startHarness(server, { resticCommand: restic });
+        try {
+          harness.peer.send("config.update", {
+            slot: "repo",
+            repository: { url: rest.url, username: "alice", password: CANARY, login_password: LOGIN_CANARY },
+          });
+          const init = initCommand();
+          harness.peer.send("command.run", init);
+          expect(finishedOf(await jobReports(harness.peer, init.job_id))).toMatchObject({
+            status: "succeeded",
+          });
+
+          const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
+          await writeFile(join(tree, "a.txt"), "hello fleetback\n");
+          const backup: CommandRunBackup = {
+            job_id: nextUlid(),
+            kind: "backup",
+            requires_admin_creds: false,
+            includes: [tree],
+            excludes: [],
+            tag: "docs",
+          };
+          harness.peer.send("command.run", backup);
+          const reports = await jobReports(harness.peer, backup.job_id);
+          expect(finishedOf(reports)).toMatchObject({ status: "succeeded", exit_code: 0 });
+          const call = harness.calls.find((entry) => entry.args.includes("backup"));
+          expect(call?.env.RESTIC_REPOSITORY).toBe(
+            rest.url.replace("http://", `http://alice:${LOGIN_CANARY}@`),
+          );
+          expect(call?.env.RESTIC_PASSWORD).toBe(CANARY);
+          // The listing after the backup logs in the same way.
+          expect((await harness.peer.next("snapshots.report")).payload.snapshots).toHaveLength(1);
+        } finally {
+          await harness.stop();
+          await rest.stop();
+        }
+        const everything = [
+          ...harness.peer.received.map((message) => JSON.stringify(message)),
+          harness.log.text(),
+          ...harness.calls.flatMap((entry) => [entry.command, ...entry.args]),
+        ].join("\n");
+        expect(everything).not.toContain(CANARY);
+        expect(everything).not.toContain(LOGIN_CANARY);
       },
     );
 

@@ -85,7 +85,7 @@ export function credentialSlotOf(command: CommandRun): CredentialSlot {
 }
 
 function scrubberFor(repository: Repository): (text: string) => string {
-  const scrub = createScrubber([repository.password, repository.username]);
+  const scrub = createScrubber([repository.password, repository.username, repository.login_password]);
   return (text) => redactUrl(scrub(text));
 }
 

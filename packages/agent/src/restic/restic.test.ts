@@ -56,6 +56,25 @@ describe("createRestic with the replay runner", () => {
     expect(spec?.args).toEqual(["--cache-dir", "/var/lib/fa/cache", "init"]);
   });
 
+  it("merges the login password into the URL and keeps the repository password for RESTIC_PASSWORD", async () => {
+    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
+    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
+    await restic.run({
+      subcommand: "copy",
+      repository: { ...repository, login_password: "login-Canary#1" },
+      fromRepository: { ...fromRepository, login_password: "from-login:2" },
+      onLine: () => {},
+    });
+    const [spec] = runner.calls;
+    expect(spec?.env).toMatchObject({
+      RESTIC_REPOSITORY: "rest:http://alice:login-Canary%231@127.0.0.1:8000/alice/",
+      RESTIC_PASSWORD: "canary-Pa55/word@x",
+      RESTIC_FROM_REPOSITORY: "rest:http://carol:from-login%3A2@127.0.0.1:8001/carol/",
+      RESTIC_FROM_PASSWORD: "from-Canary:pw",
+    });
+    expect(spec?.args.join(" ")).not.toMatch(/canary|login/i);
+  });
+
   it("hands the source repository of a copy over as RESTIC_FROM_*, merged the same way", async () => {
     const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
     const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
@@ -137,6 +156,31 @@ describe("createRestic with a real process", () => {
     expect(text).toContain("env: RESTIC_REPOSITORY=***");
     expect(text).toContain("rest:http://bob:***@host/");
     expect(text).toContain("argv: --cache-dir /tmp/state/cache init");
+  });
+
+  it("scrubs the login passwords of both repositories and the URLs they were merged into", async () => {
+    const path = await createEchoRestic(
+      "login login-Canary#1 login-Canary%231 from-login:2 from-login%3a2\n",
+    );
+    const restic = createRestic({
+      runner: createSpawnRunner(),
+      command: path,
+      stateDir: "/tmp/state",
+      parentEnv: {},
+    });
+    const lines: string[] = [];
+    const result = await restic.run({
+      subcommand: "copy",
+      repository: { ...repository, login_password: "login-Canary#1" },
+      fromRepository: { ...fromRepository, login_password: "from-login:2" },
+      onLine: (line) => lines.push(line.text),
+    });
+    expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
+    const text = lines.join("\n");
+    expect(text).not.toMatch(/login-canary|from-login/i);
+    expect(text).toContain("login *** *** *** ***");
+    expect(text).toContain("env: RESTIC_REPOSITORY=***");
+    expect(text).toContain("env: RESTIC_FROM_REPOSITORY=***");
   });
 
   it("scrubs the source repository's password, username and merged URL too", async () => {

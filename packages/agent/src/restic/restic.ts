@@ -78,11 +78,13 @@ export function buildArgs(request: ResticRequest, cacheDir: string): string[] {
 }
 
 /**
- * The record is {url, username?, password}, and `password` is the REPOSITORY password
- * (`config.update.repository` in packages/protocol/PROTOCOL.md). The username and password are
- * merged into the URL (as user:password@) only when the tool process is started. So for rest:/s3:
- * URLs with a host part, username AND password go into the URL (HTTP basic auth for rest-server),
- * and the same password is also RESTIC_PASSWORD, the key that opens the repository. Other URL
+ * The record is {url, username?, password, login_password?}, and `password` is the REPOSITORY
+ * password (`config.update.repository` in packages/protocol/PROTOCOL.md). The username and the
+ * login password are merged into the URL (as user:login@) only when the tool process is started.
+ * So for rest:/s3: URLs with a host part, the username and `login_password` go into the URL (HTTP
+ * basic auth for rest-server), and `password` is RESTIC_PASSWORD, the key that opens the
+ * repository. Without `login_password` (servers and slots before protocol 11) the repository
+ * password is the login too, so a repository set up that way keeps working. Other URL
  * forms come back from mergeUrlCredentials unchanged. Without a username there is no HTTP login to
  * make, so nothing is merged (an empty user with the repository password as basic auth would only
  * leak it to the repository server). The merged string lives only in one call and the child's
@@ -91,7 +93,11 @@ export function buildArgs(request: ResticRequest, cacheDir: string): string[] {
 function mergedUrl(repository: Repository): string | undefined {
   try {
     return repository.username
-      ? mergeUrlCredentials(repository.url, repository.username, repository.password)
+      ? mergeUrlCredentials(
+          repository.url,
+          repository.username,
+          repository.login_password ?? repository.password,
+        )
       : repository.url;
   } catch {
     return undefined;
@@ -133,6 +139,7 @@ export function createRestic(options: ResticOptions): Restic {
         if (from !== undefined) {
           secrets.push(from.password, from.username, mergedFrom === from.url ? undefined : mergedFrom);
         }
+        secrets.push(repository.login_password, from?.login_password);
       }
       const scrub = createScrubber(secrets);
       return options.runner.run({
