@@ -134,10 +134,12 @@ export function createRestic(options: ResticOptions): Restic {
           cacheDir,
         });
         // A merged URL that differs from the stored one carries credentials; a plain local path
-        // does not, and scrubbing it would only hide the repository location from the log.
-        secrets = [repository.password, repository.username, merged === repository.url ? undefined : merged];
+        // does not, and scrubbing it would only hide the repository location from the log. The
+        // user name is no secret (redactUrl hides a URL's userinfo anyway), and scrubbing it
+        // mangled every path that contains it: a restore of such a browsed path matched nothing.
+        secrets = [repository.password, merged === repository.url ? undefined : merged];
         if (from !== undefined) {
-          secrets.push(from.password, from.username, mergedFrom === from.url ? undefined : mergedFrom);
+          secrets.push(from.password, mergedFrom === from.url ? undefined : mergedFrom);
         }
         secrets.push(repository.login_password, from?.login_password);
       }
