@@ -1,11 +1,14 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the shell forms ${HOME} and ${USER} are the input under test
+import { mkdirSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { CommandRunRestore } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
 import { createToolFlagProbe, flagCachePath } from "../restic/flag-probe.js";
 import type { Recording } from "../restic/replay-adapter.js";
+import type { ProcessSpec } from "../restic/runner.js";
+import { unescapeInclude } from "../restore-helper/helper-request.js";
 import {
   argsAfterSubcommand,
   EMPTY_OK,
@@ -63,6 +66,26 @@ function help017(listsNoOwnership: boolean): Recording {
           "      --no-ownership            do not restore file ownership\n      --overwrite behavior",
         )
       : base,
+  };
+}
+
+/**
+ * Replays `recording` and, as real restic does for an include that matches, writes
+ * `<target>/<include>`: restic before 0.16 says nothing about what it restored, so the job looks.
+ */
+function writingIncludes(recording: Recording) {
+  return (_subcommand: string, spec: ProcessSpec): Recording => {
+    const after = argsAfterSubcommand(spec.args);
+    const target = after[after.indexOf("--target") + 1] ?? "";
+    after.forEach((arg, index) => {
+      const include = after[index + 1];
+      if (arg === "--include" && include !== undefined) {
+        const place = join(target, unescapeInclude(include));
+        mkdirSync(dirname(place), { recursive: true });
+        writeFileSync(place, "restored\n");
+      }
+    });
+    return recording;
   };
 }
 
@@ -171,7 +194,7 @@ describe("restore argv", () => {
   it("0.14: text output, no -vv, no probe; ${HOME} is expanded", async () => {
     const ran = await runRestore(
       restoreCommand({ target_dir: "${HOME}/r" }),
-      () => fixture("0.14.0", "restore-include-text"),
+      writingIncludes(fixture("0.14.0", "restore-include-text")),
       { version: "0.14.0" },
     );
     expect(ran.outcome).toMatchObject({ status: "succeeded" });
@@ -234,7 +257,7 @@ describe("restore refusals (issue 13)", () => {
     const target = await mkdtemp(join(tmpdir(), "fleetback-target-"));
     const empty = await runRestore(
       restoreCommand({ target_dir: target }),
-      () => fixture("0.14.0", "restore-include-text"),
+      writingIncludes(fixture("0.14.0", "restore-include-text")),
       { version: "0.14.0" },
     );
     expect(empty.outcome).toMatchObject({ status: "succeeded" });
@@ -259,7 +282,7 @@ describe("restore refusals (issue 13)", () => {
     await symlink(join(base, "elsewhere"), join(base, "link"));
     await symlink(join(base, "elsewhere"), join(base, "plain", "sub", "inner"));
     const inPlace = (paths: string[]) =>
-      runRestore(restoreCommand({ in_place: true, target_dir: "/", paths }), () => EMPTY_OK, {
+      runRestore(restoreCommand({ in_place: true, target_dir: "/", paths }), writingIncludes(EMPTY_OK), {
         version: "0.14.0",
       });
     for (const path of [join(base, "link", "f"), join(base, "link"), join(base, "plain")]) {
@@ -270,6 +293,51 @@ describe("restore refusals (issue 13)", () => {
     }
     const clear = await inPlace([join(base, "elsewhere", "f"), join(base, "new", "g")]);
     expect(clear.outcome).toMatchObject({ status: "succeeded" });
+  });
+});
+
+describe("a restore that restores nothing fails (issue 31)", () => {
+  const nothing = (paths: string[]) =>
+    `nothing in snapshot ${SNAPSHOT} matches ${paths.join(", ")}: no file was restored`;
+
+  it("0.18: restic's bare summary (includes matched nothing, exit 0) fails the job with a sentence", async () => {
+    // What restic 0.18 prints for `--json restore <id> --include /srv/x` when nothing matches.
+    const ran = await runRestore(restoreCommand({ paths: ["/srv/x"] }), (_subcommand, spec) =>
+      spec.args.includes("--help")
+        ? help("0.18.0")
+        : { stdout: '{"message_type":"summary"}\n', stderr: "", exitCode: 0 },
+    );
+    expect(ran.outcome).toMatchObject({ status: "failed", exit_code: 0, error: nothing(["/srv/x"]) });
+    expect(linesOf(ran, "agent")).toContain(nothing(["/srv/x"]));
+  });
+
+  it("0.14: a new-directory restore that wrote nothing fails; one that wrote its path succeeds", async () => {
+    const recording = fixture("0.14.0", "restore-include-text");
+    const none = await runRestore(restoreCommand({ paths: [DOCS, "/srv/x"] }), () => recording, {
+      version: "0.14.0",
+    });
+    expect(none.outcome).toEqual({ status: "failed", exit_code: 0, error: nothing([DOCS, "/srv/x"]) });
+    const some = await runRestore(restoreCommand(), writingIncludes(recording), { version: "0.14.0" });
+    expect(some.outcome).toEqual({ status: "succeeded", exit_code: 0 });
+  });
+
+  it("0.14 in place: a path that exists but restic left untouched counts as not restored", async () => {
+    const base = await mkdtemp(join(tmpdir(), "fleetback-inplace-"));
+    const existing = join(base, "kept.txt");
+    await writeFile(existing, "already here\n");
+    const command = restoreCommand({ in_place: true, target_dir: "/", paths: [existing] });
+    const untouched = await runRestore(command, () => EMPTY_OK, { version: "0.14.0" });
+    expect(untouched.outcome).toMatchObject({ status: "failed", error: nothing([existing]) });
+    const rewritten = await runRestore(command, writingIncludes(EMPTY_OK), { version: "0.14.0" });
+    expect(rewritten.outcome).toMatchObject({ status: "succeeded" });
+  });
+
+  it("names at most five paths", async () => {
+    const paths = ["/a", "/b", "/c", "/d", "/e", "/f", "/g"];
+    const ran = await runRestore(restoreCommand({ paths }), () => EMPTY_OK, { version: "0.14.0" });
+    expect(ran.outcome.error).toBe(
+      `nothing in snapshot ${SNAPSHOT} matches /a, /b, /c, /d, /e and 2 more: no file was restored`,
+    );
   });
 });
 

@@ -20,6 +20,9 @@
  * - `status` lines become throttled `job.progress` with an agent ETA and are never logged;
  *   per-file lines set `current_file` and are logged as they are (stdout), the `summary` goes into
  *   `job.finished.summary`.
+ * - A restore that restored nothing fails, whatever restic's exit code (issue 31: a browsed path
+ *   the agent had mangled matched nothing, and the job said "succeeded"): restic's summary says
+ *   so from 0.16; before, the places it writes are looked at (restore-evidence.ts).
  */
 import { mkdir } from "node:fs/promises";
 import type { CommandRunRestore } from "@fleetback/protocol";
@@ -29,7 +32,8 @@ import { renderStderrLine } from "./backup-output.js";
 import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
-import { estimateEta, parseRestoreLine } from "./restore-output.js";
+import { markRestorePlaces, nothingMatchedError } from "./restore-evidence.js";
+import { estimateEta, parseRestoreLine, summaryRestoredNothing } from "./restore-output.js";
 import { agentDirRefusal, oldResticRefusal } from "./restore-safety.js";
 import { escapeIncludePattern, expandRestoreTarget } from "./restore-target.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
@@ -141,6 +145,8 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
           );
         }
 
+        // Without a summary (before 0.16) only the places themselves tell what was written.
+        const places = flags.json ? undefined : await markRestorePlaces(targetDir, restore.paths);
         const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
         const errors = createErrorCollector();
         const startedAt = deps.clock.now().getTime();
@@ -197,6 +203,14 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
         });
         throttle.flush();
         const outcome = toolOutcome(result, deps.restic.command, errors.best());
+        const restoredNothing =
+          outcome.status === "succeeded" &&
+          (summary === undefined ? (await places?.writes()) === "nothing" : summaryRestoredNothing(summary));
+        if (restoredNothing) {
+          const error = nothingMatchedError(restore.snapshot_id, restore.paths);
+          run.log("agent", error);
+          return { ...failed(error, outcome.exit_code), ...(summary === undefined ? {} : { summary }) };
+        }
         return summary === undefined ? outcome : { ...outcome, summary };
       },
     });

@@ -4,7 +4,8 @@
  * 0.18) stdout carries `status` lines on longer restores, one `verbose_status` per restored item
  * with `-vv` (0.17+), and one `summary`. 0.14 prints a single text line and no counts at all.
  * `files_restored` counts directories too and can exceed `total_files` (5006 of 5001), so the
- * progress clamps it; the summary goes out unchanged.
+ * progress clamps it; the summary goes out unchanged. Counts of zero are left out: a restore whose
+ * includes match nothing ends with exit 0 and a bare `{"message_type":"summary"}` (0.18).
  */
 import type { JobSummary } from "@fleetback/protocol";
 import { count, isObject } from "./backup-output.js";
@@ -61,6 +62,16 @@ export function parseRestoreLine(text: string): RestoreLine {
     return { kind: "summary", summary, progress: progressOf(parsed, 1) };
   }
   return { kind: "other" };
+}
+
+/**
+ * True when restic's summary says the restore selected nothing at all. Every matched node counts
+ * in `total_files`, an empty directory too; one skipped as unchanged counts in `files_skipped`.
+ */
+export function summaryRestoredNothing(summary: JobSummary): boolean {
+  return ["total_files", "files_restored", "files_skipped"].every(
+    (field) => (count(summary[field]) ?? 0) === 0,
+  );
 }
 
 /** Seconds left, estimated by the agent from the elapsed time and the fraction done. */
