@@ -1,13 +1,12 @@
-import { execFile } from "node:child_process";
+import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import type { Readable, Writable } from "node:stream";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyFileError, loadOrCreateKey } from "./key-file.js";
 
-const run = promisify(execFile);
 let root: string;
 
 beforeAll(async () => {
@@ -116,17 +115,30 @@ describe("loadOrCreateKey", () => {
     const dir = await freshDir();
     const path = join(dir, "secret.key");
     const script = await buildChildScript();
-    const startAt = Date.now() + 1_500;
     const children = Array.from({ length: 4 }, () =>
-      run(process.execPath, [script, path, String(startAt)], { timeout: 20_000 }),
+      spawn(process.execPath, [script, path], { stdio: ["pipe", "pipe", "inherit"] }),
     );
-    const outputs = (await Promise.all(children)).flatMap(({ stdout }) => stdout.trim().split("\n"));
-    expect(outputs).toHaveLength(4 * 8);
-    const keys = new Set(outputs.map((line) => line.split(" ")[1]));
-    expect(keys.size).toBe(1);
-    expect(outputs.filter((line) => line.startsWith("created "))).toHaveLength(1);
-    expect([...keys][0]).toBe((await readFile(path)).toString("hex"));
-    expect(await readdir(dir)).toEqual(["secret.key"]);
+    try {
+      const racers = children.map(racer);
+      // Every child has loaded the module before any starts, however long each took to start:
+      // closing their stdin is the starting signal (it used to be a wall-clock time 1.5 s ahead,
+      // which a loaded machine could miss and which every run waited out).
+      await Promise.all(racers.map(({ ready }) => ready));
+      for (const child of children) {
+        child.stdin.end();
+      }
+      const outputs = (await Promise.all(racers.map(({ lines }) => lines))).flat();
+      expect(outputs).toHaveLength(4 * 8);
+      const keys = new Set(outputs.map((line) => line.split(" ")[1]));
+      expect(keys.size).toBe(1);
+      expect(outputs.filter((line) => line.startsWith("created "))).toHaveLength(1);
+      expect([...keys][0]).toBe((await readFile(path)).toString("hex"));
+      expect(await readdir(dir)).toEqual(["secret.key"]);
+    } finally {
+      for (const child of children) {
+        child.kill();
+      }
+    }
   });
 });
 
@@ -148,8 +160,10 @@ async function buildChildScript(): Promise<string> {
   await writeFile(
     script,
     `import { loadOrCreateKey } from "./key-file.js";
-const [path, startAt] = process.argv.slice(2);
-await new Promise((resolve) => setTimeout(resolve, Number(startAt) - Date.now()));
+const [path] = process.argv.slice(2);
+console.log("ready");
+process.stdin.resume();
+await new Promise((resolve) => process.stdin.once("end", resolve));
 const results = await Promise.all(Array.from({ length: 8 }, () => loadOrCreateKey(path)));
 for (const { key, created } of results) {
   console.log((created ? "created " : "loaded ") + Buffer.from(key).toString("hex"));
@@ -157,4 +171,40 @@ for (const { key, created } of results) {
 `,
   );
   return script;
+}
+
+/** A racing child's "ready" line, then its result lines once it exits cleanly. */
+function racer(child: ChildProcessByStdio<Writable, Readable, null>): {
+  ready: Promise<void>;
+  lines: Promise<string[]>;
+} {
+  let output = "";
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (chunk: string) => {
+    output += chunk;
+    if (output.startsWith("ready\n")) {
+      markReady();
+    }
+  });
+  const lines = new Promise<string[]>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code, signal) => {
+      if (code === 0) {
+        resolve(
+          output
+            .replace(/^ready\n/, "")
+            .trim()
+            .split("\n"),
+        );
+      } else {
+        reject(new Error(`racing child exited with ${signal ?? code}: ${output}`));
+      }
+    });
+  });
+  // A child that dies before it is ready fails the test through `lines`, not a hang on `ready`.
+  return { ready: Promise.race([ready, lines.then(() => undefined)]), lines };
 }
