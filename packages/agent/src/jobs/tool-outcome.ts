@@ -2,7 +2,10 @@
  * @module jobs/tool-outcome
  * Maps how a restic process ended to a job outcome, and picks a short error text from its output:
  * restic 0.18 with --json prints `{"message_type":"exit_error",...}` on stderr, older versions and
- * plain-text runs print `Fatal: ...`.
+ * plain-text runs print `Fatal: ...`. Some failures print neither: restic 0.14 giving up on a delete
+ * prints the error and then a Go stack trace (as recorded in tool-outcome.test.ts), whose
+ * last line `runtime/asm_amd64.s:1594` was the job's error (issue 31). Trace lines are never the
+ * error.
  */
 import type { ResticResult } from "../restic/restic.js";
 import type { JobOutcome } from "./job-types.js";
@@ -14,6 +17,16 @@ import type { JobOutcome } from "./job-types.js";
  */
 const FATAL_PREFIXES = ["Fatal:", "unable to create lock"];
 
+/**
+ * A source position of a Go stack trace (`\truntime/asm_amd64.s:1594`, `\t/src/x.go:12 +0x1d`).
+ * The line before each one is the frame's function (`main.deleteFiles.func2`), so seeing one also
+ * rules that line out.
+ */
+const GO_SOURCE_POSITION = /^\s+\S+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?$/;
+
+/** The header of a goroutine's trace in a Go panic: `goroutine 1 [running]:`. */
+const GO_GOROUTINE = /^goroutine \d+ \[[^\]]*\]:$/;
+
 /** Collects the stderr text that best explains a failure. */
 export interface ErrorCollector {
   observe(stream: string, text: string): void;
@@ -23,7 +36,10 @@ export interface ErrorCollector {
 export function createErrorCollector(): ErrorCollector {
   let exitError: string | undefined;
   let fatal: string | undefined;
+  /** The last line known to be no part of a stack trace. */
   let last: string | undefined;
+  /** The newest line: a frame's function if a source position follows it. */
+  let newest: string | undefined;
   return {
     observe(stream, text) {
       if (stream !== "stderr" || text.trim() === "") {
@@ -47,12 +63,22 @@ export function createErrorCollector(): ErrorCollector {
           // Not JSON after all: treat it as text.
         }
       }
+      if (GO_SOURCE_POSITION.test(text)) {
+        newest = undefined;
+        return;
+      }
+      if (GO_GOROUTINE.test(text)) {
+        last = newest ?? last;
+        newest = undefined;
+        return;
+      }
       if (fatal === undefined && FATAL_PREFIXES.some((prefix) => text.startsWith(prefix))) {
         fatal = text;
       }
-      last = text;
+      last = newest ?? last;
+      newest = text;
     },
-    best: () => exitError ?? fatal ?? last,
+    best: () => exitError ?? fatal ?? newest ?? last,
   };
 }
 
