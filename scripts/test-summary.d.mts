@@ -5,8 +5,19 @@ export interface AllowListEntry {
   regex: RegExp;
   used: number;
 }
+export const BUDGET_WARN_MS: number;
+export const BUDGET_FAIL_MS: number;
+export const STARTED_FILE: string;
 export function parseAllowList(text: string): { entries: AllowListEntry[]; problems: string[] };
-export function summarise(options: { dir: string; allowListPath: string; ci: boolean }): {
+export function workspaceTestPackages(workspaceRoot?: string): string[];
+export function formatDuration(ms: number): string;
+export function summarise(options: {
+  dir: string;
+  allowListPath: string;
+  ci: boolean;
+  expected?: string[];
+  now?: number;
+}): {
   lines: string[];
   code: number;
 };

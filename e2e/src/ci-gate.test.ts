@@ -3,16 +3,24 @@
  * part missing under CI=true fails the run before any test, in one line) and
  * scripts/test-summary.mjs (under CI=true a skipped test fails the run unless
  * scripts/skip-allowlist.txt says why it may skip). Each script runs as the root test command runs
- * it, on a tools directory and reports made here.
+ * it, on a tools directory and reports made here. Also what a red or slow run prints (issue 32):
+ * scripts/run-tests.mjs prints the summary after a failing turbo, which names every failed test and
+ * every package without a report, and the summary holds the run to its time budget.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { findMissingParts, probePostgres } from "../../scripts/check-real-parts.mjs";
-import { parseAllowList } from "../../scripts/test-summary.mjs";
+import {
+  BUDGET_FAIL_MS,
+  BUDGET_WARN_MS,
+  parseAllowList,
+  STARTED_FILE,
+  workspaceTestPackages,
+} from "../../scripts/test-summary.mjs";
 import { repoRoot } from "./support/paths.js";
 
 const temps: string[] = [];
@@ -62,9 +70,9 @@ function toolsDir(without: string[] = []): string {
   return dir;
 }
 
-function run(script: string, env: NodeJS.ProcessEnv) {
+function run(script: string, env: NodeJS.ProcessEnv, args: string[] = []) {
   const { CI: _ci, ...inherited } = process.env;
-  return spawnSync(process.execPath, [join(repoRoot, "scripts", script)], {
+  return spawnSync(process.execPath, [join(repoRoot, "scripts", script), ...args], {
     env: { ...inherited, ...env },
     encoding: "utf8",
   });
@@ -178,6 +186,9 @@ describe("test-summary", () => {
     writeFileSync(join(dir, "agent.json"), JSON.stringify(report(tests)));
     return dir;
   };
+  // The reports made here are the only packages these tests expect, not the workspace's.
+  const summary = (env: NodeJS.ProcessEnv) =>
+    run("test-summary.mjs", { FLEETBACK_TEST_PACKAGES: "agent", ...env });
   const allowList = (text: string) => {
     const path = join(temp("allow"), "skip-allowlist.txt");
     writeFileSync(path, text);
@@ -193,7 +204,7 @@ describe("test-summary", () => {
   const list = allowList("# Windows-only code paths: CI runs on Linux.\nwindows paths *\n");
 
   it("under CI=true fails on a skip that is not allow-listed, naming package, file and test", () => {
-    const result = run("test-summary.mjs", {
+    const result = summary({
       CI: "true",
       FLEETBACK_TEST_RESULTS_DIR: resultsWith([passed, skippedRestic, windowsOnly, todo]),
       FLEETBACK_SKIP_ALLOWLIST: list,
@@ -213,7 +224,7 @@ describe("test-summary", () => {
   });
 
   it("under CI=true passes when every skip is allow-listed", () => {
-    const result = run("test-summary.mjs", {
+    const result = summary({
       CI: "true",
       FLEETBACK_TEST_RESULTS_DIR: resultsWith([passed, windowsOnly]),
       FLEETBACK_SKIP_ALLOWLIST: list,
@@ -223,7 +234,7 @@ describe("test-summary", () => {
   });
 
   it("outside CI lists each skip and passes", () => {
-    const result = run("test-summary.mjs", {
+    const result = summary({
       FLEETBACK_TEST_RESULTS_DIR: resultsWith([passed, skippedRestic]),
       FLEETBACK_SKIP_ALLOWLIST: list,
     });
@@ -232,7 +243,7 @@ describe("test-summary", () => {
   });
 
   it("refuses under CI an allow-list entry that does not say why", () => {
-    const result = run("test-summary.mjs", {
+    const result = summary({
       CI: "true",
       FLEETBACK_TEST_RESULTS_DIR: resultsWith([passed, windowsOnly]),
       FLEETBACK_SKIP_ALLOWLIST: allowList("windows paths *\n"),
@@ -247,5 +258,235 @@ describe("test-summary", () => {
     for (const entry of parsed.entries) {
       expect(entry.why.length, entry.pattern).toBeGreaterThan(10);
     }
+  });
+});
+
+/** A vitest JSON report of one package, its files given as test lists with optional times. */
+interface FileSpec {
+  file: string;
+  tests: Array<{ name: string; status: string; duration?: number; failure?: string }>;
+  startTime?: number;
+  endTime?: number;
+  status?: string;
+  message?: string;
+}
+function packageReport(files: FileSpec[]) {
+  const all = files.flatMap((file) => file.tests);
+  return {
+    numTotalTests: all.length,
+    numPassedTests: all.filter((test) => test.status === "passed").length,
+    numFailedTests: all.filter((test) => test.status === "failed").length,
+    numPendingTests: all.filter((test) => test.status === "skipped").length,
+    numTodoTests: 0,
+    success: all.every((test) => test.status !== "failed"),
+    testResults: files.map((file) => ({
+      name: join(repoRoot, file.file),
+      status: file.status ?? (file.tests.some((test) => test.status === "failed") ? "failed" : "passed"),
+      message: file.message ?? "",
+      startTime: file.startTime,
+      endTime: file.endTime,
+      assertionResults: file.tests.map((test) => ({
+        ancestorTitles: ["encode"],
+        title: test.name,
+        fullName: `encode ${test.name}`,
+        status: test.status,
+        duration: test.duration ?? 1,
+        failureMessages: test.failure ? [test.failure] : [],
+      })),
+    })),
+  };
+}
+function resultsDir(reports: Record<string, FileSpec[]>, startedAgoMs?: number): string {
+  const dir = temp("results");
+  for (const [pkg, files] of Object.entries(reports)) {
+    writeFileSync(join(dir, `${pkg}.json`), JSON.stringify(packageReport(files)));
+  }
+  if (startedAgoMs !== undefined) {
+    writeFileSync(join(dir, STARTED_FILE), `${Date.now() - startedAgoMs}\n`);
+  }
+  return dir;
+}
+const emptyAllowList = () => {
+  const path = join(temp("allow"), "skip-allowlist.txt");
+  writeFileSync(path, "");
+  return path;
+};
+
+describe("a red run (issue 32)", () => {
+  const failing: Record<string, FileSpec[]> = {
+    agent: [{ file: "packages/agent/src/a.test.ts", tests: [{ name: "works", status: "passed" }] }],
+    protocol: [
+      {
+        file: "packages/protocol/src/codec.test.ts",
+        tests: [
+          { name: "round-trips", status: "passed" },
+          {
+            name: "refuses a bad frame",
+            status: "failed",
+            failure: "AssertionError: expected 1 to be 2 // Object.is equality\n    at codec.test.ts:12:5",
+          },
+        ],
+      },
+      {
+        file: "packages/protocol/src/broken.test.ts",
+        tests: [],
+        status: "failed",
+        message: "Cannot find module './gone.js'",
+      },
+    ],
+    web: [{ file: "packages/web/src/w.test.ts", tests: [{ name: "renders", status: "passed" }] }],
+  };
+
+  it("names each failed test and file and each package without a report, after every package's results", () => {
+    const result = run("test-summary.mjs", {
+      FLEETBACK_TEST_RESULTS_DIR: resultsDir(failing, 60_000),
+      FLEETBACK_SKIP_ALLOWLIST: emptyAllowList(),
+      FLEETBACK_TEST_PACKAGES: "agent,protocol,server,web",
+    });
+    expect(result.status).toBe(1);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines).toContain("packages tested: agent, protocol, web");
+    expect(lines).toContain(
+      "failed: protocol packages/protocol/src/codec.test.ts › encode refuses a bad frame — AssertionError: expected 1 to be 2 // Object.is equality",
+    );
+    expect(lines).toContain(
+      "failed: protocol packages/protocol/src/broken.test.ts (the file itself: Cannot find module './gone.js')",
+    );
+    expect(lines.find((line) => line.startsWith("no report from: "))).toMatch(/^no report from: server \(/);
+    expect(lines.at(-1)).toBe("Tests: 3 passed, 2 failed, 0 skipped");
+  });
+
+  it("fails on a missing report even when every report present passed", () => {
+    const result = run("test-summary.mjs", {
+      FLEETBACK_TEST_RESULTS_DIR: resultsDir({ agent: failing.agent ?? [] }, 60_000),
+      FLEETBACK_SKIP_ALLOWLIST: emptyAllowList(),
+      FLEETBACK_TEST_PACKAGES: "agent,e2e",
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/^no report from: e2e \(/m);
+    expect(result.stdout.trimEnd().split("\n").at(-1)).toBe("Tests: 1 passed, 0 failed, 0 skipped");
+  });
+
+  it("expects a report from each workspace package with a test script", () => {
+    const expected = workspaceTestPackages();
+    expect(expected).toEqual(expect.arrayContaining(["crypto", "e2e", "protocol", "server"]));
+    expect(expected).not.toContain("bench");
+  });
+
+  it("prints the summary after a failing command and exits with the worse code", () => {
+    const env = {
+      FLEETBACK_TEST_RESULTS_DIR: resultsDir(failing, 60_000),
+      FLEETBACK_SKIP_ALLOWLIST: emptyAllowList(),
+      FLEETBACK_TEST_PACKAGES: "agent,protocol,server,web",
+    };
+    const red = run("run-tests.mjs", env, [process.execPath, "-e", "process.exit(3)"]);
+    expect(red.status).toBe(3);
+    expect(red.stdout).toContain(
+      "failed: protocol packages/protocol/src/codec.test.ts › encode refuses a bad frame",
+    );
+    expect(red.stdout.trimEnd().split("\n").at(-1)).toBe("Tests: 3 passed, 2 failed, 0 skipped");
+
+    // A task that writes no report (a typecheck) failed while every report passed.
+    const green = { ...env, FLEETBACK_TEST_RESULTS_DIR: resultsDir({ agent: failing.agent ?? [] }, 60_000) };
+    const typecheck = run("run-tests.mjs", { ...green, FLEETBACK_TEST_PACKAGES: "agent" }, [
+      process.execPath,
+      "-e",
+      "process.exit(2)",
+    ]);
+    expect(typecheck.status).toBe(2);
+    expect(typecheck.stdout).toContain("Tests: 1 passed, 0 failed, 0 skipped");
+    expect(typecheck.stdout.trimEnd().split("\n").at(-1)).toMatch(
+      / exited 2: see the tasks on turbo's "Failed:" line/,
+    );
+
+    const passing = run("run-tests.mjs", { ...green, FLEETBACK_TEST_PACKAGES: "agent" }, [
+      process.execPath,
+      "-e",
+      "",
+    ]);
+    expect(passing.status).toBe(0);
+  });
+});
+
+describe("the time budget (issue 32)", () => {
+  const minute = 60_000;
+  const files: FileSpec[] = Array.from({ length: 12 }, (_, index) => ({
+    file: `packages/server/src/f${index}.test.ts`,
+    tests: [{ name: "t", status: "passed" }],
+    startTime: 1_000_000,
+    endTime: 1_000_000 + (index + 1) * 1_000,
+  }));
+  // No times on the file: its tests' durations are summed (61 s, the slowest of all).
+  files.push({
+    file: "packages/server/src/untimed.test.ts",
+    tests: [
+      { name: "a", status: "passed", duration: 60_000 },
+      { name: "b", status: "passed", duration: 1_000 },
+    ],
+  });
+  const budgetRun = (startedAgoMs: number | undefined, ci: boolean) =>
+    run("test-summary.mjs", {
+      ...(ci ? { CI: "true" } : {}),
+      FLEETBACK_TEST_RESULTS_DIR: resultsDir({ server: files }, startedAgoMs),
+      FLEETBACK_SKIP_ALLOWLIST: emptyAllowList(),
+      FLEETBACK_TEST_PACKAGES: "server",
+    });
+
+  it("prints the wall time and the ten slowest test files, slowest first", () => {
+    const result = budgetRun(2 * minute, true);
+    expect(result.status).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines).toContainEqual(expect.stringMatching(/^wall time: 2m \d\ds \(budget 15 min\)$/));
+    const heading = lines.findIndex((line) => line.startsWith("slowest test files"));
+    const slowest = lines.slice(heading + 1, heading + 11).map((line) => line.trim());
+    expect(slowest).toEqual([
+      "1m 01s  server packages/server/src/untimed.test.ts",
+      ...[12, 11, 10, 9, 8, 7, 6, 5, 4].map((n) => `${n}.0 s  server packages/server/src/f${n - 1}.test.ts`),
+    ]);
+    expect(lines[heading + 11]).not.toMatch(/^\s/);
+    expect(result.stdout).not.toContain("warning:");
+  });
+
+  it("warns past 15 minutes and passes, in CI too", () => {
+    for (const ci of [false, true]) {
+      const result = budgetRun(BUDGET_WARN_MS + minute, ci);
+      expect(result.status).toBe(0);
+      // The seconds are whatever starting the script took on this machine.
+      expect(result.stdout).toMatch(
+        /^warning: the run took 16m \d\ds, past its 15-minute budget; the slowest files are listed above$/m,
+      );
+    }
+  });
+
+  it("fails under CI=true past 30 minutes, and only warns outside CI", () => {
+    const ci = budgetRun(BUDGET_FAIL_MS + minute, true);
+    expect(ci.status).toBe(1);
+    expect(ci.stdout).toMatch(
+      /^CI=true: the run took 31m \d\ds, past the 30-minute limit; the slowest files are listed above$/m,
+    );
+    expect(ci.stdout.trimEnd().split("\n").at(-1)).toBe("Tests: 14 passed, 0 failed, 0 skipped");
+
+    const local = budgetRun(BUDGET_FAIL_MS + minute, false);
+    expect(local.status).toBe(0);
+    expect(local.stdout).toMatch(
+      /^warning: the run took 31m \d\ds, past its 15-minute budget and the 30-minute limit that fails CI;/m,
+    );
+  });
+
+  it("says the wall time is unknown when the run did not start with --reset", () => {
+    const result = budgetRun(undefined, true);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("wall time: unknown");
+  });
+
+  it("--reset clears old reports and notes when the run started", () => {
+    const dir = resultsDir({ server: files });
+    const before = Date.now();
+    const result = run("test-summary.mjs", { FLEETBACK_TEST_RESULTS_DIR: dir }, ["--reset"]);
+    expect(result.status).toBe(0);
+    expect(readdirSync(dir)).toEqual([STARTED_FILE]);
+    const started = Number(readFileSync(join(dir, STARTED_FILE), "utf8"));
+    expect(started).toBeGreaterThanOrEqual(before);
+    expect(started).toBeLessThanOrEqual(Date.now());
   });
 });
