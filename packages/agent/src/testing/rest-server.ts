@@ -1,7 +1,9 @@
 /**
  * @module testing/rest-server
  * A real restic rest-server (from scripts/fetch-tools.sh) with private repositories and one
- * htpasswd user, on a port the server picks itself and prints.
+ * htpasswd user, on a port the server picks itself and prints. Optionally append-only (DELETE
+ * answered 403 except for locks), and on the data of an earlier server, so a test can fill a
+ * repository first and then meet it as append-only storage.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -13,7 +15,15 @@ import { repoRoot } from "./tools.js";
 export interface RestServer {
   /** `rest:http://127.0.0.1:PORT/<user>/`, without credentials. */
   url: string;
+  /** Holds the htpasswd file and the data; pass it to serve the same repositories again. */
+  dir: string;
   stop(): Promise<void>;
+}
+
+export interface RestServerOptions {
+  appendOnly?: boolean;
+  /** The `dir` of a stopped server: its user and repositories are served again. */
+  dir?: string;
 }
 
 function tool(name: string, binary: string): string | undefined {
@@ -32,18 +42,24 @@ export function restServerNote(): string {
   return hasRestServer() ? "" : " (skipped: rest-server or htpasswd not found; run scripts/fetch-tools.sh)";
 }
 
-export async function startRestServer(user: string, password: string): Promise<RestServer> {
+export async function startRestServer(
+  user: string,
+  password: string,
+  options: RestServerOptions = {},
+): Promise<RestServer> {
   const server = tool("rest-server", "restic-rest-server");
   const htpasswd = tool("htpasswd", "htpasswd");
   if (server === undefined || htpasswd === undefined) {
     throw new Error("rest-server or htpasswd missing: run scripts/fetch-tools.sh");
   }
-  const dir = await mkdtemp(join(tmpdir(), "fleetback-rest-"));
-  // -i reads the password from stdin, so it is not on a command line.
-  execFileSync(htpasswd, ["-B", "-c", "-i", join(dir, ".htpasswd"), user], {
-    input: password,
-    stdio: ["pipe", "ignore", "ignore"],
-  });
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "fleetback-rest-")));
+  if (options.dir === undefined) {
+    // -i reads the password from stdin, so it is not on a command line.
+    execFileSync(htpasswd, ["-B", "-c", "-i", join(dir, ".htpasswd"), user], {
+      input: password,
+      stdio: ["pipe", "ignore", "ignore"],
+    });
+  }
   const child = spawn(
     server,
     [
@@ -54,6 +70,7 @@ export async function startRestServer(user: string, password: string): Promise<R
       "--private-repos",
       "--htpasswd-file",
       join(dir, ".htpasswd"),
+      ...(options.appendOnly ? ["--append-only"] : []),
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -73,6 +90,7 @@ export async function startRestServer(user: string, password: string): Promise<R
   });
   return {
     url: `rest:http://127.0.0.1:${port}/${user}/`,
+    dir,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once("exit", () => resolve());
