@@ -22,6 +22,7 @@ import { writeAudit } from "../audit/audit.js";
 import { resolveAgentOffline } from "../health/health-alerts.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import { type HostPush, loadHostPush } from "../hosts/host-push.js";
+import { type GatedSlots, gateSlots } from "../hosts/login-password-gate.js";
 import { recordHello, recordRefusedHello } from "../hosts/presence.js";
 import { runAutoInit } from "../jobs/auto-init.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
@@ -82,11 +83,14 @@ function refuseDeleted(ctx: ChannelContext, session: HelloSession): void {
   session.socket.close(CLOSE_CODES.hostDeleted, "host deleted or token revoked");
 }
 
-/** Frames of the initial push, in the contract's order; all encoded before any is written. */
-function initialPushFrames(push: HostPush): string[] {
+/**
+ * Frames of the initial push, in the contract's order; all encoded before any is written.
+ * `credentials` are the slots this agent may receive (hosts/login-password-gate.ts).
+ */
+function initialPushFrames(push: HostPush, credentials: HostPush["credentials"]): string[] {
   const frames: string[] = [];
   for (const slot of ["repo", "admin"] as const) {
-    const repository = push.credentials[slot];
+    const repository = credentials[slot];
     if (repository) {
       frames.push(encode("config.update", { slot, repository }));
     }
@@ -138,10 +142,12 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
   hub.register(socket)?.close(CLOSE_CODES.replaced, "replaced by a newer connection");
 
   let push: HostPush | undefined;
+  let gated: GatedSlots = { pushable: {}, withheld: [] };
   let frames: string[];
   try {
     push = await loadHostPush(ctx.deps, hostId);
-    frames = push ? initialPushFrames(push) : [];
+    gated = gateSlots(push?.credentials ?? {}, hello.protocol_version);
+    frames = push ? initialPushFrames(push, gated.pushable) : [];
   } catch (err) {
     log.error({ err, host_id: hostId }, "initial push failed; closing so the agent reconnects");
     socket.close(1011, "internal error");
@@ -152,6 +158,10 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
     return;
   }
   socket.openGate(frames);
+  for (const { slot, reason } of gated.withheld) {
+    // The host page shows the same reason on the slot (hosts/slot-view.ts).
+    log.warn({ host_id: hostId, slot, reason }, "credential slot not sent to the agent");
+  }
   await resolveAgentOffline(ctx.deps, { id: hostId, name: recorded.name }, now);
   log.info(
     {
@@ -179,8 +189,8 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
     log.error({ err, host_id: hostId }, "reconciling running jobs after hello failed");
   }
   try {
-    // Only credentials the agent received count: an unreadable slot was left out of the push.
-    await runAutoInit(ctx.deps, hostId, push.credentials.repo !== undefined);
+    // Only credentials the agent received count: an unreadable or withheld slot was left out.
+    await runAutoInit(ctx.deps, hostId, gated.pushable.repo !== undefined);
   } catch (err) {
     log.error({ err, host_id: hostId }, "repository auto-init failed");
   }

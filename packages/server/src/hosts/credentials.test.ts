@@ -27,6 +27,30 @@ describe("mergeCredentialPatch", () => {
     });
   });
 
+  it("keeps, replaces and removes a login password, which goes with the username", () => {
+    const withLogin = { ...stored, login_password: "login" };
+    expect(mergeCredentialPatch(withLogin, { password: "new" })).toMatchObject({
+      credentials: { ...withLogin, password: "new" },
+    });
+    expect(mergeCredentialPatch(stored, { login_password: "l2" })).toMatchObject({
+      credentials: { ...stored, login_password: "l2" },
+    });
+    for (const removal of [null, ""]) {
+      expect(mergeCredentialPatch(withLogin, { login_password: removal })).toEqual({
+        ok: true,
+        credentials: stored,
+      });
+    }
+    expect(mergeCredentialPatch(withLogin, { username: null })).toEqual({
+      ok: true,
+      credentials: { url: stored.url, password: "old" },
+    });
+    expect(mergeCredentialPatch({ url: stored.url, password: "old" }, { login_password: "l3" })).toEqual({
+      ok: false,
+      errors: ["login_password: needs a username, whose login on the repository server it is"],
+    });
+  });
+
   it("names every missing or empty field", () => {
     expect(mergeCredentialPatch(undefined, { username: "x" })).toEqual({
       ok: false,
@@ -60,6 +84,23 @@ runDbSuite("host credentials", (getDb) => {
     expect(await readHostCredentials(deps, host.id)).toEqual({ repo: expected });
     const [row] = await deps.db.select().from(hostCredentials).where(eq(hostCredentials.hostId, host.id));
     expect(Buffer.from(row?.repoSealed ?? new Uint8Array()).toString("latin1")).not.toContain("new-secret");
+  });
+
+  it("seals and opens a login password with the slot, never readable in the row", async () => {
+    const deps = await createTestDeps({ db: getDb() });
+    const { host } = await seedHost(deps);
+    const repo = {
+      url: "rest:https://b.example/h",
+      username: "h",
+      password: "pw-1",
+      login_password: "Login-Canary-31",
+    };
+    await bindCredentials(deps, host.id, { repo });
+    expect(await readHostCredentials(deps, host.id)).toEqual({ repo });
+    const [row] = await deps.db.select().from(hostCredentials).where(eq(hostCredentials.hostId, host.id));
+    expect(Buffer.from(row?.repoSealed ?? new Uint8Array()).toString("latin1")).not.toContain(
+      "Login-Canary-31",
+    );
   });
 
   it("keeps both of two concurrent edits of different fields", async () => {

@@ -3,7 +3,8 @@
  * A host's repository and admin credentials: sealed with the host id as additional data (so a
  * blob copied onto another host's row fails to open), merged field by field on edit (a field an
  * edit leaves out keeps its stored value), and
- * pushed to a connected agent with `config.update`. A slot that fails to open is reported as a
+ * pushed to a connected agent with `config.update` (a separate login only to an agent that knows
+ * it: hosts/login-password-gate.ts). A slot that fails to open is reported as a
  * value and logged without its content; it never takes the caller down.
  */
 import { openJson, sealJson } from "@fleetback/crypto";
@@ -12,14 +13,20 @@ import type { CredentialSlot, Repository } from "@fleetback/protocol";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
+import { loginWithheldReason } from "./login-password-gate.js";
 
 export type { CredentialSlot, Repository };
 
-/** What an operator may send: absent fields keep their stored value; `username` null or "" removes it. */
+/**
+ * What an operator may send: absent fields keep their stored value; `username` or
+ * `login_password` null or "" removes it. `login_password` is the repository server's login of
+ * `username`, kept apart from `password`, which opens the repository; it goes with the username.
+ */
 export interface CredentialPatch {
   url?: string;
   username?: string | null;
   password?: string;
+  login_password?: string | null;
 }
 
 export type SlotState =
@@ -39,12 +46,27 @@ export function hostCredentialsAad(hostId: string): string {
   return `host:${hostId}`;
 }
 
-export function sealHostCredentials(key: Uint8Array, hostId: string, credentials: Repository): Uint8Array {
-  const record: Repository = { url: credentials.url, password: credentials.password };
-  if (credentials.username !== undefined && credentials.username !== "") {
-    record.username = credentials.username;
+/** The record as stored and pushed: optional fields only when they say something. */
+function repositoryOf(
+  url: string,
+  password: string,
+  username: string | null | undefined,
+  loginPassword: string | null | undefined,
+): Repository {
+  const record: Repository = { url, password };
+  if (username) {
+    record.username = username;
+    // A login is the username's: without one there is nothing to log in as.
+    if (loginPassword) {
+      record.login_password = loginPassword;
+    }
   }
-  return sealJson(key, record, hostCredentialsAad(hostId));
+  return record;
+}
+
+export function sealHostCredentials(key: Uint8Array, hostId: string, credentials: Repository): Uint8Array {
+  const { url, password, username, login_password } = credentials;
+  return sealJson(key, repositoryOf(url, password, username, login_password), hostCredentialsAad(hostId));
 }
 
 function isRepository(value: unknown): value is Repository {
@@ -57,7 +79,8 @@ function isRepository(value: unknown): value is Repository {
     record.url !== "" &&
     typeof record.password === "string" &&
     record.password !== "" &&
-    (record.username === undefined || typeof record.username === "string")
+    (record.username === undefined || typeof record.username === "string") &&
+    (record.login_password === undefined || typeof record.login_password === "string")
   );
 }
 
@@ -70,10 +93,10 @@ export function openHostCredentials(key: Uint8Array, hostId: string, sealed: Uin
     return { state: "unreadable", reason: opened.reason };
   }
   if (!isRepository(opened.value)) {
-    return { state: "unreadable", reason: "not a {url, username?, password} record" };
+    return { state: "unreadable", reason: "not a {url, username?, password, login_password?} record" };
   }
-  const { url, username, password } = opened.value;
-  return { state: "bound", credentials: username ? { url, username, password } : { url, password } };
+  const { url, username, password, login_password } = opened.value;
+  return { state: "bound", credentials: repositoryOf(url, password, username, login_password) };
 }
 
 /** Every slot of a host, opened; `db` may be a transaction. */
@@ -135,23 +158,30 @@ export function mergeCredentialPatch(existing: Repository | undefined, patch: Cr
   } else if (password === undefined) {
     errors.push("password: required, as no password is stored yet");
   }
+  const username = patch.username === undefined ? existing?.username : patch.username;
+  // A stored login goes with a username the patch removes; a new one needs a username to be for.
+  if (patch.login_password && !username) {
+    errors.push("login_password: needs a username, whose login on the repository server it is");
+  }
   if (errors.length > 0 || url === undefined || password === undefined) {
     return { ok: false, errors };
   }
-  const username = patch.username === undefined ? existing?.username : patch.username;
-  return { ok: true, credentials: username ? { url, username, password } : { url, password } };
+  const loginPassword = patch.login_password === undefined ? existing?.login_password : patch.login_password;
+  return { ok: true, credentials: repositoryOf(url, password, username, loginPassword) };
 }
 
 export type UpdateCredentialsResult =
   | { ok: true; credentials: Repository; pushed: boolean }
   | { ok: false; reason: "host_not_found" }
-  | { ok: false; reason: "invalid"; errors: string[] };
+  | { ok: false; reason: "invalid"; errors: string[] }
+  | { ok: false; reason: "agent_too_old"; message: string };
 
 /**
  * Merges `patch` into the host's `slot` and stores it; then pushes `config.update` when the agent
  * is connected (`pushed`). The host row is locked for the read-merge-write, so two concurrent
  * edits of different fields both survive. Stored credentials that no longer open count as absent:
- * the patch must then be complete.
+ * the patch must then be complete. A slot with a separate login is refused while an agent too old
+ * for it is connected: the edit would otherwise be stored but never reach it.
  */
 export async function updateHostCredentials(
   deps: Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">,
@@ -160,8 +190,13 @@ export async function updateHostCredentials(
   slot: CredentialSlot,
   patch: CredentialPatch,
 ): Promise<UpdateCredentialsResult> {
+  let protocolVersion: number | null = null;
   const result = await deps.db.transaction(async (tx): Promise<UpdateCredentialsResult> => {
-    const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
+    const [host] = await tx
+      .select({ id: hosts.id, protocolVersion: hosts.protocolVersion })
+      .from(hosts)
+      .where(eq(hosts.id, hostId))
+      .for("update");
     if (!host) {
       return { ok: false, reason: "host_not_found" };
     }
@@ -176,6 +211,11 @@ export async function updateHostCredentials(
     if (!merged.ok) {
       return { ok: false, reason: "invalid", errors: merged.errors };
     }
+    const tooOld = loginWithheldReason(merged.credentials, host.protocolVersion);
+    if (tooOld !== undefined && deps.hub.isOnline(hostId)) {
+      return { ok: false, reason: "agent_too_old", message: tooOld };
+    }
+    protocolVersion = host.protocolVersion;
     const sealed = sealHostCredentials(deps.keys.secret, hostId, merged.credentials);
     const now = deps.clock.now();
     const column = { [SEALED_COLUMN[slot]]: sealed };
@@ -198,9 +238,12 @@ export async function updateHostCredentials(
     return result;
   }
   // The mirror slot goes out right before each copy (jobs/dispatch-job.ts), and only to agents
-  // that know it: an older one would refuse the frame.
+  // that know it: an older one would refuse the frame. An agent that connected since the check,
+  // too old for the slot's login, gets nothing: its hello left the slot out, and says why.
   const pushed =
-    slot !== "mirror" && deps.hub.send(hostId, "config.update", { slot, repository: result.credentials });
+    slot !== "mirror" &&
+    loginWithheldReason(result.credentials, protocolVersion) === undefined &&
+    deps.hub.send(hostId, "config.update", { slot, repository: result.credentials });
   return { ...result, pushed };
 }
 

@@ -34,6 +34,9 @@ export async function putCredentials(
     if (result.reason === "host_not_found") {
       throw new RequestError("not_found", `No host ${hostId}`);
     }
+    if (result.reason === "agent_too_old") {
+      throw new RequestError("conflict", `login_password: ${result.message}`);
+    }
     throw new RequestError("invalid", result.errors.join("; "), { details: result.errors });
   }
   // Binding credentials to a connected host that never ran init starts it now, not at its next reconnect.

@@ -51,7 +51,8 @@ export const HOST_OPERATIONS: ApiOperation[] = [
     path: "/api/hosts/:id",
     tag: "Hosts",
     summary: "One host",
-    description: "Credential slots show their URL (without password) and user only.",
+    description:
+      "Credential slots show their URL (without password), their user and whether a separate login password is set, never a password.",
     access: "viewer",
     params: HOST_ID,
     responses: { 200: { description: "The host.", schema: HostAnswer } },
@@ -74,11 +75,13 @@ export const HOST_OPERATIONS: ApiOperation[] = [
     path: "/api/hosts/:id/repo-credentials",
     tag: "Hosts",
     summary: "Set the repository credentials",
-    description: "Merged with the stored ones; sent to the agent at once when it is connected.",
+    description:
+      'Merged with the stored ones; sent to the agent at once when it is connected. `username` or `login_password` null or "" removes it. A `login_password` (the repository server login, apart from the repository password) is refused with 409 while an agent older than protocol 11 is connected: it would log in with the repository password.',
     access: "admin",
     params: HOST_ID,
     body: CredentialBody,
     responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
+    errors: { 409: "A login_password while an agent older than protocol 11 is connected." },
   },
   {
     id: "putAdminCredentials",
@@ -86,11 +89,13 @@ export const HOST_OPERATIONS: ApiOperation[] = [
     path: "/api/hosts/:id/admin-credentials",
     tag: "Hosts",
     summary: "Set the admin credentials (needed by prune and unlock)",
-    description: "Merged with the stored ones; sent to the agent only right before a job needs them.",
+    description:
+      'Merged with the stored ones; sent to the agent only right before a job needs them. `username` or `login_password` null or "" removes it; a `login_password` needs an agent of protocol 11 (409 while an older one is connected).',
     access: "admin",
     params: HOST_ID,
     body: CredentialBody,
     responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
+    errors: { 409: "A login_password while an agent older than protocol 11 is connected." },
   },
   {
     id: "putMirrorCredentials",
@@ -98,12 +103,13 @@ export const HOST_OPERATIONS: ApiOperation[] = [
     path: "/api/hosts/:id/mirror-credentials",
     tag: "Mirror",
     summary: "Bind or change the mirror repository",
-    description: "After every good backup a copy job brings the host's snapshots to the mirror.",
+    description:
+      'After every good backup a copy job brings the host\'s snapshots to the mirror. Fields as for the repository credentials: `username` or `login_password` null or "" removes it; a `login_password` needs an agent of protocol 11.',
     access: "admin",
     params: HOST_ID,
-    // routes/mirror-api.ts checks its own schema of these same three fields and limits.
     body: CredentialBody,
     responses: { 200: { description: "Stored.", schema: MirrorCredentialsAnswer } },
+    errors: { 409: "A login_password while an agent older than protocol 11 is connected." },
   },
   {
     id: "deleteMirrorCredentials",

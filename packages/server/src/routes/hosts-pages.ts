@@ -21,6 +21,7 @@ const CredentialForm = Type.Object(
     url: Type.Optional(Type.String({ maxLength: 2048 })),
     username: Type.Optional(Type.String({ maxLength: 256 })),
     password: Type.Optional(Type.String({ maxLength: 1024 })),
+    login_password: Type.Optional(Type.String({ maxLength: 1024 })),
   },
   { additionalProperties: false },
 );
@@ -60,6 +61,7 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
       url: form.url?.trim() || undefined,
       username: form.username?.trim() || undefined,
       password: form.password || undefined,
+      login_password: form.login_password || undefined,
     });
     return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
   });

@@ -5,21 +5,12 @@
  * Its state is part of GET /api/hosts/{id} (`mirror`). The page forms are in routes/mirror-pages.ts.
  */
 import { Hono } from "hono";
-import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { putCredentials } from "../hosts/host-requests.js";
 import { readJson } from "../http/validate.js";
 import { copyNow, removeMirror } from "../mirror/mirror-requests.js";
-
-const MirrorCredentialBody = Type.Object(
-  {
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-    username: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-  },
-  { additionalProperties: false },
-);
+import { CredentialBody } from "./hosts-api.js";
 
 export function mirrorApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -27,7 +18,7 @@ export function mirrorApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const admin = requireRole("admin");
 
   routes.put("/api/hosts/:id/mirror-credentials", admin, async (c) => {
-    const body = await readJson(c, MirrorCredentialBody);
+    const body = await readJson(c, CredentialBody);
     await putCredentials(deps, auditOf(c), c.req.param("id"), "mirror", body);
     return c.json({ ok: true });
   });
