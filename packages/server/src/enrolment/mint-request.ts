@@ -23,6 +23,7 @@ export function mintJson(minted: Awaited<ReturnType<typeof mintEnrolmentToken>>)
     token: minted.token,
     expires_at: minted.expiresAt,
     generated_password: minted.generatedPassword,
+    generated_login_password: minted.generatedLoginPassword,
     htpasswd_snippet: minted.htpasswdSnippet,
     htpasswd_new_file_snippet: minted.htpasswdNewFileSnippet,
     install_command: minted.installCommand,

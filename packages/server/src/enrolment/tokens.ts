@@ -31,7 +31,15 @@ export interface MintedToken {
   expiresAt: Date;
   /** Present when the server generated the repository password; shown once. */
   generatedPassword: string | undefined;
-  /** For rest-server repositories with a username: how to add the user to its existing password file. */
+  /**
+   * With a generated repository password, a rest-server user gets a login password of its own,
+   * so the repository server's htpasswd never holds the key to the repository; shown once.
+   */
+  generatedLoginPassword: string | undefined;
+  /**
+   * For rest-server repositories with a username: how to add the user, with its login password,
+   * to its existing password file.
+   */
   htpasswdSnippet: string | undefined;
   /** The same for a password file that does not exist yet (`htpasswd -c`, which would overwrite one). */
   htpasswdNewFileSnippet: string | undefined;
@@ -66,6 +74,7 @@ export async function mintEnrolmentToken(
   const token = randomToken("fbe");
   const tokenHash = hashToken(token);
   let generatedPassword: string | undefined;
+  let generatedLoginPassword: string | undefined;
   let sealedRepository: Uint8Array | undefined;
   let snippet: string | undefined;
   let newFileSnippet: string | undefined;
@@ -76,11 +85,14 @@ export async function mintEnrolmentToken(
     if (input.repository.username) {
       repository.username = input.repository.username;
     }
-    sealedRepository = sealJson(deps.keys.secret, repository, enrolmentAad(tokenHash));
+    // An operator's own password may already be the user's htpasswd login: it keeps serving both.
     if (generatedPassword && repository.username && repository.url.startsWith("rest:")) {
-      snippet = htpasswdSnippet(repository.username, generatedPassword);
-      newFileSnippet = htpasswdSnippet(repository.username, generatedPassword, true);
+      generatedLoginPassword = generateRepositoryPassword();
+      repository.login_password = generatedLoginPassword;
+      snippet = htpasswdSnippet(repository.username, generatedLoginPassword);
+      newFileSnippet = htpasswdSnippet(repository.username, generatedLoginPassword, true);
     }
+    sealedRepository = sealJson(deps.keys.secret, repository, enrolmentAad(tokenHash));
   }
   const id = deps.ids.ulid(now);
   const expiresAt = new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS);
@@ -110,6 +122,7 @@ export async function mintEnrolmentToken(
     token,
     expiresAt,
     generatedPassword,
+    generatedLoginPassword,
     htpasswdSnippet: snippet,
     htpasswdNewFileSnippet: newFileSnippet,
     installCommand: renderInstallCommand({ baseUrl: deps.config.baseUrl, token }),

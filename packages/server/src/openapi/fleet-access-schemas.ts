@@ -14,6 +14,12 @@ export const MintedToken = Type.Object({
   generated_password: Type.Optional(
     Type.String({ description: "when the server generated the repository password" }),
   ),
+  generated_login_password: Type.Optional(
+    Type.String({
+      description:
+        "with a generated repository password and a rest: user: the user's rest-server login, apart from the repository password (the htpasswd snippets hold this one)",
+    }),
+  ),
   htpasswd_snippet: Type.Optional(Type.String()),
   htpasswd_new_file_snippet: Type.Optional(Type.String()),
   install_command: Type.String(),

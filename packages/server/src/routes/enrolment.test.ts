@@ -45,7 +45,9 @@ async function mint(body: unknown) {
     token: string;
     expires_at: string;
     generated_password?: string;
+    generated_login_password?: string;
     htpasswd_snippet?: string;
+    htpasswd_new_file_snippet?: string;
     install_command: string;
   };
 }
@@ -72,6 +74,46 @@ describe("enrolment tokens", () => {
     const listed = await (await operator.request("/api/enrollment-tokens")).text();
     expect(listed).not.toContain(minted.token);
     expect(listed).not.toContain(minted.generated_password);
+  });
+
+  it("gives a generated rest-server user a login password apart from the repository password", async () => {
+    const minted = await mint({
+      repository: { url: "rest:http://127.0.0.1:8000/web-01/", username: "web-01" },
+    });
+    const repositoryPassword = minted.generated_password ?? "";
+    const loginPassword = minted.generated_login_password ?? "";
+    expect(loginPassword).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(loginPassword).not.toBe(repositoryPassword);
+    // The repository server learns the login only: its htpasswd must not hold the repository's key.
+    for (const snippet of [minted.htpasswd_snippet, minted.htpasswd_new_file_snippet]) {
+      expect(snippet).toContain(`'${loginPassword}'`);
+      expect(snippet).not.toContain(repositoryPassword);
+    }
+    const res = await agent.json("POST", "/api/agents/enroll", { token: minted.token, ...HOST });
+    const { host_id } = (await res.json()) as { host_id: string };
+    const [creds] = await deps.db.select().from(hostCredentials).where(eq(hostCredentials.hostId, host_id));
+    const opened = openJson(deps.keys.secret, creds?.repoSealed ?? new Uint8Array(), `host:${host_id}`);
+    expect(opened.ok && opened.value).toEqual({
+      url: "rest:http://127.0.0.1:8000/web-01/",
+      username: "web-01",
+      password: repositoryPassword,
+      login_password: loginPassword,
+    });
+  });
+
+  it("keeps an operator's own password as the login too, and generates no login for other kinds", async () => {
+    const given = await mint({
+      repository: {
+        url: "rest:http://127.0.0.1:8000/web-01/",
+        username: "web-01",
+        password: "Canary-Own-Pw-1",
+      },
+    });
+    expect(given.generated_login_password).toBeUndefined();
+    expect(given.htpasswd_snippet).toBeUndefined();
+    const local = await mint({ repository: { url: "/srv/restic/web-01" } });
+    expect(local.generated_password).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(local.generated_login_password).toBeUndefined();
   });
 
   it("refuses a username for a repository kind that takes none", async () => {
