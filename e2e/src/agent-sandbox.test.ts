@@ -330,9 +330,11 @@ describe.skipIf(missing !== "")(`the agent under its systemd unit's sandbox${mis
       );
       expect(agent.starts()).toBe(1);
 
-      // The repository password never reached a command line, a unit, or a log line.
+      // The repository password and the rest-server login never reached a command line, a
+      // unit, or a log line.
       for (const text of [agent.output(), helper.output(), unit.agent, unit.helper]) {
         expect(text).not.toContain(enrolled.password);
+        expect(text).not.toContain(enrolled.loginPassword);
       }
       expect(helper.output()).toContain("restore helper: restoring");
     });

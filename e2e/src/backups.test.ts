@@ -171,7 +171,7 @@ describe.skipIf(missing !== "")(
     for (const restic of ["0.18", "0.14"] as const) {
       it(`restic ${restic}: cancelling a long backup kills restic, ends cancelled and leaves no lock behind`, async () => {
         const user = `bk-cancel-${restic.replace(".", "")}`;
-        const { hostId, dirs, env, password } = await enrol(restic, user);
+        const { hostId, dirs, env, password, loginPassword } = await enrol(restic, user);
         run(dirs, env);
         await waitHostReady(stack.api, hostId);
         // 32 MiB behind a 64 KiB/s upload cap: minutes of work, so the cancel lands mid-run.
@@ -209,7 +209,7 @@ describe.skipIf(missing !== "")(
           encoding: "utf8",
           env: {
             PATH: process.env.PATH ?? "",
-            RESTIC_REPOSITORY: `rest:${url.protocol}//${user}:${encodeURIComponent(password)}@${url.host}/${user}/`,
+            RESTIC_REPOSITORY: `rest:${url.protocol}//${user}:${encodeURIComponent(loginPassword)}@${url.host}/${user}/`,
             RESTIC_PASSWORD: password,
           },
         });

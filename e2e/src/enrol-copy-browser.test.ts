@@ -43,7 +43,7 @@ describe.skipIf(missing !== "")(`enrol page copy button and htpasswd lines${miss
     await server?.stop();
   });
 
-  async function mintFor(user: string): Promise<{ newFile: string; append: string; password: string }> {
+  async function mintFor(user: string): Promise<{ newFile: string; append: string; login: string }> {
     await page.goto(`${server.url}/enroll`);
     await page.locator('input[name="repository_url"]').fill(`rest:http://127.0.0.1:8000/${user}/`);
     await page.locator('input[name="repository_username"]').fill(user);
@@ -52,7 +52,8 @@ describe.skipIf(missing !== "")(`enrol page copy button and htpasswd lines${miss
     return {
       newFile: (await page.getByTestId("htpasswd-new-file-snippet").textContent()) ?? "",
       append: (await page.getByTestId("htpasswd-snippet").textContent()) ?? "",
-      password: (await page.getByTestId("generated-password").textContent()) ?? "",
+      // The htpasswd lines hold the login, apart from the repository password (issue 31).
+      login: (await page.getByTestId("generated-login-password").textContent()) ?? "",
     };
   }
 
@@ -94,8 +95,8 @@ describe.skipIf(missing !== "")(`enrol page copy button and htpasswd lines${miss
     expect(lines.map((line) => line.split(":")[0])).toEqual(["web-01", "web-02"]);
     expect(lines.every((line) => /^[^:]+:\$2y\$/.test(line))).toBe(true);
     for (const [user, password] of [
-      ["web-01", first.password],
-      ["web-02", second.password],
+      ["web-01", first.login],
+      ["web-02", second.login],
     ] as const) {
       execFileSync("htpasswd", ["-v", "-i", file, user], { env, input: `${password}\n`, stdio: "pipe" });
     }

@@ -124,6 +124,7 @@ describe.skipIf(missing !== "")(
           url: `rest:${stack.rest.url}/${user}/`,
           username: user,
           password: host.password,
+          login_password: host.loginPassword,
         });
         expect(bound.status, JSON.stringify(bound.body)).toBe(200);
         const prune = await start(host.hostId, "prune");
@@ -146,7 +147,7 @@ describe.skipIf(missing !== "")(
             encoding: "utf8",
             env: {
               PATH: process.env.PATH ?? "",
-              RESTIC_REPOSITORY: `rest:${restUrl.protocol}//${user}:${encodeURIComponent(host.password)}@${restUrl.host}/${user}/`,
+              RESTIC_REPOSITORY: `rest:${restUrl.protocol}//${user}:${encodeURIComponent(host.loginPassword)}@${restUrl.host}/${user}/`,
               RESTIC_PASSWORD: host.password,
             },
           }),

@@ -30,9 +30,18 @@ interface ResticSnapshot {
 
 const MIRROR_PASSWORD = "mirror-Canary-5531-pw";
 
-/** restic's own listing of a repository, read with its credentials in the environment. */
-function listSnapshots(restic: ResticVersion, url: string, user: string, password: string): ResticSnapshot[] {
-  const withUser = url.replace("rest:http://", `rest:http://${user}:${encodeURIComponent(password)}@`);
+/**
+ * restic's own listing of a repository, read with its credentials in the environment; `login` is
+ * the rest-server password of `user` when it is not the repository password.
+ */
+function listSnapshots(
+  restic: ResticVersion,
+  url: string,
+  user: string,
+  password: string,
+  login = password,
+): ResticSnapshot[] {
+  const withUser = url.replace("rest:http://", `rest:http://${user}:${encodeURIComponent(login)}@`);
   const out = execFileSync(RESTIC[restic], ["--no-cache", "--json", "snapshots"], {
     env: { PATH: process.env.PATH, RESTIC_REPOSITORY: withUser, RESTIC_PASSWORD: password },
   });
@@ -105,7 +114,13 @@ describe.skipIf(missing !== "")(`mirror: a second copy of every snapshot${missin
       const second = await copied("succeeded", first.last_copy?.job_id);
       expect(second).toMatchObject({ snapshot_count: 2, snapshots_behind: 0 });
 
-      const sources = listSnapshots(restic, `rest:${stack.rest.url}/${user}/`, user, host.password);
+      const sources = listSnapshots(
+        restic,
+        `rest:${stack.rest.url}/${user}/`,
+        user,
+        host.password,
+        host.loginPassword,
+      );
       const copies = listSnapshots(restic, mirrorUrl, user, MIRROR_PASSWORD);
       expect(sources).toHaveLength(2);
       expect(copies).toHaveLength(2);
@@ -131,7 +146,13 @@ describe.skipIf(missing !== "")(`mirror: a second copy of every snapshot${missin
         { what: "the mirror's forget" },
       );
       expect((await waitJob<{ status: string }>(stack.api, onMirror.id)).status).toBe("succeeded");
-      const [kept] = listSnapshots(restic, `rest:${stack.rest.url}/${user}/`, user, host.password);
+      const [kept] = listSnapshots(
+        restic,
+        `rest:${stack.rest.url}/${user}/`,
+        user,
+        host.password,
+        host.loginPassword,
+      );
       const mirrored = listSnapshots(restic, mirrorUrl, user, MIRROR_PASSWORD);
       expect(mirrored.map((copy) => copy.original)).toEqual([kept?.id]);
     });

@@ -102,7 +102,7 @@ describe.skipIf(missing !== "")(`forget one snapshot through a real agent${missi
           encoding: "utf8",
           env: {
             PATH: process.env.PATH ?? "",
-            RESTIC_REPOSITORY: `rest:${url.protocol}//${user}:${encodeURIComponent(host.password)}@${url.host}/${user}/`,
+            RESTIC_REPOSITORY: `rest:${url.protocol}//${user}:${encodeURIComponent(host.loginPassword)}@${url.host}/${user}/`,
             RESTIC_PASSWORD: host.password,
           },
         });

@@ -94,11 +94,12 @@ export async function startAgentHost(
   user: string,
 ): Promise<AgentHost> {
   const repositoryUrl = `rest:${rest.url}/${user}/`;
-  const minted = await api.send<{ token: string; htpasswd_snippet: string; generated_password: string }>(
-    "POST",
-    "/api/enrollment-tokens",
-    { repository: { url: repositoryUrl, username: user } },
-  );
+  const minted = await api.send<{
+    token: string;
+    htpasswd_snippet: string;
+    generated_password: string;
+    generated_login_password: string;
+  }>("POST", "/api/enrollment-tokens", { repository: { url: repositoryUrl, username: user } });
   rest.runHtpasswdSnippet(minted.htpasswd_snippet);
   const root = await mkdtemp(join(tmpdir(), "fleetback-bench-agent-"));
   const dirs = { configDir: join(root, "config"), stateDir: join(root, "state") };
@@ -134,7 +135,8 @@ export async function startAgentHost(
     repository: {
       url: repositoryUrl.replace(
         "rest:http://",
-        `rest:http://${user}:${encodeURIComponent(minted.generated_password)}@`,
+        // The user's rest-server login, apart from the repository password (issue 31).
+        `rest:http://${user}:${encodeURIComponent(minted.generated_login_password)}@`,
       ),
       password: minted.generated_password,
     },

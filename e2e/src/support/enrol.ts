@@ -17,8 +17,14 @@ export interface EnrolledHost {
   dirs: AgentDirs;
   /** The agent's environment: which restic it runs. */
   env: Record<string, string>;
-  /** The repository password the server generated (shown once at enrolment). */
+  /** The repository password the server generated (shown once at enrolment): RESTIC_PASSWORD. */
   password: string;
+  /**
+   * The rest-server login of the user, generated apart from the repository password (issue 31):
+   * the htpasswd snippet holds it, and a restic URL's `user:login@` part takes it. A local
+   * repository has none: then the repository password.
+   */
+  loginPassword: string;
 }
 
 export async function enrolHost(options: {
@@ -39,11 +45,12 @@ export async function enrolHost(options: {
     options.localRepository === undefined
       ? { url: `rest:${rest.url}/${user}/`, username: user }
       : { url: options.localRepository };
-  const minted = await api.send<{ token: string; htpasswd_snippet: string; generated_password: string }>(
-    "POST",
-    "/api/enrollment-tokens",
-    { repository },
-  );
+  const minted = await api.send<{
+    token: string;
+    htpasswd_snippet: string;
+    generated_password: string;
+    generated_login_password?: string;
+  }>("POST", "/api/enrollment-tokens", { repository });
   if (minted.status !== 201) {
     throw new Error(`enrolment token: ${minted.status} ${JSON.stringify(minted.body)}`);
   }
@@ -63,7 +70,14 @@ export async function enrolHost(options: {
   const { host_id } = JSON.parse(readFileSync(join(dirs.configDir, "agent.json"), "utf8")) as {
     host_id: string;
   };
-  return { hostId: host_id, dirs, env, password: minted.body.generated_password };
+  const password = minted.body.generated_password;
+  return {
+    hostId: host_id,
+    dirs,
+    env,
+    password,
+    loginPassword: minted.body.generated_login_password ?? password,
+  };
 }
 
 /** Waits until the host's agent is connected and its repository is initialised. */
