@@ -37,8 +37,8 @@ export async function runFreshnessBench(groups: number): Promise<FreshnessBenchR
     const hosts = Math.max(1, Math.ceil(groups / 4));
     // Bulk seeding in SQL: hosts, four groups each, one schedule per group (cron varies so the
     // expression cache holds several), ten snapshots per group of which the newest is tagged.
-    await db.execute(sql`insert into hosts (id, name, os, arch, agent_version, time_zone)
-      select 'h' || i, 'host-' || i, 'linux', 'x64', '0.1.0',
+    await db.execute(sql`insert into hosts (id, name, restic_host, os, arch, agent_version, time_zone)
+      select 'h' || i, 'host-' || i, 'host-' || i, 'linux', 'x64', '0.1.0',
              (array['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'])[1 + i % 4]
       from generate_series(1, ${hosts}) as i`);
     await db.execute(sql`insert into source_groups (id, host_id, name, includes)

@@ -18,6 +18,7 @@ runDbSuite("logging a failed query", (getDb) => {
         .values({
           id: "01M84000000000000000000000",
           name: "h",
+          resticHost: "h",
           os: "linux",
           arch: "x64",
           agentVersion: "1",

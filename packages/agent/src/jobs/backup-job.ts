@@ -54,6 +54,9 @@ export function backedUpSnapshot(
 
 export function backupArgs(command: CommandRunBackup): string[] {
   return [
+    // The host's stable name (protocol 11), in the one-argument form so that no value can read
+    // as a flag; without it restic uses the machine's current hostname.
+    ...(command.host === undefined ? [] : [`--host=${command.host}`]),
     "--tag",
     command.tag,
     ...command.excludes.flatMap((pattern) => ["--exclude", pattern]),

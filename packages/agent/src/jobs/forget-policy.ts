@@ -13,6 +13,11 @@
  * of their own and be kept forever), while keeping `host` means a repository shared by two hosts
  * never has one host's snapshots counted against the other's. `--tag` only filters; it does not group.
  * `--prune` is never passed: pruning is its own job with admin credentials.
+ *
+ * With `hosts` (protocol 11) each run also passes `--host=<name>` for every name: restic then
+ * looks only at this host's snapshots, so in a repository shared with other machines (or made by
+ * hand before Fleetback) their snapshots are never counted against this host's policy or removed
+ * by it. `--host` repeated is "any of these" on restic 0.14 and 0.18.
  */
 import {
   type ForgetGroup,
@@ -91,14 +96,20 @@ export function keepFlags(keep: Keep): string[] | { refused: string } {
   return flags;
 }
 
-export function forgetArgs(tag: string, flags: readonly string[]): string[] {
-  return ["--tag", tag, "--group-by", FORGET_GROUP_BY, ...flags];
+export function forgetArgs(tag: string, flags: readonly string[], hosts: readonly string[] = []): string[] {
+  return [...hosts.map((host) => `--host=${host}`), "--tag", tag, "--group-by", FORGET_GROUP_BY, ...flags];
 }
 
 /** Every group checked before any runs; the first refusal refuses the job. */
-export function planForget(groups: readonly ForgetGroup[] | undefined): ForgetPlan {
+export function planForget(
+  groups: readonly ForgetGroup[] | undefined,
+  hosts: readonly string[] = [],
+): ForgetPlan {
   if (groups === undefined || groups.length === 0) {
     return { ok: false, error: `the forget command names no groups (forget_groups); ${NOTHING_DELETED}` };
+  }
+  if (hosts.some((host) => host === "")) {
+    return { ok: false, error: `an empty hostname in hosts; ${NOTHING_DELETED}` };
   }
   const runs: ForgetRun[] = [];
   for (const group of groups) {
@@ -109,7 +120,7 @@ export function planForget(groups: readonly ForgetGroup[] | undefined): ForgetPl
     if (!Array.isArray(flags)) {
       return { ok: false, error: `tag ${JSON.stringify(group.tag)}: ${flags.refused}; ${NOTHING_DELETED}` };
     }
-    runs.push({ tag: group.tag, args: forgetArgs(group.tag, flags) });
+    runs.push({ tag: group.tag, args: forgetArgs(group.tag, flags, hosts) });
   }
   return { ok: true, runs };
 }

@@ -4,13 +4,17 @@
  * succeeds, so the server's automatic init of a repository someone already created is no failure:
  * restic exits 1 and says `config file already exists` on every version and backend (testdata/restic
  * `init-again`), which is how the agent recognises it.
+ *
+ * After either success the snapshot list is reported (`listSnapshots`): a repository adopted from
+ * before Fleetback, or shared with other machines, already holds snapshots, and the host's pages
+ * should show them when its credentials are bound, not only after its first backup (issue 31).
  */
-import type { CommandRunInit } from "@fleetback/protocol";
+import type { CommandRunInit, Repository } from "@fleetback/protocol";
 import type { CredentialStore } from "../agent/credential-store.js";
 import type { ToolVersionProbe } from "../restic/detect-version.js";
-import type { Restic } from "../restic/restic.js";
+import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { isAtLeast } from "../restic/version.js";
-import type { JobHandler } from "./job-types.js";
+import type { JobHandler, JobRun } from "./job-types.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const ALREADY_INITIALISED_TEXT = "config file already exists";
@@ -22,6 +26,8 @@ export interface InitJobDeps {
   credentials: CredentialStore;
   /** A sentence when restic could not create the repository from here (local-repository.ts). */
   repositoryProblem?: (url: string) => Promise<string | undefined>;
+  /** Reports the repository's snapshot list after a successful init (snapshot-listing.ts). */
+  listSnapshots?: (run: JobRun, context: { repository: Repository; caps: BandwidthCaps }) => Promise<unknown>;
 }
 
 export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
@@ -44,10 +50,11 @@ export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
     const json = version !== undefined && isAtLeast(version, 0, 15);
     let alreadyExists = false;
     const errors = createErrorCollector();
+    const caps = deps.credentials.capsFor(run.command);
     const result = await deps.restic.run({
       subcommand: "init",
       repository,
-      caps: deps.credentials.capsFor(run.command),
+      caps,
       json,
       signal: run.signal,
       onLine: (line) => {
@@ -60,8 +67,13 @@ export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
     });
     if (result.kind === "exited" && !result.cancelled && result.exitCode === 1 && alreadyExists) {
       run.log("agent", "the repository already exists; nothing to do");
+      await deps.listSnapshots?.(run, { repository, caps });
       return { status: "succeeded", exit_code: 1 };
     }
-    return toolOutcome(result, deps.restic.command, errors.best());
+    const outcome = toolOutcome(result, deps.restic.command, errors.best());
+    if (outcome.status === "succeeded") {
+      await deps.listSnapshots?.(run, { repository, caps });
+    }
+    return outcome;
   };
 }

@@ -15,6 +15,7 @@ import { createInitJob } from "./init-job.js";
 import type { JobHandlers } from "./job-types.js";
 import { createPruneJob } from "./prune-job.js";
 import { createRestoreJob, type RestoreJobDeps } from "./restore-job.js";
+import { reportSnapshotList } from "./snapshot-listing.js";
 import { createUnlockJob } from "./unlock-job.js";
 
 export type JobHandlerDeps = InitJobDeps &
@@ -36,7 +37,7 @@ export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
     prune: createPruneJob(deps),
     check: createCheckJob(deps),
     unlock: createUnlockJob(deps),
-    init: createInitJob(deps),
+    init: createInitJob({ ...deps, listSnapshots: (run, context) => reportSnapshotList(deps, run, context) }),
     restore: createRestoreJob(
       deps.restoreVia === undefined
         ? deps

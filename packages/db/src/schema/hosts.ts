@@ -2,7 +2,7 @@
  * @module Managed hosts and their sealed repository credentials.
  */
 import { sql } from "drizzle-orm";
-import { check, index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { check, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 
 export const HOST_STATUSES = ["online", "offline"] as const;
@@ -45,7 +45,16 @@ export const hosts = pgTable(
     agentKind: text("agent_kind").$type<HostAgentKind>().notNull().default("bundle"),
     status: text("status").$type<HostStatus>().notNull().default("offline"),
     lastSeenAt: timestamptz("last_seen_at"),
+    // Own snapshots only (snapshots.is_own); other machines' in the same repository are counted apart.
     snapshotCount: integer("snapshot_count").notNull().default(0),
+    otherSnapshotCount: integer("other_snapshot_count").notNull().default(0),
+    // The hostname this host's backups are made under (restic --host): fixed at enrolment, unique
+    // in the fleet, so a renamed machine keeps one history and two hosts sharing a repository
+    // never mix theirs.
+    resticHost: text("restic_host").notNull(),
+    // Every hostname this host's snapshots may carry: restic_host and the hostnames its agent
+    // reported (history from before Fleetback or a rename); bounded by FORGET_HOSTS_MAX.
+    snapshotHostnames: jsonb("snapshot_hostnames").$type<string[]>().notNull().default([]),
     snapshotsRefreshedAt: timestamptz("snapshots_refreshed_at"),
     // KiB/s; null means no cap.
     bandwidthUpKbps: integer("bandwidth_up_kbps"),
@@ -71,6 +80,8 @@ export const hosts = pgTable(
   (t) => [
     check("hosts_status_check", sql`${t.status} in ('online', 'offline')`),
     check("hosts_snapshot_count_check", sql`${t.snapshotCount} >= 0`),
+    check("hosts_other_snapshot_count_check", sql`${t.otherSnapshotCount} >= 0`),
+    unique("hosts_restic_host_key").on(t.resticHost),
     check("hosts_bandwidth_up_kbps_check", sql`${t.bandwidthUpKbps} > 0`),
     check("hosts_bandwidth_down_kbps_check", sql`${t.bandwidthDownKbps} > 0`),
     check("hosts_agent_kind_check", sql`${t.agentKind} in ('bundle', 'sea')`),

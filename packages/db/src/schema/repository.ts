@@ -5,6 +5,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  boolean,
   check,
   doublePrecision,
   index,
@@ -37,6 +38,9 @@ export const snapshots = pgTable(
     // Zero for tools older than 0.16, which report no summary block.
     sizeBytes: bigint("size_bytes", { mode: "number" }).notNull().default(0),
     fileCount: bigint("file_count", { mode: "number" }).notNull().default(0),
+    // Made under one of the host's snapshot hostnames; false for another machine's snapshot in a
+    // shared repository, which retention, freshness and counts leave alone.
+    isOwn: boolean("is_own").notNull().default(true),
   },
   (t) => [
     primaryKey({ name: "snapshots_pkey", columns: [t.hostId, t.id] }),

@@ -21,14 +21,19 @@ export function testId(prefix: string): string {
 }
 
 export async function insertHost(db: Database, fields: Partial<NewHost> = {}) {
+  const id = fields.id ?? testId("host");
+  const name = fields.name ?? "web-1";
+  const resticHost = fields.resticHost ?? id;
   const [row] = await db
     .insert(hosts)
     .values({
-      id: testId("host"),
-      name: "web-1",
+      id,
+      name,
       os: "linux",
       arch: "amd64",
       agentVersion: "0.1.0",
+      resticHost,
+      snapshotHostnames: [resticHost, name],
       ...fields,
     })
     .returning();

@@ -20,6 +20,7 @@ import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import { sourceNetwork } from "../http/client-address.js";
 import type { Ids } from "../ids.js";
+import { newHostIdentity } from "../snapshots/snapshot-owner.js";
 import type { HostInfo } from "./enrol.js";
 
 /**
@@ -141,6 +142,7 @@ export async function approvePendingHost(
     await tx.insert(hosts).values({
       id: hostId,
       name: pending.hostname,
+      ...(await newHostIdentity(tx, hostId, pending.hostname)),
       os: pending.os,
       arch: pending.arch,
       agentVersion: pending.agentVersion,

@@ -13,6 +13,7 @@ import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
 import type { Ids } from "../ids.js";
+import { newHostIdentity } from "../snapshots/snapshot-owner.js";
 import { enrolmentAad } from "./tokens.js";
 
 /** The group created from a token's initial paths (documented in the README). */
@@ -70,6 +71,7 @@ export async function enrolWithToken(
     await tx.insert(hosts).values({
       id: hostId,
       name: info.hostname,
+      ...(await newHostIdentity(tx, hostId, info.hostname)),
       os: info.os,
       arch: info.arch,
       agentVersion: info.agentVersion,

@@ -39,6 +39,8 @@ export async function reportSnapshots(
   snapshots: ReadonlyArray<{ time: string; tags: string[] }>,
   refreshedAt = new Date(),
 ) {
+  // Made under the host's own name, as its agent's backups are.
+  const [host] = await deps.db.select({ name: hosts.resticHost }).from(hosts).where(eq(hosts.id, hostId));
   await replaceSnapshots(deps.db, hostId, {
     refreshed_at: refreshedAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
     snapshots: snapshots.map((snapshot) => {
@@ -47,7 +49,7 @@ export async function reportSnapshots(
         id,
         short_id: id.slice(0, 8),
         time: snapshot.time,
-        hostname: "web-1",
+        hostname: host?.name ?? "web-1",
         paths: ["/etc"],
         tags: snapshot.tags,
         size_bytes: 1024,

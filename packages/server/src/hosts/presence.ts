@@ -7,6 +7,7 @@ import { type Database, hostConnections, hosts } from "@fleetback/db";
 import type { Hello } from "@fleetback/protocol";
 import { and, eq, gte, inArray, notExists, sql } from "drizzle-orm";
 import { isTimeZone } from "../config.js";
+import { addSnapshotHostname } from "../snapshots/snapshot-owner.js";
 
 export interface RecordedHello {
   /** The name the host was enrolled under. */
@@ -31,7 +32,11 @@ export async function recordHello(
   now: Date,
 ): Promise<RecordedHello | undefined> {
   const [before] = await db
-    .select({ name: hosts.name, reportedHostname: hosts.reportedHostname })
+    .select({
+      name: hosts.name,
+      reportedHostname: hosts.reportedHostname,
+      snapshotHostnames: hosts.snapshotHostnames,
+    })
     .from(hosts)
     .where(eq(hosts.id, hostId));
   const rows = await db
@@ -57,6 +62,11 @@ export async function recordHello(
     .returning({ id: hosts.id });
   if (rows.length === 0 || before === undefined) {
     return undefined;
+  }
+  // A hostname this host's snapshots may carry from now on (snapshot-owner.ts): nearly always
+  // known already, so the hello storm pays one array lookup.
+  if (!before.snapshotHostnames.includes(hello.hostname)) {
+    await addSnapshotHostname(db, hostId, hello.hostname);
   }
   const previous = before.reportedHostname ?? before.name;
   return { name: before.name, renamedFrom: previous !== hello.hostname ? previous : undefined };

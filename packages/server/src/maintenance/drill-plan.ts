@@ -8,7 +8,7 @@
  */
 import { type Database, hosts, snapshots } from "@fleetback/db";
 import { DRILL_PROTOCOL_VERSION } from "@fleetback/protocol";
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 
 export interface DrillTarget {
   snapshotId: string;
@@ -46,7 +46,8 @@ export async function drillPlanOf(
   const [newest] = await db
     .select({ id: snapshots.id })
     .from(snapshots)
-    .where(eq(snapshots.hostId, hostId))
+    // Drills prove the host's own backups, not another machine's in a shared repository.
+    .where(and(eq(snapshots.hostId, hostId), eq(snapshots.isOwn, true)))
     .orderBy(desc(snapshots.time), desc(snapshots.id))
     .limit(1);
   if (!newest) {

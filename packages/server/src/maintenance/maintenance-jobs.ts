@@ -5,14 +5,16 @@
  * the host page's buttons). Forget carries one entry per source group with a non-empty retention
  * policy; prune and unlock need the admin credentials, which the dispatch pushes first.
  */
-import { type ActorKind, type Database, type Job, jobs, sourceGroups } from "@fleetback/db";
+import { type ActorKind, type Database, hosts, type Job, jobs, sourceGroups } from "@fleetback/db";
 import type { CommandRun, ForgetGroup } from "@fleetback/protocol";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, unavailable } from "../errors.js";
+import { LOGIN_NEEDS_UPGRADE } from "../hosts/login-password-gate.js";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
+import { sharedRepositoryOldAgentMessage } from "../snapshots/owner-command.js";
 import { type DrillTarget, drillPlanOf } from "./drill-plan.js";
 import { getMaintenance } from "./maintenance-record.js";
 
@@ -114,6 +116,11 @@ export function dispatchMaintenance(
   );
 }
 
+async function protocolVersionOf(db: Database, hostId: string): Promise<number | null> {
+  const [host] = await db.select({ version: hosts.protocolVersion }).from(hosts).where(eq(hosts.id, hostId));
+  return host?.version ?? null;
+}
+
 /** An active job of this kind on the host, if one is queued or running. */
 export async function activeJobOf(
   db: Database,
@@ -170,6 +177,12 @@ export async function startManualJob(
       throw conflict(
         `kind: ${kind} needs the admin credentials of the repository; bind them on the host page first`,
       );
+    }
+    if (sent.reason === "shared_repository_old_agent") {
+      throw conflict(`kind: ${sharedRepositoryOldAgentMessage(await protocolVersionOf(deps.db, hostId))}`);
+    }
+    if (sent.reason === "login_needs_agent_upgrade") {
+      throw conflict(`kind: ${kind} needs the admin credentials, and ${LOGIN_NEEDS_UPGRADE}`);
     }
     throw unavailable("The host is offline; nothing was started.");
   }

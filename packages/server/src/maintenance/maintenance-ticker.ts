@@ -35,6 +35,9 @@ type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"
 export type SkipReason =
   | "offline"
   | "no_admin_credentials"
+  // A policy forget on a repository shared with other machines needs an agent that keeps it to
+  // this host's snapshots (snapshots/owner-command.ts).
+  | "shared_repository_old_agent"
   | "no_retention_policy"
   | "already_active"
   | "agent_too_old"
@@ -135,7 +138,12 @@ export async function maintenanceTick(deps: TickDeps, now: Date): Promise<Mainte
       report.skipped.push({
         hostId,
         kind: plan.kind as MaintenanceKind,
-        reason: sent.reason === "offline" ? "offline" : "no_admin_credentials",
+        reason:
+          sent.reason === "offline" || sent.reason === "shared_repository_old_agent"
+            ? sent.reason
+            : sent.reason === "login_needs_agent_upgrade"
+              ? "agent_too_old"
+              : "no_admin_credentials",
       });
     }
   }

@@ -38,7 +38,8 @@ async function snapshotIdsToCopy(db: Database, hostId: string): Promise<string[]
   const rows = await db
     .select({ id: snapshots.id })
     .from(snapshots)
-    .where(eq(snapshots.hostId, hostId))
+    // The mirror keeps this host's backups; other machines' in a shared repository are theirs.
+    .where(and(eq(snapshots.hostId, hostId), eq(snapshots.isOwn, true)))
     .orderBy(desc(snapshots.time), desc(snapshots.id))
     .limit(COPY_SNAPSHOTS_MAX);
   return rows.map((row) => row.id).filter((id) => FULL_ID.test(id));

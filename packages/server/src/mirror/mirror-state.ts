@@ -10,14 +10,11 @@ import { type Database, type JobStatus, jobs, snapshots } from "@fleetback/db";
 import { CopySummary } from "@fleetback/protocol";
 import { and, count, desc, eq, gt, inArray, max } from "drizzle-orm";
 import { Value } from "typebox/value";
+import type { SlotView } from "../hosts/slot-view.js";
 import { speaksMirror } from "./mirror-copy.js";
 
 /** The mirror slot as host-detail shows every slot: bound or not, URL and user, never a password. */
-export interface MirrorSlotView {
-  state: "absent" | "bound" | "unreadable";
-  url?: string;
-  username?: string;
-}
+export type MirrorSlotView = SlotView;
 
 const ENDED: JobStatus[] = ["succeeded", "failed", "cancelled", "lost"];
 
@@ -54,7 +51,7 @@ export async function mirrorStateOf(
   const [newest] = await db
     .select({ at: max(snapshots.time) })
     .from(snapshots)
-    .where(eq(snapshots.hostId, hostId));
+    .where(and(eq(snapshots.hostId, hostId), eq(snapshots.isOwn, true)));
   let snapshotsBehind: number | null = null;
   if (summary) {
     const latest = summary.mirror_latest_time === null ? undefined : new Date(summary.mirror_latest_time);
@@ -62,7 +59,9 @@ export async function mirrorStateOf(
       .select({ n: count() })
       .from(snapshots)
       .where(
-        latest ? and(eq(snapshots.hostId, hostId), gt(snapshots.time, latest)) : eq(snapshots.hostId, hostId),
+        latest
+          ? and(eq(snapshots.hostId, hostId), eq(snapshots.isOwn, true), gt(snapshots.time, latest))
+          : and(eq(snapshots.hostId, hostId), eq(snapshots.isOwn, true)),
       );
     snapshotsBehind = behind?.n ?? 0;
   }

@@ -29,6 +29,10 @@ export const Snapshot = Type.Object(
     tags: Type.Array(Type.String()),
     size_bytes: Type.Integer({ minimum: 0, description: "0 for restic before 0.16" }),
     file_count: Type.Integer({ minimum: 0 }),
+    own: Type.Boolean({
+      description:
+        "false: another machine's snapshot in a shared repository, which this host's retention never forgets",
+    }),
   },
   { $id: "Snapshot" },
 );

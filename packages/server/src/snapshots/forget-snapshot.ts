@@ -67,6 +67,12 @@ export async function forgetSnapshot(
 ): Promise<Job> {
   const host = await requireHost(deps.db, hostId);
   const snapshot = await requireHostSnapshot(deps.db, host.id, snapshotId);
+  if (!snapshot.isOwn) {
+    // A shared repository: the host may read another machine's snapshot, never delete it.
+    throw conflict(
+      `snapshot: ${snapshot.shortId} was made by another machine (${snapshot.hostname}) in a repository ${host.name} shares; only that machine's own backups may forget it`,
+    );
+  }
   if (!speaksForgetSnapshots(host.protocolVersion)) {
     throw conflict(
       `snapshot: forgetting one snapshot needs an agent of protocol ${FORGET_SNAPSHOTS_PROTOCOL_VERSION} or later; ${host.name}'s agent speaks ${host.protocolVersion ?? "an unknown protocol"}: update the agent`,

@@ -43,8 +43,9 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
     await replaceSnapshots(db, host.id, { snapshots: sent, refreshed_at: "2026-01-02T00:00:00Z" });
     const stored = (await listSnapshots(db, host.id, { limit: 10 })).map(snapshotJson);
     expect(stored).toEqual([
-      { ...sent[0], time: new Date("2026-01-01T00:02:00.123Z") },
-      { ...sent[1], time: new Date(sent[1]?.time ?? "") },
+      // Neither hostname is one of the host's: other machines' snapshots, stored as sent.
+      { ...sent[0], time: new Date("2026-01-01T00:02:00.123Z"), own: false },
+      { ...sent[1], time: new Date(sent[1]?.time ?? ""), own: false },
     ]);
   });
 
@@ -128,7 +129,7 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
     const roles = await db.transaction(async (tx) => {
       // As replaceSnapshots does: the host's row is held before the rows that refer to it go in.
       await tx.update(hosts).set({ snapshotCount: 1 }).where(eq(hosts.id, host.id));
-      await insertSnapshots(tx, host.id, [wireSnapshot(1)]);
+      await insertSnapshots(tx, host.id, [wireSnapshot(1)], () => true);
       return executeRows<{ role: string }>(
         tx,
         sql`select current_setting('session_replication_role') as role`,
@@ -150,7 +151,7 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
         await db.execute(sql.raw(`grant select, insert on ${getTableName(snapshots)} to ${role}`));
         const settings = await db.transaction(async (tx) => {
           await tx.execute(sql.raw(`set local role ${role}`));
-          await insertSnapshots(tx, host.id, [wireSnapshot(1)]);
+          await insertSnapshots(tx, host.id, [wireSnapshot(1)], () => true);
           return executeRows<{ role: string; superuser: string }>(
             tx,
             sql`select current_setting('session_replication_role') as role,

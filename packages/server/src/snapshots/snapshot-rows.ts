@@ -50,7 +50,17 @@ export async function deleteSnapshotIds(db: Database, hostId: string, ids: reado
   }
 }
 
-const COLUMNS = ["id", "short_id", "time", "hostname", "paths", "tags", "size_bytes", "file_count"] as const;
+const COLUMNS = [
+  "id",
+  "short_id",
+  "time",
+  "hostname",
+  "paths",
+  "tags",
+  "size_bytes",
+  "file_count",
+  "is_own",
+] as const;
 
 /**
  * A time as toISOString writes it: `YYYY-MM-DDTHH:MM:SS.mmmZ` with a valid date. Days past the 28th
@@ -80,7 +90,7 @@ function millisecondTime(time: string): string {
  * A snapshot's columns after host_id, converted as the query builder would (times to the
  * millisecond; jsonb as JSON text), all as text so that COPY and both drivers take them alike.
  */
-function columnValues(snapshot: WireSnapshot): string[] {
+function columnValues(snapshot: WireSnapshot, own: boolean): string[] {
   return [
     snapshot.id,
     snapshot.short_id,
@@ -90,6 +100,7 @@ function columnValues(snapshot: WireSnapshot): string[] {
     JSON.stringify(snapshot.tags),
     String(snapshot.size_bytes),
     String(snapshot.file_count),
+    own ? "t" : "f",
   ];
 }
 
@@ -98,7 +109,7 @@ async function insertByUnnest(db: Database, hostId: string, rows: readonly strin
   await db.execute(
     sql`insert into ${snapshots} (host_id, ${sql.raw(COLUMNS.join(", "))})
         select ${hostId}, r.id, r.short_id, r.time::timestamptz, r.hostname, r.paths::jsonb, r.tags::jsonb,
-               r.size_bytes::bigint, r.file_count::bigint
+               r.size_bytes::bigint, r.file_count::bigint, r.is_own::boolean
         from unnest(${sql.join(
           COLUMNS.map((_, index) => column(index)),
           sql`, `,
@@ -107,7 +118,7 @@ async function insertByUnnest(db: Database, hostId: string, rows: readonly strin
 }
 
 /**
- * Inserts `list` (distinct ids, none stored yet) by COPY on PGlite, by INSERT from unnested arrays
+ * Inserts `list` (distinct ids, none stored yet; `isOwn` tells the host's own from other machines') by COPY on PGlite, by INSERT from unnested arrays
  * on PostgreSQL, with the foreign key's check of each row off (withoutTriggers): the caller's
  * transaction holds the host's row, as replaceSnapshots' update does until commit, so the host
  * cannot be deleted under the rows.
@@ -116,6 +127,7 @@ export async function insertSnapshots(
   db: Database,
   hostId: string,
   list: readonly WireSnapshot[],
+  isOwn: (snapshot: WireSnapshot) => boolean,
 ): Promise<void> {
   if (list.length === 0) {
     return;
@@ -123,7 +135,7 @@ export async function insertSnapshots(
   const copy = pgliteCopy(db);
   await withoutTriggers(db, async () => {
     for (const part of chunks(list)) {
-      const rows = part.map(columnValues);
+      const rows = part.map((snapshot) => columnValues(snapshot, isOwn(snapshot)));
       if (copy) {
         await copy(
           getTableName(snapshots),

@@ -43,7 +43,8 @@ runDbSuite("snapshot store", (getDb) => {
   it("replaces the list and the count: 3, then 2, then none", async () => {
     const db = getDb();
     const { host } = await seedHost({ db });
-    const { host: other } = await seedHost({ db }, { name: "other" });
+    // Its snapshots carry web-1 too: that hostname is one of its own as well.
+    const { host: other } = await seedHost({ db }, { name: "other", snapshotHostnames: ["other", "web-1"] });
     await replaceSnapshots(db, other.id, report(4));
 
     expect(await replaceSnapshots(db, host.id, report(3))).toMatchObject({ count: 3 });

@@ -5,15 +5,21 @@
  * the repository has no snapshots), by deleting the ids it no longer names and inserting the new
  * (snapshot-rows.ts). A report sent in parts arrives here once, whole, from report-assembler.ts.
  * Reads are newest first, paged by a (time, id) cursor that the (host_id, time desc) index serves.
+ * Another machine's snapshot in a shared repository is stored too, marked `is_own` false
+ * (snapshot-owner.ts): the host's count and the per-tag projection cover its own only.
  */
 import { type Database, hosts, type Snapshot, snapshots, snapshotTags } from "@fleetback/db";
 import type { SnapshotsReport, Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { and, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
+import { isOwnSnapshot } from "./snapshot-owner.js";
 import { deleteSnapshotIds, insertSnapshots, storedSnapshotIds } from "./snapshot-rows.js";
 import { replaceSnapshotTags, summarizeTags } from "./snapshot-tags.js";
 
 export interface ReplaceResult {
+  /** The host's own snapshots. */
   count: number;
+  /** Other machines' snapshots in the same repository. */
+  otherCount: number;
   refreshedAt: Date;
 }
 
@@ -31,17 +37,27 @@ export async function replaceSnapshots(
       reported.set(snapshot.id, snapshot);
     }
   }
-  const count = reported.size;
   // Every query below uses tx: PGlite has one connection, a query on db would wait forever.
   return db.transaction(async (tx) => {
-    const updated = await tx
-      .update(hosts)
-      .set({ snapshotCount: count, snapshotsRefreshedAt: refreshedAt })
+    // The row lock is taken here, before counting, so that a hello adding a hostname
+    // (snapshot-owner.ts) waits for this report instead of classifying rows it is replacing.
+    const [host] = await tx
+      .select({ names: hosts.snapshotHostnames })
+      .from(hosts)
       .where(eq(hosts.id, hostId))
-      .returning({ id: hosts.id });
-    if (updated.length === 0) {
+      .for("update");
+    if (host === undefined) {
       return undefined;
     }
+    const names = new Set(host.names);
+    const isOwn = (snapshot: WireSnapshot) => isOwnSnapshot(names, snapshot.hostname);
+    const own = [...reported.values()].filter(isOwn);
+    const count = own.length;
+    const otherCount = reported.size - count;
+    await tx
+      .update(hosts)
+      .set({ snapshotCount: count, otherSnapshotCount: otherCount, snapshotsRefreshedAt: refreshedAt })
+      .where(eq(hosts.id, hostId));
     // A snapshot never changes under its id (restic writes a new one to change tags), so only the
     // difference is written: the usual report after a backup adds one row to thousands.
     const stored = await storedSnapshotIds(tx, hostId);
@@ -49,7 +65,7 @@ export async function replaceSnapshots(
     const gone = stored.filter((id) => !reported.has(id));
     const added = [...reported.values()].filter((snapshot) => !storedSet.has(snapshot.id));
     if (gone.length === 0 && added.length === 0) {
-      return { count, refreshedAt };
+      return { count, otherCount, refreshedAt };
     }
     const kept = stored.length - gone.length;
     if (kept === 0 && gone.length > 0) {
@@ -58,9 +74,9 @@ export async function replaceSnapshots(
     } else {
       await deleteSnapshotIds(tx, hostId, gone);
     }
-    await insertSnapshots(tx, hostId, added);
-    await replaceSnapshotTags(tx, hostId, summarizeTags(reported.values()));
-    return { count, refreshedAt };
+    await insertSnapshots(tx, hostId, added, isOwn);
+    await replaceSnapshotTags(tx, hostId, summarizeTags(own));
+    return { count, otherCount, refreshedAt };
   });
 }
 
@@ -140,5 +156,7 @@ export function snapshotJson(snapshot: Snapshot) {
     tags: snapshot.tags,
     size_bytes: snapshot.sizeBytes,
     file_count: snapshot.fileCount,
+    /** False: another machine's snapshot in a shared repository (issue 31). */
+    own: snapshot.isOwn,
   };
 }

@@ -9,7 +9,7 @@
  */
 import { type Database, type RetentionPolicy, type SourceGroup, snapshots } from "@fleetback/db";
 import { KEEP_COUNT_KEYS, KEEP_WITHIN_KEYS } from "@fleetback/protocol";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 
 type Policy = Partial<Record<string, number | string>>;
 
@@ -70,7 +70,10 @@ export function loweredKeys(
 
 /** Whether the host's cached snapshot list has one tagged `tag` (the group name is its tag). */
 async function tagHasSnapshots(db: Database, hostId: string, tag: string): Promise<boolean> {
-  const rows = await db.select({ tags: snapshots.tags }).from(snapshots).where(eq(snapshots.hostId, hostId));
+  const rows = await db
+    .select({ tags: snapshots.tags })
+    .from(snapshots)
+    .where(and(eq(snapshots.hostId, hostId), eq(snapshots.isOwn, true)));
   return rows.some((row) => row.tags.includes(tag));
 }
 

@@ -27,15 +27,22 @@ export async function seedHost(
   fields: Partial<NewHost> = {},
 ): Promise<{ host: Host; token: string }> {
   const token = randomToken("fba");
+  const id = fields.id ?? ulid();
+  const name = fields.name ?? "web-1";
+  // Unique per host as enrolment makes it; the name stays one of its snapshot hostnames, as the
+  // hello of an agent on that machine would add it.
+  const resticHost = fields.resticHost ?? `${name}-${id.slice(-6).toLowerCase()}`;
   const [host] = await deps.db
     .insert(hosts)
     .values({
-      id: ulid(),
-      name: "web-1",
+      id,
+      name,
       os: "linux",
       arch: "amd64",
       agentVersion: "0.0.9",
       agentTokenHash: hashToken(token),
+      resticHost,
+      snapshotHostnames: [resticHost, name],
       ...fields,
     })
     .returning();
