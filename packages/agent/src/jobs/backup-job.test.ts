@@ -231,6 +231,14 @@ describe("backup argv", () => {
       "--no-lock",
     ]);
     expect(backupArgs(backupCommand())).toEqual(["--tag", "t1", "--", TREE]);
+    // Protocol 11: the host's stable name, as one argument so that no name reads as a flag.
+    expect(backupArgs({ ...backupCommand(), host: "-web" })).toEqual([
+      "--host=-web",
+      "--tag",
+      "t1",
+      "--",
+      TREE,
+    ]);
   });
 });
 

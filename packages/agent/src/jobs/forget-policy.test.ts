@@ -73,6 +73,29 @@ describe("keepFlags", () => {
 });
 
 describe("planForget", () => {
+  it("restricts every group to the host's names, one --host each (protocol 11)", () => {
+    const plan = planForget([{ tag: "etc", keep: { last: 2 } }], ["web", "web.old"]);
+    expect(plan).toEqual({
+      ok: true,
+      runs: [
+        {
+          tag: "etc",
+          args: [
+            "--host=web",
+            "--host=web.old",
+            "--tag",
+            "etc",
+            "--group-by",
+            FORGET_GROUP_BY,
+            "--keep-last",
+            "2",
+          ],
+        },
+      ],
+    });
+    expect(planForget([{ tag: "etc", keep: { last: 2 } }], [""])).toMatchObject({ ok: false });
+  });
+
   it("builds one argv per group: --tag, --group-by host,tags, keep flags; never --prune", () => {
     const plan = planForget([
       { tag: "docs", keep: { last: 3, daily: 7 } },
