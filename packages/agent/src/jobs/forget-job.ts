@@ -12,9 +12,16 @@
  * nothing else, no policy. restic skips an id it cannot find with "Ignoring ..." on stderr and
  * still exits 0; the job fails then, naming the id, because the operator asked for that snapshot.
  * The snapshot list is reported afterwards in any case but cancellation: something may be gone.
+ *
+ * What the repository lists afterwards decides (issue 31): a snapshot restic said it removed and
+ * the listing still holds fails the job (forget-check.ts), and on storage that refuses deletes the
+ * job fails saying so (append-only.ts; 0.18 exits 0 there, 0.14 is stopped instead of retrying).
+ * After success the listing runs right after restic, before the post hook: the outcome depends on it.
  */
 import type { CommandRunForget, JobSummary } from "@fleetback/protocol";
+import { watchDeleteRefusal } from "./append-only.js";
 import { renderStderrLine } from "./backup-output.js";
+import { type ListingAfterForget, listAfterForget } from "./forget-check.js";
 import { describeForget, type ForgetResult, parseForgetOutput } from "./forget-output.js";
 import { type ForgetRun, planForget } from "./forget-policy.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
@@ -37,17 +44,19 @@ async function forgetGroup(
   run: JobRun,
   context: RepositoryContext,
   entry: ForgetRun,
-): Promise<{ outcome: JobOutcome; result: ForgetResult | undefined }> {
+): Promise<{ outcome: JobOutcome; result: ForgetResult | undefined; refused: boolean }> {
   let json: string | undefined;
   const errors = createErrorCollector();
+  const refusal = watchDeleteRefusal(run.signal, (text) => run.log("agent", text));
   const result = await deps.restic.run({
     subcommand: "forget",
     args: entry.args,
     repository: context.repository,
     caps: context.caps,
     json: true,
-    signal: run.signal,
+    signal: refusal.signal,
     onLine: (line) => {
+      refusal.observe(line);
       if (line.stream === "stderr") {
         errors.observe("stderr", line.text);
         run.log("stderr", renderStderrLine(line.text));
@@ -61,14 +70,15 @@ async function forgetGroup(
       run.log("stdout", line.text);
     },
   });
-  const outcome = toolOutcome(result, deps.restic.command, errors.best());
+  const outcome = refusal.settle(toolOutcome(result, deps.restic.command, errors.best()));
   const parsed = json === undefined ? undefined : parseForgetOutput(json);
-  if (parsed !== undefined) {
+  // restic prints what it means to remove before deleting: after a failure that says nothing.
+  if (parsed !== undefined && outcome.status === "succeeded") {
     run.log("agent", describeForget(entry.tag, parsed));
   } else if (outcome.status === "succeeded") {
     run.log("agent", `forget tag ${entry.tag}: done, but restic printed no result this agent can read`);
   }
-  return { outcome, result: parsed };
+  return { outcome, result: parsed, refused: refusal.refused };
 }
 
 /** `Ignoring "<id>": ...`: restic's words (0.14 to 0.18) for an id it did not forget. */
@@ -76,17 +86,20 @@ const IGNORED_ID = /^Ignoring "([0-9a-f]+)"/;
 
 function forgetSnapshots(deps: RepositoryJobDeps, run: JobRun, ids: readonly string[]): Promise<JobOutcome> {
   const ignored: string[] = [];
+  let listing: ListingAfterForget | undefined;
   return runRepositoryJob(deps, run, {
     async tool(context) {
       run.log("agent", `forget ${ids.length} snapshot${ids.length === 1 ? "" : "s"}: ${ids.join(", ")}`);
       const errors = createErrorCollector();
+      const refusal = watchDeleteRefusal(run.signal, (text) => run.log("agent", text));
       const result = await deps.restic.run({
         subcommand: "forget",
         args: [...ids],
         repository: context.repository,
         caps: context.caps,
-        signal: run.signal,
+        signal: refusal.signal,
         onLine: (line) => {
+          refusal.observe(line);
           if (line.stream === "stderr") {
             const match = IGNORED_ID.exec(line.text);
             if (match?.[1] !== undefined) {
@@ -99,7 +112,7 @@ function forgetSnapshots(deps: RepositoryJobDeps, run: JobRun, ids: readonly str
           run.log("stdout", line.text);
         },
       });
-      const outcome = toolOutcome(result, deps.restic.command, errors.best());
+      const outcome = refusal.settle(toolOutcome(result, deps.restic.command, errors.best()));
       if (outcome.status !== "succeeded") {
         return outcome;
       }
@@ -108,6 +121,13 @@ function forgetSnapshots(deps: RepositoryJobDeps, run: JobRun, ids: readonly str
         run.log("agent", error);
         return { ...failed(error, 0), summary: { snapshots_removed: ids.length - ignored.length } };
       }
+      if (run.signal.aborted) {
+        return outcome;
+      }
+      listing = await listAfterForget(deps, run, context, ids);
+      if (listing.error !== undefined) {
+        return failed(listing.error, 0);
+      }
       return {
         status: "succeeded",
         exit_code: 0,
@@ -115,9 +135,9 @@ function forgetSnapshots(deps: RepositoryJobDeps, run: JobRun, ids: readonly str
       };
     },
     async report(context, outcome) {
-      if (isCleanSuccess(run, outcome)) {
-        const snapshotCount = (await reportSnapshotList(deps, run, context))?.length;
-        if (snapshotCount !== undefined) {
+      if (listing !== undefined) {
+        const snapshotCount = listing.snapshots?.length;
+        if (isCleanSuccess(run, outcome) && snapshotCount !== undefined) {
           deps.reportStats({ snapshot_count: snapshotCount });
         }
         return;
@@ -152,12 +172,13 @@ export function createForgetJob(deps: RepositoryJobDeps): JobHandler<CommandRunF
       }
       return forgetSnapshots(deps, run, ids);
     }
-    const plan = planForget(run.command.forget_groups);
+    const plan = planForget(run.command.forget_groups, run.command.hosts);
     if (!plan.ok) {
       run.log("agent", plan.error);
       return failed(plan.error);
     }
     const done: GroupDone[] = [];
+    let listing: ListingAfterForget | undefined;
     // Unknown counts (unreadable output) are treated as "may have removed something".
     const removedAny = () => done.some((group) => group.result === undefined || group.result.removed > 0);
     return runRepositoryJob(deps, run, {
@@ -166,9 +187,10 @@ export function createForgetJob(deps: RepositoryJobDeps): JobHandler<CommandRunF
           if (run.signal.aborted) {
             return { status: "cancelled", exit_code: null };
           }
-          const { outcome, result } = await forgetGroup(deps, run, context, entry);
+          const { outcome, result, refused } = await forgetGroup(deps, run, context, entry);
           if (outcome.status !== "succeeded") {
-            if (result !== undefined) {
+            // restic stopped at a refused delete printed nothing, yet other deletes may have worked.
+            if (result !== undefined || refused) {
               done.push({ tag: entry.tag, result });
             }
             const error = outcome.error === undefined ? undefined : `tag ${entry.tag}: ${outcome.error}`;
@@ -176,11 +198,21 @@ export function createForgetJob(deps: RepositoryJobDeps): JobHandler<CommandRunF
           }
           done.push({ tag: entry.tag, result });
         }
+        if (!run.signal.aborted) {
+          const removed = done.flatMap((group) => group.result?.removedIds ?? []);
+          listing = await listAfterForget(deps, run, context, removed);
+          if (listing.error !== undefined) {
+            return failed(listing.error, 0);
+          }
+        }
         return { status: "succeeded", exit_code: 0, summary: summaryOf(done) };
       },
       async report(context, outcome) {
-        if (isCleanSuccess(run, outcome)) {
-          const snapshotCount = (await reportSnapshotList(deps, run, context))?.length;
+        if (listing !== undefined) {
+          if (!isCleanSuccess(run, outcome)) {
+            return;
+          }
+          const snapshotCount = listing.snapshots?.length;
           deps.reportStats({
             last_forget_at: deps.clock.now().toISOString(),
             ...(snapshotCount === undefined ? {} : { snapshot_count: snapshotCount }),

@@ -1,0 +1,154 @@
+/**
+ * Issue 31, "forget on append-only storage says it worked": real restic 0.18 and 0.14 behind a
+ * real agent against rest-server --append-only. The repository is filled first on the same data
+ * served normally (three backups, one forgotten, so prune has data to delete), then forget by
+ * policy, forget by id and prune must each fail with the append-only sentence, and restic itself
+ * must still list every snapshot afterwards (a listing that takes a lock: none was left behind).
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { AgentEnvelope, CommandRun, Snapshot } from "@fleetback/protocol";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { APPEND_ONLY_ERROR } from "../jobs/append-only.js";
+import {
+  finishedOf,
+  type Harness,
+  jobReports,
+  logLines,
+  nextUlid,
+  startHarness,
+} from "../testing/agent-harness.js";
+import { hasRestServer, type RestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
+import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
+
+const USER = "keeper";
+const PASSWORD = "append-only-pw";
+/** Hang guards far above the run time on a loaded machine (0.14 alone retried ~45 s a job). */
+const JOB_TIMEOUT_MS = 240_000;
+const TEST_TIMEOUT_MS = 900_000;
+const STOPPED = "the repository refused a delete (HTTP 403); restic is stopped instead of left to retry it";
+
+const run = promisify(execFile);
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+/** restic itself, with the rest-server login in the URL as the agent merges it. */
+function cli(restic: string, rest: RestServer, cacheDir: string) {
+  return async (...args: string[]): Promise<string> => {
+    const { stdout } = await run(restic, args, {
+      env: {
+        PATH: process.env.PATH,
+        RESTIC_REPOSITORY: rest.url.replace("http://", `http://${USER}:${PASSWORD}@`),
+        RESTIC_PASSWORD: PASSWORD,
+        RESTIC_CACHE_DIR: cacheDir,
+      },
+    });
+    return stdout;
+  };
+}
+
+async function snapshotIds(restic: (...args: string[]) => Promise<string>): Promise<string[]> {
+  const listed = JSON.parse(await restic("snapshots", "--json")) as { id: string }[];
+  return listed.map((snapshot) => snapshot.id).sort();
+}
+
+async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
+  harness.peer.send("command.run", command);
+  return jobReports(harness.peer, command.job_id, JOB_TIMEOUT_MS);
+}
+
+function reportedLists(reports: AgentEnvelope[]): Snapshot[][] {
+  return reports.flatMap((message) =>
+    message.type === "snapshots.report" ? [message.payload.snapshots] : [],
+  );
+}
+
+describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
+  const restic = resticBinary(version) ?? "";
+
+  it.skipIf(restic === "" || !hasRestServer())(
+    `forget by policy and by id, and prune, fail on append-only storage and every snapshot stays${resticNote(version)}${restServerNote()}`,
+    async () => {
+      const cacheDir = await mkdtemp(join(tmpdir(), "fleetback-cache-"));
+      const source = await mkdtemp(join(tmpdir(), "fleetback-src-"));
+      const filling = await startRestServer(USER, PASSWORD);
+      try {
+        const fill = cli(restic, filling, cacheDir);
+        await fill("init");
+        for (const round of [1, 2, 3]) {
+          await writeFile(join(source, "data.txt"), `round ${round}\n`.repeat(round * 100));
+          await fill("backup", "--tag", "t", source);
+        }
+        await fill("forget", "--tag", "t", "--keep-last", "2");
+      } finally {
+        await filling.stop();
+      }
+
+      const rest = await startRestServer(USER, PASSWORD, { appendOnly: true, dir: filling.dir });
+      const harness = await startHarness(server, { resticCommand: restic });
+      try {
+        const restic_ = cli(restic, rest, cacheDir);
+        const before = await snapshotIds(restic_);
+        expect(before).toHaveLength(2);
+        const repository = { url: rest.url, username: USER, password: PASSWORD };
+        harness.peer.send("config.update", { slot: "repo", repository });
+        harness.peer.send("config.update", { slot: "admin", repository });
+        const common = { requires_admin_creds: false };
+
+        const byPolicy = await runJob(harness, {
+          ...common,
+          job_id: nextUlid(),
+          kind: "forget",
+          forget_groups: [{ tag: "t", keep: { last: 1 } }],
+        });
+        expect(finishedOf(byPolicy)).toMatchObject({
+          status: "failed",
+          error: `tag t: ${APPEND_ONLY_ERROR}`,
+        });
+
+        const byId = await runJob(harness, {
+          ...common,
+          job_id: nextUlid(),
+          kind: "forget",
+          forget_groups: [],
+          snapshot_ids: [before[0] ?? ""],
+        });
+        expect(finishedOf(byId)).toMatchObject({ status: "failed", error: APPEND_ONLY_ERROR });
+
+        const prune = await runJob(harness, {
+          job_id: nextUlid(),
+          kind: "prune",
+          requires_admin_creds: true,
+        });
+        expect(finishedOf(prune)).toMatchObject({ status: "failed", error: APPEND_ONLY_ERROR });
+
+        for (const reports of [byPolicy, byId, prune]) {
+          const lines = logLines(reports);
+          expect(lines).toContain(`agent: ${APPEND_ONLY_ERROR}`);
+          // 0.14 retries each refused delete for ~45 s: the agent stops it at the first refusal.
+          expect(lines.includes(`agent: ${STOPPED}`)).toBe(version === "0.14");
+          expect(lines.some((line) => line.includes("asm_amd64.s"))).toBe(false);
+          // Whatever list the agent reported is the true one.
+          for (const listed of reportedLists(reports)) {
+            expect(listed.map((snapshot) => snapshot.id).sort()).toEqual(before);
+          }
+        }
+        expect(await snapshotIds(restic_)).toEqual(before);
+      } finally {
+        await harness.stop();
+        await rest.stop();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
