@@ -84,6 +84,12 @@ export const JobFinished = Type.Object({
   exit_code: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Optional(Type.String()),
   summary: Type.Optional(JobSummary),
+  /**
+   * Since protocol 11: true when the job failed because the repository did not answer (the agent
+   * stopped restic after REPOSITORY_UNREACHABLE_MS of failures, or restic gave up on a network
+   * error). Absent otherwise.
+   */
+  repository_unreachable: Type.Optional(Type.Boolean()),
 });
 export type JobFinished = Static<typeof JobFinished>;
 
