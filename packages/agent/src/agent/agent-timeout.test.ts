@@ -2,7 +2,8 @@
  * Real restic against a dead repository (a rest-server URL on a port nobody listens on) behind a
  * real agent: 0.18 retries for up to 15 minutes, so the job's per-kind bound stops it and the job
  * fails naming the bound and restic's last error; 0.14 does not retry a refused connection and
- * fails at once with its own error, well inside the bound.
+ * fails at once, well inside the bound, which the repository guard reads as an unreachable
+ * repository.
  */
 import { createServer } from "node:net";
 import type { CommandRunCheck } from "@fleetback/protocol";
@@ -78,7 +79,7 @@ describe.skipIf(restic18 === "")(`a dead repository with restic 0.18${resticNote
 });
 
 describe.skipIf(restic14 === "")(`a dead repository with restic 0.14${resticNote("0.14")}`, () => {
-  it("fails at once with restic's error, long before the bound", async () => {
+  it("fails at once, long before the bound, as an unreachable repository", async () => {
     const harness = await startHarness(server, { resticCommand: restic14, jobTimeouts: { check: 60_000 } });
     try {
       const url = `rest:http://127.0.0.1:${await closedPort()}/dead`;
@@ -87,7 +88,9 @@ describe.skipIf(restic14 === "")(`a dead repository with restic 0.14${resticNote
       harness.peer.send("command.run", job);
       const finished = finishedOf(await jobReports(harness.peer, job.job_id, 60_000));
       expect(finished?.status).toBe("failed");
-      expect(finished?.error).toMatch(/^Fatal: unable to open config file: .*connection refused$/);
+      // restic's own "Fatal: unable to open config file: … connection refused" is in the log.
+      expect(finished?.error).toBe("the repository did not answer (connection refused): it is unreachable");
+      expect(finished?.repository_unreachable).toBe(true);
     } finally {
       await harness.stop();
     }

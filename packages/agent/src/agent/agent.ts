@@ -30,6 +30,8 @@ import { localRepositoryProblem } from "../jobs/local-repository.js";
 import type { Logger } from "../log/logger.js";
 import { createToolVersionProbe, type ToolVersionProbe } from "../restic/detect-version.js";
 import { createToolFlagProbe } from "../restic/flag-probe.js";
+import { createGuardRecord } from "../restic/guard-record.js";
+import { guardRepository } from "../restic/repository-guard.js";
 import { createRestic } from "../restic/restic.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
@@ -77,6 +79,12 @@ export interface AgentOptions {
   openSocket?: OpenSocket;
   /** The longest each job kind may run (FLEETBACK_JOB_TIMEOUT_<KIND>); absent: the defaults. */
   jobTimeouts?: JobTimeouts;
+  /**
+   * How long restic may fail to reach the repository before a job stops and says it is
+   * unreachable (FLEETBACK_REPOSITORY_UNREACHABLE_AFTER; restic/unreachable-watch.ts); null turns
+   * the watch off; absent: REPOSITORY_UNREACHABLE_MS.
+   */
+  repositoryUnreachableAfterMs?: number | null;
   /**
    * Whether a backup ends by building its new snapshot's browse index (tree-browser.ts
    * `prebuild`): one more full `restic ls` of the snapshot and ~45 bytes of disk a file, for a
@@ -132,16 +140,29 @@ export function createAgent(options: AgentOptions): Agent {
     stateDir: options.stateDir,
     parentEnv: options.parentEnv,
   });
+  // Jobs run restic through the repository guard; its verdicts reach the running job's outcome.
+  const guardRecord = createGuardRecord();
+  const guard = {
+    timers,
+    clock,
+    record: guardRecord,
+    ...(options.repositoryUnreachableAfterMs === undefined
+      ? {}
+      : { unreachableAfterMs: options.repositoryUnreachableAfterMs }),
+  };
   const restoreVia =
     options.restoreSocket === undefined
       ? undefined
       : {
-          restic: createRestic({
-            runner: createHelperRunner(options.restoreSocket),
-            command: options.resticCommand,
-            stateDir: options.stateDir,
-            parentEnv: options.parentEnv,
-          }),
+          restic: guardRepository(
+            createRestic({
+              runner: createHelperRunner(options.restoreSocket),
+              command: options.resticCommand,
+              stateDir: options.stateDir,
+              parentEnv: options.parentEnv,
+            }),
+            { ...guard, direct: restic },
+          ),
         };
   const toolVersion = createToolVersionProbe(restic);
   const credentials = createCredentialStore();
@@ -180,7 +201,8 @@ export function createAgent(options: AgentOptions): Agent {
     handlers:
       options.jobHandlers ??
       createJobHandlers({
-        restic,
+        restic: guardRepository(restic, guard),
+        guardRecord,
         toolVersion,
         toolFlags: createToolFlagProbe({ restic, stateDir: options.stateDir, log }),
         credentials,

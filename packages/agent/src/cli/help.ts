@@ -39,6 +39,9 @@ Environment:
                               stopped and fails, e.g. FLEETBACK_JOB_TIMEOUT_BACKUP=48h (s, m, h,
                               d; 0 or off: no bound). Defaults: backup, check, prune, restore 24h;
                               drill 2h; forget, diff 1h; init, unlock 10m.
+  FLEETBACK_REPOSITORY_UNREACHABLE_AFTER  run: how long restic may fail to reach the
+                              repository (and a direct request to it too) before the job stops
+                              and fails as "unreachable"; default 60s, off: never.
   FLEETBACK_AGENT_LAUNCHED    Set by the launcher for the updated version it starts; that
                               version then skips the boot record (<state dir>/update/boot.json).
   RESTIC_*, AWS_*, B2_* ... of the agent's own environment are ignored: only repository

@@ -14,6 +14,7 @@ import { ensurePrivateDir } from "../config/atomic-write.js";
 import { type AgentPaths, installDirOf } from "../config/paths.js";
 import { jobTimeoutsFromEnv } from "../jobs/job-timeouts.js";
 import { createJsonLogger, isLogLevel, type Logger } from "../log/logger.js";
+import { unreachableAfterFromEnv } from "../restic/unreachable-watch.js";
 import { updateDir } from "../update/boot-record.js";
 import { nodeFileOps } from "../update/file-ops.js";
 import { LAUNCHED_ENV, launch } from "../update/launcher.js";
@@ -72,6 +73,10 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<numb
   for (const problem of jobTimeouts.problems) {
     log.warn(problem);
   }
+  const unreachableAfter = unreachableAfterFromEnv(deps.env);
+  if (unreachableAfter.problem !== undefined) {
+    log.warn(unreachableAfter.problem);
+  }
   const agent = createAgent({
     config: loaded.config,
     stateDir: paths.stateDir,
@@ -86,6 +91,7 @@ export async function runCommand(deps: CliDeps, paths: AgentPaths): Promise<numb
     runner: deps.runner,
     restoreSocket: deps.env.FLEETBACK_RESTORE_SOCKET || undefined,
     jobTimeouts: jobTimeouts.timeouts,
+    repositoryUnreachableAfterMs: unreachableAfter.ms,
     treeIndexAfterBackup: deps.env.FLEETBACK_TREE_INDEX_AFTER_BACKUP !== "0",
     clock: deps.clock,
     timers: deps.timers,

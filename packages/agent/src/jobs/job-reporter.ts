@@ -51,6 +51,7 @@ export function createJobReporter(emit: Emit, clock: Clock): JobReporter {
         exit_code: outcome.exit_code,
         ...(outcome.error === undefined ? {} : { error: clip(outcome.error, MAX_ERROR_LENGTH) }),
         ...(outcome.summary === undefined ? {} : { summary: outcome.summary }),
+        ...(outcome.repository_unreachable === true ? { repository_unreachable: true } : {}),
       });
     },
   };

@@ -22,6 +22,8 @@ export interface JobOutcome {
   exit_code: number | null;
   error?: string;
   summary?: JobSummary;
+  /** The repository did not answer (`job.finished.repository_unreachable`, protocol 11). */
+  repository_unreachable?: boolean;
   /**
    * Work the job does after its `job.finished` (protocol 9: a backup's raw-data statistics), so
    * the job's recorded time is the tool's. The queue runs it before the next job, so restic's

@@ -5,7 +5,8 @@
  * bandwidth caps, the pre hook, the tool run, the post hook, and then what the job reports about
  * the repository. A failing pre hook means the tool is not run; a failed, timed-out or cancelled
  * post hook is logged and changes nothing. After a cancel the post hook still runs (it undoes
- * what the pre hook did), bounded by its own timeout.
+ * what the pre hook did), bounded by its own timeout. A tool step that failed is read with the
+ * repository guard's verdict (guard-outcome.ts): an unreachable repository or a lock left in it.
  */
 import { createScrubber, redactUrl } from "@fleetback/crypto";
 import {
@@ -19,10 +20,12 @@ import {
 import type { CredentialStore } from "../agent/credential-store.js";
 import type { Logger } from "../log/logger.js";
 import type { ToolVersionProbe } from "../restic/detect-version.js";
+import type { GuardRecord } from "../restic/guard-record.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import type { ResticRunner } from "../restic/runner.js";
 import type { Clock } from "../time/clock.js";
 import type { Timers } from "../time/timers.js";
+import { settleGuardVerdict } from "./guard-outcome.js";
 import { createHookRunner, type HookRunner } from "./hooks.js";
 import { NO_CREDENTIALS_ERROR } from "./init-job.js";
 import type { JobOutcome, JobRun } from "./job-types.js";
@@ -50,6 +53,11 @@ export interface RepositoryJobDeps {
    * keeps read-only, local-repository.ts); checked before the pre hook. Absent: no check.
    */
   repositoryProblem?: (url: string) => Promise<string | undefined>;
+  /**
+   * The verdicts of `restic`'s repository guard (restic/repository-guard.ts): an unreachable
+   * repository or a lock `restic unlock` left. Absent: restic is not guarded.
+   */
+  guardRecord?: GuardRecord;
 }
 
 /** What a job's tool step works with once credentials and caps are settled. */
@@ -168,7 +176,20 @@ export async function runRepositoryJob(
   }
 
   const context: RepositoryContext = { repository, caps: deps.credentials.capsFor(command) };
-  const outcome = await steps.tool(context);
+  deps.guardRecord?.begin();
+  const tooled = await steps.tool(context);
+  const outcome = settleGuardVerdict(tooled, deps.guardRecord?.take(), {
+    url: repository.url,
+    subject:
+      command.kind === "copy"
+        ? "the repository or its mirror"
+        : slot === "mirror"
+          ? "the mirror"
+          : "the repository",
+  });
+  if (outcome.error !== tooled.error && outcome.error !== undefined) {
+    run.log("agent", outcome.error);
+  }
   if (hasScript(command.post_hook)) {
     await runPostHook(hooks, run, command.post_hook, outcome);
   }

@@ -38,6 +38,7 @@ export interface HarnessOptions {
   agentVersion?: string;
   update?: AgentOptions["update"];
   jobTimeouts?: AgentOptions["jobTimeouts"];
+  repositoryUnreachableAfterMs?: AgentOptions["repositoryUnreachableAfterMs"];
   mirrorProbeTimeoutMs?: number;
 }
 
@@ -64,6 +65,7 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
     random: options.random ?? (() => 0),
     update: options.update,
     jobTimeouts: options.jobTimeouts,
+    repositoryUnreachableAfterMs: options.repositoryUnreachableAfterMs,
     mirrorProbeTimeoutMs: options.mirrorProbeTimeoutMs,
   });
   const outcome = agent.run();
