@@ -13,4 +13,5 @@ export * from "./metrics.js";
 export * from "./pending-runs.js";
 export * from "./repository.js";
 export * from "./repository-growth.js";
+export * from "./repository-outages.js";
 export * from "./sources.js";
