@@ -39,12 +39,20 @@ export async function enrolHost(options: {
   dirs?: AgentDirs;
   /** The restic binary (default: the fetched one of `restic`). */
   resticPath?: string;
+  /**
+   * A repository someone made before (adopted): its password, which is also the rest-server
+   * user's login the caller already added. No password is generated and no snippet is run.
+   */
+  existingPassword?: string;
 }): Promise<EnrolledHost> {
   const { api, rest, restic, user } = options;
   const repository =
     options.localRepository === undefined
       ? { url: `rest:${rest.url}/${user}/`, username: user }
       : { url: options.localRepository };
+  if (options.existingPassword !== undefined) {
+    Object.assign(repository, { password: options.existingPassword });
+  }
   const minted = await api.send<{
     token: string;
     htpasswd_snippet: string;
@@ -54,7 +62,7 @@ export async function enrolHost(options: {
   if (minted.status !== 201) {
     throw new Error(`enrolment token: ${minted.status} ${JSON.stringify(minted.body)}`);
   }
-  if (options.localRepository === undefined) {
+  if (options.localRepository === undefined && options.existingPassword === undefined) {
     rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
   }
   const dirs = options.dirs ?? (await makeAgentDirs());
@@ -70,7 +78,7 @@ export async function enrolHost(options: {
   const { host_id } = JSON.parse(readFileSync(join(dirs.configDir, "agent.json"), "utf8")) as {
     host_id: string;
   };
-  const password = minted.body.generated_password;
+  const password = options.existingPassword ?? minted.body.generated_password;
   return {
     hostId: host_id,
     dirs,

@@ -19,11 +19,12 @@ export interface Stack {
   agents: AgentRun[];
 }
 
-export function useStack(): Stack {
+/** `serverEnv`: more of the server's environment (e.g. FLEETBACK_METRICS_TOKEN). */
+export function useStack(options: { serverEnv?: Record<string, string> } = {}): Stack {
   const stack = { agents: [] as AgentRun[] } as Stack;
   beforeAll(async () => {
     stack.rest = await startRestServer();
-    stack.server = await startServerProcess();
+    stack.server = await startServerProcess(options.serverEnv);
     stack.api = await bootstrapAdmin(stack.server.url, stack.server.output());
   });
   afterAll(async () => {
