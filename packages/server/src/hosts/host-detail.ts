@@ -1,25 +1,19 @@
 /**
  * @module hosts/host-detail
  * What the host page and GET /api/hosts/{id} show: the host, whether each credential slot is
- * bound (the URL and username, never a password), and the repository's init state, which is
- * derived from the latest init job (there is no stored flag), the last restore drill and the
- * mirror's state.
+ * bound (hosts/slot-view.ts: the URL and username, never a password), and the repository's init
+ * state, which is derived from the latest init job (there is no stored flag), the last restore
+ * drill and the mirror's state.
  */
-import { redactUrl } from "@fleetback/crypto";
 import { type Database, type Host, hosts, type Job, jobs } from "@fleetback/db";
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
 import { type LastDrill, lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
 import { type MirrorState, mirrorJson, mirrorStateOf } from "../mirror/mirror-state.js";
-import { loadHostCredentials, type SlotState } from "./credentials.js";
+import { loadHostCredentials } from "./credentials.js";
 import { updateJson } from "./fleet-view.js";
 import { type HostnameChange, recentHostnameChanges } from "./host-audit.js";
-
-export interface SlotView {
-  state: "absent" | "bound" | "unreadable";
-  url?: string;
-  username?: string;
-}
+import { type SlotView, slotView } from "./slot-view.js";
 
 export type InitState = "never" | "queued" | "running" | "initialised" | "failed" | "cancelled" | "lost";
 
@@ -32,17 +26,6 @@ export interface HostDetail {
   hostnameChanges: HostnameChange[];
   lastDrill: LastDrill | undefined;
   mirror: MirrorState;
-}
-
-function slotView(slot: SlotState): SlotView {
-  if (slot.state !== "bound") {
-    return { state: slot.state };
-  }
-  const view: SlotView = { state: "bound", url: redactUrl(slot.credentials.url) };
-  if (slot.credentials.username) {
-    view.username = slot.credentials.username;
-  }
-  return view;
 }
 
 function initStateOf(job: Job | undefined): InitState {
@@ -66,12 +49,17 @@ export async function getHostDetail(db: Database, key: Uint8Array, hostId: strin
     .limit(1);
   return {
     host,
-    repo: slotView(credentials.repo),
-    admin: slotView(credentials.admin),
+    repo: slotView(credentials.repo, host.protocolVersion),
+    admin: slotView(credentials.admin, host.protocolVersion),
     init: { state: initStateOf(initJob), job: initJob },
     hostnameChanges: await recentHostnameChanges(db, hostId),
     lastDrill: await lastDrillOf(db, hostId),
-    mirror: await mirrorStateOf(db, hostId, slotView(credentials.mirror), host.protocolVersion),
+    mirror: await mirrorStateOf(
+      db,
+      hostId,
+      slotView(credentials.mirror, host.protocolVersion),
+      host.protocolVersion,
+    ),
   };
 }
 
@@ -98,6 +86,9 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
     connected: online,
     last_seen_at: host.lastSeenAt,
     snapshot_count: host.snapshotCount,
+    other_snapshot_count: host.otherSnapshotCount,
+    restic_host: host.resticHost,
+    snapshot_hostnames: host.snapshotHostnames,
     bandwidth_up_kbps: host.bandwidthUpKbps,
     bandwidth_down_kbps: host.bandwidthDownKbps,
     schedule_version: host.scheduleVersion,

@@ -9,6 +9,7 @@ import type { AuditContext } from "../audit/audit.js";
 import { writeAudit } from "../audit/audit.js";
 import { conflict, notFound, unavailable } from "../errors.js";
 import { removeMirrorCredentials } from "../hosts/credentials.js";
+import { LOGIN_NEEDS_UPGRADE } from "../hosts/login-password-gate.js";
 import { requireHost } from "../hosts/require-host.js";
 import { type CopyDeps, copyToMirror } from "./mirror-copy.js";
 import { MIRROR_UPKEEP_KINDS } from "./mirror-upkeep.js";
@@ -47,6 +48,8 @@ export async function copyNow(deps: CopyDeps, audit: AuditContext, hostId: strin
       throw conflict(
         `mirror: copying needs an agent of protocol ${MIRROR_PROTOCOL_VERSION} or later; update the host's agent`,
       );
+    case "login_needs_agent_upgrade":
+      throw conflict(`mirror: ${LOGIN_NEEDS_UPGRADE}`);
     case "no_snapshots":
       throw conflict("mirror: the repository has no snapshot of this host to copy yet");
     case "already_running":

@@ -37,6 +37,18 @@ export const CredentialSlot = Type.Object(
     state: Enum(["absent", "bound", "unreadable"]),
     url: Type.Optional(Type.String()),
     username: Type.Optional(Type.String()),
+    login_password_set: Type.Optional(
+      Type.Boolean({
+        description:
+          "bound slots: the repository server login of `username` is a password of its own (login_password), not the repository password; its value is never shown",
+      }),
+    ),
+    withheld_reason: Type.Optional(
+      Type.String({
+        description:
+          "why the slot is not sent to the host's agent: a separate login password needs an agent of protocol 11",
+      }),
+    ),
   },
   { $id: "CredentialSlot" },
 );
@@ -152,7 +164,18 @@ export const HostDetail = Type.Object(
     status: Enum(HOST_STATUSES),
     connected: Type.Boolean({ description: "the agent's socket is open to this server now" }),
     last_seen_at: NullableDateTime,
-    snapshot_count: Type.Integer({ minimum: 0 }),
+    snapshot_count: Type.Integer({ minimum: 0, description: "the host's own snapshots" }),
+    other_snapshot_count: Type.Integer({
+      minimum: 0,
+      description: "other machines' snapshots in the same repository (shared, or made before Fleetback)",
+    }),
+    restic_host: Type.String({
+      description: "the hostname this host's backups are made under (restic --host)",
+    }),
+    snapshot_hostnames: Type.Array(Type.String(), {
+      description:
+        "every hostname whose snapshots count as this host's own: restic_host and the hostnames its agent reported",
+    }),
     bandwidth_up_kbps: NullableInteger,
     bandwidth_down_kbps: NullableInteger,
     schedule_version: Type.Integer(),

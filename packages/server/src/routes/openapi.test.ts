@@ -473,6 +473,26 @@ describe("answers match their documented schemas", () => {
       hostname_changes: [{ from: "web-1", to: "web-1.example" }],
     });
     expect((await call(admin, "GET", `/api/hosts/${offlineHostId}`)).body.host.last_drill).toBeNull();
+    // A login of its own, which the offline host's protocol-8 agent is too old to be sent.
+    expect(
+      (
+        await call(admin, "PUT", `/api/hosts/${offlineHostId}/admin-credentials`, {
+          url: "rest:http://127.0.0.1:8000/db-1",
+          username: "admin",
+          password: "pw",
+          login_password: "login-pw",
+        })
+      ).body,
+    ).toEqual({ pushed: false });
+    expect(
+      (await call(admin, "GET", `/api/hosts/${offlineHostId}`)).body.host.admin_credentials,
+    ).toMatchObject({
+      login_password_set: true,
+      withheld_reason: expect.any(String),
+    });
+    expect(
+      (await call(admin, "PUT", `${base}/admin-credentials`, { login_password: "login-pw" })).status,
+    ).toBe(409);
     expect((await call(admin, "GET", "/api/hosts?sort=name&limit=10")).body.total).toBe(2);
     expect((await call(admin, "GET", "/api/hosts?sort=sideways")).status).toBe(400);
     expect((await call(admin, "GET", "/api/hosts/01JD0000000000000000000000")).status).toBe(404);
@@ -566,6 +586,7 @@ describe("answers match their documented schemas", () => {
       initial_paths: ["/srv"],
     });
     expect(minted.body.generated_password).toBeTypeOf("string");
+    expect(minted.body.generated_login_password).toBeTypeOf("string");
     const spare = await call(admin, "POST", "/api/enrollment-tokens", {});
     expect((await call(admin, "GET", "/api/enrollment-tokens")).body.enrollment_tokens).toHaveLength(2);
     const tokens = (await call(admin, "GET", "/api/enrollment-tokens")).body.enrollment_tokens as Array<{
