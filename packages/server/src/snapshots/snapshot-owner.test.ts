@@ -6,7 +6,7 @@
  */
 import { hosts, snapshotTags } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
-import { FORGET_HOSTS_MAX, type Snapshot as WireSnapshot } from "@fleetback/protocol";
+import { type CommandRun, FORGET_HOSTS_MAX, type Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { seedHost } from "../testing/seed.js";
@@ -120,14 +120,14 @@ runDbSuite("snapshot owner", (getDb) => {
       includes: ["/srv"],
       excludes: [],
       tag: "default",
-    } as const;
+    } satisfies CommandRun;
     const forget = {
       job_id: "01KJOBBBBBBBBBBBBBBBBBBBBB",
       kind: "forget",
       requires_admin_creds: false,
       forget_groups: [{ tag: "default", keep: { last: 1 } }],
-    } as const;
-    const byId = { ...forget, forget_groups: [], snapshot_ids: ["a".repeat(64)] };
+    } satisfies CommandRun;
+    const byId: CommandRun = { ...forget, forget_groups: [], snapshot_ids: ["a".repeat(64)] };
     expect(await withSnapshotOwner(db, host.id, backup)).toEqual({
       ok: true,
       command: { ...backup, host: "web" },
