@@ -4,10 +4,11 @@
  * and the dashboard and alerts that watch them.
  */
 import { AlertsQuery } from "../alerts/alert-query.js";
+import { CredentialBody } from "../hosts/credential-body.js";
 import { HostListQuery } from "../hosts/fleet-list.js";
 import { JobBody } from "../hosts/host-requests.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
-import { BandwidthBody, CredentialBody } from "../routes/hosts-api.js";
+import { BandwidthBody } from "../routes/hosts-api.js";
 import { AlertPage, AlertResolved, Dashboard } from "./alert-schemas.js";
 import {
   BandwidthAnswer,

@@ -7,37 +7,11 @@ import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { CredentialBody } from "../hosts/credential-body.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
 import { readJson } from "../http/validate.js";
-
-/**
- * One credential slot's edit (hosts/credentials.ts CredentialPatch), the same for all three slots:
- * absent fields keep their stored value; null or "" removes a username or a login password.
- */
-export const CredentialBody = Type.Object(
-  {
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-    username: Type.Optional(
-      Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
-        description:
-          'the repository server user (rest:, s3: URLs); null or "" removes it, and its login password',
-      }),
-    ),
-    password: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1024, writeOnly: true, description: "opens the repository" }),
-    ),
-    login_password: Type.Optional(
-      Type.Union([Type.String({ maxLength: 1024 }), Type.Null()], {
-        writeOnly: true,
-        description:
-          'the repository server login of `username` (rest-server htpasswd), when it is not the repository password; needs a username and an agent of protocol 11; null or "" removes it, and the password serves both again',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 const Cap = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()]);
 export const BandwidthBody = Type.Object({ up_kbps: Cap, down_kbps: Cap }, { additionalProperties: false });

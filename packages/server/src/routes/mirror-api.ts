@@ -7,10 +7,10 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { CredentialBody } from "../hosts/credential-body.js";
 import { putCredentials } from "../hosts/host-requests.js";
 import { readJson } from "../http/validate.js";
 import { copyNow, removeMirror } from "../mirror/mirror-requests.js";
-import { CredentialBody } from "./hosts-api.js";
 
 export function mirrorApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
