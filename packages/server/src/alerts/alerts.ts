@@ -31,6 +31,8 @@ export const ALERT_KINDS = [
   "restore_drill_failed",
   // A copy to the host's mirror repository that failed (mirror/mirror-copy.ts).
   "mirror_failed",
+  // The host's repository did not answer (alerts/repository-alerts.ts): open until a job reaches it.
+  "repository_unreachable",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

@@ -6,7 +6,9 @@
  * retry raises nothing yet (the retry may well succeed); the retry that gives up raises it. A lost
  * job counts as failed, since what it was meant to do did not happen. A cancel is an operator's
  * decision and touches no alert. Only a newly opened alert (and, per channel, a resolution) is
- * notified. Never throws: a broken alert must not break job handling.
+ * notified. What the job's end says about the host's repository (unreachable, or answering
+ * again) goes to repository-alerts.ts first; a job that failed because the repository did not
+ * answer raises only that alert. Never throws: a broken alert must not break job handling.
  */
 import { type Database, hosts, type JobKind, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
@@ -16,6 +18,7 @@ import type { Logger } from "../log.js";
 import type { AlertContext } from "../notifications/message.js";
 import type { Notifier } from "../notifications/notifier-port.js";
 import { type AlertKey, type AlertKind, raiseAlert, resolveKey } from "./alerts.js";
+import { isRepositoryOutage, recordRepositoryState, repositoryKey } from "./repository-alerts.js";
 
 export interface JobEnd {
   jobId: string;
@@ -29,6 +32,8 @@ export interface JobEnd {
   error: string | null;
   /** A pending run took over: the failure is not final yet. */
   retryQueued?: boolean;
+  /** The agent said the repository did not answer (`job.finished.repository_unreachable`). */
+  repositoryUnreachable?: boolean;
 }
 
 export interface JobAlerts {
@@ -94,9 +99,14 @@ async function contextOf(db: Database, key: AlertKey): Promise<AlertContext> {
 export function createJobAlerts(deps: JobAlertDeps): JobAlerts {
   return {
     async jobEnded(end) {
+      const now = deps.clock.now();
+      try {
+        await recordRepositoryState(deps, end, () => contextOf(deps.db, repositoryKey(end.hostId)), now);
+      } catch (err) {
+        deps.log.error({ err, job_id: end.jobId }, "could not record the repository state of a finished job");
+      }
       try {
         const key = keyOf(end);
-        const now = deps.clock.now();
         if (end.status === "succeeded") {
           const resolved = await resolveKey(deps.db, key, now);
           if (resolved) {
@@ -105,7 +115,7 @@ export function createJobAlerts(deps: JobAlertDeps): JobAlerts {
           }
           return;
         }
-        if (end.status === "cancelled" || end.retryQueued) {
+        if (end.status === "cancelled" || end.retryQueued || isRepositoryOutage(end)) {
           return;
         }
         const { alert, opened } = await raiseAlert(

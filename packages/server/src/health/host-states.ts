@@ -3,11 +3,12 @@
  * The four host states the dashboard counts and the host list filters by. online and offline are
  * the connection; overdue and failing are problems a host has whatever its connection: overdue
  * when at least one of its source groups is overdue (health/freshness.ts), failing when it has an
- * open `*_failed` alert. The dashboard's numbers and `/hosts?state=` (hosts/fleet-list.ts) share
- * this one definition, so a number and the list it links to always agree.
+ * open `*_failed` or `repository_unreachable` alert. The dashboard's numbers and `/hosts?state=`
+ * (hosts/fleet-list.ts) share this one definition, so a number and the list it links to always
+ * agree.
  */
 import { alerts, type Database } from "@fleetback/db";
-import { and, isNull, like } from "drizzle-orm";
+import { and, eq, isNull, like, or } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import type { FleetRow } from "../hosts/fleet-view.js";
 import { evaluateFreshness, type GroupFreshness } from "./freshness.js";
@@ -20,12 +21,20 @@ export interface HostProblems {
   failing: ReadonlySet<string>;
 }
 
-/** Hosts with an open alert of a failed job kind (backup_failed, check_failed, ...). */
+/**
+ * Hosts with an open alert of a failed job kind (backup_failed, check_failed, ...), or whose
+ * repository does not answer: every job of such a host fails until it does.
+ */
 export async function failingHostIds(db: Database): Promise<Set<string>> {
   const rows = await db
     .selectDistinct({ hostId: alerts.hostId })
     .from(alerts)
-    .where(and(isNull(alerts.resolvedAt), like(alerts.kind, "%\\_failed")));
+    .where(
+      and(
+        isNull(alerts.resolvedAt),
+        or(like(alerts.kind, "%\\_failed"), eq(alerts.kind, "repository_unreachable")),
+      ),
+    );
   return new Set(rows.map((row) => row.hostId));
 }
 

@@ -130,8 +130,12 @@ export interface FleetPage {
 
 type Raw = Record<string, unknown>;
 
-/** The alert kinds of a failed job (backup_failed, check_failed, ...), as health/host-states reads them. */
+/**
+ * The alert kinds of a failed job (backup_failed, check_failed, ...) and of a repository that does
+ * not answer, as health/host-states reads them.
+ */
 const FAILED_KIND = "%\\_failed";
+const UNREACHABLE_KIND = "repository_unreachable";
 
 const toDate = (value: unknown): Date | null =>
   value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value));
@@ -204,7 +208,7 @@ export async function listFleetPage(
   const now = deps.clock.now();
   // An index probe per host (alerts_open_key leads with host_id and covers only open alerts); a
   // join against the failing hosts' set let the planner pick a nested loop over the whole fleet.
-  const failing = sql`exists (select 1 from alerts a where a.host_id = h.id and a.resolved_at is null and a.kind like ${FAILED_KIND})`;
+  const failing = sql`exists (select 1 from alerts a where a.host_id = h.id and a.resolved_at is null and (a.kind like ${FAILED_KIND} or a.kind = ${UNREACHABLE_KIND}))`;
   const where: SQL[] = [];
   if (params.state === "online" || params.state === "offline") {
     where.push(sql`h.status = ${params.state}`);

@@ -169,9 +169,10 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         return;
       }
       log.info({ host_id: hostId, job_id: report.job_id, status: report.status }, "job finished");
+      const repositoryUnreachable = report.status === "failed" && report.repository_unreachable === true;
       const retry =
         report.status === "failed"
-          ? await queueRetryAfterFailure({ db, clock, ids, log }, report.job_id)
+          ? await queueRetryAfterFailure({ db, clock, ids, log }, report.job_id, { repositoryUnreachable })
           : undefined;
       const [job] = rows;
       if (job) {
@@ -185,6 +186,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           exitCode: report.exit_code,
           error,
           retryQueued: retry !== undefined,
+          repositoryUnreachable,
         });
         if (report.status === "succeeded") {
           await options.afterSuccess?.(hostId, job, report.summary);

@@ -1,8 +1,11 @@
 /**
  * @module retries/transient-failure
  * A backup that failed for a passing reason (restic exit 1 with a lock or
- * connection error, or the agent went away: `lost`) is queued for another try while the group's
- * retry_max allows. Called by the job report sink after a job.finished or a lost job is stored.
+ * connection error, a repository the agent found unreachable, or the agent went away: `lost`) is
+ * queued for another try while the group's retry_max allows. Called by the job report sink after
+ * a job.finished or a lost job is stored. An unreachable repository's retry is not silent: its
+ * `repository_unreachable` alert opens at once (alerts/repository-alerts.ts), and the retry, after
+ * the group's backoff, is what brings the backup back once the repository answers.
  */
 import { type Database, jobs, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
@@ -18,8 +21,10 @@ export function isTransientFailure(job: {
   status: string;
   exitCode: number | null;
   error: string | null;
+  /** The agent stopped restic (exit code null or 130) because the repository did not answer. */
+  repositoryUnreachable?: boolean;
 }): boolean {
-  if (job.status === "lost") {
+  if (job.status === "lost" || (job.status === "failed" && job.repositoryUnreachable === true)) {
     return true;
   }
   return job.status === "failed" && job.exitCode === 1 && TRANSIENT_ERROR.test(job.error ?? "");
@@ -29,6 +34,7 @@ export function isTransientFailure(job: {
 export async function queueRetryAfterFailure(
   deps: { db: Database; clock: Clock; ids: Ids; log: Logger },
   jobId: string,
+  report: { repositoryUnreachable?: boolean } = {},
 ): Promise<string | undefined> {
   try {
     const [row] = await deps.db
@@ -36,7 +42,7 @@ export async function queueRetryAfterFailure(
       .from(jobs)
       .innerJoin(sourceGroups, eq(sourceGroups.id, jobs.sourceGroupId))
       .where(eq(jobs.id, jobId));
-    if (row?.job.kind !== "backup" || !isTransientFailure(row.job)) {
+    if (row?.job.kind !== "backup" || !isTransientFailure({ ...row.job, ...report })) {
       return undefined;
     }
     const retry = row.job.params.retry;
