@@ -5,11 +5,12 @@
  * state, which is derived from the latest init job (there is no stored flag), the last restore
  * drill and the mirror's state.
  */
-import { type Database, type Host, hosts, type Job, jobs } from "@fleetback/db";
+import { type Database, type Host, hosts, type Job, jobs, type RepositoryOutage } from "@fleetback/db";
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
 import { type LastDrill, lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
 import { type MirrorState, mirrorJson, mirrorStateOf } from "../mirror/mirror-state.js";
+import { loadOutage, outageJson } from "../repository-outage/repository-outage.js";
 import { loadHostCredentials } from "./credentials.js";
 import { updateJson } from "./fleet-view.js";
 import { type HostnameChange, recentHostnameChanges } from "./host-audit.js";
@@ -26,6 +27,8 @@ export interface HostDetail {
   hostnameChanges: HostnameChange[];
   lastDrill: LastDrill | undefined;
   mirror: MirrorState;
+  /** The repository does not answer (repository-outage.ts); undefined while it does. */
+  outage: RepositoryOutage | undefined;
 }
 
 function initStateOf(job: Job | undefined): InitState {
@@ -60,6 +63,7 @@ export async function getHostDetail(db: Database, key: Uint8Array, hostId: strin
       slotView(credentials.mirror, host.protocolVersion),
       host.protocolVersion,
     ),
+    outage: await loadOutage(db, hostId),
   };
 }
 
@@ -99,5 +103,6 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
     repository_init: { state: detail.init.state, job_id: detail.init.job?.id },
     last_drill: lastDrillJson(detail.lastDrill),
     mirror: mirrorJson(detail.mirror),
+    repository_outage: outageJson(detail.outage),
   };
 }

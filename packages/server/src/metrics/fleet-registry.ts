@@ -80,7 +80,7 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
 
   const hostStates = new Gauge({
     name: "fleetback_hosts",
-    help: "Hosts by state. online and offline divide the fleet; overdue (a scheduled source group past its deadline) and failing (an open *_failed alert) count hosts of either.",
+    help: "Hosts by state. online and offline divide the fleet; overdue (a scheduled source group past its deadline) and failing (an open *_failed or repository_unreachable alert) count hosts of either.",
     labelNames: ["state"],
     registers,
   });
@@ -147,6 +147,17 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
   });
   for (const repository of snapshot.repositorySizes) {
     repositorySize.set({ host: repository.hostName, host_id: repository.hostId }, repository.bytes);
+  }
+
+  const reachable = new Gauge({
+    name: "fleetback_repository_reachable",
+    help: "1 while a host's repository answers as far as the server knows; 0 from the first job that found it unreachable (the agent stopped restic after a minute without an answer) until a job of the host reaches it again.",
+    labelNames: ["host", "host_id"],
+    registers,
+  });
+  for (const repository of snapshot.repositories) {
+    const labels = { host: repository.hostName, host_id: repository.hostId };
+    reachable.set(labels, repository.unreachable ? 0 : 1);
   }
 
   const alertsOpen = new Gauge({

@@ -6,7 +6,7 @@
  * numbers agree with each other. Only hosts, groups and kinds leave this module: no credential
  * column is read.
  */
-import { alerts, hosts, repoStats } from "@fleetback/db";
+import { alerts, hosts, repoStats, repositoryOutages } from "@fleetback/db";
 import { count, eq, isNotNull, isNull } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { loadHostProblems } from "../health/host-states.js";
@@ -23,6 +23,8 @@ export interface FleetSnapshot {
   hostsFailing: number;
   groups: GroupMetric[];
   repositorySizes: { hostId: string; hostName: string; bytes: number }[];
+  /** Every host, and whether its repository is in an outage (repository-outage.ts). */
+  repositories: { hostId: string; hostName: string; unreachable: boolean }[];
   jobs: JobOutcomeStats[];
   openAlertsByKind: Map<string, number>;
   notificationFailuresByKind: Map<string, number>;
@@ -50,6 +52,10 @@ export async function loadFleetSnapshot(
         .from(repoStats)
         .innerJoin(hosts, eq(hosts.id, repoStats.hostId))
         .where(isNotNull(repoStats.rawSizeBytes));
+      const repositories = await tx
+        .select({ hostId: hosts.id, hostName: hosts.name, outage: repositoryOutages.hostId })
+        .from(hosts)
+        .leftJoin(repositoryOutages, eq(repositoryOutages.hostId, hosts.id));
       const { groups, problems } = await loadHostProblems({ db: tx, config: deps.config }, now);
       return {
         hostsOnline: byStatus.find((row) => row.status === "online")?.hosts ?? 0,
@@ -61,6 +67,11 @@ export async function loadFleetSnapshot(
           hostId: row.hostId,
           hostName: row.hostName,
           bytes: Number(row.bytes),
+        })),
+        repositories: repositories.map((row) => ({
+          hostId: row.hostId,
+          hostName: row.hostName,
+          unreachable: row.outage !== null,
         })),
         jobs: await readJobMetrics(tx),
         openAlertsByKind: new Map(openAlerts.map((row) => [row.kind, row.open])),

@@ -145,6 +145,21 @@ export const MirrorState = Type.Object(
   { $id: "MirrorState" },
 );
 
+export const RepositoryOutage = Type.Object(
+  {
+    since: DateTime,
+    last_failed_at: DateTime,
+    last_error: Type.String(),
+    last_job_id: Nullable(Id),
+    failed_jobs: Type.Integer({ minimum: 1 }),
+  },
+  {
+    $id: "RepositoryOutage",
+    description:
+      "the host's repository did not answer: since the end of the first job that found it unreachable, until a job reaches it again",
+  },
+);
+
 export const HostDetail = Type.Object(
   {
     id: Id,
@@ -189,6 +204,7 @@ export const HostDetail = Type.Object(
     }),
     last_drill: Nullable(LastDrill),
     mirror: MirrorState,
+    repository_outage: Nullable(RepositoryOutage),
   },
   { $id: "Host" },
 );

@@ -15,6 +15,7 @@ import { STREAM_AUTHORISED_STATUS } from "../job-stream/job-stream.js";
 import { loadJobView } from "../job-stream/job-view.js";
 import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, listJobs } from "../jobs/job-queries.js";
+import { loadOutage } from "../repository-outage/repository-outage.js";
 import { loadDiffView } from "../restore/diff-view.js";
 
 export const HOST_JOBS_PAGE = 50;
@@ -51,6 +52,8 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
       // renderPage's own `actor` (the signed-in user, for the navigation) would shadow the view's.
       startedBy: view.actor,
       diff: view.job.kind === "diff" ? await loadDiffView(deps.db, view.job.id) : undefined,
+      // The host's repository as it is now, not as it was when this job ran.
+      outage: await loadOutage(deps.db, view.host.id),
     });
   });
   // The stream itself is a WebSocket (job-stream.ts); a plain GET reaching here passed the role
