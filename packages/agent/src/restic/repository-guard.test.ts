@@ -227,6 +227,36 @@ describe("guardRepository: a repository that stops answering", () => {
     expect(record.take()).toBeUndefined();
   });
 
+  it("leaves a run the caller bounds as tightly itself to the caller", async () => {
+    const timers = createManualTimers();
+    const record = createGuardRecord();
+    const inner = scriptedRestic({
+      cat: [
+        async (request) => {
+          say(request, "stderr", OUTAGE_0_18.openRefused);
+          return untilStopped(request);
+        },
+      ],
+    });
+    const guarded = guardRepository(inner.restic, { timers, clock: timers.clock, record });
+    const cancel = new AbortController();
+    const result = guarded.run({
+      subcommand: "cat",
+      args: ["config"],
+      repository,
+      timeoutMs: 60_000,
+      signal: cancel.signal,
+      onLine: () => {},
+    });
+    await settle();
+    timers.advance(120_000);
+    await settle();
+    expect(inner.calls).toHaveLength(1);
+    cancel.abort();
+    await result;
+    expect(record.take()).toBeUndefined();
+  });
+
   it("passes commands without a repository straight through", async () => {
     const timers = createManualTimers();
     const inner = scriptedRestic({ version: [async () => exited(0)] });

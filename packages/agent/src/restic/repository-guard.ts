@@ -88,8 +88,9 @@ export function guardRepository(inner: Restic, options: RepositoryGuardOptions):
     const lock = createLockReader();
     const errors = createErrorCollector();
     let fatalCause: string | undefined;
+    // A caller that bounds the run itself as tightly (the copy's look at the mirror) keeps its words.
     const watch =
-      afterMs === null
+      afterMs === null || (request.timeoutMs !== undefined && request.timeoutMs <= afterMs)
         ? undefined
         : createUnreachableWatch({
             timers: options.timers,
