@@ -3,7 +3,7 @@
  * shows a backup's summary labelled and formatted (the raw JSON one click away), and a job against
  * a repository whose rest-server was stopped says restic is retrying, with the count, and is ended
  * by the agent's per-kind bound (FLEETBACK_JOB_TIMEOUT_CHECK) as `failed` with restic's last error.
- * 0.14 does not retry a refused connection: its job fails at once with restic's own error.
+ * 0.14 does not retry a refused connection: its job fails at once, as an unreachable repository.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -103,7 +103,9 @@ describe.skipIf(missing !== "")(`job page: summaries, retries and the per-kind t
             "stopping the job: it ran longer than its maximum of 8 s (FLEETBACK_JOB_TIMEOUT_CHECK on this agent)",
           );
         } else {
-          expect(failed.error).toMatch(/^Fatal: unable to open config file: .*connection refused$/);
+          // 0.14 gives up at once on a refused connection: the agent reads it as unreachable.
+          expect(failed.error).toBe("the repository did not answer (connection refused): it is unreachable");
+          expect(page).toContain('data-testid="job-repository-unreachable"');
           expect(page).toMatch(/data-testid="job-retries" data-count="0" hidden>/);
         }
         expect(page).toContain(

@@ -16,7 +16,10 @@ export interface RestServer {
   htpasswdFile: string;
   /** Runs an operator snippet (`... | htpasswd -i -B /var/lib/rest-server/.htpasswd user`) against our file. */
   runHtpasswdSnippet(snippet: string): void;
+  /** A graceful stop: rest-server finishes the uploads in flight before it exits. */
   stop(): Promise<void>;
+  /** Gone at once, as by a crash or a pulled cable: the uploads in flight are cut. */
+  kill(): Promise<void>;
 }
 
 /** `again`: the data dir and port of a stopped server, to bring the same server back (an outage). */
@@ -59,9 +62,16 @@ export async function startRestServer(again?: Pick<RestServer, "url" | "dataDir"
       child.kill("SIGHUP");
     },
     async stop() {
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once("exit", resolve));
         child.kill("SIGTERM");
+        await exited;
+      }
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGKILL");
         await exited;
       }
     },
