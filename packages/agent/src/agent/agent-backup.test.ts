@@ -68,6 +68,8 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         expect(finishedOf(await jobReports(harness.peer, init.job_id))).toMatchObject({
           status: "succeeded",
         });
+        // The init lists the new repository (issue 31: an adopted one shows its snapshots).
+        expect((await harness.peer.next("snapshots.report")).payload.snapshots).toEqual([]);
 
         const tree = await sourceTree();
         const job = backupCommand([tree], { excludes: ["*.log"] });

@@ -13,7 +13,7 @@ import { applyRepoStats } from "../maintenance/repo-stats.js";
 import { recordRepositorySize } from "../maintenance/repository-growth.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
-import { seedHost, seedJob } from "../testing/seed.js";
+import { resticHostOf, seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 const PASSWORD = "correct horse battery";
@@ -59,6 +59,7 @@ for (const engine of testEngines()) {
       hostId: string,
       tagged: Array<{ name: string; snapshotAt: Date | undefined }>,
     ) {
+      const hostname = await resticHostOf(deps, hostId);
       const list: WireSnapshot[] = tagged.flatMap(({ name, snapshotAt }, index) => {
         if (!snapshotAt) {
           return [];
@@ -69,7 +70,7 @@ for (const engine of testEngines()) {
             id,
             short_id: id.slice(0, 8),
             time: snapshotAt.toISOString(),
-            hostname: "h",
+            hostname,
             paths: [`/${name}`],
             tags: [name],
             size_bytes: 1,

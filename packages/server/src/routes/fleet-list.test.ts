@@ -17,7 +17,7 @@ import { raiseAlert } from "../alerts/alerts.js";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
-import { seedHost, seedJob } from "../testing/seed.js";
+import { resticHostOf, seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 const PASSWORD = "correct horse battery";
@@ -64,7 +64,7 @@ for (const engine of testEngines()) {
         id,
         short_id: id.slice(0, 8),
         time: snapshotAt.toISOString(),
-        hostname: "h",
+        hostname: await resticHostOf(deps, hostId),
         paths: [`/${name}`],
         tags: [name],
         size_bytes: 1,

@@ -414,8 +414,27 @@ runDbSuite("snapshots tab", (getDb) => {
       });
       expect(mismatch.status).toBe(400);
 
+      // Issue 31: another machine's snapshot in this host's own (shared) repository is listed, but
+      // never forgotten from here.
+      await replaceSnapshots(s.deps.db, s.hostId, {
+        snapshots: [
+          { ...snap(13, "2026-11-20T03:00:00Z"), hostname: "alpha" },
+          snap(1, "2026-11-20T01:00:00Z"),
+        ],
+        refreshed_at: "2026-11-21T10:30:00Z",
+      });
+      const theirs = await s.admin.json("POST", `/api/hosts/${s.hostId}/snapshots/${idOf(13)}/forget`, {});
+      expect(theirs.status).toBe(409);
+      expect(await theirs.text()).toContain("made by another machine (alpha)");
+      expect(s.agent.frames).toHaveLength(0);
+
       // An agent of protocol 6 would ignore snapshot_ids: it is never sent, the admin is told why.
-      const { host: oldHost } = await seedHost(s.deps, { name: "old-1", protocolVersion: 6 });
+      // Its snapshots were made under web-1, one of its own hostnames.
+      const { host: oldHost } = await seedHost(s.deps, {
+        name: "old-1",
+        protocolVersion: 6,
+        snapshotHostnames: ["old-1", "web-1"],
+      });
       const oldAgent = createRecordingConnection(oldHost.id);
       s.deps.hub.register(oldAgent);
       await replaceSnapshots(s.deps.db, oldHost.id, {

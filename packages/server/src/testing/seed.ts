@@ -97,3 +97,12 @@ export async function readJob(deps: Pick<ServerDeps, "db">, jobId: string): Prom
   const [job] = await deps.db.select().from(jobs).where(eq(jobs.id, jobId));
   return job;
 }
+
+/** The hostname a host's own snapshots are made under: a test's snapshot report uses it. */
+export async function resticHostOf(deps: Pick<ServerDeps, "db">, hostId: string): Promise<string> {
+  const [host] = await deps.db.select({ name: hosts.resticHost }).from(hosts).where(eq(hosts.id, hostId));
+  if (!host) {
+    throw new Error(`no host ${hostId}`);
+  }
+  return host.name;
+}
