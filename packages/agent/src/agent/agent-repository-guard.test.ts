@@ -59,11 +59,10 @@ describe.skipIf(restic18 === "")(`an unreachable repository with restic 0.18${re
         repository: { url, username: "u", password: PASSWORD },
       });
       const job = checkCommand();
-      const started = Date.now();
       harness.peer.send("command.run", job);
+      // restic 0.18 alone would retry opening the repository for 15 minutes, far past this bound;
+      // the error below says the watch (2 s here) ended it, which no clock reading has to prove.
       const reports = await jobReports(harness.peer, job.job_id, 60_000);
-      // restic 0.18 alone would retry opening the repository for 15 minutes.
-      expect(Date.now() - started).toBeLessThan(20_000);
       const finished = finishedOf(reports);
       expect(finished).toMatchObject({ status: "failed", repository_unreachable: true });
       expect(finished?.error).toBe(
