@@ -119,8 +119,25 @@ async function lockedRepository(restic: string): Promise<{ dir: string; holder: 
       stdio: ["pipe", "ignore", "ignore"],
     },
   );
+  // Until restic can read the lock back: a lock file seen before its content is written (a
+  // loaded machine, the holder killed right then) is one restic ignores as unreadable, and the
+  // check would then never meet it.
+  const readable = async () => {
+    for (const id of await readdir(join(dir, "locks"))) {
+      try {
+        execFileSync(restic, ["--cache-dir", join(root, "cache"), "--no-lock", "cat", "lock", id], {
+          env,
+          stdio: "ignore",
+        });
+        return true;
+      } catch {
+        // Not written whole yet.
+      }
+    }
+    return false;
+  };
   const deadline = Date.now() + 30_000;
-  while ((await readdir(join(dir, "locks"))).length === 0) {
+  while (!(await readable())) {
     if (Date.now() > deadline) {
       throw new Error("restic backup --stdin took no lock");
     }
