@@ -69,9 +69,12 @@ export const ADMIN = { username: "admin", password: "e2e operator passphrase" } 
 /** Creates the first admin through the bootstrap link and returns an API client for it. */
 export async function bootstrapAdmin(baseUrl: string, output: string): Promise<Api> {
   const token = decodeURIComponent(/\/bootstrap\?token=(\S+)/.exec(output)?.[1] ?? "");
+  // Connection: close as every other call here: a kept-alive socket of these two stayed in
+  // undici's pool, and a test's first call seconds later went out on it just as the server's
+  // keep-alive timer closed it ("other side closed").
   const created = await fetch(`${baseUrl}/api/auth/bootstrap`, {
     method: "POST",
-    headers: { "Content-Type": "application/json" },
+    headers: { ...CLOSE, "Content-Type": "application/json" },
     body: JSON.stringify({ bootstrap_token: token, ...ADMIN }),
   });
   if (created.status !== 201) {
@@ -80,7 +83,7 @@ export async function bootstrapAdmin(baseUrl: string, output: string): Promise<A
   const cookie = (created.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
   const minted = await fetch(`${baseUrl}/api/api-tokens`, {
     method: "POST",
-    headers: { Cookie: cookie, "Content-Type": "application/json", Origin: baseUrl },
+    headers: { ...CLOSE, Cookie: cookie, "Content-Type": "application/json", Origin: baseUrl },
     body: JSON.stringify({ name: "e2e" }),
   });
   const mintedText = await minted.text();
