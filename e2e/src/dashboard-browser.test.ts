@@ -87,13 +87,14 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
     return group.body.source_group.id;
   }
 
-  function snapshot(index: number, tag: string, at: Date): Snapshot {
+  /** A snapshot the host made itself: under the hostname its (simulated) agent reports. */
+  function snapshot(owner: Reporter, index: number, tag: string, at: Date): Snapshot {
     const id = `${index.toString(16)}${tag.length.toString(16)}`.padStart(64, "c");
     return {
       id,
       short_id: id.slice(0, 8),
       time: at.toISOString(),
-      hostname: "sim",
+      hostname: `sim-${owner.host.hostId}`,
       paths: [`/${tag}`],
       tags: [tag],
       size_bytes: 4096,
@@ -149,22 +150,22 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
     const refreshed = new Date(now).toISOString();
     web.send(
       encode("snapshots.report", {
-        snapshots: [snapshot(1, "etc", new Date(now - 0.2 * HOUR))],
+        snapshots: [snapshot(web, 1, "etc", new Date(now - 0.2 * HOUR))],
         refreshed_at: refreshed,
       }),
     );
     db.send(
       encode("snapshots.report", {
         snapshots: [
-          snapshot(2, "pg", new Date(now - 72 * HOUR)),
-          snapshot(3, "old", new Date(now - 144 * HOUR)),
+          snapshot(db, 2, "pg", new Date(now - 72 * HOUR)),
+          snapshot(db, 3, "old", new Date(now - 144 * HOUR)),
         ],
         refreshed_at: refreshed,
       }),
     );
     mail.send(
       encode("snapshots.report", {
-        snapshots: [snapshot(4, "mail", new Date(now - HOUR))],
+        snapshots: [snapshot(mail, 4, "mail", new Date(now - HOUR))],
         refreshed_at: refreshed,
       }),
     );

@@ -136,12 +136,12 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
       server.url,
       server.apiToken,
       reporter,
-      snapshotList(1_000, "small"),
+      snapshotList(1_000, "small", reporter.host.hostId),
     );
-    const large = snapshotList(10_000, "large");
+    const large = snapshotList(10_000, "large", reporter.host.hostId);
     const reportLarge = await reportSnapshots(server.url, server.apiToken, reporter, large);
     const reportOneMore = await reportSnapshots(server.url, server.apiToken, reporter, [
-      snapshot(10_000, "one-more"),
+      snapshot(10_000, "one-more", reporter.host.hostId),
       ...large,
     ]);
     const snapshotsPage = await latencyMs(

@@ -15,13 +15,14 @@ const PART = 1_000;
 
 export type WireSnapshot = ReturnType<typeof snapshot>;
 
-export function snapshot(i: number, tag: string) {
+/** `hostname`: the reporting host's own (its agent's hello), so every snapshot counts as its own. */
+export function snapshot(i: number, tag: string, hostname: string) {
   const id = randomBytes(32).toString("hex");
   return {
     id,
     short_id: id.slice(0, 8),
     time: new Date(Date.UTC(2020, 0, 1) + i * 3_600_000).toISOString(),
-    hostname: "bench",
+    hostname,
     paths: ["/srv/data", "/etc"],
     tags: [tag],
     size_bytes: 1_000_000 + i,
@@ -30,8 +31,8 @@ export function snapshot(i: number, tag: string) {
 }
 
 /** `count` new snapshots, newest first, tagged `tag`. */
-export function snapshotList(count: number, tag: string): WireSnapshot[] {
-  return Array.from({ length: count }, (_, i) => snapshot(count - 1 - i, tag));
+export function snapshotList(count: number, tag: string, hostname: string): WireSnapshot[] {
+  return Array.from({ length: count }, (_, i) => snapshot(count - 1 - i, tag, hostname));
 }
 
 /** Sends `all` (newest first) as one report; resolves with ms until the API lists it. */

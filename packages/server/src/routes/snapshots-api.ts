@@ -33,7 +33,8 @@ export function snapshotApiRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json({
       snapshots: found.map(snapshotJson),
       refreshed_at: host.snapshotsRefreshedAt,
-      total: host.snapshotCount,
+      // The list holds other machines' snapshots of a shared repository too (issue 31).
+      total: host.snapshotCount + host.otherSnapshotCount,
       next_before: nextBefore,
     });
   });

@@ -62,7 +62,21 @@ export function addSnapshotHostname(db: Database, hostId: string, hostname: stri
     }
     const names = withHostname(host.names, host.resticHost, hostname);
     await tx.update(hosts).set({ snapshotHostnames: names }).where(eq(hosts.id, hostId));
-    await reclassifySnapshots(tx, hostId, names);
+    // A new host's first hello, or a rename: nearly always no stored snapshot changes side, and a
+    // hello storm of new hosts should not rewrite their (empty) projections one by one.
+    const [changes] = await tx
+      .select({ id: snapshots.id })
+      .from(snapshots)
+      .where(
+        and(
+          eq(snapshots.hostId, hostId),
+          sql`(${snapshots.hostname} = any(${sql.param(names)}::text[])) <> ${snapshots.isOwn}`,
+        ),
+      )
+      .limit(1);
+    if (changes !== undefined) {
+      await reclassifySnapshots(tx, hostId, names);
+    }
     return true;
   });
 }
