@@ -46,12 +46,16 @@ function makeTree(files: number, bytes: number): string {
   return dir;
 }
 
-function resticProcesses(): string[] {
+/**
+ * restic backups of `source` running on this machine. Only this test's: other packages' tests run
+ * restic backups of their own at the same time (a lock holder that lives until it is killed).
+ */
+function resticProcesses(source: string): string[] {
   const found: string[] = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
-      if (argv[0]?.endsWith("/restic") && argv.includes("backup")) {
+      if (argv[0]?.endsWith("/restic") && argv.includes("backup") && argv.includes(source)) {
         found.push(pid);
       }
     } catch {
@@ -192,12 +196,12 @@ describe.skipIf(missing !== "")(
           },
           { what: "the backup to report progress" },
         );
-        expect(resticProcesses().length).toBeGreaterThan(0);
+        expect(resticProcesses(source).length).toBeGreaterThan(0);
         const cancel = await stack.api.send("POST", `/api/jobs/${started.body.job_id}/cancel`);
         expect(cancel.status).toBeLessThan(300);
         const job = await waitJob(started.body.job_id);
         expect(job.status).toBe("cancelled");
-        await eventually(async () => resticProcesses().length === 0, {
+        await eventually(async () => resticProcesses(source).length === 0, {
           what: "no restic backup process left",
           timeoutMs: 15_000,
         });
