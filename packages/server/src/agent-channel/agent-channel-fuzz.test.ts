@@ -26,8 +26,11 @@ import { startTestServer, type TestServer } from "../testing/test-server.js";
 const TOTAL_FRAMES = 100_000;
 const CONNECTIONS = 6;
 const BATCH = 400;
-/** A hard stop well inside the CI budget, should the machine be very slow. */
-const TIME_LIMIT_MS = 75_000;
+/**
+ * A hang guard, not a budget: every frame is always sent (a loaded CI machine sent 52,000 of
+ * 100,000 within the 75 s this once stopped at, and the test then failed on the count).
+ */
+const TIME_LIMIT_MS = 300_000;
 const HEAP_GROWTH_LIMIT = 48 * 2 ** 20;
 const SEED = Number(process.env.FLEETBACK_FUZZ_SEED ?? 20261123);
 
@@ -279,7 +282,7 @@ it("100,000 random and mutated frames: no crash, no failed handler, flat heap, o
       throw new Error("no fuzz host");
     }
     let ws = await open(host.token, `fuzz-${index}`);
-    while (sent < TOTAL_FRAMES && Date.now() - started < TIME_LIMIT_MS) {
+    while (sent < TOTAL_FRAMES) {
       if (ws.readyState !== WebSocket.OPEN) {
         // Closed by the invalid-frame limiter (4008), a frame over the payload limit (1009) or a
         // hello refused: reconnect, as an agent would.
@@ -354,4 +357,4 @@ it("100,000 random and mutated frames: no crash, no failed handler, flat heap, o
     expect(log).not.toContain(hashToken(host.token));
   }
   await goodAgent.close();
-}, 120_000);
+}, 600_000);
