@@ -10,14 +10,15 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { AgentEnvelope, PayloadOf, Snapshot } from "@fleetback/protocol";
+import type { Snapshot } from "@fleetback/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   finishedOf,
   type Harness,
   initCommand,
-  jobReports,
+  latestSnapshots,
   nextUlid,
+  runJob,
   startHarness,
 } from "../testing/agent-harness.js";
 import { waitUntil } from "../testing/processes.js";
@@ -34,20 +35,8 @@ afterEach(async () => {
   await server.stop();
 });
 
-async function runJob(harness: Harness, job: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", job);
-  return jobReports(harness.peer, job.job_id, 120_000);
-}
-
 function reportsSoFar(harness: Harness): number {
   return harness.peer.received.filter((message) => message.type === "snapshots.report").length;
-}
-
-function latestSnapshots(harness: Harness): Snapshot[] {
-  const reports = harness.peer.received.flatMap((message) =>
-    message.type === "snapshots.report" ? [message.payload] : [],
-  );
-  return reports.at(-1)?.snapshots ?? [];
 }
 
 describe.each(RESTIC_VERSIONS)("restic %s", (version) => {

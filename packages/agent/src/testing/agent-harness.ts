@@ -11,6 +11,7 @@ import {
   type CommandRun,
   createUlidGenerator,
   type PayloadOf,
+  type Snapshot,
 } from "@fleetback/protocol";
 import { type Agent, type AgentOptions, type AgentOutcome, createAgent } from "../agent/agent.js";
 import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
@@ -114,4 +115,18 @@ export function logLines(reports: AgentEnvelope[]): string[] {
 export function finishedOf(reports: AgentEnvelope[]): PayloadOf<"job.finished"> | undefined {
   const finished = reports.find((message) => message.type === "job.finished");
   return finished?.type === "job.finished" ? finished.payload : undefined;
+}
+
+/** Sends one command and waits for everything about it, as the real-restic agent tests do. */
+export function runJob(harness: Harness, job: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
+  harness.peer.send("command.run", job);
+  return jobReports(harness.peer, job.job_id, 120_000);
+}
+
+/** The snapshots of the latest snapshots.report (small lists come whole, in one frame). */
+export function latestSnapshots(harness: Harness): Snapshot[] {
+  const reports = harness.peer.received.flatMap((message) =>
+    message.type === "snapshots.report" ? [message.payload] : [],
+  );
+  return reports.at(-1)?.snapshots ?? [];
 }

@@ -11,7 +11,7 @@ import type { Notifier } from "../notifications/notifier-port.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createSchedule } from "../sources/schedules.js";
 import { createGroup } from "../sources/source-groups.js";
-import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { resticHostOf, seedAuditContext, seedHost } from "../testing/seed.js";
 import type { TestDeps } from "../testing/test-deps.js";
 
 export async function seedScheduledGroup(
@@ -40,7 +40,7 @@ export async function reportSnapshots(
   refreshedAt = new Date(),
 ) {
   // Made under the host's own name, as its agent's backups are.
-  const [host] = await deps.db.select({ name: hosts.resticHost }).from(hosts).where(eq(hosts.id, hostId));
+  const hostname = await resticHostOf(deps, hostId);
   await replaceSnapshots(deps.db, hostId, {
     refreshed_at: refreshedAt.toISOString().replace(/\.\d{3}Z$/, "Z"),
     snapshots: snapshots.map((snapshot) => {
@@ -49,7 +49,7 @@ export async function reportSnapshots(
         id,
         short_id: id.slice(0, 8),
         time: snapshot.time,
-        hostname: host?.name ?? "web-1",
+        hostname,
         paths: ["/etc"],
         tags: snapshot.tags,
         size_bytes: 1024,
