@@ -1,3 +1,3 @@
 import { fleetbackTestConfig } from "../../vitest.shared.js";
 
-export default fleetbackTestConfig(import.meta.dirname);
+export default fleetbackTestConfig(import.meta.dirname, { setupFiles: ["./src/testing/vitest-setup.ts"] });

@@ -1,15 +1,16 @@
 /**
  * @module `runDbSuite`: one database test suite, run on every available engine.
  *
- * PGlite always; PostgreSQL as well when TEST_DATABASE_URL is set. Every test gets a freshly
- * migrated schema of its own, so tests never see each other's rows. Never mock the ORM.
+ * PGlite always; PostgreSQL as well when TEST_DATABASE_URL is set. Every test gets an empty
+ * migrated schema of its own (a fresh one, or one an earlier test emptied and gave back), so
+ * tests never see each other's rows. Never mock the ORM.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe } from "vitest";
 import type { Engine } from "../connect.js";
 import type { Database } from "../database.js";
 import {
   type CreateTestDatabaseOptions,
-  createTestEngine,
+  sharedTestEngine,
   type TestDatabase,
   type TestEngine,
   testEngines,
@@ -37,11 +38,8 @@ export function runDbSuite(
       let database: TestDatabase | undefined;
 
       beforeAll(async () => {
-        handle = await createTestEngine(engine);
+        handle = await sharedTestEngine(engine);
       }, 120_000);
-      afterAll(async () => {
-        await handle?.close();
-      });
       beforeEach(async () => {
         if (!handle) {
           throw new Error(`the ${engine} test engine did not start`);

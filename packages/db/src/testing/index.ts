@@ -4,9 +4,12 @@
 export { type DbSuiteContext, runDbSuite } from "./db-suite.js";
 export {
   type CreateTestDatabaseOptions,
+  closeSharedTestEngines,
   createTestDatabase,
   createTestEngine,
+  openTestDatabase,
   postgresNote,
+  sharedTestEngine,
   type TestDatabase,
   type TestEngine,
   testDatabaseUrl,

@@ -1,9 +1,13 @@
 /**
  * @module Throw-away databases for tests, on PGlite or on the PostgreSQL of TEST_DATABASE_URL.
  *
- * Each database is a uniquely named schema, created, migrated and dropped per test. On
- * PostgreSQL that lets parallel test runs share one server; on PGlite it lets a file reuse one
- * instance, because starting PGlite costs seconds while a schema costs milliseconds.
+ * Each database is a uniquely named schema. On PostgreSQL that lets parallel test runs share one
+ * server; on PGlite it lets a test process reuse one instance, because starting PGlite costs
+ * seconds (13 s on a loaded machine) while a schema costs milliseconds. A migrated schema a test
+ * is done with is emptied and handed to the next test under a new name (schema-recycling.ts), so
+ * a file migrates once per engine, not once per test. Tests take their engines from
+ * `sharedTestEngine`, which lives as long as the test process; `closeSharedTestEngines` (a setup
+ * file's afterAll) drops the spare schemas and stops the engines.
  */
 import { randomBytes } from "node:crypto";
 import type { PGlite } from "@electric-sql/pglite";
@@ -19,6 +23,7 @@ import {
 import type { Database } from "../database.js";
 import { migrate } from "../migrate.js";
 import { type PubSub, pglitePubSub } from "../pubsub.js";
+import { emptyForReuse, type MigratedShape, type RunSql, readMigratedShape } from "./schema-recycling.js";
 
 export interface TestDatabase {
   db: Database;
@@ -36,10 +41,11 @@ export interface CreateTestDatabaseOptions {
   migrated?: boolean;
 }
 
-/** One PGlite instance or one PostgreSQL server, handing out fresh schemas. */
+/** PGlite instances or one PostgreSQL server, handing out fresh schemas. */
 export interface TestEngine {
   engine: Engine;
   createDatabase(options?: CreateTestDatabaseOptions): Promise<TestDatabase>;
+  /** Drops the spare schemas and stops the engine; databases still open are left to their owners. */
   close(): Promise<void>;
 }
 
@@ -93,59 +99,195 @@ export async function createTestDatabase(
   }
 }
 
+const shared = new Map<Engine, Promise<TestEngine>>();
+
+/**
+ * The engine every test of this process shares (created on first use). Its databases are closed
+ * by their tests; the engine itself only by `closeSharedTestEngines`.
+ */
+export function sharedTestEngine(engine: Engine): Promise<TestEngine> {
+  let handle = shared.get(engine);
+  if (!handle) {
+    handle = createTestEngine(engine);
+    shared.set(engine, handle);
+    // A failed start is not remembered: the next test tries again and reports its own error.
+    handle.catch(() => shared.delete(engine));
+  }
+  return handle;
+}
+
+/** Stops the shared engines (vitest setup files call it in afterAll). */
+export async function closeSharedTestEngines(): Promise<void> {
+  const handles = [...shared.values()];
+  shared.clear();
+  await Promise.all(handles.map(async (handle) => (await handle.catch(() => undefined))?.close()));
+}
+
+/** A database of the shared engine, for a test that needs one outside runDbSuite. */
+export async function openTestDatabase(
+  engine: Engine,
+  options?: CreateTestDatabaseOptions,
+): Promise<TestDatabase> {
+  return (await sharedTestEngine(engine)).createDatabase(options);
+}
+
+/**
+ * Hands out schemas on one engine: a spare migrated schema renamed when there is one, a new one
+ * otherwise; takes them back emptied when they can be reused, dropped when not.
+ */
+class SchemaPool {
+  private readonly spares: string[] = [];
+  private shape: MigratedShape | undefined;
+
+  constructor(private readonly run: RunSql) {}
+
+  /** A schema, created or reused, and whether it is already migrated. */
+  async take(migrated: boolean): Promise<{ schema: string; reused: boolean }> {
+    const schema = uniqueSchemaName();
+    const spare = migrated ? this.spares.pop() : undefined;
+    if (spare !== undefined) {
+      await this.run(`ALTER SCHEMA ${quoteIdentifier(spare)} RENAME TO ${quoteIdentifier(schema)}`);
+      return { schema, reused: true };
+    }
+    await this.run(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+    return { schema, reused: false };
+  }
+
+  /** Notes a newly migrated schema's shape, the first time one is seen. */
+  async migrated(schema: string): Promise<void> {
+    this.shape ??= await readMigratedShape(this.run, schema);
+  }
+
+  async give(schema: string, migrated: boolean): Promise<void> {
+    if (migrated && this.shape && (await emptyForReuse(this.run, schema, this.shape))) {
+      this.spares.push(schema);
+      return;
+    }
+    await this.drop(schema);
+  }
+
+  async drop(schema: string): Promise<void> {
+    await this.run(`DROP SCHEMA IF EXISTS ${quoteIdentifier(schema)} CASCADE`);
+  }
+
+  async dropSpares(): Promise<void> {
+    for (const schema of this.spares.splice(0)) {
+      await this.drop(schema);
+    }
+  }
+}
+
+/** Migrates a new schema (or trusts a reused one), closing the database when that fails. */
+async function prepared(
+  database: TestDatabase,
+  pool: SchemaPool,
+  reused: boolean,
+  migrated: boolean,
+): Promise<TestDatabase> {
+  if (!migrated || reused) {
+    return database;
+  }
+  try {
+    await migrate(database.db);
+    await pool.migrated(database.schema);
+    return database;
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+/** One PGlite instance is one session: each open database holds one; more start as needed. */
+interface PgliteSession {
+  client: PGlite;
+  pool: SchemaPool;
+  busy: boolean;
+}
+
 async function createPgliteEngine(): Promise<TestEngine> {
   const { PGlite } = await import("@electric-sql/pglite");
-  const client: PGlite = await PGlite.create(IN_MEMORY, pgliteOptions(PGlite.defaultStartParams));
-  let open: string | undefined;
+  const sessions: PgliteSession[] = [];
+  const startSession = async (): Promise<PgliteSession> => {
+    const client = await PGlite.create(IN_MEMORY, pgliteOptions(PGlite.defaultStartParams));
+    const run: RunSql = async (text, params) =>
+      params
+        ? (await client.query<Record<string, unknown>>(text, params)).rows
+        : lastRows(await client.exec(text));
+    const session = { client, pool: new SchemaPool(run), busy: false };
+    sessions.push(session);
+    return session;
+  };
+  // The first session starts with the engine, so a test's first database costs only its schema.
+  await startSession();
   return {
     engine: "pglite",
     async createDatabase(options) {
-      // One PGlite is one session: two live schemas would fight over search_path.
-      if (open !== undefined) {
-        throw new Error(`test schema ${open} is still open; close it before creating another`);
+      const migrated = options?.migrated !== false;
+      const session = sessions.find((candidate) => !candidate.busy) ?? (await startSession());
+      session.busy = true;
+      const { client, pool } = session;
+      let taken: { schema: string; reused: boolean };
+      try {
+        taken = await pool.take(migrated);
+        await client.exec(`SET search_path TO ${quoteIdentifier(taken.schema)}`);
+      } catch (error) {
+        session.busy = false;
+        throw error;
       }
-      const schema = uniqueSchemaName();
-      const quoted = quoteIdentifier(schema);
-      await client.exec(`CREATE SCHEMA ${quoted}; SET search_path TO ${quoted}`);
-      open = schema;
-      const db = await drizzlePglite(client);
+      const { schema, reused } = taken;
+      let closed = false;
       const database: TestDatabase = {
-        db,
+        db: await drizzlePglite(client),
         engine: "pglite",
         schema,
         pubsub: pglitePubSub(client, schema),
         close: async () => {
-          if (open === schema) {
-            open = undefined;
-            await client.exec(`SET search_path TO public; DROP SCHEMA ${quoted} CASCADE`);
+          if (closed) {
+            return;
+          }
+          closed = true;
+          try {
+            // A test's session settings and advisory locks must not reach the next test.
+            await client.exec("RESET ALL; SELECT pg_advisory_unlock_all()");
+            await pool.give(schema, migrated);
+            session.busy = false;
+          } catch {
+            // A session that cannot be cleaned is not handed out again.
+            sessions.splice(sessions.indexOf(session), 1);
+            await client.close().catch(() => {});
           }
         },
       };
-      if (options?.migrated !== false) {
-        await migrate(db).catch(async (error: unknown) => {
-          await database.close();
-          throw error;
-        });
-      }
-      return database;
+      return prepared(database, pool, reused, migrated);
     },
-    close: () => client.close(),
+    async close() {
+      for (const session of sessions.splice(0)) {
+        await session.client.close().catch(() => {});
+      }
+    },
   };
+}
+
+function lastRows(results: Array<{ rows: Record<string, unknown>[] }>): Record<string, unknown>[] {
+  return results.at(-1)?.rows ?? [];
 }
 
 async function createPostgresEngine(url: string): Promise<TestEngine> {
   const { default: postgres } = await import("postgres");
   const admin: Sql = postgres(url, { max: 1, onnotice: () => {} });
+  const run: RunSql = async (text, params) =>
+    params
+      ? [...(await admin.unsafe<Record<string, unknown>[]>(text, params as never[]))]
+      : [...(await admin.unsafe<Record<string, unknown>[]>(text).simple())];
+  const pool = new SchemaPool(run);
   return {
     engine: "postgres",
     async createDatabase(options) {
-      const schema = uniqueSchemaName();
-      const quoted = quoteIdentifier(schema);
-      await admin.unsafe(`CREATE SCHEMA ${quoted}`);
-      const dropSchema = () => admin.unsafe(`DROP SCHEMA ${quoted} CASCADE`).then(() => {});
+      const migrated = options?.migrated !== false;
+      const { schema, reused } = await pool.take(migrated);
       const connection = await connect({ databaseUrl: url, dataDir: IN_MEMORY, schema }).catch(
         async (error: unknown) => {
-          await dropSchema();
+          await pool.drop(schema);
           throw error;
         },
       );
@@ -159,18 +301,15 @@ async function createPostgresEngine(url: string): Promise<TestEngine> {
           if (!closed) {
             closed = true;
             await connection.close();
-            await dropSchema();
+            await pool.give(schema, migrated);
           }
         },
       };
-      if (options?.migrated !== false) {
-        await migrate(connection.db).catch(async (error: unknown) => {
-          await database.close();
-          throw error;
-        });
-      }
-      return database;
+      return prepared(database, pool, reused, migrated);
     },
-    close: () => admin.end({ timeout: 5 }),
+    async close() {
+      await pool.dropSpares();
+      await admin.end({ timeout: 5 });
+    },
   };
 }

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateSigningKeyPair } from "@fleetback/crypto";
 import type { Database, Engine, PubSub } from "@fleetback/db";
-import { createTestDatabase } from "@fleetback/db/testing";
+import { openTestDatabase } from "@fleetback/db/testing";
 import { createViews, loadStaticAssets } from "@fleetback/web";
 import type { AppDeps } from "../app-deps.js";
 import { createBootstrapState } from "../auth/bootstrap.js";
@@ -67,7 +67,7 @@ export interface TestDepsOptions {
 }
 
 export async function createTestDeps(options: TestDepsOptions = {}): Promise<TestDeps> {
-  const owned = options.db ? undefined : await createTestDatabase(options.engine ?? "pglite");
+  const owned = options.db ? undefined : await openTestDatabase(options.engine ?? "pglite");
   const db = options.db ?? owned?.db;
   if (!db) {
     throw new Error("no test database");
