@@ -18,8 +18,12 @@ async function schemaExists(engine: TestEngine, name: string): Promise<boolean> 
   }
 }
 
+// Each test starts engines of its own, PGlite's initdb included when there is no template yet:
+// seconds on a quiet machine, half a minute on a loaded one.
+const ENGINE_TESTS_MS = 180_000;
+
 for (const kind of testEngines()) {
-  describe(`test schemas handed out again (${kind})`, () => {
+  describe(`test schemas handed out again (${kind})`, { timeout: ENGINE_TESTS_MS }, () => {
     it("gives the next test an empty schema under a new name, identities restarted", async () => {
       const engine = await createTestEngine(kind);
       try {

@@ -23,6 +23,7 @@ import {
 import type { Database } from "../database.js";
 import { migrate } from "../migrate.js";
 import { type PubSub, pglitePubSub } from "../pubsub.js";
+import { startFromTemplate, TEMPLATE_SCHEMA } from "./pglite-template.js";
 import { emptyForReuse, type MigratedShape, type RunSql, readMigratedShape } from "./schema-recycling.js";
 
 export interface TestDatabase {
@@ -158,6 +159,12 @@ class SchemaPool {
     this.shape ??= await readMigratedShape(this.run, schema);
   }
 
+  /** Takes a migrated schema made elsewhere (the PGlite template's) as a spare. */
+  async adopt(schema: string): Promise<void> {
+    await this.migrated(schema);
+    this.spares.push(schema);
+  }
+
   async give(schema: string, migrated: boolean): Promise<void> {
     if (migrated && this.shape && (await emptyForReuse(this.run, schema, this.shape))) {
       this.spares.push(schema);
@@ -208,12 +215,15 @@ async function createPgliteEngine(): Promise<TestEngine> {
   const { PGlite } = await import("@electric-sql/pglite");
   const sessions: PgliteSession[] = [];
   const startSession = async (): Promise<PgliteSession> => {
-    const client = await PGlite.create(IN_MEMORY, pgliteOptions(PGlite.defaultStartParams));
+    const { client, templated } = await startFromTemplate(PGlite, pgliteOptions(PGlite.defaultStartParams));
     const run: RunSql = async (text, params) =>
       params
         ? (await client.query<Record<string, unknown>>(text, params)).rows
         : lastRows(await client.exec(text));
     const session = { client, pool: new SchemaPool(run), busy: false };
+    if (templated) {
+      await session.pool.adopt(TEMPLATE_SCHEMA);
+    }
     sessions.push(session);
     return session;
   };
