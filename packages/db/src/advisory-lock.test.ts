@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { advisoryLockKey, withAdvisoryLock } from "./advisory-lock.js";
 import { connect, IN_MEMORY } from "./connect.js";
+import { executeRows } from "./database.js";
 import { isPostgresWriteAfterClose } from "./driver-quirks.js";
 import { hosts } from "./schema/index.js";
 import { insertHost } from "./test-support/fixtures.js";
@@ -125,9 +126,15 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)(
         }).catch((error: unknown) => error);
         await holding;
         expect((await withAdvisoryLock(first.db, "ticker:crash", async () => 1)).ran).toBe(false);
-        await first.db.execute(
-          sql`select pg_terminate_backend(pid) from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()`,
-        );
+        // A has taken the lock but may not have sent its sleep yet: kill it once it is seen sleeping.
+        for (let killed = 0; killed === 0; ) {
+          killed = (
+            await executeRows(
+              first.db,
+              sql`select pg_terminate_backend(pid) from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()`,
+            )
+          ).length;
+        }
         expect(await replicaA).toBeInstanceOf(Error);
         expect(await withAdvisoryLock(first.db, "ticker:crash", async () => "b")).toEqual({
           ran: true,

@@ -12,12 +12,11 @@ function collector() {
       got.push(payload);
       wake?.();
     },
-    async waitFor(count: number, ms = 5_000): Promise<string[]> {
-      const deadline = Date.now() + ms;
-      while (got.length < count && Date.now() < deadline) {
+    /** Waits for `count` payloads; the test's timeout is the bound on a machine of any speed. */
+    async waitFor(count: number): Promise<string[]> {
+      while (got.length < count) {
         await new Promise<void>((resolve) => {
           wake = resolve;
-          setTimeout(resolve, 50);
         });
       }
       return got;
@@ -50,8 +49,14 @@ runDbSuite("PubSub", (_getDb, context) => {
     await pubsub.notify("orders", big);
     expect(await heard.waitFor(4)).toEqual(["n1", "n2", "n3", big]);
     await stop();
+    // A session hears notifications in the order they were sent, so once the probe arrives an
+    // "after" that was going to be heard would have been.
+    const probe = collector();
+    const stopProbe = await pubsub.listen("probe", probe.push);
     await pubsub.notify("orders", "after");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await pubsub.notify("probe", "done");
+    await probe.waitFor(1);
+    await stopProbe();
     expect(heard.got).toHaveLength(4);
   });
 });
@@ -71,10 +76,15 @@ describe.skipIf(!testEngines().includes("postgres"))(
         ];
         await one.pubsub.notify("presence", "for one");
         await two.pubsub.notify("presence", "for two");
-        expect(await heardOne.waitFor(1)).toEqual(["for one"]);
-        expect(await heardTwo.waitFor(1)).toEqual(["for two"]);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        expect([heardOne.got, heardTwo.got]).toEqual([["for one"], ["for two"]]);
+        // Each schema's second notice follows its first: once both arrive, a crossed one would have.
+        await one.pubsub.notify("presence", "one again");
+        await two.pubsub.notify("presence", "two again");
+        expect(await heardOne.waitFor(2)).toEqual(["for one", "one again"]);
+        expect(await heardTwo.waitFor(2)).toEqual(["for two", "two again"]);
+        expect([heardOne.got, heardTwo.got]).toEqual([
+          ["for one", "one again"],
+          ["for two", "two again"],
+        ]);
         await Promise.all(stops.map((stop) => stop()));
       } finally {
         await one.close();

@@ -108,16 +108,13 @@ describe("request limits (real server)", () => {
     expect(((await res.json()) as { message: string }).message).toMatch(/^username: /);
   });
 
-  it("refuses deeply nested JSON by name, without blocking the event loop", async () => {
-    const depth = MAX_BODY_BYTES / 2 - 10;
-    const nested = `${"[".repeat(depth)}${"]".repeat(depth)}`;
-    const started = performance.now();
+  it("refuses deeply nested JSON by name, before JSON.parse sees it", async () => {
+    // Never closed, so JSON.parse would call it not JSON: the depth scan answers first. How long
+    // a parse of such a body would block the event loop is a speed figure, not this test's.
+    const nested = "[".repeat(MAX_BODY_BYTES - 10);
     const res = await post("/api/auth/login", nested);
-    const ms = performance.now() - started;
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toMatch(/^body: nests deeper than/);
-    // The scan is linear and stops at the limit; JSON.parse of this body took ~200 ms.
-    expect(ms).toBeLessThan(150);
   });
 
   it("answers 414 to a URL past 16 KiB and 431 to headers past 32 KiB", async () => {
@@ -133,7 +130,8 @@ describe("request limits (real server)", () => {
     async () => {
       const { text, ms } = await raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       expect(text).toMatch(/^HTTP\/1\.1 408 /);
-      expect(ms).toBeLessThan(SERVER_TIMEOUTS.headersTimeout + 3_000);
+      // The 408 is the headers timeout's, never earlier; how soon after it is the machine's speed.
+      expect(ms).toBeGreaterThanOrEqual(SERVER_TIMEOUTS.headersTimeout - 50);
     },
     SERVER_TIMEOUTS.headersTimeout * 4,
   );
