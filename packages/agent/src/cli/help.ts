@@ -42,6 +42,8 @@ Environment:
   FLEETBACK_REPOSITORY_UNREACHABLE_AFTER  run: how long restic may fail to reach the
                               repository (and a direct request to it too) before the job stops
                               and fails as "unreachable"; default 60s, off: never.
+  FLEETBACK_UPDATE_TRIAL      run: how long an updated version may take to connect to the
+                              server before it is rolled back; default 120s.
   FLEETBACK_AGENT_LAUNCHED    Set by the launcher for the updated version it starts; that
                               version then skips the boot record (<state dir>/update/boot.json).
   RESTIC_*, AWS_*, B2_* ... of the agent's own environment are ignored: only repository

@@ -19,6 +19,7 @@ import { updateDir } from "../update/boot-record.js";
 import { nodeFileOps } from "../update/file-ops.js";
 import { LAUNCHED_ENV, launch } from "../update/launcher.js";
 import { createUpdatePlatform } from "../update/platform.js";
+import { updateTrialFromEnv } from "../update/trial-watchdog.js";
 import type { CliDeps } from "./cli-deps.js";
 import { EXIT } from "./exit-codes.js";
 
@@ -32,6 +33,10 @@ async function runLaunched(deps: CliDeps, paths: AgentPaths, log: Logger): Promi
   const config = await loadAgentConfig(paths.configDir).catch(() => undefined);
   const pinned = config?.ok ? config.config.release_public_key : undefined;
   const parsedKey = pinned === undefined ? undefined : parsePublicKey(pinned);
+  const trial = updateTrialFromEnv(deps.env);
+  if (trial.problem !== undefined) {
+    log.warn(trial.problem);
+  }
   const launched = await launch({
     selfVersion: deps.agentVersion,
     selfKind: deps.agentKind,
@@ -44,6 +49,7 @@ async function runLaunched(deps: CliDeps, paths: AgentPaths, log: Logger): Promi
     log,
     ports: deps.launcher.ports,
     releaseKey: parsedKey?.ok ? parsedKey.key : undefined,
+    trialMs: trial.ms,
   }).catch((cause: unknown) => {
     // A broken update dir must never keep the installed version from running.
     log.error("the launcher failed; running the installed version", { error: String(cause) });

@@ -60,6 +60,16 @@ describe("decideBoot", () => {
     expect(decision.write).toEqual({ ...record, trial: { ...record.trial, started_at: now.toISOString() } });
   });
 
+  it("sets the deadline from the trial period it is given", () => {
+    const record: BootRecord = { format: 1, active: v1, trial: { ...v2, staged_at: "2026-03-01T09:59:00Z" } };
+    const decision = decideBoot({ record, selfVersion: "0.1.0", now, trialMs: 3_000, problemOf: usable });
+    expect(decision.run).toEqual({
+      kind: "artefact",
+      ref: v2,
+      trialDeadline: new Date(now.getTime() + 3_000),
+    });
+  });
+
   it("rolls back a trial that started before and never committed, to the active version", () => {
     const trial = { ...v2, staged_at: "2026-03-01T09:59:00Z", started_at: "2026-03-01T09:59:30Z" };
     const decision = decide({ format: 1, active: v1, trial });

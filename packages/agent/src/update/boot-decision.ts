@@ -20,6 +20,8 @@ export interface BootInput {
   record: BootRecord | undefined;
   selfVersion: string;
   now: Date;
+  /** How long a version on trial has to connect; UPDATE_TRIAL_MS unless the agent's setting says otherwise. */
+  trialMs?: number;
   /** Why this artefact cannot run (missing, wrong SHA-256, wrong kind), or undefined when it can. */
   problemOf(ref: ArtefactRef): string | undefined;
 }
@@ -67,7 +69,7 @@ export function decideBoot(input: BootInput): BootDecision {
     const problem = problemOf(trial);
     if (trial.started_at === undefined && problem === undefined) {
       const started = { ...record, trial: { ...trial, started_at: now.toISOString() } };
-      const trialDeadline = new Date(now.getTime() + UPDATE_TRIAL_MS);
+      const trialDeadline = new Date(now.getTime() + (input.trialMs ?? UPDATE_TRIAL_MS));
       notes.push(`starting version ${trial.version} on trial`);
       return { run: { kind: "artefact", ref: refOf(trial), trialDeadline }, write: started, notes };
     }

@@ -50,7 +50,7 @@ async function setUp(
     },
   };
   const log = createMemoryLogger();
-  const start = () =>
+  const start = (trialMs?: number) =>
     launch({
       selfVersion: "0.1.0",
       selfKind,
@@ -63,6 +63,7 @@ async function setUp(
       log,
       ports,
       releaseKey: releaseKey ?? undefined,
+      trialMs,
     });
   const readRecord = async () => {
     const read = await platform.readRecord();
@@ -188,6 +189,25 @@ describe("launcher", () => {
     expect(await setup.readRecord()).toMatchObject({ failed: { version: "0.2.0", reported: false } });
     // The next start runs the installed version again.
     expect(await setup.start()).toEqual({ kind: "self" });
+  });
+
+  it("ends a trial at the period it was given instead of UPDATE_TRIAL_MS", async () => {
+    const setup = await setUp(undefined);
+    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+      format: 1,
+      trial: { ...setup.ref, staged_at: "s" },
+    });
+    const outcome = setup.start(5_000);
+    await waitUntil(() => setup.imported.length === 1);
+    setup.timers.advance(4_999);
+    expect(setup.timers.pendingDelays()).toEqual([1]);
+    setup.timers.advance(1);
+    await waitUntil(() => setup.terminations.length === 1);
+    setup.finish(0);
+    expect(await outcome).toEqual({ kind: "launched", version: "0.2.0", exitCode: TRIAL_EXPIRED_EXIT });
+    expect(await setup.readRecord()).toMatchObject({
+      failed: { version: "0.2.0", reason: "version 0.2.0 did not connect to the server within 5 s" },
+    });
   });
 
   it("keeps an imported trial's watchdog armed after the bundle's evaluation ended", async () => {

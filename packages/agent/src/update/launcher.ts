@@ -44,6 +44,8 @@ export interface LauncherOptions {
   ports: LaunchPorts;
   /** The release key pinned in agent.json; undefined means no artefact can be verified. */
   releaseKey: Uint8Array | undefined;
+  /** How long a version on trial has to connect (FLEETBACK_UPDATE_TRIAL); absent: UPDATE_TRIAL_MS. */
+  trialMs?: number;
 }
 
 export type LaunchOutcome = { kind: "self" } | { kind: "launched"; version: string; exitCode: number };
@@ -98,6 +100,7 @@ export async function launch(options: LauncherOptions): Promise<LaunchOutcome> {
     record: read.record,
     selfVersion: options.selfVersion,
     now: options.clock.now(),
+    trialMs: options.trialMs,
     problemOf: (ref) => problems.get(ref.file),
   });
   for (const note of decision.notes) {

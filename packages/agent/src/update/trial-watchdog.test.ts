@@ -7,7 +7,7 @@ import { createWindowsFs } from "../testing/windows-fs.js";
 import { commitTrial } from "./boot-decision.js";
 import type { BootRecord } from "./boot-record.js";
 import { createPosixPlatform } from "./posix-platform.js";
-import { startTrialWatchdog } from "./trial-watchdog.js";
+import { startTrialWatchdog, updateTrialFromEnv } from "./trial-watchdog.js";
 
 const active = {
   version: "0.1.0",
@@ -104,5 +104,20 @@ describe("trial watchdog", () => {
     expect(reads).toEqual([]);
     expect(expired()).toBe(0);
     expect(timers.pendingDelays()).toEqual([]);
+  });
+});
+
+describe("updateTrialFromEnv", () => {
+  it("reads the job timeouts' format and keeps the default for nonsense and for off", () => {
+    expect(updateTrialFromEnv({})).toEqual({ ms: UPDATE_TRIAL_MS });
+    expect(updateTrialFromEnv({ FLEETBACK_UPDATE_TRIAL: " " })).toEqual({ ms: UPDATE_TRIAL_MS });
+    expect(updateTrialFromEnv({ FLEETBACK_UPDATE_TRIAL: "5m" })).toEqual({ ms: 300_000 });
+    expect(updateTrialFromEnv({ FLEETBACK_UPDATE_TRIAL: "3" })).toEqual({ ms: 3_000 });
+    for (const text of ["soon", "off", "0", "-5s"]) {
+      expect(updateTrialFromEnv({ FLEETBACK_UPDATE_TRIAL: text })).toEqual({
+        ms: UPDATE_TRIAL_MS,
+        problem: `FLEETBACK_UPDATE_TRIAL="${text}" is not a duration such as 120s or 5m; using 2 min`,
+      });
+    }
   });
 });

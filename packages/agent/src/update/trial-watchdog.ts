@@ -1,16 +1,43 @@
 /**
  * @module update/trial-watchdog
- * The deadline of a version on trial: if the server has not accepted its hello within
- * UPDATE_TRIAL_MS of its start, the launcher rolls the record back and ends the process, so the
- * service manager starts the previous version. The record is read again when the timer fires,
- * so a commit (made by the trial agent, maybe in another process) always wins: the watchdog
- * never fires after a commit.
+ * The deadline of a version on trial: if the server has not accepted its hello within the trial
+ * period (UPDATE_TRIAL_MS unless FLEETBACK_UPDATE_TRIAL says otherwise) of its start, the
+ * launcher rolls the record back and ends the process, so the service manager starts the
+ * previous version. The record is read again when the timer fires, so a commit (made by the
+ * trial agent, maybe in another process) always wins: the watchdog never fires after a commit.
  */
+import { UPDATE_TRIAL_MS } from "@fleetback/protocol";
+import { formatTimeout, parseJobTimeout } from "../jobs/job-timeouts.js";
 import type { Logger } from "../log/logger.js";
 import type { Clock } from "../time/clock.js";
 import type { CancelTimer, Timers } from "../time/timers.js";
 import { rollBack } from "./boot-decision.js";
 import type { UpdatePlatform } from "./update-platform.js";
+
+/**
+ * Sets the trial period on an agent (the unit's `Environment=`), in the job timeouts' format
+ * (`90s`, `5m`): longer for a host whose first connection after a restart is slow (a VPN that
+ * comes up late), shorter in tests that roll back a version that never connects. It is read by
+ * the launcher, i.e. the version that starts the trial, not the one on trial.
+ */
+export const UPDATE_TRIAL_ENV = "FLEETBACK_UPDATE_TRIAL";
+
+/** The setting from the environment; a value that is not a duration keeps the default. */
+export function updateTrialFromEnv(env: NodeJS.ProcessEnv): { ms: number; problem?: string } {
+  const text = env[UPDATE_TRIAL_ENV];
+  if (text === undefined || text.trim() === "") {
+    return { ms: UPDATE_TRIAL_MS };
+  }
+  const parsed = parseJobTimeout(text);
+  // No "off": a trial without a deadline would let a version that never connects run forever.
+  if (parsed === undefined || parsed === null) {
+    return {
+      ms: UPDATE_TRIAL_MS,
+      problem: `${UPDATE_TRIAL_ENV}="${text}" is not a duration such as 120s or 5m; using ${formatTimeout(UPDATE_TRIAL_MS)}`,
+    };
+  }
+  return { ms: parsed };
+}
 
 export interface TrialWatchdogOptions {
   platform: Pick<UpdatePlatform, "readRecord" | "writeRecord">;
