@@ -1,9 +1,15 @@
 /**
- * Issue 16 fleet health end to end with real processes: a group scheduled every 20 s backs up
- * with real restic to a real rest-server; the agent is stopped, and agent_offline, then
- * backup_overdue (judged from the repository's snapshots, not from jobs) open and reach a real
- * webhook receiver; the agent is started again, its hello resolves agent_offline at once and the
- * next scheduled snapshot resolves backup_overdue, both notified as resolved.
+ * Issue 16 fleet health end to end with real processes: a group scheduled every 10 s backs up
+ * with real restic to a real rest-server; the agent is stopped and the group's grace tightened,
+ * and agent_offline and backup_overdue (judged from the repository's snapshots, not from jobs)
+ * open and reach a real webhook receiver; the agent is started again, its hello resolves
+ * agent_offline at once and the next scheduled snapshot resolves backup_overdue, both notified as
+ * resolved.
+ * The periods are the product's settings at their short end (offline alert after 20 s, a 20 s
+ * grace, evaluations every 5 s), so the waits are for alerts and deliveries, not for an hour. The
+ * grace is set only once the agent is stopped: until then the default grace (one interval plus an
+ * hour) holds, so however long the first backup takes on a busy machine, the group cannot turn
+ * overdue before it.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,7 +47,8 @@ describe.skipIf(missing !== "")(`fleet health: silent failures alert and resolve
     receiver = await startWebhookReceiver();
     rest = await startRestServer();
     server = await startServerProcess({
-      FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "1m",
+      // Far longer than enrolment to first hello, which a host that never connected is judged by.
+      FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "20s",
       FLEETBACK_HEALTH_INTERVAL: "5s",
     });
     api = await bootstrapAdmin(server.url, server.output());
@@ -80,16 +87,11 @@ describe.skipIf(missing !== "")(`fleet health: silent failures alert and resolve
     const group = await api.send<{ source_group: { id: string } }>(
       "POST",
       `/api/hosts/${host.hostId}/source-groups`,
-      {
-        name: "docs",
-        includes: [source],
-        // The shortest grace: overdue one minute after the newest snapshot.
-        grace_seconds: 60,
-      },
+      { name: "docs", includes: [source] },
     );
     expect(group.status, JSON.stringify(group.body)).toBe(201);
     const schedule = await api.send("POST", `/api/hosts/${host.hostId}/schedules`, {
-      cron: "*/20 * * * * *",
+      cron: "*/10 * * * * *",
       source_group_ids: [group.body.source_group.id],
     });
     expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
@@ -104,12 +106,20 @@ describe.skipIf(missing !== "")(`fleet health: silent failures alert and resolve
 
     await agent.stop();
     agent = undefined;
+    // Overdue 20 s after the newest snapshot, two schedule intervals: the snapshot after the
+    // restart resolves it with a whole interval to spare before the one after it is due.
+    const tightened = await api.send(
+      "PUT",
+      `/api/hosts/${host.hostId}/source-groups/${group.body.source_group.id}`,
+      { grace_seconds: 20 },
+    );
+    expect(tightened.status, JSON.stringify(tightened.body)).toBe(200);
     const opened = await eventually(
       async () => {
         const kinds = (await openAlerts(host.hostId)).map((a) => a.kind).sort();
         return kinds.includes("agent_offline") && kinds.includes("backup_overdue") ? kinds : undefined;
       },
-      { what: "agent_offline and backup_overdue open", timeoutMs: 150_000, intervalMs: 2_000 },
+      { what: "agent_offline and backup_overdue open", timeoutMs: 150_000, intervalMs: 1_000 },
     );
     expect(opened).toEqual(["agent_offline", "backup_overdue"]);
     const overdue = await freshness(host.hostId);

@@ -29,12 +29,12 @@ describe("fleet health settings", () => {
   it("names each bad value and its variable", () => {
     const loaded = loadConfig({
       ...base,
-      FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "30s",
+      FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "9s",
       FLEETBACK_HEALTH_INTERVAL: "off",
     });
     expect(loaded.ok).toBe(false);
     expect(!loaded.ok && loaded.errors).toEqual([
-      'FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "30s" is not off or a duration from 1m to 30d (examples: 90s, 30m, 1h, 2d)',
+      'FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "9s" is not off or a duration from 10s to 30d (examples: 90s, 30m, 1h, 2d)',
       'FLEETBACK_HEALTH_INTERVAL: "off" is not a duration from 5s to 1h (examples: 90s, 30m, 1h, 2d)',
     ]);
   });

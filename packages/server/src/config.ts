@@ -160,8 +160,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   const trustedProxies = networkList(env, "FLEETBACK_TRUSTED_PROXIES", "10.0.0.1", errors);
   const notifyAllowNetworks = networkList(env, "FLEETBACK_NOTIFY_ALLOW_NETWORKS", "127.0.0.1", errors);
 
+  // Seconds are allowed for a small fleet on a steady link (and for tests); a value under the
+  // agents' reconnect time after a server restart alerts on every restart, which is the operator's call.
   const offlineAfter = parseDuration(env.FLEETBACK_AGENT_OFFLINE_ALERT_AFTER || "1h", {
-    minMs: 60_000,
+    minMs: 10_000,
     maxMs: 30 * 86_400_000,
     off: true,
   });

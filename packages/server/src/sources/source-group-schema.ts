@@ -42,10 +42,13 @@ const groupFields = {
   retention_policy: Type.Optional(RetentionPolicyBody),
   retry_max: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
   retry_backoff_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
-  /** How long without a new snapshot before the group is overdue; null: one interval plus an hour. */
+  /**
+   * How long without a new snapshot before the group is overdue; null: one interval plus an hour.
+   * Schedules fire down to the second, so a grace may be seconds too.
+   */
   grace_seconds: Type.Optional(
-    Type.Union([Type.Integer({ minimum: 60, maximum: 31_536_000 }), Type.Null()], {
-      description: "60 to 31536000 seconds, or null for the default (one schedule interval plus an hour)",
+    Type.Union([Type.Integer({ minimum: 10, maximum: 31_536_000 }), Type.Null()], {
+      description: "10 to 31536000 seconds, or null for the default (one schedule interval plus an hour)",
     }),
   ),
   /** KiB/s for this group's backups; the stricter of this and the host's cap applies. */
