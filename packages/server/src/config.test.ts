@@ -23,6 +23,7 @@ describe("loadConfig", () => {
         metricsAllowNetworks: [],
         agentOfflineAlertAfterMs: 3_600_000,
         healthIntervalMs: 60_000,
+        maintenanceIntervalMs: 60_000,
         downloadMaxBytes: 1024 ** 3,
         sso: undefined,
         localLogin: true,
@@ -49,6 +50,7 @@ describe("loadConfig", () => {
         FLEETBACK_METRICS_ALLOW_NETWORKS: "10.9.0.0/16, 192.0.2.7",
         FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "2h",
         FLEETBACK_HEALTH_INTERVAL: "30s",
+        FLEETBACK_MAINTENANCE_INTERVAL: "5m",
         FLEETBACK_DOWNLOAD_MAX_BYTES: "500M",
         FLEETBACK_OIDC_ISSUER: "https://login.example.org/realms/ops/",
         FLEETBACK_OIDC_CLIENT_ID: "fleetback",
@@ -80,6 +82,7 @@ describe("loadConfig", () => {
       metricsAllowNetworks: ["10.9.0.0/16", "192.0.2.7"],
       agentOfflineAlertAfterMs: 7_200_000,
       healthIntervalMs: 30_000,
+      maintenanceIntervalMs: 300_000,
       downloadMaxBytes: 500 * 1024 ** 2,
       sso: {
         issuer: "https://login.example.org/realms/ops",

@@ -43,6 +43,11 @@ export interface Config {
   agentOfflineAlertAfterMs: number | null;
   /** How often fleet health (freshness and its alerts) is evaluated (FLEETBACK_HEALTH_INTERVAL, default 60s). */
   healthIntervalMs: number;
+  /**
+   * How often due maintenance runs are looked for (FLEETBACK_MAINTENANCE_INTERVAL, default 60s);
+   * a cadence's slot is dispatched at the first look after it.
+   */
+  maintenanceIntervalMs: number;
   /** SHA-256 of FLEETBACK_METRICS_TOKEN, the bearer token /metrics accepts; the token is not kept. */
   metricsTokenHash: string | undefined;
   /** Addresses or CIDRs that may read /metrics without the token (FLEETBACK_METRICS_ALLOW_NETWORKS). */
@@ -178,6 +183,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     errors.push(`FLEETBACK_HEALTH_INTERVAL: ${healthInterval}`);
   }
 
+  // Down to 1 s: a cadence may name seconds (six-field cron), and a run is dispatched up to one
+  // interval after its slot.
+  const maintenanceInterval = parseDuration(env.FLEETBACK_MAINTENANCE_INTERVAL || "60s", {
+    minMs: 1_000,
+    maxMs: 3_600_000,
+  });
+  if (typeof maintenanceInterval === "string") {
+    errors.push(`FLEETBACK_MAINTENANCE_INTERVAL: ${maintenanceInterval}`);
+  }
+
   const metricsToken = env.FLEETBACK_METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) {
     errors.push("FLEETBACK_METRICS_TOKEN: must be at least 16 characters");
@@ -215,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       notifyAllowNetworks,
       agentOfflineAlertAfterMs: typeof offlineAfter === "string" ? null : offlineAfter,
       healthIntervalMs: typeof healthInterval === "number" ? healthInterval : 60_000,
+      maintenanceIntervalMs: typeof maintenanceInterval === "number" ? maintenanceInterval : 60_000,
       metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
       metricsAllowNetworks,
       downloadMaxBytes: typeof downloadMaxBytes === "number" ? downloadMaxBytes : 1024 ** 3,

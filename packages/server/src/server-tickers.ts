@@ -8,7 +8,7 @@ import type { ServerDeps } from "./deps.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
 import { createCronTimes } from "./health/cron-times.js";
 import { healthTick } from "./health/health-alerts.js";
-import { MAINTENANCE_TICK_PERIOD_MS, maintenanceTick } from "./maintenance/maintenance-ticker.js";
+import { maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./sources/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";
@@ -36,7 +36,7 @@ export function startServerTickers(deps: ServerDeps, options: ServerTickerOption
       () => withAdvisoryLock(deps.db, "pending-host-sweeper", (tx) => sweepPendingHosts(tx, clock.now())),
     ],
     ["retry-ticker", RETRY_TICK_PERIOD_MS, () => retryTick(deps, clock.now())],
-    ["maintenance-ticker", MAINTENANCE_TICK_PERIOD_MS, () => maintenanceTick(deps, clock.now())],
+    ["maintenance-ticker", deps.config.maintenanceIntervalMs, () => maintenanceTick(deps, clock.now())],
     ["health-ticker", deps.config.healthIntervalMs, () => healthTick(deps, clock.now(), cronTimes)],
   ];
   const tickers = table.map(([name, periodMs, tick]) =>

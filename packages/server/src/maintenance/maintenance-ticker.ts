@@ -1,6 +1,6 @@
 /**
  * @module maintenance/maintenance-ticker
- * Every MAINTENANCE_TICK_PERIOD_MS (60 s) the due forget, prune, check and drill runs are decided
+ * Every FLEETBACK_MAINTENANCE_INTERVAL (config.ts, 60 s) the due forget, prune, check and drill runs are decided
  * under an advisory lock. A due slot is recorded as taken in the same transaction whatever comes
  * of it, so neither a second replica nor a restarted server dispatches it again. Then:
  *   - an offline host is skipped and nothing is queued (the next slot is the next chance);
@@ -25,8 +25,6 @@ import {
   type MaintenancePlan,
 } from "./maintenance-jobs.js";
 import { cadenceOf, MAINTENANCE_KINDS, type MaintenanceKind } from "./maintenance-record.js";
-
-export const MAINTENANCE_TICK_PERIOD_MS = 60_000;
 
 type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"> & {
   config: { timeZone: string };
