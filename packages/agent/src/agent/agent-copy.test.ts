@@ -187,7 +187,11 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   it.skipIf(restic === "")(
     `a mirror that cannot be reached fails the copy and is never taken for a missing one${resticNote(version)}`,
     async () => {
-      const harness = await startHarness(server, { resticCommand: restic, mirrorProbeTimeoutMs: 5_000 });
+      const harness = await startHarness(server, {
+        resticCommand: restic,
+        // The agent's unreachable setting bounds the wait for the mirror too.
+        repositoryUnreachableAfterMs: 5_000,
+      });
       try {
         const repo = join(await mkdtemp(join(tmpdir(), "fleetback-copy-")), "repo");
         harness.peer.send("config.update", {

@@ -81,8 +81,8 @@ export interface AgentOptions {
   jobTimeouts?: JobTimeouts;
   /**
    * How long restic may fail to reach the repository before a job stops and says it is
-   * unreachable (FLEETBACK_REPOSITORY_UNREACHABLE_AFTER; restic/unreachable-watch.ts); null turns
-   * the watch off; absent: REPOSITORY_UNREACHABLE_MS.
+   * unreachable (FLEETBACK_REPOSITORY_UNREACHABLE_AFTER; restic/unreachable-watch.ts), and how
+   * long a copy waits for its mirror to open; null turns both off; absent: REPOSITORY_UNREACHABLE_MS.
    */
   repositoryUnreachableAfterMs?: number | null;
   /**
@@ -92,8 +92,6 @@ export interface AgentOptions {
    * off. Default on.
    */
   treeIndexAfterBackup?: boolean;
-  /** How long a copy may take to open the mirror (tests); absent: MIRROR_PROBE_TIMEOUT_MS. */
-  mirrorProbeTimeoutMs?: number;
   /** Replaces the job handlers (tests); defaults to this version's set. */
   jobHandlers?: JobHandlers;
   /** Replaces parts of self-update (tests); defaults to the real ones under `<stateDir>/update`. */
@@ -220,9 +218,10 @@ export function createAgent(options: AgentOptions): Agent {
         reportSnapshots: (report) => send("snapshots.report", report),
         reportStats: (stats) => send("repo.stats", stats),
         ...(options.treeIndexAfterBackup === false ? {} : { prebuildTreeIndex: tree.prebuild }),
-        ...(options.mirrorProbeTimeoutMs === undefined
+        // A mirror that does not open is as unreachable as a repository that stops answering.
+        ...(options.repositoryUnreachableAfterMs === undefined
           ? {}
-          : { mirrorProbeTimeoutMs: options.mirrorProbeTimeoutMs }),
+          : { mirrorProbeTimeoutMs: options.repositoryUnreachableAfterMs }),
       }),
     reporter: createJobReporter((type, payload) => send(type, payload), clock),
     log,

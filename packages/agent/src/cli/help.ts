@@ -41,7 +41,8 @@ Environment:
                               drill 2h; forget, diff 1h; init, unlock 10m.
   FLEETBACK_REPOSITORY_UNREACHABLE_AFTER  run: how long restic may fail to reach the
                               repository (and a direct request to it too) before the job stops
-                              and fails as "unreachable"; default 60s, off: never.
+                              and fails as "unreachable", and how long a copy waits for its
+                              mirror to open; default 60s, off: never.
   FLEETBACK_UPDATE_TRIAL      run: how long an updated version may take to connect to the
                               server before it is rolled back; default 120s.
   FLEETBACK_AGENT_LAUNCHED    Set by the launcher for the updated version it starts; that

@@ -30,6 +30,7 @@ import {
   type Repository,
 } from "@fleetback/protocol";
 import type { OutputLine } from "../restic/runner.js";
+import { REPOSITORY_UNREACHABLE_MS } from "../restic/unreachable-watch.js";
 import { isObject, renderStderrLine } from "./backup-output.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
@@ -43,15 +44,22 @@ export const NO_MIRROR_CREDENTIALS_ERROR = "no mirror credentials";
 /** 0.14's error for a repository that is not there (rest, then local); exit status 1. */
 const NO_REPOSITORY_ERROR = /unable to open config file: .*(does not exist|no such file or directory)/;
 
-/** How long opening the mirror may take before the copy fails as "not answering". */
-export const MIRROR_PROBE_TIMEOUT_MS = 60_000;
+/**
+ * How long opening the mirror may take before the copy fails as "not answering": by default as
+ * long as the repository may stay unreachable (restic/unreachable-watch.ts), for a mirror is a
+ * repository on a link of its own.
+ */
+export const MIRROR_PROBE_TIMEOUT_MS = REPOSITORY_UNREACHABLE_MS;
 
 /** restic 0.18's exit status for "repository does not exist". */
 const EXIT_NO_REPOSITORY = 10;
 
 export interface CopyJobDeps extends RepositoryJobDeps {
-  /** Default MIRROR_PROBE_TIMEOUT_MS; tests shorten it. */
-  mirrorProbeTimeoutMs?: number;
+  /**
+   * Default MIRROR_PROBE_TIMEOUT_MS; FLEETBACK_REPOSITORY_UNREACHABLE_AFTER sets it. null: no
+   * bound, restic's own retries decide, as `off` leaves an unreachable repository's job running.
+   */
+  mirrorProbeTimeoutMs?: number | null;
 }
 
 interface MirrorRun {
@@ -97,7 +105,10 @@ async function runOnMirror(deps: RepositoryJobDeps, { run, context, mirror }: Mi
 type Probe = { exists: boolean } | { outcome: JobOutcome };
 
 async function probeMirror(deps: CopyJobDeps, mirrorRun: MirrorRun): Promise<Probe> {
-  const timeoutMs = deps.mirrorProbeTimeoutMs ?? MIRROR_PROBE_TIMEOUT_MS;
+  const timeoutMs =
+    deps.mirrorProbeTimeoutMs === undefined
+      ? MIRROR_PROBE_TIMEOUT_MS
+      : (deps.mirrorProbeTimeoutMs ?? undefined);
   let absent = false;
   const { result, outcome } = await runOnMirror(deps, mirrorRun, {
     subcommand: "cat",
@@ -111,7 +122,7 @@ async function probeMirror(deps: CopyJobDeps, mirrorRun: MirrorRun): Promise<Pro
   if (outcome.status === "succeeded") {
     return { exists: true };
   }
-  if (result.kind === "exited" && result.timedOut && !result.cancelled) {
+  if (result.kind === "exited" && result.timedOut && !result.cancelled && timeoutMs !== undefined) {
     const error = `the mirror did not answer within ${timeoutMs / 1000} s`;
     mirrorRun.run.log("agent", `${error}; nothing was copied`);
     return { outcome: failed(error, result.exitCode) };

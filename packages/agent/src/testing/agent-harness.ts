@@ -40,7 +40,6 @@ export interface HarnessOptions {
   update?: AgentOptions["update"];
   jobTimeouts?: AgentOptions["jobTimeouts"];
   repositoryUnreachableAfterMs?: AgentOptions["repositoryUnreachableAfterMs"];
-  mirrorProbeTimeoutMs?: number;
 }
 
 export async function startHarness(server: TestServer, options: HarnessOptions): Promise<Harness> {
@@ -67,7 +66,6 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
     update: options.update,
     jobTimeouts: options.jobTimeouts,
     repositoryUnreachableAfterMs: options.repositoryUnreachableAfterMs,
-    mirrorProbeTimeoutMs: options.mirrorProbeTimeoutMs,
   });
   const outcome = agent.run();
   const peer = await server.nextPeer();
