@@ -15,6 +15,14 @@ export function fleetbackTestConfig(
   return defineConfig({
     test: {
       include: ["src/**/*.test.ts"],
+      // One module graph per worker, not per file: re-importing the server's graph (hono, drizzle,
+      // PGlite) for each of 114 files was a third of its package's time, and the files share no
+      // state but the test databases, which each file closes after its last test (issue 32). A
+      // package whose tests mock modules (vi.mock) sets isolate back to true.
+      isolate: false,
+      // Two files at a time: vitest's default here is one per core less one, a single worker on
+      // this 2-core machine, while most tests wait on sockets, child processes and PGlite.
+      maxWorkers: 2,
       testTimeout: 30_000,
       hookTimeout: 60_000,
       reporters: ["default", "json"],

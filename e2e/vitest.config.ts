@@ -10,5 +10,8 @@ export default fleetbackTestConfig(import.meta.dirname, {
   hookTimeout: 180_000,
   fileParallelism: true,
   maxWorkers: 2,
+  // Each file starts and stops its own processes and signal handlers; a fresh module graph per
+  // file keeps one file's leftovers from the next.
+  isolate: true,
   globalSetup: ["./src/support/global-setup.ts"],
 });
