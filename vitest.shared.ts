@@ -1,10 +1,13 @@
 /**
  * Shared vitest settings: every package also writes a JSON report under .cache/test-results so
- * the root test command can print one closing "N passed, N failed" line for the whole workspace.
+ * the root test command can print one closing "N passed, N failed" line for the whole workspace,
+ * and each test's time beside its timeout (timeouts/<package>.json) so it can name the tests
+ * that took more than half of theirs.
  */
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
+import { TimeoutMarginReporter } from "./scripts/timeout-reporter.mjs";
 
 const workspaceRoot = fileURLToPath(new URL(".", import.meta.url));
 
@@ -12,6 +15,8 @@ export function fleetbackTestConfig(
   packageDir: string,
   overrides: NonNullable<ViteUserConfig["test"]> = {},
 ): ViteUserConfig {
+  const results = join(workspaceRoot, ".cache", "test-results");
+  const testTimeout = overrides.testTimeout ?? 30_000;
   return defineConfig({
     test: {
       include: ["src/**/*.test.ts"],
@@ -23,10 +28,14 @@ export function fleetbackTestConfig(
       // Two files at a time: vitest's default here is one per core less one, a single worker on
       // this 2-core machine, while most tests wait on sockets, child processes and PGlite.
       maxWorkers: 2,
-      testTimeout: 30_000,
+      testTimeout,
       hookTimeout: 60_000,
-      reporters: ["default", "json"],
-      outputFile: { json: join(workspaceRoot, ".cache", "test-results", `${basename(packageDir)}.json`) },
+      reporters: [
+        "default",
+        "json",
+        new TimeoutMarginReporter(join(results, "timeouts", `${basename(packageDir)}.json`), testTimeout),
+      ],
+      outputFile: { json: join(results, `${basename(packageDir)}.json`) },
       ...overrides,
     },
   });

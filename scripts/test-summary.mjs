@@ -218,6 +218,7 @@ export function summarise({ dir, allowListPath, ci, expected, now = Date.now() }
       lines.push(`  ${formatDuration(ms).padStart(8)}  ${pkg} ${file}`);
     }
   }
+  lines.push(...timeoutMargins(dir));
   lines.push(`packages tested: ${files.map((f) => f.replace(/\.json$/, "")).join(", ")}`);
   if (empty.length > 0) {
     lines.push(`packages with no test: ${empty.join(", ")}`);
@@ -252,6 +253,41 @@ export function summarise({ dir, allowListPath, ci, expected, now = Date.now() }
       ? 1
       : 0;
   return { lines, code };
+}
+
+/**
+ * The tests that took more than half their timeout (scripts/timeout-reporter.mjs writes each
+ * package's times and timeouts under timeouts/). A timeout is a hang guard: a test near it on this
+ * run fails on a busier machine, so each is named with its time and timeout, the closest first.
+ */
+export function timeoutMargins(dir) {
+  const timeoutsDir = join(dir, "timeouts");
+  const files = existsSync(timeoutsDir) ? readdirSync(timeoutsDir).filter((f) => f.endsWith(".json")) : [];
+  const near = [];
+  for (const file of files) {
+    let tests;
+    try {
+      tests = JSON.parse(readFileSync(join(timeoutsDir, file), "utf8"));
+    } catch {
+      continue;
+    }
+    for (const test of Array.isArray(tests) ? tests : []) {
+      if (test.timeoutMs > 0 && test.durationMs > test.timeoutMs / 2) {
+        near.push({ ...test, pkg: file.replace(/\.json$/, ""), share: test.durationMs / test.timeoutMs });
+      }
+    }
+  }
+  if (near.length === 0) {
+    return [];
+  }
+  near.sort((a, b) => b.share - a.share);
+  return [
+    `warning: ${near.length} test(s) took more than half their timeout (a hang guard, not a budget):`,
+    ...near.map(
+      (test) =>
+        `  ${formatDuration(test.durationMs)} of ${formatDuration(test.timeoutMs)}  ${test.pkg} ${relative(root, test.file)} › ${test.name}`,
+    ),
+  ];
 }
 
 /** The run's wall time since `--reset`, against its budget. */

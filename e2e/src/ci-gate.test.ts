@@ -447,6 +447,37 @@ describe("the time budget (issue 32)", () => {
     expect(result.stdout).not.toContain("warning:");
   });
 
+  it("names each test that took more than half its timeout, the closest first, and passes", () => {
+    const dir = resultsDir({ server: files }, 2 * minute);
+    mkdirSync(join(dir, "timeouts"));
+    const file = join(repoRoot, "packages/server/src/f1.test.ts");
+    writeFileSync(
+      join(dir, "timeouts", "server.json"),
+      JSON.stringify([
+        { file, name: "near its guard", durationMs: 25_000, timeoutMs: 30_000 },
+        { file, name: "well inside", durationMs: 14_000, timeoutMs: 30_000 },
+        { file, name: "past half", durationMs: 100_000, timeoutMs: 180_000 },
+      ]),
+    );
+    const result = run("test-summary.mjs", {
+      CI: "true",
+      FLEETBACK_TEST_RESULTS_DIR: dir,
+      FLEETBACK_SKIP_ALLOWLIST: emptyAllowList(),
+      FLEETBACK_TEST_PACKAGES: "server",
+    });
+    expect(result.status).toBe(0);
+    const lines = result.stdout.split("\n");
+    const heading = lines.indexOf(
+      "warning: 2 test(s) took more than half their timeout (a hang guard, not a budget):",
+    );
+    expect(heading).toBeGreaterThanOrEqual(0);
+    expect(lines.slice(heading + 1, heading + 3)).toEqual([
+      "  25.0 s of 30.0 s  server packages/server/src/f1.test.ts › near its guard",
+      "  1m 40s of 3m 00s  server packages/server/src/f1.test.ts › past half",
+    ]);
+    expect(result.stdout).not.toContain("well inside");
+  });
+
   it("warns past 15 minutes and passes, in CI too", () => {
     for (const ci of [false, true]) {
       const result = budgetRun(BUDGET_WARN_MS + minute, ci);
