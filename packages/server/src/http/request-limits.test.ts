@@ -63,14 +63,15 @@ async function post(path: string, body: string | ReadableStream<Uint8Array>, typ
 
 describe("request limits (real server)", () => {
   it("answers 413 to a declared 200 MB login body without reading it, naming the limit", async () => {
-    const { text, ms } = await raw(
+    // Only 13 bytes of the 200 MB ever leave this socket: any answer at all proves the server did
+    // not wait for the body; how soon it answers is the machine's speed.
+    const { text } = await raw(
       `POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n`,
       Buffer.from('{"username":"'),
     );
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
     expect(text).toContain(`"code":"too_large"`);
     expect(text).toContain(`limit of ${MAX_BODY_BYTES} bytes`);
-    expect(ms).toBeLessThan(5_000);
   });
 
   it("answers 413 to a streamed (chunked) body past the limit, on JSON and form routes", async () => {
