@@ -8,6 +8,7 @@ import { createScrubber } from "@fleetback/crypto";
 import type { NotificationStatus } from "@fleetback/db";
 import type { ServerDeps } from "../deps.js";
 import { createMonotonicUlids } from "../ids.js";
+import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import { createAddressPolicy } from "./address-policy.js";
 import { channelTarget, secretValues } from "./channel-config.js";
 import type { StoredChannel } from "./channels.js";
@@ -30,8 +31,15 @@ export interface DeliveryAttempts {
 
 export function createDeliveryAttempts(
   deps: Pick<ServerDeps, "db" | "log" | "clock" | "config">,
-  options: { ports: DeliveryPorts; attemptTimeoutMs: number; shutdown: AbortSignal },
+  options: {
+    ports: DeliveryPorts;
+    attemptTimeoutMs: number;
+    shutdown: AbortSignal;
+    /** Runs each attempt's deadline: a test's manual timers decide when an attempt times out. */
+    setTimer?: SetTimer;
+  },
 ): DeliveryAttempts {
+  const setTimer = options.setTimer ?? realSetTimer;
   // Attempts of the same millisecond keep their order in the log.
   const nextId = createMonotonicUlids();
   return {
@@ -39,16 +47,27 @@ export function createDeliveryAttempts(
       if (!channel.settings) {
         return { ok: false, retryable: false, error: channel.problem ?? "stored config cannot be opened" };
       }
-      const signal = AbortSignal.any([options.shutdown, AbortSignal.timeout(options.attemptTimeoutMs)]);
-      const result = await attemptDelivery(
-        channel.settings,
-        n,
-        options.ports,
-        // Read at every attempt: the allow-list a test server or a restart sets is the one obeyed.
-        createAddressPolicy(deps.config.notifyAllowNetworks),
-        signal,
+      const deadline = new AbortController();
+      // The reason AbortSignal.timeout would give: the error text reads it as "timed out".
+      const cancelDeadline = setTimer(
+        () => deadline.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
         options.attemptTimeoutMs,
       );
+      const signal = AbortSignal.any([options.shutdown, deadline.signal]);
+      let result: AttemptResult;
+      try {
+        result = await attemptDelivery(
+          channel.settings,
+          n,
+          options.ports,
+          // Read at every attempt: the allow-list a test server or a restart sets is the one obeyed.
+          createAddressPolicy(deps.config.notifyAllowNetworks),
+          signal,
+          options.attemptTimeoutMs,
+        );
+      } finally {
+        cancelDeadline();
+      }
       if (result.ok) {
         return result;
       }

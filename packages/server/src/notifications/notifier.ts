@@ -28,6 +28,7 @@ export type NotifierDeps = Pick<ServerDeps, "db" | "keys" | "log" | "clock" | "c
 
 export interface NotifierOptions {
   ports?: Partial<DeliveryPorts>;
+  /** Retry, pass and per-attempt deadlines; the close bound stays real, so close always ends. */
   setTimer?: SetTimer;
   /** Attempts per delivery, the first included. */
   maxAttempts?: number;
@@ -80,14 +81,16 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
     return work;
   }
 
+  const setTimer = options.setTimer ?? realSetTimer;
   const attempts = createDeliveryAttempts(deps, {
     ports: { ...realDeliveryPorts, ...options.ports },
     attemptTimeoutMs: settings.attemptTimeoutMs,
     shutdown: shutdown.signal,
+    setTimer,
   });
   const worker = createDeliveryWorker(deps, {
     attempts,
-    setTimer: options.setTimer ?? realSetTimer,
+    setTimer,
     tuning: {
       ...settings,
       claimLeaseMs: Math.max(settings.claimLeaseMs, settings.attemptTimeoutMs + LEASE_MARGIN_MS),
