@@ -322,8 +322,8 @@ describe("HTTP fuzz over the route table", () => {
         `rss ${(grown / 2 ** 20).toFixed(1)} MiB`,
     );
     expect(failures).toEqual([]);
+    // How long the run took is printed above, not asserted: it is the machine's speed.
     expect(requests).toBeLessThanOrEqual(MAX_REQUESTS);
-    expect(seconds).toBeLessThan(60);
     // Bodies are capped at 1 MiB and never held past their request; without the cap this grew by
     // hundreds of MiB. The bound leaves room for the allocator's noise.
     expect(grown).toBeLessThan(96 * 2 ** 20);
