@@ -1,9 +1,10 @@
-import { connect, IN_MEMORY, isConnectionError, isPostgresWriteAfterClose } from "@fleetback/db";
+import { connect, executeRows, IN_MEMORY, isConnectionError, isPostgresWriteAfterClose } from "@fleetback/db";
 import { postgresNote, testDatabaseUrl, testEngines } from "@fleetback/db/testing";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "./log.js";
 import { installProcessGuard } from "./process-guard.js";
+import { eventually } from "./testing/eventually.js";
 
 describe("isPostgresWriteAfterClose", () => {
   it("knows the postgres.js TypeError by message and frame, and nothing else", () => {
@@ -20,12 +21,23 @@ describe("isPostgresWriteAfterClose", () => {
 describe.skipIf(!testEngines().includes("postgres"))(`process guard on PostgreSQL${postgresNote()}`, () => {
   it("survives postgres.js writing to a connection whose backend was terminated mid-transaction", async () => {
     const lines: string[] = [];
+    let guardLogged: () => void = () => undefined;
+    const bugLogged = new Promise<void>((resolve) => {
+      guardLogged = resolve;
+    });
     const exits: number[] = [];
     // The guard must be the only listener while the bug fires (vitest's own would record it).
     const saved = process.listeners("uncaughtException");
     process.removeAllListeners("uncaughtException");
     const remove = installProcessGuard(
-      createLogger("debug", { write: (line: string) => lines.push(line) }),
+      createLogger("debug", {
+        write(line: string) {
+          lines.push(line);
+          if (line.includes("postgres.js #1154")) {
+            guardLogged();
+          }
+        },
+      }),
       (code) => exits.push(code),
     );
     const pool = await connect({ databaseUrl: testDatabaseUrl(), dataDir: IN_MEMORY });
@@ -40,17 +52,23 @@ describe.skipIf(!testEngines().includes("postgres"))(`process guard on PostgreSQ
           () => undefined,
           (error: unknown) => error,
         );
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      await admin.db.execute(
-        sql.raw(
-          `select pg_terminate_backend(pid) from pg_stat_activity where query like '%${tag}%' and pid <> pg_backend_pid()`,
-        ),
+      // Terminated once the server runs it, however long the machine takes to get there; the
+      // bound is a hang guard well below the query's own 30 s.
+      await eventually(
+        async () =>
+          (
+            await executeRows(
+              admin.db,
+              sql.raw(
+                `select pg_terminate_backend(pid) from pg_stat_activity where query like '%${tag}%' and pid <> pg_backend_pid()`,
+              ),
+            )
+          ).length,
+        (terminated) => terminated > 0,
+        { what: "the sleeping transaction's backend terminated", timeoutMs: 20_000 },
       );
       expect(isConnectionError(await failed)).toBe(true);
-      const deadline = Date.now() + 3_000;
-      while (!lines.some((line) => line.includes("postgres.js #1154")) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await bugLogged;
       expect(lines.some((line) => line.includes("postgres.js #1154"))).toBe(true);
       expect(exits).toEqual([]);
       // The pool carries on with a new connection.
