@@ -20,6 +20,7 @@ import { expect, it } from "vitest";
 import { ALERTS_PAGE } from "../alerts/alert-query.js";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { eventually } from "../testing/eventually.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
@@ -327,17 +328,16 @@ runServerSuite("rendered links", (server) => {
     if (!wireHelpUrl) {
       throw new Error(`ErrProtocolTooOld carried no help_url: ${JSON.stringify(error)}`);
     }
-    // The refusal is recorded after the close; wait until the host page can show it.
-    for (let tries = 0; ; tries++) {
-      const html = await (await admin.request(`/hosts/${refused.host.id}`)).text();
-      if (html.includes('data-testid="protocol-help"')) {
-        break;
-      }
-      if (tries > 50) {
-        throw new Error("the refused hello was never recorded");
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // The refusal is recorded after the close, with no event to await: the page is polled until it
+    // shows it, under a hang guard rather than a count of tries that a busy machine can run out of.
+    await eventually(
+      async () =>
+        (await (await admin.request(`/hosts/${refused.host.id}`)).text()).includes(
+          'data-testid="protocol-help"',
+        ),
+      (shown) => shown,
+      { what: "the refused hello recorded on the host page", timeoutMs: 20_000 },
+    );
     return { hostId, refusedHostId: refused.host.id, wireHelpUrl };
   }
 
