@@ -69,6 +69,8 @@ interface RunOptions {
   abortAfterFinishWith?: Error;
   /** Gives the job a prebuildTreeIndex that records its calls (the agent's default). */
   prebuild?: boolean;
+  /** Sees each line the job logs as it is logged. */
+  onLog?: (stream: string, line: string) => void;
 }
 
 async function runBackup(options: RunOptions): Promise<Ran> {
@@ -155,7 +157,10 @@ async function runBackup(options: RunOptions): Promise<Ran> {
   const { afterFinish, ...outcome } = await job({
     command: options.command ?? backupCommand(),
     signal: options.signal ?? controller.signal,
-    log: (stream, line) => lines.push({ stream, line }),
+    log: (stream, line) => {
+      lines.push({ stream, line });
+      options.onLog?.(stream, line);
+    },
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
   const reportsAtFinish = reports.length;
@@ -440,16 +445,20 @@ describe("backup hooks", () => {
 
   it("cancel during the pre-hook kills it and reports cancelled without running restic", async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
-    const started = Date.now();
+    // Cancelled once the hook says it runs, and the hook would sleep past the test's timeout: the
+    // run ending at all shows the hook was killed, not waited for. How soon is the machine's speed.
     const ran = await runBackup({
-      command: backupCommand({ pre_hook: "sleep 30" }),
+      command: backupCommand({ pre_hook: "echo started; sleep 300" }),
       backup: ok,
       realHooks: true,
       signal: controller.signal,
+      onLog: (_stream, line) => {
+        if (line === "pre-hook: started") {
+          controller.abort();
+        }
+      },
     });
     expect(ran.outcome).toEqual({ status: "cancelled", exit_code: null });
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh"]);
   });
 });
@@ -504,11 +513,12 @@ describe("snapshot listing after a backup", () => {
     });
     await waitUntil(() => listing !== undefined);
     timers.advance(LISTING_PREEMPT_GRACE_MS - 1);
-    await new Promise((resolve) => setTimeout(resolve, 10));
     expect(stopped).toBe(false);
     timers.advance(1);
-    const ran = await running;
+    // The stop follows the timer within advance itself: had it been due a millisecond earlier, the
+    // check above would have seen it, with no sleep to give it time.
     expect(stopped).toBe(true);
+    const ran = await running;
     expect(LISTING_PREEMPT_GRACE_MS).toBe(10_000);
     expect(ran.reports).toEqual([]);
     expect(ran.calls.filter((call) => call.args.includes("stats"))).toEqual([]);
