@@ -52,11 +52,10 @@ describe.skipIf(restic18 === "")(`a dead repository with restic 0.18${resticNote
         repository: { url, username: "alice", password: "dead-repo-Pa55" },
       });
       const job = checkCommand();
-      const started = Date.now();
       harness.peer.send("command.run", job);
       const reports = await jobReports(harness.peer, job.job_id, 60_000);
-      // Stopped at the bound (plus restic's cleanup), not after restic's own 15 minutes.
-      expect(Date.now() - started).toBeLessThan(30_000);
+      // Stopped by the bound, not after restic's own 15 minutes: the error and the agent's line
+      // below name it. How long after the bound it ended is the machine's speed.
       const finished = finishedOf(reports);
       expect(finished?.status).toBe("failed");
       expect(finished?.error).toMatch(
@@ -75,7 +74,8 @@ describe.skipIf(restic18 === "")(`a dead repository with restic 0.18${resticNote
     } finally {
       await harness.stop();
     }
-  });
+    // A hang guard above the reports' own 60 s: a 6 s bound plus restic's start and cleanup.
+  }, 90_000);
 });
 
 describe.skipIf(restic14 === "")(`a dead repository with restic 0.14${resticNote("0.14")}`, () => {
