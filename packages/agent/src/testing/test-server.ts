@@ -22,6 +22,8 @@ export interface AgentPeer {
   send<K extends ServerMessageType>(type: K, payload: PayloadOf<K>, id?: string): void;
   /** The next (or an already received, not yet taken) message of `type`. */
   next<K extends AgentMessageType>(type: K, timeoutMs?: number): Promise<Extract<AgentEnvelope, { type: K }>>;
+  /** The first defined answer of `take`, asked now and again at every message received. */
+  until<T>(take: () => T | undefined, timeoutMs?: number, what?: string): Promise<T>;
   close(code: number, reason?: string): void;
   readonly closed: Promise<void>;
 }
@@ -95,6 +97,9 @@ function createPeer(socket: WebSocket, request: IncomingMessage): AgentPeer {
         return found;
       };
       return waitFor(take, (attempt) => listeners.push(attempt), timeoutMs, `a ${type} message`);
+    },
+    until(take, timeoutMs = 10_000, what = "a condition on the messages received") {
+      return waitFor(take, (attempt) => listeners.push(attempt), timeoutMs, what);
     },
     close(code, reason) {
       socket.close(code, reason);
