@@ -10,6 +10,7 @@ import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.
 import { argsAfterSubcommand, fixture, recordedScenario } from "../testing/job-run.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { systemClock } from "../time/clock.js";
+import type { Timers } from "../time/timers.js";
 import { parseLsLine } from "./ls-output.js";
 import { createTreeBrowser, indexRootOf } from "./tree-browser.js";
 import { parentOf } from "./tree-path.js";
@@ -41,7 +42,7 @@ function lsReplay(version: (typeof VERSIONS)[number]) {
 async function browserFor(
   replay: (spec: ProcessSpec) => Recording,
   url = "/srv/repo",
-  options: { buildWaitMs?: number; wrap?: (runner: ResticRunner) => ResticRunner } = {},
+  options: { buildWaitMs?: number; timers?: Timers; wrap?: (runner: ResticRunner) => ResticRunner } = {},
 ) {
   const stateDir = await mkdtemp(join(tmpdir(), "fleetback-tree-"));
   const runner = createReplayRunner(replay);
@@ -57,6 +58,7 @@ async function browserFor(
     clock: systemClock,
     log,
     buildWaitMs: options.buildWaitMs,
+    ...(options.timers ? { timers: options.timers } : {}),
   });
   return { browser, runner, stateDir, log };
 }
@@ -199,7 +201,26 @@ describe.each(VERSIONS)("tree.list on recorded restic %s", (version) => {
 describe("tree.list while the index is being built", () => {
   it("answers a folder the build's stream has passed from the part written, without a second restic", async () => {
     const build = pausedBuild("0.18.0");
-    const { browser, runner } = await browserFor(lsReplay("0.18.0"), "/srv/repo", { wrap: build.wrap });
+    // A list that waits for the build says so by starting its wait, which never runs out by itself.
+    let waits = 0;
+    let waitStarted = () => {};
+    const listWaits = new Promise<void>((resolve) => {
+      waitStarted = resolve;
+    });
+    const timers: Timers = {
+      after() {
+        waits += 1;
+        waitStarted();
+        return () => {};
+      },
+      every() {
+        throw new Error("the tree browser sets no interval on these timers");
+      },
+    };
+    const { browser, runner } = await browserFor(lsReplay("0.18.0"), "/srv/repo", {
+      wrap: build.wrap,
+      timers,
+    });
     const first = await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` });
     await build.paused;
     const direct = () => runner.calls.filter((call) => argsAfterSubcommand(call.args).length === 3).length;
@@ -208,8 +229,9 @@ describe("tree.list while the index is being built", () => {
     expect(direct()).toBe(before);
 
     // The tree's own folder closes only at the stream's end: it waits for the build, then reads the index.
+    expect(waits).toBe(0);
     const waiting = browser.list({ snapshot_id: SNAPSHOT, path: TREE });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await listWaits;
     build.release();
     expect(names(await waiting)).toEqual(["data", "docs", "empty", "file with space.txt", "link-to-readme"]);
     expect(direct()).toBe(before);

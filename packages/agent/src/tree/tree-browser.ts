@@ -25,6 +25,7 @@ import type { CredentialStore } from "../agent/credential-store.js";
 import type { Logger } from "../log/logger.js";
 import type { Restic } from "../restic/restic.js";
 import type { Clock } from "../time/clock.js";
+import { systemTimers, type Timers } from "../time/timers.js";
 import { listDirectory } from "./direct-listing.js";
 import { pageOf, runsOf } from "./index-reader.js";
 import { createIndexStore, type IndexStore } from "./index-store.js";
@@ -48,6 +49,8 @@ export interface TreeBrowserOptions {
   listTimeoutMs?: number;
   buildTimeoutMs?: number;
   buildWaitMs?: number;
+  /** Runs the wait for a build (buildWaitMs): a test's manual timers decide when it runs out. */
+  timers?: Timers;
   maxBuilds?: number;
   indexTtlMs?: number;
   indexMaxBytes?: number;
@@ -228,9 +231,11 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
         return now;
       }
       const woken = await new Promise<"closed" | "ended" | "waited">((resolve) => {
-        const timer = setTimeout(() => resolve("waited"), options.buildWaitMs ?? BUILD_WAIT_MS);
+        const cancel = (options.timers ?? systemTimers).after(options.buildWaitMs ?? BUILD_WAIT_MS, () =>
+          resolve("waited"),
+        );
         const done = (why: "closed" | "ended") => {
-          clearTimeout(timer);
+          cancel();
           resolve(why);
         };
         const waiters = current.waiters.get(dir) ?? new Set();
