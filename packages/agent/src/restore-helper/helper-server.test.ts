@@ -27,6 +27,20 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
     const stateDir = join(root, "state");
     const socket = join(root, "restore.sock");
     const logs: string[] = [];
+    const logWatchers = new Set<() => void>();
+    /** The index of the first line from `from` on that `match` accepts, logged already or later. */
+    const logged = (match: (line: string) => boolean, from = 0) =>
+      new Promise<number>((resolve) => {
+        const check = () => {
+          const index = logs.findIndex((line, i) => i >= from && match(line));
+          if (index >= 0) {
+            logWatchers.delete(check);
+            resolve(index);
+          }
+        };
+        logWatchers.add(check);
+        check();
+      });
     const specs: ProcessSpec[] = [];
     let helper: RestoreHelper;
     let snapshot = "";
@@ -54,7 +68,12 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
         env: { PATH: process.env.PATH ?? "", HOME: root, RESTIC_PASSWORD: "helper-own-env-ignored" },
         cacheDir: join(root, "helper-cache"),
         protectedDirs: [stateDir],
-        log: (message, fields) => logs.push(`${message} ${JSON.stringify(fields ?? {})}`),
+        log: (message, fields) => {
+          logs.push(`${message} ${JSON.stringify(fields ?? {})}`);
+          for (const check of [...logWatchers]) {
+            check();
+          }
+        },
       });
       await new Promise<void>((resolve) => helper.server.listen(socket, resolve));
     });
@@ -159,7 +178,6 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
 
     it("a cancel closes the connection and the helper ends restic", async () => {
       const abort = new AbortController();
-      let started = false;
       const running = agentRestic().run({
         subcommand: "restore",
         args: [snapshot, "--target", join(root, "cancelled"), "--include", data],
@@ -167,21 +185,14 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
         signal: abort.signal,
         onLine: () => {},
       });
-      const deadline = Date.now() + 10_000;
-      while (!started && Date.now() < deadline) {
-        started = logs.some((line) => line.includes(`"target":"${join(root, "cancelled")}"`));
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      // Cancelled once the helper says it runs this restore, however long the machine took to get there.
+      const restoring = await logged(
+        (line) => line.startsWith("restoring") && line.includes(`"target":"${join(root, "cancelled")}"`),
+      );
       abort.abort();
       expect(await running).toMatchObject({ kind: "exited", cancelled: true });
       // The helper's own record of that restore ends: restic was stopped or had finished.
-      const endDeadline = Date.now() + 15_000;
-      while (
-        !logs.some((line) => line.startsWith("restore ended") && line.includes('"cancelled":true')) &&
-        Date.now() < endDeadline
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await logged((line) => line.startsWith("restore ended"), restoring);
       expect(logs.filter((line) => line.startsWith("restore ended")).length).toBeGreaterThanOrEqual(2);
     });
   });
