@@ -113,35 +113,39 @@ async function lockedRepository(restic: string): Promise<{ dir: string; holder: 
   execFileSync(restic, ["--cache-dir", join(root, "cache"), "init"], { env, stdio: "ignore" });
   const holder = spawn(
     restic,
-    ["--cache-dir", join(root, "cache"), "backup", "--stdin", "--stdin-filename", "held"],
+    ["--cache-dir", join(root, "cache"), "-v", "backup", "--stdin", "--stdin-filename", "held"],
     {
       env,
-      stdio: ["pipe", "ignore", "ignore"],
+      stdio: ["pipe", "pipe", "ignore"],
     },
   );
-  // Until restic can read the lock back: a lock file seen before its content is written (a
-  // loaded machine, the holder killed right then) is one restic ignores as unreadable, and the
-  // check would then never meet it.
-  const readable = async () => {
-    for (const id of await readdir(join(dir, "locks"))) {
-      try {
-        execFileSync(restic, ["--cache-dir", join(root, "cache"), "--no-lock", "cat", "lock", id], {
-          env,
-          stdio: "ignore",
-        });
-        return true;
-      } catch {
-        // Not written whole yet.
+  // restic says "load index files" (0.14 and 0.18 alike) only once it holds the lock, whose file
+  // it has written whole by then: a signal, however long a loaded machine takes to get there.
+  await new Promise<void>((resolve, reject) => {
+    let out = "";
+    holder.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      if (out.includes("load index files")) {
+        resolve();
       }
+    });
+    holder.once("exit", (code) =>
+      reject(new Error(`restic backup --stdin ended (${code}) before locking: ${out}`)),
+    );
+  });
+  const readable = (await readdir(join(dir, "locks"))).some((id) => {
+    try {
+      execFileSync(restic, ["--cache-dir", join(root, "cache"), "--no-lock", "cat", "lock", id], {
+        env,
+        stdio: "ignore",
+      });
+      return true;
+    } catch {
+      return false;
     }
-    return false;
-  };
-  const deadline = Date.now() + 30_000;
-  while (!(await readable())) {
-    if (Date.now() > deadline) {
-      throw new Error("restic backup --stdin took no lock");
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+  if (!readable) {
+    throw new Error("restic backup --stdin said it was locked, but its lock cannot be read back");
   }
   return { dir, holder };
 }
