@@ -46,64 +46,76 @@ const checkCommand = (): CommandRunCheck => ({
   check: {},
 });
 
-describe.skipIf(restic18 === "")(`an unreachable repository with restic 0.18${resticNote("0.18")}`, () => {
-  it("fails the job as unreachable once restic and a direct request got no answer for the watch's time", async () => {
-    const harness = await startHarness(server, {
-      resticCommand: restic18,
-      repositoryUnreachableAfterMs: 2_000,
-    });
-    try {
-      const url = `rest:http://127.0.0.1:${await closedPort()}/dead`;
-      harness.peer.send("config.update", {
-        slot: "repo",
-        repository: { url, username: "u", password: PASSWORD },
-      });
-      const job = checkCommand();
-      harness.peer.send("command.run", job);
-      // restic 0.18 alone would retry opening the repository for 15 minutes, far past this bound;
-      // the error below says the watch (2 s here) ended it, which no clock reading has to prove.
-      const reports = await jobReports(harness.peer, job.job_id, 60_000);
-      const finished = finishedOf(reports);
-      expect(finished).toMatchObject({ status: "failed", repository_unreachable: true });
-      expect(finished?.error).toBe(
-        "the repository did not answer for 2 s (connection refused): it is unreachable; the agent stopped restic",
-      );
-      const lines = logLines(reports);
-      expect(lines).toContain(
-        "stderr: fleetback-agent: the repository did not answer for 2 s (connection refused); stopping restic",
-      );
-      expect(lines.at(-1)).toBe(`agent: ${finished?.error}`);
-      const probes = harness.calls.filter((call) => call.args.includes("cat"));
-      expect(probes.map((call) => call.args.slice(call.args.indexOf("cat")))).toEqual([
-        ["cat", "--no-lock", "config"],
-      ]);
-      expect(lines.join("\n")).not.toContain(PASSWORD);
-    } finally {
-      await harness.stop();
-    }
-  });
-});
+// The jobs below wait up to 60 s for restic's reports: a bound for a loaded machine, so the tests'
+// own timeout sits above it.
+const GUARD_TESTS = { timeout: 150_000 };
 
-describe.skipIf(restic14 === "")(`an unreachable repository with restic 0.14${resticNote("0.14")}`, () => {
-  it("fails the job as unreachable at once: 0.14 gives up opening a repository nobody answers for", async () => {
-    const harness = await startHarness(server, { resticCommand: restic14 });
-    try {
-      const url = `rest:http://127.0.0.1:${await closedPort()}/dead`;
-      harness.peer.send("config.update", { slot: "repo", repository: { url, password: PASSWORD } });
-      const job = checkCommand();
-      harness.peer.send("command.run", job);
-      const finished = finishedOf(await jobReports(harness.peer, job.job_id, 60_000));
-      expect(finished).toMatchObject({
-        status: "failed",
-        exit_code: 1,
-        repository_unreachable: true,
-        error: "the repository did not answer (connection refused): it is unreachable",
+describe.skipIf(restic18 === "")(
+  `an unreachable repository with restic 0.18${resticNote("0.18")}`,
+  GUARD_TESTS,
+  () => {
+    it("fails the job as unreachable once restic and a direct request got no answer for the watch's time", async () => {
+      const harness = await startHarness(server, {
+        resticCommand: restic18,
+        repositoryUnreachableAfterMs: 2_000,
       });
-    } finally {
-      await harness.stop();
-    }
-  });
-});
+      try {
+        const url = `rest:http://127.0.0.1:${await closedPort()}/dead`;
+        harness.peer.send("config.update", {
+          slot: "repo",
+          repository: { url, username: "u", password: PASSWORD },
+        });
+        const job = checkCommand();
+        harness.peer.send("command.run", job);
+        // restic 0.18 alone would retry opening the repository for 15 minutes, far past this bound;
+        // the error below says the watch (2 s here) ended it, which no clock reading has to prove.
+        const reports = await jobReports(harness.peer, job.job_id, 60_000);
+        const finished = finishedOf(reports);
+        expect(finished).toMatchObject({ status: "failed", repository_unreachable: true });
+        expect(finished?.error).toBe(
+          "the repository did not answer for 2 s (connection refused): it is unreachable; the agent stopped restic",
+        );
+        const lines = logLines(reports);
+        expect(lines).toContain(
+          "stderr: fleetback-agent: the repository did not answer for 2 s (connection refused); stopping restic",
+        );
+        expect(lines.at(-1)).toBe(`agent: ${finished?.error}`);
+        const probes = harness.calls.filter((call) => call.args.includes("cat"));
+        expect(probes.map((call) => call.args.slice(call.args.indexOf("cat")))).toEqual([
+          ["cat", "--no-lock", "config"],
+        ]);
+        expect(lines.join("\n")).not.toContain(PASSWORD);
+      } finally {
+        await harness.stop();
+      }
+    });
+  },
+);
+
+describe.skipIf(restic14 === "")(
+  `an unreachable repository with restic 0.14${resticNote("0.14")}`,
+  GUARD_TESTS,
+  () => {
+    it("fails the job as unreachable at once: 0.14 gives up opening a repository nobody answers for", async () => {
+      const harness = await startHarness(server, { resticCommand: restic14 });
+      try {
+        const url = `rest:http://127.0.0.1:${await closedPort()}/dead`;
+        harness.peer.send("config.update", { slot: "repo", repository: { url, password: PASSWORD } });
+        const job = checkCommand();
+        harness.peer.send("command.run", job);
+        const finished = finishedOf(await jobReports(harness.peer, job.job_id, 60_000));
+        expect(finished).toMatchObject({
+          status: "failed",
+          exit_code: 1,
+          repository_unreachable: true,
+          error: "the repository did not answer (connection refused): it is unreachable",
+        });
+      } finally {
+        await harness.stop();
+      }
+    });
+  },
+);
 
 /** A local repository with a backup from stdin holding its lock until the test lets it go. */
 async function lockedRepository(restic: string): Promise<{ dir: string; holder: ChildProcess }> {
@@ -159,7 +171,7 @@ async function killed(child: ChildProcess): Promise<void> {
 describe.each([
   ["0.18", restic18],
   ["0.14", restic14],
-] as const)("a lock left in the repository, restic %s", (version, restic) => {
+] as const)("a lock left in the repository, restic %s", GUARD_TESTS, (version, restic) => {
   it.skipIf(restic === "")(
     `is removed by restic unlock when its process is gone, and the check goes through${resticNote(version)}`,
     async () => {

@@ -21,7 +21,9 @@ export function isRunning(pid: number): boolean {
   }
 }
 
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 5_000): Promise<void> {
+// The default bound is a hang guard for a loaded machine (5 s was missed there, issue 32); the
+// test's own timeout usually ends a hang first.
+export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) {
