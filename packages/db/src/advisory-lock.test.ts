@@ -2,11 +2,11 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { advisoryLockKey, withAdvisoryLock } from "./advisory-lock.js";
 import { connect, IN_MEMORY } from "./connect.js";
-import { executeRows } from "./database.js";
 import { isPostgresWriteAfterClose } from "./driver-quirks.js";
 import { hosts } from "./schema/index.js";
 import { insertHost } from "./test-support/fixtures.js";
 import { runDbSuite } from "./testing/db-suite.js";
+import { terminateBackendsRunning } from "./testing/terminate-backend.js";
 import { createTestEngine, postgresNote, testDatabaseUrl } from "./testing/test-engine.js";
 
 describe("advisoryLockKey", () => {
@@ -120,21 +120,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)(
           acquired = resolve;
         });
         // Replica A holds the lock mid-tick and then dies (its backend is killed, as with kill -9).
+        // Its query is named, so no other test's sleep on the same PostgreSQL is taken for it.
+        const sleeper = `crashing_${Date.now()}`;
         const replicaA = withAdvisoryLock(dying.db, "ticker:crash", async (tx) => {
           acquired();
-          await tx.execute(sql`select pg_sleep(30)`);
+          await tx.execute(sql.raw(`select pg_sleep(30) as ${sleeper}`));
         }).catch((error: unknown) => error);
         await holding;
         expect((await withAdvisoryLock(first.db, "ticker:crash", async () => 1)).ran).toBe(false);
-        // A has taken the lock but may not have sent its sleep yet: kill it once it is seen sleeping.
-        for (let killed = 0; killed === 0; ) {
-          killed = (
-            await executeRows(
-              first.db,
-              sql`select pg_terminate_backend(pid) from pg_stat_activity where query like '%pg_sleep(30)%' and pid <> pg_backend_pid()`,
-            )
-          ).length;
-        }
+        // A has taken the lock but may not have sent its sleep yet: killed once it is seen sleeping.
+        await terminateBackendsRunning(first.db, sleeper);
         expect(await replicaA).toBeInstanceOf(Error);
         expect(await withAdvisoryLock(first.db, "ticker:crash", async () => "b")).toEqual({
           ran: true,

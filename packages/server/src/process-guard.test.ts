@@ -1,10 +1,9 @@
-import { connect, executeRows, IN_MEMORY, isConnectionError, isPostgresWriteAfterClose } from "@fleetback/db";
-import { postgresNote, testDatabaseUrl, testEngines } from "@fleetback/db/testing";
+import { connect, IN_MEMORY, isConnectionError, isPostgresWriteAfterClose } from "@fleetback/db";
+import { postgresNote, terminateBackendsRunning, testDatabaseUrl, testEngines } from "@fleetback/db/testing";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "./log.js";
 import { installProcessGuard } from "./process-guard.js";
-import { eventually } from "./testing/eventually.js";
 
 describe("isPostgresWriteAfterClose", () => {
   it("knows the postgres.js TypeError by message and frame, and nothing else", () => {
@@ -52,21 +51,8 @@ describe.skipIf(!testEngines().includes("postgres"))(`process guard on PostgreSQ
           () => undefined,
           (error: unknown) => error,
         );
-      // Terminated once the server runs it, however long the machine takes to get there; the
-      // bound is a hang guard well below the query's own 30 s.
-      await eventually(
-        async () =>
-          (
-            await executeRows(
-              admin.db,
-              sql.raw(
-                `select pg_terminate_backend(pid) from pg_stat_activity where query like '%${tag}%' and pid <> pg_backend_pid()`,
-              ),
-            )
-          ).length,
-        (terminated) => terminated > 0,
-        { what: "the sleeping transaction's backend terminated", timeoutMs: 20_000 },
-      );
+      // Terminated once the server runs it, however long the machine takes to get there.
+      await terminateBackendsRunning(admin.db, tag);
       expect(isConnectionError(await failed)).toBe(true);
       await bugLogged;
       expect(lines.some((line) => line.includes("postgres.js #1154"))).toBe(true);

@@ -2,6 +2,7 @@
  * @module @fleetback/db/testing: real databases for tests of any package (vitest required).
  */
 export { type DbSuiteContext, runDbSuite } from "./db-suite.js";
+export { terminateBackendsRunning } from "./terminate-backend.js";
 export {
   type CreateTestDatabaseOptions,
   closeSharedTestEngines,
