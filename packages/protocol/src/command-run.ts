@@ -38,6 +38,12 @@ const Common = {
    * and report nothing about it as the host's repository (no `snapshots.report`, no `repo.stats`).
    */
   on_mirror: Type.Optional(Type.Boolean()),
+  /**
+   * Protocol 12, true: a keeper runs this job on another host's repository with the credentials
+   * pushed for this job id (`config.update.job_id`), never its own, and reports nothing about it as
+   * its own repository (no `snapshots.report`, no `repo.stats`).
+   */
+  kept: Type.Optional(Type.Boolean()),
 };
 
 /** Each kind's own sub-payload, in the order of JOB_KINDS. */

@@ -35,7 +35,7 @@ import {
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(11);
+    expect(PROTOCOL_VERSION).toBe(12);
     expect(SNAPSHOT_OWNER_PROTOCOL_VERSION).toBe(11);
     expect(FORGET_HOSTS_MAX).toBe(16);
     expect(DRILL_PROTOCOL_VERSION).toBe(6);

@@ -12,9 +12,10 @@
  * credential slot (a second copy of every snapshot in another repository). 9: a backup's
  * `repo.stats` comes after its `job.finished` (the job's time is restic's). 10: so does its
  * `snapshots.report`. 11: snapshot ownership in a shared repository (a backup's `host`, a
- * forget's `hosts`) and a repository server login apart from the repository password.
+ * forget's `hosts`) and a repository server login apart from the repository password. 12: a keeper
+ * (credentials for one job, `command.run.kept`), so protected hosts never hold delete authority.
  */
-export const PROTOCOL_VERSION = 11;
+export const PROTOCOL_VERSION = 12;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;
@@ -44,6 +45,17 @@ export const MIRROR_PROTOCOL_VERSION = 8;
  * repository holds no other machine's snapshots, and a separate login password not at all.
  */
 export const SNAPSHOT_OWNER_PROTOCOL_VERSION = 11;
+
+/**
+ * The first protocol whose agents can keep other hosts' repositories: they hold a `config.update`
+ * carrying `job_id` for that one job (never as their own slot) and run a `command.run` with
+ * `kept` on it. An older agent would store the credentials as its own, so the server designates
+ * no older agent as a keeper and sends neither frame to one.
+ */
+export const KEEPER_PROTOCOL_VERSION = 12;
+
+/** Most job-scoped credential sets an agent holds at once; the oldest goes first past it. */
+export const JOB_CREDENTIALS_MAX = 32;
 
 /**
  * Most hostnames a policy forget may name (`command.run.hosts`): the host's stable name and the

@@ -25,11 +25,16 @@ export const ConfigUpdateCredentials = Type.Object({
   slot: CredentialSlot,
   repository: Repository,
   caps: Type.Optional(Caps),
+  /**
+   * Protocol 12: these credentials serve this one job (a keeper's `kept` job), held apart from the
+   * agent's own slots and forgotten when the job ends.
+   */
+  job_id: Type.Optional(Ulid),
 });
 export type ConfigUpdateCredentials = Static<typeof ConfigUpdateCredentials>;
 
 /** Caps alone, sent on hello and after the bandwidth PUT. */
-export const ConfigUpdateCaps = Type.Object({ caps: Caps, slot: Absent, repository: Absent });
+export const ConfigUpdateCaps = Type.Object({ caps: Caps, slot: Absent, repository: Absent, job_id: Absent });
 export type ConfigUpdateCaps = Static<typeof ConfigUpdateCaps>;
 
 export const ConfigUpdate = Type.Union([ConfigUpdateCredentials, ConfigUpdateCaps]);
