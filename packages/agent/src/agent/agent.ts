@@ -23,7 +23,7 @@ import { createDumpStreamer, type DumpStreamer } from "../dump/dump-streamer.js"
 import type { HostIdentity } from "../host-identity.js";
 import { createJobHandlers } from "../jobs/job-handlers.js";
 import { createJobQueue, type JobQueue } from "../jobs/job-queue.js";
-import { createJobReporter } from "../jobs/job-reporter.js";
+import { createJobReporter, type JobReporter } from "../jobs/job-reporter.js";
 import type { JobTimeouts } from "../jobs/job-timeouts.js";
 import type { JobHandlers } from "../jobs/job-types.js";
 import { localRepositoryProblem } from "../jobs/local-repository.js";
@@ -112,6 +112,17 @@ export interface Agent {
   readonly toolVersion: ToolVersionProbe;
   readonly tree: TreeBrowser;
   readonly dumps: DumpStreamer;
+}
+
+/** Whatever way a job ends (run, refused, cancelled before it started), its own credentials go. */
+function dropsJobCredentials(reporter: JobReporter, credentials: CredentialStore): JobReporter {
+  return {
+    ...reporter,
+    finished(jobId, outcome) {
+      credentials.dropJob(jobId);
+      reporter.finished(jobId, outcome);
+    },
+  };
 }
 
 /**
@@ -223,7 +234,10 @@ export function createAgent(options: AgentOptions): Agent {
           ? {}
           : { mirrorProbeTimeoutMs: options.repositoryUnreachableAfterMs }),
       }),
-    reporter: createJobReporter((type, payload) => send(type, payload), clock),
+    reporter: dropsJobCredentials(
+      createJobReporter((type, payload) => send(type, payload), clock),
+      credentials,
+    ),
     log,
     timeouts: options.jobTimeouts,
     timers,

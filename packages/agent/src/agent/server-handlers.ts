@@ -33,13 +33,18 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
     "config.update": (payload) => {
       // Only which parts changed is logged; the values never are.
       if (payload.repository !== undefined && payload.slot !== undefined) {
-        credentials.setRepository(payload.slot, payload.repository);
+        if (payload.job_id !== undefined) {
+          credentials.setJobRepository(payload.job_id, payload.slot, payload.repository);
+        } else {
+          credentials.setRepository(payload.slot, payload.repository);
+        }
       }
       if (payload.caps !== undefined) {
         credentials.setCaps(payload.caps);
       }
       log.info("configuration updated", {
         slot: payload.slot ?? null,
+        job_id: payload.job_id ?? null,
         caps: payload.caps !== undefined,
       });
     },

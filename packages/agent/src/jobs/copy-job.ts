@@ -261,7 +261,7 @@ export function createCopyJob(deps: CopyJobDeps): JobHandler<CommandRunCopy> {
   return (run) =>
     runRepositoryJob(deps, run, {
       tool: async (context) => {
-        const mirror = deps.credentials.repository("mirror");
+        const mirror = deps.credentials.forCommand(run.command).repository("mirror");
         if (mirror === undefined) {
           run.log("agent", "no mirror credentials have been pushed to this agent; restic was not run");
           return failed(NO_MIRROR_CREDENTIALS_ERROR);

@@ -35,7 +35,8 @@ export interface ListingAfterForget {
 }
 
 /**
- * Reports the snapshot list after a forget restic finished (on the mirror: only lists it), and
+ * Reports the snapshot list after a forget restic finished (on the mirror or a kept repository:
+ * only lists it), and
  * checks `removed` against it.
  */
 export async function listAfterForget(
@@ -44,8 +45,10 @@ export async function listAfterForget(
   context: RepositoryContext,
   removed: readonly string[],
 ): Promise<ListingAfterForget> {
-  // The mirror's list is checked too, but never reported: reports describe the host's repository.
-  const reporting = run.command.on_mirror === true ? { ...deps, reportSnapshots: () => {} } : deps;
+  // The mirror's list, or a kept repository's, is checked too, but never reported: reports
+  // describe this host's own repository.
+  const elsewhere = run.command.on_mirror === true || run.command.kept === true;
+  const reporting = elsewhere ? { ...deps, reportSnapshots: () => {} } : deps;
   const snapshots = await reportSnapshotList(reporting, run, context);
   const still = snapshots === undefined ? [] : stillListed(removed, snapshots);
   if (still.length === 0) {

@@ -11,6 +11,7 @@ import { systemTimers, type Timers } from "../time/timers.js";
 import type { JobReporter } from "./job-reporter.js";
 import { envNameOf, formatTimeout, type JobTimeouts, timeoutOf } from "./job-timeouts.js";
 import { type JobHandler, type JobHandlers, type JobOutcome, NextJobWaiting } from "./job-types.js";
+import { keptRefusal } from "./kept-job.js";
 import { createErrorCollector } from "./tool-outcome.js";
 
 export interface JobQueue {
@@ -198,8 +199,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         log.warn("ignored a duplicate command.run", { job_id: command.job_id });
         return;
       }
-      if (handlerOf(command) === undefined) {
-        const error = unsupportedKindMessage(command.kind);
+      const refused =
+        handlerOf(command) === undefined ? unsupportedKindMessage(command.kind) : keptRefusal(command);
+      if (refused !== undefined) {
+        const error = refused;
         log.warn("refused a job", { job_id: command.job_id, kind: command.kind, reason: error });
         reporter.line(command.job_id, "agent", error);
         reporter.finished(command.job_id, { status: "failed", exit_code: null, error });

@@ -28,6 +28,7 @@ import type { Timers } from "../time/timers.js";
 import { settleGuardVerdict } from "./guard-outcome.js";
 import { createHookRunner, type HookRunner } from "./hooks.js";
 import { NO_CREDENTIALS_ERROR } from "./init-job.js";
+import { NO_JOB_CREDENTIALS_ERROR } from "./kept-job.js";
 import type { JobOutcome, JobRun } from "./job-types.js";
 
 export const NO_ADMIN_CREDENTIALS_ERROR = "no admin credentials";
@@ -131,8 +132,16 @@ export async function runRepositoryJob(
     run.log("agent", `${error}; restic was not run`);
     return { status: "failed", exit_code: null, error };
   }
+  const credentials = deps.credentials.forCommand(command);
   const slot = credentialSlotOf(command);
-  const repository = deps.credentials.repository(slot);
+  const repository = credentials.repository(slot);
+  if (repository === undefined && command.kept === true) {
+    run.log(
+      "agent",
+      `${NO_JOB_CREDENTIALS_ERROR}; a kept job never uses this agent's own; restic was not run`,
+    );
+    return { status: "failed", exit_code: null, error: NO_JOB_CREDENTIALS_ERROR };
+  }
   if (repository === undefined) {
     if (slot === "mirror") {
       run.log(
@@ -175,7 +184,7 @@ export async function runRepositoryJob(
     }
   }
 
-  const context: RepositoryContext = { repository, caps: deps.credentials.capsFor(command) };
+  const context: RepositoryContext = { repository, caps: credentials.capsFor(command) };
   deps.guardRecord?.begin();
   const tooled = await steps.tool(context);
   const outcome = settleGuardVerdict(tooled, deps.guardRecord?.take(), {
@@ -193,8 +202,9 @@ export async function runRepositoryJob(
   if (hasScript(command.post_hook)) {
     await runPostHook(hooks, run, command.post_hook, outcome);
   }
-  // What a job reports (snapshot list, statistics) describes the host's repository: never the mirror's.
-  if (command.on_mirror !== true) {
+  // What a job reports (snapshot list, statistics) describes the host's own repository: never the
+  // mirror's, nor the repository a keeper works on for another host.
+  if (command.on_mirror !== true && command.kept !== true) {
     await steps.report?.(context, outcome);
     const after = steps.afterFinish;
     if (after !== undefined) {

@@ -1,0 +1,159 @@
+/**
+ * Issue 33, the keeper: a real agent runs forget and prune on another host's repository with the
+ * credentials pushed for that one job (protocol 12), against real restic 0.18 and 0.14 and two
+ * rest-servers on one data directory: `--append-only` (what the agent's own slots hold, as a
+ * protected host's would) and a full one (the maintenance credential). A kept job never falls back
+ * to the agent's own slots, never reports the repository as the agent's own, and its credentials
+ * are gone once it ended.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { AgentEnvelope, CommandRun } from "@fleetback/protocol";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { NO_JOB_CREDENTIALS_ERROR } from "../jobs/kept-job.js";
+import { finishedOf, type Harness, jobReports, nextUlid, startHarness } from "../testing/agent-harness.js";
+import { hasRestServer, type RestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
+import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
+
+const USER = "vm";
+const PASSWORD = "kept-repository-pw";
+const JOB_TIMEOUT_MS = 240_000;
+const TEST_TIMEOUT_MS = 900_000;
+
+const run = promisify(execFile);
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+function cli(restic: string, rest: RestServer, cacheDir: string) {
+  return async (...args: string[]): Promise<string> => {
+    const { stdout } = await run(restic, args, {
+      env: {
+        PATH: process.env.PATH,
+        RESTIC_REPOSITORY: rest.url.replace("http://", `http://${USER}:${PASSWORD}@`),
+        RESTIC_PASSWORD: PASSWORD,
+        RESTIC_CACHE_DIR: cacheDir,
+      },
+    });
+    return stdout;
+  };
+}
+
+async function snapshotIds(restic: (...args: string[]) => Promise<string>): Promise<string[]> {
+  const listed = JSON.parse(await restic("snapshots", "--json")) as { id: string }[];
+  return listed.map((snapshot) => snapshot.id).sort();
+}
+
+async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
+  harness.peer.send("command.run", command);
+  return jobReports(harness.peer, command.job_id, JOB_TIMEOUT_MS);
+}
+
+function repositoryReports(harness: Harness): number {
+  return harness.peer.received.filter(
+    (message) => message.type === "snapshots.report" || message.type === "repo.stats",
+  ).length;
+}
+
+describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
+  const restic = resticBinary(version) ?? "";
+
+  it.skipIf(restic === "" || !hasRestServer())(
+    `a kept forget and prune run with the job's own credentials, never the agent's${resticNote(version)}${restServerNote()}`,
+    async () => {
+      const cacheDir = await mkdtemp(join(tmpdir(), "fleetback-cache-"));
+      const source = await mkdtemp(join(tmpdir(), "fleetback-src-"));
+      const full = await startRestServer(USER, PASSWORD);
+      const appendOnly = await startRestServer(USER, PASSWORD, { appendOnly: true, dir: full.dir });
+      const harness = await startHarness(server, { resticCommand: restic });
+      try {
+        const maintenance = cli(restic, full, cacheDir);
+        await maintenance("init");
+        for (const round of [1, 2, 3]) {
+          await writeFile(join(source, "data.txt"), `round ${round}\n`.repeat(round * 100));
+          await maintenance("backup", "--tag", "t", source);
+        }
+        const before = await snapshotIds(maintenance);
+        const [first, second] = before;
+        // The agent's own slots hold only what a protected host holds: the append-only endpoint.
+        const own = { url: appendOnly.url, username: USER, password: PASSWORD };
+        harness.peer.send("config.update", { slot: "repo", repository: own });
+        harness.peer.send("config.update", { slot: "admin", repository: own });
+        const kept = { url: full.url, username: USER, password: PASSWORD };
+        const reportsBefore = repositoryReports(harness);
+
+        // Without its own credentials a kept job does not run, whatever the agent's slots hold.
+        const bare = await runJob(harness, {
+          job_id: nextUlid(),
+          kind: "forget",
+          requires_admin_creds: true,
+          kept: true,
+          forget_groups: [],
+          snapshot_ids: [first ?? ""],
+        });
+        expect(finishedOf(bare)).toMatchObject({ status: "failed", error: NO_JOB_CREDENTIALS_ERROR });
+
+        const forgetId = nextUlid();
+        harness.peer.send("config.update", { slot: "admin", repository: kept, job_id: forgetId });
+        const forgotten = await runJob(harness, {
+          job_id: forgetId,
+          kind: "forget",
+          requires_admin_creds: true,
+          kept: true,
+          forget_groups: [],
+          snapshot_ids: [first ?? ""],
+        });
+        expect(finishedOf(forgotten)).toMatchObject({ status: "succeeded" });
+        expect(await snapshotIds(maintenance)).toEqual(before.slice(1));
+
+        // The credentials went with the job.
+        const forgetCommand: CommandRun = {
+          job_id: forgetId,
+          kind: "prune",
+          requires_admin_creds: true,
+          kept: true,
+        };
+        expect(harness.agent.credentials.forCommand(forgetCommand).repository("admin")).toBeUndefined();
+
+        const pruneId = nextUlid();
+        harness.peer.send("config.update", { slot: "admin", repository: kept, job_id: pruneId });
+        const pruned = await runJob(harness, {
+          job_id: pruneId,
+          kind: "prune",
+          requires_admin_creds: true,
+          kept: true,
+        });
+        expect(finishedOf(pruned)).toMatchObject({ status: "succeeded" });
+        await maintenance("check");
+
+        // A kind a keeper never runs for another host is refused before anything reads a slot.
+        const init = await runJob(harness, {
+          job_id: nextUlid(),
+          kind: "init",
+          requires_admin_creds: false,
+          kept: true,
+        });
+        expect(finishedOf(init)?.status).toBe("failed");
+        expect(finishedOf(init)?.error).toContain("init does not run for another host");
+
+        // Nothing about the kept repository was reported as the agent's own.
+        expect(repositoryReports(harness)).toBe(reportsBefore);
+        expect(await snapshotIds(maintenance)).toEqual(before.slice(1));
+      } finally {
+        await harness.stop();
+        await appendOnly.stop();
+        await full.stop();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
