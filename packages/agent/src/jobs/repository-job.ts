@@ -28,8 +28,8 @@ import type { Timers } from "../time/timers.js";
 import { settleGuardVerdict } from "./guard-outcome.js";
 import { createHookRunner, type HookRunner } from "./hooks.js";
 import { NO_CREDENTIALS_ERROR } from "./init-job.js";
-import { NO_JOB_CREDENTIALS_ERROR } from "./kept-job.js";
 import type { JobOutcome, JobRun } from "./job-types.js";
+import { NO_JOB_CREDENTIALS_ERROR } from "./kept-job.js";
 
 export const NO_ADMIN_CREDENTIALS_ERROR = "no admin credentials";
 
