@@ -63,10 +63,16 @@ export function explainMismatch(schema: TSchema, value: unknown, prefix: string)
     const allowed = literals.map((literal) => JSON.stringify(literal?.params.allowedValue));
     return { path, message: `${path}: expected one of ${allowed.join(", ")}` };
   }
-  // Members whose literal matched were meant; among those, the one with fewest errors.
+  // Members whose literal matched were meant; among those, the one with fewest errors, each
+  // missing field counted as one (a caps frame with a bad cap is no clear frame missing two).
+  const weight = (attempt: Attempt) =>
+    attempt.errors.reduce(
+      (sum, error) =>
+        sum + (error.keyword === "required" ? Math.max(1, error.params.requiredProperties.length) : 1),
+      0,
+    );
   const ranked = [...attempts].sort(
-    (a, b) =>
-      Number(a.literal !== undefined) - Number(b.literal !== undefined) || a.errors.length - b.errors.length,
+    (a, b) => Number(a.literal !== undefined) - Number(b.literal !== undefined) || weight(a) - weight(b),
   );
   const best = ranked[0];
   if (best === undefined) {

@@ -30,14 +30,35 @@ export const ConfigUpdateCredentials = Type.Object({
    * agent's own slots and forgotten when the job ends.
    */
   job_id: Type.Optional(Ulid),
+  clear: Absent,
 });
 export type ConfigUpdateCredentials = Static<typeof ConfigUpdateCredentials>;
 
 /** Caps alone, sent on hello and after the bandwidth PUT. */
-export const ConfigUpdateCaps = Type.Object({ caps: Caps, slot: Absent, repository: Absent, job_id: Absent });
+export const ConfigUpdateCaps = Type.Object({
+  caps: Caps,
+  slot: Absent,
+  repository: Absent,
+  job_id: Absent,
+  clear: Absent,
+});
 export type ConfigUpdateCaps = Static<typeof ConfigUpdateCaps>;
 
-export const ConfigUpdate = Type.Union([ConfigUpdateCredentials, ConfigUpdateCaps]);
+/**
+ * Protocol 12: the agent forgets what the slot held. Sent to a host that became protected (a
+ * keeper maintains its repository), on that change and at every hello, so delete authority pushed
+ * earlier does not outlive the decision in the agent's memory.
+ */
+export const ConfigUpdateClear = Type.Object({
+  slot: CredentialSlot,
+  clear: Type.Literal(true),
+  repository: Absent,
+  caps: Absent,
+  job_id: Absent,
+});
+export type ConfigUpdateClear = Static<typeof ConfigUpdateClear>;
+
+export const ConfigUpdate = Type.Union([ConfigUpdateCredentials, ConfigUpdateCaps, ConfigUpdateClear]);
 export type ConfigUpdate = Static<typeof ConfigUpdate>;
 
 /** Replaces the agent's whole schedule state; the agent answers `schedule.ack` with the version. */

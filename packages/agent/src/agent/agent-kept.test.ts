@@ -135,6 +135,8 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         expect(finishedOf(pruned)).toMatchObject({ status: "succeeded" });
         await maintenance("check");
 
+        // A host that became protected forgets its delete authority (frames are read in order).
+        harness.peer.send("config.update", { slot: "admin", clear: true });
         // A kind a keeper never runs for another host is refused before anything reads a slot.
         const init = await runJob(harness, {
           job_id: nextUlid(),
@@ -144,6 +146,8 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         });
         expect(finishedOf(init)?.status).toBe("failed");
         expect(finishedOf(init)?.error).toContain("init does not run for another host");
+        expect(harness.agent.credentials.repository("admin")).toBeUndefined();
+        expect(harness.agent.credentials.repository("repo")).toEqual(own);
 
         // Nothing about the kept repository was reported as the agent's own.
         expect(repositoryReports(harness)).toBe(reportsBefore);

@@ -16,6 +16,8 @@ import type { BandwidthCaps } from "../restic/restic.js";
 export interface CredentialStore {
   setRepository(slot: CredentialSlot, repository: Repository): void;
   repository(slot: CredentialSlot): Repository | undefined;
+  /** The slot holds nothing after (protocol 12: the host became protected). */
+  clearRepository(slot: CredentialSlot): void;
   setCaps(caps: Caps): void;
   /** Per-job caps override the host-wide ones, direction by direction. */
   capsFor(command: CommandRun): BandwidthCaps;
@@ -47,6 +49,9 @@ export function createCredentialStore(): CredentialStore {
     },
     repository(slot) {
       return slots.get(slot);
+    },
+    clearRepository(slot) {
+      slots.delete(slot);
     },
     setCaps(caps) {
       hostCaps = { ...caps };

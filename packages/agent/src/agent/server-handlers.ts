@@ -32,7 +32,9 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
   return {
     "config.update": (payload) => {
       // Only which parts changed is logged; the values never are.
-      if (payload.repository !== undefined && payload.slot !== undefined) {
+      if (payload.clear === true) {
+        credentials.clearRepository(payload.slot);
+      } else if (payload.repository !== undefined && payload.slot !== undefined) {
         if (payload.job_id !== undefined) {
           credentials.setJobRepository(payload.job_id, payload.slot, payload.repository);
         } else {
@@ -45,6 +47,7 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
       log.info("configuration updated", {
         slot: payload.slot ?? null,
         job_id: payload.job_id ?? null,
+        cleared: payload.clear === true,
         caps: payload.caps !== undefined,
       });
     },
