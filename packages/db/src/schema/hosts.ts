@@ -2,7 +2,7 @@
  * @module Managed hosts and their sealed repository credentials.
  */
 import { sql } from "drizzle-orm";
-import { check, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { type AnyPgColumn, check, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 
 export const HOST_STATUSES = ["online", "offline"] as const;
@@ -74,6 +74,9 @@ export const hosts = pgTable(
     // The last hello refused as ErrProtocolTooOld (the agent stops reconnecting after it).
     refusedProtocolVersion: integer("refused_protocol_version"),
     refusedAt: timestamptz("refused_at"),
+    // The keeper that maintains this host's repository (issue 33); set: the host is protected and
+    // never holds delete authority. A keeper that still keeps a host cannot be deleted.
+    keeperHostId: text("keeper_host_id").references((): AnyPgColumn => hosts.id),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -92,6 +95,8 @@ export const hosts = pgTable(
     check("hosts_update_pair_check", sql`(${t.updateVersion} is null) = (${t.updateState} is null)`),
     // Announce reports a hostname collision by looking the name up.
     index("hosts_name_idx").on(t.name),
+    check("hosts_keeper_not_self_check", sql`${t.keeperHostId} <> ${t.id}`),
+    index("hosts_keeper_host_id_idx").on(t.keeperHostId).where(sql`${t.keeperHostId} is not null`),
   ],
 );
 

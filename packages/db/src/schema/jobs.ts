@@ -50,6 +50,8 @@ export const jobs = pgTable(
     scheduledId: text("scheduled_id").references(() => schedules.id, { onDelete: "set null" }),
     sourceGroupId: text("source_group_id").references(() => sourceGroups.id, { onDelete: "set null" }),
     // Non-secret dispatch parameters; secrets travel only in the command itself.
+    // The host whose agent runs the job when it is not `host_id`: a keeper's kept job (issue 33).
+    runnerHostId: text("runner_host_id").references(() => hosts.id, { onDelete: "set null" }),
     params: jsonb("params").$type<Record<string, unknown>>().notNull().default({}),
     progress: jsonb("progress").$type<Record<string, unknown>>(),
     summary: jsonb("summary").$type<Record<string, unknown>>(),
@@ -76,6 +78,7 @@ export const jobs = pgTable(
     // Deleting a group or schedule sets these to null; without an index that is a full scan.
     index("jobs_source_group_id_idx").on(t.sourceGroupId),
     index("jobs_scheduled_id_idx").on(t.scheduledId),
+    index("jobs_runner_host_id_idx").on(t.runnerHostId).where(sql`${t.runnerHostId} is not null`),
   ],
 );
 
