@@ -3,8 +3,8 @@
  * The hello procedure (packages/protocol/PROTOCOL.md, "The hello and its deadline" and "On hello:
  * the initial push"): validate the version; store the versions and mark the host online; make
  * this socket the host's one (evicting an older one with 4002); push, in this order and before
- * anything else can reach the agent, repository credentials, admin credentials, caps and
- * schedule.set; then reconcile running jobs, apply the auto-init rule and carry on a requested
+ * anything else can reach the agent, repository credentials, admin credentials (a protected
+ * host's admin and mirror slots cleared instead, keepers/), caps and schedule.set; then reconcile running jobs, apply the auto-init rule and carry on a requested
  * agent update (confirm it, or send `command.update`). The host's credentials are read once, for
  * the push; auto-init decides on what the push sent.
  */
@@ -26,6 +26,7 @@ import { type GatedSlots, gateSlots } from "../hosts/login-password-gate.js";
 import { recordHello, recordRefusedHello } from "../hosts/presence.js";
 import { runAutoInit } from "../jobs/auto-init.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
+import { withdrawalFrames } from "../keepers/protection-push.js";
 import { helpUrl } from "../updates/agent-upgrade-help.js";
 import { updateSucceeded } from "../updates/update-alerts.js";
 import { continueUpdateOnHello } from "../updates/update-state.js";
@@ -87,12 +88,23 @@ function refuseDeleted(ctx: ChannelContext, session: HelloSession): void {
  * Frames of the initial push, in the contract's order; all encoded before any is written.
  * `credentials` are the slots this agent may receive (hosts/login-password-gate.ts).
  */
-function initialPushFrames(push: HostPush, credentials: HostPush["credentials"]): string[] {
+function initialPushFrames(
+  push: HostPush,
+  credentials: HostPush["credentials"],
+  protocolVersion: number,
+): string[] {
   const frames: string[] = [];
-  for (const slot of ["repo", "admin"] as const) {
-    const repository = credentials[slot];
-    if (repository) {
-      frames.push(encode("config.update", { slot, repository }));
+  if (credentials.repo) {
+    frames.push(encode("config.update", { slot: "repo", repository: credentials.repo }));
+  }
+  if (push.keeperHostId === null) {
+    if (credentials.admin) {
+      frames.push(encode("config.update", { slot: "admin", repository: credentials.admin }));
+    }
+  } else {
+    // A protected host: whatever an earlier push or process left in these slots goes.
+    for (const update of withdrawalFrames(protocolVersion, credentials.repo)) {
+      frames.push(encode("config.update", update));
     }
   }
   frames.push(encode("config.update", { caps: push.caps }));
@@ -147,7 +159,7 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
   try {
     push = await loadHostPush(ctx.deps, hostId);
     gated = gateSlots(push?.credentials ?? {}, hello.protocol_version);
-    frames = push ? initialPushFrames(push, gated.pushable) : [];
+    frames = push ? initialPushFrames(push, gated.pushable, hello.protocol_version) : [];
   } catch (err) {
     log.error({ err, host_id: hostId }, "initial push failed; closing so the agent reconnects");
     socket.close(1011, "internal error");

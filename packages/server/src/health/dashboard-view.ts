@@ -10,6 +10,7 @@ import { count, isNull } from "drizzle-orm";
 import { type AlertRow, alertJson, listAlerts } from "../alerts/alerts.js";
 import type { ServerDeps } from "../deps.js";
 import { listFleet } from "../hosts/fleet-view.js";
+import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
 import { fleetRepositoryGrowth, type RepositoryGrowth } from "../maintenance/repository-growth.js";
 import type { FreshnessState, GroupFreshness } from "./freshness.js";
 import { countHostStates, type HostStateCounts, loadHostProblems } from "./host-states.js";
@@ -36,6 +37,8 @@ export interface Dashboard {
   growth: RepositoryGrowth;
   alerts: AlertRow[];
   openAlerts: number;
+  /** Deletion protection (keepers/): the fleet's exposure as one number. */
+  protection: ProtectionCounts;
 }
 
 function groupCounts(groups: readonly GroupFreshness[]): Record<FreshnessState, number> {
@@ -49,12 +52,13 @@ function groupCounts(groups: readonly GroupFreshness[]): Record<FreshnessState, 
 export async function loadDashboard(deps: Pick<ServerDeps, "db" | "config" | "clock">): Promise<Dashboard> {
   const now = deps.clock.now();
   const { groups, problems } = await loadHostProblems(deps, now);
-  const [fleet, timeline, growth, newest, [open]] = await Promise.all([
+  const [fleet, timeline, growth, newest, [open], protection] = await Promise.all([
     listFleet(deps.db),
     loadJobTimeline(deps.db, now, problems),
     fleetRepositoryGrowth(deps.db, now),
     listAlerts(deps.db, { state: "open", limit: DASHBOARD_ALERTS }),
     deps.db.select({ n: count() }).from(alerts).where(isNull(alerts.resolvedAt)),
+    protectionCounts(deps.db),
   ]);
   // evaluateFreshness sorts overdue (oldest last snapshot first), due, fresh, unscheduled.
   const needing = groups.filter((group) => group.state === "overdue" || group.state === "due");
@@ -73,6 +77,7 @@ export async function loadDashboard(deps: Pick<ServerDeps, "db" | "config" | "cl
     growth,
     alerts: newest,
     openAlerts: Number(open?.n ?? 0),
+    protection,
   };
 }
 
@@ -89,6 +94,7 @@ export function dashboardJson(dashboard: Dashboard) {
   return {
     generated_at: dashboard.now.toISOString(),
     hosts: dashboard.hosts,
+    deletion_protection: dashboard.protection,
     groups: dashboard.groups,
     attention: dashboard.attention.map((row) => ({
       host_id: row.hostId,

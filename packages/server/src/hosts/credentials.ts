@@ -191,9 +191,10 @@ export async function updateHostCredentials(
   patch: CredentialPatch,
 ): Promise<UpdateCredentialsResult> {
   let protocolVersion: number | null = null;
+  let keeperHostId: string | null = null;
   const result = await deps.db.transaction(async (tx): Promise<UpdateCredentialsResult> => {
     const [host] = await tx
-      .select({ id: hosts.id, protocolVersion: hosts.protocolVersion })
+      .select({ id: hosts.id, protocolVersion: hosts.protocolVersion, keeperHostId: hosts.keeperHostId })
       .from(hosts)
       .where(eq(hosts.id, hostId))
       .for("update");
@@ -216,6 +217,7 @@ export async function updateHostCredentials(
       return { ok: false, reason: "agent_too_old", message: tooOld };
     }
     protocolVersion = host.protocolVersion;
+    keeperHostId = host.keeperHostId;
     const sealed = sealHostCredentials(deps.keys.secret, hostId, merged.credentials);
     const now = deps.clock.now();
     const column = { [SEALED_COLUMN[slot]]: sealed };
@@ -240,8 +242,10 @@ export async function updateHostCredentials(
   // The mirror slot goes out right before each copy (jobs/dispatch-job.ts), and only to agents
   // that know it: an older one would refuse the frame. An agent that connected since the check,
   // too old for the slot's login, gets nothing: its hello left the slot out, and says why.
+  // A protected host never holds the admin slot: its keeper gets it with each job (keepers/).
   const pushed =
     slot !== "mirror" &&
+    !(slot === "admin" && keeperHostId !== null) &&
     loginWithheldReason(result.credentials, protocolVersion) === undefined &&
     deps.hub.send(hostId, "config.update", { slot, repository: result.credentials });
   return { ...result, pushed };

@@ -8,6 +8,7 @@
 import { type Database, type Host, hosts, type Job, jobs, type RepositoryOutage } from "@fleetback/db";
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
+import { type Protection, protectionJson, protectionOf } from "../keepers/protection-view.js";
 import { type LastDrill, lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
 import { type MirrorState, mirrorJson, mirrorStateOf } from "../mirror/mirror-state.js";
 import { loadOutage, outageJson } from "../repository-outage/repository-outage.js";
@@ -29,6 +30,8 @@ export interface HostDetail {
   mirror: MirrorState;
   /** The repository does not answer (repository-outage.ts); undefined while it does. */
   outage: RepositoryOutage | undefined;
+  /** Its keeper, if protected, and the hosts it keeps (keepers/). */
+  protection: Protection;
 }
 
 function initStateOf(job: Job | undefined): InitState {
@@ -64,6 +67,7 @@ export async function getHostDetail(db: Database, key: Uint8Array, hostId: strin
       host.protocolVersion,
     ),
     outage: await loadOutage(db, hostId),
+    protection: await protectionOf(db, hostId),
   };
 }
 
@@ -104,5 +108,6 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
     last_drill: lastDrillJson(detail.lastDrill),
     mirror: mirrorJson(detail.mirror),
     repository_outage: outageJson(detail.outage),
+    deletion_protection: protectionJson(detail.protection),
   };
 }

@@ -19,6 +19,8 @@ export interface HostPush {
    * update check needs no read of its own, and a rollout started later finds the socket itself.
    */
   update: HostUpdateRow;
+  /** Set: the host is protected (keepers/); its agent never holds the admin or mirror slot. */
+  keeperHostId: string | null;
 }
 
 type HostRow = typeof hosts.$inferSelect;
@@ -82,6 +84,7 @@ export async function loadHostPush(
     .select({
       bandwidthUpKbps: hosts.bandwidthUpKbps,
       bandwidthDownKbps: hosts.bandwidthDownKbps,
+      keeperHostId: hosts.keeperHostId,
       update: {
         version: hosts.updateVersion,
         state: hosts.updateState,
@@ -97,7 +100,7 @@ export async function loadHostPush(
     return undefined;
   }
   const credentials = await readHostCredentials(deps, hostId);
-  return { credentials, caps: capsOf(host), schedule, update: host.update };
+  return { credentials, caps: capsOf(host), schedule, update: host.update, keeperHostId: host.keeperHostId };
 }
 
 /** Sends the host's current caps; false when the agent is not connected or the host is gone. */

@@ -51,7 +51,8 @@ export async function cancelJob(
       details: { status: job.status },
     });
   }
-  if (deps.hub.send(job.hostId, "command.cancel", { job_id: job.id })) {
+  // A kept job runs on the keeper's agent (keepers/): the cancel goes there.
+  if (deps.hub.send(job.runnerHostId ?? job.hostId, "command.cancel", { job_id: job.id })) {
     deps.log.info({ host_id: job.hostId, job_id: job.id }, "job cancel requested");
     const outcome: CancelOutcome = { kind: "requested", job };
     await auditCancel(deps.db, deps, audit, outcome);

@@ -18,6 +18,8 @@ export interface NewJobInput {
   sourceGroupId?: string | null;
   /** Non-secret dispatch parameters, shown on the job page; never credentials or hooks. */
   params?: Record<string, unknown>;
+  /** The keeper that runs a protected host's job (keepers/); null or absent: the host itself. */
+  runnerHostId?: string | null;
 }
 
 /** A job id for a row not created yet, so the command that names it can be built first. */
@@ -44,6 +46,7 @@ export async function createJob(
       scheduledId: input.scheduledId ?? null,
       sourceGroupId: input.sourceGroupId ?? null,
       params: input.params ?? {},
+      runnerHostId: input.runnerHostId ?? null,
       createdAt: now,
     })
     .returning();

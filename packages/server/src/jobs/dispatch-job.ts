@@ -7,11 +7,17 @@
  * queues a pending run). The job stays `queued` until the agent's job.started.
  */
 import { hosts, type Job, jobs } from "@fleetback/db";
-import type { CommandRun, Repository } from "@fleetback/protocol";
+import {
+  type CommandRun,
+  type ConfigUpdate,
+  KEEPER_PROTOCOL_VERSION,
+  type Repository,
+} from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { readHostCredentials } from "../hosts/credentials.js";
 import { loginWithheldReason } from "../hosts/login-password-gate.js";
+import { type Keeper, keeperOf, runsOnKeeper } from "../keepers/keeper-of.js";
 import { withSnapshotOwner } from "../snapshots/owner-command.js";
 import { createJob, type NewJobInput } from "./create-job.js";
 
@@ -21,18 +27,22 @@ export type DispatchFailure =
   | "mirror_credentials_missing"
   // The slot has a login of its own, which the host's agent is too old to use.
   | "login_needs_agent_upgrade"
-  | "shared_repository_old_agent";
+  | "shared_repository_old_agent"
+  // A protected host's upkeep runs on its keeper (keepers/): offline, or too old to keep.
+  | "keeper_offline"
+  | "keeper_needs_upgrade";
 export type DispatchResult = { ok: true } | { ok: false; reason: DispatchFailure };
 export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
 
 type DispatchDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub">;
 
 /**
- * What goes out ahead of the command: the admin slot for prune and unlock, the mirror slot for a
- * copy (PROTOCOL.md).
+ * Where the command goes and what goes out ahead of it: the admin slot for prune and unlock, the
+ * mirror slot for a copy (PROTOCOL.md); for a protected host's upkeep, the keeper and the
+ * credentials pushed for that one job (keepers/).
  */
 type Ready =
-  | { ok: true; command: CommandRun; admin?: Repository; mirror?: Repository }
+  | { ok: true; runner: string; command: CommandRun; frames: ConfigUpdate[] }
   | { ok: false; reason: DispatchFailure };
 
 /** The command must describe its job (same id and kind): anything else is a bug. */
@@ -67,46 +77,81 @@ async function slotToPush(
   return repository;
 }
 
+/**
+ * A protected host's upkeep, for its keeper: the delete-capable credential of the repository the
+ * job works on (the mirror's for the mirror's upkeep) and a copy's mirror, each for this job only.
+ */
+async function keptReady(
+  deps: DispatchDeps,
+  hostId: string,
+  keeper: Keeper,
+  command: CommandRun,
+): Promise<Ready> {
+  if ((keeper.protocolVersion ?? 0) < KEEPER_PROTOCOL_VERSION) {
+    return { ok: false, reason: "keeper_needs_upgrade" };
+  }
+  const credentials = await readHostCredentials(deps, hostId);
+  const onMirror = command.on_mirror === true;
+  const repository = onMirror ? credentials.mirror : credentials.admin;
+  if (repository === undefined) {
+    return { ok: false, reason: onMirror ? "mirror_credentials_missing" : "admin_credentials_missing" };
+  }
+  const jobId = command.job_id;
+  const frames: ConfigUpdate[] = [{ slot: "admin", repository, job_id: jobId }];
+  if (command.kind === "copy") {
+    if (credentials.mirror === undefined) {
+      return { ok: false, reason: "mirror_credentials_missing" };
+    }
+    frames.push({ slot: "mirror", repository: credentials.mirror, job_id: jobId });
+  }
+  const { on_mirror: _onMirror, ...rest } = command;
+  const kept = { ...rest, kept: true, requires_admin_creds: true } as CommandRun;
+  return { ok: true, runner: keeper.id, command: kept, frames };
+}
+
 async function prepare(deps: DispatchDeps, hostId: string, given: CommandRun): Promise<Ready> {
-  // The only online check of a dispatch: before anything is read or written for it.
-  if (!deps.hub.isOnline(hostId)) {
-    return { ok: false, reason: "offline" };
+  const keeper = runsOnKeeper(given) ? await keeperOf(deps.db, hostId) : undefined;
+  // The only online check of a dispatch: before anything else is read or written for it.
+  if (!deps.hub.isOnline(keeper?.id ?? hostId)) {
+    return { ok: false, reason: keeper ? "keeper_offline" : "offline" };
   }
   const owned = await withSnapshotOwner(deps.db, hostId, given);
   if (!owned.ok) {
     return owned;
   }
   const { command } = owned;
+  if (keeper !== undefined) {
+    return keptReady(deps, hostId, keeper, command);
+  }
   // A copy writes to the mirror, and the mirror's upkeep runs there (`on_mirror`).
   if (command.kind === "copy" || command.on_mirror === true) {
     const mirror = await slotToPush(deps, hostId, "mirror");
-    return typeof mirror === "string" ? { ok: false, reason: mirror } : { ok: true, command, mirror };
+    return typeof mirror === "string"
+      ? { ok: false, reason: mirror }
+      : { ok: true, runner: hostId, command, frames: [{ slot: "mirror", repository: mirror }] };
   }
   if (!command.requires_admin_creds) {
-    return { ok: true, command };
+    return { ok: true, runner: hostId, command, frames: [] };
   }
   const admin = await slotToPush(deps, hostId, "admin");
-  return typeof admin === "string" ? { ok: false, reason: admin } : { ok: true, command, admin };
+  return typeof admin === "string"
+    ? { ok: false, reason: admin }
+    : { ok: true, runner: hostId, command, frames: [{ slot: "admin", repository: admin }] };
 }
 
 /** False when the agent went away since `prepare`: the hub then wrote nothing. */
-function send(
-  deps: DispatchDeps,
-  hostId: string,
-  command: CommandRun,
-  ready: { admin?: Repository; mirror?: Repository },
-): boolean {
-  if (ready.admin && !deps.hub.send(hostId, "config.update", { slot: "admin", repository: ready.admin })) {
-    return false;
+function send(deps: DispatchDeps, ready: Extract<Ready, { ok: true }>): boolean {
+  for (const frame of ready.frames) {
+    if (!deps.hub.send(ready.runner, "config.update", frame)) {
+      return false;
+    }
   }
-  if (ready.mirror && !deps.hub.send(hostId, "config.update", { slot: "mirror", repository: ready.mirror })) {
-    return false;
-  }
-  return deps.hub.send(hostId, "command.run", command);
+  return deps.hub.send(ready.runner, "command.run", ready.command);
 }
 
-function logDispatched(deps: DispatchDeps, job: Pick<Job, "id" | "hostId" | "kind">): void {
-  deps.log.info({ host_id: job.hostId, job_id: job.id, kind: job.kind }, "job dispatched");
+function logDispatched(deps: DispatchDeps, job: Pick<Job, "id" | "hostId" | "kind">, runner: string): void {
+  const kept = runner === job.hostId ? {} : { runner_host_id: runner };
+  deps.log.info({ host_id: job.hostId, job_id: job.id, kind: job.kind, ...kept }, "job dispatched");
 }
 
 /** Sends the command of a job whose row the caller created (in its own transaction). */
@@ -120,10 +165,13 @@ export async function dispatchJob(
   if (!ready.ok) {
     return ready;
   }
-  if (!send(deps, job.hostId, ready.command, ready)) {
+  if (ready.runner !== job.hostId) {
+    await deps.db.update(jobs).set({ runnerHostId: ready.runner }).where(eq(jobs.id, job.id));
+  }
+  if (!send(deps, ready)) {
     return { ok: false, reason: "offline" };
   }
-  logDispatched(deps, job);
+  logDispatched(deps, job, ready.runner);
   return { ok: true };
 }
 
@@ -141,11 +189,14 @@ export async function createAndDispatchJob(
   if (!ready.ok) {
     return ready;
   }
-  const job = await createJob(deps, input);
-  if (!send(deps, job.hostId, ready.command, ready)) {
+  const job = await createJob(deps, {
+    ...input,
+    runnerHostId: ready.runner === input.hostId ? null : ready.runner,
+  });
+  if (!send(deps, ready)) {
     await deps.db.delete(jobs).where(eq(jobs.id, job.id));
     return { ok: false, reason: "offline" };
   }
-  logDispatched(deps, job);
+  logDispatched(deps, job, ready.runner);
   return { ok: true, job };
 }

@@ -177,7 +177,11 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
 
   async function load(jobId: string, state: JobLogState): Promise<void> {
     const [job] = await retryWhileDatabaseDown(
-      () => db.select({ hostId: jobs.hostId }).from(jobs).where(eq(jobs.id, jobId)),
+      () =>
+        db
+          .select({ hostId: jobs.hostId, runnerHostId: jobs.runnerHostId })
+          .from(jobs)
+          .where(eq(jobs.id, jobId)),
       {
         onRetry: (err, attempt, delayMs) => {
           log.warn(
@@ -187,7 +191,8 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
         },
       },
     );
-    if (job?.hostId !== state.hostId) {
+    // A keeper's kept job (keepers/) streams from the keeper's agent, never from the job's host.
+    if (job === undefined || (job.runnerHostId ?? job.hostId) !== state.hostId) {
       state.rejected = true;
       state.unsequenced = [];
       const key = keyOf(state.hostId, jobId);

@@ -11,12 +11,14 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
+import { recordKeptSuccess } from "../keepers/kept-success.js";
 import type { Logger } from "../log.js";
 import { recordJobEnds } from "../metrics/job-metrics.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import type { SetTimer } from "../tickers/set-timer.js";
 import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
+import { runsOn } from "./job-runner.js";
 
 /** Stored progress is a convenience for page reloads; the live stream gets every report. */
 export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
@@ -75,7 +77,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
     ...(options.logBatchLines ? { batchLines: options.logBatchLines } : {}),
   });
   /** Jobs whose owner is confirmed, with the time of their last stored progress. */
-  const progressWrites = new Map<string, { hostId: string; at: number }>();
+  const progressWrites = new Map<string, { sender: string; hostId: string; at: number }>();
 
   function emit<K extends JobEventName>(name: K, event: JobEventMap[K]): void {
     for (const err of events.emit(name, event)) {
@@ -83,8 +85,9 @@ export function createJobReports(options: JobReportsOptions): JobReports {
     }
   }
 
-  function ownActiveJob(hostId: string, jobId: string) {
-    return and(eq(jobs.id, jobId), eq(jobs.hostId, hostId), inArray(jobs.status, [...ACTIVE]));
+  /** An active job that `sender`'s agent runs: its own, or one it keeps for another host (keepers/). */
+  function ownActiveJob(sender: string, jobId: string) {
+    return and(eq(jobs.id, jobId), runsOn(sender), inArray(jobs.status, [...ACTIVE]));
   }
 
   return {
@@ -94,47 +97,49 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         .update(jobs)
         .set({ status: "running", startedAt })
         .where(and(ownActiveJob(hostId, report.job_id), eq(jobs.kind, report.kind)))
-        .returning({ id: jobs.id });
-      if (rows.length === 0) {
+        .returning({ id: jobs.id, hostId: jobs.hostId });
+      const [started] = rows;
+      if (started === undefined) {
         log.warn(
           { host_id: hostId, job_id: report.job_id },
           "job.started for no active job of this host and kind; ignored",
         );
         return;
       }
-      emit("job.updated", { jobId: report.job_id, hostId, status: "running", startedAt });
+      emit("job.updated", { jobId: report.job_id, hostId: started.hostId, status: "running", startedAt });
     },
 
     async progress(hostId, report) {
       const now = clock.now().getTime();
       const known = progressWrites.get(report.job_id);
-      if (known && known.hostId === hostId && now - known.at < PROGRESS_WRITE_INTERVAL_MS) {
-        emit("job.updated", { jobId: report.job_id, hostId, progress: report });
+      if (known && known.sender === hostId && now - known.at < PROGRESS_WRITE_INTERVAL_MS) {
+        emit("job.updated", { jobId: report.job_id, hostId: known.hostId, progress: report });
         return;
       }
       const rows = await db
         .update(jobs)
         .set({ progress: { ...report } })
         .where(ownActiveJob(hostId, report.job_id))
-        .returning({ id: jobs.id, kind: jobs.kind, sourceGroupId: jobs.sourceGroupId });
-      if (rows.length === 0) {
+        .returning({ id: jobs.id, hostId: jobs.hostId });
+      const [updated] = rows;
+      if (updated === undefined) {
         log.debug(
           { host_id: hostId, job_id: report.job_id },
           "job.progress for no active job of this host; ignored",
         );
         return;
       }
-      progressWrites.set(report.job_id, { hostId, at: now });
-      emit("job.updated", { jobId: report.job_id, hostId, progress: report });
+      progressWrites.set(report.job_id, { sender: hostId, hostId: updated.hostId, at: now });
+      emit("job.updated", { jobId: report.job_id, hostId: updated.hostId, progress: report });
     },
 
     logLine(hostId, report) {
       logWriter.append(hostId, report);
     },
 
-    async finished(hostId, report) {
+    async finished(sender, report) {
       // Lines come before the result, so a page that sees "finished" finds the whole log stored.
-      await logWriter.finish(hostId, report.job_id);
+      await logWriter.finish(sender, report.job_id);
       const finishedAt = clock.now();
       const error = report.error === undefined ? null : report.error.slice(0, MAX_JOB_ERROR_LENGTH);
       const rows = await db.transaction(async (tx) => {
@@ -147,8 +152,9 @@ export function createJobReports(options: JobReportsOptions): JobReports {
             summary: report.summary ?? null,
             finishedAt,
           })
-          .where(ownActiveJob(hostId, report.job_id))
+          .where(ownActiveJob(sender, report.job_id))
           .returning({
+            hostId: jobs.hostId,
             id: jobs.id,
             kind: jobs.kind,
             sourceGroupId: jobs.sourceGroupId,
@@ -161,13 +167,16 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         return ended;
       });
       progressWrites.delete(report.job_id);
-      if (rows.length === 0) {
+      const [ended] = rows;
+      if (ended === undefined) {
         log.warn(
-          { host_id: hostId, job_id: report.job_id },
+          { host_id: sender, job_id: report.job_id },
           "job.finished for no active job of this host; ignored",
         );
         return;
       }
+      // The job's own host from here on: a keeper's report is about the host it keeps.
+      const hostId = ended.hostId;
       log.info({ host_id: hostId, job_id: report.job_id, status: report.status }, "job finished");
       const repositoryUnreachable = report.status === "failed" && report.repository_unreachable === true;
       const retry =
@@ -188,6 +197,12 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           retryQueued: retry !== undefined,
           repositoryUnreachable,
         });
+        if (report.status === "succeeded" && sender !== hostId) {
+          await recordKeptSuccess(db, { hostId, kind: job.kind, params: job.params }, finishedAt).catch(
+            (err: unknown) =>
+              log.error({ err, host_id: hostId, job_id: job.id }, "recording a kept job failed"),
+          );
+        }
         if (report.status === "succeeded") {
           await options.afterSuccess?.(hostId, job, report.summary);
         }
@@ -203,16 +218,23 @@ export function createJobReports(options: JobReportsOptions): JobReports {
       });
     },
 
-    async lost(hostId, jobIds, reason, finishedAt) {
+    async lost(sender, jobIds, reason, finishedAt) {
       for (const jobId of jobIds) {
-        await logWriter.finish(hostId, jobId);
+        await logWriter.finish(sender, jobId);
         progressWrites.delete(jobId);
-        log.warn({ host_id: hostId, job_id: jobId, reason }, "job lost");
+        log.warn({ host_id: sender, job_id: jobId, reason }, "job lost");
         const retry = await queueRetryAfterFailure({ db, clock, ids, log }, jobId);
         const [job] = await db
-          .select({ kind: jobs.kind, sourceGroupId: jobs.sourceGroupId, params: jobs.params })
+          .select({
+            hostId: jobs.hostId,
+            kind: jobs.kind,
+            sourceGroupId: jobs.sourceGroupId,
+            params: jobs.params,
+          })
           .from(jobs)
           .where(eq(jobs.id, jobId));
+        // A kept job is lost by its keeper, and is the kept host's job.
+        const hostId = job?.hostId ?? sender;
         if (job) {
           await options.alerts.jobEnded({
             jobId,

@@ -1,6 +1,7 @@
 /**
  * @module jobs/reconcile-jobs
- * Compares the jobs the server believes are running on a host with the list the agent reports
+ * Compares the jobs the server believes are running on a host's agent (its own, and those it keeps
+ * for other hosts: job-runner.ts) with the list the agent reports
  * (hello and heartbeat `running_job_ids`). A running job the agent no longer has is `lost`, a
  * status only the server sets. A queued job the agent reports is running: its job.started was lost
  * with a dropped connection. A queued job the agent does not report may still be on its way, so
@@ -11,6 +12,7 @@
 import { type Database, jobs } from "@fleetback/db";
 import { and, eq, inArray, lt, notInArray, sql } from "drizzle-orm";
 import { recordJobEnds } from "../metrics/job-metrics.js";
+import { runsOn } from "./job-runner.js";
 
 export interface ReconcileOutcome {
   lost: string[];
@@ -39,7 +41,7 @@ async function disagrees(db: Database, ...[hostId, runningJobIds, , , queuedBefo
   const active = await db
     .select({ id: jobs.id, status: jobs.status, createdAt: jobs.createdAt })
     .from(jobs)
-    .where(and(eq(jobs.hostId, hostId), inArray(jobs.status, ["queued", "running"])));
+    .where(and(runsOn(hostId), inArray(jobs.status, ["queued", "running"])));
   const reported = new Set(runningJobIds);
   return active.some((job) =>
     job.status === "running"
@@ -68,7 +70,7 @@ async function endMissingJobs(
   const lost = await db
     .update(jobs)
     .set({ status: "lost", error: reason, finishedAt: now })
-    .where(and(eq(jobs.hostId, hostId), eq(jobs.status, "running"), notInArray(jobs.id, ids)))
+    .where(and(runsOn(hostId), eq(jobs.status, "running"), notInArray(jobs.id, ids)))
     .returning({ id: jobs.id });
   const adopted =
     ids.length === 0
@@ -79,7 +81,7 @@ async function endMissingJobs(
             status: "running",
             startedAt: sql`coalesce(${jobs.startedAt}, ${now.toISOString()}::timestamptz)`,
           })
-          .where(and(eq(jobs.hostId, hostId), eq(jobs.status, "queued"), inArray(jobs.id, ids)))
+          .where(and(runsOn(hostId), eq(jobs.status, "queued"), inArray(jobs.id, ids)))
           .returning({ id: jobs.id });
   const neverReceived = queuedBefore
     ? await db
@@ -87,7 +89,7 @@ async function endMissingJobs(
         .set({ status: "lost", error: NEVER_RECEIVED_REASON, finishedAt: now })
         .where(
           and(
-            eq(jobs.hostId, hostId),
+            runsOn(hostId),
             eq(jobs.status, "queued"),
             lt(jobs.createdAt, queuedBefore),
             ids.length === 0 ? undefined : notInArray(jobs.id, ids),

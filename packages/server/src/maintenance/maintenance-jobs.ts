@@ -181,6 +181,16 @@ export async function startManualJob(
     if (sent.reason === "shared_repository_old_agent") {
       throw conflict(`kind: ${sharedRepositoryOldAgentMessage(await protocolVersionOf(deps.db, hostId))}`);
     }
+    if (sent.reason === "keeper_offline") {
+      throw unavailable(
+        `The keeper that maintains this host's repository is offline; nothing was started (${kind} of a protected host runs there).`,
+      );
+    }
+    if (sent.reason === "keeper_needs_upgrade") {
+      throw conflict(
+        `kind: ${kind} runs on this host's keeper, whose agent is too old to keep it; update it`,
+      );
+    }
     if (sent.reason === "login_needs_agent_upgrade") {
       throw conflict(`kind: ${kind} needs the admin credentials, and ${LOGIN_NEEDS_UPGRADE}`);
     }

@@ -16,6 +16,7 @@
 import { hostCredentials, hosts, type Maintenance, maintenance, withAdvisoryLock } from "@fleetback/db";
 import { eq, sql } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
+import { KEPT_KINDS } from "../keepers/keeper-of.js";
 import { drillPlanOf } from "./drill-plan.js";
 import { dueSlot } from "./due-slot.js";
 import {
@@ -32,6 +33,9 @@ type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"
 
 export type SkipReason =
   | "offline"
+  // A protected host's upkeep runs on its keeper (keepers/), which is offline or too old.
+  | "keeper_offline"
+  | "keeper_needs_upgrade"
   | "no_admin_credentials"
   // A policy forget on a repository shared with other machines needs an agent that keeps it to
   // this host's snapshots (snapshots/owner-command.ts).
@@ -65,11 +69,16 @@ export async function maintenanceTick(deps: TickDeps, now: Date): Promise<Mainte
           on conflict (host_id) do nothing`,
     );
     const rows = await tx
-      .select({ record: maintenance, adminSealed: hostCredentials.adminSealed })
+      .select({
+        record: maintenance,
+        adminSealed: hostCredentials.adminSealed,
+        keeperHostId: hosts.keeperHostId,
+      })
       .from(maintenance)
+      .innerJoin(hosts, eq(hosts.id, maintenance.hostId))
       .leftJoin(hostCredentials, eq(hostCredentials.hostId, maintenance.hostId));
     const plans: Array<{ hostId: string; plan: MaintenancePlan }> = [];
-    for (const { record, adminSealed } of rows) {
+    for (const { record, adminSealed, keeperHostId } of rows) {
       const taken: Partial<Record<(typeof SLOT_COLUMN)[MaintenanceKind], Date>> = {};
       for (const kind of MAINTENANCE_KINDS) {
         const { cron, enabled } = cadenceOf(record, kind);
@@ -83,8 +92,10 @@ export async function maintenanceTick(deps: TickDeps, now: Date): Promise<Mainte
         }
         taken[SLOT_COLUMN[kind]] = slot;
         const skip = (reason: SkipReason) => report.skipped.push({ hostId: record.hostId, kind, reason });
-        if (!deps.hub.isOnline(record.hostId)) {
-          skip("offline");
+        // A protected host's upkeep runs on its keeper (keepers/): that agent must be there.
+        const runner = keeperHostId !== null && KEPT_KINDS.includes(kind) ? keeperHostId : record.hostId;
+        if (!deps.hub.isOnline(runner)) {
+          skip(runner === record.hostId ? "offline" : "keeper_offline");
           continue;
         }
         if (kind === "prune" && !adminSealed) {
@@ -137,7 +148,10 @@ export async function maintenanceTick(deps: TickDeps, now: Date): Promise<Mainte
         hostId,
         kind: plan.kind as MaintenanceKind,
         reason:
-          sent.reason === "offline" || sent.reason === "shared_repository_old_agent"
+          sent.reason === "offline" ||
+          sent.reason === "shared_repository_old_agent" ||
+          sent.reason === "keeper_offline" ||
+          sent.reason === "keeper_needs_upgrade"
             ? sent.reason
             : sent.reason === "login_needs_agent_upgrade"
               ? "agent_too_old"

@@ -94,6 +94,15 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
     hostStates.set({ state }, byState[state]);
   }
 
+  const protection = new Gauge({
+    name: "fleetback_hosts_deletion_protection",
+    help: "Hosts by deletion protection: protected (a keeper maintains the repository; the host holds no delete-capable credential) or unprotected (whoever controls the host can delete its backups).",
+    labelNames: ["state"],
+    registers,
+  });
+  protection.set({ state: "protected" }, snapshot.protection.protected);
+  protection.set({ state: "unprotected" }, snapshot.protection.unprotected);
+
   new Gauge({
     name: "fleetback_agents_connected",
     help: "Hosts whose agent is connected to any server replica (online in the database).",

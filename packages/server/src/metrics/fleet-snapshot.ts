@@ -10,6 +10,7 @@ import { alerts, hosts, repoStats, repositoryOutages } from "@fleetback/db";
 import { count, eq, isNotNull, isNull } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { loadHostProblems } from "../health/host-states.js";
+import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
 import { type GroupMetric, groupMetrics } from "./group-freshness.js";
 import { type JobOutcomeStats, readJobMetrics } from "./job-metrics.js";
 import { readNotificationFailures } from "./notification-failures.js";
@@ -28,6 +29,8 @@ export interface FleetSnapshot {
   jobs: JobOutcomeStats[];
   openAlertsByKind: Map<string, number>;
   notificationFailuresByKind: Map<string, number>;
+  /** Hosts protected by a keeper, and those not protected against deletion from the host. */
+  protection: ProtectionCounts;
 }
 
 export async function loadFleetSnapshot(
@@ -76,6 +79,7 @@ export async function loadFleetSnapshot(
         jobs: await readJobMetrics(tx),
         openAlertsByKind: new Map(openAlerts.map((row) => [row.kind, row.open])),
         notificationFailuresByKind: await readNotificationFailures(tx),
+        protection: await protectionCounts(tx),
       };
     },
     { isolationLevel: "repeatable read", accessMode: "read only" },

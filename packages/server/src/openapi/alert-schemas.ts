@@ -48,6 +48,13 @@ export const Dashboard = Type.Object(
       { total: Count, online: Count, offline: Count, overdue: Count, failing: Count },
       { description: "hosts by state; a host may be in more than one" },
     ),
+    deletion_protection: Type.Object(
+      { hosts: Count, protected: Count, unprotected: Count },
+      {
+        description:
+          "protected: a keeper maintains the repository and the host holds no delete-capable credential; unprotected: whoever controls the host can delete its backups",
+      },
+    ),
     groups: Type.Object({ fresh: Count, due: Count, overdue: Count, unscheduled: Count }),
     attention: Type.Array(
       Type.Object({

@@ -160,6 +160,24 @@ export const RepositoryOutage = Type.Object(
   },
 );
 
+const HostRef = Type.Object({ id: Id, name: Type.String() });
+
+export const DeletionProtection = Type.Object(
+  {
+    protected: Type.Boolean({
+      description: "a keeper maintains the repository: the host holds no delete-capable credential",
+    }),
+    keeper: Nullable(HostRef),
+    keeps: Type.Array(HostRef, { description: "hosts whose repositories this host keeps" }),
+  },
+  { $id: "DeletionProtection" },
+);
+
+export const KeeperAnswer = Type.Object({
+  keeper_host_id: Type.Union([Id, Type.Null()]),
+  pushed: Type.Boolean({ description: "the host's agent was told now (else at its next hello)" }),
+});
+
 export const HostDetail = Type.Object(
   {
     id: Id,
@@ -205,6 +223,7 @@ export const HostDetail = Type.Object(
     last_drill: Nullable(LastDrill),
     mirror: MirrorState,
     repository_outage: Nullable(RepositoryOutage),
+    deletion_protection: DeletionProtection,
   },
   { $id: "Host" },
 );

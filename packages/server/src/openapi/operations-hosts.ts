@@ -8,13 +8,14 @@ import { CredentialBody } from "../hosts/credential-body.js";
 import { HostListQuery } from "../hosts/fleet-list.js";
 import { JobBody } from "../hosts/host-requests.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
-import { BandwidthBody } from "../routes/hosts-api.js";
+import { BandwidthBody, KeeperBody } from "../routes/hosts-api.js";
 import { AlertPage, AlertResolved, Dashboard } from "./alert-schemas.js";
 import {
   BandwidthAnswer,
   CredentialsPushed,
   FleetPage,
   HostAnswer,
+  KeeperAnswer,
   MirrorCredentialsAnswer,
 } from "./host-schemas.js";
 import { JobStartedWithStatus } from "./job-schemas.js";
@@ -147,6 +148,25 @@ export const HOST_OPERATIONS: ApiOperation[] = [
     params: HOST_ID,
     body: BandwidthBody,
     responses: { 200: { description: "Stored, and pushed when connected.", schema: BandwidthAnswer } },
+  },
+  {
+    id: "putKeeper",
+    method: "put",
+    path: "/api/hosts/:id/keeper",
+    tag: "Hosts",
+    summary: "Designate the keeper of the host's repository (null: none)",
+    description:
+      "A host with a keeper is protected: it never receives the repository's delete-capable (admin) or mirror credentials; forget, prune, unlock, check and mirror copies run on the keeper. The keeper's agent must speak protocol 12.",
+    access: "admin",
+    params: HOST_ID,
+    body: KeeperBody,
+    responses: {
+      200: { description: "Stored, and the host's agent told when connected.", schema: KeeperAnswer },
+    },
+    errors: {
+      400: "The keeper is the host itself or does not exist.",
+      409: "The keeper's agent is too old to keep.",
+    },
   },
   {
     id: "startHostJob",

@@ -1,6 +1,6 @@
 /**
  * @module routes/hosts-api
- * A host's JSON routes: detail, deletion, credentials, bandwidth caps and manual jobs. The page
+ * A host's JSON routes: detail, deletion, credentials, bandwidth caps, keeper and manual jobs. The page
  * and its forms are in routes/hosts-pages.ts; what both check is in hosts/host-requests.ts.
  */
 import { Hono } from "hono";
@@ -12,9 +12,14 @@ import { deleteHost } from "../hosts/delete-host.js";
 import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
 import { readJson } from "../http/validate.js";
+import { setKeeper } from "../keepers/keeper-assignment.js";
 
 const Cap = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()]);
 export const BandwidthBody = Type.Object({ up_kbps: Cap, down_kbps: Cap }, { additionalProperties: false });
+export const KeeperBody = Type.Object(
+  { keeper_host_id: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()]) },
+  { additionalProperties: false },
+);
 
 export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -45,6 +50,11 @@ export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = await readJson(c, BandwidthBody);
     const result = await putBandwidth(deps, auditOf(c), c.req.param("id"), body.up_kbps, body.down_kbps);
     return c.json({ caps: result.caps, pushed: result.pushed });
+  });
+  routes.put("/api/hosts/:id/keeper", admin, async (c) => {
+    const body = await readJson(c, KeeperBody);
+    const change = await setKeeper(deps, auditOf(c), c.req.param("id"), body.keeper_host_id);
+    return c.json({ keeper_host_id: change.keeperHostId, pushed: change.pushed });
   });
   routes.post("/api/hosts/:id/jobs", operator, async (c) => {
     const body = await readJson(c, JobBody);

@@ -1,6 +1,6 @@
 /**
  * @module routes/hosts-pages
- * A host's page and its forms (deletion, credentials, bandwidth caps, manual jobs), plus the two
+ * A host's page and its forms (deletion, credentials, bandwidth caps, keeper, manual jobs), plus the two
  * removed endpoints that now answer 410 with the way forward. The JSON twins are in
  * routes/hosts-api.ts; what both check is in hosts/host-requests.ts.
  */
@@ -14,6 +14,8 @@ import { getHostDetail } from "../hosts/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
+import { setKeeper } from "../keepers/keeper-assignment.js";
+import { keeperCandidates } from "../keepers/protection-view.js";
 import { helpUrl } from "../updates/agent-upgrade-help.js";
 
 const CredentialForm = Type.Object(
@@ -32,6 +34,12 @@ const BandwidthForm = Type.Object(
   { additionalProperties: false },
 );
 
+/** An empty choice is "no keeper". */
+const KeeperForm = Type.Object(
+  { keeper_host_id: Type.String({ maxLength: 64 }) },
+  { additionalProperties: false },
+);
+
 function formCap(value: string): number | null {
   return value === "" || value === "0" ? null : Number(value);
 }
@@ -47,6 +55,7 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
     return renderPage(c, deps.views, "pages/host.njk", {
       title: detail.host.name,
       detail,
+      keeperCandidates: await keeperCandidates(deps.db, detail.host.id),
       connected: deps.hub.isOnline(detail.host.id),
       helpUrl: helpUrl(deps.config.baseUrl),
     });
@@ -68,6 +77,16 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/hosts/:id/bandwidth", operator, async (c) => {
     const form = await readForm(c, BandwidthForm);
     await putBandwidth(deps, auditOf(c), c.req.param("id"), formCap(form.up_kbps), formCap(form.down_kbps));
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
+  });
+  routes.post("/hosts/:id/keeper", admin, async (c) => {
+    const form = await readForm(c, KeeperForm);
+    await setKeeper(
+      deps,
+      auditOf(c),
+      c.req.param("id"),
+      form.keeper_host_id === "" ? null : form.keeper_host_id,
+    );
     return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
   });
   routes.post("/hosts/:id/jobs", operator, async (c) => {

@@ -465,6 +465,17 @@ describe("answers match their documented schemas", () => {
     expect((await call(admin, "PUT", `${base}/bandwidth`, { up_kbps: 1024, down_kbps: null })).status).toBe(
       200,
     );
+    const keeper = (await seedHost(deps, { name: "store-1", protocolVersion: 12 })).host;
+    const kept = await call(admin, "PUT", `${base}/keeper`, { keeper_host_id: keeper.id });
+    expect(kept.status).toBe(200);
+    expect((await call(admin, "GET", base)).body.host.deletion_protection).toEqual({
+      protected: true,
+      keeper: { id: keeper.id, name: "store-1" },
+      keeps: [],
+    });
+    expect((await call(admin, "PUT", `${base}/keeper`, { keeper_host_id: null })).status).toBe(200);
+    // Deleting a host no longer kept is allowed; the fleet counts below are of two hosts.
+    expect((await call(admin, "DELETE", `/api/hosts/${keeper.id}`)).status).toBe(204);
     const host = await call(admin, "GET", base);
     expect(host.body.host).toMatchObject({
       connected: true,

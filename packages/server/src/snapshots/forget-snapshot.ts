@@ -98,6 +98,16 @@ export async function forgetSnapshot(
     },
   );
   if (!sent.ok) {
+    if (sent.reason === "keeper_offline") {
+      throw unavailable(`The keeper of ${host.name}'s repository is offline; nothing was forgotten.`);
+    }
+    if (sent.reason === "keeper_needs_upgrade" || sent.reason === "admin_credentials_missing") {
+      throw conflict(
+        sent.reason === "keeper_needs_upgrade"
+          ? `snapshot: ${host.name} is protected and its keeper's agent is too old to forget for it; update the keeper`
+          : `snapshot: ${host.name} is protected; its keeper forgets with the repository's admin credentials, which are not bound`,
+      );
+    }
     throw unavailable(`${host.name} is offline; nothing was forgotten.`);
   }
   await writeAudit(deps.db, deps, {

@@ -80,6 +80,38 @@ export async function replaceSnapshots(
   });
 }
 
+/**
+ * Drops snapshots a keeper's forget removed (keepers/): the keeper reports no list of the
+ * repository it keeps, and the host's next list would show them gone only after its next job.
+ * Counts and the per-tag projection follow from the rows that stay.
+ */
+export async function removeSnapshots(db: Database, hostId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) {
+    return;
+  }
+  await db.transaction(async (tx) => {
+    const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
+    if (host === undefined) {
+      return;
+    }
+    await deleteSnapshotIds(tx, hostId, [...ids]);
+    await tx.execute(
+      sql`update ${hosts} set
+            snapshot_count = (select count(*) from ${snapshots} where host_id = ${hostId} and is_own),
+            other_snapshot_count = (select count(*) from ${snapshots} where host_id = ${hostId} and not is_own)
+          where id = ${hostId}`,
+    );
+    await tx.delete(snapshotTags).where(eq(snapshotTags.hostId, hostId));
+    await tx.execute(
+      sql`insert into ${snapshotTags} (host_id, tag, latest_at, snapshot_count)
+          select ${hostId}, t.tag, max(s.time), count(*)::int
+          from ${snapshots} s cross join lateral jsonb_array_elements_text(s.tags) as t(tag)
+          where s.host_id = ${hostId} and s.is_own
+          group by t.tag`,
+    );
+  });
+}
+
 export interface SnapshotCursor {
   time: Date;
   id: string;

@@ -63,12 +63,13 @@ export async function seedAuditContext(deps: Pick<ServerDeps, "db">): Promise<Au
 export async function bindCredentials(
   deps: Pick<ServerDeps, "db" | "keys">,
   hostId: string,
-  slots: { repo?: Repository; admin?: Repository },
+  slots: { repo?: Repository; admin?: Repository; mirror?: Repository },
 ): Promise<void> {
   await deps.db.insert(hostCredentials).values({
     hostId,
     repoSealed: slots.repo ? sealHostCredentials(deps.keys.secret, hostId, slots.repo) : null,
     adminSealed: slots.admin ? sealHostCredentials(deps.keys.secret, hostId, slots.admin) : null,
+    mirrorSealed: slots.mirror ? sealHostCredentials(deps.keys.secret, hostId, slots.mirror) : null,
   });
 }
 
