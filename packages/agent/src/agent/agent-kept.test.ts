@@ -83,7 +83,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
           await maintenance("backup", "--tag", "t", source);
         }
         const before = await snapshotIds(maintenance);
-        const [first, second] = before;
+        const [first] = before;
         // The agent's own slots hold only what a protected host holds: the append-only endpoint.
         const own = { url: appendOnly.url, username: USER, password: PASSWORD };
         harness.peer.send("config.update", { slot: "repo", repository: own });

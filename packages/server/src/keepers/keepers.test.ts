@@ -5,7 +5,7 @@
  */
 import { hosts, repoStats } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { deleteHost } from "../hosts/delete-host.js";
 import { startManualJob } from "../maintenance/maintenance-jobs.js";
 import { forgetSnapshot } from "../snapshots/forget-snapshot.js";
