@@ -27,6 +27,7 @@
 import { mkdir } from "node:fs/promises";
 import type { CommandRunRestore } from "@fleetback/protocol";
 import type { ToolFlagProbe } from "../restic/flag-probe.js";
+import { literalPattern } from "../restic/literal-pattern.js";
 import { formatToolVersion, isAtLeast } from "../restic/version.js";
 import { renderStderrLine } from "./backup-output.js";
 import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./job-types.js";
@@ -35,7 +36,7 @@ import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { markRestorePlaces, nothingMatchedError } from "./restore-evidence.js";
 import { estimateEta, parseRestoreLine, summaryRestoredNothing } from "./restore-output.js";
 import { agentDirRefusal, oldResticRefusal } from "./restore-safety.js";
-import { escapeIncludePattern, expandRestoreTarget } from "./restore-target.js";
+import { expandRestoreTarget } from "./restore-target.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const NO_OWNERSHIP_FLAG = "--no-ownership";
@@ -64,7 +65,7 @@ export function restoreArgs(command: CommandRunRestore, targetDir: string, flags
     targetDir,
     ...(flags.noOwnership ? [NO_OWNERSHIP_FLAG] : []),
     ...(flags.verbose ? ["-vv"] : []),
-    ...command.restore.paths.flatMap((path) => ["--include", escapeIncludePattern(path)]),
+    ...command.restore.paths.flatMap((path) => ["--include", literalPattern(path)]),
   ];
 }
 
