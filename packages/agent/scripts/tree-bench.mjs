@@ -32,7 +32,14 @@ const restic = createRestic({
   stateDir,
   parentEnv: process.env,
 });
-const browser = createTreeBrowser({ restic, credentials, stateDir, clock: systemClock, log });
+const browser = createTreeBrowser({
+  restic,
+  credentials,
+  stateDir,
+  agentDirs: [stateDir],
+  clock: systemClock,
+  log,
+});
 
 global.gc?.();
 const baselineHeap = process.memoryUsage().heapUsed;

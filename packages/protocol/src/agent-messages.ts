@@ -19,6 +19,8 @@ import {
   UpdateResultStatus,
 } from "./common.js";
 import {
+  AGENT_DIR_MAX_LENGTH,
+  AGENT_DIRS_MAX,
   HOSTNAME_MAX_LENGTH,
   PLATFORM_NAME_MAX_LENGTH,
   SNAPSHOTS_REPORT_MAX_PARTS,
@@ -26,7 +28,7 @@ import {
   VERSION_MAX_LENGTH,
 } from "./constants.js";
 import { DumpChunk, DumpEnd } from "./dump.js";
-import { TIME_ZONE_PATTERN } from "./formats.js";
+import { SNAPSHOT_PATH_PATTERN, TIME_ZONE_PATTERN } from "./formats.js";
 
 /** Every string is bounded (since protocol 5): the server stores them in the host row. */
 export const Hello = Type.Object({
@@ -46,6 +48,16 @@ export const Hello = Type.Object({
    * cron expressions in, so the server judges freshness in the same zone. Absent: the server's own.
    */
   time_zone: Type.Optional(Type.String({ maxLength: TIME_ZONE_MAX_LENGTH, pattern: TIME_ZONE_PATTERN })),
+  /**
+   * Since protocol 12: the agent's own config, state and install directories as paths of its
+   * snapshots (as configured and after symlinks), which the server refuses as backup, restore,
+   * tree and download paths besides the packaged defaults. Absent: the defaults only.
+   */
+  agent_dirs: Type.Optional(
+    Type.Array(Type.String({ pattern: SNAPSHOT_PATH_PATTERN, maxLength: AGENT_DIR_MAX_LENGTH }), {
+      maxItems: AGENT_DIRS_MAX,
+    }),
+  ),
 });
 export type Hello = Static<typeof Hello>;
 

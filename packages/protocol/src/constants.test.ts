@@ -7,6 +7,9 @@ import { CommandRunKinds } from "./command-run.js";
 import { Keep } from "./common.js";
 import {
   ACTIVE_JOB_STATUSES,
+  AGENT_DIR_MAX_LENGTH,
+  AGENT_DIRS_MAX,
+  AGENT_DIRS_PROTOCOL_VERSION,
   AGENT_KINDS,
   CLOSE_CODES,
   DRILL_MAX_SAMPLE_FILES,
@@ -36,6 +39,9 @@ import {
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
     expect(PROTOCOL_VERSION).toBe(12);
+    expect(AGENT_DIRS_PROTOCOL_VERSION).toBe(12);
+    expect(AGENT_DIRS_MAX).toBe(8);
+    expect(AGENT_DIR_MAX_LENGTH).toBe(4096);
     expect(SNAPSHOT_OWNER_PROTOCOL_VERSION).toBe(11);
     expect(FORGET_HOSTS_MAX).toBe(16);
     expect(DRILL_PROTOCOL_VERSION).toBe(6);

@@ -13,7 +13,9 @@
  * `repo.stats` comes after its `job.finished` (the job's time is restic's). 10: so does its
  * `snapshots.report`. 11: snapshot ownership in a shared repository (a backup's `host`, a
  * forget's `hosts`) and a repository server login apart from the repository password. 12: a keeper
- * (credentials for one job, `command.run.kept`), so protected hosts never hold delete authority.
+ * (credentials for one job, `command.run.kept`), so protected hosts never hold delete authority,
+ * and the agent names its own directories (`hello.agent_dirs`) and leaves them out of every
+ * backup, restore, tree listing and download.
  */
 export const PROTOCOL_VERSION = 12;
 
@@ -62,6 +64,19 @@ export const JOB_CREDENTIALS_MAX = 32;
  * names it reported before; the server keeps that many at most.
  */
 export const FORGET_HOSTS_MAX = 16;
+
+/**
+ * The first protocol whose agents leave their own config, state and install directories out of
+ * backups, restores, tree listings and downloads. The server refuses to restore or download a
+ * folder that holds one of them from an older agent, which would hand over the agent's token.
+ */
+export const AGENT_DIRS_PROTOCOL_VERSION = 12;
+
+/** Most entries of `hello.agent_dirs`: three directories, each as configured and after symlinks. */
+export const AGENT_DIRS_MAX = 8;
+
+/** Longest entry of `hello.agent_dirs`, in UTF-16 units (Linux's PATH_MAX). */
+export const AGENT_DIR_MAX_LENGTH = 4096;
 
 /** Most snapshot ids one `copy` may name: one `restic copy` argv stays short. */
 export const COPY_SNAPSHOTS_MAX = 100;

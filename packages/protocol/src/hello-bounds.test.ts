@@ -2,7 +2,13 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { decodeAgentMessage } from "./codec.js";
-import { HOSTNAME_MAX_LENGTH, PLATFORM_NAME_MAX_LENGTH, VERSION_MAX_LENGTH } from "./constants.js";
+import {
+  AGENT_DIR_MAX_LENGTH,
+  AGENT_DIRS_MAX,
+  HOSTNAME_MAX_LENGTH,
+  PLATFORM_NAME_MAX_LENGTH,
+  VERSION_MAX_LENGTH,
+} from "./constants.js";
 
 const longest = JSON.parse(
   readFileSync(new URL("../fixtures/agent-to-server/hello.longest.json", import.meta.url), "utf8"),
@@ -37,5 +43,25 @@ describe("hello string bounds", () => {
       payload: { ...longest.payload, protocol_version: 1, hostname: "h".repeat(900_000) },
     };
     expect(decodeAgentMessage(JSON.stringify(frame)).ok).toBe(false);
+  });
+});
+
+describe("hello.agent_dirs bounds (protocol 12)", () => {
+  const withDirs = (agent_dirs: unknown) =>
+    JSON.stringify({ ...longest, payload: { ...longest.payload, protocol_version: 12, agent_dirs } });
+
+  it("accepts AGENT_DIRS_MAX absolute paths of AGENT_DIR_MAX_LENGTH", () => {
+    const longestPath = `/${"d".repeat(AGENT_DIR_MAX_LENGTH - 1)}`;
+    expect(decodeAgentMessage(withDirs(Array(AGENT_DIRS_MAX).fill(longestPath))).ok).toBe(true);
+  });
+
+  it.each([
+    ["one entry too many", Array(AGENT_DIRS_MAX + 1).fill("/etc/fleetback-agent")],
+    ["an entry one unit too long", [`/${"d".repeat(AGENT_DIR_MAX_LENGTH)}`]],
+    ["a relative path", ["etc/fleetback-agent"]],
+  ])("refuses %s, naming the field", (_name, dirs) => {
+    const result = decodeAgentMessage(withDirs(dirs));
+    expect(result.ok).toBe(false);
+    expect(result.ok ? "" : result.error.message).toContain("payload/agent_dirs");
   });
 });

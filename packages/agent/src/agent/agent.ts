@@ -35,6 +35,7 @@ import { guardRepository } from "../restic/repository-guard.js";
 import { createRestic } from "../restic/restic.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
+import { helloAgentDirs } from "../restore-helper/agent-dirs.js";
 import { createHelperRunner } from "../restore-helper/helper-runner.js";
 import { createFireLedger } from "../scheduler/fire-ledger.js";
 import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
@@ -175,7 +176,18 @@ export function createAgent(options: AgentOptions): Agent {
         };
   const toolVersion = createToolVersionProbe(restic);
   const credentials = createCredentialStore();
-  const tree = createTreeBrowser({ restic, credentials, stateDir: options.stateDir, clock, log });
+  // Never data (issue 33): not backed up, restored, listed or downloaded, nor a restore target.
+  const agentDirs = [options.stateDir, options.configDir, options.installDir].filter(
+    (dir): dir is string => dir !== undefined,
+  );
+  const tree = createTreeBrowser({
+    restic,
+    credentials,
+    stateDir: options.stateDir,
+    agentDirs,
+    clock,
+    log,
+  });
   const outbox = createOutbox();
   let connection: AgentConnection | undefined;
   let stopped = false;
@@ -218,9 +230,7 @@ export function createAgent(options: AgentOptions): Agent {
         runner,
         restoreVia,
         stateDir: options.stateDir,
-        agentDirs: [options.stateDir, options.configDir, options.installDir].filter(
-          (dir): dir is string => dir !== undefined,
-        ),
+        agentDirs,
         repositoryProblem: localRepositoryProblem,
         parentEnv: options.parentEnv,
         timers,
@@ -285,6 +295,7 @@ export function createAgent(options: AgentOptions): Agent {
   const dumps = createDumpStreamer({
     restic,
     credentials,
+    agentDirs,
     log,
     send: (type, payload) => send(type, payload),
   });
@@ -330,6 +341,7 @@ export function createAgent(options: AgentOptions): Agent {
           protocol_version: PROTOCOL_VERSION,
           agent_kind: agentKind,
           ...(timeZone === undefined ? {} : { time_zone: timeZone }),
+          agent_dirs: helloAgentDirs(agentDirs),
           ...options.identity,
         },
         // Queued jobs count: the server holds them as active, and they will still run.

@@ -9,7 +9,12 @@
  * restic is stopped (its process group killed) on `dump.cancel`, when the output passes
  * `max_bytes` (no byte past it is sent), when a chunk cannot be sent (the connection is gone),
  * when no ack comes for `ackTimeoutMs`, and when the agent stops.
+ * The agent's own directories are never downloaded (issue 33): a path inside one is refused, and
+ * so is a folder above one when the snapshot holds it (one `restic ls` first, held-agent-dirs.ts;
+ * a snapshot from before agents excluded them does), naming it so the operator picks around it.
  */
+
+import type { Repository } from "@fleetback/protocol";
 import {
   DUMP_CHUNK_MAX_BYTES,
   DUMP_WINDOW_CHUNKS,
@@ -24,6 +29,8 @@ import { renderStderrLine } from "../jobs/backup-output.js";
 import { createErrorCollector } from "../jobs/tool-outcome.js";
 import type { Logger } from "../log/logger.js";
 import type { Restic } from "../restic/restic.js";
+import { agentDirForms, meetAgentDirs } from "../restore-helper/agent-dirs.js";
+import { findHeldAgentDirs } from "../tree/held-agent-dirs.js";
 
 /** Downloads one agent runs at once; a further request ends `failed` at once. */
 export const DUMP_MAX_CONCURRENT = 4;
@@ -35,6 +42,8 @@ export type DumpSend = <K extends "dump.chunk" | "dump.end">(type: K, payload: P
 export interface DumpStreamerOptions {
   restic: Restic;
   credentials: CredentialStore;
+  /** The agent's config, state and install directories: never downloaded. */
+  agentDirs: readonly string[];
   log: Logger;
   /** Sends one frame now; false when there is no live connection (the download is then stopped). */
   send: DumpSend;
@@ -71,6 +80,38 @@ export function dumpPathProblem(path: string): string | undefined {
 function cleanPath(path: string): string {
   const parts = path.split("/").filter((part) => part !== "" && part !== ".");
   return `/${parts.join("/")}`;
+}
+
+/** Why `path` of the snapshot may not be downloaded for holding the agent's directories, or undefined. */
+async function agentDirRefusal(
+  options: DumpStreamerOptions,
+  repository: Repository,
+  request: DumpRequest,
+  path: string,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const meeting = meetAgentDirs(path, agentDirForms(options.agentDirs));
+  if (meeting.within !== undefined) {
+    return `${path} is the agent's own directory ${meeting.within} or lies inside it; its files are never downloaded`;
+  }
+  if (meeting.below.length === 0) {
+    return undefined;
+  }
+  const found = await findHeldAgentDirs({
+    restic: options.restic,
+    repository,
+    caps: options.credentials.hostCaps(),
+    snapshotId: request.snapshot_id,
+    paths: [path],
+    dirs: meeting.below,
+    signal,
+  });
+  if (!found.ok) {
+    return found.error;
+  }
+  return found.held.length === 0
+    ? undefined
+    : `${path} holds the agent's own directory ${found.held.join(", ")} in this snapshot, whose files are never downloaded; pick the paths around it`;
 }
 
 interface Download {
@@ -191,10 +232,16 @@ export function createDumpStreamer(options: DumpStreamerOptions): DumpStreamer {
         end(requestId, "failed", 0, problem ?? "no repository credentials have been pushed to this agent");
         return;
       }
+      const path = cleanPath(request.path);
+      const refusal = await agentDirRefusal(options, repository, request, path, abort.signal);
+      if (refusal !== undefined || stopped !== undefined) {
+        end(requestId, stopped?.status ?? "failed", 0, stopped?.error ?? refusal);
+        return;
+      }
       const archive = request.archive === undefined ? [] : ["--archive", request.archive];
       const result = await restic.run({
         subcommand: "dump",
-        args: ["--no-lock", ...archive, "--", request.snapshot_id, cleanPath(request.path)],
+        args: ["--no-lock", ...archive, "--", request.snapshot_id, path],
         repository,
         caps: credentials.hostCaps(),
         signal: abort.signal,

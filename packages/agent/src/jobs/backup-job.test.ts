@@ -71,6 +71,8 @@ interface RunOptions {
   prebuild?: boolean;
   /** Sees each line the job logs as it is logged. */
   onLog?: (stream: string, line: string) => void;
+  /** The agent's own directories (default: none). */
+  agentDirs?: string[];
 }
 
 async function runBackup(options: RunOptions): Promise<Ran> {
@@ -144,6 +146,7 @@ async function runBackup(options: RunOptions): Promise<Ran> {
     toolVersion: createToolVersionProbe(restic),
     credentials,
     runner,
+    agentDirs: options.agentDirs ?? [],
     parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD: "parent-secret" },
     timers,
     clock: timers.clock,
@@ -244,6 +247,36 @@ describe("backup argv", () => {
       "--",
       TREE,
     ]);
+  });
+});
+
+describe("the agent's own directories (issue 33)", () => {
+  it("are excluded from every backup, as literal patterns after the group's own excludes", async () => {
+    const ran = await runBackup({
+      command: backupCommand({ includes: ["/"], excludes: ["*.log"] }),
+      agentDirs: ["/etc/fleetback-agent", "/var/lib/fleetback-agent/", "/opt/agent[1]*"],
+      backup: { stdout: "", stderr: "", exitCode: 0 },
+    });
+    const [backup] = ran.calls;
+    expect(backup?.args.slice(backup.args.indexOf("backup"))).toEqual([
+      "backup",
+      "--tag",
+      "t1",
+      "--exclude",
+      "*.log",
+      "--exclude",
+      "/etc/fleetback-agent",
+      "--exclude",
+      "/var/lib/fleetback-agent",
+      "--exclude",
+      "/opt/agent\\[1\\]\\*",
+      "--",
+      "/",
+    ]);
+    expect(ran.lines).toContainEqual({
+      stream: "agent",
+      line: "the agent's own directories are never backed up: /etc/fleetback-agent, /var/lib/fleetback-agent, /opt/agent[1]*",
+    });
   });
 });
 

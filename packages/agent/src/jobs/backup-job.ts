@@ -10,14 +10,19 @@
  * (the server counts on it; against a healthy repository it takes ~1 s). Last, the new snapshot's
  * browse index is built (tree-browser.ts `prebuild`), stopped by a next job like the stats. argv is
  * `[global flags: caps, --json] backup --tag <tag> [--exclude <p>]... -- <includes...>`, so an
- * include that starts with `-` is never read as a flag. Status lines become throttled
+ * include that starts with `-` is never read as a flag. The agent's own config, state and install
+ * directories are always excluded (issue 33), whatever the group includes, so that the agent's
+ * token never reaches the repository: one literal `--exclude` for each form a snapshot could
+ * name them by (restore-helper/agent-dirs.ts). Status lines become throttled
  * `job.progress` and are not logged; every other line is (stderr JSON errors as text). Exit 3
  * means restic wrote the snapshot but could not read some files: the job succeeds, with an error
  * text saying so, because the snapshot exists and is listed; the unreadable files are in
  * the job log. A failed, timed-out or cancelled post hook is logged and changes nothing.
  */
 import type { CommandRunBackup } from "@fleetback/protocol";
+import { literalPattern } from "../restic/literal-pattern.js";
 import type { ResticResult } from "../restic/restic.js";
+import { agentDirForms } from "../restore-helper/agent-dirs.js";
 import { describeSummary, parseBackupLine, renderStderrLine } from "./backup-output.js";
 import { type JobHandler, type JobOutcome, preemptedAfter, stoppedForGood } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
@@ -36,6 +41,8 @@ export const LISTING_PREEMPT_GRACE_MS = 10_000;
 export type BackupJobDeps = RepositoryJobDeps & {
   /** Builds a snapshot's browse index ahead of browsing; absent when the host opts out. */
   prebuildTreeIndex?: (snapshotId: string, signal: AbortSignal) => Promise<void>;
+  /** The agent's config, state and install directories: never backed up. */
+  agentDirs: readonly string[];
 };
 
 /**
@@ -52,7 +59,8 @@ export function backedUpSnapshot(
   return snapshots?.find((snapshot) => snapshot.id.startsWith(summaryId.toLowerCase()))?.id;
 }
 
-export function backupArgs(command: CommandRunBackup): string[] {
+/** `agentDirs` are the forms to exclude (agentDirForms), each made literal. */
+export function backupArgs(command: CommandRunBackup, agentDirs: readonly string[] = []): string[] {
   return [
     // The host's stable name (protocol 11), in the one-argument form so that no value can read
     // as a flag; without it restic uses the machine's current hostname.
@@ -60,6 +68,7 @@ export function backupArgs(command: CommandRunBackup): string[] {
     "--tag",
     command.tag,
     ...command.excludes.flatMap((pattern) => ["--exclude", pattern]),
+    ...agentDirs.flatMap((dir) => ["--exclude", literalPattern(dir)]),
     "--",
     ...command.includes,
   ];
@@ -79,9 +88,14 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
         const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
         const errors = createErrorCollector();
         let summary: JobOutcome["summary"];
+        // Resolved per backup: a symlink changed since the agent started is followed too.
+        const agentDirs = agentDirForms(deps.agentDirs);
+        if (agentDirs.length > 0) {
+          run.log("agent", `the agent's own directories are never backed up: ${agentDirs.join(", ")}`);
+        }
         const result = await deps.restic.run({
           subcommand: "backup",
-          args: backupArgs(run.command),
+          args: backupArgs(run.command, agentDirs),
           repository,
           caps,
           json: true,

@@ -8,8 +8,8 @@
  * 2. `restic restore <snapshot> --target <scratch> --verify --include <escaped path>...` in text
  *    mode on every version: `--verify` re-reads each restored file and checks it against the
  *    snapshot's blob hashes; a pack that does not decrypt fails the restore itself. `--include`
- *    takes one escaped pattern per file (restore-target.ts): `--include-file` exists only from
- *    0.17, and the sample is bounded (DRILL_MAX_SAMPLE_FILES) so argv stays small.
+ *    takes one escaped pattern per file (restic/literal-pattern.ts): `--include-file` exists only
+ *    from 0.17, and the sample is bounded (DRILL_MAX_SAMPLE_FILES) so argv stays small.
  * 3. Each restored file's size against the listing (drill-compare.ts).
  *
  * The scratch directory is `<state dir>/drill/<job id>`: inside the agent's own state, which
@@ -26,6 +26,7 @@ import {
   type DrillSummary,
   SNAPSHOT_ID_PATTERN,
 } from "@fleetback/protocol";
+import { literalPattern } from "../restic/literal-pattern.js";
 import { parseLsLine } from "../tree/ls-output.js";
 import { renderStderrLine } from "./backup-output.js";
 import { compareRestored, mismatchError } from "./drill-compare.js";
@@ -33,7 +34,6 @@ import { createFileSample, type SampledFile } from "./drill-sample.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
-import { escapeIncludePattern } from "./restore-target.js";
 import { runTextTool } from "./text-output.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
@@ -70,7 +70,7 @@ export function drillRestoreArgs(
     "--target",
     scratch,
     "--verify",
-    ...sample.flatMap((file) => ["--include", escapeIncludePattern(file.path)]),
+    ...sample.flatMap((file) => ["--include", literalPattern(file.path)]),
   ];
 }
 

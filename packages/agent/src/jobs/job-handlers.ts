@@ -41,7 +41,13 @@ export function createJobHandlers(deps: JobHandlerDeps): JobHandlers {
     restore: createRestoreJob(
       deps.restoreVia === undefined
         ? deps
-        : { ...deps, ...deps.restoreVia, makeTargetDir: async () => {}, repositoryProblem: undefined },
+        : {
+            ...deps,
+            ...deps.restoreVia,
+            listRestic: deps.restic,
+            makeTargetDir: async () => {},
+            repositoryProblem: undefined,
+          },
     ),
     diff: createDiffJob(deps),
     // The agent's own restic, never the restore helper: a drill writes only into the state dir.

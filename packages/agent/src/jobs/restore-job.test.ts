@@ -296,6 +296,111 @@ describe("restore refusals (issue 13)", () => {
   });
 });
 
+/** `restic ls --json` of `snapshot`: the snapshot line, then one node per path. */
+function lsOf(paths: string[]): Recording {
+  const snapshot = JSON.stringify({ id: SNAPSHOT, short_id: SNAPSHOT.slice(0, 8), struct_type: "snapshot" });
+  const nodes = paths.map((path) =>
+    JSON.stringify({
+      name: path.split("/").at(-1),
+      type: "dir",
+      path,
+      mtime: "2026-11-20T09:00:00Z",
+      struct_type: "node",
+    }),
+  );
+  return { stdout: `${[snapshot, ...nodes].join("\n")}\n`, stderr: "", exitCode: 0 };
+}
+
+describe("the agent's own directories are never restored (issue 33)", () => {
+  it("refuses a path in one, to a new directory too, before anything runs", async () => {
+    const base = await mkdtemp(join(tmpdir(), "fleetback-agentdirs-"));
+    const config = join(base, "etc", "fleetback-agent");
+    for (const path of [config, `${config}/agent.json`, `${config}/`]) {
+      const ran = await runRestore(restoreCommand({ paths: [DOCS, path] }), () => EMPTY_OK, {}, [config]);
+      expect(ran.outcome, path).toMatchObject({ status: "failed", exit_code: null });
+      expect(ran.outcome.error, path).toBe(
+        `${path} is the agent's own directory ${config} or lies inside it, whose files are never restored; nothing was restored`,
+      );
+      expect(ran.calls, path).toHaveLength(0);
+    }
+  });
+
+  it("restores a folder above one as the entries around it, found by one restic ls", async () => {
+    const base = await mkdtemp(join(tmpdir(), "fleetback-agentdirs-"));
+    const etc = join(base, "etc");
+    const config = join(etc, "fleetback-agent");
+    const ran = await runRestore(
+      restoreCommand({ paths: [base, DOCS] }),
+      (subcommand, spec) => {
+        if (subcommand === "ls") {
+          return lsOf([join(base, "etc"), join(base, "srv"), config, join(etc, "nginx"), join(etc, "x[1]")]);
+        }
+        return spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-include-vv-json");
+      },
+      {},
+      [config],
+    );
+    expect(ran.outcome).toMatchObject({ status: "succeeded" });
+    const [ls] = resticCalls(ran, "ls");
+    expect(ls === undefined ? undefined : argsAfterSubcommand(ls.args)).toEqual([
+      "--no-lock",
+      SNAPSHOT,
+      base,
+      etc,
+    ]);
+    const includes = restoreArgv(ran)?.after.filter((_arg, i, all) => all[i - 1] === "--include");
+    expect(includes).toEqual([join(etc, "nginx"), join(etc, "x\\[1\\]"), join(base, "srv"), DOCS]);
+    expect(linesOf(ran, "agent")).toContain(
+      `left out: the agent's own directory ${config}, which this snapshot holds; restoring the 4 path(s) around it`,
+    );
+  });
+
+  it("restores a folder above one as it is when the snapshot lacks it", async () => {
+    const base = await mkdtemp(join(tmpdir(), "fleetback-agentdirs-"));
+    const config = join(base, "etc", "fleetback-agent");
+    const ran = await runRestore(
+      restoreCommand({ paths: [join(base, "etc")] }),
+      (subcommand, spec) => {
+        if (subcommand === "ls") {
+          return lsOf([join(base, "etc", "nginx")]);
+        }
+        return spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-include-vv-json");
+      },
+      {},
+      [config],
+    );
+    expect(ran.outcome).toMatchObject({ status: "succeeded" });
+    expect(restoreArgv(ran)?.after.slice(-2)).toEqual(["--include", join(base, "etc")]);
+  });
+
+  it("fails when the folder holds nothing else, or the listing fails", async () => {
+    const base = await mkdtemp(join(tmpdir(), "fleetback-agentdirs-"));
+    const config = join(base, "fleetback-agent");
+    const only = await runRestore(
+      restoreCommand({ paths: [base] }),
+      (subcommand) => (subcommand === "ls" ? lsOf([config]) : EMPTY_OK),
+      {},
+      [config],
+    );
+    expect(only.outcome).toMatchObject({ status: "failed" });
+    expect(only.outcome.error).toBe(
+      `the paths hold nothing but the agent's own directory ${config}, whose files are never restored`,
+    );
+    expect(resticCalls(only, "restore").filter((call) => !call.args.includes("--help"))).toHaveLength(0);
+    const broken = await runRestore(
+      restoreCommand({ paths: [base] }),
+      (subcommand) =>
+        subcommand === "ls" ? { stdout: "", stderr: "Fatal: wrong password\n", exitCode: 1 } : EMPTY_OK,
+      {},
+      [config],
+    );
+    expect(broken.outcome.error).toMatch(
+      /^cannot tell whether the snapshot holds the agent's own directories/,
+    );
+    expect(resticCalls(broken, "restore").filter((call) => !call.args.includes("--help"))).toHaveLength(0);
+  });
+});
+
 describe("a restore that restores nothing fails (issue 31)", () => {
   const nothing = (paths: string[]) =>
     `nothing in snapshot ${SNAPSHOT} matches ${paths.join(", ")}: no file was restored`;

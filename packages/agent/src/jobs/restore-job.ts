@@ -7,9 +7,13 @@
  * - Target: a new-directory restore expands `$HOME`, `${HOME}` or `~/` at run time and creates
  *   the directory (0700); an in-place restore targets `/` (restore-target.ts says why). A target
  *   with any other variable fails the job before anything runs.
- * - Refused before restic runs: writes in or over the agent's own directories, and with restic
- *   older than 0.16 a non-empty target or symlinks where an in-place restore writes
- *   (restore-safety.ts says why).
+ * - Refused before restic runs: writes in or over the agent's own directories, paths in them,
+ *   and with restic older than 0.16 a non-empty target or symlinks where an in-place restore
+ *   writes (restore-safety.ts says why).
+ * - The agent's own directories are never restored (issue 33): a folder above one that the
+ *   snapshot holds (taken before agents excluded them) is restored as the entries around it, found
+ *   by one `restic ls` with the agent's own restic (tree/held-agent-dirs.ts), since restic takes
+ *   no `--exclude` beside `--include`. The job log names what was left out.
  * - `--json` from 0.16 and `-vv` from 0.17 (per-file `verbose_status` lines; testdata/restic
  *   `restore-include-vv-json`); 0.14 prints text only, so its job shows no counts, only the start
  *   and the end.
@@ -25,17 +29,22 @@
  *   so from 0.16; before, the places it writes are looked at (restore-evidence.ts).
  */
 import { mkdir } from "node:fs/promises";
+import { normalize } from "node:path";
 import type { CommandRunRestore } from "@fleetback/protocol";
 import type { ToolFlagProbe } from "../restic/flag-probe.js";
+import { literalPattern } from "../restic/literal-pattern.js";
+import type { Restic } from "../restic/restic.js";
 import { formatToolVersion, isAtLeast } from "../restic/version.js";
+import { agentDirForms } from "../restore-helper/agent-dirs.js";
+import { restorePathsAround } from "../tree/held-agent-dirs.js";
 import { renderStderrLine } from "./backup-output.js";
 import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { markRestorePlaces, nothingMatchedError } from "./restore-evidence.js";
 import { estimateEta, parseRestoreLine, summaryRestoredNothing } from "./restore-output.js";
-import { agentDirRefusal, oldResticRefusal } from "./restore-safety.js";
-import { escapeIncludePattern, expandRestoreTarget } from "./restore-target.js";
+import { agentDirPathRefusal, agentDirRefusal, oldResticRefusal } from "./restore-safety.js";
+import { expandRestoreTarget } from "./restore-target.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const NO_OWNERSHIP_FLAG = "--no-ownership";
@@ -47,6 +56,11 @@ export interface RestoreJobDeps extends RepositoryJobDeps {
    * symlinks (restore-safety.ts), whether or not the restore helper runs it.
    */
   agentDirs: readonly string[];
+  /**
+   * Lists the snapshot around the agent's directories: the agent's own restic, since the restore
+   * helper runs nothing but `restore`. Default: `restic`.
+   */
+  listRestic?: Restic;
   /** Creates a new-directory target; default `mkdir -p` with mode 0700. */
   makeTargetDir?: (dir: string) => Promise<void>;
 }
@@ -57,14 +71,20 @@ export interface RestoreFlags {
   noOwnership: boolean;
 }
 
-export function restoreArgs(command: CommandRunRestore, targetDir: string, flags: RestoreFlags): string[] {
+/** `paths`: what restic is asked for, the command's paths unless some lie around an agent directory. */
+export function restoreArgs(
+  command: CommandRunRestore,
+  targetDir: string,
+  flags: RestoreFlags,
+  paths: readonly string[] = command.restore.paths,
+): string[] {
   return [
     command.restore.snapshot_id,
     "--target",
     targetDir,
     ...(flags.noOwnership ? [NO_OWNERSHIP_FLAG] : []),
     ...(flags.verbose ? ["-vv"] : []),
-    ...command.restore.paths.flatMap((path) => ["--include", escapeIncludePattern(path)]),
+    ...paths.flatMap((path) => ["--include", literalPattern(path)]),
   ];
 }
 
@@ -99,7 +119,9 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
       }
       targetDir = target.dir;
     }
-    const intoAgent = agentDirRefusal(targetDir, restore.paths, deps.agentDirs);
+    const intoAgent =
+      agentDirRefusal(targetDir, restore.paths, deps.agentDirs) ??
+      agentDirPathRefusal(restore.paths, deps.agentDirs);
     if (intoAgent !== undefined) {
       run.log("agent", intoAgent);
       return failed(intoAgent);
@@ -114,6 +136,29 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
             run.log("agent", refusal);
             return failed(refusal);
           }
+        }
+        // In place, a folder above an agent directory was refused already (a write over it).
+        const around = await restorePathsAround({
+          restic: deps.listRestic ?? deps.restic,
+          repository,
+          caps,
+          snapshotId: restore.snapshot_id,
+          paths: restore.paths.map((path) => normalize(path).replace(/(.)\/$/, "$1")),
+          dirs: agentDirForms(deps.agentDirs),
+          signal: run.signal,
+        });
+        if (!around.ok || around.paths.length === 0) {
+          const error = around.ok
+            ? `the paths hold nothing but the agent's own directory ${around.held.join(", ")}, whose files are never restored`
+            : around.error;
+          run.log("agent", `${error}; nothing was restored`);
+          return failed(error);
+        }
+        if (around.held.length > 0) {
+          run.log(
+            "agent",
+            `left out: the agent's own directory ${around.held.join(", ")}, which this snapshot holds; restoring the ${around.paths.length} path(s) around it`,
+          );
         }
         const flags: RestoreFlags = {
           json: version !== undefined && isAtLeast(version, 0, 16),
@@ -146,7 +191,7 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
         }
 
         // Without a summary (before 0.16) only the places themselves tell what was written.
-        const places = flags.json ? undefined : await markRestorePlaces(targetDir, restore.paths);
+        const places = flags.json ? undefined : await markRestorePlaces(targetDir, around.paths);
         const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
         const errors = createErrorCollector();
         const startedAt = deps.clock.now().getTime();
@@ -164,7 +209,7 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
         throttle.push(latest);
         const result = await deps.restic.run({
           subcommand: "restore",
-          args: restoreArgs(run.command, targetDir, flags),
+          args: restoreArgs(run.command, targetDir, flags, around.paths),
           repository,
           caps,
           json: flags.json,

@@ -2,6 +2,9 @@
  * @module jobs/restore-safety
  * What the restore job refuses before restic runs, beyond the shape of the command:
  *
+ * - Paths in the agent's own directories (issue 33), wherever the restore writes: a restore of
+ *   them to a new directory would hand the agent's token to whoever reads that directory (a
+ *   backup of it, a download). A folder above them is restored around them (restore-job.ts).
  * - Writes in or over the agent's own config, state and install directories, after symlinks
  *   (restore-helper/agent-dirs.ts, the same check the restore helper makes), so an operator cannot
  *   plant a boot record or bundle that the launcher would start as root.
@@ -15,7 +18,7 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join, normalize, sep } from "node:path";
-import { protectedHit, writtenPaths } from "../restore-helper/agent-dirs.js";
+import { agentDirForms, meetAgentDirs, protectedHit, writtenPaths } from "../restore-helper/agent-dirs.js";
 
 /** Entries walked below the in-place paths of one restore with restic < 0.16. */
 export const SYMLINK_WALK_LIMIT = 20_000;
@@ -30,6 +33,21 @@ export function agentDirRefusal(
   return hit === undefined
     ? undefined
     : `${hit.path} is in or over the agent's own directory ${hit.dir} (after symlinks); nothing was restored`;
+}
+
+/** The refusal for restoring `paths` that are or lie in one of the agent's directories, or undefined. */
+export function agentDirPathRefusal(
+  paths: readonly string[],
+  agentDirs: readonly string[],
+): string | undefined {
+  const forms = agentDirForms(agentDirs);
+  for (const path of paths) {
+    const dir = meetAgentDirs(normalize(path).replace(/(.)\/$/, "$1"), forms).within;
+    if (dir !== undefined) {
+      return `${path} is the agent's own directory ${dir} or lies inside it, whose files are never restored; nothing was restored`;
+    }
+  }
+  return undefined;
 }
 
 function code(cause: unknown): string | undefined {

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the shell forms ${HOME} and ${USER} are the input under test
 import { describe, expect, it } from "vitest";
-import { escapeIncludePattern, expandRestoreTarget } from "./restore-target.js";
+import { expandRestoreTarget } from "./restore-target.js";
 
 describe("expandRestoreTarget", () => {
   it.each([
@@ -28,13 +28,5 @@ describe("expandRestoreTarget", () => {
       error: expect.stringContaining("HOME is not set"),
     });
     expect(expandRestoreTarget("$HOME/x", "relative")).toMatchObject({ ok: false });
-  });
-});
-
-describe("escapeIncludePattern", () => {
-  it("makes glob characters literal", () => {
-    expect(escapeIncludePattern("/srv/we ird/ü ber[1].txt")).toBe("/srv/we ird/ü ber\\[1\\].txt");
-    expect(escapeIncludePattern("/a/*?\\b")).toBe("/a/\\*\\?\\\\b");
-    expect(escapeIncludePattern("/plain/path")).toBe("/plain/path");
   });
 });

@@ -42,12 +42,3 @@ export function expandRestoreTarget(target: string, home: string | undefined): T
   const dir = normalize(expanded);
   return { ok: true, dir: dir.length > 1 && dir.endsWith("/") ? dir.slice(0, -1) : dir };
 }
-
-/**
- * restic reads `--include` as a pattern (filepath.Match per path component), so a file named
- * `a[1].txt` would select `a1.txt` instead (verified on 0.14 and 0.18). A backslash makes the
- * next character literal in both versions.
- */
-export function escapeIncludePattern(path: string): string {
-  return path.replace(/[\\*?[\]]/g, (character) => `\\${character}`);
-}

@@ -250,7 +250,7 @@ describe("splitReport", () => {
 describe("a backup's snapshot report", () => {
   it("reaches the server as parts when the repository holds 10,000 snapshots", async () => {
     const stdout = bigSnapshotsStdout(10_000);
-    const ran = await runJobForTest(createBackupJob, BACKUP, {
+    const ran = await runJobForTest((deps) => createBackupJob({ ...deps, agentDirs: [] }), BACKUP, {
       replay: (subcommand) => {
         if (subcommand === "snapshots") {
           return { stdout, stderr: "", exitCode: 0 };
@@ -273,7 +273,7 @@ describe("a backup's snapshot report", () => {
   it("reads a snapshot list printed as one line longer than the default 16 MiB line cap", async () => {
     const stdout = bigSnapshotsStdout(30_000);
     expect(Buffer.byteLength(stdout)).toBeGreaterThan(16 * 1024 * 1024);
-    const ran = await runJobForTest(createBackupJob, BACKUP, {
+    const ran = await runJobForTest((deps) => createBackupJob({ ...deps, agentDirs: [] }), BACKUP, {
       replay: (subcommand) => {
         if (subcommand === "snapshots") {
           return { stdout, stderr: "", exitCode: 0 };

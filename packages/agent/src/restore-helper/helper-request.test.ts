@@ -80,7 +80,7 @@ describe("planRestore: the helper runs restic restore and nothing else", () => {
     expect(planned.ok ? "" : planned.error).toContain(message);
   });
 
-  it("unescapes include patterns the way restore-target.ts escapes them", () => {
+  it("unescapes include patterns the way restic/literal-pattern.ts escapes them", () => {
     expect(unescapeInclude("/srv/a\\*b\\?\\[c\\]\\\\d")).toBe("/srv/a*b?[c]\\d");
   });
 });

@@ -22,7 +22,7 @@ export interface RestorePlan {
 const SNAPSHOT = /^(?:[0-9a-f]{8,64}|latest)$/;
 const CAP = /^[0-9]{1,9}$/;
 
-/** `a\[1\].txt` → `a[1].txt`: the path an escaped `--include` pattern names (restore-target.ts). */
+/** `a\[1\].txt` → `a[1].txt`: the path an escaped `--include` pattern names (restic/literal-pattern.ts). */
 export function unescapeInclude(pattern: string): string {
   return pattern.replace(/\\(.)/g, "$1");
 }

@@ -40,6 +40,9 @@ export interface HarnessOptions {
   update?: AgentOptions["update"];
   jobTimeouts?: AgentOptions["jobTimeouts"];
   repositoryUnreachableAfterMs?: AgentOptions["repositoryUnreachableAfterMs"];
+  /** The agent's config and install directories (its state dir is a fresh temp dir). */
+  configDir?: string;
+  installDir?: string;
 }
 
 export async function startHarness(server: TestServer, options: HarnessOptions): Promise<Harness> {
@@ -56,6 +59,8 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
   const agent = createAgent({
     config: { server_url: server.url, host_id: "01HOST", agent_token: "fa_test-token" },
     stateDir,
+    ...(options.configDir === undefined ? {} : { configDir: options.configDir }),
+    ...(options.installDir === undefined ? {} : { installDir: options.installDir }),
     resticCommand: options.resticCommand,
     identity: { hostname: "vm", os: "linux", arch: "x64" },
     agentVersion: options.agentVersion ?? "0.1.0",

@@ -42,7 +42,12 @@ function lsReplay(version: (typeof VERSIONS)[number]) {
 async function browserFor(
   replay: (spec: ProcessSpec) => Recording,
   url = "/srv/repo",
-  options: { buildWaitMs?: number; timers?: Timers; wrap?: (runner: ResticRunner) => ResticRunner } = {},
+  options: {
+    buildWaitMs?: number;
+    timers?: Timers;
+    wrap?: (runner: ResticRunner) => ResticRunner;
+    agentDirs?: string[];
+  } = {},
 ) {
   const stateDir = await mkdtemp(join(tmpdir(), "fleetback-tree-"));
   const runner = createReplayRunner(replay);
@@ -55,6 +60,7 @@ async function browserFor(
     restic,
     credentials,
     stateDir,
+    agentDirs: options.agentDirs ?? [stateDir],
     clock: systemClock,
     log,
     buildWaitMs: options.buildWaitMs,
@@ -319,6 +325,29 @@ describe("tree.list requests", () => {
     expect(runner.calls).toHaveLength(0);
   });
 
+  it("never lists the agent's own directories: a folder inside one is refused, its entry left out (issue 33)", async () => {
+    const agentDir = `${TREE}/docs/sub`;
+    const { browser, runner } = await browserFor(lsReplay("0.18.0"), "/srv/repo", { agentDirs: [agentDir] });
+    expect(names(await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` }))).toEqual([
+      "notes.md",
+      "readme.txt",
+    ]);
+    await browser.idle();
+    const before = runner.calls.length;
+    for (const path of [agentDir, `${agentDir}/deep.txt`, `${agentDir}/x/..`]) {
+      expect(await browser.list({ snapshot_id: SNAPSHOT, path })).toEqual({
+        error: `${path.replace("/x/..", "")} is the agent's own directory ${agentDir} or lies inside it; its files are never listed`,
+      });
+    }
+    expect(runner.calls).toHaveLength(before);
+    // From the index too.
+    expect(names(await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` }))).toEqual([
+      "notes.md",
+      "readme.txt",
+    ]);
+    expect(runner.calls).toHaveLength(before);
+  });
+
   it("without credentials says so", async () => {
     const stateDir = await mkdtemp(join(tmpdir(), "fleetback-tree-"));
     const runner = createReplayRunner(lsReplay("0.18.0"));
@@ -326,6 +355,7 @@ describe("tree.list requests", () => {
       restic: createRestic({ runner, command: "restic", stateDir, parentEnv: {} }),
       credentials: createCredentialStore(),
       stateDir,
+      agentDirs: [stateDir],
       clock: systemClock,
       log: createMemoryLogger(),
     });
@@ -357,6 +387,7 @@ describe("tree.list requests", () => {
         return store;
       })(),
       stateDir,
+      agentDirs: [stateDir],
       clock: systemClock,
       log: createMemoryLogger(),
     });

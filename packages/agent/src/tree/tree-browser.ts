@@ -17,6 +17,8 @@
  * After a backup the agent builds its new snapshot's index ahead of any browsing (`prebuild`) and
  * pins it, so the snapshot a 3 a.m. restore most likely wants answers every folder, the first too,
  * from the index: restic's stream cannot keep up with clicks on a fresh 200,000-file snapshot.
+ * The agent's own directories are never listed (issue 33): a snapshot taken before agents excluded
+ * them may hold them, so a folder inside one is refused and a folder above one lacks its entry.
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
@@ -24,6 +26,7 @@ import type { TreeList, TreeListResult } from "@fleetback/protocol";
 import type { CredentialStore } from "../agent/credential-store.js";
 import type { Logger } from "../log/logger.js";
 import type { Restic } from "../restic/restic.js";
+import { agentDirForms, meetAgentDirs } from "../restore-helper/agent-dirs.js";
 import type { Clock } from "../time/clock.js";
 import { systemTimers, type Timers } from "../time/timers.js";
 import { listDirectory } from "./direct-listing.js";
@@ -44,6 +47,8 @@ export interface TreeBrowserOptions {
   restic: Restic;
   credentials: CredentialStore;
   stateDir: string;
+  /** The agent's config, state and install directories: never listed. */
+  agentDirs: readonly string[];
   clock: Clock;
   log: Logger;
   listTimeoutMs?: number;
@@ -96,6 +101,13 @@ export function indexKey(repositoryUrl: string, snapshotId: string): string {
     .update(`${repositoryUrl}\n${snapshotId.toLowerCase()}`)
     .digest("hex")
     .slice(0, 32);
+}
+
+/** The reply without the agent's own directories among its entries. */
+function withoutAgentDirs(reply: TreeListResult, agentDirs: readonly string[]): TreeListResult {
+  return reply.entries === undefined
+    ? reply
+    : { ...reply, entries: reply.entries.filter((entry) => !agentDirs.includes(entry.path)) };
 }
 
 export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
@@ -266,44 +278,55 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
     builds.set(key, running);
   };
 
+  const listFolder = async (request: TreeList, path: string): Promise<TreeListResult> => {
+    const repository = credentials.repository("repo");
+    if (repository === undefined) {
+      return { error: "no repository credentials have been pushed to this agent" };
+    }
+    const key = indexKey(repository.url, request.snapshot_id);
+    await sweep();
+    try {
+      const fromIndex = await store.lookup(key, path, request.after);
+      if (fromIndex !== undefined) {
+        return fromIndex;
+      }
+    } catch (cause) {
+      log.warn("reading a tree index failed; listing directly", { error: String(cause) });
+    }
+    const building = await fromBuild(key, path, request.after);
+    if (building !== undefined) {
+      return building;
+    }
+    const listing = await listDirectory({
+      restic,
+      repository,
+      caps: credentials.hostCaps(),
+      snapshotId: request.snapshot_id,
+      dir: path,
+      after: request.after,
+      timeoutMs: listTimeoutMs,
+      signal: stopping.signal,
+    });
+    if (listing.snapshotFound) {
+      startBuild(key, request.snapshot_id);
+    }
+    return listing.reply;
+  };
+
   return {
     async list(request) {
       const normalised = normaliseTreePath(request.path);
       if (!normalised.ok) {
         return { error: normalised.error };
       }
-      const repository = credentials.repository("repo");
-      if (repository === undefined) {
-        return { error: "no repository credentials have been pushed to this agent" };
+      const agentDirs = agentDirForms(options.agentDirs);
+      const inside = meetAgentDirs(normalised.path, agentDirs).within;
+      if (inside !== undefined) {
+        return {
+          error: `${normalised.path} is the agent's own directory ${inside} or lies inside it; its files are never listed`,
+        };
       }
-      const key = indexKey(repository.url, request.snapshot_id);
-      await sweep();
-      try {
-        const fromIndex = await store.lookup(key, normalised.path, request.after);
-        if (fromIndex !== undefined) {
-          return fromIndex;
-        }
-      } catch (cause) {
-        log.warn("reading a tree index failed; listing directly", { error: String(cause) });
-      }
-      const building = await fromBuild(key, normalised.path, request.after);
-      if (building !== undefined) {
-        return building;
-      }
-      const listing = await listDirectory({
-        restic,
-        repository,
-        caps: credentials.hostCaps(),
-        snapshotId: request.snapshot_id,
-        dir: normalised.path,
-        after: request.after,
-        timeoutMs: listTimeoutMs,
-        signal: stopping.signal,
-      });
-      if (listing.snapshotFound) {
-        startBuild(key, request.snapshot_id);
-      }
-      return listing.reply;
+      return withoutAgentDirs(await listFolder(request, normalised.path), agentDirs);
     },
     async prebuild(snapshotId, signal) {
       const repository = credentials.repository("repo");

@@ -97,6 +97,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         restic: counted,
         credentials,
         stateDir,
+        agentDirs: [stateDir],
         clock: systemClock,
         log: createMemoryLogger(),
         ...(maxBuilds === undefined ? {} : { maxBuilds }),

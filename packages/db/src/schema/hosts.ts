@@ -56,6 +56,10 @@ export const hosts = pgTable(
     // reported (history from before Fleetback or a rename); bounded by FORGET_HOSTS_MAX.
     snapshotHostnames: jsonb("snapshot_hostnames").$type<string[]>().notNull().default([]),
     snapshotsRefreshedAt: timestamptz("snapshots_refreshed_at"),
+    // The agent's own directories from its hello (protocol 12), as paths of its snapshots: never
+    // backed up, restored, listed or downloaded. Empty before such a hello; the packaged defaults
+    // are refused regardless (server hosts/agent-dirs.ts).
+    agentDirs: jsonb("agent_dirs").$type<string[]>().notNull().default([]),
     // KiB/s; null means no cap.
     bandwidthUpKbps: integer("bandwidth_up_kbps"),
     bandwidthDownKbps: integer("bandwidth_down_kbps"),

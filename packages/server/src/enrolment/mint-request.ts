@@ -5,6 +5,7 @@
  */
 import { acceptsUrlCredentials } from "@fleetback/crypto";
 import { RequestError } from "../errors.js";
+import { PACKAGED_AGENT_DIRS, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import type { MintInput, mintEnrolmentToken } from "./tokens.js";
 
 export function checkMintInput(input: MintInput): MintInput {
@@ -15,6 +16,8 @@ export function checkMintInput(input: MintInput): MintInput {
       "repository.username: this repository kind takes no username in its URL (only rest: and s3: with http(s)://)",
     );
   }
+  // They become the host's first source group before its agent could name its own directories.
+  refuseAgentDirPaths("initial_paths", input.initialPaths ?? [], PACKAGED_AGENT_DIRS);
   return input;
 }
 

@@ -51,6 +51,8 @@ export async function recordHello(
       agentKind: hello.agent_kind ?? "bundle",
       // A zone this server's Intl does not know is dropped: freshness then reads FLEETBACK_TZ.
       timeZone: hello.time_zone !== undefined && isTimeZone(hello.time_zone) ? hello.time_zone : null,
+      // Refused as data besides the packaged defaults (agent-dirs.ts); an older agent names none.
+      agentDirs: hello.agent_dirs ?? [],
       // Accepted now: a refusal as too old (shown on the host page) is history.
       refusedProtocolVersion: null,
       refusedAt: null,

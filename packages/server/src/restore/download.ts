@@ -12,6 +12,8 @@
  * the agent gone) aborts the response without its end, so the browser marks it failed. Every
  * download that reached the agent is audited once with its outcome and byte count. Downloads are
  * served by the replica holding the host's socket; the cap is FLEETBACK_DOWNLOAD_MAX_BYTES.
+ * A path in the agent's own directories is refused here and by the agent (hosts/agent-dirs.ts);
+ * a folder holding one is refused here only for an agent too old to refuse it itself.
  */
 import type { Host, Snapshot } from "@fleetback/db";
 import {
@@ -24,6 +26,7 @@ import {
 import { writeAudit } from "../audit/audit.js";
 import type { Actor } from "../auth/actor.js";
 import type { ServerDeps } from "../deps.js";
+import { agentDirPathProblem, agentDirsOf, olderAgentProblem } from "../hosts/agent-dirs.js";
 import type { StreamHandle } from "../hub/types.js";
 
 /** How long the agent may take to start the download (restic opens the repository first). */
@@ -133,7 +136,11 @@ export async function startDownload(
   signal?: AbortSignal,
 ): Promise<DownloadStart> {
   const { host, snapshot, path, archive } = request;
-  const problem = downloadPathProblem(snapshot, path);
+  const dirs = agentDirsOf(host);
+  const problem =
+    downloadPathProblem(snapshot, path) ??
+    agentDirPathProblem(path, dirs) ??
+    olderAgentProblem(host, path, dirs, snapshot.paths);
   if (problem !== undefined) {
     return { ok: false, status: 400, field: "path", message: problem };
   }

@@ -7,10 +7,16 @@
  * beside the operator's input, and the JSON API names the first.
  */
 import { posix } from "node:path";
-import { type Database, type Snapshot, snapshots } from "@fleetback/db";
-import { DEFAULT_AGENT_PATHS } from "@fleetback/installer";
+import { type Database, type Host, type Snapshot, snapshots } from "@fleetback/db";
 import { isRestoreTarget } from "@fleetback/protocol";
 import { and, eq, or } from "drizzle-orm";
+import {
+  agentDirHolding,
+  agentDirPathProblem,
+  agentDirsBelow,
+  agentDirsOf,
+  olderAgentProblem,
+} from "../hosts/agent-dirs.js";
 import type { FieldProblem } from "../http/validate.js";
 
 export const DEFAULT_RESTORE_TARGET = "$HOME/fleetback-restore/<job-id>/";
@@ -37,40 +43,39 @@ export interface RestorePlan {
   targetDir: string;
 }
 
+/** The agent directory a write to `path` lands in or over, if any. */
+function writeHit(path: string, dirs: readonly string[]): string | undefined {
+  return agentDirHolding(path, dirs) ?? agentDirsBelow(path, dirs)[0];
+}
+
 /**
- * Where the installed agent keeps its config (token), state (boot record, update bundles) and
- * code: a restore that writes into them could plant what the launcher runs as root. The server
- * cannot see the host's symlinks, so it checks the normalised path; the agent and its restore
- * helper check the resolved one (restore-helper/agent-dirs.ts).
+ * The problem with restoring `paths` in place or under the absolute `targetDir` for the host's
+ * agent directories, if any: a path in one is never restored (it holds the token), and no
+ * restore writes in or over one (it could plant what the launcher runs as root).
  */
-export const AGENT_DIRS: readonly string[] = [
-  DEFAULT_AGENT_PATHS.configDir,
-  DEFAULT_AGENT_PATHS.stateDir,
-  DEFAULT_AGENT_PATHS.bundleDir,
-];
-
-function within(path: string, dir: string): boolean {
-  return dir === "/" || path === dir || path.startsWith(`${dir}/`);
-}
-
-/** The agent directory `path` lies in or contains (after `..` and `//` are normalised), if any. */
-export function agentDirHit(path: string): string | undefined {
-  const normal = posix.normalize(path).replace(/(.)\/$/, "$1");
-  return AGENT_DIRS.find((dir) => within(normal, dir) || within(dir, normal));
-}
-
-/** The problem with writing `paths` in place or under the absolute `targetDir`, if any. */
 function agentDirProblem(
+  host: Pick<Host, "agentDirs" | "protocolVersion">,
   inPlace: boolean,
-  targetDir: string,
+  /** Undefined for a target only the host can expand ($HOME, ~): the agent checks it then. */
+  targetDir: string | undefined,
   paths: readonly string[],
+  snapshotPaths: readonly string[],
 ): FieldProblem | undefined {
+  const dirs = agentDirsOf(host);
+  for (const path of paths) {
+    const problem = agentDirPathProblem(path, dirs);
+    if (problem !== undefined) {
+      return { field: "paths", message: problem };
+    }
+  }
   if (!inPlace) {
-    if (posix.normalize(targetDir) === "/") {
+    if (targetDir !== undefined && posix.normalize(targetDir) === "/") {
       return { field: "target_dir", message: "cannot be / itself; choose in place instead" };
     }
-    for (const written of [targetDir, ...paths.map((path) => posix.join(targetDir, path))]) {
-      const dir = agentDirHit(written);
+    const written =
+      targetDir === undefined ? [] : [targetDir, ...paths.map((path) => posix.join(targetDir, path))];
+    for (const place of written) {
+      const dir = writeHit(place, dirs);
       if (dir !== undefined) {
         return {
           field: "target_dir",
@@ -78,14 +83,20 @@ function agentDirProblem(
         };
       }
     }
+    for (const path of paths) {
+      const problem = olderAgentProblem(host, path, dirs, snapshotPaths);
+      if (problem !== undefined) {
+        return { field: "paths", message: problem };
+      }
+    }
     return undefined;
   }
-  const hit = paths.find((path) => agentDirHit(path) !== undefined);
+  const hit = paths.find((path) => writeHit(path, dirs) !== undefined);
   return hit === undefined
     ? undefined
     : {
         field: "paths",
-        message: `${hit} lies in or over the agent's own directory ${agentDirHit(hit)}; it cannot be restored in place`,
+        message: `${hit} lies in or over the agent's own directory ${writeHit(hit, dirs)}; it cannot be restored in place`,
       };
 }
 
@@ -119,7 +130,7 @@ export function cleanPaths(paths: readonly string[]): string[] {
 
 export async function checkRestore(
   db: Database,
-  host: { id: string; name: string },
+  host: Pick<Host, "id" | "name" | "agentDirs" | "protocolVersion">,
   input: RestoreInput,
 ): Promise<RestoreCheck> {
   const problems: FieldProblem[] = [];
@@ -174,7 +185,15 @@ export async function checkRestore(
   // $HOME and ~ are known only on the host: the agent checks those targets once expanded.
   const absoluteTarget = input.inPlace || targetDir.startsWith("/");
   const checkable = !problems.some((problem) => problem.field === "paths" || problem.field === "target_dir");
-  const agentDir = absoluteTarget && checkable ? agentDirProblem(input.inPlace, targetDir, paths) : undefined;
+  const agentDir = checkable
+    ? agentDirProblem(
+        host,
+        input.inPlace,
+        absoluteTarget ? targetDir : undefined,
+        paths,
+        snapshot?.paths ?? [],
+      )
+    : undefined;
   if (agentDir !== undefined) {
     problems.push(agentDir);
   }

@@ -129,6 +129,16 @@ describe("enrolment tokens", () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ message: expect.stringMatching(/^initial_paths\.0: /) });
   });
+
+  it("refuses initial paths in the agent's own directories, naming the field (issue 33)", async () => {
+    const res = await operator.json("POST", "/api/enrollment-tokens", {
+      initial_paths: ["/etc", "/etc/fleetback-agent"],
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      message: expect.stringMatching(/^initial_paths: \/etc\/fleetback-agent is the agent's own directory/),
+    });
+  });
 });
 
 describe("enrol", () => {

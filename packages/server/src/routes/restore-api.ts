@@ -10,6 +10,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
 import { RequestError, unavailable } from "../errors.js";
+import { agentDirsOf, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { requireHost } from "../hosts/require-host.js";
 import { clientIp } from "../http/render.js";
 import { invalidFrom, readJson, readQuery } from "../http/validate.js";
@@ -52,6 +53,7 @@ export function restoreApiRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv>
   routes.get("/api/hosts/:id/tree", operator, async (c) => {
     const query = readQuery(c, ApiTreeQuery);
     const host = await requireHost(deps.db, c.req.param("id"));
+    refuseAgentDirPaths("path", [query.path], agentDirsOf(host));
     const snapshot = await findHostSnapshot(deps.db, host.id, query.snapshot_id);
     if (!snapshot) {
       throw new RequestError("invalid", `snapshot_id: ${query.snapshot_id} is not a snapshot of this host`);

@@ -6,9 +6,13 @@
  * an answer over the cap is 413 before the first byte and an aborted response after it, a
  * cancelled response sends dump.cancel, and every download that reached the agent is audited.
  */
-import { auditLog } from "@fleetback/db";
+import { auditLog, hosts } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
-import { DOWNLOAD_PROTOCOL_VERSION, type ServerEnvelope } from "@fleetback/protocol";
+import {
+  AGENT_DIRS_PROTOCOL_VERSION,
+  DOWNLOAD_PROTOCOL_VERSION,
+  type ServerEnvelope,
+} from "@fleetback/protocol";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createApp } from "../app.js";
@@ -175,6 +179,45 @@ for (const engine of testEngines()) {
       const old = await olga.request(downloadUrl("/srv/docs/a.txt", "", oldHostId));
       expect(old.status).toBe(409);
       expect(await old.text()).toContain(`protocol ${DOWNLOAD_PROTOCOL_VERSION}`);
+      expect(dumpRequests().length).toBe(before);
+    });
+
+    it("refuses the agent's own directories, and from an older agent a folder holding one (issue 33)", async () => {
+      const full = await seedHost(deps, {
+        name: "full-1",
+        protocolVersion: AGENT_DIRS_PROTOCOL_VERSION - 1,
+        agentDirs: ["/srv/agent-state"],
+      });
+      await replaceSnapshots(deps.db, full.host.id, {
+        refreshed_at: "2026-11-21T11:00:00Z",
+        snapshots: [snapshotRow(SNAP, "full-1", ["/"])],
+      });
+      const before = dumpRequests().length;
+      const refusal = async (path: string) => {
+        const res = await olga.request(downloadUrl(path, "&archive=tar", full.host.id));
+        return { status: res.status, message: ((await res.json()) as { message: string }).message };
+      };
+      for (const [path, dir] of [
+        ["/etc/fleetback-agent/agent.json", "/etc/fleetback-agent"],
+        ["/opt/fleetback-agent", "/opt/fleetback-agent"],
+        ["/srv/agent-state/update", "/srv/agent-state"],
+      ] as const) {
+        expect(await refusal(path), path).toEqual({
+          status: 400,
+          message: `path: ${path} is the agent's own directory ${dir} or lies inside it, which holds the host's agent token and is never backed up, restored, listed or downloaded`,
+        });
+      }
+      expect(await refusal("/var")).toEqual({
+        status: 400,
+        message: `path: /var holds the agent's own directory /var/lib/fleetback-agent, which this host's agent (protocol ${AGENT_DIRS_PROTOCOL_VERSION - 1}) does not leave out; update the agent to protocol ${AGENT_DIRS_PROTOCOL_VERSION}, or pick the paths around it`,
+      });
+      // Around them, and from an agent that leaves them out itself, the download goes on (offline here).
+      expect((await refusal("/srv/www")).status).toBe(503);
+      await deps.db
+        .update(hosts)
+        .set({ protocolVersion: AGENT_DIRS_PROTOCOL_VERSION })
+        .where(eq(hosts.id, full.host.id));
+      expect((await refusal("/var")).status).toBe(503);
       expect(dumpRequests().length).toBe(before);
     });
 

@@ -17,6 +17,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
 import { RequestError, type RequestErrorCode } from "../errors.js";
+import { agentDirsOf, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { requireHost } from "../hosts/require-host.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, readQuery } from "../http/validate.js";
@@ -139,6 +140,7 @@ export function restorePageRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv
   routes.get("/hosts/:id/restore/tree", operator, async (c) => {
     const query = readQuery(c, TreeQuery);
     const host = await requireHost(deps.db, c.req.param("id"));
+    refuseAgentDirPaths("path", [query.path], agentDirsOf(host));
     const snapshot = await findHostSnapshot(deps.db, host.id, query.snapshot_id);
     const refused = query.after === undefined ? undefined : pagingRefused(host);
     const listing: TreeListing = !snapshot

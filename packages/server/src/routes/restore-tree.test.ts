@@ -3,8 +3,10 @@
  * answers tree.list by hand: entries rendered, a second look served from the session cache
  * without a frame, agent errors shown and never cached, a silent agent ending at the timeout.
  */
+import { hosts } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
 import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
@@ -199,6 +201,54 @@ for (const engine of testEngines()) {
       expect(foreign.status).toBe(400);
       const relative = await olga.request(api("srv"));
       expect(relative.status).toBe(400);
+    });
+
+    it("refuses a path in the agent's own directories, the defaults and those its hello named, without asking (issue 33)", async () => {
+      const { host, token } = await seedHost(deps, { name: "app-1" });
+      await replaceSnapshots(deps.db, host.id, {
+        refreshed_at: "2026-11-21T11:00:00Z",
+        snapshots: [
+          {
+            id: SNAP,
+            short_id: SNAP.slice(0, 8),
+            time: "2026-11-21T10:00:00Z",
+            hostname: "app-1",
+            paths: ["/"],
+            tags: [],
+            size_bytes: 0,
+            file_count: 0,
+          },
+        ],
+      });
+      const own = await connectAgent(server.wsUrl, token);
+      try {
+        own.hello({ hostname: "app-1", agent_dirs: ["/srv/app/agent-state", "/etc/fleetback-agent"] });
+        await own.waitFor((frame) => frame.type === "schedule.set");
+        const [stored] = await deps.db.select().from(hosts).where(eq(hosts.id, host.id));
+        expect(stored?.agentDirs).toEqual(["/srv/app/agent-state", "/etc/fleetback-agent"]);
+        for (const [path, dir] of [
+          ["/srv/app/agent-state", "/srv/app/agent-state"],
+          ["/srv/app/agent-state/tree-index", "/srv/app/agent-state"],
+          ["/etc/fleetback-agent", "/etc/fleetback-agent"],
+          ["/var/lib/fleetback-agent/update", "/var/lib/fleetback-agent"],
+        ] as const) {
+          const message = `path: ${path} is the agent's own directory ${dir} or lies inside it, which holds the host's agent token and is never backed up, restored, listed or downloaded`;
+          const api = await olga.request(
+            `/api/hosts/${host.id}/tree?snapshot_id=${SNAP}&path=${encodeURIComponent(path)}`,
+          );
+          expect(api.status, path).toBe(400);
+          expect(await api.json(), path).toMatchObject({ code: "invalid", message });
+          const page = await olga.request(
+            `/hosts/${host.id}/restore/tree?session=${SESSION}&snapshot_id=${SNAP}&path=${encodeURIComponent(path)}`,
+            { headers: { "HX-Request": "true" } },
+          );
+          expect(page.status, path).toBe(400);
+          expect(page.headers.get("HX-Trigger"), path).toContain(JSON.stringify(message).slice(1, -1));
+        }
+        expect(own.frames.filter((frame) => frame.type === "tree.list")).toEqual([]);
+      } finally {
+        await own.close();
+      }
     });
 
     it("says the host is offline without waiting", async () => {

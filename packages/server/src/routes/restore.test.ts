@@ -5,8 +5,9 @@
  */
 
 import type { Database } from "@fleetback/db";
-import { auditLog, jobLogs, jobs } from "@fleetback/db";
+import { auditLog, hosts, jobLogs, jobs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
+import { AGENT_DIRS_PROTOCOL_VERSION, PROTOCOL_VERSION } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createApp } from "../app.js";
@@ -283,6 +284,62 @@ runDbSuite("restore wizard", (getDb) => {
     expect(((await inPlace.json()) as { message: string }).message).toMatch(/^paths: /);
     expect(s.agent.frames).toEqual([]);
     expect(await jobsOf(s)).toEqual([]);
+  });
+
+  it("refuses paths in the agent's own directories, also those its hello named, wherever they go (issue 33)", async () => {
+    const s = await setup(getDb());
+    await s.deps.db
+      .update(hosts)
+      .set({ agentDirs: ["/srv/lab/src/tree/.state/"], protocolVersion: PROTOCOL_VERSION })
+      .where(eq(hosts.id, s.hostId));
+    const restore = (paths: string[], target_dir = "$HOME/fleetback-restore/<job-id>/") =>
+      s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
+        snapshot_id: SNAP_NEW,
+        paths,
+        in_place: false,
+        target_dir,
+      });
+    for (const [path, dir] of [
+      ["/etc/fleetback-agent/agent.json", "/etc/fleetback-agent"],
+      ["/etc/fleetback-agent", "/etc/fleetback-agent"],
+      ["/var/lib/fleetback-agent/", "/var/lib/fleetback-agent"],
+      ["/opt/fleetback-agent/../fleetback-agent/current.mjs", "/opt/fleetback-agent"],
+      ["/srv/lab/src/tree/.state/update/boot.json", "/srv/lab/src/tree/.state"],
+    ] as const) {
+      for (const target of ["$HOME/fleetback-restore/<job-id>/", "/srv/restored"]) {
+        const res = await restore(["/srv/lab/src/tree/docs", path], target);
+        expect(res.status, path).toBe(400);
+        expect(((await res.json()) as { message: string }).message, path).toBe(
+          `paths: ${path} is the agent's own directory ${dir} or lies inside it, which holds the host's agent token and is never backed up, restored, listed or downloaded`,
+        );
+      }
+    }
+    const page = await submit(s, [
+      ["snapshot_id", SNAP_NEW],
+      ["paths", "/etc/fleetback-agent/agent.json"],
+      ["in_place", "false"],
+      ["target_dir", "$HOME/fleetback-restore/<job-id>/"],
+      ["action", "review"],
+    ]);
+    expect(page.status).toBe(400);
+    expect(await page.text()).toContain('data-testid="restore-error" data-field="paths"');
+    expect(s.agent.frames).toEqual([]);
+    expect(await jobsOf(s)).toEqual([]);
+
+    // A folder above one: a protocol-12 agent restores around it; an older one would hand it over,
+    // when the snapshot holds it (this one backed up /srv/lab/src/tree only).
+    expect((await restore(["/srv/lab"])).status).toBe(201);
+    await s.deps.db
+      .update(hosts)
+      .set({ protocolVersion: AGENT_DIRS_PROTOCOL_VERSION - 1 })
+      .where(eq(hosts.id, s.hostId));
+    const older = await restore(["/srv/lab"]);
+    expect(older.status).toBe(400);
+    expect(((await older.json()) as { message: string }).message).toBe(
+      `paths: /srv/lab holds the agent's own directory /srv/lab/src/tree/.state, which this host's agent (protocol ${AGENT_DIRS_PROTOCOL_VERSION - 1}) does not leave out; update the agent to protocol ${AGENT_DIRS_PROTOCOL_VERSION}, or pick the paths around it`,
+    );
+    expect((await restore(["/"])).status).toBe(400);
+    expect((await restore(["/etc"])).status).toBe(201);
   });
 
   it("shows a review without sending, then restores to the default target with <job-id> substituted", async () => {

@@ -1,4 +1,4 @@
-import { auditLog, jobs, pendingRuns, sourceGroups } from "@fleetback/db";
+import { auditLog, hosts, jobs, pendingRuns, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
@@ -72,6 +72,39 @@ describe("source groups: validation", () => {
       expect(await message(res)).toMatch(pattern);
     }
     expect(await deps.db.select().from(sourceGroups)).toEqual([]);
+  });
+
+  it("refuses an include in the agent's own directories, also those its hello named, on create and edit (issue 33)", async () => {
+    await deps.db
+      .update(hosts)
+      .set({ agentDirs: ["/srv/fleetback-state"] })
+      .where(eq(hosts.id, hostId));
+    for (const [path, dir] of [
+      ["/etc/fleetback-agent", "/etc/fleetback-agent"],
+      ["/etc/fleetback-agent/agent.json", "/etc/fleetback-agent"],
+      ["/var/lib/fleetback-agent/", "/var/lib/fleetback-agent"],
+      ["/opt/fleetback-agent", "/opt/fleetback-agent"],
+      ["/srv/../etc/fleetback-agent", "/etc/fleetback-agent"],
+      ["/srv/fleetback-state/update", "/srv/fleetback-state"],
+    ] as const) {
+      const res = await operator.json("POST", groupsUrl(), { ...etc, includes: ["/srv/www", path] });
+      expect(res.status, path).toBe(400);
+      expect(await message(res), path).toBe(
+        `includes: ${path} is the agent's own directory ${dir} or lies inside it, which holds the host's agent token and is never backed up, restored, listed or downloaded`,
+      );
+    }
+    expect(await deps.db.select().from(sourceGroups)).toEqual([]);
+    // A folder above them stays allowed: the agent excludes its own directories from every backup.
+    const created = await operator.json("POST", groupsUrl(), { ...etc, includes: ["/", "/etc", "/srv"] });
+    expect(created.status).toBe(201);
+    const { source_group } = (await created.json()) as { source_group: { id: string } };
+    const edit = await operator.json("PUT", `${groupsUrl()}/${source_group.id}`, {
+      includes: ["/etc/fleetback-agent"],
+    });
+    expect(edit.status).toBe(400);
+    expect(await message(edit)).toMatch(/^includes: \/etc\/fleetback-agent is the agent's own directory/);
+    const [group] = await deps.db.select().from(sourceGroups);
+    expect(group?.includes).toEqual(["/", "/etc", "/srv"]);
   });
 
   it("answers 409 naming name for a duplicate, on create and on rename", async () => {

@@ -3,7 +3,8 @@
  * Source groups of a host: what is backed up, under which tag, kept how long, retried how often.
  * Every write recomputes the conflict dimension of all the host's groups in the same transaction.
  * A duplicate name is the database's unique constraint, turned into a 409 naming `name`; a group
- * still fired by a schedule cannot be deleted (409 listing those schedules).
+ * still fired by a schedule cannot be deleted (409 listing those schedules); an include in the
+ * agent's own directories is refused (400, hosts/agent-dirs.ts).
  */
 import {
   type Database,
@@ -19,6 +20,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, notFound } from "../errors.js";
+import { agentDirsOf, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { requireHost } from "../hosts/require-host.js";
 import { computeConflictDimensions } from "./conflict-dimension.js";
 import { openHook, sealHook } from "./hooks.js";
@@ -105,7 +107,9 @@ export async function createGroup(
   body: CreateGroupBody,
   retention?: RetentionChange,
 ): Promise<SourceGroup> {
-  await requireHost(deps.db, hostId);
+  const host = await requireHost(deps.db, hostId);
+  // A folder above them (/, /etc) stays allowed: the agent excludes its directories from backups.
+  refuseAgentDirPaths("includes", body.includes, agentDirsOf(host));
   const now = deps.clock.now();
   const id = deps.ids.ulid(now);
   await nameConflictAware(body.name, () =>
@@ -150,6 +154,9 @@ export async function updateGroup(
   retention?: RetentionChange,
 ): Promise<SourceGroup> {
   await getGroup(deps.db, hostId, groupId);
+  if (body.includes !== undefined) {
+    refuseAgentDirPaths("includes", body.includes, agentDirsOf(await requireHost(deps.db, hostId)));
+  }
   const now = deps.clock.now();
   await nameConflictAware(body.name, () =>
     deps.db.transaction(async (tx) => {
