@@ -19,6 +19,25 @@ RUN npx --yes pnpm@10.34.8 exec turbo run build --filter=@fleetback/server... --
 # it as their package.json "files" (dist plus migrations/, views/, static/, templates/).
 RUN npx --yes pnpm@10.34.8 --filter @fleetback/server deploy --prod --legacy /out
 
+# ---- keeper: the agent that maintains other hosts' repositories (docker-compose.yml `keeper`) ----
+# restic from Debian (0.14 on bookworm) and the agent bundle; no server. Built with
+# `--target keeper`; the default target stays the server below.
+FROM node:20-slim AS keeper
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends restic ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /src/packages/agent/dist/bundle/fleetback-agent.mjs /opt/fleetback-agent/fleetback-agent.mjs
+COPY deploy/keeper-entrypoint.sh /usr/local/bin/fleetback-keeper
+# The keeper reads no host's files: it runs unprivileged, with its own config and state dirs.
+RUN mkdir -p /etc/fleetback-agent /var/lib/fleetback-agent \
+ && chown node:node /etc/fleetback-agent /var/lib/fleetback-agent \
+ && chmod 0700 /etc/fleetback-agent /var/lib/fleetback-agent
+ENV FLEETBACK_AGENT_CONFIG_DIR=/etc/fleetback-agent \
+    FLEETBACK_AGENT_STATE_DIR=/var/lib/fleetback-agent \
+    FLEETBACK_AGENT_INSTALL_DIR=/opt/fleetback-agent
+USER node
+CMD ["fleetback-keeper"]
+
 # ---- runtime: node and the deployed server, nothing else ----
 FROM node:20-slim AS runtime
 ENV NODE_ENV=production \

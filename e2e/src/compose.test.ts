@@ -69,7 +69,7 @@ function compose(args: string[], vars: Record<string, string> = REQUIRED, file =
 
 interface Service {
   image?: string;
-  build?: { context: string; dockerfile?: string };
+  build?: { context: string; dockerfile?: string; target?: string };
   restart?: string;
   environment?: Record<string, string>;
   volumes?: string[];
@@ -124,9 +124,10 @@ function serverVariables(): Set<string> {
   return new Set([...source.matchAll(read)].map((match) => match[1] ?? match[2] ?? ""));
 }
 
+/** Services built from the Dockerfile's default stage: the server; `keeper` names its own stage. */
 const replicas = (config: Resolved) =>
   Object.entries(config.services)
-    .filter(([, service]) => service.build !== undefined)
+    .filter(([, service]) => service.build !== undefined && service.build.target === undefined)
     .map(([name]) => name)
     .sort();
 
@@ -156,12 +157,14 @@ describe.skipIf(composeSuite.skip)(composeSuite.title, () => {
     expect(result.stderr).toMatch(/restart/);
   });
 
-  it("runs PostgreSQL 16, two replicas of the Dockerfile, Caddy and rest-server, each restarted and on named volumes", () => {
+  it("runs PostgreSQL 16, two replicas of the Dockerfile, Caddy, two rest-servers and a keeper, each restarted and on named volumes", () => {
     const config = resolvedConfig();
     expect(Object.keys(config.services).sort()).toEqual([
+      "keeper",
       "postgres",
       "proxy",
       "rest-server",
+      "rest-server-append",
       "server-a",
       "server-b",
     ]);
@@ -226,6 +229,34 @@ describe.skipIf(composeSuite.skip)(composeSuite.title, () => {
     expect(proxy.volumes).toContain(`${join(repoRoot, "deploy", "Caddyfile")}:/etc/caddy/Caddyfile:ro`);
     expect(proxy.environment?.PUBLIC_HOST).toBe(REQUIRED.PUBLIC_HOST);
     expect((proxy.ports ?? []).map((port) => port.target)).toEqual(expect.arrayContaining([80, 443, 8000]));
+  });
+
+  it("gives hosts an append-only endpoint and the full one to the keeper alone, on one data volume (issue 33)", () => {
+    const config = resolvedConfig();
+    const append = config.services["rest-server-append"] ?? {};
+    const full = config.services["rest-server"] ?? {};
+    const keeper = config.services.keeper ?? {};
+    expect(namedMounts(append).get("/data")).toBe(namedMounts(full).get("/data"));
+    expect(append.environment?.OPTIONS?.split(/\s+/)).toContain("--append-only");
+    expect(full.environment?.OPTIONS?.split(/\s+/)).not.toContain("--append-only");
+    // Other logins for hosts than for the keeper: a host's login does not open the full endpoint.
+    expect(append.environment?.PASSWORD_FILE).toBe("/data/.htpasswd-hosts");
+    expect(full.environment?.PASSWORD_FILE ?? "/data/.htpasswd").not.toBe("/data/.htpasswd-hosts");
+    // The full endpoint shares a network with the keeper only, and that network is internal.
+    const fullNetworks = Object.keys(full.networks ?? {});
+    expect(fullNetworks.length).toBeGreaterThan(0);
+    for (const network of fullNetworks) {
+      expect(config.networks[network]?.internal, network).toBe(true);
+      const members = Object.entries(config.services)
+        .filter(([, service]) => network in (service.networks ?? {}))
+        .map(([name]) => name)
+        .sort();
+      expect(members, network).toEqual(["keeper", "rest-server"]);
+    }
+    expect(keeper.build?.target).toBe("keeper");
+    expect(keeper.environment?.FLEETBACK_SERVER).toBe(`https://${REQUIRED.PUBLIC_HOST}`);
+    expect(namedMounts(keeper).get("/etc/fleetback-agent")).toBeDefined();
+    expect(namedMounts(keeper).get("/var/lib/fleetback-agent")).toBeDefined();
   });
 });
 
@@ -312,10 +343,16 @@ describe.skipIf(caddySuite.skip)(caddySuite.title, () => {
     expect(handler.load_balancing?.selection_policy?.policy).toBe("least_conn");
     expect(handler.stream_timeout).toBeUndefined();
 
+    // Hosts reach the append-only rest-server on :8000; the full one is never published.
     const toRestServer = proxies.filter(({ handler }) =>
-      (handler.upstreams ?? []).some(({ dial }) => dial.startsWith("rest-server:")),
+      (handler.upstreams ?? []).some(({ dial }) => dial.startsWith("rest-server-append:")),
     );
     expect(toRestServer.map(({ listen }) => listen)).toEqual([[":8000"]]);
+    expect(
+      proxies.some(({ handler }) =>
+        (handler.upstreams ?? []).some(({ dial }) => dial.startsWith("rest-server:")),
+      ),
+    ).toBe(false);
   });
 });
 

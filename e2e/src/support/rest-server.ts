@@ -22,17 +22,42 @@ export interface RestServer {
   kill(): Promise<void>;
 }
 
-/** `again`: the data dir and port of a stopped server, to bring the same server back (an outage). */
-export async function startRestServer(again?: Pick<RestServer, "url" | "dataDir">): Promise<RestServer> {
-  const dataDir = again?.dataDir ?? (await mkdtemp(join(tmpdir(), "fleetback-rest-")));
-  const htpasswdFile = join(dataDir, ".htpasswd");
-  if (again === undefined) {
+/**
+ * A second endpoint on another server's data (issue 33): `--append-only` for hosts, with logins
+ * of its own (`htpasswdFile`, which the caller writes).
+ */
+export interface SecondEndpoint {
+  dataDir: string;
+  htpasswdFile: string;
+  appendOnly: boolean;
+}
+
+/**
+ * `again`: the data dir and port of a stopped server, to bring the same server back (an outage).
+ * `second`: another endpoint on a running server's data.
+ */
+export async function startRestServer(
+  again?: Pick<RestServer, "url" | "dataDir">,
+  second?: SecondEndpoint,
+): Promise<RestServer> {
+  const dataDir = second?.dataDir ?? again?.dataDir ?? (await mkdtemp(join(tmpdir(), "fleetback-rest-")));
+  const htpasswdFile = second?.htpasswdFile ?? join(dataDir, ".htpasswd");
+  if (again === undefined && second === undefined) {
     execFileSync(join(HTPASSWD_DIR, "htpasswd"), ["-c", "-b", "-B", htpasswdFile, "probe", "probe-password"]);
   }
   const port = again === undefined ? await freePort() : Number(new URL(again.url).port);
   const child: ChildProcess = spawn(
     REST_SERVER,
-    ["--path", dataDir, "--listen", `127.0.0.1:${port}`, "--private-repos", "--htpasswd-file", htpasswdFile],
+    [
+      "--path",
+      dataDir,
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--private-repos",
+      "--htpasswd-file",
+      htpasswdFile,
+      ...(second?.appendOnly === true ? ["--append-only"] : []),
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   await new Promise<void>((resolve, reject) => {

@@ -1,0 +1,317 @@
+/**
+ * Issue 33 end to end, on restic 0.18 and 0.14: a compromised protected host cannot destroy its
+ * backups. Two real rest-servers serve one data directory: `--append-only` for hosts (the host's
+ * login) and a full one for the keeper (the same user's maintenance login, in another htpasswd
+ * file). The host backs up through the append-only endpoint; its keeper (a second real agent)
+ * holds the admin credentials with its jobs only. With exactly what the host holds (its config and
+ * state dirs, everything the server pushed to it, its token) the test tries `restic forget`,
+ * `restic prune`, deleting and overwriting repository files through the REST API, the full
+ * endpoint, and asking the server for the admin or mirror slot with the host's token: every
+ * attempt fails, every snapshot is still there and `restic check --read-data` passes. Then the
+ * keeper forgets exactly the snapshot an admin chose, and prunes.
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decodeServerMessage, encode, PROTOCOL_VERSION, type ServerEnvelope } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { startAgent } from "./support/agent-process.js";
+import { enrolHost, waitHostReady } from "./support/enrol.js";
+import { type RestServer, startRestServer } from "./support/rest-server.js";
+import { useStack, waitJob } from "./support/stack.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
+
+interface JobJson {
+  id: string;
+  kind: string;
+  status: string;
+  error: string | null;
+}
+
+const missing = missingNote({ [FETCHED_TOOLS]: toolsPresent() });
+
+/** restic on one endpoint with one login, as a shell on the host (or the keeper) would run it. */
+function resticOn(restic: string, endpoint: RestServer, user: string, login: string, password: string) {
+  const url = new URL(endpoint.url);
+  const env = {
+    PATH: process.env.PATH ?? "",
+    RESTIC_REPOSITORY: `rest:${url.protocol}//${user}:${encodeURIComponent(login)}@${url.host}/${user}/`,
+    RESTIC_PASSWORD: password,
+    RESTIC_CACHE_DIR: mkdtempSync(join(tmpdir(), "fleetback-attacker-cache-")),
+  };
+  return {
+    run: (...args: string[]) => execFileSync(restic, args, { encoding: "utf8", env, stdio: "pipe" }),
+    ids: () =>
+      (
+        JSON.parse(execFileSync(restic, ["snapshots", "--json"], { encoding: "utf8", env })) as {
+          id: string;
+        }[]
+      )
+        .map((snapshot) => snapshot.id)
+        .sort(),
+    /**
+     * A destructive command, run until it exits or the storage refuses its first delete (restic
+     * 0.14 retries a refused delete for about 45 s): whichever comes first, its output.
+     */
+    attempt: (...args: string[]) =>
+      new Promise<string>((resolve) => {
+        const child = spawn(restic, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+        let output = "";
+        const take = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (/403|Forbidden/i.test(output)) {
+            child.kill("SIGKILL");
+          }
+        };
+        child.stdout.on("data", take);
+        child.stderr.on("data", take);
+        child.once("close", () => resolve(output));
+      }),
+  };
+}
+
+/** The REST API with a Basic login: what a script on the host could send past restic. */
+async function rest(
+  endpoint: RestServer,
+  method: string,
+  path: string,
+  user: string,
+  login: string,
+  body?: Buffer,
+) {
+  const res = await fetch(`${endpoint.url}${path}`, {
+    method,
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${user}:${login}`).toString("base64")}`,
+      Connection: "close",
+    },
+    ...(body === undefined ? {} : { body }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** Connects with the host's token as an agent of `protocol` would, and keeps every frame up to schedule.set. */
+async function askAsTheHost(serverUrl: string, token: string, protocol: number): Promise<ServerEnvelope[]> {
+  const ws = new WebSocket(`${serverUrl.replace(/^http/, "ws")}/api/agents/ws`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const frames: ServerEnvelope[] = [];
+  await new Promise<void>((resolve, reject) => {
+    ws.once("error", reject);
+    ws.once("open", () => {
+      ws.send(
+        encode("hello", {
+          agent_version: "0.0.1-attacker",
+          tool_version: "0.18.1",
+          protocol_version: protocol,
+          hostname: "attacker",
+          os: "linux",
+          arch: "amd64",
+          running_job_ids: [],
+        }),
+      );
+    });
+    ws.on("message", (data: Buffer) => {
+      const decoded = decodeServerMessage(data);
+      if (decoded.ok) {
+        frames.push(decoded.message);
+        if (decoded.message.type === "schedule.set") {
+          resolve();
+        }
+      }
+    });
+    ws.once("close", () => resolve());
+  });
+  ws.close();
+  return frames;
+}
+
+describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its backups${missing}`, () => {
+  const stack = useStack();
+
+  for (const restic of ["0.18", "0.14"] as const satisfies readonly ResticVersion[]) {
+    it(`restic ${restic}: forget, prune, REST deletes and overwrites, the full endpoint and the server all refuse; the keeper forgets exactly the chosen snapshot`, async () => {
+      const version = restic.replace(".", "");
+      const user = `ch-${version}`;
+      const host = await enrolHost({ api: stack.api, rest: stack.rest, restic, user });
+      stack.agents.push(startAgent(["run"], host.dirs, host.env));
+      await waitHostReady(stack.api, host.hostId);
+      const keeper = await enrolHost({ api: stack.api, rest: stack.rest, restic, user: `ck-${version}` });
+      stack.agents.push(startAgent(["run"], keeper.dirs, keeper.env));
+      await waitHostReady(stack.api, keeper.hostId);
+
+      // The append-only endpoint on the same data, with the host's login in a file of its own;
+      // the full endpoint's entry for the user becomes the maintenance login.
+      const hostsFile = join(mkdtempSync(join(tmpdir(), "fleetback-htpasswd-")), ".htpasswd-hosts");
+      const line = readFileSync(stack.rest.htpasswdFile, "utf8")
+        .split("\n")
+        .find((entry) => entry.startsWith(`${user}:`));
+      writeFileSync(hostsFile, `${line}\n`);
+      const appendOnly = await startRestServer(undefined, {
+        dataDir: stack.rest.dataDir,
+        htpasswdFile: hostsFile,
+        appendOnly: true,
+      });
+      const maintenanceLogin = `maintenance-${randomBytes(12).toString("hex")}`;
+      stack.rest.runHtpasswdSnippet(
+        `htpasswd -b -B /var/lib/rest-server/.htpasswd ${user} ${maintenanceLogin}`,
+      );
+      const mirrorPassword = `mirror-${randomBytes(12).toString("hex")}`;
+      try {
+        const base = `/api/hosts/${host.hostId}`;
+        const appendUrl = new URL(appendOnly.url);
+        const fullUrl = new URL(stack.rest.url);
+        expect(
+          (
+            await stack.api.send("PUT", `${base}/repo-credentials`, {
+              url: `rest:http://${appendUrl.host}/${user}/`,
+            })
+          ).status,
+        ).toBe(200);
+        const admin = await stack.api.send("PUT", `${base}/admin-credentials`, {
+          url: `rest:http://${fullUrl.host}/${user}/`,
+          username: user,
+          password: host.password,
+          login_password: maintenanceLogin,
+        });
+        expect(admin.status, JSON.stringify(admin.body)).toBe(200);
+        const kept = await stack.api.send("PUT", `${base}/keeper`, { keeper_host_id: keeper.hostId });
+        expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+
+        // Three backups through the append-only endpoint.
+        const dir = mkdtempSync(join(tmpdir(), "fleetback-compromised-"));
+        const group = await stack.api.send<{ source_group: { id: string } }>(
+          "POST",
+          `${base}/source-groups`,
+          {
+            name: "docs",
+            includes: [dir],
+          },
+        );
+        expect(group.status, JSON.stringify(group.body)).toBe(201);
+        for (let i = 0; i < 3; i++) {
+          writeFileSync(join(dir, `file-${i}.bin`), randomBytes(16 * 1024));
+          const run = await stack.api.send<{ job_id: string }>(
+            "POST",
+            `${base}/source-groups/${group.body.source_group.id}/run`,
+          );
+          expect(run.status, JSON.stringify(run.body)).toBe(201);
+          const job = await waitJob<JobJson>(stack.api, run.body.job_id);
+          expect(job, JSON.stringify(job)).toMatchObject({ status: "succeeded" });
+        }
+        const maintenance = resticOn(RESTIC[restic], stack.rest, user, maintenanceLogin, host.password);
+        const before = maintenance.ids();
+        expect(before).toHaveLength(3);
+
+        // The attacker: root on the host, with its dirs and what the server pushed to it.
+        const hostLogin = host.loginPassword;
+        const onHost = resticOn(RESTIC[restic], appendOnly, user, hostLogin, host.password);
+        expect(onHost.ids()).toEqual(before);
+        await onHost.attempt("forget", before[0] ?? "");
+        await onHost.attempt("forget", "--keep-last", "1");
+        await onHost.attempt("prune");
+        expect(maintenance.ids()).toEqual(before);
+
+        // Past restic, straight at the REST API: delete and overwrite are refused.
+        const repoPath = join(stack.rest.dataDir, user);
+        const firstOf = (kind: string) => {
+          const names = readdirSync(join(repoPath, kind));
+          return names[0] ?? "";
+        };
+        const snapshotFile = firstOf("snapshots");
+        const keyFile = firstOf("keys");
+        const packDir =
+          readdirSync(join(repoPath, "data")).find(
+            (sub) => readdirSync(join(repoPath, "data", sub)).length > 0,
+          ) ?? "";
+        const packFile = readdirSync(join(repoPath, "data", packDir))[0] ?? "";
+        const configBefore = readFileSync(join(repoPath, "config"));
+        const snapshotBefore = readFileSync(join(repoPath, "snapshots", snapshotFile));
+        for (const path of [
+          `/${user}/snapshots/${snapshotFile}`,
+          `/${user}/keys/${keyFile}`,
+          `/${user}/data/${packFile}`,
+          `/${user}/config`,
+        ]) {
+          expect(await rest(appendOnly, "DELETE", path, user, hostLogin), `DELETE ${path}`).toBe(403);
+        }
+        const junk = randomBytes(64);
+        for (const path of [`/${user}/config`, `/${user}/snapshots/${snapshotFile}`]) {
+          expect(
+            await rest(appendOnly, "POST", path, user, hostLogin, junk),
+            `overwrite ${path}`,
+          ).toBeGreaterThanOrEqual(400);
+        }
+        expect(readFileSync(join(repoPath, "config"))).toEqual(configBefore);
+        expect(readFileSync(join(repoPath, "snapshots", snapshotFile))).toEqual(snapshotBefore);
+        // The host's login does not open the full endpoint.
+        expect(await rest(stack.rest, "DELETE", `/${user}/snapshots/${snapshotFile}`, user, hostLogin)).toBe(
+          401,
+        );
+
+        // A mirror now (after the backups: no copy starts), so that there is a mirror slot to ask for.
+        expect(
+          (
+            await stack.api.send("PUT", `${base}/mirror-credentials`, {
+              url: `rest:http://${fullUrl.host}/${user}-mirror/`,
+              password: mirrorPassword,
+            })
+          ).status,
+        ).toBe(200);
+        // The server, asked with the host's own token, as a current and as an older agent.
+        const { agent_token: token } = JSON.parse(
+          readFileSync(join(host.dirs.configDir, "agent.json"), "utf8"),
+        ) as {
+          agent_token: string;
+        };
+        for (const protocol of [PROTOCOL_VERSION, 11]) {
+          const frames = JSON.stringify(await askAsTheHost(stack.server.url, token, protocol));
+          expect(frames).toContain("config.update");
+          expect(frames).not.toContain(maintenanceLogin);
+          expect(frames).not.toContain(mirrorPassword);
+        }
+        // Nor anything the agent keeps on disk.
+        for (const dirPath of [host.dirs.configDir, host.dirs.stateDir]) {
+          const found = spawnSync("grep", ["-rl", "-e", maintenanceLogin, "-e", mirrorPassword, dirPath], {
+            encoding: "utf8",
+          });
+          expect(found.status, found.stdout).toBe(1);
+        }
+        // No copies from here on: the mirror was there to be asked for.
+        expect((await stack.api.send("DELETE", `${base}/mirror-credentials`)).status).toBeLessThan(300);
+
+        expect(maintenance.ids()).toEqual(before);
+        // All the attack leaves is the lock of a restic it killed: the keeper's unlock removes it.
+        const unlock = await stack.api.send<{ job_id: string }>("POST", `${base}/jobs`, { kind: "unlock" });
+        expect(unlock.status, JSON.stringify(unlock.body)).toBe(201);
+        expect(await waitJob<JobJson>(stack.api, unlock.body.job_id)).toMatchObject({ status: "succeeded" });
+        maintenance.run("check", "--read-data");
+
+        // The keeper forgets exactly the snapshot an admin chose, then prunes.
+        const target = before[1] ?? "";
+        const forget = await stack.api.send<{ job_id: string }>(
+          "POST",
+          `${base}/snapshots/${target}/forget`,
+          {},
+        );
+        expect(forget.status, JSON.stringify(forget.body)).toBe(201);
+        expect(await waitJob<JobJson>(stack.api, forget.body.job_id)).toMatchObject({ status: "succeeded" });
+        expect(maintenance.ids()).toEqual(before.filter((id) => id !== target));
+        const prune = await stack.api.send<{ job_id: string }>("POST", `${base}/jobs`, { kind: "prune" });
+        expect(prune.status, JSON.stringify(prune.body)).toBe(201);
+        expect(await waitJob<JobJson>(stack.api, prune.body.job_id)).toMatchObject({ status: "succeeded" });
+        maintenance.run("check", "--read-data");
+        const { host: detail } = await stack.api.get<{
+          host: { deletion_protection: { protected: boolean } };
+        }>(base);
+        expect(detail.deletion_protection.protected).toBe(true);
+      } finally {
+        await appendOnly.stop();
+      }
+    });
+  }
+});
