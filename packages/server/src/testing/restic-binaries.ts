@@ -1,0 +1,50 @@
+/**
+ * @module testing/restic-binaries
+ * The real restic binaries scripts/prepare-tools.mjs unpacks into `<repo root>/.cache/tools/`.
+ * Without CI a test that needs a missing one skips and says why in its title; with CI=true nothing
+ * may pass by skipping, so the test runs and fails on the missing binary.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const RESTIC_VERSIONS = ["0.18", "0.14"] as const;
+export type ResticVersion = (typeof RESTIC_VERSIONS)[number];
+
+function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
+    const parent = dirname(dir);
+    if (parent === dir) {
+      throw new Error("pnpm-workspace.yaml not found above the server package");
+    }
+    dir = parent;
+  }
+  return dir;
+}
+
+export function resticBinary(version: ResticVersion): string | undefined {
+  const path = join(repoRoot(), ".cache", "tools", `restic-${version}`, "usr", "bin", "restic");
+  return existsSync(path) ? path : undefined;
+}
+
+/** The binary, or a failure that says how to get it (for CI, where a missing tool fails). */
+export function requireRestic(version: ResticVersion): string {
+  const path = resticBinary(version);
+  if (path === undefined) {
+    throw new Error(`restic ${version} is missing; node scripts/prepare-tools.mjs fetches it`);
+  }
+  return path;
+}
+
+/** A suite's title and whether it skips: never under CI=true. */
+export function resticSuite(title: string, version: ResticVersion): { title: string; skip: boolean } {
+  const ci = /^(true|1)$/i.test(process.env.CI ?? "");
+  if (ci || resticBinary(version) !== undefined) {
+    return { title, skip: false };
+  }
+  return {
+    title: `${title} (skipped: restic ${version} not found; run node scripts/prepare-tools.mjs)`,
+    skip: true,
+  };
+}
