@@ -11,7 +11,7 @@
  * keeper forgets exactly the snapshot an admin chose, and prunes.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,9 +44,10 @@ function resticOn(restic: string, endpoint: RestServer, user: string, login: str
   };
   return {
     run: (...args: string[]) => execFileSync(restic, args, { encoding: "utf8", env, stdio: "pipe" }),
+    // --no-lock: a killed attack leaves its lock behind, which only the keeper may remove.
     ids: () =>
       (
-        JSON.parse(execFileSync(restic, ["snapshots", "--json"], { encoding: "utf8", env })) as {
+        JSON.parse(execFileSync(restic, ["snapshots", "--json", "--no-lock"], { encoding: "utf8", env })) as {
           id: string;
         }[]
       )
@@ -71,6 +72,25 @@ function resticOn(restic: string, endpoint: RestServer, user: string, login: str
         child.once("close", () => resolve(output));
       }),
   };
+}
+
+/** Every file of a repository but its locks, as path → SHA-256. */
+function repositoryFiles(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (path !== join(root, "locks")) {
+          walk(path);
+        }
+      } else {
+        files.set(path, createHash("sha256").update(readFileSync(path)).digest("hex"));
+      }
+    }
+  };
+  walk(root);
+  return files;
 }
 
 /** The REST API with a Basic login: what a script on the host could send past restic. */
@@ -211,13 +231,19 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
         const hostLogin = host.loginPassword;
         const onHost = resticOn(RESTIC[restic], appendOnly, user, hostLogin, host.password);
         expect(onHost.ids()).toEqual(before);
-        await onHost.attempt("forget", before[0] ?? "");
-        await onHost.attempt("forget", "--keep-last", "1");
+        const repoPath = join(stack.rest.dataDir, user);
+        const filesBefore = repositoryFiles(repoPath);
+        const refused = /403|Forbidden/i;
+        // Between attempts the attacker removes the lock its killed restic left (locks are the one
+        // thing append-only storage lets anybody delete), so each attempt reaches the storage.
+        expect(await onHost.attempt("forget", before[0] ?? "")).toMatch(refused);
+        await onHost.attempt("unlock");
+        expect(await onHost.attempt("forget", "--keep-last", "1")).toMatch(refused);
+        await onHost.attempt("unlock");
         await onHost.attempt("prune");
         expect(maintenance.ids()).toEqual(before);
 
         // Past restic, straight at the REST API: delete and overwrite are refused.
-        const repoPath = join(stack.rest.dataDir, user);
         const firstOf = (kind: string) => {
           const names = readdirSync(join(repoPath, kind));
           return names[0] ?? "";
@@ -285,6 +311,11 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
         expect((await stack.api.send("DELETE", `${base}/mirror-credentials`)).status).toBeLessThan(300);
 
         expect(maintenance.ids()).toEqual(before);
+        // Every file the repository held is there, unchanged; the attack could only add (its locks).
+        const filesAfter = repositoryFiles(repoPath);
+        for (const [path, digest] of filesBefore) {
+          expect(filesAfter.get(path), path).toBe(digest);
+        }
         // All the attack leaves is the lock of a restic it killed: the keeper's unlock removes it.
         const unlock = await stack.api.send<{ job_id: string }>("POST", `${base}/jobs`, { kind: "unlock" });
         expect(unlock.status, JSON.stringify(unlock.body)).toBe(201);
