@@ -41,6 +41,9 @@ export const snapshots = pgTable(
     // Made under one of the host's snapshot hostnames; false for another machine's snapshot in a
     // shared repository, which retention, freshness and counts leave alone.
     isOwn: boolean("is_own").notNull().default(true),
+    // When the server first stored it (the database's clock); null for rows from before 0019.
+    // Retention decided by the server counts a snapshot whose time is far from this as suspect.
+    firstSeenAt: timestamptz("first_seen_at").default(sql`now()`),
   },
   (t) => [
     primaryKey({ name: "snapshots_pkey", columns: [t.hostId, t.id] }),

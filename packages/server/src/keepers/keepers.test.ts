@@ -3,8 +3,9 @@
  * a job), its upkeep runs on the keeper with credentials pushed for each job alone, and only the
  * keeper's reports move such a job. Real server, real WebSockets, both database engines.
  */
-import { hosts, repoStats } from "@fleetback/db";
-import { eq } from "drizzle-orm";
+import { hosts, repoStats, snapshots, sourceGroups } from "@fleetback/db";
+import { and, eq } from "drizzle-orm";
+import { ulid } from "ulidx";
 import { expect, it } from "vitest";
 import { deleteHost } from "../hosts/delete-host.js";
 import { startManualJob } from "../maintenance/maintenance-jobs.js";
@@ -181,6 +182,91 @@ runServerSuite("keepers", (server) => {
       );
       const [row] = await server.deps.db.select().from(hosts).where(eq(hosts.id, kept.host.id));
       expect(row?.snapshotCount).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("forgets by the server's plan on the keeper: exact ids, and a back-dated snapshot never makes a good one go", async () => {
+    const { audit, kept, keeper } = await protectedPair();
+    const now = server.deps.clock.now().getTime();
+    const day = 86_400_000;
+    // Real backups today and three, four and five days ago; a fake one made today claims two days
+    // ago (past the 36 h a real backup's start may lie before the server sees it).
+    const made = [
+      { n: 11, at: now - 60_000 },
+      { n: 12, at: now - 3 * day },
+      { n: 13, at: now - 4 * day },
+      { n: 14, at: now - 5 * day },
+      { n: 15, at: now - 2 * day, fake: true },
+    ];
+    await replaceSnapshots(server.deps.db, kept.host.id, {
+      refreshed_at: new Date(now).toISOString(),
+      snapshots: made.map(({ n, at }) => ({
+        id: snapshotId(n),
+        short_id: snapshotId(n).slice(0, 8),
+        time: new Date(at).toISOString(),
+        hostname: "web-1",
+        paths: ["/srv"],
+        tags: ["web"],
+        size_bytes: 0,
+        file_count: 0,
+      })),
+    });
+    for (const { n, at, fake } of made) {
+      const firstSeen = new Date(fake ? now : at + 60_000);
+      await server.deps.db
+        .update(snapshots)
+        .set({ firstSeenAt: firstSeen })
+        .where(and(eq(snapshots.hostId, kept.host.id), eq(snapshots.id, snapshotId(n))));
+    }
+    await server.deps.db.insert(sourceGroups).values({
+      id: ulid(),
+      hostId: kept.host.id,
+      name: "web",
+      includes: ["/srv"],
+      retentionPolicy: { daily: 3 },
+    });
+    const store = await online(keeper.token);
+    try {
+      const from = store.frames.length;
+      const job = await startManualJob(server.deps, kept.host.id, "forget", audit);
+      const command = await store.waitFor((frame) => frame.type === "command.run", 30_000, from);
+      // daily 3 keeps today, three and four days ago; the fake neither takes a day nor goes.
+      expect(command.payload).toMatchObject({
+        kind: "forget",
+        kept: true,
+        forget_groups: [],
+        snapshot_ids: [snapshotId(14)],
+      });
+      const plan = (await readJob(server.deps, job.id))?.params.retention_plan as {
+        groups: {
+          tag: string;
+          keep: { id: string; reasons: string[] }[];
+          remove: string[];
+          suspect: { id: string }[];
+        }[];
+        remove_total: number;
+      };
+      expect(plan.remove_total).toBe(1);
+      expect(plan.groups).toHaveLength(1);
+      expect(plan.groups[0]?.keep.map((entry) => entry.id)).toEqual([
+        snapshotId(11),
+        snapshotId(12),
+        snapshotId(13),
+      ]);
+      expect(plan.groups[0]?.keep[0]?.reasons).toContain("daily snapshot");
+      expect(plan.groups[0]?.suspect.map((entry) => entry.id)).toEqual([snapshotId(15)]);
+      // Nothing left to remove: a second run says so and starts nothing.
+      store.send("job.finished", { job_id: job.id, status: "succeeded", exit_code: 0 });
+      await eventually(
+        async () => (await listSnapshots(server.deps.db, kept.host.id, { limit: 10 })).map((row) => row.id),
+        (ids) => !ids.includes(snapshotId(14)),
+        { what: "the planned forget recorded", timeoutMs: 30_000 },
+      );
+      await expect(startManualJob(server.deps, kept.host.id, "forget", audit)).rejects.toThrow(
+        /remove no snapshot of this host now/,
+      );
     } finally {
       await store.close();
     }

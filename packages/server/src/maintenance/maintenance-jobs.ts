@@ -14,6 +14,8 @@ import { conflict, unavailable } from "../errors.js";
 import { LOGIN_NEEDS_UPGRADE } from "../hosts/login-password-gate.js";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
+import { keeperOf } from "../keepers/keeper-of.js";
+import { planHostRetention, type RetentionPlanParams } from "../retention/host-retention.js";
 import { sharedRepositoryOldAgentMessage } from "../snapshots/owner-command.js";
 import { type DrillTarget, drillPlanOf } from "./drill-plan.js";
 import { getMaintenance } from "./maintenance-record.js";
@@ -21,7 +23,9 @@ import { getMaintenance } from "./maintenance-record.js";
 export const MANUAL_JOB_KINDS = ["forget", "prune", "check", "unlock", "init", "drill"] as const;
 export type ManualJobKind = (typeof MANUAL_JOB_KINDS)[number];
 
-type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
+type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"> & {
+  config: Pick<ServerDeps["config"], "timeZone">;
+};
 
 /** `{tag, keep}` of every group of the host whose policy sets at least one key. */
 export async function forgetGroupsOf(db: Database, hostId: string): Promise<ForgetGroup[]> {
@@ -41,17 +45,30 @@ export interface MaintenancePlan {
   readDataSubset?: string;
   /** Set for a drill (drill-plan.ts decides it). */
   drill?: DrillTarget;
+  /**
+   * A protected host's forget (keepers/): the ids the server's plan removes, and the plan, which
+   * the job's params show. Set by dispatchMaintenance.
+   */
+  planned?: { snapshotIds: string[]; plan: RetentionPlanParams };
 }
 
 function commandOf(plan: MaintenancePlan, jobId: string): CommandRun {
   switch (plan.kind) {
     case "forget":
-      return {
-        job_id: jobId,
-        kind: "forget",
-        requires_admin_creds: false,
-        forget_groups: plan.forgetGroups ?? [],
-      };
+      return plan.planned === undefined
+        ? {
+            job_id: jobId,
+            kind: "forget",
+            requires_admin_creds: false,
+            forget_groups: plan.forgetGroups ?? [],
+          }
+        : {
+            job_id: jobId,
+            kind: "forget",
+            requires_admin_creds: false,
+            forget_groups: [],
+            snapshot_ids: plan.planned.snapshotIds,
+          };
     case "prune":
       return { job_id: jobId, kind: "prune", requires_admin_creds: true };
     case "check":
@@ -82,7 +99,13 @@ function commandOf(plan: MaintenancePlan, jobId: string): CommandRun {
 /** What the job page shows of the command: never credentials. */
 function paramsOf(plan: MaintenancePlan): Record<string, unknown> {
   if (plan.kind === "forget") {
-    return { forget_groups: plan.forgetGroups ?? [] };
+    return plan.planned === undefined
+      ? { forget_groups: plan.forgetGroups ?? [] }
+      : {
+          forget_groups: plan.forgetGroups ?? [],
+          snapshot_ids: plan.planned.snapshotIds,
+          retention_plan: plan.planned.plan,
+        };
   }
   if (plan.kind === "check") {
     return { read_data_subset: plan.readDataSubset ?? "" };
@@ -93,14 +116,64 @@ function paramsOf(plan: MaintenancePlan): Record<string, unknown> {
   return {};
 }
 
-export type MaintenanceDispatch = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
+export type MaintenanceDispatch =
+  | { ok: true; job: Job }
+  | { ok: false; reason: DispatchFailure }
+  // A protected host's forget planned by the server: nothing to remove, or a policy it refused.
+  | { ok: false; reason: "nothing_to_forget" | "retention_refused"; message: string };
 
-export function dispatchMaintenance(
+/**
+ * A protected host's policy forget becomes a forget of the ids the server's plan removes
+ * (retention/host-retention.ts): a host cannot steer retention by what its restic computes.
+ */
+async function planForKeeper(
   deps: JobDeps,
   hostId: string,
   plan: MaintenancePlan,
+): Promise<
+  MaintenancePlan | Extract<MaintenanceDispatch, { reason: "nothing_to_forget" | "retention_refused" }>
+> {
+  if (plan.kind !== "forget" || plan.planned !== undefined) {
+    return plan;
+  }
+  const keeper = await keeperOf(deps.db, hostId);
+  if (keeper === undefined) {
+    return plan;
+  }
+  const [row] = await deps.db
+    .select({ toolVersion: hosts.toolVersion })
+    .from(hosts)
+    .where(eq(hosts.id, keeper.id));
+  const planned = await planHostRetention(deps.db, {
+    hostId,
+    groups: plan.forgetGroups ?? [],
+    now: deps.clock.now(),
+    defaultTimeZone: deps.config.timeZone,
+    keeperToolVersion: row?.toolVersion ?? null,
+  });
+  if (!planned.ok) {
+    return { ok: false, reason: "retention_refused", message: planned.error };
+  }
+  if (planned.snapshotIds.length === 0) {
+    return {
+      ok: false,
+      reason: "nothing_to_forget",
+      message: "the retention policies remove no snapshot of this host now",
+    };
+  }
+  return { ...plan, planned: { snapshotIds: planned.snapshotIds, plan: planned.plan } };
+}
+
+export async function dispatchMaintenance(
+  deps: JobDeps,
+  hostId: string,
+  given: MaintenancePlan,
   actor: { kind: ActorKind; userId?: string | null },
 ): Promise<MaintenanceDispatch> {
+  const plan = await planForKeeper(deps, hostId, given);
+  if ("ok" in plan) {
+    return plan;
+  }
   const jobId = mintJobId(deps);
   return createAndDispatchJob(
     deps,
@@ -173,6 +246,9 @@ export async function startManualJob(
   }
   const sent = await dispatchMaintenance(deps, hostId, plan, { kind: "user", userId: audit.actor.userId });
   if (!sent.ok) {
+    if (sent.reason === "nothing_to_forget" || sent.reason === "retention_refused") {
+      throw conflict(`kind: ${sent.message}; nothing was started`);
+    }
     if (sent.reason === "admin_credentials_missing") {
       throw conflict(
         `kind: ${kind} needs the admin credentials of the repository; bind them on the host page first`,

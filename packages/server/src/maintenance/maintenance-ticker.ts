@@ -36,6 +36,9 @@ export type SkipReason =
   // A protected host's upkeep runs on its keeper (keepers/), which is offline or too old.
   | "keeper_offline"
   | "keeper_needs_upgrade"
+  // A protected host's forget is planned by the server (retention/host-retention.ts).
+  | "nothing_to_forget"
+  | "retention_refused"
   | "no_admin_credentials"
   // A policy forget on a repository shared with other machines needs an agent that keeps it to
   // this host's snapshots (snapshots/owner-command.ts).
@@ -151,7 +154,9 @@ export async function maintenanceTick(deps: TickDeps, now: Date): Promise<Mainte
           sent.reason === "offline" ||
           sent.reason === "shared_repository_old_agent" ||
           sent.reason === "keeper_offline" ||
-          sent.reason === "keeper_needs_upgrade"
+          sent.reason === "keeper_needs_upgrade" ||
+          sent.reason === "nothing_to_forget" ||
+          sent.reason === "retention_refused"
             ? sent.reason
             : sent.reason === "login_needs_agent_upgrade"
               ? "agent_too_old"

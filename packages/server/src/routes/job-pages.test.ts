@@ -33,6 +33,50 @@ afterEach(async () => {
 });
 
 describe("job page", () => {
+  it("shows a keeper's forget plan: what goes, what stays and why, and what was suspect", async () => {
+    const id = (n: number) => n.toString(16).padStart(64, "0");
+    const job = await seedJob(
+      deps,
+      {
+        hostId,
+        kind: "forget",
+        actorKind: "system",
+        params: {
+          forget_groups: [{ tag: "web", keep: { daily: 3 } }],
+          snapshot_ids: [id(14)],
+          retention_plan: {
+            groups: [
+              {
+                tag: "web",
+                keep: [{ id: id(11), reasons: ["daily snapshot"] }],
+                keep_more: 0,
+                remove: [id(14)],
+                suspect: [
+                  {
+                    id: id(15),
+                    claimed: "2026-11-19T12:00:00.000+01:00",
+                    first_seen: "2026-11-21T11:00:00.000Z",
+                  },
+                ],
+              },
+            ],
+            remove_total: 1,
+          },
+        },
+      },
+      { status: "queued" },
+    );
+    const html = await (await viewer.request(`/jobs/${job.id}`)).text();
+    expect(html).toContain('data-testid="retention-plan"');
+    expect(html).toMatch(/data-plan="remove"><td><code>00000000<\/code><\/td><td>forgotten/);
+    expect(html).toContain("daily snapshot");
+    expect(html).toMatch(/data-plan="suspect">[^]*kept, not counted[^]*2026-11-19T12:00:00.000\+01:00/);
+    const api = (await (await viewer.request(`/api/jobs/${job.id}`)).json()) as {
+      job: { params: Record<string, unknown> };
+    };
+    expect(api.job.params.retention_plan).toMatchObject({ remove_total: 1 });
+  });
+
   it("renders stored progress, the log tail and a cancel button for operators only", async () => {
     const job = await seedJob(
       deps,
