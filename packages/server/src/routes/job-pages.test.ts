@@ -70,7 +70,7 @@ describe("job page", () => {
     expect(html).toContain('data-testid="retention-plan"');
     expect(html).toMatch(/data-plan="remove"><td><code>00000000<\/code><\/td><td>forgotten/);
     expect(html).toContain("daily snapshot");
-    expect(html).toMatch(/data-plan="suspect">[^]*kept, not counted[^]*2026-11-19T12:00:00.000\+01:00/);
+    expect(html).toMatch(/data-plan="suspect">[\s\S]*kept, not counted[\s\S]*2026-11-19T12:00:00.000\+01:00/);
     const api = (await (await viewer.request(`/api/jobs/${job.id}`)).json()) as {
       job: { params: Record<string, unknown> };
     };
