@@ -10,41 +10,9 @@
 import { createCipheriv, createHash, randomBytes, scryptSync } from "node:crypto";
 import { readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { poly1305 } from "@noble/ciphers/_poly1305.js";
 
 const COST = { N: 1024, r: 8, p: 1 };
-
-function littleEndian(bytes: Uint8Array): bigint {
-  let value = 0n;
-  for (let index = bytes.length - 1; index >= 0; index -= 1) {
-    value = (value << 8n) | BigInt(bytes[index] ?? 0);
-  }
-  return value;
-}
-
-/** Poly1305 with key r||s, r clamped as restic and RFC 8439 clamp it. */
-function poly1305(message: Buffer, r: Buffer, s: Buffer): Buffer {
-  const clamped = Buffer.from(r);
-  for (const index of [3, 7, 11, 15]) {
-    clamped[index] = (clamped[index] ?? 0) & 0x0f;
-  }
-  for (const index of [4, 8, 12]) {
-    clamped[index] = (clamped[index] ?? 0) & 0xfc;
-  }
-  const prime = (1n << 130n) - 5n;
-  const rValue = littleEndian(clamped);
-  let accumulator = 0n;
-  for (let offset = 0; offset < message.length; offset += 16) {
-    const block = message.subarray(offset, offset + 16);
-    accumulator = ((accumulator + littleEndian(block) + (1n << BigInt(8 * block.length))) * rValue) % prime;
-  }
-  let tag = (accumulator + littleEndian(s)) & ((1n << 128n) - 1n);
-  const out = Buffer.alloc(16);
-  for (let index = 0; index < 16; index += 1) {
-    out[index] = Number(tag & 0xffn);
-    tag >>= 8n;
-  }
-  return out;
-}
 
 /** restic's Seal: IV, AES-256-CTR ciphertext, then Poly1305-AES of the ciphertext. */
 function seal(userKey: Buffer, plaintext: Buffer): Buffer {
@@ -53,7 +21,9 @@ function seal(userKey: Buffer, plaintext: Buffer): Buffer {
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   const nonceCipher = createCipheriv("aes-128-ecb", userKey.subarray(32, 48), null).setAutoPadding(false);
   const s = nonceCipher.update(iv);
-  return Buffer.concat([iv, ciphertext, poly1305(ciphertext, userKey.subarray(48, 64), s)]);
+  // Poly1305-AES: the key is r (clamped by poly1305 itself, as restic clamps it) then s.
+  const tag = poly1305(ciphertext, Buffer.concat([userKey.subarray(48, 64), s]));
+  return Buffer.concat([iv, ciphertext, tag]);
 }
 
 /**
