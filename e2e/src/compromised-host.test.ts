@@ -20,6 +20,7 @@ import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startAgent } from "./support/agent-process.js";
 import { enrolHost, waitHostReady } from "./support/enrol.js";
+import { eventually } from "./support/eventually.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { useStack, waitJob } from "./support/stack.js";
 import { FETCHED_TOOLS, missingNote, RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
@@ -337,9 +338,54 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
         expect(await waitJob<JobJson>(stack.api, prune.body.job_id)).toMatchObject({ status: "succeeded" });
         maintenance.run("check", "--read-data");
         const { host: detail } = await stack.api.get<{
-          host: { deletion_protection: { protected: boolean } };
+          host: { deletion_protection: { protected: boolean }; restic_host: string };
         }>(base);
         expect(detail.deletion_protection.protected).toBe(true);
+
+        // Retention by the server's plan. The host back-dates a snapshot of the group (it may add
+        // snapshots), then backs up once more: three real ones and the fake, which the time
+        // rules would pick first (it claims to be the oldest) but may neither count nor remove.
+        onHost.run(
+          "backup",
+          "--tag",
+          "docs",
+          "--host",
+          detail.restic_host,
+          "--time",
+          "2025-01-01 00:00:00",
+          dir,
+        );
+        const again = await stack.api.send<{ job_id: string }>(
+          "POST",
+          `${base}/source-groups/${group.body.source_group.id}/run`,
+        );
+        expect(again.status, JSON.stringify(again.body)).toBe(201);
+        expect(await waitJob<JobJson>(stack.api, again.body.job_id)).toMatchObject({ status: "succeeded" });
+        const real = maintenance.ids();
+        expect(real).toHaveLength(4);
+        await eventually(
+          async () => {
+            const { snapshots } = await stack.api.get<{ snapshots: { id: string }[] }>(`${base}/snapshots`);
+            return snapshots.length === 4;
+          },
+          { what: "the host's list with the back-dated snapshot", timeoutMs: 60_000 },
+        );
+        const policy = await stack.api.send("PUT", `${base}/source-groups/${group.body.source_group.id}`, {
+          retention_policy: { last: 2 },
+        });
+        expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+        const planned = await stack.api.send<{ job_id: string }>("POST", `${base}/jobs`, { kind: "forget" });
+        expect(planned.status, JSON.stringify(planned.body)).toBe(201);
+        const plannedJob = await waitJob<
+          JobJson & { params: { snapshot_ids: string[]; retention_plan: unknown } }
+        >(stack.api, planned.body.job_id);
+        expect(plannedJob).toMatchObject({ status: "succeeded" });
+        const { snapshot_ids: removed } = plannedJob.params;
+        expect(removed).toHaveLength(1);
+        // Exactly the planned id went; the back-dated one is still there, listed as suspect.
+        expect(maintenance.ids()).toEqual(real.filter((id) => !removed.includes(id)));
+        expect(JSON.stringify(plannedJob.params.retention_plan)).toContain("2025-01-01");
+        maintenance.run("check", "--read-data");
       } finally {
         await appendOnly.stop();
       }

@@ -33,6 +33,9 @@ export const ALERT_KINDS = [
   "mirror_failed",
   // The host's repository did not answer (alerts/repository-alerts.ts): open until a job reaches it.
   "repository_unreachable",
+  // A snapshot whose claimed time is far from when the server first saw it (back-dated with
+  // restic backup --time, or dated in the future): retention leaves it out (retention/).
+  "snapshot_time_suspect",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

@@ -15,7 +15,7 @@ import { setHostBandwidth } from "./bandwidth.js";
 import { type CredentialPatch, type CredentialSlot, updateHostCredentials } from "./credentials.js";
 import { getHostDetail } from "./host-detail.js";
 
-type RequestDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "config">;
+type RequestDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "config" | "notifier">;
 
 export const JobBody = Type.Object(
   { kind: Type.Union(MANUAL_JOB_KINDS.map((kind) => Type.Literal(kind))) },

@@ -3,8 +3,8 @@
  * a job), its upkeep runs on the keeper with credentials pushed for each job alone, and only the
  * keeper's reports move such a job. Real server, real WebSockets, both database engines.
  */
-import { hosts, repoStats, snapshots, sourceGroups } from "@fleetback/db";
-import { and, eq } from "drizzle-orm";
+import { alerts, hosts, repoStats, snapshots, sourceGroups } from "@fleetback/db";
+import { and, eq, isNull } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { expect, it } from "vitest";
 import { deleteHost } from "../hosts/delete-host.js";
@@ -257,6 +257,17 @@ runServerSuite("keepers", (server) => {
       ]);
       expect(plan.groups[0]?.keep[0]?.reasons).toContain("daily snapshot");
       expect(plan.groups[0]?.suspect.map((entry) => entry.id)).toEqual([snapshotId(15)]);
+      const [alert] = await server.deps.db
+        .select()
+        .from(alerts)
+        .where(
+          and(
+            eq(alerts.hostId, kept.host.id),
+            eq(alerts.kind, "snapshot_time_suspect"),
+            isNull(alerts.resolvedAt),
+          ),
+        );
+      expect(alert?.message).toContain(snapshotId(15).slice(0, 8));
       // Nothing left to remove: a second run says so and starts nothing.
       store.send("job.finished", { job_id: job.id, status: "succeeded", exit_code: 0 });
       await eventually(

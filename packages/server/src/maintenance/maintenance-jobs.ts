@@ -16,6 +16,7 @@ import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
 import { keeperOf } from "../keepers/keeper-of.js";
 import { planHostRetention, type RetentionPlanParams } from "../retention/host-retention.js";
+import { recordSuspects } from "../retention/suspect-alert.js";
 import { sharedRepositoryOldAgentMessage } from "../snapshots/owner-command.js";
 import { type DrillTarget, drillPlanOf } from "./drill-plan.js";
 import { getMaintenance } from "./maintenance-record.js";
@@ -23,7 +24,7 @@ import { getMaintenance } from "./maintenance-record.js";
 export const MANUAL_JOB_KINDS = ["forget", "prune", "check", "unlock", "init", "drill"] as const;
 export type ManualJobKind = (typeof MANUAL_JOB_KINDS)[number];
 
-type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"> & {
+type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "notifier"> & {
   config: Pick<ServerDeps["config"], "timeZone">;
 };
 
@@ -154,6 +155,12 @@ async function planForKeeper(
   if (!planned.ok) {
     return { ok: false, reason: "retention_refused", message: planned.error };
   }
+  await recordSuspects(
+    deps,
+    hostId,
+    planned.plan.groups.flatMap((group) => group.suspect),
+    deps.clock.now(),
+  );
   if (planned.snapshotIds.length === 0) {
     return {
       ok: false,

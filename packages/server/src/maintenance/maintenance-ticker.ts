@@ -27,7 +27,7 @@ import {
 } from "./maintenance-jobs.js";
 import { cadenceOf, MAINTENANCE_KINDS, type MaintenanceKind } from "./maintenance-record.js";
 
-type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids"> & {
+type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "notifier"> & {
   config: { timeZone: string };
 };
 
