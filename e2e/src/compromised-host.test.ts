@@ -16,13 +16,16 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeServerMessage, encode, PROTOCOL_VERSION, type ServerEnvelope } from "@fleetback/protocol";
+import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startAgent } from "./support/agent-process.js";
+import { ADMIN } from "./support/api.js";
+import { chromiumPath, launchBrowser } from "./support/browser.js";
 import { enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
-import { useStack, waitJob } from "./support/stack.js";
+import { type Stack, useStack, waitJob } from "./support/stack.js";
 import { FETCHED_TOOLS, missingNote, RESTIC, type ResticVersion, toolsPresent } from "./support/tools.js";
 
 interface JobJson {
@@ -32,7 +35,8 @@ interface JobJson {
   error: string | null;
 }
 
-const missing = missingNote({ [FETCHED_TOOLS]: toolsPresent() });
+const missing = missingNote({ Chromium: chromiumPath !== undefined, [FETCHED_TOOLS]: toolsPresent() });
+const METRICS_TOKEN = "compromised-host-metrics-token";
 
 /** restic on one endpoint with one login, as a shell on the host (or the keeper) would run it. */
 function resticOn(restic: string, endpoint: RestServer, user: string, login: string, password: string) {
@@ -151,8 +155,50 @@ async function askAsTheHost(serverUrl: string, token: string, protocol: number):
   return frames;
 }
 
+/** The hosts not protected, as GET /api/dashboard counts them; the page and /metrics agree. */
+async function unprotected(stack: Stack): Promise<number> {
+  const { deletion_protection } = await stack.api.get<{ deletion_protection: { unprotected: number } }>(
+    "/api/dashboard",
+  );
+  const n = deletion_protection.unprotected;
+  const page = await stack.api.text("/");
+  expect(page).toMatch(new RegExp(`data-testid="count-unprotected">${n}<`));
+  const metrics = await (
+    await fetch(`${stack.server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })
+  ).text();
+  expect(metrics).toContain(`fleetback_hosts_deletion_protection{state="unprotected"} ${n}`);
+  return n;
+}
+
+/** A signed-in admin's page in Chromium at 1280 px. */
+async function inBrowser(baseUrl: string, use: (page: Page) => Promise<void>): Promise<void> {
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${baseUrl}/login`);
+    await page.getByLabel("Username").fill(ADMIN.username);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${baseUrl}/`);
+    await use(page);
+  } finally {
+    await browser.close();
+  }
+}
+
+/** The page at 390 px: nothing scrolls sideways. */
+async function fitsAt390(page: Page): Promise<void> {
+  await page.setViewportSize({ width: 390, height: 844 });
+  const widths = await page
+    .locator("html")
+    .evaluate((root) => ({ scroll: root.scrollWidth, client: root.clientWidth }));
+  expect(widths.scroll, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
+}
+
 describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its backups${missing}`, () => {
-  const stack = useStack();
+  const stack = useStack({ serverEnv: { FLEETBACK_METRICS_TOKEN: METRICS_TOKEN } });
+  const hostName = async (id: string) =>
+    (await stack.api.get<{ host: { name: string } }>(`/api/hosts/${id}`)).host.name;
 
   for (const restic of ["0.18", "0.14"] as const satisfies readonly ResticVersion[]) {
     it(`restic ${restic}: forget, prune, REST deletes and overwrites, the full endpoint and the server all refuse; the keeper forgets exactly the chosen snapshot`, async () => {
@@ -200,8 +246,31 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
           login_password: maintenanceLogin,
         });
         expect(admin.status, JSON.stringify(admin.body)).toBe(200);
-        const kept = await stack.api.send("PUT", `${base}/keeper`, { keeper_host_id: keeper.hostId });
-        expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+        // Unprotected so far: the dashboard, the API and /metrics count it alike.
+        const exposed = await unprotected(stack);
+        if (restic === "0.18") {
+          // The keeper set up on the host page in Chromium, at 1280 px; checked again at 390 px.
+          await inBrowser(stack.server.url, async (page) => {
+            await page.goto(`${stack.server.url}/hosts/${host.hostId}`);
+            await expect
+              .poll(() => page.getByTestId("protection-state").textContent())
+              .toContain("Not protected");
+            await page.getByTestId("keeper-select").selectOption(keeper.hostId);
+            await page.getByTestId("keeper-save").click();
+            await expect
+              .poll(() => page.getByTestId("protection-state").textContent())
+              .toContain("Protected.");
+            expect(await page.getByTestId("protection-keeper").textContent()).toBe(
+              await hostName(keeper.hostId),
+            );
+            await fitsAt390(page);
+          });
+        } else {
+          const kept = await stack.api.send("PUT", `${base}/keeper`, { keeper_host_id: keeper.hostId });
+          expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+        }
+        // The host is protected now: one fewer on every surface.
+        expect(await unprotected(stack)).toBe(exposed - 1);
 
         // Three backups through the append-only endpoint.
         const dir = mkdtempSync(join(tmpdir(), "fleetback-compromised-"));
@@ -386,6 +455,20 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
         expect(maintenance.ids()).toEqual(real.filter((id) => !removed.includes(id)));
         expect(JSON.stringify(plannedJob.params.retention_plan)).toContain("2025-01-01");
         maintenance.run("check", "--read-data");
+        if (restic === "0.18") {
+          // The plan on the job page, at 1280 and 390 px.
+          await inBrowser(stack.server.url, async (page) => {
+            await page.goto(`${stack.server.url}/jobs/${plannedJob.id}`);
+            const plan = page.getByTestId("retention-plan");
+            await expect.poll(() => plan.locator('[data-plan="remove"]').count()).toBe(1);
+            expect(await plan.locator('[data-plan="keep"]').count()).toBe(2);
+            expect(await plan.locator('[data-plan="suspect"]').textContent()).toContain("kept, not counted");
+            await fitsAt390(page);
+            expect(await plan.locator('[data-plan="remove"] code').textContent()).toBe(
+              removed[0]?.slice(0, 8),
+            );
+          });
+        }
       } finally {
         await appendOnly.stop();
       }
