@@ -8,7 +8,7 @@
  * - a backup, then restores to the default dir, in place and to a custom absolute target, each
  *   bringing back bytes, modes and owners (written by the helper: the agent may not);
  * - the agent's own writes outside its paths fail (a pre hook, its child, gets EROFS), and a restore
- *   into the agent's state dir is refused by the helper;
+ *   into the agent's state dir is refused by the server, from the dirs its hello named;
  * - a local-path repository fails with the sentence naming --repo-path, and works once the
  *   installer's drop-in adds it to ReadWritePaths;
  * - deleting the host makes the agent exit 5, and the unit's RestartPreventExitStatus keeps it down.
@@ -296,15 +296,22 @@ describe.skipIf(missing !== "")(`the agent under its systemd unit's sandbox${mis
       expect(inPlace.status, inPlace.error ?? "").toBe("succeeded");
       expectTree(source);
 
-      // The helper refuses a restore into the agent's own state dir (server checks come on top).
-      const intoState = await restore(enrolled.hostId, {
-        snapshot_id: snapshot.id,
-        paths: [join(source, "docs")],
-        in_place: false,
-        target_dir: join(host.stateDir, "update"),
-      });
-      expect(intoState.status).toBe("failed");
-      expect(intoState.error).toContain("in or over the agent's own directory");
+      // A restore into the agent's own state dir: the server refuses it first, from the dirs the
+      // agent's hello named (the helper's own refusal is the restore-helper's unit tests').
+      const intoState = await stack.api.send<{ message: string }>(
+        "POST",
+        `/api/hosts/${enrolled.hostId}/restore`,
+        {
+          snapshot_id: snapshot.id,
+          paths: [join(source, "docs")],
+          in_place: false,
+          target_dir: join(host.stateDir, "update"),
+        },
+      );
+      expect(intoState.status).toBe(400);
+      expect(intoState.body.message).toContain(
+        `target_dir: would write into or over the agent's own directory ${host.stateDir}`,
+      );
       expect(existsSync(join(host.stateDir, "update", source))).toBe(false);
 
       // The agent itself (here its pre hook, a child in its sandbox) cannot write outside its paths.
