@@ -24,6 +24,7 @@ describe("loadConfig", () => {
         agentOfflineAlertAfterMs: 3_600_000,
         healthIntervalMs: 60_000,
         maintenanceIntervalMs: 60_000,
+        forgetHoldShare: 0.5,
         downloadMaxBytes: 1024 ** 3,
         sso: undefined,
         localLogin: true,
@@ -51,6 +52,7 @@ describe("loadConfig", () => {
         FLEETBACK_AGENT_OFFLINE_ALERT_AFTER: "2h",
         FLEETBACK_HEALTH_INTERVAL: "30s",
         FLEETBACK_MAINTENANCE_INTERVAL: "5m",
+        FLEETBACK_FORGET_HOLD_SHARE: "0.8",
         FLEETBACK_DOWNLOAD_MAX_BYTES: "500M",
         FLEETBACK_OIDC_ISSUER: "https://login.example.org/realms/ops/",
         FLEETBACK_OIDC_CLIENT_ID: "fleetback",
@@ -83,6 +85,7 @@ describe("loadConfig", () => {
       agentOfflineAlertAfterMs: 7_200_000,
       healthIntervalMs: 30_000,
       maintenanceIntervalMs: 300_000,
+      forgetHoldShare: 0.8,
       downloadMaxBytes: 500 * 1024 ** 2,
       sso: {
         issuer: "https://login.example.org/realms/ops",
@@ -166,6 +169,24 @@ describe("FLEETBACK_NOTIFY_ALLOW_NETWORKS", () => {
       ]);
     },
   );
+});
+
+describe("FLEETBACK_FORGET_HOLD_SHARE", () => {
+  it.each(["0", "1.5", "half", "-0.2", "50%"])("refuses %s in one line naming the variable", (value) => {
+    const result = loadConfig({ FLEETBACK_FORGET_HOLD_SHARE: value });
+    expect(result.ok ? [] : result.errors).toEqual([
+      `FLEETBACK_FORGET_HOLD_SHARE: "${value}" is not a share above 0 and at most 1 (examples: 0.5, 0.8, 1 to never hold)`,
+    ]);
+  });
+
+  it.each([
+    ["0.25", 0.25],
+    ["1", 1],
+    ["1.0", 1],
+  ])("reads %s", (value, share) => {
+    const result = loadConfig({ FLEETBACK_FORGET_HOLD_SHARE: value });
+    expect(result.ok && result.config.forgetHoldShare).toBe(share);
+  });
 });
 
 describe("parseListen", () => {

@@ -48,6 +48,11 @@ export interface Config {
    * a cadence's slot is dispatched at the first look after it.
    */
   maintenanceIntervalMs: number;
+  /**
+   * FLEETBACK_FORGET_HOLD_SHARE: a forget planned by the server that would remove more than this
+   * share of a group's snapshots waits for an admin (holds/); 1 never holds.
+   */
+  forgetHoldShare: number;
   /** SHA-256 of FLEETBACK_METRICS_TOKEN, the bearer token /metrics accepts; the token is not kept. */
   metricsTokenHash: string | undefined;
   /** Addresses or CIDRs that may read /metrics without the token (FLEETBACK_METRICS_ALLOW_NETWORKS). */
@@ -204,6 +209,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     errors.push(`FLEETBACK_DOWNLOAD_MAX_BYTES: ${downloadMaxBytes}`);
   }
 
+  const holdShareText = env.FLEETBACK_FORGET_HOLD_SHARE || "0.5";
+  const forgetHoldShare = /^(0(\.\d+)?|1(\.0+)?)$/.test(holdShareText) ? Number(holdShareText) : Number.NaN;
+  if (!(forgetHoldShare > 0)) {
+    errors.push(
+      `FLEETBACK_FORGET_HOLD_SHARE: "${holdShareText}" is not a share above 0 and at most 1 (examples: 0.5, 0.8, 1 to never hold)`,
+    );
+  }
+
   const sso = parseSsoConfig(env, cwd, errors);
   const localLogin = parseLocalLogin(
     env,
@@ -231,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       agentOfflineAlertAfterMs: typeof offlineAfter === "string" ? null : offlineAfter,
       healthIntervalMs: typeof healthInterval === "number" ? healthInterval : 60_000,
       maintenanceIntervalMs: typeof maintenanceInterval === "number" ? maintenanceInterval : 60_000,
+      forgetHoldShare,
       metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
       metricsAllowNetworks,
       downloadMaxBytes: typeof downloadMaxBytes === "number" ? downloadMaxBytes : 1024 ** 3,

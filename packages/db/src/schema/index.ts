@@ -6,6 +6,7 @@ export * from "./alerts.js";
 export * from "./audit.js";
 export * from "./auth.js";
 export * from "./cluster.js";
+export * from "./deletion-holds.js";
 export * from "./enrolment.js";
 export * from "./hosts.js";
 export * from "./jobs.js";

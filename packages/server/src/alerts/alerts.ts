@@ -36,6 +36,9 @@ export const ALERT_KINDS = [
   // A snapshot whose claimed time is far from when the server first saw it (back-dated with
   // restic backup --time, or dated in the future): retention leaves it out (retention/).
   "snapshot_time_suspect",
+  // Deletion holds (holds/): open while the host's hold of that kind is, resolved on its release.
+  "backup_anomaly",
+  "forget_plan_held",
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 

@@ -5,9 +5,18 @@
  * state, which is derived from the latest init job (there is no stored flag), the last restore
  * drill and the mirror's state.
  */
-import { type Database, type Host, hosts, type Job, jobs, type RepositoryOutage } from "@fleetback/db";
+import {
+  type Database,
+  type DeletionHold,
+  type Host,
+  hosts,
+  type Job,
+  jobs,
+  type RepositoryOutage,
+} from "@fleetback/db";
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
+import { holdJson, openHoldsOf } from "../holds/deletion-holds.js";
 import { type Protection, protectionJson, protectionOf } from "../keepers/protection-view.js";
 import { type LastDrill, lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
 import { type MirrorState, mirrorJson, mirrorStateOf } from "../mirror/mirror-state.js";
@@ -32,6 +41,8 @@ export interface HostDetail {
   outage: RepositoryOutage | undefined;
   /** Its keeper, if protected, and the hosts it keeps (keepers/). */
   protection: Protection;
+  /** Open deletion holds (holds/): while any stands, no forget or prune runs. */
+  holds: DeletionHold[];
 }
 
 function initStateOf(job: Job | undefined): InitState {
@@ -68,6 +79,7 @@ export async function getHostDetail(db: Database, key: Uint8Array, hostId: strin
     ),
     outage: await loadOutage(db, hostId),
     protection: await protectionOf(db, hostId),
+    holds: await openHoldsOf(db, hostId),
   };
 }
 
@@ -109,5 +121,6 @@ export function hostDetailJson(detail: HostDetail, online: boolean) {
     mirror: mirrorJson(detail.mirror),
     repository_outage: outageJson(detail.outage),
     deletion_protection: protectionJson(detail.protection),
+    deletion_holds: detail.holds.map(holdJson),
   };
 }

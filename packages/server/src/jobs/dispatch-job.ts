@@ -15,6 +15,7 @@ import {
 } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
+import { isDeletionHeld } from "../holds/deletion-holds.js";
 import { readHostCredentials } from "../hosts/credentials.js";
 import { loginWithheldReason } from "../hosts/login-password-gate.js";
 import { type Keeper, keeperOf, runsOnKeeper } from "../keepers/keeper-of.js";
@@ -30,7 +31,9 @@ export type DispatchFailure =
   | "shared_repository_old_agent"
   // A protected host's upkeep runs on its keeper (keepers/): offline, or too old to keep.
   | "keeper_offline"
-  | "keeper_needs_upgrade";
+  | "keeper_needs_upgrade"
+  // An open deletion hold (holds/) stops every forget and prune of the host's repository.
+  | "deletion_held";
 export type DispatchResult = { ok: true } | { ok: false; reason: DispatchFailure };
 export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
 
@@ -114,6 +117,9 @@ async function prepare(deps: DispatchDeps, hostId: string, given: CommandRun): P
   // The only online check of a dispatch: before anything else is read or written for it.
   if (!deps.hub.isOnline(keeper?.id ?? hostId)) {
     return { ok: false, reason: keeper ? "keeper_offline" : "offline" };
+  }
+  if ((given.kind === "forget" || given.kind === "prune") && (await isDeletionHeld(deps.db, hostId))) {
+    return { ok: false, reason: "deletion_held" };
   }
   const owned = await withSnapshotOwner(deps.db, hostId, given);
   if (!owned.ok) {

@@ -8,6 +8,7 @@ import { type Database, hosts } from "@fleetback/db";
 import { KEEPER_PROTOCOL_VERSION } from "@fleetback/protocol";
 import { and, asc, count, eq, gte, isNotNull, ne } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
+import { heldHostCount } from "../holds/deletion-holds.js";
 
 export interface HostRef {
   id: string;
@@ -54,6 +55,8 @@ export interface ProtectionCounts {
   protected: number;
   /** Hosts that hold what it takes to delete their own backups. */
   unprotected: number;
+  /** Hosts with an open deletion hold (holds/): no forget or prune runs for them. */
+  held: number;
 }
 
 export async function protectionCounts(db: Database): Promise<ProtectionCounts> {
@@ -61,5 +64,10 @@ export async function protectionCounts(db: Database): Promise<ProtectionCounts> 
   const [kept] = await db.select({ n: count() }).from(hosts).where(isNotNull(hosts.keeperHostId));
   const total = Number(all?.n ?? 0);
   const protectedHosts = Number(kept?.n ?? 0);
-  return { hosts: total, protected: protectedHosts, unprotected: total - protectedHosts };
+  return {
+    hosts: total,
+    protected: protectedHosts,
+    unprotected: total - protectedHosts,
+    held: await heldHostCount(db),
+  };
 }

@@ -11,6 +11,7 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, unavailable } from "../errors.js";
+import { isDeletionHeld, openHold } from "../holds/deletion-holds.js";
 import { LOGIN_NEEDS_UPGRADE } from "../hosts/login-password-gate.js";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
@@ -25,7 +26,7 @@ export const MANUAL_JOB_KINDS = ["forget", "prune", "check", "unlock", "init", "
 export type ManualJobKind = (typeof MANUAL_JOB_KINDS)[number];
 
 type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "notifier"> & {
-  config: Pick<ServerDeps["config"], "timeZone">;
+  config: Pick<ServerDeps["config"], "timeZone" | "forgetHoldShare">;
 };
 
 /** `{tag, keep}` of every group of the host whose policy sets at least one key. */
@@ -121,7 +122,23 @@ export type MaintenanceDispatch =
   | { ok: true; job: Job }
   | { ok: false; reason: DispatchFailure }
   // A protected host's forget planned by the server: nothing to remove, or a policy it refused.
-  | { ok: false; reason: "nothing_to_forget" | "retention_refused"; message: string };
+  | { ok: false; reason: "nothing_to_forget" | "retention_refused"; message: string }
+  // The plan removes more than FLEETBACK_FORGET_HOLD_SHARE of a group: held for an admin (holds/).
+  | { ok: false; reason: "forget_held"; message: string };
+
+/** Groups smaller than this are never held: removing 2 of 3 snapshots is ordinary retention. */
+export const HOLD_MIN_GROUP = 4;
+
+/** The first group whose planned removal is over the share, as a sentence; undefined: none. */
+function oversizedRemoval(plan: RetentionPlanParams, share: number): string | undefined {
+  for (const group of plan.groups) {
+    const total = group.keep.length + group.keep_more + group.remove.length + group.suspect.length;
+    if (total >= HOLD_MIN_GROUP && group.remove.length / total > share) {
+      return `the retention plan would forget ${group.remove.length} of the ${total} snapshots of group ${group.tag} (more than ${Math.round(share * 100)}%)`;
+    }
+  }
+  return undefined;
+}
 
 /**
  * A protected host's policy forget becomes a forget of the ids the server's plan removes
@@ -132,7 +149,8 @@ async function planForKeeper(
   hostId: string,
   plan: MaintenancePlan,
 ): Promise<
-  MaintenancePlan | Extract<MaintenanceDispatch, { reason: "nothing_to_forget" | "retention_refused" }>
+  | MaintenancePlan
+  | Extract<MaintenanceDispatch, { reason: "nothing_to_forget" | "retention_refused" | "forget_held" }>
 > {
   if (plan.kind !== "forget" || plan.planned !== undefined) {
     return plan;
@@ -168,6 +186,28 @@ async function planForKeeper(
       message: "the retention policies remove no snapshot of this host now",
     };
   }
+  const oversized = oversizedRemoval(planned.plan, deps.config.forgetHoldShare);
+  if (oversized !== undefined) {
+    const { opened } = await openHold(
+      deps,
+      {
+        hostId,
+        kind: "large_forget",
+        reason: oversized,
+        details: {
+          snapshot_ids: planned.snapshotIds,
+          retention_plan: planned.plan,
+          forget_groups: plan.forgetGroups ?? [],
+        },
+      },
+      deps.clock.now(),
+    );
+    return {
+      ok: false,
+      reason: "forget_held",
+      message: `${oversized}; ${opened ? "it waits" : "a held plan already waits"} for an admin to release the hold on the host page`,
+    };
+  }
   return { ...plan, planned: { snapshotIds: planned.snapshotIds, plan: planned.plan } };
 }
 
@@ -177,6 +217,10 @@ export async function dispatchMaintenance(
   given: MaintenancePlan,
   actor: { kind: ActorKind; userId?: string | null },
 ): Promise<MaintenanceDispatch> {
+  // Held before it is planned: a plan made now would be refused anyway (jobs/dispatch-job.ts).
+  if ((given.kind === "forget" || given.kind === "prune") && (await isDeletionHeld(deps.db, hostId))) {
+    return { ok: false, reason: "deletion_held" };
+  }
   const plan = await planForKeeper(deps, hostId, given);
   if ("ok" in plan) {
     return plan;
@@ -194,6 +238,31 @@ export async function dispatchMaintenance(
     },
     commandOf(plan, jobId),
   );
+}
+
+/** An admin's approval of a held plan (holds/release-hold.ts): exactly that forget, now. */
+export async function dispatchHeldForget(
+  deps: JobDeps,
+  hostId: string,
+  held: { snapshotIds: string[]; plan: RetentionPlanParams; forgetGroups: unknown[]; userId: string | null },
+): Promise<{ ok: true; jobId: string } | { ok: false; message: string }> {
+  if (held.snapshotIds.length === 0) {
+    return { ok: false, message: "the held plan names no snapshot" };
+  }
+  const sent = await dispatchMaintenance(
+    deps,
+    hostId,
+    {
+      kind: "forget",
+      forgetGroups: held.forgetGroups as ForgetGroup[],
+      planned: { snapshotIds: held.snapshotIds, plan: held.plan },
+    },
+    { kind: "user", userId: held.userId },
+  );
+  if (sent.ok) {
+    return { ok: true, jobId: sent.job.id };
+  }
+  return { ok: false, message: "message" in sent ? sent.message : sent.reason.replaceAll("_", " ") };
 }
 
 async function protocolVersionOf(db: Database, hostId: string): Promise<number | null> {
@@ -253,8 +322,17 @@ export async function startManualJob(
   }
   const sent = await dispatchMaintenance(deps, hostId, plan, { kind: "user", userId: audit.actor.userId });
   if (!sent.ok) {
-    if (sent.reason === "nothing_to_forget" || sent.reason === "retention_refused") {
+    if (
+      sent.reason === "nothing_to_forget" ||
+      sent.reason === "retention_refused" ||
+      sent.reason === "forget_held"
+    ) {
       throw conflict(`kind: ${sent.message}; nothing was started`);
+    }
+    if (sent.reason === "deletion_held") {
+      throw conflict(
+        `kind: forget and prune of this host are held until an admin releases its deletion hold (host page); nothing was started`,
+      );
     }
     if (sent.reason === "admin_credentials_missing") {
       throw conflict(

@@ -28,7 +28,7 @@ import {
 import { cadenceOf, MAINTENANCE_KINDS, type MaintenanceKind } from "./maintenance-record.js";
 
 type TickDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "notifier"> & {
-  config: { timeZone: string };
+  config: { timeZone: string; forgetHoldShare: number };
 };
 
 export type SkipReason =
@@ -39,6 +39,9 @@ export type SkipReason =
   // A protected host's forget is planned by the server (retention/host-retention.ts).
   | "nothing_to_forget"
   | "retention_refused"
+  // A deletion hold (holds/) stands, or this plan opened one.
+  | "forget_held"
+  | "deletion_held"
   | "no_admin_credentials"
   // A policy forget on a repository shared with other machines needs an agent that keeps it to
   // this host's snapshots (snapshots/owner-command.ts).
@@ -156,7 +159,9 @@ export async function maintenanceTick(deps: TickDeps, now: Date): Promise<Mainte
           sent.reason === "keeper_offline" ||
           sent.reason === "keeper_needs_upgrade" ||
           sent.reason === "nothing_to_forget" ||
-          sent.reason === "retention_refused"
+          sent.reason === "retention_refused" ||
+          sent.reason === "forget_held" ||
+          sent.reason === "deletion_held"
             ? sent.reason
             : sent.reason === "login_needs_agent_upgrade"
               ? "agent_too_old"

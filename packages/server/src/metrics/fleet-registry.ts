@@ -102,6 +102,11 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
   });
   protection.set({ state: "protected" }, snapshot.protection.protected);
   protection.set({ state: "unprotected" }, snapshot.protection.unprotected);
+  new Gauge({
+    name: "fleetback_hosts_deletion_held",
+    help: "Hosts with an open deletion hold (a backup that looked like an attack, or a large forget waiting for approval): no forget or prune runs for them until an admin releases it.",
+    registers,
+  }).set(snapshot.protection.held);
 
   new Gauge({
     name: "fleetback_agents_connected",

@@ -49,10 +49,10 @@ export const Dashboard = Type.Object(
       { description: "hosts by state; a host may be in more than one" },
     ),
     deletion_protection: Type.Object(
-      { hosts: Count, protected: Count, unprotected: Count },
+      { hosts: Count, protected: Count, unprotected: Count, held: Count },
       {
         description:
-          "protected: a keeper maintains the repository and the host holds no delete-capable credential; unprotected: whoever controls the host can delete its backups",
+          "protected: a keeper maintains the repository and the host holds no delete-capable credential; unprotected: whoever controls the host can delete its backups; held: hosts with an open deletion hold",
       },
     ),
     groups: Type.Object({ fresh: Count, due: Count, overdue: Count, unscheduled: Count }),

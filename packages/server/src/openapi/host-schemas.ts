@@ -173,6 +173,24 @@ export const DeletionProtection = Type.Object(
   { $id: "DeletionProtection" },
 );
 
+export const DeletionHold = Type.Object(
+  {
+    id: Id,
+    kind: Enum(["backup_anomaly", "large_forget"]),
+    reason: Type.String(),
+    details: Type.Record(Type.String(), Type.Unknown()),
+    created_at: DateTime,
+    released_at: NullableDateTime,
+    release_reason: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: "DeletionHold" },
+);
+
+export const ReleaseHoldAnswer = Type.Object({
+  released: Type.Literal(true),
+  job_id: Type.Union([Id, Type.Null()], { description: "the approved forget of a large_forget hold" }),
+});
+
 export const KeeperAnswer = Type.Object({
   keeper_host_id: Type.Union([Id, Type.Null()]),
   pushed: Type.Boolean({ description: "the host's agent was told now (else at its next hello)" }),
@@ -224,6 +242,9 @@ export const HostDetail = Type.Object(
     mirror: MirrorState,
     repository_outage: Nullable(RepositoryOutage),
     deletion_protection: DeletionProtection,
+    deletion_holds: Type.Array(DeletionHold, {
+      description: "open holds: while any stands, no forget or prune of the host's repository runs",
+    }),
   },
   { $id: "Host" },
 );

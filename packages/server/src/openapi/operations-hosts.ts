@@ -4,6 +4,7 @@
  * and the dashboard and alerts that watch them.
  */
 import { AlertsQuery } from "../alerts/alert-query.js";
+import { ReleaseHoldBody } from "../holds/release-hold.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { HostListQuery } from "../hosts/fleet-list.js";
 import { JobBody } from "../hosts/host-requests.js";
@@ -17,6 +18,7 @@ import {
   HostAnswer,
   KeeperAnswer,
   MirrorCredentialsAnswer,
+  ReleaseHoldAnswer,
 } from "./host-schemas.js";
 import { JobStartedWithStatus } from "./job-schemas.js";
 import type { ApiOperation } from "./operation.js";
@@ -166,6 +168,21 @@ export const HOST_OPERATIONS: ApiOperation[] = [
     errors: {
       400: "The keeper is the host itself or does not exist.",
       409: "The keeper's agent is too old to keep.",
+    },
+  },
+  {
+    id: "releaseDeletionHold",
+    method: "post",
+    path: "/api/hosts/:id/deletion-holds/:hid/release",
+    tag: "Hosts",
+    summary: "Release a deletion hold, saying why; for a large_forget hold, run exactly the held forget",
+    access: "admin",
+    params: { ...HOST_ID, hid: "The hold's id." },
+    body: ReleaseHoldBody,
+    responses: { 200: { description: "Released (audited).", schema: ReleaseHoldAnswer } },
+    errors: {
+      404: "No open hold of that id on the host.",
+      409: "The held forget could not start (the keeper is offline, another hold stands); the hold stays.",
     },
   },
   {

@@ -6,20 +6,14 @@
  * counts them for no rule; the alert asks a person to look. It resolves when a plan finds none.
  * Never throws: an alert must not stop the forget it accompanies.
  */
-import { hosts } from "@fleetback/db";
-import { eq } from "drizzle-orm";
 import { type AlertKey, raiseAlert, resolveKey } from "../alerts/alerts.js";
 import type { ServerDeps } from "../deps.js";
+import { hostNameOf } from "../hosts/host-name.js";
 
 type AlertDeps = Pick<ServerDeps, "db" | "ids" | "log" | "notifier">;
 
 const keyOf = (hostId: string): AlertKey => ({ hostId, kind: "snapshot_time_suspect", dedupKey: "" });
 const LISTED = 3;
-
-async function hostName(deps: AlertDeps, hostId: string): Promise<string> {
-  const [host] = await deps.db.select({ name: hosts.name }).from(hosts).where(eq(hosts.id, hostId));
-  return host?.name ?? hostId;
-}
 
 export async function recordSuspects(
   deps: AlertDeps,
@@ -31,7 +25,7 @@ export async function recordSuspects(
     if (suspects.length === 0) {
       const resolved = await resolveKey(deps.db, keyOf(hostId), now);
       if (resolved) {
-        deps.notifier.alertResolved(resolved, { hostName: await hostName(deps, hostId) });
+        deps.notifier.alertResolved(resolved, { hostName: await hostNameOf(deps.db, hostId) });
       }
       return;
     }
@@ -46,7 +40,7 @@ export async function recordSuspects(
     const { alert, opened } = await raiseAlert(deps, keyOf(hostId), { message }, now);
     if (opened) {
       deps.log.warn({ alert_id: alert.id, host_id: hostId, kind: alert.kind }, "alert opened");
-      deps.notifier.alertOpened(alert, { hostName: await hostName(deps, hostId) });
+      deps.notifier.alertOpened(alert, { hostName: await hostNameOf(deps.db, hostId) });
     }
   } catch (err) {
     deps.log.error({ err, host_id: hostId }, "could not record suspect snapshot times");

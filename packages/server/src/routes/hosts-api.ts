@@ -1,12 +1,14 @@
 /**
  * @module routes/hosts-api
- * A host's JSON routes: detail, deletion, credentials, bandwidth caps, keeper and manual jobs. The page
+ * A host's JSON routes: detail, deletion, credentials, bandwidth caps, keeper, deletion holds and
+ * manual jobs. The page
  * and its forms are in routes/hosts-pages.ts; what both check is in hosts/host-requests.ts.
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { ReleaseHoldBody, releaseHold } from "../holds/release-hold.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
@@ -55,6 +57,11 @@ export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
     const body = await readJson(c, KeeperBody);
     const change = await setKeeper(deps, auditOf(c), c.req.param("id"), body.keeper_host_id);
     return c.json({ keeper_host_id: change.keeperHostId, pushed: change.pushed });
+  });
+  routes.post("/api/hosts/:id/deletion-holds/:hid/release", admin, async (c) => {
+    const body = await readJson(c, ReleaseHoldBody);
+    const released = await releaseHold(deps, auditOf(c), c.req.param("id"), c.req.param("hid"), body.reason);
+    return c.json({ released: true, job_id: released.jobId });
   });
   routes.post("/api/hosts/:id/jobs", operator, async (c) => {
     const body = await readJson(c, JobBody);

@@ -9,6 +9,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { RequestError } from "../errors.js";
+import { ReleaseHoldBody, releaseHold } from "../holds/release-hold.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { getHostDetail } from "../hosts/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
@@ -87,6 +88,11 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
       c.req.param("id"),
       form.keeper_host_id === "" ? null : form.keeper_host_id,
     );
+    return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
+  });
+  routes.post("/hosts/:id/deletion-holds/:hid/release", admin, async (c) => {
+    const form = await readForm(c, ReleaseHoldBody);
+    await releaseHold(deps, auditOf(c), c.req.param("id"), c.req.param("hid"), form.reason);
     return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
   });
   routes.post("/hosts/:id/jobs", operator, async (c) => {

@@ -18,6 +18,7 @@ import { raiseAlert } from "../alerts/alerts.js";
 import { createApp } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
 import type { AppEnv, Role } from "../auth/actor.js";
+import { openHold } from "../holds/deletion-holds.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import type { AgentConnection } from "../hub/local-hub.js";
 import { createSchemaCollector } from "../openapi/json-schema.js";
@@ -474,6 +475,16 @@ describe("answers match their documented schemas", () => {
       keeps: [],
     });
     expect((await call(admin, "PUT", `${base}/keeper`, { keeper_host_id: null })).status).toBe(200);
+    const { hold } = await openHold(
+      deps,
+      { hostId, kind: "backup_anomaly", reason: "92% of the files changed", details: {} },
+      deps.clock.now(),
+    );
+    expect((await call(admin, "GET", base)).body.host.deletion_holds).toMatchObject([{ id: hold.id }]);
+    const released = await call(admin, "POST", `${base}/deletion-holds/${hold.id}/release`, {
+      reason: "expected: a new build tree",
+    });
+    expect(released.status).toBe(200);
     // Deleting a host no longer kept is allowed; the fleet counts below are of two hosts.
     expect((await call(admin, "DELETE", `/api/hosts/${keeper.id}`)).status).toBe(204);
     const host = await call(admin, "GET", base);

@@ -98,6 +98,11 @@ export async function forgetSnapshot(
     },
   );
   if (!sent.ok) {
+    if (sent.reason === "deletion_held") {
+      throw conflict(
+        `snapshot: forgetting on ${host.name} is held until an admin releases its deletion hold (host page); nothing was forgotten`,
+      );
+    }
     if (sent.reason === "keeper_offline") {
       throw unavailable(`The keeper of ${host.name}'s repository is offline; nothing was forgotten.`);
     }
