@@ -11,6 +11,7 @@ import {
   attachAgentChannel,
 } from "./agent-channel/attach-agent-channel.js";
 import { createJobAlerts } from "./alerts/job-alerts.js";
+import { holdIfAnomalous } from "./anomaly/anomaly-hold.js";
 import { createApp } from "./app.js";
 import type { AppDeps } from "./app-deps.js";
 import type { Listening } from "./http/listen.js";
@@ -66,10 +67,14 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
     ids: deps.ids,
     events: deps.jobEvents,
     alerts: createJobAlerts(deps),
-    afterSuccess: (hostId, job, summary) =>
-      job.kind === "backup"
-        ? backupCopies.afterBackup(hostId, job.id, summary)
-        : upkeepMirrorAfter(deps, hostId, job),
+    afterSuccess: async (hostId, job, summary) => {
+      if (job.kind !== "backup") {
+        return upkeepMirrorAfter(deps, hostId, job);
+      }
+      // Judged before the mirror copy starts: a hold it opens is in place before anything else runs.
+      await holdIfAnomalous(deps, hostId, job.id);
+      return backupCopies.afterBackup(hostId, job.id, summary);
+    },
     afterSnapshots: (hostId) => backupCopies.afterSnapshots(hostId),
     setTimer: channelOptions.setTimer,
     logFlushIntervalMs: channelOptions.logFlushIntervalMs,
