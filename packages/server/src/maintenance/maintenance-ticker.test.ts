@@ -2,6 +2,8 @@ import { jobs, maintenance } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { openHold } from "../holds/deletion-holds.js";
+import { releaseHold } from "../holds/release-hold.js";
 import { createGroup } from "../sources/source-groups.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, seedAuditContext, seedHost } from "../testing/seed.js";
@@ -90,6 +92,28 @@ runDbSuite("maintenance ticker", (getDb) => {
     });
     const created = await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id));
     expect(created.every((job) => job.actorKind === "system")).toBe(true);
+  });
+
+  it("holds the scheduled forget and prune while a deletion hold is open, and runs them once it is released", async () => {
+    const { deps, host, agent } = await setup({ admin: true });
+    const audit = await seedAuditContext(deps);
+    const { hold } = await openHold(
+      deps,
+      { hostId: host.id, kind: "backup_anomaly", reason: "95% of the files changed", details: {} },
+      deps.clock.now(),
+    );
+    advanceTo(deps, "2026-11-22T04:00:30Z");
+    const from = agent.frames.length;
+    const held = await maintenanceTick(deps, deps.clock.now());
+    expect(held.dispatched).toEqual([]);
+    expect(held.skipped.map((skip) => [skip.kind, skip.reason]).sort()).toEqual([
+      ["forget", "deletion_held"],
+      ["prune", "deletion_held"],
+    ]);
+    expect(agent.frames.slice(from)).toEqual([]);
+    await releaseHold(deps, audit, host.id, hold.id, "a planned migration rewrote the files");
+    advanceTo(deps, "2026-11-23T03:00:30Z");
+    expect((await maintenanceTick(deps, deps.clock.now())).dispatched.map((d) => d.kind)).toEqual(["forget"]);
   });
 
   it("skips an offline host without queueing anything, and does not owe it the slot later", async () => {
