@@ -5,11 +5,9 @@
  * policy, forget by id and prune must each fail with the append-only sentence, and restic itself
  * must still list every snapshot afterwards (a listing that takes a lock: none was left behind).
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { AgentEnvelope, CommandRun, Snapshot } from "@fleetback/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APPEND_ONLY_ERROR } from "../jobs/append-only.js";
@@ -21,7 +19,13 @@ import {
   nextUlid,
   startHarness,
 } from "../testing/agent-harness.js";
-import { hasRestServer, type RestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
+import {
+  hasRestServer,
+  listedSnapshotIds,
+  resticOn,
+  restServerNote,
+  startRestServer,
+} from "../testing/rest-server.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
@@ -32,8 +36,6 @@ const JOB_TIMEOUT_MS = 240_000;
 const TEST_TIMEOUT_MS = 900_000;
 const STOPPED = "the repository refused a delete (HTTP 403); restic is stopped instead of left to retry it";
 
-const run = promisify(execFile);
-
 let server: TestServer;
 beforeEach(async () => {
   server = await startTestServer();
@@ -41,26 +43,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.stop();
 });
-
-/** restic itself, with the rest-server login in the URL as the agent merges it. */
-function cli(restic: string, rest: RestServer, cacheDir: string) {
-  return async (...args: string[]): Promise<string> => {
-    const { stdout } = await run(restic, args, {
-      env: {
-        PATH: process.env.PATH,
-        RESTIC_REPOSITORY: rest.url.replace("http://", `http://${USER}:${PASSWORD}@`),
-        RESTIC_PASSWORD: PASSWORD,
-        RESTIC_CACHE_DIR: cacheDir,
-      },
-    });
-    return stdout;
-  };
-}
-
-async function snapshotIds(restic: (...args: string[]) => Promise<string>): Promise<string[]> {
-  const listed = JSON.parse(await restic("snapshots", "--json")) as { id: string }[];
-  return listed.map((snapshot) => snapshot.id).sort();
-}
 
 async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
   harness.peer.send("command.run", command);
@@ -83,7 +65,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       const source = await mkdtemp(join(tmpdir(), "fleetback-src-"));
       const filling = await startRestServer(USER, PASSWORD);
       try {
-        const fill = cli(restic, filling, cacheDir);
+        const fill = resticOn(restic, filling, { user: USER, password: PASSWORD, cacheDir });
         await fill("init");
         for (const round of [1, 2, 3]) {
           await writeFile(join(source, "data.txt"), `round ${round}\n`.repeat(round * 100));
@@ -97,8 +79,8 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       const rest = await startRestServer(USER, PASSWORD, { appendOnly: true, dir: filling.dir });
       const harness = await startHarness(server, { resticCommand: restic });
       try {
-        const restic_ = cli(restic, rest, cacheDir);
-        const before = await snapshotIds(restic_);
+        const restic_ = resticOn(restic, rest, { user: USER, password: PASSWORD, cacheDir });
+        const before = await listedSnapshotIds(restic_);
         expect(before).toHaveLength(2);
         const repository = { url: rest.url, username: USER, password: PASSWORD };
         harness.peer.send("config.update", { slot: "repo", repository });
@@ -143,7 +125,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
             expect(listed.map((snapshot) => snapshot.id).sort()).toEqual(before);
           }
         }
-        expect(await snapshotIds(restic_)).toEqual(before);
+        expect(await listedSnapshotIds(restic_)).toEqual(before);
       } finally {
         await harness.stop();
         await rest.stop();

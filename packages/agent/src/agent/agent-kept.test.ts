@@ -6,16 +6,20 @@
  * to the agent's own slots, never reports the repository as the agent's own, and its credentials
  * are gone once it ended.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { AgentEnvelope, CommandRun } from "@fleetback/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NO_JOB_CREDENTIALS_ERROR } from "../jobs/kept-job.js";
 import { finishedOf, type Harness, jobReports, nextUlid, startHarness } from "../testing/agent-harness.js";
-import { hasRestServer, type RestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
+import {
+  hasRestServer,
+  listedSnapshotIds,
+  resticOn,
+  restServerNote,
+  startRestServer,
+} from "../testing/rest-server.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
@@ -24,8 +28,6 @@ const PASSWORD = "kept-repository-pw";
 const JOB_TIMEOUT_MS = 240_000;
 const TEST_TIMEOUT_MS = 900_000;
 
-const run = promisify(execFile);
-
 let server: TestServer;
 beforeEach(async () => {
   server = await startTestServer();
@@ -33,25 +35,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await server.stop();
 });
-
-function cli(restic: string, rest: RestServer, cacheDir: string) {
-  return async (...args: string[]): Promise<string> => {
-    const { stdout } = await run(restic, args, {
-      env: {
-        PATH: process.env.PATH,
-        RESTIC_REPOSITORY: rest.url.replace("http://", `http://${USER}:${PASSWORD}@`),
-        RESTIC_PASSWORD: PASSWORD,
-        RESTIC_CACHE_DIR: cacheDir,
-      },
-    });
-    return stdout;
-  };
-}
-
-async function snapshotIds(restic: (...args: string[]) => Promise<string>): Promise<string[]> {
-  const listed = JSON.parse(await restic("snapshots", "--json")) as { id: string }[];
-  return listed.map((snapshot) => snapshot.id).sort();
-}
 
 async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
   harness.peer.send("command.run", command);
@@ -76,13 +59,13 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       const appendOnly = await startRestServer(USER, PASSWORD, { appendOnly: true, dir: full.dir });
       const harness = await startHarness(server, { resticCommand: restic });
       try {
-        const maintenance = cli(restic, full, cacheDir);
+        const maintenance = resticOn(restic, full, { user: USER, password: PASSWORD, cacheDir });
         await maintenance("init");
         for (const round of [1, 2, 3]) {
           await writeFile(join(source, "data.txt"), `round ${round}\n`.repeat(round * 100));
           await maintenance("backup", "--tag", "t", source);
         }
-        const before = await snapshotIds(maintenance);
+        const before = await listedSnapshotIds(maintenance);
         const [first] = before;
         // The agent's own slots hold only what a protected host holds: the append-only endpoint.
         const own = { url: appendOnly.url, username: USER, password: PASSWORD };
@@ -113,7 +96,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
           snapshot_ids: [first ?? ""],
         });
         expect(finishedOf(forgotten)).toMatchObject({ status: "succeeded" });
-        expect(await snapshotIds(maintenance)).toEqual(before.slice(1));
+        expect(await listedSnapshotIds(maintenance)).toEqual(before.slice(1));
 
         // The credentials went with the job.
         const forgetCommand: CommandRun = {
@@ -151,7 +134,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 
         // Nothing about the kept repository was reported as the agent's own.
         expect(repositoryReports(harness)).toBe(reportsBefore);
-        expect(await snapshotIds(maintenance)).toEqual(before.slice(1));
+        expect(await listedSnapshotIds(maintenance)).toEqual(before.slice(1));
       } finally {
         await harness.stop();
         await appendOnly.stop();

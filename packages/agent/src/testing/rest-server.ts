@@ -5,12 +5,15 @@
  * answered 403 except for locks), and on the data of an earlier server, so a test can fill a
  * repository first and then meet it as append-only storage.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { repoRoot } from "./tools.js";
+
+const runFile = promisify(execFile);
 
 export interface RestServer {
   /** `rest:http://127.0.0.1:PORT/<user>/`, without credentials. */
@@ -97,4 +100,29 @@ export async function startRestServer(
         child.kill("SIGKILL");
       }),
   };
+}
+
+/** restic itself on a rest-server repository, with the login in the URL as the agent merges it. */
+export function resticOn(
+  restic: string,
+  rest: Pick<RestServer, "url">,
+  login: { user: string; password: string; cacheDir: string },
+): (...args: string[]) => Promise<string> {
+  return async (...args) => {
+    const { stdout } = await runFile(restic, args, {
+      env: {
+        PATH: process.env.PATH,
+        RESTIC_REPOSITORY: rest.url.replace("http://", `http://${login.user}:${login.password}@`),
+        RESTIC_PASSWORD: login.password,
+        RESTIC_CACHE_DIR: login.cacheDir,
+      },
+    });
+    return stdout;
+  };
+}
+
+/** The full ids restic lists, sorted. */
+export async function listedSnapshotIds(restic: (...args: string[]) => Promise<string>): Promise<string[]> {
+  const listed = JSON.parse(await restic("snapshots", "--json")) as { id: string }[];
+  return listed.map((snapshot) => snapshot.id).sort();
 }
