@@ -15,7 +15,7 @@
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeServerMessage, encode, PROTOCOL_VERSION, type ServerEnvelope } from "@fleetback/protocol";
@@ -286,8 +286,16 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
           },
         );
         expect(group.status, JSON.stringify(group.body)).toBe(201);
+        // A hundred documents of ~100 KiB; each day one gets a line more: an ordinary group's
+        // baseline. A day stores that one file (one chunk) and the directory's tree (~35 KiB for a
+        // hundred entries); the attack stores all the files. This test's days are seconds apart and
+        // the attack comes minutes later, so the detector weighs it against a week's worth of
+        // ordinary days (its cap): 4 × 7 × ~135 KiB ≈ 3.7 MiB, well under the ~10 MiB it stores.
+        for (let n = 0; n < 100; n++) {
+          writeFileSync(join(dir, `doc-${n}.txt`), `document ${n}\n`.repeat(8_000));
+        }
         for (let i = 0; i < 3; i++) {
-          writeFileSync(join(dir, `file-${i}.bin`), randomBytes(16 * 1024));
+          appendFileSync(join(dir, `doc-${i}.txt`), `edited on day ${i}\n`);
           const run = await stack.api.send<{ job_id: string }>(
             "POST",
             `${base}/source-groups/${group.body.source_group.id}/run`,
@@ -465,6 +473,9 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
             const plan = page.getByTestId("retention-plan");
             await expect.poll(() => plan.locator('[data-plan="remove"]').count()).toBe(1);
             expect(await plan.locator('[data-plan="keep"]').count()).toBe(2);
+            expect(await page.getByTestId("job-runner").textContent()).toContain(
+              await hostName(keeper.hostId),
+            );
             expect(await plan.locator('[data-plan="suspect"]').textContent()).toContain("kept, not counted");
             await fitsAt390(page);
             expect(await plan.locator('[data-plan="remove"] code').textContent()).toBe(
@@ -475,7 +486,7 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
 
         // Ransomware on the host: every file rewritten with random bytes, then the nightly backup.
         for (const name of readdirSync(dir)) {
-          writeFileSync(join(dir, name), randomBytes(16 * 1024));
+          writeFileSync(join(dir, name), randomBytes(statSync(join(dir, name)).size));
         }
         const encrypted = await stack.api.send<{ job_id: string }>(
           "POST",
@@ -495,7 +506,7 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
           { what: "the anomaly hold", timeoutMs: 60_000 },
         );
         expect(holds).toMatchObject([{ kind: "backup_anomaly" }]);
-        expect(holds[0]?.reason).toContain("of the files changed");
+        expect(holds[0]?.reason).toContain("files of the previous backup changed or disappeared");
         const { alerts } = await stack.api.get<{ alerts: { kind: string; host_id: string }[] }>(
           "/api/alerts",
         );

@@ -50,5 +50,5 @@ it("opens the host's backup_anomaly hold for a backup that rewrote most files, a
   const [hold] = await openHoldsOf(deps.db, host.id);
   expect(hold?.kind).toBe("backup_anomaly");
   expect(hold?.details).toMatchObject({ job_id: encrypted, source_group_id: groupId });
-  expect(hold?.reason).toContain("95% of the files changed (190 of 201");
+  expect(hold?.reason).toContain("95% of the 201 files of the previous backup changed or disappeared");
 });

@@ -1,7 +1,8 @@
 /**
  * @module anomaly/anomaly-hold
  * After each successful backup: judged against its source group's recent backups
- * (backup-anomaly.ts); one that looks like an attack opens the host's `backup_anomaly` deletion
+ * (backup-anomaly.ts, whose module comment gives the thresholds and why); one that looks like an
+ * attack opens the host's `backup_anomaly` deletion
  * hold (holds/), so no forget or prune touches its snapshots until an admin has looked. Never
  * throws: the backup succeeded whatever this finds.
  */
@@ -9,7 +10,8 @@ import { jobs } from "@fleetback/db";
 import { and, desc, eq, lt } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { openHold } from "../holds/deletion-holds.js";
-import { type BackupFacts, backupFactsOf, judgeBackup } from "./backup-anomaly.js";
+import { judgeBackup } from "./backup-anomaly.js";
+import { type BackupFacts, backupFactsOf } from "./backup-facts.js";
 
 /** Earlier backups of the group the baseline is made of. */
 export const BASELINE_BACKUPS = 10;
@@ -19,16 +21,16 @@ type AnomalyDeps = Pick<ServerDeps, "db" | "ids" | "log" | "notifier" | "clock">
 export async function holdIfAnomalous(deps: AnomalyDeps, hostId: string, jobId: string): Promise<void> {
   try {
     const [job] = await deps.db
-      .select({ sourceGroupId: jobs.sourceGroupId, summary: jobs.summary })
+      .select({ sourceGroupId: jobs.sourceGroupId, summary: jobs.summary, at: jobs.finishedAt })
       .from(jobs)
       .where(and(eq(jobs.id, jobId), eq(jobs.hostId, hostId)));
-    const current = backupFactsOf(job?.summary);
+    const current = job?.at ? backupFactsOf(job.summary, job.at) : undefined;
     if (job?.sourceGroupId === null || job?.sourceGroupId === undefined || current === undefined) {
       return;
     }
     // Job ids are ULIDs: earlier ids are earlier jobs.
     const earlier = await deps.db
-      .select({ summary: jobs.summary })
+      .select({ summary: jobs.summary, at: jobs.finishedAt })
       .from(jobs)
       .where(
         and(
@@ -42,7 +44,7 @@ export async function holdIfAnomalous(deps: AnomalyDeps, hostId: string, jobId: 
       .orderBy(desc(jobs.id))
       .limit(BASELINE_BACKUPS);
     const history = earlier
-      .map((row) => backupFactsOf(row.summary))
+      .map((row) => (row.at ? backupFactsOf(row.summary, row.at) : undefined))
       .filter((facts): facts is BackupFacts => facts !== undefined)
       .reverse();
     const verdict = judgeBackup(current, history);

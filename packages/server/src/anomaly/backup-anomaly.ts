@@ -1,141 +1,125 @@
 /**
  * @module anomaly/backup-anomaly
- * Is this backup what ransomware looks like? (issue 33, point 4). A backup's summary (restic's own
- * `summary` message, kept verbatim on the job) is compared with the recent successful backups of
- * the same source group. Encryption in place rewrites most files with bytes that neither compress
- * nor deduplicate; some variants write encrypted copies and delete the originals; wipers delete.
- * Ordinary life changes a small, steady share of files and adds a steady amount of data.
+ * Whether a backup looks like ransomware or a wipe next to its group's recent baseline (issue 33),
+ * so that no forget or prune removes the snapshots from before it until an admin has looked.
  *
- * A backup is anomalous when one of these holds (and at least MIN_HISTORY earlier backups of the
- * group exist: a first full backup, or the first few, are never judged):
- * - **Mass rewrite**: at least half of the files changed, at least MIN_FILES of them, and at least
- *   five times the group's median share of changed files.
- * - **Data surge**: the data added is at least ten times the median data added, and at least a
- *   quarter of the source (so a tiny baseline does not make a normal day look huge).
- * - **Replaced**: at least half of the previous backup's files are gone and as many new ones came
- *   (encrypted copies written, originals deleted: the unchanged-file count collapses).
- * - **Shrink**: the source lost at least half of its files (of at least MIN_FILES) or of its bytes
- *   since the previous backup.
- * Medians, not means: one big day in the history (a release, a restore) does not hide an attack
- * and does not make the next ordinary day look quiet.
+ * Encryption rewrites most files with data that deduplicates against nothing stored, so a backup
+ * is anomalous when both of these hold:
+ * - At least half of the previous backup's files were changed or removed, and at least 3× the
+ *   usual share. Removed counts because some lockers delete each original and write a new
+ *   `.locked` file; the multiple because a set that churns every day (a cache, a spool) says
+ *   nothing by churning again. An ordinary day changes a few percent.
+ * - The data added is at least 4× the usual and at least min(64 MiB, 10% of the source). Alone
+ *   this is an import, so it only counts with the churn. The floor keeps a quiet group's usual of a
+ *   few KiB from making any edit look huge, and never asks for more than 64 MiB because current
+ *   lockers (LockBit 3, BlackCat, Royal) encrypt only parts of large files. The usual is scaled by
+ *   the time since the previous backup, up to a week's worth, so that a backup after days offline
+ *   is weighed against days of change.
+ * Churn without new data stays quiet: a `chmod -R`, a restore over the source or a tool resetting
+ * mtimes makes restic reread most files and store next to nothing, and a backup restic made without
+ * a parent (`--force`, new paths) counts every file new but stores nothing either.
+ *
+ * A wipe needs no churn: the source shrinking to half of both the previous backup and the usual,
+ * in files (from at least 20) or in bytes (from at least 1 MiB), is anomalous by itself. An
+ * unmounted disk backed up as an empty mount point looks the same, and its older snapshots then
+ * deserve the hold just as much.
+ *
+ * Nothing is judged before 3 earlier backups of which 2 had a parent, so a group's first backups
+ * never raise anything.
  */
+import { formatBytes } from "@fleetback/web";
+import { type BackupBaseline, baselineOf, changedShareOf } from "./backup-baseline.js";
+import { type BackupFacts, filesRemovedSince } from "./backup-facts.js";
 
-export interface BackupFacts {
-  filesNew: number;
-  filesChanged: number;
-  filesUnmodified: number;
-  totalFiles: number;
-  bytesAdded: number;
-  totalBytes: number;
-}
+export const BACKUP_ANOMALY_THRESHOLDS = {
+  minHistory: 3,
+  minCompared: 2,
+  changedShare: 0.5,
+  changedShareOverUsual: 3,
+  bytesAddedOverUsual: 4,
+  bytesAddedFloor: 64 * 1024 * 1024,
+  bytesAddedFloorShare: 0.1,
+  maxIntervalsOfChange: 7,
+  shrinkShare: 0.5,
+  shrinkMinFiles: 20,
+  shrinkMinBytes: 1024 * 1024,
+} as const;
+
+const T = BACKUP_ANOMALY_THRESHOLDS;
 
 export interface AnomalyVerdict {
   anomalous: boolean;
-  /** Sentences naming the numbers, for the hold and its alert. */
+  /** Sentences naming the numbers that made the backup anomalous; empty when it is not. */
   reasons: string[];
+  /** Undefined when there were too few earlier backups to judge. */
+  baseline: BackupBaseline | undefined;
 }
 
-export const MIN_HISTORY = 3;
-export const MIN_FILES = 3;
-const REWRITE_SHARE = 0.5;
-const REWRITE_OVER_MEDIAN = 5;
-const SURGE_OVER_MEDIAN = 10;
-const SURGE_SHARE_OF_SOURCE = 0.25;
-const REPLACED_SHARE = 0.5;
-const SHRINK_SHARE = 0.5;
-
-function count(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+function percent(share: number): string {
+  return share > 0 && share < 0.01 ? "under 1%" : `${Math.round(share * 100)}%`;
 }
 
-/** The facts of restic's backup summary; undefined when it lacks one of them (never throws). */
-export function backupFactsOf(summary: unknown): BackupFacts | undefined {
-  if (typeof summary !== "object" || summary === null) {
-    return undefined;
+/** The data a backup usually adds, for the time since the previous one. */
+function expectedBytesAdded(current: BackupFacts, previous: BackupFacts, baseline: BackupBaseline): number {
+  if (baseline.intervalMs === undefined) {
+    return baseline.bytesAdded;
   }
-  const s = summary as Record<string, unknown>;
-  const facts = {
-    filesNew: count(s.files_new),
-    filesChanged: count(s.files_changed),
-    filesUnmodified: count(s.files_unmodified),
-    totalFiles: count(s.total_files_processed),
-    bytesAdded: count(s.data_added),
-    totalBytes: count(s.total_bytes_processed),
-  };
-  return Object.values(facts).every((value) => value !== undefined) ? (facts as BackupFacts) : undefined;
+  const intervals = (current.at.getTime() - previous.at.getTime()) / baseline.intervalMs;
+  return baseline.bytesAdded * Math.min(Math.max(intervals, 1), T.maxIntervalsOfChange);
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-}
-
-const percent = (share: number) => `${Math.round(share * 100)}%`;
-
-function bytes(value: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let amount = value;
-  let unit = 0;
-  while (amount >= 1024 && unit < units.length - 1) {
-    amount /= 1024;
-    unit += 1;
+function rewriteReasons(current: BackupFacts, previous: BackupFacts, baseline: BackupBaseline): string[] {
+  const share = changedShareOf(previous, current);
+  const removed = filesRemovedSince(previous, current) ?? 0;
+  if (
+    share === undefined ||
+    share < T.changedShare ||
+    share < T.changedShareOverUsual * baseline.changedShare
+  ) {
+    return [];
   }
-  return `${amount.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+  const expected = expectedBytesAdded(current, previous, baseline);
+  const floor = Math.min(T.bytesAddedFloor, T.bytesAddedFloorShare * previous.totalBytes);
+  if (current.bytesAdded < T.bytesAddedOverUsual * expected || current.bytesAdded < floor) {
+    return [];
+  }
+  return [
+    `${percent(share)} of the ${previous.totalFiles} files of the previous backup changed or disappeared ` +
+      `(${current.filesChanged} changed, ${removed} removed, ${current.filesNew} new; usual: ${percent(baseline.changedShare)})`,
+    `${formatBytes(current.bytesAdded)} of new data was stored (usual: ${formatBytes(Math.round(expected))})`,
+  ];
 }
 
-/** Files of the previous backup that this one no longer has (restic reports no count of its own). */
-export function filesRemoved(current: BackupFacts, previous: BackupFacts): number {
-  return Math.max(0, previous.totalFiles - current.filesChanged - current.filesUnmodified);
+function hasShrunk(now: number, previous: number, usual: number, minimum: number): boolean {
+  return usual >= minimum && now <= T.shrinkShare * previous && now <= T.shrinkShare * usual;
 }
 
-/** `history`: the group's earlier successful backups, oldest first. */
+function shrinkReasons(current: BackupFacts, previous: BackupFacts, baseline: BackupBaseline): string[] {
+  const reasons: string[] = [];
+  if (hasShrunk(current.totalFiles, previous.totalFiles, baseline.totalFiles, T.shrinkMinFiles)) {
+    reasons.push(
+      `the source shrank from ${previous.totalFiles} files to ${current.totalFiles} (usual: ${Math.round(baseline.totalFiles)})`,
+    );
+  }
+  if (hasShrunk(current.totalBytes, previous.totalBytes, baseline.totalBytes, T.shrinkMinBytes)) {
+    reasons.push(
+      `the source shrank from ${formatBytes(previous.totalBytes)} to ${formatBytes(current.totalBytes)} ` +
+        `(usual: ${formatBytes(Math.round(baseline.totalBytes))})`,
+    );
+  }
+  return reasons;
+}
+
+/** Judges `current` against `history`: the group's recent successful backups, oldest first, without it. */
 export function judgeBackup(current: BackupFacts, history: readonly BackupFacts[]): AnomalyVerdict {
   const previous = history.at(-1);
-  if (history.length < MIN_HISTORY || previous === undefined) {
-    return { anomalous: false, reasons: [] };
+  const baseline = history.length < T.minHistory ? undefined : baselineOf(history, T.minCompared);
+  if (previous === undefined || baseline === undefined) {
+    return { anomalous: false, reasons: [], baseline };
   }
-  const reasons: string[] = [];
-  const changedShare = current.filesChanged / Math.max(1, current.totalFiles);
-  const usualChanged = median(history.map((facts) => facts.filesChanged / Math.max(1, facts.totalFiles)));
-  if (
-    current.filesChanged >= MIN_FILES &&
-    changedShare >= REWRITE_SHARE &&
-    changedShare >= REWRITE_OVER_MEDIAN * usualChanged
-  ) {
-    reasons.push(
-      `${percent(changedShare)} of the files changed (${current.filesChanged} of ${current.totalFiles}; usually ${percent(usualChanged)})`,
-    );
-  }
-  const usualAdded = median(history.map((facts) => facts.bytesAdded));
-  if (
-    current.bytesAdded >= SURGE_OVER_MEDIAN * Math.max(1, usualAdded) &&
-    current.bytesAdded >= SURGE_SHARE_OF_SOURCE * current.totalBytes
-  ) {
-    reasons.push(
-      `${bytes(current.bytesAdded)} of new data, ${Math.round(current.bytesAdded / Math.max(1, usualAdded))} times the usual ${bytes(usualAdded)}`,
-    );
-  }
-  const removed = filesRemoved(current, previous);
-  if (
-    previous.totalFiles >= MIN_FILES &&
-    removed >= REPLACED_SHARE * previous.totalFiles &&
-    current.filesNew >= removed
-  ) {
-    reasons.push(
-      `${removed} of the ${previous.totalFiles} files are gone and ${current.filesNew} new ones came (originals replaced)`,
-    );
-  }
-  const filesShrank =
-    previous.totalFiles >= MIN_FILES && current.totalFiles <= (1 - SHRINK_SHARE) * previous.totalFiles;
-  const bytesShrank =
-    previous.totalBytes > 0 && current.totalBytes <= (1 - SHRINK_SHARE) * previous.totalBytes;
-  if (filesShrank || bytesShrank) {
-    reasons.push(
-      `the source shrank from ${previous.totalFiles} files (${bytes(previous.totalBytes)}) to ${current.totalFiles} (${bytes(current.totalBytes)})`,
-    );
-  }
-  return { anomalous: reasons.length > 0, reasons };
+  const reasons = [
+    ...rewriteReasons(current, previous, baseline),
+    ...shrinkReasons(current, previous, baseline),
+  ];
+  return { anomalous: reasons.length > 0, reasons, baseline };
 }

@@ -65,6 +65,7 @@ export function jobJson(job: Job) {
   return {
     id: job.id,
     host_id: job.hostId,
+    runner_host_id: job.runnerHostId,
     kind: job.kind,
     status: job.status,
     actor_kind: job.actorKind,

@@ -20,6 +20,9 @@ export const Job = Type.Object(
   {
     id: Id,
     host_id: Id,
+    runner_host_id: Type.Union([Id, Type.Null()], {
+      description: "the keeper whose agent runs this protected host's job; null: the host itself",
+    }),
     kind: JobKind,
     status: JobStatus,
     actor_kind: Enum(ACTOR_KINDS),

@@ -9,6 +9,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { errorBody, RequestError } from "../errors.js";
+import { hostNameOf } from "../hosts/host-name.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readQuery } from "../http/validate.js";
 import { STREAM_AUTHORISED_STATUS } from "../job-stream/job-stream.js";
@@ -39,6 +40,10 @@ async function findHost(db: Database, hostId: string) {
   return host;
 }
 
+async function hostRef(db: AppDeps["db"], hostId: string): Promise<{ id: string; name: string }> {
+  return { id: hostId, name: await hostNameOf(db, hostId) };
+}
+
 export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const viewer = requireRole("viewer");
@@ -54,6 +59,8 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
       diff: view.job.kind === "diff" ? await loadDiffView(deps.db, view.job.id) : undefined,
       // The host's repository as it is now, not as it was when this job ran.
       outage: await loadOutage(deps.db, view.host.id),
+      // A protected host's upkeep runs on its keeper (keepers/).
+      runner: view.job.runnerHostId === null ? undefined : await hostRef(deps.db, view.job.runnerHostId),
     });
   });
   // The stream itself is a WebSocket (job-stream.ts); a plain GET reaching here passed the role
