@@ -63,6 +63,24 @@ runDbSuite("snapshot store", (getDb) => {
     expect(await countOf(other.id)).toMatchObject({ stored: 4, rows: 4 });
   });
 
+  it("trusts the times of a host's first list (an adopted history) and records first sightings after it", async () => {
+    const db = getDb();
+    const { host } = await seedHost({ db });
+    await replaceSnapshots(db, host.id, report(3));
+    await replaceSnapshots(db, host.id, report(5));
+    const rows = await db
+      .select({ id: snapshots.id, firstSeenAt: snapshots.firstSeenAt })
+      .from(snapshots)
+      .where(eq(snapshots.hostId, host.id));
+    const seen = new Map(rows.map((row) => [row.id, row.firstSeenAt]));
+    for (const index of [0, 1, 2]) {
+      expect(seen.get(wireSnapshot(index).id)).toBeNull();
+    }
+    for (const index of [3, 4]) {
+      expect(seen.get(wireSnapshot(index).id)).toBeInstanceOf(Date);
+    }
+  });
+
   it("writes only the difference: kept rows stay, gone ones go, new ones come, tags follow", async () => {
     const db = getDb();
     const { host } = await seedHost({ db });

@@ -42,7 +42,7 @@ export async function replaceSnapshots(
     // The row lock is taken here, before counting, so that a hello adding a hostname
     // (snapshot-owner.ts) waits for this report instead of classifying rows it is replacing.
     const [host] = await tx
-      .select({ names: hosts.snapshotHostnames })
+      .select({ names: hosts.snapshotHostnames, refreshedBefore: hosts.snapshotsRefreshedAt })
       .from(hosts)
       .where(eq(hosts.id, hostId))
       .for("update");
@@ -75,6 +75,12 @@ export async function replaceSnapshots(
       await deleteSnapshotIds(tx, hostId, gone);
     }
     await insertSnapshots(tx, hostId, added, isOwn);
+    if (host.refreshedBefore === null) {
+      // The host's first list: a repository adopted with its history, made before the server knew
+      // the host. Sighting them now says nothing about their times, so they are trusted as rows
+      // from before first_seen_at existed are (retention/suspect-snapshots.ts).
+      await tx.update(snapshots).set({ firstSeenAt: null }).where(eq(snapshots.hostId, hostId));
+    }
     await replaceSnapshotTags(tx, hostId, summarizeTags(own));
     return { count, otherCount, refreshedAt };
   });
