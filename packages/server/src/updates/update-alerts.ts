@@ -6,10 +6,10 @@
  * artefact for the host's platform) is answered to the operator who asked, not alerted. Never
  * throws: a broken alert must not break the agent channel.
  */
-import { type Database, hosts } from "@fleetback/db";
+import type { Database } from "@fleetback/db";
 import type { UpdateResult } from "@fleetback/protocol";
-import { eq } from "drizzle-orm";
 import { type AlertKey, raiseAlert, resolveKey } from "../alerts/alerts.js";
+import { hostNameOf } from "../hosts/host-name.js";
 import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { Notifier } from "../notifications/notifier-port.js";
@@ -23,11 +23,6 @@ export interface UpdateAlertDeps {
 
 const keyOf = (hostId: string): AlertKey => ({ hostId, kind: "agent_update_failed", dedupKey: "" });
 
-async function hostName(db: Database, hostId: string): Promise<string> {
-  const [host] = await db.select({ name: hosts.name }).from(hosts).where(eq(hosts.id, hostId));
-  return host?.name ?? hostId;
-}
-
 export async function updateFailed(
   deps: UpdateAlertDeps,
   hostId: string,
@@ -40,7 +35,7 @@ export async function updateFailed(
     const { alert, opened } = await raiseAlert(deps, keyOf(hostId), { message }, now);
     if (opened) {
       deps.log.warn({ alert_id: alert.id, host_id: hostId, kind: alert.kind }, "alert opened");
-      deps.notifier.alertOpened(alert, { hostName: await hostName(deps.db, hostId) });
+      deps.notifier.alertOpened(alert, { hostName: await hostNameOf(deps.db, hostId) });
     }
   } catch (err) {
     deps.log.error({ err, host_id: hostId }, "could not record the alert of a failed agent update");
@@ -52,7 +47,7 @@ export async function updateSucceeded(deps: UpdateAlertDeps, hostId: string, now
     const resolved = await resolveKey(deps.db, keyOf(hostId), now);
     if (resolved) {
       deps.log.info({ alert_id: resolved.id, host_id: hostId, kind: resolved.kind }, "alert resolved");
-      deps.notifier.alertResolved(resolved, { hostName: await hostName(deps.db, hostId) });
+      deps.notifier.alertResolved(resolved, { hostName: await hostNameOf(deps.db, hostId) });
     }
   } catch (err) {
     deps.log.error({ err, host_id: hostId }, "could not resolve the alert of an agent update");
