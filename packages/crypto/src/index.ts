@@ -30,6 +30,7 @@ export {
   verifyPassword,
 } from "./password-hash.js";
 export { type RandomBytes, systemRandom } from "./random.js";
+export { repositoryDigest } from "./repository-digest.js";
 export { createScrubber, MIN_SECRET_LENGTH, SCRUBBED, type Scrubber, scrubSecrets } from "./scrub.js";
 export {
   type OpenFailure,
@@ -47,6 +48,7 @@ export {
   sealString,
 } from "./seal.js";
 export {
+  deriveSigningKeyPair,
   type LoadedSigningKey,
   loadOrCreateSigningKey,
   signingKeyPairFromSeed,
@@ -61,4 +63,9 @@ export {
   TOKEN_PREFIXES,
   type TokenPrefix,
 } from "./tokens.js";
-export { acceptsUrlCredentials, mergeUrlCredentials, redactUrl } from "./url-credentials.js";
+export {
+  acceptsUrlCredentials,
+  mergeUrlCredentials,
+  redactUrl,
+  repositoryLocation,
+} from "./url-credentials.js";

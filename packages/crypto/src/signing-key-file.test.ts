@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fingerprint, sign, verifySignature } from "./ed25519.js";
 import { KeyFileError } from "./key-file.js";
-import { loadOrCreateSigningKey } from "./signing-key-file.js";
+import { deriveSigningKeyPair, loadOrCreateSigningKey } from "./signing-key-file.js";
 
 let root: string;
 beforeAll(async () => {
@@ -41,5 +41,21 @@ describe("loadOrCreateSigningKey", () => {
     expect((error as KeyFileError).message).toContain("31 bytes; expected 32");
     expect((error as KeyFileError).message).toContain("makes agents refuse updates signed by the new key");
     expect((await readFile(path)).length).toBe(31);
+  });
+});
+
+describe("deriveSigningKeyPair", () => {
+  it("derives one key per secret and purpose, and signatures of one do not verify under another", () => {
+    const secret = new Uint8Array(32).fill(3);
+    const a = deriveSigningKeyPair(secret, "restore orders");
+    expect(deriveSigningKeyPair(secret, "restore orders").publicKey).toEqual(a.publicKey);
+    const other = deriveSigningKeyPair(secret, "something else");
+    const message = new TextEncoder().encode("order");
+    const signature = sign(a.secretKey, message);
+    expect(verifySignature(a.publicKey, message, signature)).toBe(true);
+    expect(verifySignature(other.publicKey, message, signature)).toBe(false);
+    expect(deriveSigningKeyPair(new Uint8Array(32).fill(4), "restore orders").publicKey).not.toEqual(
+      a.publicKey,
+    );
   });
 });

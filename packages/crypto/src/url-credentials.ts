@@ -69,6 +69,15 @@ export function redactUrl(text: string): string {
   });
 }
 
+/**
+ * The repository a URL names, without any userinfo: `rest:https://u:p@h/x` and `rest:https://h/x`
+ * are one repository. Forms without a host part come back unchanged.
+ */
+export function repositoryLocation(url: string): string {
+  const form = splitHostForm(url);
+  return form === undefined ? url : `${form.head}${form.host}${form.tail}`;
+}
+
 function splitHostForm(url: string): HostForm | undefined {
   const match = HOST_FORM.exec(url);
   if (!match) {

@@ -28,6 +28,7 @@ import {
   TREE_CHILD_NAME_PATTERN,
   ULID_PATTERN,
 } from "./formats.js";
+import { RestoreOrder } from "./restore-order.js";
 
 export const Ulid = Type.String({ pattern: ULID_PATTERN, description: "ULID" });
 export type Ulid = Static<typeof Ulid>;
@@ -171,6 +172,11 @@ export const Restore = Type.Object({
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell variable form, not a template
     description: "absolute path or one starting with $HOME, ${HOME} or ~/",
   }),
+  /**
+   * Protocol 13: the server's signed order for this restore (restore-order.ts), which the agent
+   * hands to its restore helper unchanged.
+   */
+  order: Type.Optional(RestoreOrder),
 });
 export type Restore = Static<typeof Restore>;
 

@@ -27,6 +27,8 @@ import {
   MIN_AGENT_PROTOCOL_VERSION,
   PLATFORM_NAME_MAX_LENGTH,
   PROTOCOL_VERSION,
+  RESTORE_ORDER_PROTOCOL_VERSION,
+  RESTORE_ORDER_TTL_MS,
   SNAPSHOT_OWNER_PROTOCOL_VERSION,
   SNAPSHOTS_REPORT_MAX_PARTS,
   TREE_CHILD_NAME_MAX_LENGTH,
@@ -38,8 +40,10 @@ import {
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(12);
+    expect(PROTOCOL_VERSION).toBe(13);
     expect(AGENT_DIRS_PROTOCOL_VERSION).toBe(12);
+    expect(RESTORE_ORDER_PROTOCOL_VERSION).toBe(13);
+    expect(RESTORE_ORDER_TTL_MS).toBe(86_400_000);
     expect(AGENT_DIRS_MAX).toBe(8);
     expect(AGENT_DIR_MAX_LENGTH).toBe(4096);
     expect(SNAPSHOT_OWNER_PROTOCOL_VERSION).toBe(11);

@@ -15,9 +15,10 @@
  * forget's `hosts`) and a repository server login apart from the repository password. 12: a keeper
  * (credentials for one job, `command.run.kept`), so protected hosts never hold delete authority,
  * and the agent names its own directories (`hello.agent_dirs`) and leaves them out of every
- * backup, restore, tree listing and download.
+ * backup, restore, tree listing and download. 13: a restore carries the server's signed order
+ * (`restore.order`), the only thing the host's restore helper runs.
  */
-export const PROTOCOL_VERSION = 12;
+export const PROTOCOL_VERSION = 13;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;
@@ -71,6 +72,16 @@ export const FORGET_HOSTS_MAX = 16;
  * folder that holds one of them from an older agent, which would hand over the agent's token.
  */
 export const AGENT_DIRS_PROTOCOL_VERSION = 12;
+
+/**
+ * The first protocol whose agents hand `restore.order` to the restore helper. An older agent
+ * ignores the field, and a helper installed for this version refuses its restores: re-running
+ * the installer brings both up to date.
+ */
+export const RESTORE_ORDER_PROTOCOL_VERSION = 13;
+
+/** How long a signed restore order stays good: enough for a restore queued behind a long job. */
+export const RESTORE_ORDER_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** Most entries of `hello.agent_dirs`: three directories, each as configured and after symlinks. */
 export const AGENT_DIRS_MAX = 8;

@@ -16,5 +16,6 @@ export * from "./envelope.js";
 export * from "./formats.js";
 export * from "./handlers.js";
 export * from "./protocol-error.js";
+export * from "./restore-order.js";
 export * from "./server-messages.js";
 export * from "./ulid.js";
