@@ -29,6 +29,11 @@ export interface InstallScriptOptions {
    * suitable node is refused, as before there were any.
    */
   seaArtefacts?: ReadonlyArray<InstallSeaArtefact>;
+  /**
+   * Base64 of the server's restore-order public key, pinned in the restore helper's unit; without
+   * it the helper refuses every restore.
+   */
+  restoreOrderKey?: string;
 }
 
 /** A single-executable agent the script may install: `os`/`arch` as Node names them. */
@@ -103,7 +108,7 @@ function linuxSeaEntries(artefacts: ReadonlyArray<InstallSeaArtefact>): string[]
 }
 
 function unitForScript(
-  options: { execPath: string; bundle: string; serverUrl: string },
+  options: { execPath: string; bundle: string; serverUrl: string; restoreOrderKey?: string },
   render: (o: typeof DEFAULT_AGENT_PATHS & typeof options) => string = renderAgentUnit,
 ): string {
   const unit = render({ ...DEFAULT_AGENT_PATHS, ...options }).replace(/\n$/, "");
@@ -116,6 +121,7 @@ function unitForScript(
 /** Renders the install script. Throws a RangeError when an option could not be embedded safely. */
 export function renderInstallScript(options: InstallScriptOptions): string {
   const { baseUrl, agentVersion, bundleSha256, seaEntries } = checkedValues(options);
+  const orderKey = options.restoreOrderKey === undefined ? {} : { restoreOrderKey: options.restoreOrderKey };
   const values: Record<string, string> = {
     BASE_URL: shellLiteral(baseUrl),
     AGENT_VERSION: shellLiteral(agentVersion),
@@ -139,11 +145,12 @@ export function renderInstallScript(options: InstallScriptOptions): string {
         execPath: NODE_PATH_TOKEN,
         bundle: `${DEFAULT_AGENT_PATHS.bundleDir}/current.mjs`,
         serverUrl: baseUrl,
+        ...orderKey,
       },
       renderRestoreHelperUnit,
     ),
     SEA_RESTORE_HELPER_UNIT: unitForScript(
-      { execPath: SEA_PATH, bundle: "", serverUrl: baseUrl },
+      { execPath: SEA_PATH, bundle: "", serverUrl: baseUrl, ...orderKey },
       renderRestoreHelperUnit,
     ),
     RESTORE_SOCKET_UNIT: unitForScript(

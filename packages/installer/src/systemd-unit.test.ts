@@ -154,6 +154,21 @@ describe("restore helper units", () => {
     // Nothing secret in a unit property (systemctl show is readable by every user).
     expect(renderRestoreHelperUnit(options)).not.toMatch(/PASSWORD|TOKEN/i);
   });
+
+  it("pins the server's restore-order key and keeps used orders where the agent cannot write", () => {
+    const key = Buffer.alloc(32, 9).toString("base64");
+    const pinned = parseUnitDirectives(renderRestoreHelperUnit({ ...options, restoreOrderKey: key }));
+    expect(get(pinned, "Service", "Environment")).toContain(`FLEETBACK_RESTORE_ORDER_KEY=${key}`);
+    expect(get(pinned, "Service", "StateDirectory")).toEqual(["fleetback-agent-restore"]);
+    expect(get(pinned, "Service", "StateDirectoryMode")).toEqual(["0700"]);
+    // Device nodes are no part of a restore an operator asks for (issue 34): no CAP_MKNOD.
+    expect(get(pinned, "Service", "CapabilityBoundingSet")[0]).not.toContain("CAP_MKNOD");
+    // Without a key the helper refuses every restore; the unit says so.
+    expect(renderRestoreHelperUnit(options)).toContain("refuses every restore");
+    expect(() =>
+      renderRestoreHelperUnit({ ...options, restoreOrderKey: "not a key\nExecStart=/bin/sh" }),
+    ).toThrow(RangeError);
+  });
 });
 
 const analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"].find((path) => existsSync(path));

@@ -9,8 +9,9 @@
  * restore helper (`fleetback-agent restore-helper`) is started by systemd through a root-only
  * socket when the agent connects, may write outside the agent's paths with just the capabilities
  * restoring files needs, can never write the agent's own directories (read-only for it), and runs
- * only `restic restore` requests whose targets stay clear of them. Credentials reach it over the
- * socket, never through a command line, a unit property or its environment.
+ * only `restic restore` requests whose targets stay clear of them and that an order signed by the
+ * server describes (its key pinned here, where the agent cannot write). Credentials reach it
+ * over the socket, never through a command line, a unit property or its environment.
  */
 
 export interface AgentUnitOptions {
@@ -58,8 +59,10 @@ export const RESTORE_CAPABILITIES: ReadonlyArray<readonly [string, string]> = [
   ["CAP_CHOWN", "give restored files back their recorded owner and group"],
   ["CAP_FOWNER", "set modes, times and extended attributes on restored files owned by others"],
   ["CAP_FSETID", "keep setuid/setgid bits on restored files after the owner changes"],
-  ["CAP_MKNOD", "restore device nodes and FIFOs recorded in a snapshot"],
 ];
+
+/** Standard padded base64 of a 32-byte Ed25519 public key. */
+const ORDER_KEY = /^[A-Za-z0-9+/]{43}=$/;
 
 /** One ExecStart word: `%` (specifiers) and `$` (variables) doubled, quoted when not plain. */
 function quoteArg(value: string): string {
@@ -155,7 +158,18 @@ WantedBy=sockets.target
  * except the agent's own directories: a restore can never reach the agent's config, state,
  * update records or installed code, even through a symlink restic follows.
  */
-export function renderRestoreHelperUnit(options: AgentUnitOptions & { bundleDir: string }): string {
+export function renderRestoreHelperUnit(
+  options: AgentUnitOptions & { bundleDir: string; restoreOrderKey?: string },
+): string {
+  const key = options.restoreOrderKey;
+  if (key !== undefined && !ORDER_KEY.test(key)) {
+    throw new RangeError("restoreOrderKey must be the base64 of a 32-byte Ed25519 public key");
+  }
+  const pin =
+    key === undefined
+      ? "# No restore-order key: this helper refuses every restore until the installer pins one."
+      : `# The server's restore-order key: the helper runs only restores it signed (issue 34).
+Environment=FLEETBACK_RESTORE_ORDER_KEY=${key}`;
   return `# Installed by ${options.serverUrl}/install/install.sh. Re-running the installer rewrites this file.
 [Unit]
 Description=Fleetback restore helper (runs restic restore for the agent)
@@ -184,6 +198,10 @@ RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
 Environment=FLEETBACK_AGENT_CONFIG_DIR=${options.configDir}
 Environment=FLEETBACK_AGENT_STATE_DIR=${options.stateDir}
 Environment=FLEETBACK_AGENT_INSTALL_DIR=${options.bundleDir}
+${pin}
+# Orders already used, and restores staged for restic before 0.16; the agent cannot write here.
+StateDirectory=${RESTORE_UNIT_NAME}
+StateDirectoryMode=0700
 `;
 }
 

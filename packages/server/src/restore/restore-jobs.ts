@@ -2,14 +2,18 @@
  * @module restore/restore-jobs
  * Starts an operator's restore or diff: the job (actor `user`) and its command.run, then the audit
  * entry. A host that is offline is an outcome the route turns into 503; nothing is left behind.
+ * A restore carries the server's signed order (restore-order.ts), which the host's restore
+ * helper requires.
  */
 import type { Job } from "@fleetback/db";
 import type { CommandRunDiff, CommandRunRestore } from "@fleetback/protocol";
 import { writeAudit } from "../audit/audit.js";
 import type { Actor } from "../auth/actor.js";
 import type { ServerDeps } from "../deps.js";
+import { readHostCredentials } from "../hosts/credentials.js";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { signRestoreOrder } from "./restore-order.js";
 import { type RestorePlan, targetForJob } from "./restore-request.js";
 
 type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
@@ -42,6 +46,13 @@ export async function startRestore(
     in_place: plan.inPlace,
     target_dir: targetDir,
   };
+  // The restore helper runs only what this order says (restore-order.ts); the job row keeps the
+  // restore without it.
+  const repository = (await readHostCredentials(deps, hostId)).repo;
+  const order =
+    repository === undefined
+      ? undefined
+      : signRestoreOrder(deps, { hostId, jobId, repositoryUrl: repository.url, restore });
   const sent = await createAndDispatchJob(
     deps,
     {
@@ -52,7 +63,7 @@ export async function startRestore(
       actorUserId: actor.userId,
       params: { ...restore },
     },
-    restoreCommand(jobId, restore),
+    restoreCommand(jobId, order === undefined ? restore : { ...restore, order }),
   );
   if (!sent.ok) {
     return { ok: false, reason: "offline" };

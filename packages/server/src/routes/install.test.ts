@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { restoreOrderPublicKey } from "../restore/restore-order.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
@@ -31,6 +32,12 @@ describe("install routes", () => {
     expect((await app.request("/install/agent/0.0.0-other")).status).toBe(404);
     const syntax = spawnSync("bash", ["-n"], { input: text });
     expect(syntax.status).toBe(0);
+  });
+
+  it("pins the server's restore-order key in both restore helper units (issue 34)", async () => {
+    const text = await (await createApp(deps).request("/install/install.sh")).text();
+    const key = restoreOrderPublicKey(deps.keys);
+    expect(text.split(`Environment=FLEETBACK_RESTORE_ORDER_KEY=${key}`)).toHaveLength(3);
   });
 
   it("offers the single executables stored for the shipped version to hosts without node", async () => {

@@ -11,6 +11,7 @@ import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
 import { createBundleSource } from "../install/agent-bundle.js";
+import { restoreOrderPublicKey } from "../restore/restore-order.js";
 
 export function installRoutes(deps: AppDeps, bundle = createBundleSource()): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -24,6 +25,7 @@ export function installRoutes(deps: AppDeps, bundle = createBundleSource()): Hon
       agentVersion: agent.version,
       bundleSha256: agent.sha256,
       seaArtefacts: seas.map(({ os, arch, sha256 }) => ({ os, arch, sha256 })),
+      restoreOrderKey: restoreOrderPublicKey(deps.keys),
     });
     return c.body(script, 200, {
       "Content-Type": "text/x-shellscript; charset=utf-8",

@@ -4,17 +4,26 @@
  * success sends one command.run with `<job-id>` substituted and writes the audit entry.
  */
 
+import { mergeUrlCredentials, parsePublicKey, repositoryDigest, verifySignature } from "@fleetback/crypto";
 import type { Database } from "@fleetback/db";
 import { auditLog, hosts, jobLogs, jobs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
-import { AGENT_DIRS_PROTOCOL_VERSION, PROTOCOL_VERSION } from "@fleetback/protocol";
+import {
+  AGENT_DIRS_PROTOCOL_VERSION,
+  type CommandRunRestore,
+  PROTOCOL_VERSION,
+  RESTORE_ORDER_TTL_MS,
+  type RestoreOrderPayload,
+  restoreOrderMessage,
+} from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { restoreOrderPublicKey } from "../restore/restore-order.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
-import { seedHost, seedJob } from "../testing/seed.js";
+import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 const PASSWORD = "correct horse battery";
@@ -426,6 +435,45 @@ runDbSuite("restore wizard", (getDb) => {
         target_dir: "/",
       },
     });
+  });
+
+  it("signs each restore as an order the host's restore helper checks: key, repository, snapshot, target, paths (issue 34)", async () => {
+    const s = await setup(getDb());
+    const url = "rest:https://backup.example.net/web-1/";
+    await bindCredentials(s.deps, s.hostId, { repo: { url, username: "web-1", password: "repo-pass" } });
+    const res = await submit(s, [
+      ["snapshot_id", SNAP_NEW.slice(0, 8)],
+      ["paths", "/srv/lab/src/tree/docs"],
+      ["in_place", "false"],
+      ["target_dir", "$HOME/fleetback-restore/<job-id>/"],
+      ["action", "restore"],
+    ]);
+    expect(res.status).toBe(303);
+    const [job] = await jobsOf(s);
+    const sent = s.agent.frames.at(-1)?.payload as CommandRunRestore;
+    const order = sent.restore.order;
+    expect(order).toBeDefined();
+    const key = parsePublicKey(restoreOrderPublicKey(s.deps.keys));
+    expect(key.ok).toBe(true);
+    const signature = Buffer.from(order?.signature ?? "", "base64");
+    expect(key.ok && verifySignature(key.key, restoreOrderMessage(order?.payload ?? ""), signature)).toBe(
+      true,
+    );
+    const payload = JSON.parse(order?.payload ?? "{}") as RestoreOrderPayload;
+    expect(payload).toEqual({
+      v: 1,
+      host_id: s.hostId,
+      job_id: job?.id,
+      repository_sha256: repositoryDigest(mergeUrlCredentials(url, "web-1", "repo-pass")),
+      snapshot_id: SNAP_NEW,
+      in_place: false,
+      target_dir: `$HOME/fleetback-restore/${job?.id}/`,
+      paths: ["/srv/lab/src/tree/docs"],
+      expires_at: new Date(s.deps.clock.now().getTime() + RESTORE_ORDER_TTL_MS).toISOString(),
+    });
+    // The order names the repository, never its credentials; the job row keeps no order.
+    expect(order?.payload).not.toContain("repo-pass");
+    expect(JSON.stringify(job?.params)).not.toContain("signature");
   });
 
   it("answers 503 for an offline host, keeps the input and leaves no job", async () => {
