@@ -33,6 +33,7 @@ const NOT_EMULATED: Record<string, string> = {
   LockPersonality: "personality(2) changes are not exercised by the agent",
   RestrictAddressFamilies: "seccomp filter; the agent uses only AF_UNIX and AF_INET anyway",
   CacheDirectoryMode: "the emulated cache dir is created 0700",
+  StateDirectoryMode: "the emulated state dir is created 0700",
 };
 const EMULATED = new Set([
   "ExecStart",
@@ -46,6 +47,7 @@ const EMULATED = new Set([
   "ProtectKernelTunables",
   "ProtectControlGroups",
   "CacheDirectory",
+  "StateDirectory",
 ]);
 const SYSTEMD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -124,6 +126,12 @@ export function sandboxFromUnit(unit: string, options: SandboxOptions): SandboxC
     const dir = join(options.cacheRoot, name);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     env.CACHE_DIRECTORY = env.CACHE_DIRECTORY ? `${env.CACHE_DIRECTORY}:${dir}` : dir;
+  }
+  // systemd's StateDirectory: the restore helper's used orders and staged restores.
+  for (const name of words("StateDirectory")) {
+    const dir = join(options.cacheRoot, "..", "state-directories", name);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    env.STATE_DIRECTORY = env.STATE_DIRECTORY ? `${env.STATE_DIRECTORY}:${dir}` : dir;
   }
   Object.assign(env, options.env ?? {});
 

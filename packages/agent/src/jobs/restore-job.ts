@@ -214,6 +214,7 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
           caps,
           json: flags.json,
           signal: run.signal,
+          ...(restore.order === undefined ? {} : { restoreOrder: restore.order }),
           onLine: (line) => {
             if (line.stream === "stderr") {
               errors.observe("stderr", line.text);

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { createScrubber, mergeUrlCredentials, redactUrl } from "@fleetback/crypto";
-import type { Repository } from "@fleetback/protocol";
+import type { Repository, RestoreOrder } from "@fleetback/protocol";
 import { stripTerminalCodes } from "../jobs/terminal-text.js";
 import { buildToolEnvironment, neutralEnvironment } from "./environment.js";
 import type { OutputLine, ProcessResult, ResticRunner } from "./runner.js";
@@ -39,6 +39,8 @@ export interface ResticRequest {
   signal?: AbortSignal;
   timeoutMs?: number;
   maxLineLength?: number;
+  /** A restore's signed order, handed to the runner (the restore helper's needs it). */
+  restoreOrder?: RestoreOrder;
 }
 
 export type ResticResult = ProcessResult | { kind: "invalid_credentials"; message: string };
@@ -155,6 +157,7 @@ export function createRestic(options: ResticOptions): Restic {
         signal: request.signal,
         timeoutMs: request.timeoutMs,
         maxLineLength: request.maxLineLength,
+        ...(request.restoreOrder === undefined ? {} : { restoreOrder: request.restoreOrder }),
       });
     },
   };

@@ -5,6 +5,7 @@
  * testdata/restic, for parser and job tests). Adapters emit raw lines; `createRestic`
  * (restic.ts) wraps them so that nothing unscrubbed leaves the runner layer.
  */
+import type { RestoreOrder } from "@fleetback/protocol";
 
 export type OutputStream = "stdout" | "stderr";
 
@@ -32,6 +33,8 @@ export interface ProcessSpec {
   timeoutMs?: number;
   /** Longer lines are truncated with a marker (see line-splitter.ts). */
   maxLineLength?: number;
+  /** The server's signed order of a restore: only the restore helper's runner reads it. */
+  restoreOrder?: RestoreOrder;
 }
 
 export type ProcessResult =

@@ -7,9 +7,11 @@
  * agent can ask the helper for a restore and nothing more. The places a restore writes are
  * `<target>/<include>` (or `<include>` for an in-place restore to `/`): each must stay clear of the
  * agent's own config, state and install directories after symlinks are resolved, on the helper's
- * side too, not only in the agent and on the server.
+ * side too, not only in the agent and on the server. Includes must be literal absolute paths, so
+ * that the paths checked are the paths restic selects.
  */
 import { isAbsolute, normalize } from "node:path";
+import { literalPattern } from "../restic/literal-pattern.js";
 
 export interface RestorePlan {
   snapshot: string;
@@ -73,6 +75,14 @@ export function planRestore(
       target = value;
       i += 1;
     } else if (flag === "--include" && value !== undefined && value !== "") {
+      // restic matches includes as patterns: `…/et?/agent.json` or a relative `agent.json` could
+      // select what the checks below never see (issue 34). Only literal absolute paths pass.
+      if (!value.startsWith("/") || literalPattern(unescapeInclude(value)) !== value) {
+        return {
+          ok: false,
+          error: `the restore helper takes only absolute paths with every pattern character escaped as --include; it refuses ${describe(value)}`,
+        };
+      }
       includes.push(value);
       i += 1;
     } else if (flag === "--no-ownership" || flag === "-vv") {

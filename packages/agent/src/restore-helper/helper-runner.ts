@@ -35,6 +35,7 @@ export function createHelperRunner(socketPath: string): ResticRunner {
           args: [...spec.args],
           env: env as HelperRequest["env"],
           ...(spec.maxLineLength === undefined ? {} : { max_line_length: Math.max(80, spec.maxLineLength) }),
+          ...(spec.restoreOrder === undefined ? {} : { order: spec.restoreOrder }),
         };
         let settled = false;
         let cancelled = false;

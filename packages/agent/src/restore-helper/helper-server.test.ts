@@ -2,7 +2,8 @@
  * The restore helper on a real Unix socket with real restic 0.18 and 0.14: the agent's side
  * (createRestic over createHelperRunner) restores into a target the helper creates, a refused
  * request comes back as one sentence and runs nothing, a cancel ends restic, and the canary
- * password reaches restic only: not the helper's log, not the argv.
+ * password reaches restic only: not the helper's log, not the argv. Every restore carries an order
+ * signed as the server signs it (helper-orders.test.ts tries to get past them).
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -12,9 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRestic } from "../restic/restic.js";
 import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
+import { createOrderSigner } from "../testing/restore-orders.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 import { createHelperRunner } from "./helper-runner.js";
 import { createRestoreHelper, type RestoreHelper } from "./helper-server.js";
+import { createOrderLedger } from "./order-ledger.js";
 
 const CANARY = "canary-helper-9b1d-Pa55";
 
@@ -44,6 +47,9 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
     const specs: ProcessSpec[] = [];
     let helper: RestoreHelper;
     let snapshot = "";
+    const signer = createOrderSigner();
+    const order = (target: string, paths: string[]) =>
+      signer.order({ repository: repo, snapshot, paths, target });
 
     beforeAll(async () => {
       mkdirSync(join(data, "sub"), { recursive: true });
@@ -68,6 +74,10 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
         env: { PATH: process.env.PATH ?? "", HOME: root, RESTIC_PASSWORD: "helper-own-env-ignored" },
         cacheDir: join(root, "helper-cache"),
         protectedDirs: [stateDir],
+        orderKey: signer.keys.publicKey,
+        ledger: createOrderLedger(join(root, "helper-state")),
+        stateDir: join(root, "helper-state"),
+        now: () => new Date(),
         log: (message, fields) => {
           logs.push(`${message} ${JSON.stringify(fields ?? {})}`);
           for (const check of [...logWatchers]) {
@@ -96,6 +106,7 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
         subcommand: "restore",
         args: [snapshot, "--target", target, "--include", `${data}/sub`, "--include", `${data}/b\\[1\\].txt`],
         repository: { url: repo, password: CANARY },
+        restoreOrder: order(target, [`${data}/sub`, `${data}/b[1].txt`]),
         onLine: (line) => lines.push(line.text),
       });
       expect(result).toMatchObject({ kind: "exited", exitCode: 0, cancelled: false });
@@ -135,6 +146,7 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
         subcommand: "restore",
         args: [snapshot, "--target", target, "--include", `${data}/sub`],
         repository: { url: repo, password: CANARY },
+        restoreOrder: order(target, [`${data}/sub`]),
         onLine: () => {},
       });
       if (version.startsWith("0.14")) {
@@ -182,6 +194,7 @@ describe.each(RESTIC_VERSIONS)("restore helper with restic %s", (version) => {
         subcommand: "restore",
         args: [snapshot, "--target", join(root, "cancelled"), "--include", data],
         repository: { url: repo, password: CANARY },
+        restoreOrder: order(join(root, "cancelled"), [data]),
         signal: abort.signal,
         onLine: () => {},
       });

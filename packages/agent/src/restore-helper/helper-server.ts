@@ -6,17 +6,20 @@
  * and only through a restore the request shape allows (helper-request.ts), with restic's
  * credentials going from the socket straight into restic's environment.
  *
+ * A request runs only with an order the server signed (order-check.ts), once (order-ledger.ts):
+ * a compromised agent can ask for a restore and nothing more, and only one an operator ordered.
+ * A restore to a new directory goes through a staging directory of the helper's own, so that
+ * nothing planted in the target while restic runs can redirect it (staged-restore.ts).
+ *
  * One request per connection. The connection closing (the agent cancelled the job or died) ends
  * restic: SIGINT to its process group (so restic removes its lock), then SIGTERM and SIGKILL
  * through the grace period. With socket activation the helper exits after a quiet minute and
  * systemd starts it again on the next connection.
  */
-import { mkdir } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
-import { oldResticRefusal } from "../jobs/restore-safety.js";
 import { neutralEnvironment } from "../restic/environment.js";
 import type { ResticRunner } from "../restic/runner.js";
-import { isAtLeast, parseToolVersion, type ToolVersion } from "../restic/version.js";
+import { parseToolVersion, type ToolVersion } from "../restic/version.js";
 import { planRestore, protectedHit, writtenPaths } from "./helper-request.js";
 import {
   encodeFrame,
@@ -26,6 +29,9 @@ import {
   MAX_REQUEST_BYTES,
   parseRequest,
 } from "./helper-wire.js";
+import { checkOrder } from "./order-check.js";
+import type { OrderLedger } from "./order-ledger.js";
+import { placeRestore } from "./staged-restore.js";
 
 export interface RestoreHelperOptions {
   runner: ResticRunner;
@@ -37,6 +43,13 @@ export interface RestoreHelperOptions {
   cacheDir: string | undefined;
   /** The agent's config, state and install directories: no restore lands in or over them. */
   protectedDirs: readonly string[];
+  /** The server's restore-order key the unit pins; undefined: every restore is refused. */
+  orderKey: Uint8Array | undefined;
+  /** Used orders and the pinned host (the helper's state directory). */
+  ledger: OrderLedger;
+  /** The helper's state directory: staged restores for restic before 0.16 go below it. */
+  stateDir: string;
+  now: () => Date;
   /** Exit after this long without a connection (socket activation); undefined: run until closed. */
   idleMs?: number;
   onIdle?: () => void;
@@ -116,27 +129,40 @@ async function serve(socket: Socket, options: RestoreHelperOptions): Promise<voi
     finish({ t: "refused", message });
     return;
   }
+  const checked = checkOrder({
+    order: request.order,
+    key: options.orderKey,
+    now: options.now(),
+    plan,
+    repository: request.env.RESTIC_REPOSITORY,
+    home: options.env.HOME,
+  });
+  if (!checked.ok) {
+    options.log("refused a request", { target: plan.target, reason: checked.error });
+    finish({ t: "refused", message: checked.error });
+    return;
+  }
+  const { order } = checked;
+  const claimed = await options.ledger.claim(order, options.now());
+  if (!claimed.ok) {
+    options.log("refused a request", { job_id: order.job_id, reason: claimed.error });
+    finish({ t: "refused", message: claimed.error });
+    return;
+  }
   // The agent checks this too, but it sees a private /tmp and may not see what this process sees.
-  const version = await resticVersion(options);
-  if (version === undefined || !isAtLeast(version, 0, 16)) {
-    const refusal = await oldResticRefusal(plan.target === "/", plan.target, plan.includes);
-    if (refusal !== undefined) {
-      options.log("refused a restore", { target: plan.target, reason: refusal });
-      finish({ t: "refused", message: refusal });
-      return;
-    }
+  const placed = await placeRestore({
+    stateDir: options.stateDir,
+    jobId: order.job_id,
+    plan,
+    version: await resticVersion(options),
+  });
+  if (!placed.ok) {
+    await options.ledger.release(order.job_id);
+    options.log("refused a restore", { target: plan.target, reason: placed.error });
+    finish({ t: "refused", message: placed.error });
+    return;
   }
-  if (plan.target !== "/") {
-    try {
-      await mkdir(plan.target, { recursive: true, mode: 0o700 });
-    } catch (cause) {
-      finish({
-        t: "refused",
-        message: `cannot create the restore directory ${plan.target}: ${cause instanceof Error ? cause.message : String(cause)}`,
-      });
-      return;
-    }
-  }
+  const { staging } = placed;
   const env = neutralEnvironment(options.env);
   for (const name of HELPER_ENV_NAMES) {
     const value = request.env[name];
@@ -147,15 +173,28 @@ async function serve(socket: Socket, options: RestoreHelperOptions): Promise<voi
   const abort = new AbortController();
   socket.on("close", () => abort.abort());
   socket.on("end", () => abort.abort());
-  options.log("restoring", { snapshot: plan.snapshot, target: plan.target, paths: plan.includes.length });
+  options.log("restoring", {
+    job_id: order.job_id,
+    snapshot: plan.snapshot,
+    target: plan.target,
+    paths: plan.includes.length,
+    ...(staging === undefined ? {} : { staged: staging.dir }),
+  });
   const result = await options.runner.run({
     command: options.restic,
-    args: plan.args,
+    args: staging?.args ?? plan.args,
     env,
     signal: abort.signal,
     maxLineLength: request.max_line_length ?? MAX_FRAME_LINE,
-    onLine: (out) => send({ t: "line", s: out.stream, x: out.text.slice(0, MAX_FRAME_LINE + 64) }),
+    onLine: (out) => {
+      const text = staging === undefined ? out.text : staging.mapLine(out.text);
+      send({ t: "line", s: out.stream, x: text.slice(0, MAX_FRAME_LINE + 64) });
+    },
   });
+  if (result.kind !== "exited" || result.exitCode !== 0) {
+    // A failed run may run again (the agent's unlock-and-retry) until the order expires.
+    await options.ledger.release(order.job_id);
+  }
   if (result.kind === "spawn_failed") {
     finish({
       t: "refused",
@@ -164,12 +203,21 @@ async function serve(socket: Socket, options: RestoreHelperOptions): Promise<voi
     });
     return;
   }
+  let exitCode = result.exitCode;
+  if (staging !== undefined && exitCode === 0) {
+    const moved = await staging.finish();
+    if (moved !== undefined) {
+      send({ t: "line", s: "stderr", x: `Fatal: ${moved}` });
+      exitCode = 1;
+    }
+  }
   options.log("restore ended", {
+    job_id: order.job_id,
     snapshot: plan.snapshot,
-    exit_code: result.exitCode,
+    exit_code: exitCode,
     cancelled: result.cancelled,
   });
-  finish({ t: "exit", code: result.exitCode, signal: result.signal });
+  finish({ t: "exit", code: exitCode, signal: result.signal });
 }
 
 /** `restic version` of the helper's restic; undefined when it cannot be read. */

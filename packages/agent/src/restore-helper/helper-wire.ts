@@ -5,12 +5,14 @@
  * validate every frame; the request carries the repository credentials, so it only ever travels
  * over the root-only Unix socket and is never logged.
  */
+import { RestoreOrder } from "@fleetback/protocol";
 import { type Static, Type } from "typebox";
 import { Check } from "typebox/value";
 
-export const HELPER_WIRE_VERSION = 1;
-/** A request is argv plus a handful of variables: far below this. */
-export const MAX_REQUEST_BYTES = 1024 * 1024;
+/** 2: the request carries the server's signed restore order (protocol 13). */
+export const HELPER_WIRE_VERSION = 2;
+/** argv, a handful of variables and an order of at most one protocol frame: far below this. */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 /** Longest output line the helper forwards (the agent's own splitter cuts it again). */
 export const MAX_FRAME_LINE = 64 * 1024;
 
@@ -31,6 +33,8 @@ export const HelperRequest = Type.Object(
       { additionalProperties: false },
     ),
     max_line_length: Type.Optional(Type.Integer({ minimum: 80, maximum: MAX_FRAME_LINE })),
+    /** Optional on the wire only so that its absence gets a sentence: the helper requires it. */
+    order: Type.Optional(RestoreOrder),
   },
   { additionalProperties: false },
 );
@@ -81,13 +85,13 @@ export function parseRequest(
   if (!Check(HelperRequest, value)) {
     // Names the field, never its value: the value may be the repository password.
     const fields = value !== null && typeof value === "object" ? Object.keys(value) : [];
-    const known = new Set(["v", "args", "env", "max_line_length"]);
+    const known = new Set(["v", "args", "env", "max_line_length", "order"]);
     const unknown = fields.find((field) => !known.has(field));
     return {
       ok: false,
       error:
         unknown === undefined
-          ? "the request does not match the restore helper's wire version 1 (v, args, env)"
+          ? `the request does not match the restore helper's wire version ${HELPER_WIRE_VERSION} (v, args, env, order): the agent and its helper must be the same version`
           : `the request has an unknown field ${JSON.stringify(unknown.slice(0, 64))}`,
     };
   }
