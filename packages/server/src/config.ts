@@ -2,11 +2,13 @@
  * @module config
  * Reads the server's configuration from the environment once, at start-up. Every problem is
  * collected and reported together, each naming its variable, so an operator fixes them in one go.
+ * The secret settings may each come from a file instead (`<NAME>_FILE`, config-secret-file.ts).
  */
 import { BlockList, isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
 import { hashToken } from "@fleetback/crypto";
 import { parseLocalLogin, parseSsoConfig, type SsoConfig } from "./auth/sso-config.js";
+import { secretSetting } from "./config-secret-file.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -141,16 +143,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   const dataDirRaw = env.FLEETBACK_DATA_DIR || "./data";
   const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
 
-  const databaseUrl = env.DATABASE_URL || undefined;
+  const databaseUrlSetting = secretSetting(env, "DATABASE_URL", cwd, errors);
+  const databaseUrl = databaseUrlSetting?.value;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     errors.push(
-      "DATABASE_URL: must start with postgres:// or postgresql:// (unset it to use the embedded database)",
+      `${databaseUrlSetting?.variable}: must start with postgres:// or postgresql:// (unset it to use the embedded database)`,
     );
   }
 
-  const bootstrapToken = env.FLEETBACK_BOOTSTRAP_TOKEN || undefined;
+  const bootstrapSetting = secretSetting(env, "FLEETBACK_BOOTSTRAP_TOKEN", cwd, errors);
+  const bootstrapToken = bootstrapSetting?.value;
   if (bootstrapToken !== undefined && bootstrapToken.length < 16) {
-    errors.push("FLEETBACK_BOOTSTRAP_TOKEN: must be at least 16 characters");
+    errors.push(`${bootstrapSetting?.variable}: must be at least 16 characters`);
   }
 
   const logLevelRaw = (env.FLEETBACK_LOG_LEVEL || "info").toLowerCase();
@@ -198,9 +202,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     errors.push(`FLEETBACK_MAINTENANCE_INTERVAL: ${maintenanceInterval}`);
   }
 
-  const metricsToken = env.FLEETBACK_METRICS_TOKEN || undefined;
+  const metricsSetting = secretSetting(env, "FLEETBACK_METRICS_TOKEN", cwd, errors);
+  const metricsToken = metricsSetting?.value;
   if (metricsToken !== undefined && metricsToken.length < 16) {
-    errors.push("FLEETBACK_METRICS_TOKEN: must be at least 16 characters");
+    errors.push(`${metricsSetting?.variable}: must be at least 16 characters`);
   }
   const metricsAllowNetworks = networkList(env, "FLEETBACK_METRICS_ALLOW_NETWORKS", "10.0.0.5", errors);
 
