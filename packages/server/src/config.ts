@@ -61,6 +61,11 @@ export interface Config {
   metricsAllowNetworks: string[];
   /** Largest file or folder archive an operator may download from a snapshot (FLEETBACK_DOWNLOAD_MAX_BYTES, default 1 GiB). */
   downloadMaxBytes: number;
+  /**
+   * The rest-server password file the enrol page's htpasswd lines write (FLEETBACK_HTPASSWD_PATH),
+   * so they name the file the operator's rest-server reads (docker-compose.yml sets its own).
+   */
+  htpasswdPath: string;
   /** OpenID Connect single sign-on (FLEETBACK_OIDC_*); undefined when not configured. */
   sso: SsoConfig | undefined;
   /**
@@ -73,6 +78,9 @@ export interface Config {
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** rest-server's password file when run as Debian's package does (its `--path` plus `.htpasswd`). */
+export const DEFAULT_HTPASSWD_PATH = "/var/lib/rest-server/.htpasswd";
 
 export function parseListen(value: string): ListenAddress | string {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(value.trim());
@@ -222,6 +230,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     );
   }
 
+  // Pasted into a shell line on the page: an absolute path of characters that need no quoting.
+  const htpasswdPath = env.FLEETBACK_HTPASSWD_PATH || DEFAULT_HTPASSWD_PATH;
+  if (!/^\/[A-Za-z0-9._@+/-]+$/.test(htpasswdPath)) {
+    errors.push(
+      `FLEETBACK_HTPASSWD_PATH: "${htpasswdPath}" is not an absolute path of letters, digits and . _ @ + - / (example: /data/.htpasswd)`,
+    );
+  }
+
   const sso = parseSsoConfig(env, cwd, errors);
   const localLogin = parseLocalLogin(
     env,
@@ -253,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
       metricsAllowNetworks,
       downloadMaxBytes: typeof downloadMaxBytes === "number" ? downloadMaxBytes : 1024 ** 3,
+      htpasswdPath,
       sso,
       localLogin,
     },
