@@ -53,7 +53,7 @@ COPY --from=build /out /app
 RUN mkdir -p /var/lib/fleetback && chown node:node /var/lib/fleetback && chmod 0700 /var/lib/fleetback
 USER node
 EXPOSE 8080
-# /readyz: 200 once the database answers and every migration is applied. node:20-slim has no
+# /readyz: 200 once the database answers and every migration is applied. The slim base has no
 # curl; Node's fetch does the request.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
