@@ -1,10 +1,12 @@
 # syntax=docker/dockerfile:1
 # fleetback-server as a container: a build stage with the whole workspace, then a runtime stage
 # holding only what `node dist/main.js` loads (docker-compose.yml runs two of these behind Caddy).
+# The base is pinned to an exact Node release and Debian suite (the keeper's restic comes from
+# bookworm), so a rebuild gets the same Node the tests ran, not whatever 20-slim points at then.
 #   docker build -t fleetback-server .
 
 # ---- build: install with the lockfile, build the server and what it depends on ----
-FROM node:20-slim AS build
+FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /src
 ENV CI=true
 # The manifests first, so the dependency download stays cached until the lockfile changes.
@@ -22,7 +24,7 @@ RUN npx --yes pnpm@10.34.8 --filter @fleetback/server deploy --prod --legacy /ou
 # ---- keeper: the agent that maintains other hosts' repositories (docker-compose.yml `keeper`) ----
 # restic from Debian (0.14 on bookworm) and the agent bundle; no server. Built with
 # `--target keeper`; the default target stays the server below.
-FROM node:20-slim AS keeper
+FROM node:20.20.2-bookworm-slim AS keeper
 RUN apt-get update \
  && apt-get install -y --no-install-recommends restic ca-certificates \
  && rm -rf /var/lib/apt/lists/*
@@ -39,7 +41,7 @@ USER node
 CMD ["fleetback-keeper"]
 
 # ---- runtime: node and the deployed server, nothing else ----
-FROM node:20-slim AS runtime
+FROM node:20.20.2-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     FLEETBACK_LISTEN=0.0.0.0:8080 \
     FLEETBACK_DATA_DIR=/var/lib/fleetback
@@ -51,7 +53,7 @@ COPY --from=build /out /app
 RUN mkdir -p /var/lib/fleetback && chown node:node /var/lib/fleetback && chmod 0700 /var/lib/fleetback
 USER node
 EXPOSE 8080
-# /readyz: 200 once the database answers and every migration is applied. node:20-slim has no
+# /readyz: 200 once the database answers and every migration is applied. The slim base has no
 # curl; Node's fetch does the request.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/readyz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

@@ -26,6 +26,7 @@ describe("loadConfig", () => {
         maintenanceIntervalMs: 60_000,
         forgetHoldShare: 0.5,
         downloadMaxBytes: 1024 ** 3,
+        htpasswdPath: "/var/lib/rest-server/.htpasswd",
         sso: undefined,
         localLogin: true,
       },
@@ -54,6 +55,7 @@ describe("loadConfig", () => {
         FLEETBACK_MAINTENANCE_INTERVAL: "5m",
         FLEETBACK_FORGET_HOLD_SHARE: "0.8",
         FLEETBACK_DOWNLOAD_MAX_BYTES: "500M",
+        FLEETBACK_HTPASSWD_PATH: "/data/.htpasswd-hosts",
         FLEETBACK_OIDC_ISSUER: "https://login.example.org/realms/ops/",
         FLEETBACK_OIDC_CLIENT_ID: "fleetback",
         FLEETBACK_OIDC_CLIENT_SECRET: "client-secret-0123",
@@ -87,6 +89,7 @@ describe("loadConfig", () => {
       maintenanceIntervalMs: 300_000,
       forgetHoldShare: 0.8,
       downloadMaxBytes: 500 * 1024 ** 2,
+      htpasswdPath: "/data/.htpasswd-hosts",
       sso: {
         issuer: "https://login.example.org/realms/ops",
         clientId: "fleetback",
@@ -120,6 +123,7 @@ describe("loadConfig", () => {
       FLEETBACK_METRICS_TOKEN: "too-short",
       FLEETBACK_METRICS_ALLOW_NETWORKS: "10.0.0.0/8,prometheus",
       FLEETBACK_DOWNLOAD_MAX_BYTES: "lots",
+      FLEETBACK_HTPASSWD_PATH: "data/.htpasswd; rm -rf /",
     });
     expect(result.ok).toBe(false);
     const errors = result.ok ? [] : result.errors;
@@ -136,6 +140,7 @@ describe("loadConfig", () => {
       "FLEETBACK_METRICS_TOKEN",
       "FLEETBACK_METRICS_ALLOW_NETWORKS",
       "FLEETBACK_DOWNLOAD_MAX_BYTES",
+      "FLEETBACK_HTPASSWD_PATH",
     ]) {
       expect(errors.some((line) => line.startsWith(name))).toBe(true);
     }

@@ -2,11 +2,13 @@
  * @module config
  * Reads the server's configuration from the environment once, at start-up. Every problem is
  * collected and reported together, each naming its variable, so an operator fixes them in one go.
+ * The secret settings may each come from a file instead (`<NAME>_FILE`, config-secret-file.ts).
  */
 import { BlockList, isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
 import { hashToken } from "@fleetback/crypto";
 import { parseLocalLogin, parseSsoConfig, type SsoConfig } from "./auth/sso-config.js";
+import { secretSetting } from "./config-secret-file.js";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
@@ -59,6 +61,11 @@ export interface Config {
   metricsAllowNetworks: string[];
   /** Largest file or folder archive an operator may download from a snapshot (FLEETBACK_DOWNLOAD_MAX_BYTES, default 1 GiB). */
   downloadMaxBytes: number;
+  /**
+   * The rest-server password file the enrol page's htpasswd lines write (FLEETBACK_HTPASSWD_PATH),
+   * so they name the file the operator's rest-server reads (docker-compose.yml sets its own).
+   */
+  htpasswdPath: string;
   /** OpenID Connect single sign-on (FLEETBACK_OIDC_*); undefined when not configured. */
   sso: SsoConfig | undefined;
   /**
@@ -71,6 +78,9 @@ export interface Config {
 export type ConfigResult = { ok: true; config: Config } | { ok: false; errors: string[] };
 
 const LOG_LEVELS: readonly LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** rest-server's password file when run as Debian's package does (its `--path` plus `.htpasswd`). */
+export const DEFAULT_HTPASSWD_PATH = "/var/lib/rest-server/.htpasswd";
 
 export function parseListen(value: string): ListenAddress | string {
   const match = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]*)):(\d{1,5})$/.exec(value.trim());
@@ -141,16 +151,18 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   const dataDirRaw = env.FLEETBACK_DATA_DIR || "./data";
   const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw);
 
-  const databaseUrl = env.DATABASE_URL || undefined;
+  const databaseUrlSetting = secretSetting(env, "DATABASE_URL", cwd, errors);
+  const databaseUrl = databaseUrlSetting?.value;
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     errors.push(
-      "DATABASE_URL: must start with postgres:// or postgresql:// (unset it to use the embedded database)",
+      `${databaseUrlSetting?.variable}: must start with postgres:// or postgresql:// (unset it to use the embedded database)`,
     );
   }
 
-  const bootstrapToken = env.FLEETBACK_BOOTSTRAP_TOKEN || undefined;
+  const bootstrapSetting = secretSetting(env, "FLEETBACK_BOOTSTRAP_TOKEN", cwd, errors);
+  const bootstrapToken = bootstrapSetting?.value;
   if (bootstrapToken !== undefined && bootstrapToken.length < 16) {
-    errors.push("FLEETBACK_BOOTSTRAP_TOKEN: must be at least 16 characters");
+    errors.push(`${bootstrapSetting?.variable}: must be at least 16 characters`);
   }
 
   const logLevelRaw = (env.FLEETBACK_LOG_LEVEL || "info").toLowerCase();
@@ -198,9 +210,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
     errors.push(`FLEETBACK_MAINTENANCE_INTERVAL: ${maintenanceInterval}`);
   }
 
-  const metricsToken = env.FLEETBACK_METRICS_TOKEN || undefined;
+  const metricsSetting = secretSetting(env, "FLEETBACK_METRICS_TOKEN", cwd, errors);
+  const metricsToken = metricsSetting?.value;
   if (metricsToken !== undefined && metricsToken.length < 16) {
-    errors.push("FLEETBACK_METRICS_TOKEN: must be at least 16 characters");
+    errors.push(`${metricsSetting?.variable}: must be at least 16 characters`);
   }
   const metricsAllowNetworks = networkList(env, "FLEETBACK_METRICS_ALLOW_NETWORKS", "10.0.0.5", errors);
 
@@ -214,6 +227,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   if (!(forgetHoldShare > 0)) {
     errors.push(
       `FLEETBACK_FORGET_HOLD_SHARE: "${holdShareText}" is not a share above 0 and at most 1 (examples: 0.5, 0.8, 1 to never hold)`,
+    );
+  }
+
+  // Pasted into a shell line on the page: an absolute path of characters that need no quoting.
+  const htpasswdPath = env.FLEETBACK_HTPASSWD_PATH || DEFAULT_HTPASSWD_PATH;
+  if (!/^\/[A-Za-z0-9._@+/-]+$/.test(htpasswdPath)) {
+    errors.push(
+      `FLEETBACK_HTPASSWD_PATH: "${htpasswdPath}" is not an absolute path of letters, digits and . _ @ + - / (example: /data/.htpasswd)`,
     );
   }
 
@@ -248,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
       metricsTokenHash: metricsToken === undefined ? undefined : hashToken(metricsToken),
       metricsAllowNetworks,
       downloadMaxBytes: typeof downloadMaxBytes === "number" ? downloadMaxBytes : 1024 ** 3,
+      htpasswdPath,
       sso,
       localLogin,
     },

@@ -54,7 +54,14 @@ async function main(): Promise<void> {
   log.info({ url: server.url, base_url: server.baseUrl }, "listening");
   // One write, so a reader that sees the address also sees how to create the first admin.
   const lines = [`\nFleetback is running at ${server.baseUrl}/`];
-  if (server.bootstrapToken) {
+  if (server.bootstrapToken && config.bootstrapToken !== undefined) {
+    // A token the operator configured (often a secret file, kept out of the container's
+    // environment) is theirs already: printing it would put it in `docker logs`.
+    lines.push(
+      "No admin exists yet. Create the first one with the configured bootstrap token (it works once):",
+      `  ${server.baseUrl}/bootstrap?token=<FLEETBACK_BOOTSTRAP_TOKEN>`,
+    );
+  } else if (server.bootstrapToken) {
     // Printed, never logged: the token creates the first admin and is burned when used.
     lines.push(
       "No admin exists yet. Create the first one (this link works once):",

@@ -2,12 +2,11 @@
  * @module auth/sso-config
  * OpenID Connect single sign-on settings, read from the environment at start with the rest of
  * config.ts. Every problem is one line naming its variable. The client secret comes from the
- * environment or from a file (FLEETBACK_OIDC_CLIENT_SECRET_FILE, e.g. a systemd credential or a
- * Docker secret); it is held in memory only and never written to the database or a log.
+ * environment or from a file (FLEETBACK_OIDC_CLIENT_SECRET_FILE, read like every secret setting by
+ * config-secret-file.ts); it is held in memory only and never written to the database or a log.
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { USER_ROLES, type UserRole } from "@fleetback/db";
+import { secretSetting } from "../config-secret-file.js";
 
 export interface SsoConfig {
   /** The provider's issuer URL as configured (discovery reads `/.well-known/openid-configuration` under it). */
@@ -89,33 +88,14 @@ function parseRoleMap(value: string, errors: string[]): Map<string, UserRole> {
 }
 
 function readSecret(env: NodeJS.ProcessEnv, cwd: string, errors: string[]): string | undefined {
-  const inline = env.FLEETBACK_OIDC_CLIENT_SECRET || undefined;
-  const file = env.FLEETBACK_OIDC_CLIENT_SECRET_FILE || undefined;
-  if (inline !== undefined && file !== undefined) {
-    errors.push("FLEETBACK_OIDC_CLIENT_SECRET and FLEETBACK_OIDC_CLIENT_SECRET_FILE: set one, not both");
-    return undefined;
+  const before = errors.length;
+  const secret = secretSetting(env, "FLEETBACK_OIDC_CLIENT_SECRET", cwd, errors);
+  if (secret === undefined && errors.length === before) {
+    errors.push(
+      "FLEETBACK_OIDC_CLIENT_SECRET: required with FLEETBACK_OIDC_ISSUER (or FLEETBACK_OIDC_CLIENT_SECRET_FILE)",
+    );
   }
-  if (file === undefined) {
-    if (inline === undefined) {
-      errors.push(
-        "FLEETBACK_OIDC_CLIENT_SECRET: required with FLEETBACK_OIDC_ISSUER (or FLEETBACK_OIDC_CLIENT_SECRET_FILE)",
-      );
-    }
-    return inline;
-  }
-  let text: string;
-  try {
-    text = readFileSync(resolve(cwd, file), "utf8").trim();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
-    errors.push(`FLEETBACK_OIDC_CLIENT_SECRET_FILE: cannot read ${file} (${code})`);
-    return undefined;
-  }
-  if (text === "" || text.includes("\n")) {
-    errors.push(`FLEETBACK_OIDC_CLIENT_SECRET_FILE: ${file} must hold the secret on one line`);
-    return undefined;
-  }
-  return text;
+  return secret?.value;
 }
 
 function claimName(env: NodeJS.ProcessEnv, variable: string, fallback: string | undefined, errors: string[]) {

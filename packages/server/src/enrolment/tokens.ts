@@ -51,22 +51,24 @@ function shellQuote(value: string): string {
 }
 
 /**
- * Where the snippets put rest-server's password file. rest-server reads `<data dir>/.htpasswd`
- * (its `--path`) unless started with `--htpasswd-file`; the page says so beside the snippet.
- */
-export const HTPASSWD_EXAMPLE_PATH = "/var/lib/rest-server/.htpasswd";
-
-/**
  * rest-server keeps users in .htpasswd, bcrypt (`-B`); `-i` reads the password from stdin, so it
  * is not in argv. `newFile` adds `-c`, which creates the file and would replace an existing one.
+ * `path` is the file the operator's rest-server reads (FLEETBACK_HTPASSWD_PATH, checked by
+ * config.ts to need no quoting).
  */
-export function htpasswdSnippet(username: string, password: string, newFile = false): string {
+export function htpasswdSnippet(path: string, username: string, password: string, newFile = false): string {
   const flags = newFile ? "-i -B -c" : "-i -B";
-  return `printf '%s\\n' ${shellQuote(password)} | htpasswd ${flags} ${HTPASSWD_EXAMPLE_PATH} ${shellQuote(username)}`;
+  return `printf '%s\\n' ${shellQuote(password)} | htpasswd ${flags} ${path} ${shellQuote(username)}`;
 }
 
 export async function mintEnrolmentToken(
-  deps: { db: Database; clock: Clock; ids: Ids; keys: { secret: Uint8Array }; config: { baseUrl: string } },
+  deps: {
+    db: Database;
+    clock: Clock;
+    ids: Ids;
+    keys: { secret: Uint8Array };
+    config: { baseUrl: string; htpasswdPath: string };
+  },
   audit: AuditContext,
   input: MintInput,
 ): Promise<MintedToken> {
@@ -89,8 +91,9 @@ export async function mintEnrolmentToken(
     if (generatedPassword && repository.username && repository.url.startsWith("rest:")) {
       generatedLoginPassword = generateRepositoryPassword();
       repository.login_password = generatedLoginPassword;
-      snippet = htpasswdSnippet(repository.username, generatedLoginPassword);
-      newFileSnippet = htpasswdSnippet(repository.username, generatedLoginPassword, true);
+      const path = deps.config.htpasswdPath;
+      snippet = htpasswdSnippet(path, repository.username, generatedLoginPassword);
+      newFileSnippet = htpasswdSnippet(path, repository.username, generatedLoginPassword, true);
     }
     sealedRepository = sealJson(deps.keys.secret, repository, enrolmentAad(tokenHash));
   }

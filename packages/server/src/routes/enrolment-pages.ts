@@ -16,12 +16,7 @@ import {
 } from "../enrolment/announce.js";
 import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
-import {
-  HTPASSWD_EXAMPLE_PATH,
-  listUsableTokens,
-  mintEnrolmentToken,
-  revokeEnrolmentToken,
-} from "../enrolment/tokens.js";
+import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
 import { RequestError } from "../errors.js";
 import { sourceNetwork } from "../http/client-address.js";
 import { plainHttpWarning } from "../http/plain-http.js";
@@ -73,7 +68,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
       pendingNetworks: networksOf(pending),
       minted,
       baseUrl: deps.config.baseUrl,
-      htpasswdPath: HTPASSWD_EXAMPLE_PATH,
+      htpasswdPath: deps.config.htpasswdPath,
       plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
     });
   }

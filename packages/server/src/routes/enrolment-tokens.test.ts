@@ -3,7 +3,7 @@
  * whom they were minted and when they expire; an operator revokes one and the token no longer
  * enrols; a used or expired token is not there to revoke. The minted page wraps the install
  * command, offers copy buttons from a served script, and gives the htpasswd line for a new file
- * (-c) and for an existing one, naming where rest-server keeps it.
+ * (-c) and for an existing one, naming where rest-server keeps it (FLEETBACK_HTPASSWD_PATH).
  */
 import type { Database } from "@fleetback/db";
 import { auditLog } from "@fleetback/db";
@@ -12,7 +12,7 @@ import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { createTestDeps, type TestDeps, type TestDepsOptions } from "../testing/test-deps.js";
 
 const PASSWORD = "correct horse battery";
 const HOST = {
@@ -34,14 +34,17 @@ interface Listed {
   initial_paths: string[];
 }
 
-async function setup(db: Database): Promise<{
+async function setup(
+  db: Database,
+  config?: TestDepsOptions["config"],
+): Promise<{
   deps: TestDeps;
   admin: TestClient;
   operator: TestClient;
   viewer: TestClient;
   agent: TestClient;
 }> {
-  const deps = await createTestDeps({ db });
+  const deps = await createTestDeps({ db, config });
   const app = createApp(deps);
   const client = () => createTestClient(app, deps.config.baseUrl);
   const admin = client();
@@ -217,6 +220,36 @@ runDbSuite("unused enrolment tokens", (getDb) => {
         );
         expect(script.status).toBe(200);
         expect(await script.text()).toContain("navigator.clipboard");
+      } finally {
+        await deps.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    "writes the htpasswd lines for the password file FLEETBACK_HTPASSWD_PATH names (docker-compose.yml's rest-server)",
+    async () => {
+      const { deps, operator } = await setup(getDb(), { htpasswdPath: "/data/.htpasswd-hosts" });
+      try {
+        const api = await mint(operator, {
+          repository: { url: "rest:https://backup.example.com:8000/web-03/", username: "web-03" },
+        });
+        expect(api.htpasswd_snippet).toMatch(/\| htpasswd -i -B \/data\/\.htpasswd-hosts 'web-03'$/);
+        expect(api.htpasswd_new_file_snippet).toMatch(
+          /\| htpasswd -i -B -c \/data\/\.htpasswd-hosts 'web-03'$/,
+        );
+
+        const csrf = csrfFrom(await (await operator.request("/enroll")).text());
+        const res = await operator.form("/enroll", {
+          _csrf: csrf,
+          repository_url: "rest:https://backup.example.com:8000/web-04/",
+          repository_username: "web-04",
+        });
+        const html = await res.text();
+        expect(html).toContain("the lines below use <code>/data/.htpasswd-hosts</code>");
+        expect(html).toMatch(/htpasswd -i -B \/data\/\.htpasswd-hosts &#39;web-04&#39;/);
+        expect(html).not.toContain("/var/lib/rest-server/.htpasswd");
       } finally {
         await deps.close();
       }
