@@ -13,7 +13,7 @@ import { writeAudit } from "../audit/audit.js";
 import { RequestError } from "../errors.js";
 import { readClaim, type SsoIdentity } from "./sso-client.js";
 import type { SsoConfig } from "./sso-config.js";
-import type { UserDeps } from "./users.js";
+import { lockActiveAdmins, type UserDeps } from "./users.js";
 
 const RANK: Record<UserRole, number> = { viewer: 0, operator: 1, admin: 2 };
 
@@ -84,14 +84,6 @@ async function findBySubject(db: Database, issuer: string, subject: string): Pro
   return rows[0];
 }
 
-async function activeAdmins(db: Database): Promise<number> {
-  const rows = await db
-    .select({ n: count() })
-    .from(users)
-    .where(and(eq(users.role, "admin"), isNull(users.disabledAt)));
-  return rows[0]?.n ?? 0;
-}
-
 /** True when an enabled admin signs in through the provider (then local sign-in may be off). */
 export async function hasSsoAdmin(db: Database): Promise<boolean> {
   const rows = await db
@@ -124,9 +116,10 @@ export async function ssoUser(
       throw new RequestError("forbidden", NO_ROLE);
     }
     return deps.db.transaction(async (tx) => {
+      const admins = await lockActiveAdmins(tx);
       // Demoting the last enabled admin would leave nobody to fix the mapping: it keeps its role.
-      if (existing.role === "admin" && (await activeAdmins(tx)) <= 1) {
-        return existing;
+      if (admins.includes(existing.id) && admins.length <= 1 && role !== "admin") {
+        return (await findBySubject(tx, identity.issuer, identity.subject)) ?? existing;
       }
       const rows = await tx.update(users).set({ role }).where(eq(users.id, existing.id)).returning();
       await writeAudit(tx, deps, {
