@@ -184,7 +184,7 @@ describe("single sign-on: password sign-in turned off", () => {
   let s: Setup;
   beforeAll(async () => {
     provider = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
-    s = await setup(provider, { FLEETBACK_LOCAL_LOGIN: "off", FLEETBACK_OIDC_DEFAULT_ROLE: "none" });
+    s = await setup(provider, { FLEETBACK_LOCAL_LOGIN: "off" });
   });
   afterAll(async () => {
     await provider?.stop();
@@ -203,7 +203,9 @@ describe("single sign-on: password sign-in turned off", () => {
 
     const carol = await ssoSignIn(s, "carol");
     expect(carol.status).toBe(403);
-    expect(carol.text).toContain("no role in Fleetback");
+    expect(carol.text).toContain(
+      "No access to Fleetback: your account at the identity provider has no role here",
+    );
     expect(await userNamed(s, "carol")).toBeUndefined();
 
     const alice = await ssoSignIn(s, "alice");
