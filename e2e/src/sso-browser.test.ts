@@ -55,6 +55,8 @@ describe.skipIf(missing !== "")(`single sign-on and the API document in a real b
       FLEETBACK_OIDC_SCOPES: "openid profile email groups",
       FLEETBACK_OIDC_ROLE_CLAIM: "groups",
       FLEETBACK_OIDC_ROLE_MAP: "fleet-admins=admin,fleet-ops=operator",
+      // No access is the default since issue 34; victor (staff only) comes in as a viewer by choice.
+      FLEETBACK_OIDC_DEFAULT_ROLE: "viewer",
       FLEETBACK_OIDC_NAME: "Example SSO",
     });
     api = await bootstrapAdmin(server.url, server.output());

@@ -239,6 +239,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd: string = process.cwd()):
   }
 
   const sso = parseSsoConfig(env, cwd, errors);
+  // Up to the 7 days of any session; under 5 minutes would send people to the provider mid-task.
+  const ssoSessionMax = parseDuration(env.FLEETBACK_OIDC_SESSION_MAX || "8h", {
+    minMs: 300_000,
+    maxMs: 7 * 86_400_000,
+  });
+  if (typeof ssoSessionMax === "string") {
+    errors.push(`FLEETBACK_OIDC_SESSION_MAX: ${ssoSessionMax}`);
+  } else if (sso !== undefined && ssoSessionMax !== null) {
+    sso.sessionMaxMs = ssoSessionMax;
+  }
   const localLogin = parseLocalLogin(
     env,
     env.FLEETBACK_OIDC_ISSUER !== undefined && env.FLEETBACK_OIDC_ISSUER !== "",

@@ -1,7 +1,9 @@
 /**
  * @module audit/audit
  * The audit trail: who did what to which target. Entries never hold a secret; callers pass only
- * the names of fields they changed, never their values.
+ * the names of fields they changed, never their values. A user who signs in through the identity
+ * provider is marked as such wherever they act or are acted on: their name came from the
+ * provider's claims, not from an admin, and may look like a local one's.
  */
 import {
   type AuditEntry,
@@ -13,7 +15,7 @@ import {
   sourceGroups,
   users,
 } from "@fleetback/db";
-import { and, desc, eq, inArray, lt } from "drizzle-orm";
+import { and, desc, eq, inArray, isNotNull, lt } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../http/app-env.js";
 import type { Ids } from "../ids.js";
@@ -59,8 +61,12 @@ export async function writeAudit(
 
 export interface AuditRow extends AuditEntry {
   username: string | null;
+  /** The acting user signs in through the identity provider (their name came from its claims). */
+  actorSso: boolean;
   /** The target's name now (host, user, source group, API token, channel); null when gone or nameless. */
   targetName: string | null;
+  /** The target is a user who signs in through the identity provider. */
+  targetSso: boolean;
 }
 
 /** The kinds of target whose name we can look up, and where. */
@@ -77,8 +83,12 @@ const NAMED_TARGETS = {
 } as const;
 
 /** One query per kind of target on the page, not one per entry. */
-async function targetNames(db: Database, entries: AuditEntry[]): Promise<Map<string, string>> {
+async function targetNames(
+  db: Database,
+  entries: AuditEntry[],
+): Promise<{ names: Map<string, string>; sso: Set<string> }> {
   const names = new Map<string, string>();
+  const sso = new Set<string>();
   for (const [kind, source] of Object.entries(NAMED_TARGETS)) {
     const ids = [
       ...new Set(entries.filter((e) => e.targetKind === kind && e.targetId).map((e) => e.targetId as string)),
@@ -94,7 +104,19 @@ async function targetNames(db: Database, entries: AuditEntry[]): Promise<Map<str
       names.set(`${kind}:${row.id}`, row.name);
     }
   }
-  return names;
+  const userIds = [
+    ...new Set(entries.filter((e) => e.targetKind === "user" && e.targetId).map((e) => e.targetId as string)),
+  ];
+  if (userIds.length > 0) {
+    const rows = await db
+      .select({ id: users.id })
+      .from(users)
+      .where(and(inArray(users.id, userIds), isNotNull(users.ssoSubject)));
+    for (const row of rows) {
+      sso.add(`user:${row.id}`);
+    }
+  }
+  return { names, sso };
 }
 
 /** Newest first; `before` is the id of the last row of the previous page. */
@@ -110,19 +132,24 @@ export async function listAudit(
     conditions.push(eq(auditLog.action, options.action));
   }
   const rows = await db
-    .select({ entry: auditLog, username: users.username })
+    .select({ entry: auditLog, username: users.username, ssoSubject: users.ssoSubject })
     .from(auditLog)
     .leftJoin(users, eq(users.id, auditLog.actorUserId))
     .where(conditions.length > 0 ? and(...conditions) : undefined)
     .orderBy(desc(auditLog.id))
     .limit(options.limit);
-  const names = await targetNames(
+  const targets = await targetNames(
     db,
     rows.map((row) => row.entry),
   );
-  return rows.map((row) => ({
-    ...row.entry,
-    username: row.username,
-    targetName: names.get(`${row.entry.targetKind}:${row.entry.targetId}`) ?? null,
-  }));
+  return rows.map((row) => {
+    const key = `${row.entry.targetKind}:${row.entry.targetId}`;
+    return {
+      ...row.entry,
+      username: row.username,
+      actorSso: row.ssoSubject !== null,
+      targetName: targets.names.get(key) ?? null,
+      targetSso: targets.sso.has(key),
+    };
+  });
 }

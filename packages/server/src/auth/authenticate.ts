@@ -4,6 +4,9 @@
  * the session cookie. Session requests that change state must prove they come from our pages:
  * forms carry the session's CSRF token, JSON calls need Content-Type application/json and an
  * Origin equal to the base URL. API-token calls need neither (no ambient browser credential).
+ * With password sign-in turned off (FLEETBACK_LOCAL_LOGIN=off, in force once an SSO admin exists)
+ * a session a password started is ended at its next request: turning passwords off must not
+ * leave the ones already signed in that way in for up to 7 days.
  */
 
 import { constantTimeEqual } from "@fleetback/crypto";
@@ -14,7 +17,8 @@ import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import type { Actor, AppEnv } from "./actor.js";
 import { resolveApiToken } from "./api-tokens.js";
-import { resolveSession, SESSION_COOKIE } from "./sessions.js";
+import { deleteSession, type ResolvedSession, resolveSession, SESSION_COOKIE } from "./sessions.js";
+import { hasSsoAdmin } from "./sso-users.js";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -54,11 +58,27 @@ async function checkSessionRequest(c: Context, actor: Actor, baseOrigin: string)
   }
 }
 
-export function authenticate(deps: {
+interface AuthenticateDeps {
   db: Database;
   clock: Clock;
-  config: { baseUrl: string };
-}): MiddlewareHandler<AppEnv> {
+  config: { baseUrl: string; localLogin: boolean };
+}
+
+async function liveSession(deps: AuthenticateDeps, token: string): Promise<ResolvedSession | undefined> {
+  const session = await resolveSession(deps.db, deps.clock, token);
+  if (
+    session &&
+    session.user.ssoSubject === null &&
+    !deps.config.localLogin &&
+    (await hasSsoAdmin(deps.db))
+  ) {
+    await deleteSession(deps.db, session.sessionId);
+    return undefined;
+  }
+  return session;
+}
+
+export function authenticate(deps: AuthenticateDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     // Read per request: the base URL is final only once the server listens (port 0).
     const baseOrigin = new URL(deps.config.baseUrl).origin;
@@ -87,7 +107,7 @@ export function authenticate(deps: {
     }
     const cookie = getCookie(c, SESSION_COOKIE);
     if (cookie) {
-      const session = await resolveSession(deps.db, deps.clock, cookie);
+      const session = await liveSession(deps, cookie);
       if (session) {
         const actor: Actor = {
           userId: session.user.id,

@@ -1,7 +1,9 @@
 /**
  * @module auth/sessions
  * Browser sessions: a random token in an HttpOnly cookie, stored only as its SHA-256 hash.
- * A session ends after 12 h without use or 7 d after sign-in, whichever comes first.
+ * A session ends after 12 h without use or 7 d after sign-in, whichever comes first; a single
+ * sign-on session sooner (FLEETBACK_OIDC_SESSION_MAX), so that someone removed at the provider is
+ * out within that time. A local-password session ends once password sign-in is turned off.
  */
 import { hashToken, randomToken } from "@fleetback/crypto";
 import { type Database, sessions, type User, users } from "@fleetback/db";
@@ -33,12 +35,14 @@ export async function createSession(
   deps: Pick<ServerDeps, "db" | "clock" | "ids">,
   user: Pick<User, "id" | "username" | "role">,
   reason: SignInReason,
-  meta: { ip?: string | undefined; userAgent?: string | undefined } = {},
+  meta: { ip?: string | undefined; userAgent?: string | undefined; maxAgeMs?: number | undefined } = {},
 ): Promise<NewSessionResult> {
   const now = deps.clock.now();
   const token = randomToken("fbs");
   const csrfToken = randomToken("fbs").slice(4);
-  const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
+  const expiresAt = new Date(
+    now.getTime() + Math.min(meta.maxAgeMs ?? SESSION_ABSOLUTE_MS, SESSION_ABSOLUTE_MS),
+  );
   await deps.db.transaction(async (tx) => {
     await tx.insert(sessions).values({
       id: deps.ids.ulid(now),

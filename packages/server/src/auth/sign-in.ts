@@ -17,7 +17,6 @@ import type { RateLimiter } from "./rate-limit.js";
 import {
   createSession,
   deleteSession,
-  SESSION_ABSOLUTE_MS,
   SESSION_COOKIE,
   type SignInReason,
   sweepSessions,
@@ -43,16 +42,19 @@ export async function signIn(
   reason: SignInReason,
 ): Promise<void> {
   await sweepSessions(deps.db, deps.clock);
+  // The provider is asked again after this: the bound on a removal there reaching Fleetback.
+  const maxAgeMs = reason === "auth.sso_login" ? deps.config.sso?.sessionMaxMs : undefined;
   const session = await createSession(deps, user, reason, {
     ip: clientIp(c),
     userAgent: c.req.header("User-Agent"),
+    maxAgeMs,
   });
   setCookie(c, SESSION_COOKIE, session.token, {
     httpOnly: true,
     sameSite: "Lax",
     secure: deps.config.baseUrl.startsWith("https:"),
     path: "/",
-    maxAge: Math.floor(SESSION_ABSOLUTE_MS / 1000),
+    maxAge: Math.floor((session.expiresAt.getTime() - deps.clock.now().getTime()) / 1000),
   });
 }
 

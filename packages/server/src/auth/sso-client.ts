@@ -10,7 +10,9 @@
 import { openJson, sealJson } from "@fleetback/crypto";
 import type * as OidcModule from "openid-client";
 import { RequestError } from "../errors.js";
+import { readClaim } from "./sso-access.js";
 import type { SsoConfig } from "./sso-config.js";
+import { createDiscovery } from "./sso-discovery.js";
 
 export const SSO_COOKIE = "fleetback_sso";
 export const SSO_CALLBACK_PATH = "/auth/sso/callback";
@@ -93,28 +95,10 @@ export function createSsoClient(
     onDiscoveryError?: (error: unknown) => void;
   },
 ): SsoClient {
-  let discovered: Promise<OidcModule.Configuration> | undefined;
-
-  // Discovered on first use, not at start: a provider that is down must not keep the server (and
-  // its password sign-in) from starting. A failed discovery is retried by the next sign-in.
-  const configuration = (): Promise<OidcModule.Configuration> => {
-    discovered ??= loadOidc()
-      .then((oidc) =>
-        oidc.discovery(new URL(config.issuer), config.clientId, config.clientSecret, undefined, {
-          execute: config.allowHttp ? [oidc.allowInsecureRequests] : [],
-          timeout: 10,
-        }),
-      )
-      .catch((error: unknown) => {
-        discovered = undefined;
-        options.onDiscoveryError?.(error);
-        throw new RequestError(
-          "unavailable",
-          "Single sign-on is unavailable: the identity provider did not answer.",
-        );
-      });
-    return discovered;
-  };
+  const configuration = createDiscovery(config, loadOidc, {
+    now: options.now,
+    onError: options.onDiscoveryError,
+  });
 
   const sealPending = (pending: PendingLogin): string =>
     Buffer.from(sealJson(options.secretKey, pending, COOKIE_AAD)).toString("base64url");
@@ -194,19 +178,4 @@ export function createSsoClient(
       return { issuer: server.serverMetadata().issuer, subject: idClaims.sub, claims, next: pending.next };
     },
   };
-}
-
-/** A claim by name; a dotted name reads into nested objects (Keycloak's `realm_access.roles`). */
-export function readClaim(claims: Record<string, unknown>, name: string): unknown {
-  if (name in claims) {
-    return claims[name];
-  }
-  let value: unknown = claims;
-  for (const part of name.split(".")) {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      return undefined;
-    }
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
 }

@@ -24,12 +24,15 @@ afterAll(async () => {
 });
 
 describe("single sign-on settings", () => {
-  it("defaults to viewer, openid profile email and preferred_username, with local sign-in on", () => {
+  it("defaults to no access, openid profile email and preferred_username, 8 h sessions, with local sign-in on", () => {
     const result = loadConfig(BASE, "/srv");
     expect(result.ok && result.config.sso).toMatchObject({
       scopes: "openid profile email",
       roleClaim: undefined,
-      defaultRole: "viewer",
+      // A multi-tenant provider vouches for anyone: a default role would let anyone in.
+      defaultRole: null,
+      access: { allowedDomains: [], requiredClaim: undefined },
+      sessionMaxMs: 8 * 3_600_000,
       usernameClaim: "preferred_username",
       displayName: "single sign-on",
       allowHttp: false,
@@ -49,6 +52,27 @@ describe("single sign-on settings", () => {
     expect(errorsOf({ ...BASE, FLEETBACK_OIDC_CLIENT_SECRET_FILE: file })[0]).toMatch(
       /^FLEETBACK_OIDC_CLIENT_SECRET and FLEETBACK_OIDC_CLIENT_SECRET_FILE: set one/,
     );
+  });
+
+  it("reads the allowed email domains, the required claim and the session bound", () => {
+    const result = loadConfig(
+      {
+        ...BASE,
+        FLEETBACK_OIDC_DEFAULT_ROLE: "viewer",
+        FLEETBACK_OIDC_ALLOWED_DOMAINS: " Example.COM, @ops.example.org ,",
+        FLEETBACK_OIDC_REQUIRED_CLAIM: "realm_access.roles = backup-admins",
+        FLEETBACK_OIDC_SESSION_MAX: "90m",
+      },
+      "/srv",
+    );
+    expect(result.ok && result.config.sso).toMatchObject({
+      defaultRole: "viewer",
+      access: {
+        allowedDomains: ["example.com", "ops.example.org"],
+        requiredClaim: { name: "realm_access.roles", value: "backup-admins" },
+      },
+      sessionMaxMs: 90 * 60_000,
+    });
   });
 
   it("accepts plain http only for a provider on this machine", () => {
@@ -74,6 +98,13 @@ describe("single sign-on settings", () => {
     [{ FLEETBACK_OIDC_ROLE_CLAIM: "groups with spaces" }, "FLEETBACK_OIDC_ROLE_CLAIM"],
     [{ FLEETBACK_OIDC_DEFAULT_ROLE: "superuser" }, "FLEETBACK_OIDC_DEFAULT_ROLE"],
     [{ FLEETBACK_LOCAL_LOGIN: "maybe" }, "FLEETBACK_LOCAL_LOGIN"],
+    [{ FLEETBACK_OIDC_ALLOWED_DOMAINS: "example.com,not a domain" }, "FLEETBACK_OIDC_ALLOWED_DOMAINS"],
+    [{ FLEETBACK_OIDC_ALLOWED_DOMAINS: "*.example.com" }, "FLEETBACK_OIDC_ALLOWED_DOMAINS"],
+    [{ FLEETBACK_OIDC_REQUIRED_CLAIM: "backup-admins" }, "FLEETBACK_OIDC_REQUIRED_CLAIM"],
+    [{ FLEETBACK_OIDC_REQUIRED_CLAIM: "groups=" }, "FLEETBACK_OIDC_REQUIRED_CLAIM"],
+    [{ FLEETBACK_OIDC_REQUIRED_CLAIM: "my groups=admins" }, "FLEETBACK_OIDC_REQUIRED_CLAIM"],
+    [{ FLEETBACK_OIDC_SESSION_MAX: "1m" }, "FLEETBACK_OIDC_SESSION_MAX"],
+    [{ FLEETBACK_OIDC_SESSION_MAX: "30d" }, "FLEETBACK_OIDC_SESSION_MAX"],
   ])("refuses %o in one line naming %s", (change, variable) => {
     const errors = errorsOf({ ...BASE, ...change });
     expect(errors).toHaveLength(1);

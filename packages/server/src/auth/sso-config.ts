@@ -7,6 +7,7 @@
  */
 import { USER_ROLES, type UserRole } from "@fleetback/db";
 import { secretSetting } from "../config-secret-file.js";
+import { parseAccessRules, type SsoAccessRules } from "./sso-access.js";
 
 export interface SsoConfig {
   /** The provider's issuer URL as configured (discovery reads `/.well-known/openid-configuration` under it). */
@@ -19,8 +20,15 @@ export interface SsoConfig {
   roleClaim: string | undefined;
   /** Claim value → role; with several matching values the highest role wins. */
   roleMap: ReadonlyMap<string, UserRole>;
-  /** The role of a user no mapping matches; null refuses them. */
+  /** The role of a user no mapping matches; null (the default) refuses them. */
   defaultRole: UserRole | null;
+  /** Who may sign in at all (email domains, a required claim), before any role. */
+  access: SsoAccessRules;
+  /**
+   * How long a single sign-on session lasts before the provider must be asked again: what bounds
+   * how long someone removed at the provider keeps their way in. Set by config.ts (durations).
+   */
+  sessionMaxMs: number;
   /** The claim a new user's name is taken from (then `email`, then the subject). */
   usernameClaim: string;
   /** What the sign-in button calls the provider. */
@@ -28,6 +36,8 @@ export interface SsoConfig {
   /** Plain http is accepted only for a provider on this machine (tests, a local dev provider). */
   allowHttp: boolean;
 }
+
+export const SSO_SESSION_MAX_DEFAULT_MS = 8 * 60 * 60 * 1000;
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const CLAIM_PATTERN = /^[A-Za-z0-9_.:/-]{1,128}$/;
@@ -136,9 +146,11 @@ export function parseSsoConfig(env: NodeJS.ProcessEnv, cwd: string, errors: stri
       "FLEETBACK_OIDC_ROLE_MAP: set FLEETBACK_OIDC_ROLE_CLAIM too (the claim its values are read from)",
     );
   }
-  const defaultRaw = (env.FLEETBACK_OIDC_DEFAULT_ROLE || "viewer").trim();
+  // No access by default: with a multi-tenant provider a default role hands it to anyone.
+  const defaultRaw = (env.FLEETBACK_OIDC_DEFAULT_ROLE || "none").trim();
   const defaultRole =
     defaultRaw === "none" ? null : (parseRole(defaultRaw, "FLEETBACK_OIDC_DEFAULT_ROLE", errors) ?? null);
+  const access = parseAccessRules(env, errors);
   const usernameClaim = claimName(env, "FLEETBACK_OIDC_USERNAME_CLAIM", "preferred_username", errors) ?? "";
   const displayName = (env.FLEETBACK_OIDC_NAME || "single sign-on").trim().slice(0, 64);
   if (
@@ -157,6 +169,8 @@ export function parseSsoConfig(env: NodeJS.ProcessEnv, cwd: string, errors: stri
     roleClaim,
     roleMap,
     defaultRole,
+    access,
+    sessionMaxMs: SSO_SESSION_MAX_DEFAULT_MS,
     usernameClaim,
     displayName,
     allowHttp: issuer.allowHttp,

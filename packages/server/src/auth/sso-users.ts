@@ -5,15 +5,17 @@
  * matching would hand them that account). The first sign-in creates the user; with a role claim
  * configured, each sign-in sets the role the mapping gives, so taking someone out of the
  * provider's admin group takes effect at their next sign-in. A user disabled here stays out
- * whatever the provider says.
+ * whatever the provider says. Every sign-in first passes the access rules (auth/sso-access.ts);
+ * an identity they refuse, or that gets no role (the default), is turned away and audited.
  */
 import { type Database, isUniqueViolation, type User, type UserRole, users } from "@fleetback/db";
 import { and, count, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import { writeAudit } from "../audit/audit.js";
 import { RequestError } from "../errors.js";
-import { readClaim, type SsoIdentity } from "./sso-client.js";
+import { accessRefusal, readClaim } from "./sso-access.js";
+import type { SsoIdentity } from "./sso-client.js";
 import type { SsoConfig } from "./sso-config.js";
-import type { UserDeps } from "./users.js";
+import { lockActiveAdmins, type UserDeps } from "./users.js";
 
 const RANK: Record<UserRole, number> = { viewer: 0, operator: 1, admin: 2 };
 
@@ -84,14 +86,6 @@ async function findBySubject(db: Database, issuer: string, subject: string): Pro
   return rows[0];
 }
 
-async function activeAdmins(db: Database): Promise<number> {
-  const rows = await db
-    .select({ n: count() })
-    .from(users)
-    .where(and(eq(users.role, "admin"), isNull(users.disabledAt)));
-  return rows[0]?.n ?? 0;
-}
-
 /** True when an enabled admin signs in through the provider (then local sign-in may be off). */
 export async function hasSsoAdmin(db: Database): Promise<boolean> {
   const rows = await db
@@ -101,8 +95,36 @@ export async function hasSsoAdmin(db: Database): Promise<boolean> {
   return (rows[0]?.n ?? 0) > 0;
 }
 
-const NO_ROLE =
-  "Single sign-on failed: your account at the identity provider has no role in Fleetback; ask an admin.";
+/**
+ * Refuses a sign-in with a "no access" answer and records it: an admin looking at the audit log
+ * sees who the provider sent and why they were turned away (the name is the one the claims
+ * would give, the subject the provider's key; neither is a secret).
+ */
+async function refuse(
+  deps: UserDeps,
+  config: SsoConfig,
+  identity: SsoIdentity,
+  meta: { ip?: string | undefined },
+  reason: string,
+  existing: User | undefined,
+): Promise<never> {
+  await writeAudit(deps.db, deps, {
+    actor: "system",
+    ip: meta.ip,
+    action: "auth.sso_refused",
+    ...(existing ? { targetKind: "user", targetId: existing.id } : {}),
+    details: {
+      sso: true,
+      issuer: identity.issuer,
+      subject: identity.subject.slice(0, 256),
+      name: usernameFromClaims(config, identity.claims, identity.subject),
+      reason,
+    },
+  });
+  throw new RequestError("forbidden", `No access to Fleetback: ${reason}. Ask an admin.`);
+}
+
+const NO_ROLE = "your account at the identity provider has no role here";
 
 /** The user for this identity, created or given its mapped role; refuses a disabled or unmapped one. */
 export async function ssoUser(
@@ -113,20 +135,25 @@ export async function ssoUser(
 ): Promise<User> {
   const role = roleFromClaims(config, identity.claims);
   const existing = await findBySubject(deps.db, identity.issuer, identity.subject);
+  const denied = accessRefusal(config.access, identity.claims);
+  if (denied !== undefined) {
+    return refuse(deps, config, identity, meta, denied, existing);
+  }
   if (existing !== undefined) {
     if (existing.disabledAt !== null) {
-      throw new RequestError("forbidden", "Single sign-on failed: this user is disabled in Fleetback.");
+      return refuse(deps, config, identity, meta, "this user is disabled in Fleetback", existing);
     }
     if (config.roleClaim === undefined || role === existing.role) {
       return existing;
     }
     if (role === null) {
-      throw new RequestError("forbidden", NO_ROLE);
+      return refuse(deps, config, identity, meta, NO_ROLE, existing);
     }
     return deps.db.transaction(async (tx) => {
+      const admins = await lockActiveAdmins(tx);
       // Demoting the last enabled admin would leave nobody to fix the mapping: it keeps its role.
-      if (existing.role === "admin" && (await activeAdmins(tx)) <= 1) {
-        return existing;
+      if (admins.includes(existing.id) && admins.length <= 1 && role !== "admin") {
+        return (await findBySubject(tx, identity.issuer, identity.subject)) ?? existing;
       }
       const rows = await tx.update(users).set({ role }).where(eq(users.id, existing.id)).returning();
       await writeAudit(tx, deps, {
@@ -141,7 +168,7 @@ export async function ssoUser(
     });
   }
   if (role === null) {
-    throw new RequestError("forbidden", NO_ROLE);
+    return refuse(deps, config, identity, meta, NO_ROLE, undefined);
   }
   const username = await freeName(deps.db, usernameFromClaims(config, identity.claims, identity.subject));
   try {

@@ -124,12 +124,20 @@ export async function countUsers(db: Database): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
-async function countActiveAdmins(db: Database): Promise<number> {
-  const rows = await db
-    .select({ n: count() })
+/**
+ * The ids of the enabled admins, their rows locked until the transaction ends: two changes that
+ * would each remove one of the last two admins (two sign-ins re-mapping roles, two admins at the
+ * Users page) then run one after the other, and the second counts what the first left (a waiting
+ * FOR UPDATE re-reads the row it waited for, so a demoted admin drops out of its answer).
+ */
+export async function lockActiveAdmins(tx: Database): Promise<string[]> {
+  const rows = await tx
+    .select({ id: users.id })
     .from(users)
-    .where(and(eq(users.role, "admin"), isNull(users.disabledAt)));
-  return rows[0]?.n ?? 0;
+    .where(and(eq(users.role, "admin"), isNull(users.disabledAt)))
+    .orderBy(asc(users.id))
+    .for("update");
+  return rows.map((row) => row.id);
 }
 
 export async function listUsers(db: Database): Promise<User[]> {
@@ -162,12 +170,12 @@ export async function updateUser(
   patch: UserPatch,
 ): Promise<User> {
   return deps.db.transaction(async (tx) => {
+    const admins = await lockActiveAdmins(tx);
     const user = await getUser(tx, id);
     const losesAdmin =
-      user.role === "admin" &&
-      user.disabledAt === null &&
+      admins.includes(user.id) &&
       ((patch.role !== undefined && patch.role !== "admin") || patch.disabled === true);
-    if (losesAdmin && (await countActiveAdmins(tx)) <= 1) {
+    if (losesAdmin && admins.length <= 1) {
       throw conflict("role: the last enabled admin cannot be demoted or disabled");
     }
     const changes: Partial<User> = {};
@@ -197,8 +205,9 @@ export async function updateUser(
 
 export async function deleteUser(deps: UserDeps, audit: AuditContext, id: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
+    const admins = await lockActiveAdmins(tx);
     const user = await getUser(tx, id);
-    if (user.role === "admin" && user.disabledAt === null && (await countActiveAdmins(tx)) <= 1) {
+    if (admins.includes(user.id) && admins.length <= 1) {
       throw conflict("user: the last enabled admin cannot be deleted");
     }
     await tx.delete(users).where(eq(users.id, id));

@@ -7,18 +7,21 @@
  */
 import { auditLog, users } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import type { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import type { AppEnv } from "../auth/actor.js";
-import { parseSsoConfig } from "../auth/sso-config.js";
 import { updateUser } from "../auth/users.js";
 import { createTestClient } from "../testing/http.js";
-import { type OidcProviderProcess, signInAtProvider, startOidcProvider } from "../testing/oidc-provider.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { type OidcProviderProcess, startOidcProvider } from "../testing/oidc-provider.js";
+import {
+  BASE_URL,
+  CALLBACK,
+  finish,
+  me,
+  type Setup,
+  setup,
+  ssoSignIn,
+  userNamed,
+} from "../testing/sso-harness.js";
 
-const BASE_URL = "http://fleetback.test:8080";
-const CALLBACK = `${BASE_URL}/auth/sso/callback`;
 const ACCOUNTS = {
   alice: { preferred_username: "alice", email: "alice@example.com", groups: ["fleet-admins", "staff"] },
   bob: { preferred_username: "bob", groups: ["fleet-ops"] },
@@ -27,103 +30,13 @@ const ACCOUNTS = {
   mallory: { preferred_username: "admin", groups: ["fleet-admins"] },
 };
 
-interface Setup {
-  deps: TestDeps;
-  app: Hono<AppEnv>;
-  /** Everything any answer carried, for the secret grep. */
-  seen: string[];
-}
-
-async function setup(provider: OidcProviderProcess, env: Record<string, string> = {}): Promise<Setup> {
-  const errors: string[] = [];
-  const sso = parseSsoConfig(
-    {
-      FLEETBACK_OIDC_ISSUER: provider.issuer,
-      FLEETBACK_OIDC_CLIENT_ID: provider.clientId,
-      FLEETBACK_OIDC_CLIENT_SECRET: provider.clientSecret,
-      FLEETBACK_OIDC_SCOPES: "openid profile email groups",
-      FLEETBACK_OIDC_ROLE_CLAIM: "groups",
-      FLEETBACK_OIDC_ROLE_MAP: "fleet-admins=admin,fleet-ops=operator",
-      ...env,
-    },
-    process.cwd(),
-    errors,
-  );
-  expect(errors).toEqual([]);
-  const deps = await createTestDeps({
-    config: { baseUrl: BASE_URL, sso, localLogin: env.FLEETBACK_LOCAL_LOGIN !== "off" },
-  });
-  const app = createApp(deps);
-  const admin = createTestClient(app, BASE_URL);
-  const boot = await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: "correct horse battery",
-  });
-  expect(boot.status).toBe(201);
-  return { deps, app, seen: [] };
-}
-
-interface SsoResult {
-  status: number;
-  location: string | null;
-  /** The session cookie pair when one was set. */
-  session: string | undefined;
-  text: string;
-}
-
-/** Starts at /auth/sso, signs in at the provider as `login`, and hands the callback to the app. */
-async function ssoSignIn(
-  s: Setup,
-  login: string,
-  options: { next?: string; tamper?: (callback: URL) => URL; waitMs?: number } = {},
-): Promise<SsoResult & { callback: URL; ssoCookie: string }> {
-  const start = await s.app.request(
-    `/auth/sso${options.next ? `?next=${encodeURIComponent(options.next)}` : ""}`,
-  );
-  expect(start.status).toBe(303);
-  const ssoCookie = (start.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
-  expect(ssoCookie).toMatch(/^fleetback_sso=./);
-  const authorization = start.headers.get("location") ?? "";
-  let callback = await signInAtProvider(authorization, login, CALLBACK);
-  if (options.waitMs) {
-    await new Promise((resolve) => setTimeout(resolve, options.waitMs));
-  }
-  callback = options.tamper ? options.tamper(callback) : callback;
-  const result = await finish(s, callback, ssoCookie);
-  return { ...result, callback, ssoCookie };
-}
-
-async function finish(s: Setup, callback: URL, cookie: string | undefined): Promise<SsoResult> {
-  const res = await s.app.request(`${callback.pathname}${callback.search}`, {
-    headers: { Accept: "text/html", ...(cookie ? { Cookie: cookie } : {}) },
-  });
-  const text = await res.text();
-  s.seen.push(text, JSON.stringify([...res.headers]));
-  const session = res.headers
-    .getSetCookie()
-    .map((line) => line.split(";")[0] ?? "")
-    .find((pair) => pair.startsWith("fleetback_session=") && pair !== "fleetback_session=");
-  return { status: res.status, location: res.headers.get("location"), session, text };
-}
-
-async function me(s: Setup, session: string | undefined) {
-  const res = await s.app.request("/api/auth/me", { headers: { Cookie: session ?? "" } });
-  return ((await res.json()) as { user: { username: string; role: string } | null }).user;
-}
-
-async function userNamed(s: Setup, username: string) {
-  const rows = await s.deps.db.select().from(users).where(eq(users.username, username));
-  return rows[0];
-}
-
 describe("single sign-on through a real OpenID provider", () => {
   let provider: OidcProviderProcess;
   let s: Setup;
 
   beforeAll(async () => {
     provider = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
-    s = await setup(provider);
+    s = await setup(provider, { FLEETBACK_OIDC_DEFAULT_ROLE: "viewer" });
   });
   afterAll(async () => {
     await provider?.stop();
@@ -171,7 +84,7 @@ describe("single sign-on through a real OpenID provider", () => {
     expect((await s.deps.db.select().from(users).where(eq(users.ssoSubject, "alice"))).length).toBe(1);
   });
 
-  it("maps groups to roles (highest wins), else the default viewer, and re-maps at each sign-in", async () => {
+  it("maps groups to roles (highest wins), else the default role (here viewer), and re-maps at each sign-in", async () => {
     const bob = await ssoSignIn(s, "bob");
     expect(await me(s, bob.session)).toMatchObject({ username: "bob", role: "operator" });
     const carol = await ssoSignIn(s, "carol");
@@ -271,7 +184,7 @@ describe("single sign-on: password sign-in turned off", () => {
   let s: Setup;
   beforeAll(async () => {
     provider = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
-    s = await setup(provider, { FLEETBACK_LOCAL_LOGIN: "off", FLEETBACK_OIDC_DEFAULT_ROLE: "none" });
+    s = await setup(provider, { FLEETBACK_LOCAL_LOGIN: "off" });
   });
   afterAll(async () => {
     await provider?.stop();
@@ -290,7 +203,9 @@ describe("single sign-on: password sign-in turned off", () => {
 
     const carol = await ssoSignIn(s, "carol");
     expect(carol.status).toBe(403);
-    expect(carol.text).toContain("no role in Fleetback");
+    expect(carol.text).toContain(
+      "No access to Fleetback: your account at the identity provider has no role here",
+    );
     expect(await userNamed(s, "carol")).toBeUndefined();
 
     const alice = await ssoSignIn(s, "alice");

@@ -3,12 +3,14 @@
  * sign-on tests of the server and e2e. Configured by one JSON in OIDC_TEST_CONFIG:
  *   { port, clients: [{ client_id, client_secret, redirect_uris }], accounts_file, code_ttl_seconds }
  * where accounts_file holds { [login]: { [claim]: value } } and is read at every lookup, so a test
- * can change someone's groups while the provider runs.
+ * can change someone's groups while the provider runs. With `discovery_file` set and that file
+ * present, its content is served as the discovery document instead of the real one (a provider
+ * misconfigured for a while).
  * Its own development sign-in pages stand in for a company's login: any password is accepted for
  * a login named in `accounts` (an unknown login is refused at the token step), then a consent page.
  * Prints `ready <issuer>` once it listens.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import Provider from "oidc-provider";
 
 const config = JSON.parse(process.env.OIDC_TEST_CONFIG ?? "{}");
@@ -23,7 +25,7 @@ const provider = new Provider(issuer, {
   claims: {
     openid: ["sub"],
     profile: ["preferred_username", "name"],
-    email: ["email"],
+    email: ["email", "email_verified"],
     groups: ["groups"],
   },
   // The id token carries the claims the scopes grant, as most company providers configure it.
@@ -37,6 +39,18 @@ const provider = new Provider(issuer, {
     }
     return { accountId: id, claims: async () => ({ sub: id, ...claims }) };
   },
+});
+provider.use(async (ctx, next) => {
+  if (
+    ctx.path === "/.well-known/openid-configuration" &&
+    config.discovery_file &&
+    existsSync(config.discovery_file)
+  ) {
+    ctx.type = "application/json";
+    ctx.body = readFileSync(config.discovery_file, "utf8");
+    return;
+  }
+  await next();
 });
 provider.on("server_error", (_ctx, error) => {
   process.stderr.write(`provider error: ${error.stack ?? error}\n`);

@@ -22,6 +22,8 @@ export interface OidcProviderProcess {
   clientSecret: string;
   /** Replaces every account's claims (read at the provider's next lookup). */
   setAccounts(accounts: OidcAccounts): Promise<void>;
+  /** Serves `document` as the discovery document from now on; undefined serves the real one again. */
+  setDiscovery(document: string | undefined): Promise<void>;
   /** What the process printed on stderr (its warnings about running a development setup, and any server error). */
   stderr(): string;
   stop(): Promise<void>;
@@ -48,6 +50,7 @@ export async function startOidcProvider(options: {
 }): Promise<OidcProviderProcess> {
   const dir = await mkdtemp(join(tmpdir(), "fleetback-oidc-"));
   const accountsFile = join(dir, "accounts.json");
+  const discoveryFile = join(dir, "discovery.json");
   await writeFile(accountsFile, JSON.stringify(options.accounts));
   const port = await freeTcpPort();
   const clientId = options.clientId ?? "fleetback";
@@ -55,6 +58,7 @@ export async function startOidcProvider(options: {
   const config = {
     port,
     accounts_file: accountsFile,
+    discovery_file: discoveryFile,
     code_ttl_seconds: options.codeTtlSeconds ?? 60,
     clients: [
       {
@@ -95,6 +99,8 @@ export async function startOidcProvider(options: {
     clientId,
     clientSecret,
     setAccounts: (accounts) => writeFile(accountsFile, JSON.stringify(accounts)),
+    setDiscovery: (document) =>
+      document === undefined ? rm(discoveryFile, { force: true }) : writeFile(discoveryFile, document),
     stderr: () => stderr,
     async stop() {
       if (child.exitCode === null) {
