@@ -21,13 +21,20 @@ export function slackEntities(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
+const WORD = /[\p{L}\p{N}]/u;
+
 /**
  * Slack reads `<!channel>`, `<@U1>` and `<url|text>` in mrkdwn: the entities stop data opening
- * such a tag. mrkdwn has no escape character; it formats `*`, `_`, `~` and `` ` `` only at a word
- * boundary, so a zero-width space on each side makes every such character part of a word.
+ * such a tag. mrkdwn has no escape character; it formats `*`, `_` and `~` only at a word boundary,
+ * so a zero-width space on each side makes such a character part of a word. One already inside a
+ * word (`backup_failed`) is left alone, so names read and search as they are; a backtick always
+ * gets the spaces.
  */
 export function slackEscape(text: string): string {
-  return breakAutolinks(slackEntities(text)).replace(/[*_~`]/g, (char) => `${ZWSP}${char}${ZWSP}`);
+  return breakAutolinks(slackEntities(text)).replace(/[*_~`]/g, (char, at: number, whole: string) => {
+    const inWord = WORD.test(whole[at - 1] ?? "") && WORD.test(whole[at + 1] ?? "");
+    return char !== "`" && inWord ? char : `${ZWSP}${char}${ZWSP}`;
+  });
 }
 
 /**

@@ -250,7 +250,9 @@ describe("text from hosts in chat messages", () => {
     // Every formatting character from the host sits inside a word; Fleetback's own bold and link
     // are the only markup left.
     const bare = text.replace(new RegExp(`${ZW}[*_~\`]${ZW}`, "g"), "");
-    expect(bare.match(/[*_~`]/g)).toEqual(["*", "*"]);
+    // Left: Fleetback's bold around the title, and the `_` inside the word check_failed.
+    expect(bare.match(/[*_~`]/g)).toEqual(["*", "_", "*"]);
+    expect(text).toMatch(/^\*check_failed on /);
     expect(bare).toMatch(/^\*[^*\n]+\*\n/);
     expect(text.match(/https?:\/\//g)).toEqual(["https://"]);
     expect(text).toMatch(/\n<https:\/\/fb\.example\/hosts\/[^|>]+\|Open in Fleetback>$/);
