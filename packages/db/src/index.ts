@@ -2,7 +2,12 @@
  * @module @fleetback/db: drizzle schema, numbered SQL migrations, and a connection to PGlite or
  * PostgreSQL behind one `Database` type.
  */
-export { type AdvisoryLockOutcome, advisoryLockKey, withAdvisoryLock } from "./advisory-lock.js";
+export {
+  type AdvisoryLockOutcome,
+  acquireAdvisoryXactLock,
+  advisoryLockKey,
+  withAdvisoryLock,
+} from "./advisory-lock.js";
 export {
   type ConnectConfig,
   type Connection,

@@ -115,7 +115,12 @@ export async function revokeApiToken(deps: TokenDeps, audit: AuditContext, id: s
   });
 }
 
-export async function resolveApiToken(db: Database, clock: Clock, token: string): Promise<User | undefined> {
+/** The token's user, and when the token expires (null: never). */
+export async function resolveApiToken(
+  db: Database,
+  clock: Clock,
+  token: string,
+): Promise<{ user: User; expiresAt: Date | null } | undefined> {
   const rows = await db
     .select({ token: apiTokens, user: users })
     .from(apiTokens)
@@ -130,5 +135,5 @@ export async function resolveApiToken(db: Database, clock: Clock, token: string)
   if (!row.token.lastUsedAt || now.getTime() - row.token.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
     await db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.token.id));
   }
-  return row.user;
+  return { user: row.user, expiresAt: row.token.expiresAt };
 }

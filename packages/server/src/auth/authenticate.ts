@@ -97,11 +97,22 @@ export function authenticate(deps: AuthenticateDeps): MiddlewareHandler<AppEnv> 
     }
     const authorization = c.req.header("Authorization");
     if (authorization?.startsWith("Bearer ")) {
-      const user = await resolveApiToken(deps.db, deps.clock, authorization.slice("Bearer ".length).trim());
-      if (!user) {
+      const resolved = await resolveApiToken(
+        deps.db,
+        deps.clock,
+        authorization.slice("Bearer ".length).trim(),
+      );
+      if (!resolved) {
         throw new RequestError("unauthorised", "The API token is unknown, revoked or expired.");
       }
-      c.set("actor", { userId: user.id, username: user.username, role: user.role, via: "api_token" });
+      const { user, expiresAt } = resolved;
+      c.set("actor", {
+        userId: user.id,
+        username: user.username,
+        role: user.role,
+        via: "api_token",
+        ...(expiresAt ? { credentialExpiresAt: expiresAt } : {}),
+      });
       await next();
       return;
     }

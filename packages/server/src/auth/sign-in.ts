@@ -11,7 +11,7 @@ import { deleteCookie, setCookie } from "hono/cookie";
 import type { AppDeps } from "../app-deps.js";
 import { RequestError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
-import { clientIp } from "../http/client-address.js";
+import { clientIp, limitKey } from "../http/client-address.js";
 import { bootstrapFirstAdmin } from "./bootstrap.js";
 import type { RateLimiter } from "./rate-limit.js";
 import {
@@ -31,7 +31,7 @@ export interface LoginLimiters {
 }
 
 function userAtAddress(c: Context<AppEnv>, username: string): string {
-  return `${username.toLowerCase()}@${clientIp(c) ?? "unknown"}`;
+  return `${username.toLowerCase()}@${limitKey(clientIp(c))}`;
 }
 
 /** Starts a session and sets its cookie; shared by the JSON and form sign-in. */
@@ -73,7 +73,7 @@ export async function checkLoginLimits(
   username: string,
 ): Promise<void> {
   for (const [limiter, key] of [
-    [limiters.byIp, clientIp(c) ?? "unknown"],
+    [limiters.byIp, limitKey(clientIp(c))],
     [limiters.byUserAndIp, userAtAddress(c, username)],
   ] as const) {
     const result = await limiter.hit(key);

@@ -13,7 +13,14 @@ import {
   sealString,
   verifySignature,
 } from "@fleetback/crypto";
-import { type Database, hosts, type PendingHost, pendingHosts } from "@fleetback/db";
+import {
+  acquireAdvisoryXactLock,
+  type Database,
+  hosts,
+  type PendingHost,
+  pendingHosts,
+  type Transaction,
+} from "@fleetback/db";
 import { and, desc, eq, gt, inArray, isNotNull, isNull, lte } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
@@ -50,21 +57,12 @@ export interface Announced {
   hostnameCollision: boolean;
 }
 
-export async function announceHost(
-  deps: Deps,
-  info: HostInfo & { publicKey: string },
-  sourceIp: string | undefined,
-): Promise<Announced> {
-  const parsed = parsePublicKey(info.publicKey);
-  if (!parsed.ok) {
-    throw new RequestError(
-      "invalid",
-      `public_key: must be the base64 of exactly 32 bytes of an Ed25519 key (${parsed.reason})`,
-    );
-  }
-  const now = deps.clock.now();
+const ANNOUNCE_LOCK = "pending-announce";
+
+/** Throws 429 when the queue, or the source network's share of it, is full. */
+async function refuseOverCaps(tx: Transaction, now: Date, sourceIp: string | undefined): Promise<void> {
   // At most MAX_PENDING_ROWS rows are in flight, so reading their addresses stays cheap.
-  const inFlight = await deps.db
+  const inFlight = await tx
     .select({ sourceIp: pendingHosts.sourceIp })
     .from(pendingHosts)
     .where(and(isNull(pendingHosts.claimedAt), gt(pendingHosts.expiresAt, now)));
@@ -82,27 +80,45 @@ export async function announceHost(
       { headers: { "Retry-After": "60" } },
     );
   }
-  const collision = await deps.db
-    .select({ id: hosts.id })
-    .from(hosts)
-    .where(eq(hosts.name, info.hostname))
-    .limit(1);
+}
+
+export async function announceHost(
+  deps: Deps,
+  info: HostInfo & { publicKey: string },
+  sourceIp: string | undefined,
+): Promise<Announced> {
+  const parsed = parsePublicKey(info.publicKey);
+  if (!parsed.ok) {
+    throw new RequestError(
+      "invalid",
+      `public_key: must be the base64 of exactly 32 bytes of an Ed25519 key (${parsed.reason})`,
+    );
+  }
+  const now = deps.clock.now();
   const pendingId = deps.ids.ulid(now);
   const print = fingerprint(parsed.key);
-  await deps.db.insert(pendingHosts).values({
-    id: pendingId,
-    hostname: info.hostname,
-    os: info.os,
-    arch: info.arch,
-    agentVersion: info.agentVersion,
-    toolVersion: info.toolVersion,
-    publicKey: parsed.key,
-    fingerprint: print,
-    sourceIp: sourceIp?.slice(0, 64),
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + PENDING_TTL_MS),
+  const collision = await deps.db.transaction(async (tx) => {
+    // Counting and inserting under one lock is what makes the caps hold: without it, concurrent
+    // announces (on one replica or several sharing the database) all count before any inserts.
+    await acquireAdvisoryXactLock(tx, ANNOUNCE_LOCK);
+    await refuseOverCaps(tx, now, sourceIp);
+    const named = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.name, info.hostname)).limit(1);
+    await tx.insert(pendingHosts).values({
+      id: pendingId,
+      hostname: info.hostname,
+      os: info.os,
+      arch: info.arch,
+      agentVersion: info.agentVersion,
+      toolVersion: info.toolVersion,
+      publicKey: parsed.key,
+      fingerprint: print,
+      sourceIp: sourceIp?.slice(0, 64),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + PENDING_TTL_MS),
+    });
+    return named.length > 0;
   });
-  return { pendingId, fingerprint: print, hostnameCollision: collision.length > 0 };
+  return { pendingId, fingerprint: print, hostnameCollision: collision };
 }
 
 export async function listPendingHosts(db: Database, clock: Clock): Promise<PendingHost[]> {

@@ -12,6 +12,7 @@ import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import { notFound } from "../errors.js";
+import { capAtCredentialExpiry } from "../http/app-env.js";
 import type { Ids } from "../ids.js";
 
 export const ENROLMENT_TOKEN_TTL_MS = 60 * 60 * 1000;
@@ -98,7 +99,7 @@ export async function mintEnrolmentToken(
     sealedRepository = sealJson(deps.keys.secret, repository, enrolmentAad(tokenHash));
   }
   const id = deps.ids.ulid(now);
-  const expiresAt = new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS);
+  const expiresAt = capAtCredentialExpiry(audit.actor, new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS));
   await deps.db.transaction(async (tx) => {
     await tx.insert(enrolmentTokens).values({
       id,

@@ -89,6 +89,16 @@ export function sourceNetwork(address: string | undefined): string {
   return "unknown";
 }
 
+/**
+ * The key of per-address limits: an IPv4 address as it is (IPv4-mapped IPv6 included), an IPv6
+ * address as its /64, because one site is handed a whole /64 and can pick a fresh address from it
+ * for every attempt.
+ */
+export function limitKey(address: string | undefined): string {
+  const normalised = address === undefined ? "unknown" : normaliseAddress(address);
+  return isIP(normalised) === 6 ? sourceNetwork(normalised) : normalised;
+}
+
 /** The eight 16-bit groups of a valid IPv6 address (zone and embedded IPv4 included). */
 function ipv6Groups(address: string): number[] {
   const [withoutZone = ""] = address.split("%");

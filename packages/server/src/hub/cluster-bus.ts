@@ -9,15 +9,29 @@
  * batch (a JSON array), so the order costs no throughput under load. A batch over NOTIFY's limit
  * waits in `cluster_messages` and the NOTIFY carries its id; receivers handle one channel's
  * payloads strictly in turn, so fetching such a row does not let later ones pass it.
+ *
+ * The outbox is bounded for what can be lost: a message published as `lossy` (a job's live log
+ * line, which is stored anyway) is dropped and counted while MAX_QUEUED_BYTES wait unsent, so a
+ * host flooding its log, or a database slow to take NOTIFYs, cannot grow this replica's memory
+ * and `cluster_messages` without end. Other messages (commands, presence, job states) are few and
+ * needed by the other replicas, so they always queue.
  */
 import { clusterMessages, type Database, NOTIFY_PAYLOAD_LIMIT, type PubSub } from "@fleetback/db";
 import { eq, lt } from "drizzle-orm";
 import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
 
+/** Bytes of JSON waiting to be sent above which `lossy` messages are dropped. */
+export const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+
 export interface ClusterBus {
-  /** Queues `message` for every replica listening on `channel`; never throws (failures are logged). */
-  publish(channel: string, message: unknown): void;
+  /**
+   * Queues `message` for every replica listening on `channel`; never throws (failures are logged).
+   * A `lossy` message is dropped (and counted) instead while the outbox is full.
+   */
+  publish(channel: string, message: unknown, options?: { lossy?: boolean }): void;
+  /** Lossy messages dropped since start, for /metrics. */
+  dropped(): number;
   /**
    * Hands each message on `channel` to `handler`, one at a time in the order sent. `onResync` runs
    * whenever the listening session (re)starts: anything sent while it was down is lost.
@@ -39,6 +53,8 @@ export interface ClusterBusDeps {
   ids: Pick<Ids, "ulid">;
   log: Logger;
   now(): Date;
+  /** Default MAX_QUEUED_BYTES. */
+  maxQueuedBytes?: number;
 }
 
 interface Queued {
@@ -50,6 +66,10 @@ const REF_PREFIX = '{"ref":';
 
 export function createClusterBus(deps: ClusterBusDeps): ClusterBus {
   const queue: Queued[] = [];
+  const maxQueuedBytes = deps.maxQueuedBytes ?? MAX_QUEUED_BYTES;
+  /** JSON length of the queued messages (characters: cheap, and close enough to bytes for a cap). */
+  let queuedBytes = 0;
+  let droppedCount = 0;
   let draining: Promise<void> | undefined;
 
   async function sendBatch(channel: string, items: string[]): Promise<void> {
@@ -77,6 +97,7 @@ export function createClusterBus(deps: ClusterBusDeps): ClusterBus {
         }
         items.push(next.json);
         bytes += size;
+        queuedBytes -= next.json.length;
         queue.shift();
       }
       try {
@@ -119,10 +140,23 @@ export function createClusterBus(deps: ClusterBusDeps): ClusterBus {
   }
 
   return {
-    publish(channel, message) {
-      queue.push({ channel, json: JSON.stringify(message) });
+    publish(channel, message, options) {
+      const json = JSON.stringify(message);
+      if (options?.lossy === true && queuedBytes + json.length > maxQueuedBytes) {
+        if (droppedCount === 0) {
+          deps.log.warn(
+            { channel },
+            "cluster outbox full: live job log lines for other replicas are dropped",
+          );
+        }
+        droppedCount += 1;
+        return;
+      }
+      queue.push({ channel, json });
+      queuedBytes += json.length;
       kick();
     },
+    dropped: () => droppedCount,
     async subscribe(channel, handler, onResync) {
       let turn = Promise.resolve();
       return deps.pubsub.listen(

@@ -53,6 +53,8 @@ export interface ClusterHub extends LocalHub {
   heartbeat(): Promise<void>;
   /** Whether another live replica is known: with none, fleet-wide broadcasts have no listener. */
   hasPeers(): boolean;
+  /** Live job log lines this replica's bus dropped because its outbox was full. */
+  droppedBusMessages(): number;
   /** Stops heartbeating and listening, and removes this replica's rows (its sockets are closed). */
   close(): Promise<void>;
 }
@@ -503,6 +505,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
     },
     heartbeat,
     hasPeers: () => peers.size > 0,
+    droppedBusMessages: () => bus.dropped(),
     drain() {
       draining ??= removeAllPresence().catch((err: unknown) => {
         log.warn({ err }, "presence not removed at shutdown; it expires with the replica");

@@ -29,6 +29,8 @@ export interface AgentHub {
   openStream(hostId: string, requestId: string, sink: StreamSink): StreamHandle | undefined;
   /** Closes the host's connection with a protocol close code (e.g. 4003 when the host is deleted). */
   disconnect(hostId: string, code: number, reason: string): void;
+  /** Replicas only: live job log lines not sent to the other replicas because the outbox was full. */
+  droppedBusMessages?(): number;
 }
 
 export interface StreamSink {

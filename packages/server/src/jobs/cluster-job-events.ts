@@ -85,7 +85,8 @@ export async function createClusterJobEvents(options: {
     listenerCount: local.listenerCount,
     emit(name, event) {
       if (hasPeers()) {
-        bus.publish(CHANNEL, { from: replicaId, name, event });
+        // A live log line is stored anyway: under a flood it may be lost on the way, not queued.
+        bus.publish(CHANNEL, { from: replicaId, name, event }, { lossy: name === "job.log" });
       }
       return local.emit(name, event);
     },

@@ -9,6 +9,7 @@ import { seedHost, seedJob } from "../testing/seed.js";
 import { spyOnTableWrites } from "../testing/table-writes.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { createInProcessJobEvents } from "./in-process-job-events.js";
+import { MAX_LOG_LINE_CHARS } from "./job-log-bounds.js";
 import { createJobLogWriter } from "./job-log-writer.js";
 
 /** The next statement that writes rows fails as if the database were unreachable, once. */
@@ -322,5 +323,49 @@ runDbSuite("job log writer", (getDb) => {
     await writer.finish(host.id, job.id);
     expect(writes.count()).toBe(3);
     expect((await stored()).map((row) => row.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it("cuts long lines and keeps a job's first and last lines, with one line saying how many went", async () => {
+    const { deps, host, job, events, stored } = await setUp();
+    const writer = createJobLogWriter({ db: deps.db, log: deps.log, events, headLines: 4, tailLines: 3 });
+    const emitted: number[] = [];
+    events.on("job.log", (event) => emitted.push(event.seq));
+    // A host ignoring the agent's own cut: 900 KB lines, as in the report of issue 34.
+    const huge = "x".repeat(900_000);
+    for (let i = 0; i < 12; i += 1) {
+      writer.append(host.id, {
+        job_id: job.id,
+        stream: "stdout",
+        line: `${i}:${huge}`,
+        ts: "2026-11-21T12:00:00Z",
+      });
+    }
+    await writer.finish(host.id, job.id);
+    const rows = await stored();
+    expect(rows.map((row) => row.line.split(":")[0])).toEqual([
+      "0",
+      "1",
+      "2",
+      "3",
+      "[… 5 lines dropped by the server",
+      "9",
+      "10",
+      "11",
+    ]);
+    expect(rows[4]?.line).toBe(
+      "[… 5 lines dropped by the server: a job keeps its first 4 and last 3 lines …]",
+    );
+    expect(rows.map((row) => row.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(emitted).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const row of [...rows.slice(0, 4), ...rows.slice(5)]) {
+      expect(row.line.length).toBeLessThan(MAX_LOG_LINE_CHARS + 100);
+      expect(row.line).toMatch(/ \[… \d+ more characters cut by the server\]$/);
+    }
+    // Lines under the limit, as a well-behaved agent sends them (8 KiB and its marker), stay whole.
+    const fine = `${"y".repeat(8 * 1024)} [… 10 more characters]`;
+    const again = createJobLogWriter({ db: deps.db, log: deps.log, events });
+    again.append(host.id, { job_id: job.id, stream: "stderr", line: fine, ts: "2026-11-21T12:00:00Z" });
+    await again.finish(host.id, job.id);
+    expect((await stored()).at(-1)?.line).toBe(fine);
   });
 });

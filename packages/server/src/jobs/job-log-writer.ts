@@ -16,6 +16,9 @@
  * the job deleted meanwhile): the statement is then written job by job, so only that job loses
  * its lines, as when batches were per job.
  *
+ * What is kept of a job's lines is bounded first, whatever the agent sent (job-log-bounds.ts): long
+ * lines are cut, and past a job's first lines only its last ones are kept, stored when it finishes.
+ *
  * Each line gets its seq here, in arrival order, continuing after the highest seq already stored
  * for the job (a server restart or a dropped state starts from the database again). The first
  * line of a job also checks that the job belongs to the sending host: lines for another host's
@@ -43,6 +46,16 @@ import { retryWhileDatabaseDown } from "../database-retry.js";
 import type { Logger } from "../log.js";
 import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import type { JobEvents } from "./job-events.js";
+import {
+  clipLogLine,
+  emptyTail,
+  HEAD_LOG_LINES,
+  holdInTail,
+  type LogTail,
+  releaseTail,
+  TAIL_LOG_LINES,
+} from "./job-log-bounds.js";
+import { statements } from "./job-log-statements.js";
 
 export interface JobLogWriterOptions {
   db: Database;
@@ -56,6 +69,9 @@ export interface JobLogWriterOptions {
   statementLines?: number;
   /** Clock for the warning's rate limit, and the time of a line whose own ts is no real time. */
   now?: () => number;
+  /** Lines of a job stored as they come, and the last lines stored when it ends (job-log-bounds.ts). */
+  headLines?: number;
+  tailLines?: number;
 }
 
 /** Rejected (host, job) pairs remembered, so repeated lines for one of them skip the query. */
@@ -92,6 +108,8 @@ interface JobLogState {
   nextSeq: number | undefined;
   rejected: boolean;
   unsequenced: LogStream[];
+  /** The lines past the head, waiting for the end of the job. */
+  tail: LogTail;
   /** Settles when the owner check and the seq load are done (whatever their outcome). */
   loaded: Promise<void>;
 }
@@ -103,6 +121,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   const batchLines = options.batchLines ?? 200;
   const statementLines = Math.max(batchLines, options.statementLines ?? 2_000);
   const now = options.now ?? Date.now;
+  const kept = { head: options.headLines ?? HEAD_LOG_LINES, tail: options.tailLines ?? TAIL_LOG_LINES };
   const states = new Map<string, JobLogState>();
   /** Insertion order is recency: a hit is moved to the end, the oldest is evicted first. */
   const rejected = new Map<string, true>();
@@ -175,6 +194,21 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     }
   }
 
+  /** A line of the head is stored now; one past it waits in the tail (seq counts stored lines). */
+  function admit(jobId: string, state: JobLogState, message: LogStream): void {
+    if ((state.nextSeq ?? 1) > kept.head) {
+      holdInTail(state.tail, message, kept.tail);
+      return;
+    }
+    sequence(jobId, state, message);
+  }
+
+  function releaseHeld(state: JobLogState): void {
+    for (const message of releaseTail(state.tail, state.jobId, kept)) {
+      sequence(state.jobId, state, message);
+    }
+  }
+
   async function load(jobId: string, state: JobLogState): Promise<void> {
     const [job] = await retryWhileDatabaseDown(
       () =>
@@ -211,7 +245,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     );
     state.nextSeq = (row?.last ?? 0) + 1;
     for (const message of state.unsequenced.splice(0)) {
-      sequence(jobId, state, message);
+      admit(jobId, state, message);
     }
     schedule();
   }
@@ -297,44 +331,6 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     }
   }
 
-  /**
-   * Splits a backlog into statements of at most `batchLines` lines of each job and
-   * `statementLines` in all, each job's lines in order; a job left over goes behind the others.
-   */
-  function* statements(backlog: Row[]): Generator<Row[]> {
-    const byJob = new Map<string, { rows: Row[]; next: number }>();
-    for (const row of backlog) {
-      const its = byJob.get(row[0]);
-      if (its) {
-        its.rows.push(row);
-      } else {
-        byJob.set(row[0], { rows: [row], next: 0 });
-      }
-    }
-    let queue = [...byJob.values()];
-    while (queue.length > 0) {
-      const rows: Row[] = [];
-      const skipped: typeof queue = [];
-      const served: typeof queue = [];
-      for (const job of queue) {
-        const end = Math.min(job.rows.length, job.next + batchLines, job.next + statementLines - rows.length);
-        if (end <= job.next) {
-          skipped.push(job);
-          continue;
-        }
-        for (let i = job.next; i < end; i++) {
-          rows.push(job.rows[i] as Row);
-        }
-        job.next = end;
-        if (end < job.rows.length) {
-          served.push(job);
-        }
-      }
-      yield rows;
-      queue = [...skipped, ...served];
-    }
-  }
-
   async function drain(): Promise<void> {
     // Lines that gathered while the last statements were written go next, however few: under
     // load the statements grow by themselves, and a line waits at most one backlog beyond its own.
@@ -343,7 +339,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       pending = [];
       waiting.clear();
       try {
-        for (const rows of statements(backlog)) {
+        for (const rows of statements(backlog, batchLines, statementLines)) {
           await store(rows);
         }
       } finally {
@@ -416,7 +412,8 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   }
 
   return {
-    append(hostId, message) {
+    append(hostId, received) {
+      const message = clipLogLine(received);
       const jobId = message.job_id;
       const key = keyOf(hostId, jobId);
       if (rejected.has(key)) {
@@ -431,6 +428,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
           nextSeq: undefined,
           rejected: false,
           unsequenced: [],
+          tail: emptyTail(),
           loaded: Promise.resolve(),
         };
         state = created;
@@ -454,7 +452,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
         state.unsequenced.push(message);
         return;
       }
-      sequence(jobId, state, message);
+      admit(jobId, state, message);
       schedule();
     },
     async finish(hostId, jobId) {
@@ -464,6 +462,9 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
         return;
       }
       await state.loaded;
+      if (!state.rejected && state.nextSeq !== undefined) {
+        releaseHeld(state);
+      }
       await flush();
       if (states.get(key) === state) {
         states.delete(key);
@@ -472,6 +473,11 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     heldJobs: () => states.size,
     async close() {
       await Promise.all([...states.values()].map((state) => state.loaded));
+      for (const state of states.values()) {
+        if (!state.rejected && state.nextSeq !== undefined) {
+          releaseHeld(state);
+        }
+      }
       await flush();
       cancelTimer?.();
       cancelTimer = undefined;

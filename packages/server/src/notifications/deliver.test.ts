@@ -208,7 +208,7 @@ describe("text from hosts in chat messages", () => {
     const settings = parseChannelConfig("slack", { url: `${receiver.url}/s` });
     await attemptDelivery(settings, hostile, realDeliveryPorts, local, timeout(), 2_000);
     const { text } = JSON.parse(receiver.requests.at(-1)?.body ?? "{}") as { text: string };
-    expect(text).toContain("&lt;!channel&gt; &lt;https://evil|click&gt;");
+    expect(text).toContain("&lt;!channel&gt; &lt;https:\u200B//evil|click&gt;");
     expect(text).toContain("/srv/&lt;!here&gt;&amp;[x]");
     // The one link is Fleetback's own; nothing from the host opens a tag.
     expect(text.match(/</g)).toEqual(["<"]);
@@ -223,8 +223,52 @@ describe("text from hosts in chat messages", () => {
       allowed_mentions: unknown;
     };
     expect(payload.allowed_mentions).toEqual({ parse: [] });
-    expect(payload.content).toContain("\\<!channel\\> \\<https://evil|click\\>");
-    expect(payload.content).toContain("\\[x\\](https://evil.example) \\@everyone");
+    expect(payload.content).toContain("\\<!channel\\> \\<https:\u200B//evil\\|click\\>");
+    expect(payload.content).toContain("\\[x\\]\\(https:\u200B//evil.example\\) \\@everyone");
+  });
+
+  const marked = alertNotification(
+    "alert.opened",
+    { ...alert, message: "cannot read /srv/_tmp_/~a~/`x`: see https://phish.example/fix" },
+    { hostName: "evil *bold* <https://x.example|click> @everyone https://phish.example" },
+    "https://fb.example",
+    new Date(),
+  );
+  const ZW = "\u200B";
+
+  it("neutralises Slack formatting and autolinks in host text", async () => {
+    const settings = parseChannelConfig("slack", { url: `${receiver.url}/s` });
+    expect(await attemptDelivery(settings, marked, realDeliveryPorts, local, timeout(), 2_000)).toMatchObject(
+      {
+        ok: true,
+      },
+    );
+    const { text } = JSON.parse(receiver.requests.at(-1)?.body ?? "{}") as { text: string };
+    expect(text).toContain(`evil ${ZW}*${ZW}bold${ZW}*${ZW} &lt;https:${ZW}//x.example|click&gt; @everyone`);
+    expect(text).toContain(`https:${ZW}//phish.example`);
+    expect(text).toContain(`/srv/${ZW}_${ZW}tmp${ZW}_${ZW}/${ZW}~${ZW}a${ZW}~${ZW}/${ZW}\`${ZW}x${ZW}\``);
+    // Every formatting character from the host sits inside a word; Fleetback's own bold and link
+    // are the only markup left.
+    const bare = text.replace(new RegExp(`${ZW}[*_~\`]${ZW}`, "g"), "");
+    // Left: Fleetback's bold around the title, and the `_` inside the word check_failed.
+    expect(bare.match(/[*_~`]/g)).toEqual(["*", "_", "*"]);
+    expect(text).toMatch(/^\*check_failed on /);
+    expect(bare).toMatch(/^\*[^*\n]+\*\n/);
+    expect(text.match(/https?:\/\//g)).toEqual(["https://"]);
+    expect(text).toMatch(/\n<https:\/\/fb\.example\/hosts\/[^|>]+\|Open in Fleetback>$/);
+  });
+
+  it("escapes Discord markdown and breaks autolinks in host text", async () => {
+    const settings = parseChannelConfig("discord", { url: `${receiver.url}/d` });
+    await attemptDelivery(settings, marked, realDeliveryPorts, local, timeout(), 2_000);
+    const { content } = JSON.parse(receiver.requests.at(-1)?.body ?? "{}") as { content: string };
+    expect(content).toContain(
+      `evil \\*bold\\* \\<https:${ZW}//x.example\\|click\\> \\@everyone https:${ZW}//phish.example`,
+    );
+    expect(content).toContain("/srv/\\_tmp\\_/\\~a\\~/\\`x\\`");
+    // The only scheme left whole is the last line: Fleetback's own link to the host page.
+    expect(content.match(/https?:\/\//g)).toEqual(["https://"]);
+    expect(content).toMatch(/\nhttps:\/\/fb\.example\/hosts\/\S+$/);
   });
 
   it("asks Gotify for plain text", async () => {

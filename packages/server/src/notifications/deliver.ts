@@ -19,6 +19,7 @@ import {
   resolveChecked,
 } from "./address-policy.js";
 import type { ChannelSettings, EmailConfig } from "./channel-config.js";
+import { discordEscape, slackEntities, slackEscape } from "./chat-escape.js";
 import type { Notification } from "./message.js";
 
 export type AttemptResult =
@@ -53,19 +54,6 @@ interface HttpRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
-}
-
-/** Slack reads `<!channel>`, `<@U1>` and `<url|text>` in mrkdwn: data must not open such a tag. */
-export function slackEscape(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
-/**
- * Discord renders `[text](url)` as a link and `<@id>`, `<#id>` as mentions; a backslash shows the
- * character as it is. Pings are also off through allowed_mentions.
- */
-export function discordEscape(text: string): string {
-  return text.replace(/[\\[\]<>@]/g, (char) => `\\${char}`);
 }
 
 function clip(text: string, limit: number): string {
@@ -103,7 +91,7 @@ function httpRequestFor(settings: Exclude<ChannelSettings, { kind: "email" }>, n
         headers: json,
         body: JSON.stringify({
           text: clip(
-            `*${slackEscape(n.title)}*\n${slackEscape(n.body)}\n<${slackEscape(n.link)}|Open in Fleetback>`,
+            `*${slackEscape(n.title)}*\n${slackEscape(n.body)}\n<${slackEntities(n.link)}|Open in Fleetback>`,
             SLACK_LIMIT,
           ),
         }),

@@ -228,7 +228,8 @@ runServerSuite("notifier", (server) => {
     expect(slack.text).toContain(`<${link}|`);
 
     const discord = JSON.parse(byPath.get("discord")?.body ?? "{}") as { content: string };
-    expect(discord.content).toContain("backup_failed on db-01");
+    // Escaped for Discord, which shows "backup_failed on db-01".
+    expect(discord.content).toContain("backup\\_failed on db\\-01");
     expect(discord.content).toContain(link);
 
     const ntfy = byPath.get("ntfy");

@@ -164,7 +164,8 @@ export const ACCOUNT_OPERATIONS: ApiOperation[] = [
     path: "/api/api-tokens",
     tag: "API tokens",
     summary: "Make an API token",
-    description: "It acts with your role. The secret is in this answer only.",
+    description:
+      "It acts with your role. The secret is in this answer only. Made with an API token that expires, it expires no later than that token: no `expires_at`, or a later one, gets that token's expiry (the answer shows it).",
     access: "viewer",
     body: NewApiTokenInput,
     responses: { 201: { description: "The token and its secret.", schema: ApiTokenCreated } },

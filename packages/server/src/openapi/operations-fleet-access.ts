@@ -32,7 +32,7 @@ export const FLEET_ACCESS_OPERATIONS: ApiOperation[] = [
     tag: "Enrolment",
     summary: "Mint a one-time enrolment token (valid 1 hour)",
     description:
-      "Optionally with the repository the host will use (a password is generated when none is given) and the paths of its first source group. Secrets are in this answer only.",
+      "Optionally with the repository the host will use (a password is generated when none is given) and the paths of its first source group. Secrets are in this answer only. Minted with an API token that expires within the hour, it expires with that token (`expires_at` shows when).",
     access: "operator",
     body: MintBody,
     responses: { 201: { description: "The token and the install command.", schema: MintedToken } },

@@ -14,6 +14,7 @@ import { announceHost, claimAgentToken } from "../enrolment/announce.js";
 import { enrolWithToken } from "../enrolment/enrol.js";
 import { RequestError } from "../errors.js";
 import { authenticateAgent, UNAUTHORISED_BODY } from "../hosts/agent-auth.js";
+import { limitKey } from "../http/client-address.js";
 import { clientIp } from "../http/render.js";
 import { readJson } from "../http/validate.js";
 
@@ -68,7 +69,7 @@ export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
     );
   });
   routes.post("/api/agents/announce", async (c) => {
-    const limit = await announceLimiter.hit(clientIp(c) ?? "unknown");
+    const limit = await announceLimiter.hit(limitKey(clientIp(c)));
     if (!limit.allowed) {
       throw new RequestError("rate_limited", "Too many announces from this address; wait a minute.", {
         headers: { "Retry-After": String(limit.retryAfterSeconds) },

@@ -64,6 +64,22 @@ describe("sign-in limits", () => {
     // A dozen argon2 hashes at production cost: seconds each on a busy CI machine.
   }, 120_000);
 
+  it("counts an IPv6 /64 as one address, and IPv4 (mapped or not) per address", async () => {
+    const { login } = await setUp();
+    // Ten wrong passwords, each from a fresh address of one /64, as one site can pick them.
+    for (let i = 1; i <= 10; i++) {
+      expect((await login(`2001:db8:1:2::${i.toString(16)}`, `wrong-${i}`)).status).toBe(401);
+    }
+    expect((await login("2001:db8:1:2:ffff::1", PASSWORD)).status).toBe(429);
+    expect((await login("2001:db8:1:3::1", PASSWORD)).status).toBe(200);
+    for (let i = 0; i < 10; i++) {
+      expect((await login("::ffff:203.0.113.5", `wrong-${i}`)).status).toBe(401);
+    }
+    // The mapped form and the plain form are one address; its neighbour is another.
+    expect((await login("203.0.113.5", PASSWORD)).status).toBe(429);
+    expect((await login("203.0.113.6", PASSWORD)).status).toBe(200);
+  }, 120_000);
+
   it("ignores a spoofed X-Forwarded-For when no proxy is trusted", async () => {
     const { login } = await setUp();
     expect((await login("198.51.100.7", PASSWORD, { "X-Forwarded-For": "192.0.2.1" })).status).toBe(200);
