@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { runBackup } from "../sources/dispatch-backup.js";
 import { createGroup } from "../sources/source-groups.js";
+import { eventually } from "../testing/eventually.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent } from "../testing/test-agent.js";
@@ -27,8 +28,13 @@ runServerSuite("agent channel: runs queued while the host was offline", (server)
     expect(run.payload).toMatchObject({ kind: "backup", tag: "home", includes: ["/home"] });
     // The hello sent it, not a tick at the retry slot: the clock has not moved.
     expect(deps.clock.now().getTime()).toBe(before);
-    // Nothing is left waiting, so the host's page no longer lists it as queued for "host offline".
-    expect(await deps.db.select().from(pendingRuns).where(eq(pendingRuns.hostId, host.id))).toEqual([]);
+    // Nothing is left waiting (the row goes once the command is out), so the host's page no longer
+    // lists it as queued for "host offline".
+    await eventually(
+      () => deps.db.select().from(pendingRuns).where(eq(pendingRuns.hostId, host.id)),
+      (rows) => rows.length === 0,
+      { what: "the dispatched run's pending row removed" },
+    );
     await agent.close();
   });
 
@@ -51,7 +57,11 @@ runServerSuite("agent channel: runs queued while the host was offline", (server)
     // The offline run going proves the hello's dispatch has run; the locked one waited.
     const run = await agent.waitFor((frame) => frame.type === "command.run");
     expect(run.payload).toMatchObject({ tag: "srv" });
-    const left = await deps.db.select().from(pendingRuns).where(eq(pendingRuns.hostId, host.id));
+    const left = await eventually(
+      () => deps.db.select().from(pendingRuns).where(eq(pendingRuns.hostId, host.id)),
+      (rows) => rows.length === 1,
+      { what: "the dispatched run's pending row removed" },
+    );
     expect(left.map((row) => [row.sourceGroupId, row.nextAttemptAt.getTime()])).toEqual([
       [locked.id, deps.clock.now().getTime() + 300_000],
     ]);
