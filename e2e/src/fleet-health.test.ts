@@ -7,8 +7,8 @@
  * resolved.
  * The periods are the product's settings at their short end (offline alert after 20 s, a 20 s
  * grace, evaluations every 5 s), so the waits are for alerts and deliveries, not for an hour. The
- * grace is set only once the agent is stopped: until then the default grace (one interval plus an
- * hour) holds, so however long the first backup takes on a busy machine, the group cannot turn
+ * grace is set only once the agent is stopped: until then the default grace (an hour after the
+ * due time) holds, so however long the first backup takes on a busy machine, the group cannot turn
  * overdue before it.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -106,8 +106,9 @@ describe.skipIf(missing !== "")(`fleet health: silent failures alert and resolve
 
     await agent.stop();
     agent = undefined;
-    // Overdue 20 s after the newest snapshot, two schedule intervals: the snapshot after the
-    // restart resolves it with a whole interval to spare before the one after it is due.
+    // Overdue 20 s after the first run that did not come was due (the grace counts from the due
+    // time): the snapshot after the restart resolves it, and the next run is due in one interval
+    // with the whole grace after it to spare.
     const tightened = await api.send(
       "PUT",
       `/api/hosts/${host.hostId}/source-groups/${group.body.source_group.id}`,

@@ -52,7 +52,7 @@ export const sourceGroups = pgTable(
     retryBackoffSeconds: integer("retry_backoff_seconds").notNull().default(300),
     // Derived and cached: recomputed on every group write of the host.
     conflictDimension: text("conflict_dimension"),
-    // Seconds without a new snapshot before the group is overdue; null: one schedule interval + 1 h.
+    // Seconds after a run was due without a new snapshot before the group is overdue; null: 1 h.
     graceSeconds: integer("grace_seconds"),
     // KiB/s for this group's backups; the stricter of these and the host's caps applies.
     bandwidthUpKbps: integer("bandwidth_up_kbps"),

@@ -5,8 +5,9 @@
  * this socket the host's one (evicting an older one with 4002); push, in this order and before
  * anything else can reach the agent, repository credentials, admin credentials (a protected
  * host's admin and mirror slots cleared instead, keepers/), caps and schedule.set; then reconcile running jobs, apply the auto-init rule and carry on a requested
- * agent update (confirm it, or send `command.update`). The host's credentials are read once, for
- * the push; auto-init decides on what the push sent.
+ * agent update (confirm it, or send `command.update`), and send the backups queued while the
+ * host was offline. The host's credentials are read once, for the push; auto-init decides on what
+ * the push sent.
  */
 
 import {
@@ -27,6 +28,7 @@ import { recordHello, recordRefusedHello } from "../hosts/presence.js";
 import { runAutoInit } from "../jobs/auto-init.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import { withdrawalFrames } from "../keepers/protection-push.js";
+import { dispatchOnHello } from "../sources/retry-ticker.js";
 import { helpUrl } from "../updates/agent-upgrade-help.js";
 import { updateSucceeded } from "../updates/update-alerts.js";
 import { continueUpdateOnHello } from "../updates/update-state.js";
@@ -221,5 +223,13 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
     }
   } catch (err) {
     log.error({ err, host_id: hostId }, "continuing the agent update failed");
+  }
+  try {
+    // After the push: a backup needs the repository credentials the agent has just been sent.
+    if (!socket.closed) {
+      await dispatchOnHello(ctx.deps, hostId, clock.now());
+    }
+  } catch (err) {
+    log.error({ err, host_id: hostId }, "sending the runs queued while offline failed");
   }
 }

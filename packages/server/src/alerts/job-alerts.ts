@@ -5,7 +5,8 @@
  * jobs; a success of the same kind and key resolves it. A backup failure that was queued for a
  * retry raises nothing yet (the retry may well succeed); the retry that gives up raises it. A lost
  * job counts as failed, since what it was meant to do did not happen. A cancel is an operator's
- * decision and touches no alert. Only a newly opened alert (and, per channel, a resolution) is
+ * decision and touches no alert, and so is a restore the host refused before restic ran
+ * (restore/restore-refusal.ts): the operator's request, not the host, was wrong. Only a newly opened alert (and, per channel, a resolution) is
  * notified. What the job's end says about the host's repository (unreachable, or answering
  * again) goes to repository-alerts.ts first; a job that failed because the repository did not
  * answer raises only that alert. Never throws: a broken alert must not break job handling.
@@ -17,6 +18,7 @@ import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { AlertContext } from "../notifications/message.js";
 import type { Notifier } from "../notifications/notifier-port.js";
+import { restoreRefusal } from "../restore/restore-refusal.js";
 import { type AlertKey, type AlertKind, raiseAlert, resolveKey } from "./alerts.js";
 import { isRepositoryOutage, recordRepositoryState, repositoryKey } from "./repository-alerts.js";
 
@@ -115,7 +117,13 @@ export function createJobAlerts(deps: JobAlertDeps): JobAlerts {
           }
           return;
         }
-        if (end.status === "cancelled" || end.retryQueued || isRepositoryOutage(end)) {
+        // A restore the host refused before restic ran is the operator's mistake, not the host failing.
+        if (
+          end.status === "cancelled" ||
+          end.retryQueued ||
+          isRepositoryOutage(end) ||
+          restoreRefusal(end) !== undefined
+        ) {
           return;
         }
         const { alert, opened } = await raiseAlert(

@@ -31,19 +31,19 @@ function judge(
 }
 
 describe("freshness rules", () => {
-  it("goes fresh → due → overdue, and the grace defaults to one interval plus an hour", () => {
+  it("goes fresh → due → overdue, and the grace defaults to an hour after the due time", () => {
     const last = "2026-11-21T10:05:00Z";
     expect(judge("2026-11-21T10:30:00Z", { last })).toMatchObject({
       state: "fresh",
       dueAt: at("2026-11-21T11:00:00Z"),
-      deadline: at("2026-11-21T12:05:00Z"),
+      deadline: at("2026-11-21T12:00:00Z"),
       nextFireAt: at("2026-11-21T11:00:00Z"),
       overdueSeconds: 0,
     });
     expect(judge("2026-11-21T11:00:00Z", { last }).state).toBe("due");
-    expect(judge("2026-11-21T12:04:59Z", { last }).state).toBe("due");
-    expect(judge("2026-11-21T12:05:00Z", { last })).toMatchObject({ state: "overdue", overdueSeconds: 0 });
-    expect(judge("2026-11-21T13:05:30Z", { last })).toMatchObject({ state: "overdue", overdueSeconds: 3630 });
+    expect(judge("2026-11-21T11:59:59Z", { last }).state).toBe("due");
+    expect(judge("2026-11-21T12:00:00Z", { last })).toMatchObject({ state: "overdue", overdueSeconds: 0 });
+    expect(judge("2026-11-21T13:05:30Z", { last })).toMatchObject({ state: "overdue", overdueSeconds: 3930 });
     // A newer snapshot makes it fresh again.
     expect(judge("2026-11-21T13:05:30Z", { last: "2026-11-21T13:01:00Z" }).state).toBe("fresh");
   });
@@ -55,9 +55,9 @@ describe("freshness rules", () => {
     expect(judge("2026-11-22T20:00:00Z", { last, cron }).state).toBe("fresh");
     expect(judge("2026-11-23T09:30:00Z", { last, cron })).toMatchObject({
       state: "due",
-      deadline: at("2026-11-23T10:05:00Z"),
+      deadline: at("2026-11-23T10:00:00Z"),
     });
-    expect(judge("2026-11-23T10:05:00Z", { last, cron }).state).toBe("overdue");
+    expect(judge("2026-11-23T10:00:00Z", { last, cron }).state).toBe("overdue");
   });
 
   it("reads the schedule in the agent's zone, across a daylight-saving change", () => {
@@ -68,14 +68,17 @@ describe("freshness rules", () => {
     expect(judge("2026-11-01T13:30:00Z", { last, cron, zone })).toMatchObject({
       state: "fresh",
       dueAt: at("2026-11-01T14:00:00Z"),
-      // The interval across the change is 25 h, plus the hour of grace.
-      deadline: at("2026-11-01T15:05:00Z"),
+      // 09:00 in New York after the change, plus the hour of grace.
+      deadline: at("2026-11-01T15:00:00Z"),
     });
     // Read in UTC instead, 09:00 would already have passed.
-    expect(judge("2026-11-01T13:30:00Z", { last, cron, zone: "UTC" }).state).toBe("due");
+    expect(judge("2026-11-01T13:30:00Z", { last, cron, zone: "UTC" })).toMatchObject({
+      state: "overdue",
+      dueAt: at("2026-11-01T09:00:00Z"),
+    });
     expect(judge("2026-11-01T14:30:00Z", { last, cron, zone }).state).toBe("due");
-    expect(judge("2026-11-01T15:04:59Z", { last, cron, zone }).state).toBe("due");
-    expect(judge("2026-11-01T15:05:00Z", { last, cron, zone }).state).toBe("overdue");
+    expect(judge("2026-11-01T14:59:59Z", { last, cron, zone }).state).toBe("due");
+    expect(judge("2026-11-01T15:00:00Z", { last, cron, zone }).state).toBe("overdue");
     // Spring forward in Berlin: 02:30 does not exist on 2026-03-29; the run happens at 03:30 CEST.
     expect(
       judge("2026-03-29T01:00:00Z", {
@@ -86,11 +89,15 @@ describe("freshness rules", () => {
     ).toMatchObject({ state: "fresh", dueAt: at("2026-03-29T01:30:00Z") });
   });
 
-  it("uses the group's own grace when set", () => {
+  it("counts the group's own grace from the due time, not from the last snapshot", () => {
     const last = "2026-11-21T10:05:00Z";
-    expect(judge("2026-11-21T10:20:00Z", { last, grace: 600 })).toMatchObject({
+    expect(judge("2026-11-21T10:20:00Z", { last, grace: 600 }).state).toBe("fresh");
+    expect(judge("2026-11-21T11:05:00Z", { last, grace: 600 })).toMatchObject({
+      state: "due",
+      deadline: at("2026-11-21T11:10:00Z"),
+    });
+    expect(judge("2026-11-21T11:15:00Z", { last, grace: 600 })).toMatchObject({
       state: "overdue",
-      deadline: at("2026-11-21T10:15:00Z"),
       overdueSeconds: 300,
     });
   });
@@ -101,16 +108,16 @@ describe("freshness rules", () => {
     expect(judge("2026-11-21T11:10:00Z", { last: null, since }).state).toBe("due");
     expect(judge("2026-11-21T12:30:00Z", { last: null, since })).toMatchObject({
       state: "overdue",
-      deadline: at("2026-11-21T12:30:00Z"),
+      deadline: at("2026-11-21T12:00:00Z"),
     });
   });
 
-  it("takes the earliest due time and the shortest interval of several schedules", () => {
+  it("takes the earliest due time of several schedules", () => {
     const last = "2026-11-21T10:05:00Z";
     const verdict = judge("2026-11-21T10:10:00Z", { last, cron: ["0 3 * * *", "30 */2 * * *"] });
     expect(verdict).toMatchObject({
       dueAt: at("2026-11-21T10:30:00Z"),
-      deadline: at("2026-11-21T13:05:00Z"),
+      deadline: at("2026-11-21T11:30:00Z"),
     });
   });
 

@@ -42,7 +42,7 @@ runDbSuite("group freshness", (getDb) => {
       state: "fresh",
       lastSnapshotAt: new Date("2026-11-21T14:01:00Z"),
       dueAt: new Date("2026-11-21T15:00:00Z"),
-      deadline: new Date("2026-11-21T16:01:00Z"),
+      deadline: new Date("2026-11-21T16:00:00Z"),
     });
     const tags = await deps.db.select().from(snapshotTags);
     expect(tags.map((t) => [t.tag, t.snapshotCount]).sort()).toEqual([
@@ -82,7 +82,12 @@ runDbSuite("group freshness", (getDb) => {
       timeZone: "America/New_York",
       dueAt: new Date("2026-11-01T14:00:00Z"),
     });
-    expect(byHost.get("utc")).toMatchObject({ state: "due", timeZone: "UTC" });
+    // Read in UTC, 09:00 passed at 09:00Z, and its hour of grace with it.
+    expect(byHost.get("utc")).toMatchObject({
+      state: "overdue",
+      timeZone: "UTC",
+      dueAt: new Date("2026-11-01T09:00:00Z"),
+    });
     await deps.close();
   });
 

@@ -9,12 +9,13 @@
  *   base      = the newest snapshot for the tag, or, before the first one, when the group became
  *               scheduled (the later of the group's creation and its schedules' last change);
  *   dueAt     = the first fire after base: from then on a new snapshot is expected;
- *   grace     = the group's grace_seconds, or by default one schedule interval (the gap between
- *               dueAt and the fire before it) plus an hour;
- *   deadline  = base + grace.
- * State: `overdue` from the deadline on, else `due` from dueAt on, else `fresh`. A daily 02:00
- * backup is thus overdue at 03:00 the day after a night without a snapshot. A group no enabled
- * schedule fires is `unscheduled`: shown, never alerting.
+ *   grace     = the group's grace_seconds, or by default an hour;
+ *   deadline  = dueAt + grace.
+ * Grace counts from when the run was due, not from the last snapshot: counted from the snapshot,
+ * a grace shorter than the schedule's interval (60 s on a 3-minute schedule) made every healthy
+ * group overdue between two good runs. State: `overdue` from the deadline on, else `due` from
+ * dueAt on, else `fresh`. A daily 02:00 backup is thus overdue at 03:00 after a night without a
+ * snapshot. A group no enabled schedule fires is `unscheduled`: shown, never alerting.
  *
  * The whole fleet is read with one query (groups, hosts, the per-tag newest snapshot by key, the
  * enabled schedules aggregated per group in one pass, joined by hash rather than a subquery per
@@ -23,12 +24,12 @@
  */
 import { type Database, executeRows } from "@fleetback/db";
 import { sql } from "drizzle-orm";
-import { type CronTimes, createCronTimes, intervalEndingAt } from "./cron-times.js";
+import { type CronTimes, createCronTimes } from "./cron-times.js";
 
 export type FreshnessState = "fresh" | "due" | "overdue" | "unscheduled";
 
-/** Added to one schedule interval when the group sets no grace of its own. */
-export const DEFAULT_GRACE_EXTRA_MS = 60 * 60 * 1000;
+/** The grace after the due time when the group sets none of its own. */
+export const DEFAULT_GRACE_MS = 60 * 60 * 1000;
 
 export interface GroupFreshness {
   hostId: string;
@@ -114,16 +115,11 @@ export function judgeGroup(
   );
   const base = input.lastSnapshotAt ?? new Date(scheduledSince);
   let dueAt: Date | undefined;
-  let interval: number | undefined;
   let nextFireAt: Date | undefined;
   for (const { cron } of input.schedules) {
     const first = times.nextAfter(cron, input.timeZone, base);
     if (first && (!dueAt || first < dueAt)) {
       dueAt = first;
-    }
-    const gap = first ? intervalEndingAt(times, cron, input.timeZone, first) : undefined;
-    if (gap !== undefined && (interval === undefined || gap < interval)) {
-      interval = gap;
     }
     const next = times.nextAfter(cron, input.timeZone, now);
     if (next && (!nextFireAt || next < nextFireAt)) {
@@ -134,9 +130,8 @@ export function judgeGroup(
     // Every schedule's expression is past its last date: nothing will ever be expected.
     return unscheduled;
   }
-  const graceMs =
-    input.graceSeconds !== null ? input.graceSeconds * 1000 : (interval ?? 0) + DEFAULT_GRACE_EXTRA_MS;
-  const deadline = new Date(base.getTime() + graceMs);
+  const graceMs = input.graceSeconds !== null ? input.graceSeconds * 1000 : DEFAULT_GRACE_MS;
+  const deadline = new Date(dueAt.getTime() + graceMs);
   const state = now >= deadline ? "overdue" : now >= dueAt ? "due" : "fresh";
   return {
     state,

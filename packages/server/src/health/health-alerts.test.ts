@@ -61,6 +61,40 @@ runDbSuite("health alerts", (getDb) => {
     await deps.close();
   });
 
+  it("counts a grace shorter than the interval from the due time: good runs never go overdue", async () => {
+    const { deps, notifier, tick, moveTo, open } = await setup();
+    const { host, group } = await seedScheduledGroup(deps, { cron: "*/3 * * * *", graceSeconds: 60 });
+    const second = 1000;
+    const start = deps.clock.now().getTime();
+    // Every run from 12:03 to 12:30 lands its snapshot 20 s after the fire; the health check looks
+    // every 30 s, so it sees each gap between two good runs.
+    for (let at = start + 30 * second; at <= start + (30 * 60 + 30) * second; at += 30 * second) {
+      moveTo(new Date(at).toISOString());
+      const sinceFire = (at - start) % (180 * second);
+      if (sinceFire === 30 * second) {
+        await reportSnapshots(deps, host.id, [
+          { time: new Date(at - 10 * second).toISOString(), tags: ["etc"] },
+        ]);
+      }
+      await setHostStatus(deps, host.id, "online", deps.clock.now());
+      expect((await tick()).opened).toEqual([]);
+    }
+    expect(notifier.notices).toEqual([]);
+    // The 12:33 run does not happen: overdue exactly its grace after it was due, not before.
+    moveTo("2026-11-21T12:33:59Z");
+    expect((await tick()).opened).toEqual([]);
+    moveTo("2026-11-21T12:34:00Z");
+    expect((await tick()).opened).toEqual([{ hostId: host.id, kind: "backup_overdue", dedupKey: group.id }]);
+    expect(notifier.notices).toEqual([
+      expect.objectContaining({
+        kind: "backup_overdue",
+        body: "No snapshot of etc since 2026-11-21T12:30:20Z; it was due by 2026-11-21T12:34:00Z",
+      }),
+    ]);
+    expect(await open()).toEqual([["backup_overdue", group.id]]);
+    await deps.close();
+  });
+
   it("resolves backup_overdue when the group's schedule is deleted, and never opens one for it again", async () => {
     const { deps, tick, moveTo, open } = await setup();
     const { host, group, schedule, audit } = await seedScheduledGroup(deps);

@@ -16,7 +16,13 @@ import type { TestDeps } from "../testing/test-deps.js";
 
 export async function seedScheduledGroup(
   deps: TestDeps,
-  options: { hostName?: string; timeZone?: string | null; cron?: string; group?: string } = {},
+  options: {
+    hostName?: string;
+    timeZone?: string | null;
+    cron?: string;
+    group?: string;
+    graceSeconds?: number;
+  } = {},
 ) {
   const audit = await seedAuditContext(deps);
   const { host } = await seedHost(deps, {
@@ -24,7 +30,11 @@ export async function seedScheduledGroup(
     timeZone: options.timeZone ?? null,
     createdAt: deps.clock.now(),
   });
-  const group = await createGroup(deps, audit, host.id, { name: options.group ?? "etc", includes: ["/etc"] });
+  const group = await createGroup(deps, audit, host.id, {
+    name: options.group ?? "etc",
+    includes: ["/etc"],
+    ...(options.graceSeconds === undefined ? {} : { grace_seconds: options.graceSeconds }),
+  });
   const schedule = await createSchedule(deps, audit, host.id, {
     cron: options.cron ?? "0 * * * *",
     source_group_ids: [group.id],

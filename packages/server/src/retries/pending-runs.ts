@@ -9,6 +9,12 @@ import { asc, eq } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 
+/**
+ * The reason of a run queued, or rescheduled, because its host was offline: such a run is sent as
+ * soon as the host says hello (sources/retry-ticker.ts), not at its backoff slot.
+ */
+export const HOST_OFFLINE_REASON = "host offline";
+
 /** Delay before retry number `retry` (1-based). */
 export function retryDelayMs(backoffSeconds: number, retry: number): number {
   return backoffSeconds * 1000 * 2 ** Math.max(0, retry - 1);

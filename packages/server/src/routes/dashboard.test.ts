@@ -104,8 +104,8 @@ for (const engine of testEngines()) {
         await group(db.id, "pg", "0 2 * * *", hoursAgo(72)),
         await group(db.id, "old", "0 2 * * *", hoursAgo(120)),
       ]);
-      // Hourly, last snapshot at 10:30: due since 11:00, overdue only from 12:30.
-      await snapshotsOf(mail.id, [await group(mail.id, "mail", "0 * * * *", hoursAgo(1.5))]);
+      // Hourly at a quarter past, last snapshot at 10:30: due since 11:15, overdue only from 12:15.
+      await snapshotsOf(mail.id, [await group(mail.id, "mail", "15 * * * *", hoursAgo(1.5))]);
       await raiseAlert(
         deps,
         { hostId: mail.id, kind: "backup_failed", dedupKey: "g" },

@@ -93,7 +93,7 @@ for (const engine of testEngines()) {
       });
       await groupWithSnapshot(ids.web, "etc", "30 * * * *", hoursAgo(25 / 60));
       await groupWithSnapshot(ids.db, "pg", "0 2 * * *", hoursAgo(72));
-      await groupWithSnapshot(ids.mail, "mail", "0 * * * *", hoursAgo(1.5));
+      await groupWithSnapshot(ids.mail, "mail", "15 * * * *", hoursAgo(1.5));
       await groupWithSnapshot(ids.web2, "etc", "30 * * * *", hoursAgo(0.2));
       await raiseAlert(
         deps,
@@ -173,9 +173,9 @@ for (const engine of testEngines()) {
           status: "failed",
           finished_at: hoursAgo(0.1).toISOString(),
         },
-        // Hourly, last snapshot at 10:30: due since 11:00.
+        // Hourly at a quarter past, last snapshot at 10:30: due since 11:15, overdue from 12:15.
         freshness: "due",
-        next_run_at: "2026-11-21T13:00:00.000Z",
+        next_run_at: "2026-11-21T12:15:00.000Z",
       });
       expect(byName.get("web-ok")).toMatchObject({
         failing: false,
@@ -305,7 +305,7 @@ for (const engine of testEngines()) {
       );
       expect(mail).toContain(`<time datetime="${hoursAgo(1.5).toISOString()}">2026-11-21 10:30</time>`);
       expect(mail).toContain('class="freshness-due" data-state="due">due</a>');
-      expect(mail).toContain('<time datetime="2026-11-21T13:00:00.000Z">2026-11-21 13:00</time>');
+      expect(mail).toContain('<time datetime="2026-11-21T12:15:00.000Z">2026-11-21 12:15</time>');
       expect(row(all, ids.idle)).toContain('<span class="muted">no groups</span>');
       expect(all).not.toMatch(/style=/);
 

@@ -18,6 +18,7 @@ import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, listJobs } from "../jobs/job-queries.js";
 import { loadOutage } from "../repository-outage/repository-outage.js";
 import { loadDiffView } from "../restore/diff-view.js";
+import { restoreRefusal } from "../restore/restore-refusal.js";
 
 export const HOST_JOBS_PAGE = 50;
 
@@ -57,6 +58,7 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
       // renderPage's own `actor` (the signed-in user, for the navigation) would shadow the view's.
       startedBy: view.actor,
       diff: view.job.kind === "diff" ? await loadDiffView(deps.db, view.job.id) : undefined,
+      refusal: restoreRefusal(view.job),
       // The host's repository as it is now, not as it was when this job ran.
       outage: await loadOutage(deps.db, view.host.id),
       // A protected host's upkeep runs on its keeper (keepers/).

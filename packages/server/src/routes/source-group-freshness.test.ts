@@ -57,7 +57,7 @@ describe("source group freshness and grace", () => {
     expect(listed.source_groups[0]?.freshness).toMatchObject({ state: "unscheduled", deadline: null });
 
     const schedule = await admin.json("POST", `/api/hosts/${hostId}/schedules`, {
-      cron: "0 3 * * *",
+      cron: "15 13 * * *",
       source_group_ids: [group.id],
     });
     expect(schedule.status).toBe(201);
@@ -66,13 +66,14 @@ describe("source group freshness and grace", () => {
     expect(listed.source_groups[0]?.freshness).toMatchObject({
       state: "fresh",
       last_snapshot_at: "2026-11-21T11:55:00.000Z",
-      deadline: "2026-11-21T12:05:00.000Z",
-      // 03:00 in Berlin (CET, UTC+1) is 02:00Z.
-      due_at: "2026-11-22T02:00:00.000Z",
-      next_fire_at: "2026-11-22T02:00:00.000Z",
+      // The grace counts from the due time, not from the snapshot.
+      deadline: "2026-11-21T12:25:00.000Z",
+      // 13:15 in Berlin (CET, UTC+1) is 12:15Z.
+      due_at: "2026-11-21T12:15:00.000Z",
+      next_fire_at: "2026-11-21T12:15:00.000Z",
       time_zone: "Europe/Berlin",
     });
-    deps.clock.advance(6 * 60_000);
+    deps.clock.advance(26 * 60_000);
     listed = (await (await admin.request(groupsUrl())).json()) as typeof listed;
     expect(listed.source_groups[0]?.freshness).toMatchObject({ state: "overdue", overdue_seconds: 60 });
 
@@ -80,6 +81,10 @@ describe("source group freshness and grace", () => {
     const page = await (await admin.request(`/hosts/${hostId}/sources`)).text();
     expect(page).toContain('data-testid="freshness-etc">overdue<');
     expect(page).toContain("schedules read in Europe/Berlin");
+    expect(page).toContain("grace 600 s after the run was due");
+    expect(page).toContain(
+      "The grace counts from the time the schedule's run was due, not from the last snapshot",
+    );
     const saved = await admin.form(`/hosts/${hostId}/source-groups/${group.id}`, {
       _csrf: csrfFrom(page),
       name: "etc",
@@ -88,6 +93,9 @@ describe("source group freshness and grace", () => {
     });
     expect(saved.status).toBe(303);
     listed = (await (await admin.request(groupsUrl())).json()) as typeof listed;
-    expect(listed.source_groups[0]).toMatchObject({ grace_seconds: null, freshness: { state: "fresh" } });
+    expect(listed.source_groups[0]).toMatchObject({
+      grace_seconds: null,
+      freshness: { state: "due", deadline: "2026-11-21T13:15:00.000Z" },
+    });
   });
 });

@@ -21,7 +21,7 @@ import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { createJob, mintJobId } from "../jobs/create-job.js";
 import { type CreateAndDispatchResult, createAndDispatchJob, dispatchJob } from "../jobs/dispatch-job.js";
-import { queuePendingRun } from "../retries/pending-runs.js";
+import { HOST_OFFLINE_REASON, queuePendingRun } from "../retries/pending-runs.js";
 import { resolveHooks } from "./hooks.js";
 import { getGroup } from "./source-groups.js";
 
@@ -231,7 +231,7 @@ async function queueOfflineBackup(
     actorUserId: request.actorUserId ?? null,
     scheduleId: request.scheduleId ?? null,
     attemptsMade: 0,
-    reason: "host offline",
+    reason: HOST_OFFLINE_REASON,
     runCaps: request.runCaps,
   });
   if (!queued) {

@@ -5,6 +5,11 @@
  * never picks it up; after the commit the claimed rows are sent. A sent row is deleted. A row whose
  * retries are used up is deleted and leaves a failed job behind, so the history sees the backup
  * that never ran, and its backup_failed alert is raised.
+ *
+ * A run waiting only because its host was offline goes when the host is back: its hello makes the
+ * host's offline rows due at once (dispatchOnHello), so it leaves with the hello rather than at its
+ * backoff slot minutes later while the page still says "host offline". A retry after a transient
+ * failure (a locked repository) keeps its backoff: a reconnect does not end the lock.
  */
 import {
   type Database,
@@ -15,12 +20,12 @@ import {
   sourceGroups,
   withAdvisoryLock,
 } from "@fleetback/db";
-import { asc, eq, lte } from "drizzle-orm";
+import { and, asc, eq, gt, lte } from "drizzle-orm";
 import { createJobAlerts, type JobEnd } from "../alerts/job-alerts.js";
 import type { ServerDeps } from "../deps.js";
 import { createJob } from "../jobs/create-job.js";
 import { recordJobEnds } from "../metrics/job-metrics.js";
-import { retryDelayMs } from "../retries/pending-runs.js";
+import { HOST_OFFLINE_REASON, retryDelayMs } from "../retries/pending-runs.js";
 import { type BackupDeps, backupParams, sendBackup } from "./dispatch-backup.js";
 
 export const RETRY_TICK_PERIOD_MS = 15_000;
@@ -67,9 +72,33 @@ async function giveUp(
   };
 }
 
+/**
+ * Sends the host's runs queued while it was offline, now. Called after its hello is accepted. When
+ * another replica's tick holds the lock, the rows are already due and its next tick sends them.
+ */
+export async function dispatchOnHello(
+  deps: BackupDeps & Pick<ServerDeps, "notifier">,
+  hostId: string,
+  now: Date,
+): Promise<RetryTickReport> {
+  await deps.db
+    .update(pendingRuns)
+    .set({ nextAttemptAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(pendingRuns.hostId, hostId),
+        eq(pendingRuns.reason, HOST_OFFLINE_REASON),
+        gt(pendingRuns.nextAttemptAt, now),
+      ),
+    );
+  return retryTick(deps, now, hostId);
+}
+
+/** Tries the due pending runs: all of them, or one host's (`onlyHostId`). */
 export async function retryTick(
   deps: BackupDeps & Pick<ServerDeps, "notifier">,
   now: Date,
+  onlyHostId?: string,
 ): Promise<RetryTickReport> {
   const report: RetryTickReport = { dispatched: [], rescheduled: [], gaveUp: [] };
   const failed: JobEnd[] = [];
@@ -79,7 +108,12 @@ export async function retryTick(
       .from(pendingRuns)
       .innerJoin(sourceGroups, eq(sourceGroups.id, pendingRuns.sourceGroupId))
       .innerJoin(hosts, eq(hosts.id, pendingRuns.hostId))
-      .where(lte(pendingRuns.nextAttemptAt, now))
+      .where(
+        and(
+          lte(pendingRuns.nextAttemptAt, now),
+          onlyHostId === undefined ? undefined : eq(pendingRuns.hostId, onlyHostId),
+        ),
+      )
       .orderBy(asc(pendingRuns.nextAttemptAt), asc(pendingRuns.id))
       .limit(BATCH);
     const claimed: typeof due = [];
@@ -96,7 +130,7 @@ export async function retryTick(
         .set({
           attempt,
           nextAttemptAt: new Date(now.getTime() + retryDelayMs(row.group.retryBackoffSeconds, attempt + 1)),
-          reason: deps.hub.isOnline(row.run.hostId) ? row.run.reason : "host offline",
+          reason: deps.hub.isOnline(row.run.hostId) ? row.run.reason : HOST_OFFLINE_REASON,
           updatedAt: now,
         })
         .where(eq(pendingRuns.id, row.run.id));

@@ -43,12 +43,15 @@ const groupFields = {
   retry_max: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
   retry_backoff_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
   /**
-   * How long without a new snapshot before the group is overdue; null: one interval plus an hour.
-   * Schedules fire down to the second, so a grace may be seconds too.
+   * How long after a run was due (the schedule's first fire after the last snapshot) the group may
+   * go without a new snapshot before it is overdue; null: an hour. Counted from the due time, a
+   * grace shorter than the schedule's interval is meaningful, so it is allowed; schedules fire
+   * down to the second, so a grace may be seconds too.
    */
   grace_seconds: Type.Optional(
     Type.Union([Type.Integer({ minimum: 10, maximum: 31_536_000 }), Type.Null()], {
-      description: "10 to 31536000 seconds, or null for the default (one schedule interval plus an hour)",
+      description:
+        "10 to 31536000 seconds after a run was due (the schedule's first fire after the last snapshot), or null for the default (an hour)",
     }),
   ),
   /** KiB/s for this group's backups; the stricter of this and the host's cap applies. */
