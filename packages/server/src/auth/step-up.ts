@@ -16,6 +16,12 @@ import type { Actor } from "../http/app-env.js";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.js";
 import { DUMMY_PASSWORD_HASH } from "./users.js";
 
+/**
+ * Where a single sign-on user signs in again (routes/sso-pages.ts SSO_START_PATH; a route may not
+ * import another route module, and recovery-kit.test.ts holds the two equal).
+ */
+export const SSO_SIGN_IN_PATH = "/auth/sso";
+
 /** How recent a single sign-on must be to count as having just proved who one is. */
 export const STEP_UP_SSO_MAX_AGE_MS = 10 * 60_000;
 

@@ -12,9 +12,11 @@ import { like } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { createSession, SESSION_COOKIE } from "../auth/sessions.js";
+import { SSO_SIGN_IN_PATH } from "../auth/step-up.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { bindCredentials, seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { SSO_START_PATH } from "./sso-pages.js";
 
 const PASSWORD = "correct horse battery";
 const REPO_CANARY = "Canary-Kit-Repo-7731";
@@ -291,7 +293,8 @@ runDbSuite("recovery kit routes", (getDb) => {
       client.cookie = `${SESSION_COOKIE}=${session.token}`;
       const form = await (await client.request(`/hosts/${hostId}/recovery-kit`)).text();
       expect(form).not.toContain('name="password"');
-      expect(form).toContain(`/auth/sso?next=${encodeURIComponent(`/hosts/${hostId}/recovery-kit`)}`);
+      expect(SSO_SIGN_IN_PATH).toBe(SSO_START_PATH);
+      expect(form).toContain(`${SSO_START_PATH}?next=${encodeURIComponent(`/hosts/${hostId}/recovery-kit`)}`);
 
       deps.clock.advance(9 * 60_000);
       const fresh = await client.json("POST", `/api/hosts/${hostId}/recovery-kit`, {});

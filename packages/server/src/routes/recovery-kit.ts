@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
-import { createStepUpLimiter, STEP_UP_SSO_MAX_AGE_MS } from "../auth/step-up.js";
+import { createStepUpLimiter, SSO_SIGN_IN_PATH, STEP_UP_SSO_MAX_AGE_MS } from "../auth/step-up.js";
 import { RequestError } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { renderPage } from "../http/render.js";
@@ -17,7 +17,6 @@ import { readForm, readJson } from "../http/validate.js";
 import { noStore, RecoveryKitBody, stepUpAndExport } from "../recovery/kit-request.js";
 import { kitFileName, kitText } from "../recovery/kit-text.js";
 import type { KitScope } from "../recovery/recovery-kit.js";
-import { SSO_START_PATH } from "./sso-pages.js";
 
 export function recoveryKitRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -52,7 +51,7 @@ export function recoveryKitRoutes(deps: AppDeps): Hono<AppEnv> {
         action,
         sso: user?.ssoSubject != null,
         ssoMinutes: STEP_UP_SSO_MAX_AGE_MS / 60_000,
-        ssoSignInHref: `${SSO_START_PATH}?next=${encodeURIComponent(action)}`,
+        ssoSignInHref: `${SSO_SIGN_IN_PATH}?next=${encodeURIComponent(action)}`,
         error: error?.message,
       },
       error ? 403 : 200,
