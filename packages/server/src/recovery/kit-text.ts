@@ -16,9 +16,12 @@ function fenced(text: string, info = ""): string {
 }
 
 function inline(value: string): string {
-  const longest = Math.max(0, ...[...value.matchAll(/`+/g)].map((run) => run[0].length));
+  const flat = value.replace(/[\r\n]/g, " ");
+  const longest = Math.max(0, ...[...flat.matchAll(/`+/g)].map((run) => run[0].length));
   const fence = "`".repeat(longest + 1);
-  return `${fence} ${value.replace(/[\r\n]/g, " ")} ${fence}`;
+  // Padding only where CommonMark needs it: a value that starts or ends with a backtick.
+  const pad = longest > 0 ? " " : "";
+  return `${fence}${pad}${flat}${pad}${fence}`;
 }
 
 function slotText(host: KitHost, slot: KitSlot): string[] {
