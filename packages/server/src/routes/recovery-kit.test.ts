@@ -98,6 +98,26 @@ runDbSuite("recovery kit routes", (getDb) => {
     }
   });
 
+  it("stops password guesses after ten, even a right one, until the window passes", async () => {
+    const { deps, admin, hostId } = await setUp(getDb);
+    try {
+      for (let i = 0; i < 10; i++) {
+        const guess = await admin.json("POST", `/api/hosts/${hostId}/recovery-kit`, {
+          password: `guess ${i}`,
+        });
+        expect(guess.status).toBe(403);
+      }
+      const limited = await admin.json("POST", `/api/hosts/${hostId}/recovery-kit`, { password: PASSWORD });
+      expect(limited.status).toBe(429);
+      expectNoSecret(await limited.text());
+      deps.clock.advance(5 * 60_000 + 1_000);
+      const later = await admin.json("POST", `/api/hosts/${hostId}/recovery-kit`, { password: PASSWORD });
+      expect(later.status).toBe(200);
+    } finally {
+      await deps.close();
+    }
+  });
+
   it("gives the admin every slot with the values restic needs, uncached, audited by host id only", async () => {
     const { deps, admin, hostId } = await setUp(getDb);
     try {
