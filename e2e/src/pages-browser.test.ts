@@ -170,6 +170,8 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
       { name: "users", path: "/settings/users", role: "admin" },
       { name: "notifications", path: "/settings/notifications", role: "admin" },
       { name: "audit", path: "/audit", role: "admin" },
+      { name: "host-recovery-kit", path: `/hosts/${hostId}/recovery-kit`, role: "admin" },
+      { name: "recovery-kit", path: "/recovery-kit", role: "admin" },
       { name: "missing-host", path: `/hosts/${MISSING_ID}`, role: "viewer", missing: true },
       { name: "missing-job", path: `/jobs/${MISSING_ID}`, role: "viewer", missing: true },
       { name: "missing-page", path: "/no/such/page", role: "viewer", missing: true },

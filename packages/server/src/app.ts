@@ -50,6 +50,7 @@ import { mirrorPageRoutes } from "./routes/mirror-pages.js";
 import { notificationChannelApiRoutes } from "./routes/notification-channels-api.js";
 import { notificationChannelPageRoutes } from "./routes/notification-channels-pages.js";
 import { openApiRoutes } from "./routes/openapi.js";
+import { recoveryKitRoutes } from "./routes/recovery-kit.js";
 import { restoreApiRoutes } from "./routes/restore-api.js";
 import { restorePageRoutes } from "./routes/restore-pages.js";
 import { scheduleApiRoutes } from "./routes/schedules-api.js";
@@ -131,6 +132,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", enrolmentPageRoutes(deps));
   app.route("/", hostApiRoutes(deps));
   app.route("/", hostPageRoutes(deps));
+  app.route("/", recoveryKitRoutes(deps));
   app.route("/", mirrorApiRoutes(deps));
   app.route("/", mirrorPageRoutes(deps));
   app.route("/", installRoutes(deps));

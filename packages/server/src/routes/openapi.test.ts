@@ -466,6 +466,15 @@ describe("answers match their documented schemas", () => {
     expect((await call(admin, "PUT", `${base}/bandwidth`, { up_kbps: 1024, down_kbps: null })).status).toBe(
       200,
     );
+    const kit = await call(admin, "POST", `${base}/recovery-kit`, { password: PASSWORD });
+    expect(kit.status).toBe(200);
+    expect(kit.body.kit.hosts[0].repositories.map((slot: { slot: string }) => slot.slot)).toEqual([
+      "repo",
+      "admin",
+      "mirror",
+    ]);
+    expect((await call(admin, "POST", "/api/recovery-kit", { password: PASSWORD })).status).toBe(200);
+    expect((await call(admin, "POST", "/api/recovery-kit", { password: "wrong" })).status).toBe(403);
     const keeper = (await seedHost(deps, { name: "store-1", protocolVersion: 12 })).host;
     const kept = await call(admin, "PUT", `${base}/keeper`, { keeper_host_id: keeper.id });
     expect(kept.status).toBe(200);
