@@ -3,8 +3,7 @@
  * What an operator asks to restore, checked before anything is sent: a snapshot of this
  * host (from its cached list), at least one absolute path, and either "in place" confirmed by the
  * host's name or a target directory that is absolute or starts with `$HOME`, `${HOME}` or `~/` and
- * uses no other variable; in place only where the host's restore helper would run it (restic 0.16
- * or later, restore/restore-refusal.ts). Every problem is reported by field so the wizard can show them all
+ * uses no other variable. Every problem is reported by field so the wizard can show them all
  * beside the operator's input, and the JSON API names the first.
  */
 import { posix } from "node:path";
@@ -19,7 +18,6 @@ import {
   olderAgentProblem,
 } from "../hosts/agent-dirs.js";
 import type { FieldProblem } from "../http/validate.js";
-import { inPlaceResticProblem } from "./restore-refusal.js";
 
 export const DEFAULT_RESTORE_TARGET = "$HOME/fleetback-restore/<job-id>/";
 /** Replaced by the job id when the command is sent, so every restore gets a directory of its own. */
@@ -198,10 +196,6 @@ export async function checkRestore(
     : undefined;
   if (agentDir !== undefined) {
     problems.push(agentDir);
-  }
-  const oldRestic = inPlaceResticProblem(host, input.inPlace);
-  if (oldRestic !== undefined) {
-    problems.push(oldRestic);
   }
 
   if (problems.length > 0 || !snapshot) {
