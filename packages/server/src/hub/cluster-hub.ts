@@ -13,7 +13,7 @@
  * host connects to tells the replica holding its older socket to close it.
  */
 
-import { type Database, hostConnections, hosts, serverReplicas } from "@fleetback/db";
+import type { Database } from "@fleetback/db";
 import {
   type AgentEnvelope,
   type AgentMessageType,
@@ -22,14 +22,31 @@ import {
   type PayloadOf,
   type ServerMessageType,
 } from "@fleetback/protocol";
-import { and, eq, gt, inArray, lt, ne, sql } from "drizzle-orm";
-import { type Static, Type } from "typebox";
-import { Compile } from "typebox/compile";
 import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { ClusterBus } from "./cluster-bus.js";
 import { type AgentConnection, createLocalHub, type LocalHub } from "./local-hub.js";
-import { HubOfflineError, HubTimeoutError } from "./types.js";
+import { createPendingRequests } from "./pending-requests.js";
+import {
+  beatReplica,
+  holdersOf,
+  recordConnection,
+  remoteConnections,
+  removeConnection,
+  removeReplica,
+  removeReplicaConnections,
+} from "./presence-table.js";
+import { createPresenceWrites } from "./presence-writes.js";
+import { createRemotePresence } from "./remote-presence.js";
+import {
+  checkPresenceMessage,
+  checkReplicaMessage,
+  PRESENCE,
+  type ReplicaMessage,
+  type ReplicaReplyEnvelope,
+  replicaChannel,
+} from "./replica-messages.js";
+import { HubOfflineError } from "./types.js";
 
 export interface ClusterHubOptions {
   db: Database;
@@ -59,60 +76,6 @@ export interface ClusterHub extends LocalHub {
   close(): Promise<void>;
 }
 
-const Text = Type.String({ minLength: 1, maxLength: 200 });
-const ReplicaMessage = Type.Union([
-  Type.Object({ t: Type.Literal("send"), host: Text, frame: Type.String() }),
-  Type.Object({
-    t: Type.Literal("request"),
-    host: Text,
-    frame: Type.String(),
-    id: Text,
-    reply_type: Text,
-    from: Text,
-    timeout_ms: Type.Integer({ minimum: 1, maximum: 600_000 }),
-  }),
-  Type.Object({ t: Type.Literal("reply"), id: Text, envelope: Type.Object({ id: Text, type: Text }) }),
-  Type.Object({ t: Type.Literal("fail"), id: Text, reason: Type.String({ maxLength: 500 }) }),
-  Type.Object({
-    t: Type.Literal("disconnect"),
-    host: Text,
-    code: Type.Integer({ minimum: 1000, maximum: 4999 }),
-    reason: Type.String({ maxLength: 123 }),
-  }),
-  Type.Object({ t: Type.Literal("evict"), host: Text, connection: Text }),
-]);
-const PresenceMessage = Type.Union([
-  Type.Object({ t: Type.Literal("up"), host: Text, replica: Text, connection: Text }),
-  Type.Object({ t: Type.Literal("down"), host: Text, connection: Text }),
-  Type.Object({ t: Type.Literal("gone"), replica: Text }),
-  Type.Object({ t: Type.Literal("joined"), replica: Text }),
-]);
-const checkReplicaMessage = Compile(ReplicaMessage);
-const checkPresenceMessage = Compile(PresenceMessage);
-type ReplicaMessage = Static<typeof ReplicaMessage>;
-
-const PRESENCE = "presence";
-
-/** The channel a replica listens on for messages addressed to it. */
-export function replicaChannel(replicaId: string): string {
-  return `hub_${replicaId.toLowerCase()}`;
-}
-
-interface RemotePending {
-  hostId: string;
-  resolve(envelope: AgentEnvelope): void;
-  reject(error: Error): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
-/** A request another replica made of a host connected here: the reply goes back to `from`. */
-interface Forwarded {
-  from: string;
-  hostId: string;
-  replyType: string;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 export async function createClusterHub(options: ClusterHubOptions): Promise<ClusterHub> {
   const { db, log, replicaId } = options;
   const heartbeatMs = options.heartbeatMs ?? 5_000;
@@ -121,64 +84,24 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   const local = createLocalHub();
   /** This replica's sockets: the connection id recorded for each. */
   const mine = new Map<string, { connection: AgentConnection; connectionId: string }>();
-  /** Hosts connected to other live replicas. */
-  const remote = new Map<string, { replica: string; connection: string }>();
-  /** Other live replicas: from heartbeats, and at once from their joined/gone broadcasts. */
-  const peers = new Set<string>();
-  const pending = new Map<string, RemotePending>();
-  const forwarded = new Map<string, Forwarded>();
-  /** Per host, the chain of its presence writes, so they reach the table in order. */
-  const writes = new Map<string, Promise<void>>();
-  /** Hosts whose last presence write failed: retried by the heartbeat. */
-  const dirty = new Set<string>();
+  /** Requests this replica relayed to the replica holding the host. */
+  const pending = createPendingRequests();
+  /** Hosts connected to other live replicas, and which replicas are alive. */
+  const remote = createRemotePresence(replicaId, (hostId, reason) =>
+    pending.failHost(hostId, new HubOfflineError(reason)),
+  );
+  /** Requests other replicas made of hosts connected here: each reply goes back to its asker. */
+  const forwarded = createPendingRequests();
+  const writes = createPresenceWrites(log);
   let closed = false;
 
   function toReplica(replica: string, message: ReplicaMessage): void {
     bus.publish(replicaChannel(replica), message);
   }
 
-  function chain(hostId: string, write: () => Promise<void>): void {
-    const previous = writes.get(hostId) ?? Promise.resolve();
-    const next = previous.then(write).then(
-      () => {
-        dirty.delete(hostId);
-      },
-      (err: unknown) => {
-        dirty.add(hostId);
-        log.warn({ err, host_id: hostId }, "host presence not recorded; retried on the next heartbeat");
-      },
-    );
-    writes.set(hostId, next);
-    void next.finally(() => {
-      if (writes.get(hostId) === next) {
-        writes.delete(hostId);
-      }
-    });
-  }
-
   /** Records this replica's socket for the host, marks it online, and evicts an older one elsewhere. */
   async function recordUp(hostId: string, connectionId: string): Promise<void> {
-    const before = await db.transaction(async (tx) => {
-      const [old] = await tx
-        .select({ replicaId: hostConnections.replicaId, connectionId: hostConnections.connectionId })
-        .from(hostConnections)
-        .where(eq(hostConnections.hostId, hostId))
-        .for("update");
-      await tx
-        .insert(hostConnections)
-        .values({ hostId, replicaId, connectionId })
-        .onConflictDoUpdate({
-          target: hostConnections.hostId,
-          set: { replicaId, connectionId, connectedAt: sql`now()` },
-        });
-      // A replica whose older socket closed just now may have marked the host offline after this
-      // one's hello marked it online: the row written here is what makes the host online again.
-      await tx
-        .update(hosts)
-        .set({ status: "online" })
-        .where(and(eq(hosts.id, hostId), eq(hosts.status, "offline")));
-      return old;
-    });
+    const before = await recordConnection(db, replicaId, hostId, connectionId);
     if (before && before.replicaId !== replicaId) {
       toReplica(before.replicaId, { t: "evict", host: hostId, connection: before.connectionId });
     }
@@ -186,30 +109,23 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   }
 
   async function recordDown(hostId: string, connectionId: string): Promise<void> {
-    await db
-      .delete(hostConnections)
-      .where(and(eq(hostConnections.hostId, hostId), eq(hostConnections.connectionId, connectionId)));
+    await removeConnection(db, hostId, connectionId);
     bus.publish(PRESENCE, { t: "down", host: hostId, connection: connectionId });
   }
 
-  function failRemotePending(hostId: string, reason: string): void {
-    for (const [id, request] of pending) {
-      if (request.hostId === hostId) {
-        clearTimeout(request.timer);
-        pending.delete(id);
-        request.reject(new HubOfflineError(reason));
-      }
-    }
-  }
-
-  function failForwarded(hostId: string, reason: string): void {
-    for (const [id, request] of forwarded) {
-      if (request.hostId === hostId) {
-        clearTimeout(request.timer);
-        forwarded.delete(id);
-        toReplica(request.from, { t: "fail", id, reason });
-      }
-    }
+  /** Relays a request another replica made to the host's socket here, and its outcome back. */
+  function relay(message: Extract<ReplicaMessage, { t: "request" }>): void {
+    // Its asker keeps its own timeout: one here only forgets the request.
+    forwarded.wait(message.id, message.host, message.reply_type as AgentMessageType, message.timeout_ms).then(
+      (envelope) =>
+        toReplica(message.from, { t: "reply", id: message.id, envelope: envelope as ReplicaReplyEnvelope }),
+      (err: unknown) => {
+        if (!closed && err instanceof HubOfflineError) {
+          toReplica(message.from, { t: "fail", id: message.id, reason: err.message });
+        }
+      },
+    );
+    local.sendFrame(message.host, message.frame);
   }
 
   function forgetLocal(connection: AgentConnection): void {
@@ -218,17 +134,17 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       return;
     }
     mine.delete(connection.hostId);
-    failForwarded(connection.hostId, `host ${connection.hostId} disconnected`);
+    forwarded.failHost(connection.hostId, new HubOfflineError(`host ${connection.hostId} disconnected`));
     // While draining, drain() removes every row of this replica at once.
     if (!draining) {
-      chain(connection.hostId, () => recordDown(connection.hostId, entry.connectionId));
+      writes.chain(connection.hostId, () => recordDown(connection.hostId, entry.connectionId));
     }
   }
 
   let draining: Promise<void> | undefined;
   async function removeAllPresence(): Promise<void> {
-    await Promise.all([...writes.values()]);
-    await db.delete(hostConnections).where(eq(hostConnections.replicaId, replicaId));
+    await writes.all();
+    await removeReplicaConnections(db, replicaId);
     bus.publish(PRESENCE, { t: "gone", replica: replicaId });
     await bus.flush();
   }
@@ -251,34 +167,15 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
           });
           return;
         }
-        const timer = setTimeout(() => forwarded.delete(message.id), message.timeout_ms);
-        forwarded.set(message.id, {
-          from: message.from,
-          hostId: message.host,
-          replyType: message.reply_type,
-          timer,
-        });
-        local.sendFrame(message.host, message.frame);
+        relay(message);
         return;
       }
-      case "reply": {
-        const request = pending.get(message.id);
-        if (request) {
-          clearTimeout(request.timer);
-          pending.delete(message.id);
-          request.resolve(message.envelope as unknown as AgentEnvelope);
-        }
+      case "reply":
+        pending.resolveRelayed(message.id, message.envelope as unknown as AgentEnvelope);
         return;
-      }
-      case "fail": {
-        const request = pending.get(message.id);
-        if (request) {
-          clearTimeout(request.timer);
-          pending.delete(message.id);
-          request.reject(new HubOfflineError(message.reason));
-        }
+      case "fail":
+        pending.fail(message.id, new HubOfflineError(message.reason));
         return;
-      }
       case "disconnect":
         hub.disconnect(message.host, message.code, message.reason);
         return;
@@ -297,34 +194,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       log.warn("malformed presence message dropped");
       return;
     }
-    if (message.t === "joined") {
-      if (message.replica !== replicaId) {
-        peers.add(message.replica);
-      }
-      return;
-    }
-    if (message.t === "gone") {
-      peers.delete(message.replica);
-      for (const [hostId, where] of remote) {
-        if (where.replica === message.replica) {
-          remote.delete(hostId);
-          failRemotePending(hostId, `host ${hostId} disconnected: its server stopped`);
-        }
-      }
-      return;
-    }
-    if (message.t === "up") {
-      if (message.replica === replicaId) {
-        remote.delete(message.host);
-      } else {
-        remote.set(message.host, { replica: message.replica, connection: message.connection });
-      }
-      return;
-    }
-    if (remote.get(message.host)?.connection === message.connection) {
-      remote.delete(message.host);
-      failRemotePending(message.host, `host ${message.host} disconnected`);
-    }
+    remote.apply(message);
   }
 
   let beating: Promise<void> | undefined;
@@ -337,70 +207,30 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   }
 
   async function beat(): Promise<void> {
-    await db
-      .insert(serverReplicas)
-      .values({ id: replicaId })
-      .onConflictDoUpdate({ target: serverReplicas.id, set: { heartbeatAt: sql`now()` } });
-    const cutoff = sql`now() - ${`${ttlMs} milliseconds`}::interval`;
-    // Any replica may expire a dead one; the cascade takes its host rows along.
-    await db.delete(serverReplicas).where(lt(serverReplicas.heartbeatAt, cutoff));
-    const alive = await db
-      .select({ id: serverReplicas.id })
-      .from(serverReplicas)
-      .where(and(ne(serverReplicas.id, replicaId), gt(serverReplicas.heartbeatAt, cutoff)));
-    peers.clear();
-    for (const row of alive) {
-      peers.add(row.id);
-    }
+    const alive = await beatReplica(db, replicaId, ttlMs);
     // Rows this replica should have and lacks: a failed write, or the replica was taken for dead
     // (a long pause) and its rows went with it. A row of another replica means a newer socket
     // there: ours is stale (its eviction notice was lost) and is closed.
-    const ids = [...mine.keys()].filter((hostId) => !writes.has(hostId));
-    const recorded =
-      ids.length === 0
-        ? []
-        : await db
-            .select({ hostId: hostConnections.hostId, replica: hostConnections.replicaId })
-            .from(hostConnections)
-            .where(inArray(hostConnections.hostId, ids));
-    const holder = new Map(recorded.map((row) => [row.hostId, row.replica]));
+    const ids = [...mine.keys()].filter((hostId) => !writes.busy(hostId));
+    const holder = await holdersOf(db, ids);
     for (const hostId of draining ? [] : ids) {
       const entry = mine.get(hostId);
       const at = holder.get(hostId);
-      if (!entry || writes.has(hostId)) {
+      if (!entry || writes.busy(hostId)) {
         continue;
       }
-      if (at === undefined || (at === replicaId && dirty.has(hostId))) {
-        chain(hostId, () => recordUp(hostId, entry.connectionId));
+      if (at === undefined || (at === replicaId && writes.isDirty(hostId))) {
+        writes.chain(hostId, () => recordUp(hostId, entry.connectionId));
       } else if (at !== replicaId) {
         entry.connection.close(CLOSE_CODES.replaced, "replaced by a newer connection");
       }
     }
-    for (const hostId of [...dirty]) {
+    for (const hostId of writes.dirtyHosts()) {
       if (!mine.has(hostId)) {
-        dirty.delete(hostId);
+        writes.forgetDirty(hostId);
       }
     }
-    const rows = await db
-      .select({
-        hostId: hostConnections.hostId,
-        replica: hostConnections.replicaId,
-        connection: hostConnections.connectionId,
-      })
-      .from(hostConnections)
-      .innerJoin(serverReplicas, eq(serverReplicas.id, hostConnections.replicaId))
-      .where(and(ne(hostConnections.replicaId, replicaId), gt(serverReplicas.heartbeatAt, cutoff)));
-    const seen = new Set<string>();
-    for (const row of rows) {
-      seen.add(row.hostId);
-      remote.set(row.hostId, { replica: row.replica, connection: row.connection });
-    }
-    for (const hostId of [...remote.keys()]) {
-      if (!seen.has(hostId)) {
-        remote.delete(hostId);
-        failRemotePending(hostId, `host ${hostId} is no longer connected`);
-      }
-    }
+    remote.reload(alive, await remoteConnections(db, replicaId, ttlMs));
     await bus.prune(new Date(Date.now() - 5 * 60_000));
   }
 
@@ -410,8 +240,8 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       const previous = local.register(connection);
       const connectionId = options.ids.ulid(new Date());
       mine.set(connection.hostId, { connection, connectionId });
-      remote.delete(connection.hostId);
-      chain(connection.hostId, () => recordUp(connection.hostId, connectionId));
+      remote.forget(connection.hostId);
+      writes.chain(connection.hostId, () => recordUp(connection.hostId, connectionId));
       return previous;
     },
     unregister(connection) {
@@ -423,7 +253,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       if (local.isOnline(hostId)) {
         return local.sendFrame(hostId, frame);
       }
-      const where = remote.get(hostId);
+      const where = remote.where(hostId);
       if (!where) {
         return false;
       }
@@ -440,48 +270,31 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       replyType: R,
       timeoutMs: number,
     ): Promise<AgentEnvelope<R>> {
-      const where = local.isOnline(hostId) ? undefined : remote.get(hostId);
+      const where = local.isOnline(hostId) ? undefined : remote.where(hostId);
       if (!where) {
         return local.request(hostId, type, payload, replyType, timeoutMs);
       }
       const frame = encode(type, payload);
       const id = (JSON.parse(frame) as { id: string }).id;
-      return new Promise<AgentEnvelope<R>>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          pending.delete(id);
-          reject(new HubTimeoutError(`no ${replyType} from host ${hostId} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        pending.set(id, {
-          hostId,
-          resolve: (envelope) => resolve(envelope as AgentEnvelope<R>),
-          reject,
-          timer,
-        });
-        toReplica(where.replica, {
-          t: "request",
-          host: hostId,
-          frame,
-          id,
-          reply_type: replyType,
-          from: replicaId,
-          timeout_ms: timeoutMs,
-        });
+      const reply = pending.wait(id, hostId, replyType, timeoutMs);
+      toReplica(where.replica, {
+        t: "request",
+        host: hostId,
+        frame,
+        id,
+        reply_type: replyType,
+        from: replicaId,
+        timeout_ms: timeoutMs,
       });
+      return reply;
     },
     deliverReply(hostId, envelope) {
       if (local.deliverReply(hostId, envelope)) {
         return true;
       }
-      const request = forwarded.get(envelope.id);
-      if (!request || request.hostId !== hostId || request.replyType !== envelope.type) {
-        return false;
-      }
-      clearTimeout(request.timer);
-      forwarded.delete(envelope.id);
-      toReplica(request.from, { t: "reply", id: envelope.id, envelope: envelope as ReplicaReplyEnvelope });
-      return true;
+      return forwarded.settle(hostId, envelope);
     },
-    isOnline: (hostId) => local.isOnline(hostId) || remote.has(hostId),
+    isOnline: (hostId) => local.isOnline(hostId) || remote.where(hostId) !== undefined,
     // Streams are not relayed between replicas: only a host connected here can be streamed from.
     openStream: (hostId, requestId, sink) => local.openStream(hostId, requestId, sink),
     deliverStream: (hostId, requestId, envelope) => local.deliverStream(hostId, requestId, envelope),
@@ -492,19 +305,17 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
         local.disconnect(hostId, code, reason);
         return;
       }
-      const where = remote.get(hostId);
+      const where = remote.where(hostId);
       if (where) {
-        remote.delete(hostId);
-        failRemotePending(hostId, `host ${hostId} disconnected: ${reason}`);
+        remote.forget(hostId);
+        pending.failHost(hostId, new HubOfflineError(`host ${hostId} disconnected: ${reason}`));
         toReplica(where.replica, { t: "disconnect", host: hostId, code, reason });
       }
     },
-    onlineHostIds: () => [...new Set([...local.onlineHostIds(), ...remote.keys()])],
-    async settle(hostId) {
-      await writes.get(hostId);
-    },
+    onlineHostIds: () => [...new Set([...local.onlineHostIds(), ...remote.hostIds()])],
+    settle: (hostId) => writes.settle(hostId),
     heartbeat,
-    hasPeers: () => peers.size > 0,
+    hasPeers: () => remote.hasPeers(),
     droppedBusMessages: () => bus.dropped(),
     drain() {
       draining ??= removeAllPresence().catch((err: unknown) => {
@@ -518,7 +329,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       }
       closed = true;
       clearInterval(ticker);
-      await Promise.all([...writes.values()]);
+      await writes.all();
       await Promise.all(stops.map((stop) => stop().catch(() => undefined)));
       // Sockets still open here are dropped with the process: the others hear of it now, not at expiry.
       for (const [hostId, entry] of mine) {
@@ -526,19 +337,11 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       }
       await bus.flush();
       // The cascade removes this replica's host rows: other replicas see its hosts offline at once.
-      await db
-        .delete(serverReplicas)
-        .where(eq(serverReplicas.id, replicaId))
-        .catch((err: unknown) => log.warn({ err }, "replica row not removed; it expires by heartbeat"));
-      for (const request of pending.values()) {
-        clearTimeout(request.timer);
-        request.reject(new HubOfflineError("server is shutting down"));
-      }
-      pending.clear();
-      for (const request of forwarded.values()) {
-        clearTimeout(request.timer);
-      }
-      forwarded.clear();
+      await removeReplica(db, replicaId).catch((err: unknown) =>
+        log.warn({ err }, "replica row not removed; it expires by heartbeat"),
+      );
+      pending.failAll(new HubOfflineError("server is shutting down"));
+      forwarded.failAll(new HubOfflineError("server is shutting down"));
     },
   };
 
@@ -561,5 +364,3 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   ticker.unref();
   return hub;
 }
-
-type ReplicaReplyEnvelope = { id: string; type: string };

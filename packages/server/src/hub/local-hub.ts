@@ -10,27 +10,14 @@ import {
   type PayloadOf,
   type ServerMessageType,
 } from "@fleetback/protocol";
-import {
-  type AgentHub,
-  HubOfflineError,
-  HubTimeoutError,
-  type StreamHandle,
-  type StreamSink,
-} from "./types.js";
+import { createPendingRequests } from "./pending-requests.js";
+import { type AgentHub, HubOfflineError, type StreamHandle, type StreamSink } from "./types.js";
 
 /** What the hub needs of a socket; the agent channel adapts a `ws` WebSocket to it. */
 export interface AgentConnection {
   readonly hostId: string;
   send(frame: string): void;
   close(code: number, reason: string): void;
-}
-
-interface PendingRequest {
-  hostId: string;
-  replyType: AgentMessageType;
-  resolve(envelope: AgentEnvelope): void;
-  reject(error: Error): void;
-  timer: ReturnType<typeof setTimeout>;
 }
 
 export interface LocalHub extends AgentHub {
@@ -60,7 +47,7 @@ export interface LocalHub extends AgentHub {
 
 export function createLocalHub(): LocalHub {
   const connections = new Map<string, AgentConnection>();
-  const pending = new Map<string, PendingRequest>();
+  const pending = createPendingRequests();
   const streams = new Map<string, { hostId: string; connection: AgentConnection; sink: StreamSink }>();
 
   // A stream lives on the socket it was opened over; a newer socket of the host does not inherit it.
@@ -69,16 +56,6 @@ export function createLocalHub(): LocalHub {
       if (stream.connection === connection) {
         streams.delete(id);
         stream.sink.closed(reason);
-      }
-    }
-  }
-
-  function failPendingFor(hostId: string, error: Error): void {
-    for (const [id, request] of pending) {
-      if (request.hostId === hostId) {
-        clearTimeout(request.timer);
-        pending.delete(id);
-        request.reject(error);
       }
     }
   }
@@ -107,7 +84,7 @@ export function createLocalHub(): LocalHub {
         return false;
       }
       connections.delete(connection.hostId);
-      failPendingFor(connection.hostId, new HubOfflineError(`host ${connection.hostId} disconnected`));
+      pending.failHost(connection.hostId, new HubOfflineError(`host ${connection.hostId} disconnected`));
       closeStreamsOf(connection, "the agent disconnected");
       return true;
     },
@@ -129,32 +106,11 @@ export function createLocalHub(): LocalHub {
         return Promise.reject(new HubOfflineError(`host ${hostId} is not connected`));
       }
       const frame = encode(type, payload);
-      const id = (JSON.parse(frame) as { id: string }).id;
-      return new Promise<AgentEnvelope<R>>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          pending.delete(id);
-          reject(new HubTimeoutError(`no ${replyType} from host ${hostId} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        pending.set(id, {
-          hostId,
-          replyType,
-          resolve: (envelope) => resolve(envelope as AgentEnvelope<R>),
-          reject,
-          timer,
-        });
-        write(hostId, frame);
-      });
+      const reply = pending.wait((JSON.parse(frame) as { id: string }).id, hostId, replyType, timeoutMs);
+      write(hostId, frame);
+      return reply;
     },
-    deliverReply(hostId, envelope) {
-      const request = pending.get(envelope.id);
-      if (!request || request.hostId !== hostId || request.replyType !== envelope.type) {
-        return false;
-      }
-      clearTimeout(request.timer);
-      pending.delete(envelope.id);
-      request.resolve(envelope);
-      return true;
-    },
+    deliverReply: (hostId, envelope) => pending.settle(hostId, envelope),
     isOnline(hostId) {
       return connections.has(hostId);
     },
@@ -191,7 +147,7 @@ export function createLocalHub(): LocalHub {
       const connection = connections.get(hostId);
       if (connection) {
         connections.delete(hostId);
-        failPendingFor(hostId, new HubOfflineError(`host ${hostId} disconnected: ${reason}`));
+        pending.failHost(hostId, new HubOfflineError(`host ${hostId} disconnected: ${reason}`));
         closeStreamsOf(connection, "the agent was disconnected");
         connection.close(code, reason);
       }
