@@ -9,7 +9,7 @@
  * PostgreSQL drizzle's building of a multi-row INSERT (a parameter per column per row) cost more
  * than the database's work on it (issue 19, B3). The rows go in by insertTextRows: COPY on PGlite,
  * arrays unnested on PostgreSQL, with each row's foreign-key check skipped while the statement's
- * transaction holds its jobs (see insert). Statements are written one after another. While they are, the
+ * transaction holds its jobs (job-log-store.ts). Statements are written one after another. While they are, the
  * next lines gather, so under load statements grow instead of queueing: up to `batchLines` lines
  * of one job and `statementLines` in all, so that one flooding job cannot fill every statement
  * while the other jobs' lines wait. One job's row can still fail its statement (a NUL in a line,
@@ -30,19 +30,8 @@
  * bogus job costs one query, and the warning is logged at most once per host per interval: a
  * hostile host can neither grow server memory nor flood the log.
  */
-import {
-  type Database,
-  executeRows,
-  insertTextRows,
-  isConnectionError,
-  jobLogs,
-  jobs,
-  type TextColumn,
-  withoutTriggers,
-} from "@fleetback/db";
+import type { Database } from "@fleetback/db";
 import type { LogStream } from "@fleetback/protocol";
-import { eq, getTableName, max, sql } from "drizzle-orm";
-import { retryWhileDatabaseDown } from "../database-retry.js";
 import type { Logger } from "../log.js";
 import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import type { JobEvents } from "./job-events.js";
@@ -55,7 +44,9 @@ import {
   releaseTail,
   TAIL_LOG_LINES,
 } from "./job-log-bounds.js";
+import { createJobLogRejections } from "./job-log-rejections.js";
 import { statements } from "./job-log-statements.js";
+import { createJobLogStore, type LogRow } from "./job-log-store.js";
 
 export interface JobLogWriterOptions {
   db: Database;
@@ -73,22 +64,6 @@ export interface JobLogWriterOptions {
   headLines?: number;
   tailLines?: number;
 }
-
-/** Rejected (host, job) pairs remembered, so repeated lines for one of them skip the query. */
-export const REJECTED_LOG_JOBS_REMEMBERED = 256;
-/** At most one "lines for another host's job" warning per host in this interval. */
-export const REJECTED_LOG_WARN_INTERVAL_MS = 60_000;
-
-const TABLE = getTableName(jobLogs);
-const COLUMNS: readonly TextColumn[] = [
-  { name: "job_id", type: "text" },
-  { name: "seq", type: "integer" },
-  { name: "stream", type: "text" },
-  { name: "line", type: "text" },
-  { name: "ts", type: "timestamptz" },
-];
-/** A row as insertTextRows takes it, in COLUMNS' order. */
-type Row = [jobId: string, seq: string, stream: string, line: string, ts: string];
 
 export interface JobLogWriter {
   /** Takes one line from `hostId`'s agent; never waits for the database. */
@@ -123,13 +98,12 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   const now = options.now ?? Date.now;
   const kept = { head: options.headLines ?? HEAD_LOG_LINES, tail: options.tailLines ?? TAIL_LOG_LINES };
   const states = new Map<string, JobLogState>();
-  /** Insertion order is recency: a hit is moved to the end, the oldest is evicted first. */
-  const rejected = new Map<string, true>();
-  const warnings = new Map<string, { lastAt: number; suppressed: number }>();
+  const store = createJobLogStore(db, log);
+  const rejected = createJobLogRejections(log, now);
   const keyOf = (hostId: string, jobId: string) => `${hostId}\u0000${jobId}`;
 
   /** Sequenced lines of every job not yet taken by a write, in arrival order. */
-  let pending: Row[] = [];
+  let pending: LogRow[] = [];
   /** Lines in `pending` per job, for its own trigger. */
   const waiting = new Map<string, number>();
   /** Lines ever sequenced, and lines whose write has ended (stored or given up): tickets. */
@@ -140,32 +114,6 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   let cancelTimer: (() => void) | undefined;
   let draining: Promise<void> | undefined;
   let kickQueued = false;
-
-  function remember(key: string): void {
-    rejected.delete(key);
-    rejected.set(key, true);
-    if (rejected.size > REJECTED_LOG_JOBS_REMEMBERED) {
-      const oldest = rejected.keys().next().value;
-      if (oldest !== undefined) {
-        rejected.delete(oldest);
-      }
-    }
-  }
-
-  function warnRejected(hostId: string, jobId: string): void {
-    const at = now();
-    const seen = warnings.get(hostId);
-    if (seen && at - seen.lastAt < REJECTED_LOG_WARN_INTERVAL_MS) {
-      seen.suppressed += 1;
-      return;
-    }
-    log.warn(
-      { host_id: hostId, job_id: jobId, suppressed: seen?.suppressed ?? 0 },
-      "log lines for a job of another host or no job; dropped",
-    );
-    // One entry per enrolled host that misbehaved: bounded by the hosts table.
-    warnings.set(hostId, { lastAt: at, suppressed: 0 });
-  }
 
   function sequence(jobId: string, state: JobLogState, message: LogStream): void {
     const seq = state.nextSeq ?? 1;
@@ -210,115 +158,21 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   }
 
   async function load(jobId: string, state: JobLogState): Promise<void> {
-    const [job] = await retryWhileDatabaseDown(
-      () =>
-        db
-          .select({ hostId: jobs.hostId, runnerHostId: jobs.runnerHostId })
-          .from(jobs)
-          .where(eq(jobs.id, jobId)),
-      {
-        onRetry: (err, attempt, delayMs) => {
-          log.warn(
-            { err, job_id: jobId, attempt, delay_ms: delayMs },
-            "database unavailable; retrying a job's log",
-          );
-        },
-      },
-    );
-    // A keeper's kept job (keepers/) streams from the keeper's agent, never from the job's host.
-    if (job === undefined || (job.runnerHostId ?? job.hostId) !== state.hostId) {
+    if ((await store.runnerOf(jobId)) !== state.hostId) {
       state.rejected = true;
       state.unsequenced = [];
       const key = keyOf(state.hostId, jobId);
-      remember(key);
+      rejected.reject(key, state.hostId, jobId);
       if (states.get(key) === state) {
         states.delete(key);
       }
-      warnRejected(state.hostId, jobId);
       return;
     }
-    const [row] = await retryWhileDatabaseDown(() =>
-      db
-        .select({ last: max(jobLogs.seq) })
-        .from(jobLogs)
-        .where(eq(jobLogs.jobId, jobId)),
-    );
-    state.nextSeq = (row?.last ?? 0) + 1;
+    state.nextSeq = await store.nextSeq(jobId);
     for (const message of state.unsequenced.splice(0)) {
       admit(jobId, state, message);
     }
     schedule();
-  }
-
-  /**
-   * One statement, in a transaction that holds its jobs' rows (FOR KEY SHARE) so that the foreign
-   * key's check of each line can be skipped (withoutTriggers: on PostgreSQL it was more than half
-   * of a 2,000-line INSERT, issue 19, B3). Lines of a job deleted since its owner check are
-   * dropped here, as the check would have refused them. Retried while the database is away;
-   * throws what outlasts that.
-   */
-  async function insert(rows: Row[], what: { jobs: number } | { job_id: string }): Promise<void> {
-    const dropped = await retryWhileDatabaseDown(
-      () =>
-        db.transaction(async (tx) => {
-          const ids = [...new Set(rows.map((row) => row[0]))];
-          const held = await executeRows<{ id: string }>(
-            tx,
-            sql`select ${jobs.id} as id from ${jobs} where ${jobs.id} = any(${sql.param(ids)}::text[]) for key share`,
-          );
-          const present = new Set(held.map((row) => row.id));
-          const kept = present.size === ids.length ? rows : rows.filter((row) => present.has(row[0]));
-          await withoutTriggers(tx, () => insertTextRows(tx, TABLE, COLUMNS, kept));
-          return ids.filter((id) => !present.has(id));
-        }),
-      {
-        onRetry: (err, attempt, delayMs) => {
-          log.warn(
-            { err, ...what, lines: rows.length, attempt, delay_ms: delayMs },
-            "database unavailable; retrying job log lines",
-          );
-        },
-      },
-    );
-    if (dropped.length > 0) {
-      log.warn({ job_ids: dropped }, "log lines of jobs deleted meanwhile; dropped");
-    }
-  }
-
-  /** Writes one batch; never throws (lines that cannot be stored are logged as lost). */
-  async function store(rows: Row[]): Promise<void> {
-    const byJob = new Map<string, Row[]>();
-    for (const row of rows) {
-      const its = byJob.get(row[0]);
-      if (its) {
-        its.push(row);
-      } else {
-        byJob.set(row[0], [row]);
-      }
-    }
-    try {
-      await insert(rows, { jobs: byJob.size });
-      return;
-    } catch (err) {
-      if (byJob.size === 1 || isConnectionError(err)) {
-        log.error(
-          { err, jobs: byJob.size, lines: rows.length },
-          "storing job log lines failed; they are lost",
-        );
-        return;
-      }
-      log.warn(
-        { err, jobs: byJob.size, lines: rows.length },
-        "a batch of job log lines failed; storing it job by job",
-      );
-    }
-    for (const [jobId, its] of byJob) {
-      try {
-        await insert(its, { job_id: jobId });
-      } catch (err) {
-        log.error({ err, job_id: jobId, lines: its.length }, "storing job log lines failed; they are lost");
-      }
-    }
   }
 
   function wake(): void {
@@ -340,7 +194,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       waiting.clear();
       try {
         for (const rows of statements(backlog, batchLines, statementLines)) {
-          await store(rows);
+          await store.store(rows);
         }
       } finally {
         // Jobs' lines settle out of arrival order within a backlog, so waiters hear of it whole.
@@ -417,7 +271,6 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       const jobId = message.job_id;
       const key = keyOf(hostId, jobId);
       if (rejected.has(key)) {
-        remember(key);
         return;
       }
       let state = states.get(key);
