@@ -3,7 +3,7 @@
  * name, and the file name a download is saved under.
  */
 import { describe, expect, it } from "vitest";
-import { contentDisposition, downloadFilename, downloadPathProblem } from "./download.js";
+import { contentDisposition, downloadFilename, downloadPathProblem } from "./download-names.js";
 import { openingPath } from "./restore-wizard.js";
 
 describe("openingPath", () => {
