@@ -18,4 +18,5 @@ export * from "./handlers.js";
 export * from "./protocol-error.js";
 export * from "./restore-order.js";
 export * from "./server-messages.js";
+export * from "./terminal-text.js";
 export * from "./ulid.js";

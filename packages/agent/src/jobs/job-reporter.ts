@@ -4,10 +4,11 @@
  * output cannot produce a frame the server drops (1 MiB): the log is for people, and parsers read
  * the full line before it gets here.
  */
+
 import type { AgentMessageType, JobKind, LogStreamName, PayloadOf } from "@fleetback/protocol";
+import { stripTerminalCodes } from "@fleetback/protocol";
 import type { Clock } from "../time/clock.js";
 import type { JobOutcome, ProgressState } from "./job-types.js";
-import { stripTerminalCodes } from "./terminal-text.js";
 
 export const MAX_LOG_LINE_LENGTH = 8 * 1024;
 

@@ -5,11 +5,10 @@
  * arrive inside the window replace each other; the latest goes out when the window ends, and
  * `flush()` sends whatever is still held before the job's `job.finished`.
  */
+import { PROGRESS_MIN_INTERVAL_MS } from "@fleetback/protocol";
 import type { Clock } from "../time/clock.js";
 import type { CancelTimer, Timers } from "../time/timers.js";
 import type { ProgressState } from "./job-types.js";
-
-export const PROGRESS_INTERVAL_MS = 1_000;
 
 export interface ProgressThrottle {
   push(progress: ProgressState): void;
@@ -21,7 +20,7 @@ export function createProgressThrottle(
   send: (progress: ProgressState) => void,
   timers: Timers,
   clock: Clock,
-  intervalMs = PROGRESS_INTERVAL_MS,
+  intervalMs = PROGRESS_MIN_INTERVAL_MS,
 ): ProgressThrottle {
   let lastSentAt: number | undefined;
   let held: ProgressState | undefined;

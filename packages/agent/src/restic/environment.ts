@@ -4,6 +4,7 @@
  * RESTIC_* or cloud variables from the host; they are dropped so that only what the server
  * pushed reaches the tool. Credentials travel here, never in argv.
  */
+import { PROGRESS_MIN_INTERVAL_MS } from "@fleetback/protocol";
 
 /** Prefixes of variables that would change which repository restic opens or how it authenticates. */
 export const DROPPED_PREFIXES = [
@@ -53,8 +54,9 @@ export function buildToolEnvironment(input: ToolEnvironmentInput): NodeJS.Proces
     env.RESTIC_FROM_PASSWORD = input.from.password;
   }
   env.RESTIC_CACHE_DIR = input.cacheDir;
-  // restic asks on a terminal when it can; the agent never has one to answer.
-  env.RESTIC_PROGRESS_FPS = env.RESTIC_PROGRESS_FPS ?? "1";
+  // restic asks on a terminal when it can; the agent never has one to answer. Its status lines
+  // come as often as the agent may send progress: more would be parsed only to be dropped.
+  env.RESTIC_PROGRESS_FPS = env.RESTIC_PROGRESS_FPS ?? String(1_000 / PROGRESS_MIN_INTERVAL_MS);
   return env;
 }
 

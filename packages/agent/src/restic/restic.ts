@@ -4,10 +4,11 @@
  * before the subcommand, never a secret), the clean environment carrying the credentials, and
  * scrubs every output line before handing it on, so callers only ever see safe text.
  */
+
 import { join } from "node:path";
 import { createScrubber, mergeUrlCredentials, redactUrl } from "@fleetback/crypto";
 import type { Repository, RestoreOrder } from "@fleetback/protocol";
-import { stripTerminalCodes } from "../jobs/terminal-text.js";
+import { stripTerminalCodes } from "@fleetback/protocol";
 import { buildToolEnvironment, neutralEnvironment } from "./environment.js";
 import type { OutputLine, ProcessResult, ResticRunner } from "./runner.js";
 

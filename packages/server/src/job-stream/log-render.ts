@@ -8,6 +8,7 @@
  * behind a toggle. Terminal control codes are removed here too, for lines stored by agents that
  * still sent them.
  */
+import { stripTerminalCodes } from "@fleetback/protocol";
 import { formatBytes } from "@fleetback/web";
 
 export interface RenderedLogLine {
@@ -17,25 +18,6 @@ export interface RenderedLogLine {
   raw?: string;
   /** restic is retrying a repository request that failed (a dead or flaky repository). */
   retry: boolean;
-}
-
-// CSI and OSC sequences, two-character escapes, then the other C0 controls (tab stays).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
-const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_7-9=>c])/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
-const CONTROL = /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\x9b]/g;
-
-export function stripTerminalCodes(text: string): string {
-  const clean = text.replace(ESCAPE_SEQUENCE, "").replace(CONTROL, "");
-  if (!clean.includes("\r")) {
-    return clean;
-  }
-  return (
-    clean
-      .split("\r")
-      .filter((part) => part.trim() !== "")
-      .at(-1) ?? ""
-  );
 }
 
 /** restic's backend retry line, 0.14 to 0.18: `Load(<data/1a2b…>, 0, 0) returned error, retrying after 1.5s: …`. */

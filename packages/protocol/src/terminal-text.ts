@@ -1,9 +1,11 @@
 /**
- * @module jobs/terminal-text
+ * @module terminal-text
  * restic (and hook scripts) sometimes write terminal control sequences even into a pipe: the
  * status line is cleared with `ESC[2K` and redrawn after a carriage return. A log is read in a
  * browser, where those show up as `[2K` noise, so every line loses them before it is parsed or
  * sent. A line redrawn with `\r` keeps what a terminal would finally show: the last non-empty part.
+ * The agent strips every line before it sends it (a `log.stream` line is this text); the server
+ * strips again on display, for lines stored from agents that still sent the codes.
  */
 
 // CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), and the two-character escapes (ESC 7, ESC M, …).
