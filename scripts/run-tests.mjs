@@ -4,8 +4,6 @@
 // two codes. With `&&` a failing turbo skipped the summary, so a red run ended without the list
 // of what failed and which packages never reported (issue 32); with `--continue` every package
 // still runs and reports, and this prints the summary over all of them.
-// The root test command builds every package before this: built alongside the tests of the lower
-// packages, the server's build was starved and the e2e tests, the longest task, started 4 min in.
 import { spawnSync } from "node:child_process";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
