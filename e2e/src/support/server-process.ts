@@ -4,10 +4,10 @@
  * and collects everything it prints so tests can assert on it (and grep it for secrets).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { cp, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { serverMain } from "./paths.js";
+import { pgliteTemplateDir, serverMain } from "./paths.js";
 import { freePort } from "./ports.js";
 
 export interface ServerProcess {
@@ -74,7 +74,15 @@ export async function startServerProcess(
   env: Record<string, string> = {},
   timeoutMs = 60_000,
 ): Promise<ServerProcess> {
-  const dataDir = env.FLEETBACK_DATA_DIR ?? (await makeDataDir());
+  let dataDir = env.FLEETBACK_DATA_DIR;
+  if (dataDir === undefined) {
+    dataDir = await makeDataDir();
+    // A server of its own on the embedded database starts from the run's migrated template,
+    // as a restart would; a first start's initdb is server-start.test.ts's and bench B7's.
+    if (env.DATABASE_URL === undefined) {
+      await cp(join(pgliteTemplateDir, "pglite"), join(dataDir, "pglite"), { recursive: true });
+    }
+  }
   // A known port, so the base URL (Origin checks, links, the installer) is the real one.
   const port = await freePort();
   const child = spawn(process.execPath, [serverMain], {

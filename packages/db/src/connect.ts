@@ -99,6 +99,22 @@ export function pgliteOptions(defaults: readonly string[]): { startParams: strin
   return { startParams: [...defaults, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`] };
 }
 
+/**
+ * Creates the embedded database of `dataDir` (`<dataDir>/pglite`) as a first start does, initdb
+ * and `migrations` in a child process, unless it exists; opens nothing in this process.
+ */
+export async function createEmbeddedDatabase(
+  dataDir: string,
+  migrations: readonly Migration[],
+): Promise<void> {
+  const location = resolve(dataDir, "pglite");
+  const { PGlite } = await import("@electric-sql/pglite");
+  await mkdir(location, { recursive: true });
+  if (!isPgliteDataDir(location)) {
+    await createPgliteDataDir(location, pgliteOptions(PGlite.defaultStartParams).startParams, migrations);
+  }
+}
+
 async function connectPglite(
   dataDir: string,
   searchPath: string | undefined,
@@ -110,10 +126,7 @@ async function connectPglite(
     const { PGlite } = await import("@electric-sql/pglite");
     const options = pgliteOptions(PGlite.defaultStartParams);
     if (location !== IN_MEMORY) {
-      await mkdir(location, { recursive: true });
-      if (!isPgliteDataDir(location)) {
-        await createPgliteDataDir(location, options.startParams, migrations);
-      }
+      await createEmbeddedDatabase(dataDir, migrations);
     }
     client = await PGlite.create(location, options);
     if (searchPath !== undefined) {

@@ -12,6 +12,7 @@ export {
   type ConnectConfig,
   type Connection,
   connect,
+  createEmbeddedDatabase,
   DatabaseConnectError,
   type Engine,
   IN_MEMORY,
