@@ -1,6 +1,15 @@
 /**
  * @module Jobs dispatched to agents and the log lines they stream back.
  */
+import {
+  ACTIVE_JOB_STATUSES,
+  ACTOR_KINDS,
+  type ActorKind,
+  JOB_KINDS,
+  JOB_STATUSES,
+  type JobStatus,
+  LOG_STREAMS,
+} from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, jsonb, pgTable, text } from "drizzle-orm/pg-core";
 import { users } from "./auth.js";
@@ -8,30 +17,24 @@ import { createdAt, timestamptz } from "./columns.js";
 import { hosts } from "./hosts.js";
 import { schedules, sourceGroups } from "./sources.js";
 
-export const JOB_KINDS = [
-  "backup",
-  "forget",
-  "prune",
-  "check",
-  "unlock",
-  "init",
-  "restore",
-  "diff",
-  "drill",
-  "copy",
-] as const;
+// The vocabulary is the wire contract's: a kind, status or stream the protocol adds is one the
+// database must take. The migrations' CHECKs spell the same lists (vocabulary.test.ts ties them).
+export {
+  ACTIVE_JOB_STATUSES,
+  ACTOR_KINDS,
+  type ActorKind,
+  JOB_KINDS,
+  JOB_STATUSES,
+  type JobStatus,
+  LOG_STREAMS,
+};
 export type JobKind = (typeof JOB_KINDS)[number];
-
-export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled", "lost"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-/** Statuses of a job that has not finished yet. */
-export const ACTIVE_JOB_STATUSES = ["queued", "running"] as const satisfies readonly JobStatus[];
-
-export const ACTOR_KINDS = ["user", "schedule", "system"] as const;
-export type ActorKind = (typeof ACTOR_KINDS)[number];
-
-export const LOG_STREAMS = ["stdout", "stderr", "agent"] as const;
 export type LogStream = (typeof LOG_STREAMS)[number];
+
+/** `'a', 'b'`: a list of words as the SQL of a CHECK's `in (…)`. */
+function sqlList(words: readonly string[]) {
+  return sql.raw(words.map((word) => `'${word.replaceAll("'", "''")}'`).join(", "));
+}
 
 export const jobs = pgTable(
   "jobs",
@@ -62,17 +65,13 @@ export const jobs = pgTable(
     finishedAt: timestamptz("finished_at"),
   },
   (t) => [
-    check(
-      "jobs_kind_check",
-      sql`${t.kind} in ('backup', 'forget', 'prune', 'check', 'unlock', 'init', 'restore', 'diff', 'drill', 'copy')`,
-    ),
-    check(
-      "jobs_status_check",
-      sql`${t.status} in ('queued', 'running', 'succeeded', 'failed', 'cancelled', 'lost')`,
-    ),
-    check("jobs_actor_kind_check", sql`${t.actorKind} in ('user', 'schedule', 'system')`),
+    check("jobs_kind_check", sql`${t.kind} in (${sqlList(JOB_KINDS)})`),
+    check("jobs_status_check", sql`${t.status} in (${sqlList(JOB_STATUSES)})`),
+    check("jobs_actor_kind_check", sql`${t.actorKind} in (${sqlList(ACTOR_KINDS)})`),
     index("jobs_host_id_created_at_idx").on(t.hostId, t.createdAt.desc()),
-    index("jobs_active_status_idx").on(t.status).where(sql`${t.status} in ('queued', 'running')`),
+    index("jobs_active_status_idx")
+      .on(t.status)
+      .where(sql`${t.status} in (${sqlList(ACTIVE_JOB_STATUSES)})`),
     // Auto-init looks for the host's init jobs; stats look for the latest job per kind.
     index("jobs_host_id_kind_idx").on(t.hostId, t.kind),
     // Deleting a group or schedule sets these to null; without an index that is a full scan.
@@ -95,7 +94,7 @@ export const jobLogs = pgTable(
     ts: timestamptz("ts").notNull(),
   },
   (t) => [
-    check("job_logs_stream_check", sql`${t.stream} in ('stdout', 'stderr', 'agent')`),
+    check("job_logs_stream_check", sql`${t.stream} in (${sqlList(LOG_STREAMS)})`),
     index("job_logs_job_id_seq_idx").on(t.jobId, t.seq),
   ],
 );
