@@ -46,6 +46,14 @@ module.exports = {
       to: { path: `${SERVER}(routes/|app\\.ts$)` },
     },
     {
+      name: "folders-one-way",
+      comment:
+        "Two folders that import each other are one concept split in two: the lower one (retries: pending runs and their caps) knows nothing of the one above it (sources: groups and their backups).",
+      severity: "error",
+      from: { path: `${SERVER}retries/`, pathNot: "\\.test\\.ts$" },
+      to: { path: `${SERVER}sources/` },
+    },
+    {
       name: "packages-only-through-public-entry",
       comment:
         "A package is used through its exports; reaching into another package's files couples to its layout.",

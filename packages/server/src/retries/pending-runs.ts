@@ -8,6 +8,7 @@ import { type ActorKind, type Database, type PendingRun, pendingRuns, sourceGrou
 import { asc, eq } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
+import type { RunCaps } from "./run-caps.js";
 
 /**
  * The reason of a run queued, or rescheduled, because its host was offline: such a run is sent as
@@ -31,7 +32,7 @@ export interface QueueInput {
   lastJobId?: string | null;
   reason: string;
   /** A run-now's own caps (KiB/s), kept for the retry. */
-  runCaps?: { up?: number | null; down?: number | null };
+  runCaps?: RunCaps;
 }
 
 /** Queues the next retry; undefined when the group's retry_max is already used up. */

@@ -12,8 +12,8 @@ import { eq } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
-import { runCapsFromParams } from "../sources/dispatch-backup.js";
 import { queuePendingRun } from "./pending-runs.js";
+import { runCapsFromParams } from "./run-caps.js";
 
 const TRANSIENT_ERROR = /lock|connection|timeout|unreachable|refused/i;
 

@@ -22,6 +22,7 @@ import type { ServerDeps } from "../deps.js";
 import { createJob, mintJobId } from "../jobs/create-job.js";
 import { type CreateAndDispatchResult, createAndDispatchJob, dispatchJob } from "../jobs/dispatch-job.js";
 import { HOST_OFFLINE_REASON, queuePendingRun } from "../retries/pending-runs.js";
+import { type RunCaps, runCapsParams } from "../retries/run-caps.js";
 import { resolveHooks } from "./hooks.js";
 import { getGroup } from "./source-groups.js";
 
@@ -36,12 +37,6 @@ export interface BackupRequest {
   retry?: number;
   /** An operator's caps for this one run (run-now), in place of the group's own. */
   runCaps?: RunCaps;
-}
-
-/** KiB/s for one run; null or absent = the group's own cap. */
-export interface RunCaps {
-  up?: number | null;
-  down?: number | null;
 }
 
 export type BackupOutcome =
@@ -69,25 +64,6 @@ export function groupJobCaps(
     up: stricter(run.up ?? group.bandwidthUpKbps, host.bandwidthUpKbps),
     down: stricter(run.down ?? group.bandwidthDownKbps, host.bandwidthDownKbps),
   };
-}
-
-/** The run's own caps as the job's params keep them, so a retry of the job runs under them too. */
-export function runCapsParams(run: RunCaps | undefined): Record<string, unknown> {
-  const up = run?.up ?? null;
-  const down = run?.down ?? null;
-  return up === null && down === null ? {} : { run_caps: { up_kbps: up, down_kbps: down } };
-}
-
-/** Reads back what runCapsParams stored; anything else (an older job) is no run caps. */
-export function runCapsFromParams(params: Record<string, unknown>): RunCaps | undefined {
-  const stored = params.run_caps;
-  if (typeof stored !== "object" || stored === null) {
-    return undefined;
-  }
-  const cap = (value: unknown) =>
-    typeof value === "number" && Number.isInteger(value) && value > 0 ? value : null;
-  const { up_kbps, down_kbps } = stored as Record<string, unknown>;
-  return { up: cap(up_kbps), down: cap(down_kbps) };
 }
 
 export function backupParams(
