@@ -54,6 +54,14 @@ module.exports = {
       to: { path: `${SERVER}sources/` },
     },
     {
+      name: "agent-folders-one-way",
+      comment:
+        "The restore helper runs as its own confined process: it holds the restore rules the agent's restore job also applies, and imports nothing of the jobs above it.",
+      severity: "error",
+      from: { path: "^packages/agent/src/restore-helper/", pathNot: "\\.test\\.ts$" },
+      to: { path: "^packages/agent/src/jobs/" },
+    },
+    {
       name: "packages-only-through-public-entry",
       comment:
         "A package is used through its exports; reaching into another package's files couples to its layout.",

@@ -36,6 +36,8 @@ import { literalPattern } from "../restic/literal-pattern.js";
 import type { Restic } from "../restic/restic.js";
 import { formatToolVersion, isAtLeast } from "../restic/version.js";
 import { agentDirForms } from "../restore-helper/agent-dirs.js";
+import { agentDirPathRefusal, agentDirRefusal, oldResticRefusal } from "../restore-helper/restore-safety.js";
+import { expandRestoreTarget } from "../restore-helper/restore-target.js";
 import { restorePathsAround } from "../tree/held-agent-dirs.js";
 import { renderStderrLine } from "./backup-output.js";
 import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./job-types.js";
@@ -43,8 +45,6 @@ import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { markRestorePlaces, nothingMatchedError } from "./restore-evidence.js";
 import { estimateEta, parseRestoreLine, summaryRestoredNothing } from "./restore-output.js";
-import { agentDirPathRefusal, agentDirRefusal, oldResticRefusal } from "./restore-safety.js";
-import { expandRestoreTarget } from "./restore-target.js";
 import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const NO_OWNERSHIP_FLAG = "--no-ownership";

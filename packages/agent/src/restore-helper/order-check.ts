@@ -11,8 +11,8 @@ import { normalize } from "node:path";
 import { repositoryDigest, verifySignature } from "@fleetback/crypto";
 import { type RestoreOrder, RestoreOrderPayload, restoreOrderMessage } from "@fleetback/protocol";
 import { Check } from "typebox/value";
-import { expandRestoreTarget } from "../jobs/restore-target.js";
 import type { RestorePlan } from "./helper-request.js";
+import { expandRestoreTarget } from "./restore-target.js";
 
 export type OrderCheck = { ok: true; order: RestoreOrderPayload } | { ok: false; error: string };
 

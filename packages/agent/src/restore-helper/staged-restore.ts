@@ -14,8 +14,8 @@
  */
 import { lstat, mkdir, readdir, realpath, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { oldResticRefusal } from "../jobs/restore-safety.js";
 import { isAtLeast, type ToolVersion } from "../restic/version.js";
+import { oldResticRefusal } from "./restore-safety.js";
 
 export interface Staging {
   dir: string;

@@ -1,5 +1,5 @@
 /**
- * @module jobs/restore-safety
+ * @module restore-helper/restore-safety
  * What the restore job refuses before restic runs, beyond the shape of the command:
  *
  * - Paths in the agent's own directories (issue 33), wherever the restore writes: a restore of
@@ -18,7 +18,7 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { join, normalize, sep } from "node:path";
-import { agentDirForms, meetAgentDirs, protectedHit, writtenPaths } from "../restore-helper/agent-dirs.js";
+import { agentDirForms, meetAgentDirs, protectedHit, writtenPaths } from "./agent-dirs.js";
 
 /** Entries walked below the in-place paths of one restore with restic < 0.16. */
 export const SYMLINK_WALK_LIMIT = 20_000;

@@ -1,5 +1,5 @@
 /**
- * @module jobs/restore-target
+ * @module restore-helper/restore-target
  * Where a restore writes, decided at run time on the host. The wizard's default target is
  * `$HOME/fleetback-restore/<job-id>/`; `$HOME`, `${HOME}` and a leading `~/` are expanded from the
  * agent's own environment, and any other variable is refused (the server's form applies the same
