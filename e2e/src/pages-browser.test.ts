@@ -4,8 +4,8 @@
  * an open alert), a compare, a drill and a restore job (64-character snapshot ids), a schedule.
  * Issue 35.6 adds data that stretches a page: 60-character host names (one approved, one still
  * announced), a long user name, group name and paths, an unused enrolment token. An admin, an
- * operator and a viewer each sign in and open every page their role may see, and the ones it may
- * not, at 1280 and 390 px. Every page must fit the window (`scrollWidth <= innerWidth`), no table
+ * operator and a viewer each sign in and open every page their role may see at 1280 and 390 px
+ * (both side by side), and the ones it may not at 390 px. Every page must fit the window (`scrollWidth <= innerWidth`), no table
  * may be wider than its box (a scroll box hides columns), the controls a page is for (Change,
  * Edit, Approve, the host list's Open alerts and Last check) must lie inside the window and inside
  * any box that clips them, a title must be free of markup, and a refused or missing page must be
@@ -282,6 +282,12 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
           await page.setViewportSize(viewport);
           const findings: Finding[] = [];
           for (const visit of visits()) {
+            // A refusal does not depend on the width and its page is the error page, which the
+            // missing pages check at both: a refused page is opened at the narrow width only.
+            const refused = !visit.missing && RANK[role] < RANK[visit.role];
+            if (refused && viewport !== WIDTHS[1]) {
+              continue;
+            }
             findings.push(...(await check(page, role, viewport.width, visit)));
           }
           return findings;
