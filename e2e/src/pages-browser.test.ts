@@ -1,16 +1,20 @@
 /**
  * Issue 17's sweep of every page in headless Chromium against the built server, a real agent,
- * restic 0.18 and rest-server: one host with a snapshot, a succeeded and a failed backup job (so
- * an open alert), a schedule. An admin, an operator and a viewer each sign in and open every page
- * their role may see, and the ones it may not, at 1280 and 390 px. Every page must fit the window
- * (`scrollWidth <= innerWidth`), carry a title free of markup, and a refused or missing page must
- * be an HTML error page in the layout (403, 404), not JSON. One htmx failure shows exactly one
+ * restic 0.18 and rest-server: one host with two snapshots, a succeeded and a failed backup job (so
+ * an open alert), a compare, a drill and a restore job (64-character snapshot ids), a schedule.
+ * Issue 35.6 adds data that stretches a page: 60-character host names (one approved, one still
+ * announced), a long user name, group name and paths, an unused enrolment token. An admin, an
+ * operator and a viewer each sign in and open every page their role may see at 1280 and 390 px
+ * (both side by side), and the ones it may not at 390 px. Every page must fit the window (`scrollWidth <= innerWidth`), no table
+ * may be wider than its box (a scroll box hides columns), the controls a page is for (Change,
+ * Edit, Approve, the host list's Open alerts and Last check) must lie inside the window and inside
+ * any box that clips them, a title must be free of markup, and a refused or missing page must be
+ * an HTML error page in the layout (403, 404), not JSON. One htmx failure shows exactly one
  * toast. Screenshots (every admin page, every error page) go to .cache/screenshots/pages/; the
  * first test photographs the fleet, job and restore pages at 1280 px there as fleet.png, job.png
  * and restore.png, which scripts/screenshots.mjs copies to docs/screenshots/.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,11 +22,11 @@ import { type AgentRun, startAgent } from "./support/agent-process.js";
 import { ADMIN, type Api, bootstrapAdmin } from "./support/api.js";
 import { chromiumPath, launchBrowser } from "./support/browser.js";
 import { enrolHost, waitHostReady } from "./support/enrol.js";
-import { eventually } from "./support/eventually.js";
+import { offScreen, overflowCulprits, wideTables } from "./support/page-fit.js";
 import { repoRoot } from "./support/paths.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
-import { waitJob } from "./support/stack.js";
+import { LONG_USER, seedSweep } from "./support/sweep-seed.js";
 import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
 
 const PAGE_SHOTS = join(repoRoot, ".cache", "screenshots", "pages");
@@ -31,6 +35,8 @@ const WIDTHS = [
   { width: 390, height: 844 },
 ] as const;
 const MISSING_ID = "01JD0000000000000000000000";
+/** A job page's snapshot ids, shortened so that they fit. */
+const SHORT_IDS = { name: "snapshot id", selector: "code.id-short" } as const;
 const PASSWORD = "e2e sweep passphrase";
 
 type Role = "admin" | "operator" | "viewer";
@@ -45,17 +51,21 @@ interface Visit {
   missing?: boolean;
   /** Waits until the page has loaded what it fetches after the first paint. */
   settle?: (page: Page) => Promise<void>;
+  /** Controls that must be on the screen, not off it or in a sideways scroll box. */
+  controls?: Control[];
+}
+
+interface Control {
+  name: string;
+  /** CSS selector; every match must be visible, and at least one must exist. */
+  selector: string;
+  /** The least role that sees it; default the page's. */
+  role?: Role;
 }
 
 interface Finding {
   where: string;
   problem: string;
-}
-
-interface JobJson {
-  id: string;
-  status: string;
-  error: string | null;
 }
 
 const missing = missingNote({ Chromium: chromiumPath !== undefined, [FETCHED_TOOLS]: toolsPresent() });
@@ -69,14 +79,22 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
   let snapshotId = "";
   let goodJob = "";
   let failedJob = "";
+  let diffJob = "";
+  let drillJob = "";
+  let restoreJob = "";
+  let longHostId = "";
 
   beforeAll(async () => {
     mkdirSync(PAGE_SHOTS, { recursive: true });
     rest = await startRestServer();
     server = await startServerProcess({ FLEETBACK_LOG_LEVEL: "warn" });
     api = await bootstrapAdmin(server.url, server.output());
-    for (const role of ["operator", "viewer"] as const) {
-      const created = await api.send("POST", "/api/users", { username: role, password: PASSWORD, role });
+    for (const [username, role] of [
+      ["operator", "operator"],
+      ["viewer", "viewer"],
+      [LONG_USER, "viewer"],
+    ] as const) {
+      const created = await api.send("POST", "/api/users", { username, password: PASSWORD, role });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
     }
     browser = await launchBrowser();
@@ -86,53 +104,11 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     agent = startAgent(["run"], host.dirs, host.env);
     await waitHostReady(api, hostId);
 
-    // Not named after the repository user: the agent scrubs its credentials (user name too) as "***".
-    const source = mkdtempSync(join(tmpdir(), "fleetback-site-"));
-    mkdirSync(join(source, "etc", "nginx", "sites-available"), { recursive: true });
-    writeFileSync(join(source, "etc", "hostname"), "web-01\n");
-    writeFileSync(join(source, "etc", "nginx", "nginx.conf"), "worker_processes auto;\n");
-    writeFileSync(join(source, "etc", "nginx", "sites-available", "default"), "server { listen 80; }\n");
-    const group = await api.send<{ source_group: { id: string } }>(
-      "POST",
-      `/api/hosts/${hostId}/source-groups`,
-      { name: "system-config", includes: [source] },
-    );
-    expect(group.status, JSON.stringify(group.body)).toBe(201);
-    const broken = await api.send<{ source_group: { id: string } }>(
-      "POST",
-      `/api/hosts/${hostId}/source-groups`,
-      { name: "database-dump", includes: [source], pre_hook: "echo dump refused; exit 7", retry_max: 0 },
-    );
-    expect(broken.status, JSON.stringify(broken.body)).toBe(201);
-    const schedule = await api.send("POST", `/api/hosts/${hostId}/schedules`, {
-      cron: "0 3 * * *",
-      source_group_ids: [group.body.source_group.id, broken.body.source_group.id],
-    });
-    expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
-
-    const run = async (groupId: string) => {
-      const started = await api.send<{ job_id: string }>(
-        "POST",
-        `/api/hosts/${hostId}/source-groups/${groupId}/run`,
-      );
-      expect(started.status, JSON.stringify(started.body)).toBe(201);
-      return waitJob<JobJson>(api, started.body.job_id);
-    };
-    const good = await run(group.body.source_group.id);
-    expect(good.status, good.error ?? "").toBe("succeeded");
-    goodJob = good.id;
-    const bad = await run(broken.body.source_group.id);
-    expect(bad.status).toBe("failed");
-    failedJob = bad.id;
-    snapshotId = await eventually(
-      async () => {
-        const { snapshots } = await api.get<{ snapshots: Array<{ id: string }> }>(
-          `/api/hosts/${hostId}/snapshots`,
-        );
-        return snapshots[0]?.id;
-      },
-      { what: "the snapshot reported" },
-    );
+    ({ snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId } = await seedSweep(
+      api,
+      rest,
+      hostId,
+    ));
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -147,27 +123,69 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     };
     return [
       { name: "dashboard", path: "/", role: "viewer" },
-      { name: "hosts", path: "/hosts", role: "viewer" },
+      {
+        name: "hosts",
+        path: "/hosts",
+        role: "viewer",
+        controls: [
+          { name: "Open alerts", selector: '[data-testid="host-open-alerts"]' },
+          { name: "Last check", selector: '[data-testid="host-check"]' },
+        ],
+      },
       { name: "host", path: `/hosts/${hostId}`, role: "viewer" },
-      { name: "host-sources", path: `/hosts/${hostId}/sources`, role: "viewer" },
+      { name: "host-long-name", path: `/hosts/${longHostId}`, role: "viewer" },
+      {
+        name: "host-sources",
+        path: `/hosts/${hostId}/sources`,
+        role: "viewer",
+        controls: [
+          {
+            name: "schedule Edit",
+            selector: 'tr[data-testid^="schedule-"] td[data-label="Actions"] > details > summary',
+            role: "operator",
+          },
+        ],
+      },
       { name: "host-jobs", path: `/hosts/${hostId}/jobs`, role: "viewer" },
       { name: "host-snapshots", path: `/hosts/${hostId}/snapshots`, role: "viewer" },
       { name: "host-maintenance", path: `/hosts/${hostId}/maintenance`, role: "viewer" },
       { name: "job", path: `/jobs/${goodJob}`, role: "viewer" },
       { name: "job-failed", path: `/jobs/${failedJob}`, role: "viewer" },
+      { name: "job-diff", path: `/jobs/${diffJob}`, role: "viewer", controls: [SHORT_IDS] },
+      { name: "job-drill", path: `/jobs/${drillJob}`, role: "viewer", controls: [SHORT_IDS] },
+      { name: "job-restore", path: `/jobs/${restoreJob}`, role: "viewer", controls: [SHORT_IDS] },
+      { name: "api-docs", path: "/api/docs", role: "viewer" },
       { name: "alerts", path: "/alerts", role: "viewer" },
       { name: "alerts-all", path: "/alerts?state=all", role: "viewer" },
       { name: "tokens", path: "/settings/tokens", role: "viewer" },
       { name: "agent-upgrade", path: "/docs/agent-upgrade", role: "viewer" },
-      { name: "enroll", path: "/enroll", role: "operator" },
-      { name: "restore", path: `/hosts/${hostId}/restore`, role: "operator" },
+      {
+        name: "enroll",
+        path: "/enroll",
+        role: "operator",
+        controls: [
+          { name: "Approve", selector: '[data-testid="approve"]' },
+          { name: "Revoke token", selector: '[data-testid="revoke-enrolment-token"]' },
+        ],
+      },
+      {
+        name: "restore",
+        path: `/hosts/${hostId}/restore`,
+        role: "operator",
+        controls: [{ name: "Choose", selector: '[data-testid="restore-choose"]' }],
+      },
       {
         name: "restore-snapshot",
         path: `/hosts/${hostId}/snapshots/${snapshotId}/restore`,
         role: "operator",
         settle: treeLoaded,
       },
-      { name: "users", path: "/settings/users", role: "admin" },
+      {
+        name: "users",
+        path: "/settings/users",
+        role: "admin",
+        controls: [{ name: "Change", selector: '[data-testid="user-row"] td[data-label="Change"] > form' }],
+      },
       { name: "notifications", path: "/settings/notifications", role: "admin" },
       { name: "audit", path: "/audit", role: "admin" },
       { name: "host-recovery-kit", path: `/hosts/${hostId}/recovery-kit`, role: "admin" },
@@ -184,32 +202,6 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     await page.getByLabel("Password").fill(password);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL(`${server.url}/`);
-  }
-
-  /** The widest elements sticking out of the window, to say where a page overflows. */
-  function overflowCulprits(page: Page): Promise<string[]> {
-    return page.locator("html").evaluate((root) => {
-      const limit = root.ownerDocument.defaultView?.innerWidth ?? root.clientWidth;
-      const out: string[] = [];
-      for (const el of Array.from(root.querySelectorAll("body *")) as Array<typeof root>) {
-        const rect = el.getBoundingClientRect();
-        if (rect.right > limit + 0.5 && rect.width > 0) {
-          // Only the outermost: skip an element whose parent sticks out as well.
-          const parent = el.parentElement?.getBoundingClientRect();
-          if (parent && parent.right > limit + 0.5) {
-            continue;
-          }
-          const id = el.id ? `#${el.id}` : "";
-          const cls =
-            typeof el.className === "string" && el.className ? `.${el.className.split(" ")[0]}` : "";
-          const testid = el.getAttribute("data-testid");
-          out.push(
-            `${el.tagName.toLowerCase()}${id}${cls}${testid ? `[${testid}]` : ""} right=${Math.round(rect.right)}`,
-          );
-        }
-      }
-      return out.slice(0, 5);
-    });
   }
 
   async function check(page: Page, role: Role, width: number, visit: Visit): Promise<Finding[]> {
@@ -253,6 +245,17 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
         problem: `scrollWidth ${widths.scroll} > ${widths.inner}: ${culprits.join(", ")}`,
       });
     }
+    for (const problem of await wideTables(page)) {
+      findings.push({ where, problem });
+    }
+    for (const control of expected === 200 ? (visit.controls ?? []) : []) {
+      if (RANK[role] < RANK[control.role ?? visit.role]) {
+        continue;
+      }
+      for (const problem of await offScreen(page, control.selector)) {
+        findings.push({ where, problem: `${control.name} ${problem}` });
+      }
+    }
     // Every page of the admin and every error page; JPEG, several times quicker to encode than PNG.
     if (role !== "admin" && expected === 200) {
       return findings;
@@ -266,23 +269,34 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     return findings;
   }
 
-  /** One role's sweep in its own browser context: sign in, every page at both widths. */
+  /** One role's sweep in its own browser context: sign in, every page at both widths side by side. */
   async function sweep(role: Role, username: string, password: string): Promise<Finding[]> {
-    const findings: Finding[] = [];
     const context = await browser.newContext({ viewport: WIDTHS[0] });
-    const page = await context.newPage();
     try {
-      await signIn(page, username, password);
-      for (const viewport of WIDTHS) {
-        await page.setViewportSize(viewport);
-        for (const visit of visits()) {
-          findings.push(...(await check(page, role, viewport.width, visit)));
-        }
-      }
+      const first = await context.newPage();
+      await signIn(first, username, password);
+      // Both widths at once, one page each, sharing the context's session.
+      const found = await Promise.all(
+        WIDTHS.map(async (viewport, index) => {
+          const page = index === 0 ? first : await context.newPage();
+          await page.setViewportSize(viewport);
+          const findings: Finding[] = [];
+          for (const visit of visits()) {
+            // A refusal does not depend on the width and its page is the error page, which the
+            // missing pages check at both: a refused page is opened at the narrow width only.
+            const refused = !visit.missing && RANK[role] < RANK[visit.role];
+            if (refused && viewport !== WIDTHS[1]) {
+              continue;
+            }
+            findings.push(...(await check(page, role, viewport.width, visit)));
+          }
+          return findings;
+        }),
+      );
+      return found.flat();
     } finally {
       await context.close();
     }
-    return findings;
   }
 
   it("photographs the host list, a job and the restore browser at 1280 px for the README", async () => {

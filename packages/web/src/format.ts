@@ -78,3 +78,15 @@ export function formatRelative(value: unknown, now: Date): string {
   }
   return deltaSeconds >= 0 ? `${amount} ago` : `in ${amount}`;
 }
+
+/** A content hash id (restic's 64 hex digits) longer than this is shown by its first 8 digits. */
+const SHORT_ID_LENGTH = 8;
+
+/**
+ * The first 8 characters of a long hexadecimal id, as restic itself shortens snapshot ids; any
+ * other value as it is (a ULID's first characters are its time, so they would not tell jobs apart).
+ */
+export function shortId(value: unknown): string {
+  const id = typeof value === "string" ? value : String(value ?? "");
+  return /^[0-9a-f]{12,}$/i.test(id) ? id.slice(0, SHORT_ID_LENGTH) : id;
+}

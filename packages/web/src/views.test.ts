@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadStaticAssets } from "./assets.js";
-import { formatBytes, formatDuration, formatExactUtc, formatRelative } from "./format.js";
+import { formatBytes, formatDuration, formatExactUtc, formatRelative, shortId } from "./format.js";
 import { createViews, timeElement } from "./views.js";
 
 const assets = loadStaticAssets();
@@ -58,6 +58,38 @@ describe("formats", () => {
     [7260, "2 h 1 min"],
   ])("formatDuration(%s)", (input, expected) => {
     expect(formatDuration(input)).toBe(expected);
+  });
+
+  it.each([
+    ["a".repeat(64), "aaaaaaaa"],
+    ["3F2504E04F89", "3F2504E0"],
+    ["01JD0000000000000000000000", "01JD0000000000000000000000"],
+    ["abc", "abc"],
+    [undefined, ""],
+  ])("shortId(%s)", (input, expected) => {
+    expect(shortId(input)).toBe(expected);
+  });
+});
+
+describe("long ids", () => {
+  it("shows a snapshot id by its first 8 digits, the whole one on hover, to screen readers and for copying", () => {
+    const id = "0123456789abcdef".repeat(4);
+    const html = views.render("pages/job.njk", {
+      job: {
+        id: "01JDJOB00000000000000000000",
+        kind: "drill",
+        status: "succeeded",
+        params: { snapshot_id: id },
+      },
+      host: { id: "01JDHOST0000000000000000000", name: "web-01" },
+      summary: [],
+      logTail: [],
+    });
+    const shown = /data-testid="job-drill-snapshot">([\s\S]*?)<\/dd>/.exec(html)?.[1] ?? "";
+    expect(shown).toContain(`<code class="id-short" title="${id}" aria-hidden="true">01234567</code>`);
+    expect(shown).toContain(`<span class="visually-hidden" id="full-id-${id}">${id}</span>`);
+    expect(shown).toContain(`data-copy="full-id-${id}"`);
+    expect(html).toMatch(/<script src="\/static\/copy\.js\?v=\w+" defer><\/script>/);
   });
 });
 

@@ -134,7 +134,9 @@ runServerSuite("restore drills through the server", (server) => {
       });
 
       const jobPage = await (await admin.request(`/jobs/${first.job_id}`)).text();
-      expect(jobPage).toContain(`data-testid="job-drill-snapshot"><code>${SNAPSHOT}</code>`);
+      expect(jobPage).toContain(
+        `data-testid="job-drill-snapshot"><code class="id-short" title="${SNAPSHOT}"`,
+      );
       expect(jobPage).toContain('data-testid="job-drill-sample">up to 20 random files');
 
       const second = await drill(admin, agent, host.id, agent.frames.length);

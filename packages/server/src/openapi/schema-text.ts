@@ -7,7 +7,10 @@
  */
 import { COMPONENT_PREFIX, type JsonValue } from "./json-schema.js";
 
-export type Segment = { text: string; ref?: undefined } | { ref: string; text?: undefined };
+/** `note` marks a field's trailing comment (constraints, description), which the page sets apart. */
+export type Segment =
+  | { text: string; ref?: undefined; note?: true }
+  | { ref: string; text?: undefined; note?: undefined };
 export type Line = Segment[];
 
 type Schema = { [key: string]: JsonValue };
@@ -62,6 +65,10 @@ interface Writer {
 
 function text(writer: Writer, value: string): void {
   writer.current.push({ text: value });
+}
+
+function comment(writer: Writer, value: string): void {
+  writer.current.push({ text: `  // ${value}`, note: true });
 }
 
 function newline(writer: Writer): void {
@@ -144,7 +151,7 @@ function writeObject(writer: Writer, schema: Schema, indent: string): void {
       isSchema(property) && isInline(property) ? [noteOf(property), ...nestedNotes(property)] : [];
     const note = notes.filter(Boolean).join("; ");
     if (note) {
-      text(writer, `  // ${note}`);
+      comment(writer, note);
     }
     newline(writer);
   }
@@ -160,7 +167,7 @@ export function schemaLines(schema: JsonValue | undefined): Line[] {
       ? [noteOf(schema), ...nestedNotes(schema)].filter(Boolean).join("; ")
       : "";
   if (note) {
-    text(writer, `  // ${note}`);
+    comment(writer, note);
   }
   newline(writer);
   return writer.lines;

@@ -147,7 +147,7 @@ describe("bulk reject", () => {
     expect(page).toContain("Reject all 2 from 203.0.113.0/24");
     const csrf = csrfFrom(page);
     const rows = [
-      ...page.matchAll(/data-pending-id="([^"]+)"[\s\S]*?<td>(?:<input[^>]*>)<\/td>\s*<td>(\w+)/g),
+      ...page.matchAll(/data-pending-id="([^"]+)"[\s\S]*?<td[^>]*>(?:<input[^>]*>)<\/td>\s*<td[^>]*>(\w+)/g),
     ];
     const idOf = new Map(rows.map((match) => [match[2], match[1]]));
     const checked = new URLSearchParams([

@@ -155,7 +155,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
         );
         expect(row).not.toBeNull();
         const [, id, cells] = row ?? [];
-        expect(cells).toContain("<td>olga</td>");
+        expect(cells).toContain('<td data-label="By">olga</td>');
         // Created just now, expires in an hour: relative, with the exact time on hover.
         expect(cells).toMatch(
           /<time datetime="2026-11-21T12:00:00.000Z" title="2026-11-21 12:00:00 UTC">just now<\/time>/,

@@ -729,6 +729,21 @@ describe("/api/docs", () => {
     }
     expect((await createTestClient(app, deps.config.baseUrl).request("/api/docs")).status).toBe(401);
   });
+
+  it("prints a schema one field a line, its comment set apart, so no comment runs into the next field", async () => {
+    const html = await (await admin.request("/api/docs")).text();
+    const job = /id="schema-Job">Job<\/h3>\s*<pre[^>]*>([\s\S]*?)<\/pre>/.exec(html)?.[1] ?? "";
+    const lines = job.split("\n").filter((line) => line !== "");
+    expect(lines.length).toBeGreaterThan(5);
+    expect(lines[0]).toBe("{");
+    expect(lines.at(-1)).toBe("}");
+    for (const line of lines.slice(1, -1)) {
+      expect(line).toMatch(/^ {2}/);
+    }
+    // A "//" only in a note, which ends its line.
+    expect(job.replace(/<span class="schema-note">[^<\n]*<\/span>$/gm, "")).not.toContain("//");
+    expect(job).toContain('<span class="schema-note">');
+  });
 });
 
 describe("coverage", () => {

@@ -1,0 +1,153 @@
+/**
+ * @module support/sweep-seed
+ * The data the page sweep (pages-browser.test.ts) opens every page with, so that every table has
+ * rows and the longest things people type are in them: on the enrolled host two snapshots (the
+ * second with a long path), a succeeded and a failed backup (an open alert), a compare, a drill
+ * and a restore job (64-character snapshot ids), three groups (one with a long name) on a schedule;
+ * two hosts that announced themselves with 60-character names, one approved and one waiting; an
+ * unused enrolment token.
+ */
+import { generateKeyPairSync } from "node:crypto";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "vitest";
+import type { Api } from "./api.js";
+import { eventually } from "./eventually.js";
+import type { RestServer } from "./rest-server.js";
+import { waitJob } from "./stack.js";
+
+/** Names as long as people make them: 60 characters for hosts, near the limits for the rest. */
+export const LONG_HOST = "web-frontend-eu-west-1a-production-cluster-node-0042.example";
+export const LONG_PENDING = "db-replica-eu-central-1b-analytics-warehouse-node-0007.local";
+export const LONG_USER = "operations.on-call.engineer-with-a-long-name@example.org";
+export const LONG_GROUP = "nightly-postgresql-cluster-dump-and-configuration-files";
+export const LONG_DIR = "application-data-with-a-rather-long-directory-name-for-exports";
+
+interface JobJson {
+  id: string;
+  status: string;
+  error: string | null;
+}
+
+export interface SweepData {
+  snapshotId: string;
+  goodJob: string;
+  failedJob: string;
+  diffJob: string;
+  drillJob: string;
+  restoreJob: string;
+  /** The approved host with a long name, which never connected. */
+  longHostId: string;
+}
+
+/** Seeds the sweep's data on `hostId`, whose agent is running and its repository ready. */
+export async function seedSweep(api: Api, rest: RestServer, hostId: string): Promise<SweepData> {
+  // Not named after the repository user: the agent scrubs its credentials (user name too) as "***".
+  const source = mkdtempSync(join(tmpdir(), "fleetback-site-"));
+  mkdirSync(join(source, "etc", "nginx", "sites-available"), { recursive: true });
+  writeFileSync(join(source, "etc", "hostname"), "web-01\n");
+  writeFileSync(join(source, "etc", "nginx", "nginx.conf"), "worker_processes auto;\n");
+  writeFileSync(join(source, "etc", "nginx", "sites-available", "default"), "server { listen 80; }\n");
+  const group = await api.send<{ source_group: { id: string } }>(
+    "POST",
+    `/api/hosts/${hostId}/source-groups`,
+    { name: "system-config", includes: [source] },
+  );
+  expect(group.status, JSON.stringify(group.body)).toBe(201);
+  const broken = await api.send<{ source_group: { id: string } }>(
+    "POST",
+    `/api/hosts/${hostId}/source-groups`,
+    { name: "database-dump", includes: [source], pre_hook: "echo dump refused; exit 7", retry_max: 0 },
+  );
+  expect(broken.status, JSON.stringify(broken.body)).toBe(201);
+  const longPath = join(source, "var", "lib", LONG_DIR, "exports");
+  mkdirSync(longPath, { recursive: true });
+  const long = await api.send<{ source_group: { id: string } }>(
+    "POST",
+    `/api/hosts/${hostId}/source-groups`,
+    { name: LONG_GROUP, includes: [longPath, join(source, "etc", "nginx", "sites-available")] },
+  );
+  expect(long.status, JSON.stringify(long.body)).toBe(201);
+  const schedule = await api.send("POST", `/api/hosts/${hostId}/schedules`, {
+    cron: "0 3 * * *",
+    source_group_ids: [group.body.source_group.id, broken.body.source_group.id, long.body.source_group.id],
+  });
+  expect(schedule.status, JSON.stringify(schedule.body)).toBe(201);
+
+  const run = async (groupId: string) => {
+    const started = await api.send<{ job_id: string }>(
+      "POST",
+      `/api/hosts/${hostId}/source-groups/${groupId}/run`,
+    );
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    return waitJob<JobJson>(api, started.body.job_id);
+  };
+  const good = await run(group.body.source_group.id);
+  expect(good.status, good.error ?? "").toBe("succeeded");
+  const goodJob = good.id;
+  const bad = await run(broken.body.source_group.id);
+  expect(bad.status).toBe("failed");
+  const failedJob = bad.id;
+  // A second snapshot with a long path in it, for a compare job that lists it.
+  writeFileSync(join(longPath, "2026-11-28-customer-report-archive-final-version.csv"), "id,total\n");
+  expect((await run(group.body.source_group.id)).status).toBe("succeeded");
+  const [newer, older] = await eventually(
+    async () => {
+      const { snapshots } = await api.get<{ snapshots: Array<{ id: string }> }>(
+        `/api/hosts/${hostId}/snapshots`,
+      );
+      return snapshots.length >= 2 ? snapshots.map((s) => s.id) : undefined;
+    },
+    { what: "both snapshots reported" },
+  );
+  const snapshotId = newer ?? "";
+  const started = async (path: string, body: unknown) => {
+    const res = await api.send<{ job_id: string }>("POST", path, body);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const job = await waitJob<JobJson>(api, res.body.job_id);
+    expect(job.status, `${path}: ${job.error ?? ""}`).toBe("succeeded");
+    return job.id;
+  };
+  const diffJob = await started(`/api/hosts/${hostId}/diff`, { snapshot_a: older, snapshot_b: newer });
+  const drillJob = await started(`/api/hosts/${hostId}/jobs`, { kind: "drill" });
+  const restoreJob = await started(`/api/hosts/${hostId}/restore`, {
+    snapshot_id: newer,
+    paths: [join(source, "etc")],
+    in_place: false,
+    target_dir: join(mkdtempSync(join(tmpdir(), "fleetback-restored-")), LONG_DIR),
+  });
+
+  // Two hosts that announced themselves with long names: one approved (never connected), one waiting.
+  const announce = async (hostname: string) => {
+    const key = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" }).x ?? "";
+    const res = await fetch(`${api.baseUrl}/api/agents/announce`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        hostname,
+        os: "linux",
+        arch: "x64",
+        agent_version: "0.1.0",
+        tool_version: "0.18.0",
+        public_key: Buffer.from(key, "base64url").toString("base64"),
+      }),
+    });
+    const body = (await res.json()) as { pending_id: string };
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    return body.pending_id;
+  };
+  const approved = await api.send<{ host_id: string }>(
+    "POST",
+    `/api/pending-hosts/${await announce(LONG_HOST)}/approve`,
+  );
+  expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+  const longHostId = approved.body.host_id;
+  await announce(LONG_PENDING);
+  const token = await api.send("POST", "/api/enrollment-tokens", {
+    repository: { url: `rest:${rest.url}/${LONG_DIR}/`, username: LONG_DIR },
+    initial_paths: [longPath],
+  });
+  expect(token.status, JSON.stringify(token.body)).toBe(201);
+  return { snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId };
+}
