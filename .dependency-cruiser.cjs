@@ -1,6 +1,6 @@
 /**
  * Dependency rules of the workspace, checked by `pnpm lint` (depcruise). Why each rule exists is
- * in its comment; DESIGN.md has the layering they enforce.
+ * in its comment; docs/DESIGN.md has the layering they enforce.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const SERVER = "^packages/server/src/";
