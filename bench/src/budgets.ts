@@ -2,7 +2,7 @@
  * @module budgets
  * The budgets of issue 19 as rows: what was measured, the baseline measured in the same run, and
  * the budget it must stay within. `pnpm bench` prints them as one table and writes them, with the
- * date and the machine, to bench/results.json so a run can be compared with the README's table.
+ * date and the machine, to bench/results.json so a run can be compared with the table in docs/DEVELOPMENT.md.
  */
 import { writeFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
