@@ -94,7 +94,8 @@ describe("sign-in limits", () => {
       { incoming: { socket: { remoteAddress: "203.0.113.10" } } },
     );
     expect(unknown.status).toBe(401);
-    const rows = (await deps?.db.select().from(auditLog).where(eq(auditLog.action, "auth.login_failed"))) ?? [];
+    const rows =
+      (await deps?.db.select().from(auditLog).where(eq(auditLog.action, "auth.login_failed"))) ?? [];
     expect(rows).toHaveLength(2);
     const admin = rows.find((row) => row.ip === "203.0.113.9");
     expect(admin).toMatchObject({ actorKind: "system", targetKind: "user", details: { known_user: true } });
