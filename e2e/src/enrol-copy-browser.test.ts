@@ -3,7 +3,8 @@
  * the install command wraps instead of scrolling sideways, its copy button (a served script, no
  * inline code under the CSP) puts the exact command on the clipboard, and the two htpasswd lines
  * work with the real htpasswd: the -c one creates a new password file, the other adds a second
- * user to it, and both passwords verify.
+ * user to it, and both passwords verify. The generated repository password and a new API token
+ * have copy buttons too.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -77,6 +78,28 @@ describe.skipIf(missing !== "")(`enrol page copy button and htpasswd lines${miss
     await expect.poll(() => button.getAttribute("data-copied")).toBe("copied");
     // A string expression: the e2e package compiles without the DOM library.
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(command);
+  }, 120_000);
+
+  it("copies the generated repository password and a new API token exactly (issue 35)", async () => {
+    await mintFor("web-03");
+    const password = (await page.getByTestId("generated-password").textContent()) ?? "";
+    expect(password.length).toBeGreaterThan(0);
+    const copyPassword = page.getByTestId("copy-generated-password");
+    expect(await copyPassword.isVisible()).toBe(true);
+    await copyPassword.click();
+    await expect.poll(() => copyPassword.getAttribute("data-copied")).toBe("copied");
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(password);
+
+    await page.goto(`${server.url}/settings/tokens`);
+    await page.locator('input[name="name"]').fill("report script");
+    await page.getByTestId("token-form").locator('button[type="submit"]').click();
+    const token = (await page.getByTestId("new-token-value").textContent()) ?? "";
+    expect(token.length).toBeGreaterThan(0);
+    const copyToken = page.getByTestId("copy-new-token");
+    expect(await copyToken.isVisible()).toBe(true);
+    await copyToken.click();
+    await expect.poll(() => copyToken.getAttribute("data-copied")).toBe("copied");
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(token);
   }, 120_000);
 
   it("gives htpasswd lines that create a new file and then add to it", async () => {

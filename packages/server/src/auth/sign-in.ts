@@ -9,6 +9,7 @@ import type { User } from "@fleetback/db";
 import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import type { AppDeps } from "../app-deps.js";
+import { writeAudit } from "../audit/audit.js";
 import { RequestError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { clientIp, limitKey } from "../http/client-address.js";
@@ -22,7 +23,7 @@ import {
   sweepSessions,
 } from "./sessions.js";
 import { hasSsoAdmin } from "./sso-users.js";
-import { verifyLogin } from "./users.js";
+import { findUserByName, verifyLogin } from "./users.js";
 
 export interface LoginLimiters {
   byIp: RateLimiter;
@@ -101,11 +102,30 @@ export async function attemptLogin(
   await checkLoginLimits(c, limiters, username);
   const user = await verifyLogin(deps.db, username, password);
   if (!user) {
+    await auditFailedLogin(c, deps, username);
     throw new RequestError("unauthorised", "Username or password is wrong.");
   }
   await limiters.byUserAndIp.reset(userAtAddress(c, username));
   await signIn(c, deps, user, "auth.login");
   return user;
+}
+
+/**
+ * One entry per failed attempt that got past the limits: the limiter already bounds the attempts
+ * per address and per user at an address in each window, so a brute force cannot write more rows
+ * than it may try passwords, and attempts it refuses are not written. Only an existing user is
+ * named (as the target): the typed username is not stored, since a username field sometimes holds
+ * a mistyped password, and the typed password never is.
+ */
+async function auditFailedLogin(c: Context<AppEnv>, deps: AppDeps, username: string): Promise<void> {
+  const known = await findUserByName(deps.db, username);
+  await writeAudit(deps.db, deps, {
+    actor: "system",
+    ip: clientIp(c),
+    action: "auth.login_failed",
+    ...(known ? { targetKind: "user", targetId: known.id } : {}),
+    details: { known_user: known !== undefined },
+  });
 }
 
 /**

@@ -44,7 +44,7 @@ export interface DocsView {
   schemas: Array<{ name: string; lines: Line[] }>;
 }
 
-const METHODS = ["get", "post", "put", "delete"] as const;
+const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
 function obj(value: JsonValue | undefined): Json {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};

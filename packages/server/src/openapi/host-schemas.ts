@@ -191,6 +191,10 @@ export const ReleaseHoldAnswer = Type.Object({
   job_id: Type.Union([Id, Type.Null()], { description: "the approved forget of a large_forget hold" }),
 });
 
+export const RenamedHost = Type.Object({
+  host: Type.Object({ id: Id, name: Type.String() }),
+});
+
 export const KeeperAnswer = Type.Object({
   keeper_host_id: Type.Union([Id, Type.Null()]),
   pushed: Type.Boolean({ description: "the host's agent was told now (else at its next hello)" }),

@@ -12,7 +12,7 @@ import type { Role } from "../http/app-env.js";
 /** A signed-in role (session or API token), nobody at all, or an agent's own bearer token. */
 export type ApiAccess = Role | "public" | "agent";
 
-export type ApiMethod = "get" | "post" | "put" | "delete";
+export type ApiMethod = "get" | "post" | "put" | "patch" | "delete";
 
 export type SuccessStatus = 200 | 201 | 202 | 204;
 /** Statuses of ErrorBody answers (errors.ts); the builder adds the ones every route can give. */

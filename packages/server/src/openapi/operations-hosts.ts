@@ -8,6 +8,7 @@ import { ReleaseHoldBody } from "../holds/release-hold.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { HostListQuery } from "../hosts/fleet-list.js";
 import { JobBody } from "../hosts/host-requests.js";
+import { RenameHostBody } from "../hosts/rename-host.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
 import { BandwidthBody, KeeperBody } from "../routes/hosts-api.js";
 import { AlertPage, AlertResolved, Dashboard } from "./alert-schemas.js";
@@ -19,6 +20,7 @@ import {
   KeeperAnswer,
   MirrorCredentialsAnswer,
   ReleaseHoldAnswer,
+  RenamedHost,
 } from "./host-schemas.js";
 import { JobStartedWithStatus } from "./job-schemas.js";
 import type { ApiOperation } from "./operation.js";
@@ -60,6 +62,20 @@ export const HOST_OPERATIONS: ApiOperation[] = [
     access: "viewer",
     params: HOST_ID,
     responses: { 200: { description: "The host.", schema: HostAnswer } },
+  },
+  {
+    id: "renameHost",
+    method: "patch",
+    path: "/api/hosts/:id",
+    tag: "Hosts",
+    summary: "Rename a host",
+    description:
+      "The name pages, alerts and the in-place restore confirmation use; 1 to 253 characters, no control characters, no space at either end, and no other host's name in any case. The restic hostname its backups are made under stays. Audited as host.rename with the old and new name.",
+    access: "operator",
+    params: HOST_ID,
+    body: RenameHostBody,
+    responses: { 200: { description: "The host's id and new name.", schema: RenamedHost } },
+    errors: { 409: "Another host has this name." },
   },
   {
     id: "deleteHost",

@@ -28,8 +28,13 @@ export function agentUpdatePageRoutes(deps: AppDeps): Hono<AppEnv> {
     // On the page "all hosts" wins over any ticked host.
     const selection =
       form.all === "1" ? rolloutSelection(undefined, true) : rolloutSelection(hostIds, undefined);
-    await rollOutAgentUpdate(deps, auditOf(c), form.version, selection);
-    return redirectAfterPost(c, "/hosts");
+    const result = await rollOutAgentUpdate(deps, auditOf(c), form.version, selection);
+    const outcome = new URLSearchParams({
+      rollout: result.version,
+      requested: String(result.targets.length),
+      already: String(result.skipped.length),
+    });
+    return redirectAfterPost(c, `/hosts?${outcome}`);
   });
   return routes;
 }

@@ -182,7 +182,7 @@ runDbSuite("agent rollout", (getDb) => {
       expect(noToken.status).toBe(403);
       const posted = await admin.form("/agent-updates", { _csrf: csrf, version: "2.0.0", host_ids: one.id });
       expect(posted.status).toBe(303);
-      expect(posted.headers.get("Location")).toBe("/hosts");
+      expect(posted.headers.get("Location")).toBe("/hosts?rollout=2.0.0&requested=1&already=0");
       expect((await readHost(deps, one.id))?.updateState).toBe("pending");
       expect((await readHost(deps, two.id))?.updateState).toBeNull();
 
@@ -200,6 +200,37 @@ runDbSuite("agent rollout", (getDb) => {
       const after = await (await admin.request("/hosts")).text();
       expect(after).toContain('data-update-state="pending"');
       expect(after).toContain("→ 2.0.0: pending");
+    } finally {
+      await deps.close();
+    }
+  });
+
+  it("says so when the chosen hosts already run the version, instead of seeming to send (issue 35)", async () => {
+    const { deps, admin } = await setup(getDb());
+    try {
+      const { host: current } = await seedHost(deps, { name: "current", agentVersion: "2.0.0" });
+      const { host: old } = await seedHost(deps, { name: "old", agentVersion: "1.0.0" });
+      const csrf = csrfFrom(await (await admin.request("/hosts")).text());
+      const only = await admin.form("/agent-updates", {
+        _csrf: csrf,
+        version: "2.0.0",
+        host_ids: current.id,
+      });
+      expect(only.status).toBe(303);
+      const skipped = await (await admin.request(only.headers.get("Location") ?? "")).text();
+      expect(skipped).toMatch(
+        /data-testid="rollout-outcome">Nothing sent: the chosen host already runs agent 2\.0\.0\./,
+      );
+      expect((await readHost(deps, current.id))?.updateState).toBeNull();
+
+      const both = await admin.form("/agent-updates", { _csrf: csrf, version: "2.0.0", all: "1" });
+      const mixed = await (await admin.request(both.headers.get("Location") ?? "")).text();
+      expect(mixed).toContain("Agent 2.0.0 requested for 1 host");
+      expect(mixed).toContain("1 host already runs it; nothing was sent to it.");
+      expect((await readHost(deps, old.id))?.updateState).toBe("pending");
+
+      expect((await admin.request("/hosts?rollout=2.0.0&requested=x&already=0")).status).toBe(400);
+      expect(await (await admin.request("/hosts")).text()).not.toContain("rollout-outcome");
     } finally {
       await deps.close();
     }

@@ -11,6 +11,29 @@ import { type AppEnv, requireRole } from "../auth/actor.js";
 import { renderPage } from "../http/render.js";
 import { readQuery } from "../http/validate.js";
 
+/** Past these many characters a detail, and an entry's details, are cut: one never stretches the page. */
+export const AUDIT_DETAIL_MAX = 120;
+export const AUDIT_DETAILS_MAX = 300;
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/**
+ * An entry's details as "key: value; …" for a reader (the page escapes it); the API gives the
+ * same details whole.
+ */
+export function auditDetailsText(details: unknown): string {
+  if (!details || typeof details !== "object") {
+    return "";
+  }
+  const text = Object.entries(details as Record<string, unknown>)
+    .map(([key, value]) => {
+      const shown = typeof value === "string" ? value : JSON.stringify(value);
+      return `${key.replaceAll("_", " ")}: ${cut(shown, AUDIT_DETAIL_MAX)}`;
+    })
+    .join("; ");
+  return cut(text, AUDIT_DETAILS_MAX);
+}
+
 export function auditPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const admin = requireRole("admin");
@@ -19,7 +42,7 @@ export function auditPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const entries = await listAudit(deps.db, { limit: 100, before: query.before });
     return renderPage(c, deps.views, "pages/audit.njk", {
       title: "Audit log",
-      entries,
+      entries: entries.map((entry) => ({ ...entry, detailsText: auditDetailsText(entry.details) })),
       nextBefore: entries.length === 100 ? entries.at(-1)?.id : undefined,
     });
   });

@@ -303,9 +303,14 @@ for (const engine of testEngines()) {
       expect(mail).toContain(
         `<a href="/jobs/${jobIds.mail}" class="status-failed" data-status="failed">backup failed</a>`,
       );
-      expect(mail).toContain(`<time datetime="${hoursAgo(1.5).toISOString()}">2026-11-21 10:30</time>`);
+      // The one time format of every page (issue 35): in words, the exact moment on hover.
+      expect(mail).toContain(
+        `<time datetime="${hoursAgo(1.5).toISOString()}" title="2026-11-21 10:30:00 UTC">2 h ago</time>`,
+      );
       expect(mail).toContain('class="freshness-due" data-state="due">due</a>');
-      expect(mail).toContain('<time datetime="2026-11-21T12:15:00.000Z">2026-11-21 12:15</time>');
+      expect(mail).toContain(
+        '<time datetime="2026-11-21T12:15:00.000Z" title="2026-11-21 12:15:00 UTC">in 15 min</time>',
+      );
       expect(row(all, ids.idle)).toContain('<span class="muted">no groups</span>');
       expect(all).not.toMatch(/style=/);
 

@@ -8,6 +8,7 @@
  * is in routes/fleet-api.ts; the landing page is the dashboard (routes/dashboard-pages.ts).
  */
 import { Hono } from "hono";
+import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
 import { HOST_STATES } from "../health/host-states.js";
@@ -20,6 +21,40 @@ import {
   readHostListQuery,
 } from "../hosts/fleet-list.js";
 import { renderPage } from "../http/render.js";
+import { validate } from "../http/validate.js";
+
+/**
+ * What the last rollout from this page did (POST /agent-updates redirects here with it), so that a
+ * host already on the version is said to be skipped instead of the form seeming to send.
+ */
+const RolloutOutcome = Type.Object(
+  {
+    rollout: Type.String({ minLength: 1, maxLength: 64 }),
+    requested: Type.String({ pattern: "^[0-9]{1,6}$" }),
+    already: Type.String({ pattern: "^[0-9]{1,6}$" }),
+  },
+  { additionalProperties: false },
+);
+const ROLLOUT_KEYS = ["rollout", "requested", "already"];
+
+function splitRolloutOutcome(query: Record<string, string>) {
+  const list = Object.fromEntries(Object.entries(query).filter(([key]) => !ROLLOUT_KEYS.includes(key)));
+  if (query.rollout === undefined) {
+    return { list, rollout: undefined };
+  }
+  const outcome = validate(
+    RolloutOutcome,
+    Object.fromEntries(Object.entries(query).filter(([key]) => ROLLOUT_KEYS.includes(key))),
+  );
+  return {
+    list,
+    rollout: {
+      version: outcome.rollout,
+      requested: Number(outcome.requested),
+      already: Number(outcome.already),
+    },
+  };
+}
 
 /** Links the list template needs: each sortable column's, the neighbouring pages', the refresh's. */
 function listView(page: FleetPage) {
@@ -67,7 +102,8 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
     );
   }
   routes.get("/hosts", viewer, async (c) => {
-    const params = readHostListQuery(c.req.query());
+    const { list, rollout } = splitRolloutOutcome(c.req.query());
+    const params = readHostListQuery(list);
     const page = await listFleetPage(deps, params);
     const { state } = params;
     return renderPage(c, deps.views, "pages/fleet.njk", {
@@ -78,6 +114,7 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
       states: HOST_STATES,
       sorts: FLEET_SORTS,
       agentVersions: hasRole(c.get("actor"), "admin") ? await agentVersions() : [],
+      rollout,
     });
   });
   routes.get("/partials/fleet", viewer, async (c) => {

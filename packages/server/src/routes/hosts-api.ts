@@ -13,6 +13,7 @@ import { CredentialBody } from "../hosts/credential-body.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
+import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { readJson } from "../http/validate.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
 
@@ -32,6 +33,11 @@ export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.get("/api/hosts/:id", viewer, async (c) => {
     const detail = await getHostDetail(deps.db, deps.keys.secret, c.req.param("id"));
     return c.json({ host: hostDetailJson(detail, deps.hub.isOnline(detail.host.id)) });
+  });
+  routes.patch("/api/hosts/:id", operator, async (c) => {
+    const body = await readJson(c, RenameHostBody);
+    const renamed = await renameHost(deps, auditOf(c), c.req.param("id"), body.name);
+    return c.json({ host: renamed });
   });
   routes.delete("/api/hosts/:id", admin, async (c) => {
     const hostId = c.req.param("id");

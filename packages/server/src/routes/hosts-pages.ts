@@ -13,6 +13,7 @@ import { ReleaseHoldBody, releaseHold } from "../holds/release-hold.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { getHostDetail } from "../hosts/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
+import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
@@ -60,6 +61,12 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
       connected: deps.hub.isOnline(detail.host.id),
       helpUrl: helpUrl(deps.config.baseUrl),
     });
+  });
+  routes.post("/hosts/:id/rename", operator, async (c) => {
+    const form = await readForm(c, RenameHostBody);
+    const hostId = c.req.param("id");
+    await renameHost(deps, auditOf(c), hostId, form.name);
+    return redirectAfterPost(c, `/hosts/${encodeURIComponent(hostId)}`);
   });
   routes.post("/hosts/:id/credentials/:slot", admin, async (c) => {
     const slot = c.req.param("slot");

@@ -250,6 +250,25 @@ describe("host jobs page", () => {
     expect(onlyInit).not.toContain(`href="/jobs/${failed.id}"`);
     expect((await viewer.request(`/hosts/${hostId}/jobs?status=bogus`)).status).toBe(400);
   });
+
+  it("shows when each job started, before when it ended (issue 35)", async () => {
+    const started = new Date("2026-11-21T11:00:00Z");
+    const ended = new Date("2026-11-21T11:30:00Z");
+    await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      { status: "succeeded", startedAt: started, finishedAt: ended },
+    );
+    const page = await (await viewer.request(`/hosts/${hostId}/jobs`)).text();
+    const headings = [...page.matchAll(/<th scope="col">([^<]+)<\/th>/g)].map((m) => m[1]);
+    expect(headings.indexOf("Started")).toBeGreaterThan(-1);
+    expect(headings.indexOf("Started")).toBeLessThan(headings.indexOf("Ended"));
+    expect(page).toMatch(
+      new RegExp(
+        `data-testid="job-started"><time datetime="${started.toISOString()}"[\\s\\S]*data-testid="job-ended"><time datetime="${ended.toISOString()}"`,
+      ),
+    );
+  });
 });
 
 describe("cancel on an offline host", () => {

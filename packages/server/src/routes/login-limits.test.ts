@@ -80,6 +80,33 @@ describe("sign-in limits", () => {
     expect((await login("203.0.113.6", PASSWORD)).status).toBe(200);
   }, 120_000);
 
+  it("audits a failed sign-in with the address and a known user, never the typed password or name", async () => {
+    const { app, login } = await setUp();
+    expect((await login("203.0.113.9", "hunter2-typed")).status).toBe(401);
+    const origin = new URL(deps?.config.baseUrl ?? "").origin;
+    const unknown = await app.request(
+      "/api/auth/login",
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: origin },
+        body: JSON.stringify({ username: "my-secret-pass", password: "x" }),
+      },
+      { incoming: { socket: { remoteAddress: "203.0.113.10" } } },
+    );
+    expect(unknown.status).toBe(401);
+    const rows =
+      (await deps?.db.select().from(auditLog).where(eq(auditLog.action, "auth.login_failed"))) ?? [];
+    expect(rows).toHaveLength(2);
+    const admin = rows.find((row) => row.ip === "203.0.113.9");
+    expect(admin).toMatchObject({ actorKind: "system", targetKind: "user", details: { known_user: true } });
+    expect(admin?.targetId).toBeTruthy();
+    const stranger = rows.find((row) => row.ip === "203.0.113.10");
+    expect(stranger).toMatchObject({ targetKind: null, targetId: null, details: { known_user: false } });
+    const stored = JSON.stringify(rows);
+    expect(stored).not.toContain("hunter2-typed");
+    expect(stored).not.toContain("my-secret-pass");
+  }, 60_000);
+
   it("ignores a spoofed X-Forwarded-For when no proxy is trusted", async () => {
     const { login } = await setUp();
     expect((await login("198.51.100.7", PASSWORD, { "X-Forwarded-For": "192.0.2.1" })).status).toBe(200);

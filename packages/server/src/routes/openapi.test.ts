@@ -703,8 +703,10 @@ describe("answers match their documented schemas", () => {
     expect(rollout.body.targets.length + rollout.body.skipped.length).toBe(2);
   });
 
-  it("the audit trail, and deleting a host", async () => {
+  it("the audit trail, renaming and deleting a host", async () => {
     expect((await call(admin, "GET", "/api/audit?limit=5")).body.entries).toHaveLength(5);
+    const renamed = await call(admin, "PATCH", `/api/hosts/${offlineHostId}`, { name: "db-1-renamed" });
+    expect(renamed.body).toEqual({ host: { id: offlineHostId, name: "db-1-renamed" } });
     expect((await call(admin, "DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(204);
     expect((await call(admin, "DELETE", `/api/hosts/${offlineHostId}`)).status).toBe(204);
   });

@@ -14,7 +14,7 @@ import { isRequestError } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, readQuery } from "../http/validate.js";
-import { listBackupRuns, listRepositorySizes } from "../snapshots/backup-history.js";
+import { listBackupRuns, listRepositorySizes, repositorySizeRange } from "../snapshots/backup-history.js";
 import { backupCharts } from "../snapshots/chart.js";
 import { defaultDiffPair } from "../snapshots/diff-pair.js";
 import {
@@ -52,6 +52,7 @@ export function snapshotPageRoutes(deps: AppDeps): Hono<AppEnv> {
       ? backupCharts(
           await listBackupRuns(deps.db, host.id),
           await listRepositorySizes(deps.db, host.id, deps.clock.now()),
+          repositorySizeRange(deps.clock.now()),
         )
       : undefined;
     const pair = defaultDiffPair(found, groups);

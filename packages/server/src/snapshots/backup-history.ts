@@ -58,6 +58,12 @@ export async function listBackupRuns(db: Database, hostId: string): Promise<Back
 /** Days of repository size the chart shows. */
 export const REPOSITORY_SIZE_DAYS = 90;
 
+/** The days the repository size chart spans, from its first day to today, figures or not. */
+export function repositorySizeRange(now: Date): { from: Date; to: Date } {
+  const today = new Date(`${now.toISOString().slice(0, 10)}T00:00:00Z`);
+  return { from: new Date(today.getTime() - REPOSITORY_SIZE_DAYS * 86_400_000), to: today };
+}
+
 export async function listRepositorySizes(
   db: Database,
   hostId: string,

@@ -8,6 +8,22 @@ function tickLabels(svg: string): string[] {
 }
 
 describe("backup charts", () => {
+  it("draws the repository size from the range's start, leaving days before the first figure empty (issue 35)", () => {
+    const sizes = [
+      { day: "2026-11-20", storedBytes: 1024 },
+      { day: "2026-11-21", storedBytes: 2048 },
+    ];
+    const narrow = backupCharts([], sizes).repositorySize.svg;
+    const ranged = backupCharts([], sizes, { from: at(1), to: at(21) }).repositorySize.svg;
+    // Without the range the axis starts at the first figure; with it, at the range's first days.
+    expect(tickLabels(narrow).every((label) => /(^|-)(11-2[01])/.test(label))).toBe(true);
+    expect(tickLabels(ranged).some((label) => /(^|-)11-0[1-5]/.test(label))).toBe(true);
+    // One line, from the first figure: no point is made up for the days before it.
+    const path = /<path [^>]*d="M([0-9.]+)/.exec(ranged);
+    const axis = /<line x1="([0-9.]+)"/.exec(ranged);
+    expect(Number(path?.[1])).toBeGreaterThan(Number(axis?.[1]) + 100);
+  });
+
   it("draws data added and duration per source group, escaped, and the repository size per day", () => {
     const evil = `<script>alert("x")</script> & co`;
     const { dataAdded, duration, repositorySize } = backupCharts(

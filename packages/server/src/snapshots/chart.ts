@@ -24,6 +24,11 @@ export interface ChartOptions {
   height?: number;
   /** Draw the legend inside the SVG (default); off when the page lists the series itself. */
   legend?: boolean;
+  /**
+   * The time the x axis spans at least, whatever the points: days before the first figure stay
+   * on the chart as a stretch with no line (no data), instead of being left out.
+   */
+  range?: { from: Date; to: Date };
 }
 
 /**
@@ -161,8 +166,9 @@ export function renderLineChart(series: readonly ChartSeries[], options: ChartOp
     return parts.join("");
   }
   const times = all.map((p) => p.at.getTime());
-  const minT = Math.min(...times);
-  const maxT = Math.max(...times);
+  const bounds = options.range ? [options.range.from.getTime(), options.range.to.getTime()] : [];
+  const minT = Math.min(...times, ...bounds);
+  const maxT = Math.max(...times, ...bounds);
   const maxV = Math.max(...all.map((p) => p.value), 0) || 1;
   const xOf = (at: number) =>
     round(left + (maxT === minT ? plotWidth / 2 : ((at - minT) / (maxT - minT)) * plotWidth));
@@ -269,9 +275,21 @@ function seriesByGroup(runs: readonly BackupRun[], value: (run: BackupRun) => nu
   return [...byGroup].sort(([a], [b]) => a.localeCompare(b)).map(([name, points]) => ({ name, points }));
 }
 
-function chart(series: ChartSeries[], title: string, format: (value: number) => string): BackupChart {
+function chart(
+  series: ChartSeries[],
+  title: string,
+  format: (value: number) => string,
+  range?: { from: Date; to: Date },
+): BackupChart {
   return {
-    svg: renderLineChart(series, { title, format, legend: false, width: 480, height: 240 }),
+    svg: renderLineChart(series, {
+      title,
+      format,
+      legend: false,
+      width: 480,
+      height: 240,
+      ...(range ? { range } : {}),
+    }),
     legend: legendOf(series),
   };
 }
@@ -283,6 +301,7 @@ function chart(series: ChartSeries[], title: string, format: (value: number) => 
 export function backupCharts(
   runs: readonly BackupRun[],
   sizes: readonly RepositorySizePoint[] = [],
+  sizeRange?: { from: Date; to: Date },
 ): BackupCharts {
   const stored: ChartSeries[] =
     sizes.length === 0
@@ -307,6 +326,6 @@ export function backupCharts(
       "Backup duration, by source group",
       formatDuration,
     ),
-    repositorySize: chart(stored, "Repository size per day (UTC)", formatBytes),
+    repositorySize: chart(stored, "Repository size per day (UTC)", formatBytes, sizeRange),
   };
 }
