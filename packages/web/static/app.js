@@ -208,5 +208,25 @@
     }
   };
   localTimes(document);
-  document.addEventListener("htmx:load", (event) => localTimes(event.detail.elt));
+  // A part of the page that refreshes itself (the dashboard, the host list) keeps the <details>
+  // the reader opened, instead of closing them every few seconds.
+  let openDetails = [];
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const target = event.detail.target;
+    openDetails =
+      typeof target?.querySelectorAll === "function"
+        ? [...target.querySelectorAll("details[open][data-testid]")].map((d) => d.getAttribute("data-testid"))
+        : [];
+  });
+  document.addEventListener("htmx:load", (event) => {
+    localTimes(event.detail.elt);
+    const root = event.detail.elt;
+    for (const testid of openDetails) {
+      const details =
+        typeof root?.querySelector === "function"
+          ? root.querySelector(`details[data-testid="${testid}"]`)
+          : null;
+      details?.setAttribute("open", "");
+    }
+  });
 })();
