@@ -273,7 +273,7 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
       const count = page.getByTestId("count-online").locator("strong");
       expect(await count.textContent()).toBe(String(onlineNow));
       await page.evaluate(() => {
-        (window as unknown as { sameDocument: boolean }).sameDocument = true;
+        (globalThis as unknown as { sameDocument: boolean }).sameDocument = true;
       });
       leaving.stop();
       await eventually(async () => (await count.textContent()) === String(onlineNow - 1), {
@@ -282,9 +282,9 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
       expect(await page.getByTestId("count-offline").locator("strong").textContent()).toBe(
         String(width === 1280 ? 1 : 2),
       );
-      expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(
-        true,
-      );
+      expect(
+        await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument),
+      ).toBe(true);
       await noSidewaysScroll(page);
     }
     await page.close();

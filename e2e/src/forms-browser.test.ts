@@ -77,6 +77,31 @@ describe.skipIf(missing !== "")(`forms say what is wrong at the field${missing}`
       await paths.fill("/etc\n/srv/data");
       await page.getByTestId("mint").click();
       await page.getByTestId("minted").waitFor();
+
+      // An error no field owns is a toast, and it stays until dismissed: the token is revoked
+      // behind this page's back first, so its Revoke is refused.
+      const row = page.getByTestId("enrolment-token-row").first();
+      const tokenId = (await row.getAttribute("data-token-id")) ?? "";
+      const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+      const revoked = await page.evaluate(
+        async ([id, token]) => {
+          const body = new URLSearchParams({ _csrf: token ?? "" });
+          const res = await fetch(`/enroll/tokens/${id}/revoke`, {
+            method: "POST",
+            body,
+            redirect: "manual",
+          });
+          return res.type;
+        },
+        [tokenId, csrf],
+      );
+      expect(revoked).toBe("opaqueredirect");
+      await row.getByTestId("revoke-enrolment-token").click();
+      const toast = page.getByTestId("toast");
+      await toast.waitFor();
+      expect(await toast.getAttribute("class")).toBe("toast error");
+      await toast.getByTestId("toast-dismiss").click();
+      expect(await page.getByTestId("toast").count()).toBe(0);
     });
 
     it(`shows the password rules up front and the refusal at the field, then Saved, at ${width} px`, async () => {
@@ -114,6 +139,15 @@ describe.skipIf(missing !== "")(`forms say what is wrong at the field${missing}`
       // A fresh page, not the refused one: nothing is marked invalid any more.
       expect(await page.locator("[aria-invalid=true]").count()).toBe(0);
       await noSidewaysScroll();
+
+      // A conflict that names its field is shown there too: the name is taken now.
+      await form.locator('input[name="username"]').fill(name);
+      await form.locator('input[name="password"]').fill("yet another passphrase");
+      await form.getByRole("button", { name: "Add user" }).click();
+      const taken = form.getByTestId("field-error-username");
+      await taken.waitFor();
+      expect(await taken.textContent()).toBe(`"${name}" is already taken`);
+      expect(await form.locator('input[name="username"]').getAttribute("aria-invalid")).toBe("true");
     });
   }
 });

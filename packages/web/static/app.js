@@ -20,7 +20,6 @@
       close.className = "toast-close secondary outline";
       close.setAttribute("aria-label", "Dismiss");
       close.setAttribute("data-testid", "toast-dismiss");
-      close.textContent = "×";
       close.addEventListener("click", () => toast.remove());
       toast.appendChild(close);
     } else {
@@ -63,8 +62,12 @@
       input.removeAttribute("data-described-before");
     }
   };
+  // False when no named field is an input of this form: the caller toasts the message instead.
   const showFieldErrors = (form, fields) => {
     clearFieldErrors(form);
+    if (!fields.some((problem) => inputOf(form, problem.field))) {
+      return false;
+    }
     const summary = document.createElement("div");
     summary.className = "form-error-summary";
     summary.setAttribute("role", "alert");
@@ -100,6 +103,7 @@
       input.insertAdjacentElement("afterend", message);
     }
     form.prepend(summary);
+    return true;
   };
   // Issue 35.7: a save says so next to its form ("Saved", polite), also across the HX-Redirect
   // reload most saves answer with: the form's action is remembered for the page that follows.
@@ -184,8 +188,7 @@
     const detail = event.detail;
     const form =
       event.target && typeof event.target.closest === "function" ? event.target.closest("form") : null;
-    if (form && Array.isArray(detail.fields) && detail.fields.length > 0) {
-      showFieldErrors(form, detail.fields);
+    if (form && Array.isArray(detail.fields) && showFieldErrors(form, detail.fields)) {
       return;
     }
     show(detail.message, detail.level);

@@ -15,9 +15,13 @@ function isProblem(value: unknown): value is FieldProblem {
   return typeof item?.field === "string" && typeof item.message === "string";
 }
 
-/** The field problems of a validation error; none for any other error or an unnamed one. */
+/**
+ * The field problems of a refusal that names its field (invalid input, or a conflict such as a
+ * username already taken); none for any other error or an unnamed one. The page decides whether
+ * a named field is one of its inputs.
+ */
 export function fieldProblemsOf(err: unknown): FieldProblem[] {
-  if (!isRequestError(err) || err.code !== "invalid") {
+  if (!isRequestError(err) || (err.code !== "invalid" && err.code !== "conflict")) {
     return [];
   }
   if (Array.isArray(err.details) && err.details.length > 0 && err.details.every(isProblem)) {

@@ -59,7 +59,7 @@ function refusedMintForm(form: MintFormValues, problems: FieldProblem[]) {
     mintErrors,
     mintProblems: Object.entries(mintErrors).map(([name, message]) => ({
       name,
-      label: MINT_LABELS[name] ?? name,
+      label: MINT_LABELS[name],
       message,
     })),
   };
@@ -113,7 +113,9 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
     try {
       return await mintFromForm(c, form);
     } catch (err) {
-      const problems = fieldProblemsOf(err);
+      const problems = fieldProblemsOf(err).filter(
+        (problem) => MINT_LABELS[problem.field.replaceAll(".", "_")] !== undefined,
+      );
       if (problems.length === 0 || c.req.header("HX-Request") === "true") {
         throw err;
       }

@@ -116,6 +116,17 @@ runDbSuite("form errors at their fields", (getDb) => {
             fields: [{ field: "password", message: "must not contain the username" }],
           },
         });
+
+        // A conflict that names its field reaches the field too.
+        const taken = await admin.form(
+          "/settings/users",
+          { _csrf: csrfFrom(users), username: "root", password: PASSWORD, role: "viewer" },
+          { "HX-Request": "true" },
+        );
+        expect(taken.status).toBe(409);
+        expect(JSON.parse(taken.headers.get("HX-Trigger") ?? "{}")["fleetback:toast"].fields).toEqual([
+          { field: "username", message: '"root" is already taken' },
+        ]);
       } finally {
         await deps.close();
       }
