@@ -42,7 +42,11 @@
     return null;
   };
   const labelOf = (input, field) => {
-    const label = input?.labels?.[0];
+    const legend =
+      input?.type === "checkbox" || input?.type === "radio"
+        ? input.closest("fieldset")?.querySelector("legend")
+        : null;
+    const label = legend || input?.labels?.[0];
     const text = label ? label.firstChild?.textContent || label.textContent : "";
     return text.trim() || input?.getAttribute("aria-label") || field;
   };
@@ -100,7 +104,13 @@
       }
       input.setAttribute("aria-invalid", "true");
       input.setAttribute("aria-describedby", before ? `${message.id} ${before}` : message.id);
-      input.insertAdjacentElement("afterend", message);
+      // A group of boxes sharing the name (hosts to update) is told under its legend, not inside
+      // the first box's label.
+      const legend =
+        input.type === "checkbox" || input.type === "radio"
+          ? input.closest("fieldset")?.querySelector("legend")
+          : null;
+      (legend || input).insertAdjacentElement("afterend", message);
     }
     form.prepend(summary);
     return true;
