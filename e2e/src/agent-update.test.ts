@@ -278,8 +278,9 @@ describe("agent self-update under a supervisor", () => {
         const form = page.getByTestId("rollout-form");
         await form.getByTestId("rollout-version").selectOption("9.4.0-e2e");
         await form.getByTestId("rollout-submit").click();
-        await page.getByTestId("toast").first().waitFor();
-        expect(await page.getByTestId("toast").first().textContent()).toMatch(/host/i);
+        // Refused at its field (issue 35.7): the hosts' boxes say what is missing.
+        await form.getByTestId("field-error-host_ids").waitFor();
+        expect(await form.getByTestId("field-error-host_ids").textContent()).toMatch(/host/i);
 
         await form.getByTestId("rollout-version").selectOption("9.4.0-e2e");
         await form.getByTestId("rollout-host").first().check();

@@ -25,6 +25,7 @@ const HOUR = 3_600_000;
 interface Reporter {
   host: SimHost;
   send(frame: string): void;
+  stop(): void;
 }
 
 const missing = missingNote({ Chromium: chromiumPath !== undefined });
@@ -66,6 +67,7 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
           throw new Error(`${name}: not connected`);
         }
       },
+      stop: () => connection.stop(),
     };
   }
 
@@ -243,6 +245,48 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
     expect(await page.getByTestId("host-row").first().getAttribute("data-host-id")).toBe(db.host.hostId);
     expect(await page.getByTestId("host-freshness").first().textContent()).toBe("overdue");
     await noSidewaysScroll(page);
+    await page.close();
+  });
+
+  // Issue 35.4: the dashboard refreshes itself as the host list does; an agent that stops is
+  // counted offline on the open page, which is not reloaded.
+  it("counts an agent that stopped as offline without a reload, at 1280 and 390 px", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${server.url}/login`);
+    await page.getByLabel("Username").fill(ADMIN.username);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${server.url}/`);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      const leaving = await online(`leaving-${width}`);
+      const onlineNow = await eventually(
+        async () => {
+          const body = await api.get<{ hosts: { online: number; total: number } }>("/api/dashboard");
+          return body.hosts.online === body.hosts.total - (width === 1280 ? 0 : 1)
+            ? body.hosts.online
+            : undefined;
+        },
+        { what: `leaving-${width} to be counted online` },
+      );
+      await page.goto(`${server.url}/`);
+      const count = page.getByTestId("count-online").locator("strong");
+      expect(await count.textContent()).toBe(String(onlineNow));
+      await page.evaluate(() => {
+        (globalThis as unknown as { sameDocument: boolean }).sameDocument = true;
+      });
+      leaving.stop();
+      await eventually(async () => (await count.textContent()) === String(onlineNow - 1), {
+        what: `the open dashboard at ${width} px to count ${onlineNow - 1} online`,
+      });
+      expect(await page.getByTestId("count-offline").locator("strong").textContent()).toBe(
+        String(width === 1280 ? 1 : 2),
+      );
+      expect(
+        await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument),
+      ).toBe(true);
+      await noSidewaysScroll(page);
+    }
     await page.close();
   });
 });

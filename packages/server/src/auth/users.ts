@@ -26,13 +26,38 @@ export const MIN_PASSWORD_LENGTH = 12;
 export const DUMMY_PASSWORD_HASH =
   "$argon2id$v=19$m=65536,t=3,p=4$gC7494dImYx/QWHJKAxHIQ$vfV8eYjy5VuWwHGz74vtBWZZ4Eui7+MZVAJlrGnc428";
 
+/**
+ * The password rules, each with the sentence the pages show before anyone types (issue 35.7)
+ * and the refusal when it fails: one list, so the form never promises less than the check.
+ */
+export const PASSWORD_RULES: readonly {
+  rule: string;
+  refusal: string;
+  fails(password: string, username: string): boolean;
+}[] = [
+  {
+    rule: `At least ${MIN_PASSWORD_LENGTH} characters.`,
+    refusal: `must be at least ${MIN_PASSWORD_LENGTH} characters`,
+    fails: (password) => [...password].length < MIN_PASSWORD_LENGTH,
+  },
+  {
+    rule: "Must not contain the username (in any letter case).",
+    refusal: "must not contain the username",
+    fails: (password, username) => password.toLowerCase().includes(username.toLowerCase()),
+  },
+];
+
+/** What the password forms render: the rules' sentences and the length the input enforces. */
+export const passwordPolicy = {
+  minLength: MIN_PASSWORD_LENGTH,
+  rules: PASSWORD_RULES.map((entry) => entry.rule),
+};
+
 /** `field` names the form or JSON field in the error (new_password when a user changes their own). */
 export function checkPasswordStrength(password: string, username: string, field = "password"): void {
-  if ([...password].length < MIN_PASSWORD_LENGTH) {
-    throw invalid(`${field}: must be at least ${MIN_PASSWORD_LENGTH} characters`);
-  }
-  if (password.toLowerCase().includes(username.toLowerCase())) {
-    throw invalid(`${field}: must not contain the username`);
+  const failed = PASSWORD_RULES.find((entry) => entry.fails(password, username));
+  if (failed) {
+    throw invalid(`${field}: ${failed.refusal}`);
   }
 }
 

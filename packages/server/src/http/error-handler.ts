@@ -4,7 +4,8 @@
  * - a person's browser opening a page (no htmx, Accept names text/html, not under /api/) gets an
  *   HTML error page in the site's layout: status, message, the request id of a 500, a way home;
  * - an htmx request gets no body to swap, only HX-Reswap: none and an HX-Trigger
- *   `fleetback:toast` event, which app.js shows as the one toast of the failure;
+ *   `fleetback:toast` event, which app.js shows at the form's fields when the error names them
+ *   (its `fields`), else as the one toast of the failure;
  * - everyone else (API clients, agents, the WebSocket re-authorisation, curl) gets JSON
  *   `{code, message, details?, request_id}`.
  * A 500 never echoes its internal message.
@@ -15,6 +16,8 @@ import { type ErrorStatus, errorBody, isRequestError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { AppEnv } from "./app-env.js";
 import { hasRole } from "./app-env.js";
+import { fieldProblemsOf } from "./form-errors.js";
+import type { FieldProblem } from "./validate.js";
 
 const INTERNAL_MESSAGE = "Internal error; the server log has the details under this request id.";
 
@@ -48,9 +51,10 @@ function wantsPage(c: Context): boolean {
   return (c.req.header("Accept") ?? "").includes("text/html");
 }
 
-function toast(c: Context, message: string, status: ErrorStatus): Response {
+function toast(c: Context, message: string, status: ErrorStatus, fields: FieldProblem[] = []): Response {
   c.header("HX-Reswap", "none");
-  c.header("HX-Trigger", JSON.stringify({ "fleetback:toast": { level: "error", message } }));
+  const detail = fields.length > 0 ? { level: "error", message, fields } : { level: "error", message };
+  c.header("HX-Trigger", JSON.stringify({ "fleetback:toast": detail }));
   // The text is for a caller that does not read the trigger; app.js shows the trigger's toast only.
   return c.text(message, status);
 }
@@ -93,7 +97,7 @@ export function handleError(log: Logger, views?: Views): ErrorHandler {
         c.header(name, value);
       }
       if (wantsToast(c)) {
-        return toast(c, err.message, err.status);
+        return toast(c, err.message, err.status, fieldProblemsOf(err));
       }
       if (views && wantsPage(c)) {
         return errorPage(c, views, err.status, err.message, requestId);

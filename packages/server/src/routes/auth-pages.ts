@@ -15,7 +15,7 @@ import {
   localLoginAllowed,
   signOut,
 } from "../auth/sign-in.js";
-import { USERNAME_PATTERN } from "../auth/users.js";
+import { passwordPolicy, USERNAME_PATTERN } from "../auth/users.js";
 import { invalid } from "../errors.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { safeNext } from "../http/safe-next.js";
@@ -55,7 +55,10 @@ export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<App
     if (deps.bootstrap.token === undefined) {
       return c.redirect("/login", 303);
     }
-    return renderPage(c, deps.views, "pages/bootstrap.njk", { token: c.req.query("token") ?? "" });
+    return renderPage(c, deps.views, "pages/bootstrap.njk", {
+      token: c.req.query("token") ?? "",
+      passwordPolicy,
+    });
   });
   routes.post("/bootstrap", async (c) => {
     const form = await readForm(c, BootstrapForm);
@@ -90,6 +93,7 @@ export function authPageRoutes(deps: AppDeps, limiters: LoginLimiters): Hono<App
     return renderPage(c, deps.views, "pages/account-password.njk", {
       title: "Change password",
       changed: c.req.query("changed") === "1",
+      passwordPolicy,
     });
   });
   routes.post("/account/password", requireRole("viewer"), async (c) => {

@@ -19,9 +19,10 @@ import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-s
 import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
 import { RequestError } from "../errors.js";
 import { sourceNetwork } from "../http/client-address.js";
+import { fieldProblemsOf, formFieldErrors } from "../http/form-errors.js";
 import { plainHttpWarning } from "../http/plain-http.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm } from "../http/validate.js";
+import { type FieldProblem, readForm } from "../http/validate.js";
 
 const MintForm = Type.Object(
   {
@@ -41,6 +42,28 @@ const BulkRejectForm = Type.Object(
   { additionalProperties: false },
 );
 const NoFields = Type.Object({}, { additionalProperties: false });
+type MintFormValues = Static<typeof MintForm>;
+
+const MINT_LABELS: Record<string, string> = {
+  repository_url: "Repository URL",
+  repository_username: "Repository username",
+  repository_password: "Repository password",
+  initial_paths: "Initial paths",
+};
+
+/** What the refused mint form renders: the typed values, and each problem at its input. */
+function refusedMintForm(form: MintFormValues, problems: FieldProblem[]) {
+  const mintErrors = formFieldErrors(problems);
+  return {
+    mintForm: form,
+    mintErrors,
+    mintProblems: Object.entries(mintErrors).map(([name, message]) => ({
+      name,
+      label: MINT_LABELS[name],
+      message,
+    })),
+  };
+}
 
 /** Waiting hosts per source network, largest first, for the page's "reject all from" buttons. */
 function networksOf(pending: { sourceIp: string | null }[]): { network: string; count: number }[] {
@@ -56,26 +79,53 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const operator = requireRole("operator");
 
-  async function renderEnrolPage(c: Context<AppEnv>, minted?: ReturnType<typeof mintJson>) {
+  async function renderEnrolPage(
+    c: Context<AppEnv>,
+    minted?: ReturnType<typeof mintJson>,
+    refused?: { form: MintFormValues; problems: FieldProblem[] },
+  ) {
     const [tokens, pending] = await Promise.all([
       listUsableTokens(deps.db, deps.clock),
       listPendingHosts(deps.db, deps.clock),
     ]);
-    return renderPage(c, deps.views, "pages/enroll.njk", {
-      title: "Enrol a host",
-      tokens,
-      pending,
-      pendingNetworks: networksOf(pending),
-      minted,
-      baseUrl: deps.config.baseUrl,
-      htpasswdPath: deps.config.htpasswdPath,
-      plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
-    });
+    return renderPage(
+      c,
+      deps.views,
+      "pages/enroll.njk",
+      {
+        title: "Enrol a host",
+        tokens,
+        pending,
+        pendingNetworks: networksOf(pending),
+        minted,
+        baseUrl: deps.config.baseUrl,
+        htpasswdPath: deps.config.htpasswdPath,
+        plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
+        ...(refused ? refusedMintForm(refused.form, refused.problems) : {}),
+      },
+      refused ? 400 : 200,
+    );
   }
 
   routes.get("/enroll", operator, (c) => renderEnrolPage(c));
   routes.post("/enroll", operator, async (c) => {
-    const form: Static<typeof MintForm> = await readForm(c, MintForm);
+    const form: MintFormValues = await readForm(c, MintForm);
+    try {
+      return await mintFromForm(c, form);
+    } catch (err) {
+      const problems = fieldProblemsOf(err).filter(
+        (problem) => MINT_LABELS[problem.field.replaceAll(".", "_")] !== undefined,
+      );
+      if (problems.length === 0 || c.req.header("HX-Request") === "true") {
+        throw err;
+      }
+      // The form again with what was typed, the password too: it is the operator's own input in
+      // this very response, which no cache may keep.
+      c.header("Cache-Control", "no-store");
+      return renderEnrolPage(c, undefined, { form, problems });
+    }
+  });
+  async function mintFromForm(c: Context<AppEnv>, form: MintFormValues) {
     const url = form.repository_url?.trim();
     const paths = (form.initial_paths ?? "")
       .split("\n")
@@ -101,7 +151,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
     );
     // Rendered in the response, never redirected: the secrets are shown once and never in a URL.
     return renderEnrolPage(c, mintJson(minted));
-  });
+  }
   routes.post("/enroll/tokens/:id/revoke", operator, async (c) => {
     await readForm(c, NoFields);
     await revokeEnrolmentToken(deps, auditOf(c), c.req.param("id"));

@@ -8,7 +8,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { NewUserInput, RoleInput } from "../auth/user-input.js";
-import { addUser, listUsers, resetPassword, updateUser } from "../auth/users.js";
+import { addUser, listUsers, passwordPolicy, resetPassword, updateUser } from "../auth/users.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
 
@@ -31,6 +31,7 @@ export function userPageRoutes(deps: AppDeps): Hono<AppEnv> {
       title: "Users",
       users: await listUsers(deps.db),
       resetDone: c.req.query("reset") === "1",
+      passwordPolicy,
     });
   });
   routes.post("/settings/users", admin, async (c) => {

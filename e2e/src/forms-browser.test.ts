@@ -1,0 +1,153 @@
+/**
+ * Forms in headless Chromium against the built server, at 1280 and 390 px (issue 35.7): the
+ * password rules are on the first-admin and users pages before anyone fails them; a refused form
+ * shows its message at the input (aria-invalid, described by the message) and a summary that
+ * stays, not a toast that vanishes; the enrol form refused for a relative path keeps every typed
+ * value, the repository password too; a save says "Saved" next to its form.
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumPath, launchBrowser } from "./support/browser.js";
+import { type ServerProcess, startServerProcess } from "./support/server-process.js";
+import { missingNote } from "./support/tools.js";
+
+const PASSWORD = "browser keeper passphrase";
+const WIDTHS = [1280, 390] as const;
+
+const missing = missingNote({ Chromium: chromiumPath !== undefined });
+describe.skipIf(missing !== "")(`forms say what is wrong at the field${missing}`, () => {
+  let server: ServerProcess;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    server = await startServerProcess({ FLEETBACK_LOG_LEVEL: "warn" });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const link = /(http\S+\/bootstrap\?token=\S+)/.exec(server.output())?.[1] ?? "";
+    await page.goto(link);
+    // The rules the server checks, before the first try.
+    const rules = page.getByTestId("password-rules");
+    expect(await rules.isVisible()).toBe(true);
+    expect(await rules.textContent()).toContain("Must not contain the username");
+    await page.getByTestId("username").fill("admin");
+    await page.getByTestId("password").fill(PASSWORD);
+    await page.getByTestId("submit").click();
+    await page.waitForURL(`${server.url}/`);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  async function noSidewaysScroll(): Promise<void> {
+    const widths = await page.locator("html").evaluate((root) => ({
+      scroll: root.scrollWidth,
+      client: root.clientWidth,
+    }));
+    expect(widths.scroll, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
+  }
+
+  for (const width of WIDTHS) {
+    it(`keeps the enrol form's input and marks the relative path, at ${width} px`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${server.url}/enroll`);
+      const form = page.getByTestId("mint-form");
+      await form
+        .locator('input[name="repository_url"]')
+        .fill(`rest:https://backup.example.org:8000/w${width}/`);
+      await form.locator('input[name="repository_username"]').fill(`w${width}`);
+      await form.locator('input[name="repository_password"]').fill("typed repository secret");
+      await form.locator('textarea[name="initial_paths"]').fill("/etc\nsrv/data");
+      await page.getByTestId("mint").click();
+      const message = page.getByTestId("field-error-initial_paths");
+      await message.waitFor();
+      expect(await message.textContent()).toBe('"srv/data" is not an absolute path');
+      const paths = form.locator('textarea[name="initial_paths"]');
+      expect(await paths.getAttribute("aria-invalid")).toBe("true");
+      expect(await paths.getAttribute("aria-describedby")).toBe(await message.getAttribute("id"));
+      expect(await paths.inputValue()).toBe("/etc\nsrv/data");
+      expect(await form.locator('input[name="repository_password"]').inputValue()).toBe(
+        "typed repository secret",
+      );
+      expect(await form.locator('input[name="repository_username"]').inputValue()).toBe(`w${width}`);
+      expect(await page.getByTestId("form-error-summary").isVisible()).toBe(true);
+      await noSidewaysScroll();
+
+      await paths.fill("/etc\n/srv/data");
+      await page.getByTestId("mint").click();
+      await page.getByTestId("minted").waitFor();
+
+      // An error no field owns is a toast, and it stays until dismissed: the token is revoked
+      // behind this page's back first, so its Revoke is refused.
+      const row = page.getByTestId("enrolment-token-row").first();
+      const tokenId = (await row.getAttribute("data-token-id")) ?? "";
+      const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+      const revoked = await page.evaluate(
+        async ([id, token]) => {
+          const body = new URLSearchParams({ _csrf: token ?? "" });
+          const res = await fetch(`/enroll/tokens/${id}/revoke`, {
+            method: "POST",
+            body,
+            redirect: "manual",
+          });
+          return res.type;
+        },
+        [tokenId, csrf],
+      );
+      expect(revoked).toBe("opaqueredirect");
+      await row.getByTestId("revoke-enrolment-token").click();
+      const toast = page.getByTestId("toast");
+      await toast.waitFor();
+      expect(await toast.getAttribute("class")).toBe("toast error");
+      await toast.getByTestId("toast-dismiss").click();
+      expect(await page.getByTestId("toast").count()).toBe(0);
+    });
+
+    it(`shows the password rules up front and the refusal at the field, then Saved, at ${width} px`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${server.url}/settings/users`);
+      const form = page.getByTestId("user-form");
+      const rules = form.getByTestId("password-rules");
+      expect(await rules.isVisible()).toBe(true);
+      expect(await rules.textContent()).toContain("Must not contain the username");
+      const name = `alice${width}`;
+      await form.locator('input[name="username"]').fill(name);
+      await form.locator('input[name="password"]').fill(`${name}-long-enough`);
+      await form.getByRole("button", { name: "Add user" }).click();
+      const message = form.getByTestId("field-error-password");
+      await message.waitFor();
+      expect(await message.textContent()).toBe("must not contain the username");
+      const input = form.locator('input[name="password"]');
+      expect(await input.getAttribute("aria-invalid")).toBe("true");
+      expect((await input.getAttribute("aria-describedby"))?.split(" ")).toContain(
+        await message.getAttribute("id"),
+      );
+      expect(await form.getByTestId("form-error-summary").textContent()).toContain(
+        "must not contain the username",
+      );
+      // The message is at the field, not in a toast that goes by itself.
+      expect(await page.getByTestId("toast").count()).toBe(0);
+      await noSidewaysScroll();
+
+      await input.fill("a different passphrase");
+      await form.getByRole("button", { name: "Add user" }).click();
+      const saved = page.getByTestId("saved");
+      await saved.filter({ hasText: "Saved" }).waitFor();
+      expect(await saved.getAttribute("role")).toBe("status");
+      expect(await page.getByTestId("user-row").filter({ hasText: name }).count()).toBe(1);
+      // A fresh page, not the refused one: nothing is marked invalid any more.
+      expect(await page.locator("[aria-invalid=true]").count()).toBe(0);
+      await noSidewaysScroll();
+
+      // A conflict that names its field is shown there too: the name is taken now.
+      await form.locator('input[name="username"]').fill(name);
+      await form.locator('input[name="password"]').fill("yet another passphrase");
+      await form.getByRole("button", { name: "Add user" }).click();
+      const taken = form.getByTestId("field-error-username");
+      await taken.waitFor();
+      expect(await taken.textContent()).toBe(`"${name}" is already taken`);
+      expect(await form.locator('input[name="username"]').getAttribute("aria-invalid")).toBe("true");
+    });
+  }
+});
