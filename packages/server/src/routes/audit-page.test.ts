@@ -27,7 +27,7 @@ function row(page: string, action: string): string {
 }
 
 function cell(tr: string, testid: string): string {
-  const match = new RegExp(`<td data-testid="${testid}">([\\s\\S]*?)</td>`).exec(tr);
+  const match = new RegExp(`<td[^>]* data-testid="${testid}"[^>]*>([\\s\\S]*?)</td>`).exec(tr);
   return text(match?.[1] ?? "");
 }
 
