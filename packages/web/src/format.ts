@@ -78,3 +78,16 @@ export function formatRelative(value: unknown, now: Date): string {
   }
   return deltaSeconds >= 0 ? `${amount} ago` : `in ${amount}`;
 }
+
+/** Issue 35.2: a host's or group's protection state (server health/protection.ts) in words. */
+const PROTECTION_WORDS: Record<string, string> = {
+  no_repository: "no repository",
+  no_group: "no group",
+  unscheduled: "no schedule",
+  never: "never backed up",
+};
+
+export function formatProtection(value: unknown): string {
+  const state = String(value ?? "");
+  return PROTECTION_WORDS[state] ?? state;
+}
