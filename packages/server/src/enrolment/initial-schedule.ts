@@ -1,0 +1,56 @@
+/**
+ * @module enrolment/initial-schedule
+ * The schedule and retention an enrolment token gives the host's first source group (its initial
+ * paths), so that a new host is protected from its first night, not just listed (issue 35.2).
+ *
+ * The default, when the operator does not choose: daily at a time drawn between 01:00 and 04:59
+ * in the agent's zone (so a fleet enrolled together does not hit its repository at one instant),
+ * keeping 7 daily, 4 weekly and 6 monthly snapshots. "No schedule" is an explicit choice (null),
+ * and is shown as such on the host list and dashboard.
+ */
+import { randomInt } from "node:crypto";
+import { Type } from "typebox";
+import { RequestError } from "../errors.js";
+import { checkCron } from "../sources/cron.js";
+import { RetentionPolicyBody } from "../sources/source-group-schema.js";
+
+export interface InitialSchedule {
+  cron: string;
+  retention: Record<string, number | string>;
+}
+
+export const DEFAULT_INITIAL_RETENTION = { daily: 7, weekly: 4, monthly: 6 } as const;
+
+/** The request field: an object, or null for "no schedule"; absent means the default. */
+export const InitialScheduleBody = Type.Union([
+  Type.Object(
+    {
+      cron: Type.String({ minLength: 1, maxLength: 200 }),
+      retention: RetentionPolicyBody,
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+
+export function defaultInitialSchedule(draw: (max: number) => number = randomInt): InitialSchedule {
+  return { cron: `${draw(60)} ${1 + draw(4)} * * *`, retention: { ...DEFAULT_INITIAL_RETENTION } };
+}
+
+/** The chosen schedule with its cron checked; undefined takes the default. */
+export function checkInitialSchedule(
+  input: InitialSchedule | null | undefined,
+  field = "initial_schedule",
+): InitialSchedule | null {
+  if (input === undefined) {
+    return defaultInitialSchedule();
+  }
+  if (input === null) {
+    return null;
+  }
+  const cron = checkCron(input.cron);
+  if (!cron.ok) {
+    throw new RequestError("invalid", `${field}.cron: ${cron.message.replace(/^cron: /, "")}`);
+  }
+  return { cron: cron.cron, retention: input.retention };
+}
