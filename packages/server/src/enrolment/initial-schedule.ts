@@ -54,3 +54,38 @@ export function checkInitialSchedule(
   }
   return { cron: cron.cron, retention: input.retention };
 }
+
+const KEEP_FIELD = Type.Optional(Type.String({ pattern: "^[0-9]{0,7}$" }));
+
+/** The token form's fields for it: a cron, three keep counts and the explicit "no schedule" box. */
+export const InitialScheduleFormFields = {
+  initial_cron: Type.Optional(Type.String({ maxLength: 200 })),
+  keep_daily: KEEP_FIELD,
+  keep_weekly: KEEP_FIELD,
+  keep_monthly: KEEP_FIELD,
+  no_schedule: Type.Optional(Type.Literal("on")),
+};
+
+export function initialScheduleOfForm(form: {
+  initial_cron?: string | undefined;
+  keep_daily?: string | undefined;
+  keep_weekly?: string | undefined;
+  keep_monthly?: string | undefined;
+  no_schedule?: "on" | undefined;
+}): InitialSchedule | null | undefined {
+  if (form.no_schedule === "on") {
+    return null;
+  }
+  const cron = form.initial_cron?.trim();
+  if (!cron) {
+    return undefined;
+  }
+  const retention: Record<string, number> = {};
+  for (const key of ["daily", "weekly", "monthly"] as const) {
+    const count = Number(form[`keep_${key}`] ?? "");
+    if (Number.isInteger(count) && count > 0) {
+      retention[key] = count;
+    }
+  }
+  return { cron, retention };
+}

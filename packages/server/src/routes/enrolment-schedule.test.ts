@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { loadScheduleSet } from "../hosts/host-push.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 const HOST = {
@@ -128,5 +128,31 @@ describe("the initial group's schedule and retention", () => {
     });
     expect(badKey.status).toBe(400);
     expect(await badKey.json()).toMatchObject({ message: "keep_daily: is not a known field" });
+  });
+
+  it("is shown on the token form, editable, and 'no schedule' is a box to tick", async () => {
+    const page = await (await operator.request("/enroll")).text();
+    const cron = /name="initial_cron" value="([^"]+)"/.exec(page)?.[1];
+    expect(cron).toMatch(/^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/);
+    expect(page).toMatch(/name="keep_daily" type="number" min="0" value="7"/);
+    expect(page).toMatch(/name="keep_weekly" type="number" min="0" value="4"/);
+    expect(page).toMatch(/name="keep_monthly" type="number" min="0" value="6"/);
+    expect(page).toContain('name="no_schedule" value="on"');
+    const csrf = csrfFrom(page);
+    const fields = { _csrf: csrf, initial_paths: "/etc", keep_weekly: "2", keep_monthly: "" };
+    expect(
+      (await operator.form("/enroll", { ...fields, initial_cron: "15 23 * * *", keep_daily: "5" })).status,
+    ).toBe(200);
+    expect(
+      (await operator.form("/enroll", { ...fields, initial_cron: "15 23 * * *", no_schedule: "on" })).status,
+    ).toBe(200);
+    const listed = (await (await operator.request("/api/enrollment-tokens")).json()) as {
+      enrollment_tokens: Array<{ initial_schedule: unknown }>;
+    };
+    const schedulesListed = listed.enrollment_tokens.map((t) => t.initial_schedule);
+    expect(schedulesListed).toHaveLength(2);
+    expect(schedulesListed).toEqual(
+      expect.arrayContaining([null, { cron: "15 23 * * *", retention: { daily: 5, weekly: 2 } }]),
+    );
   });
 });
