@@ -149,6 +149,11 @@ describe("the initial group's schedule and retention", () => {
     const listed = (await (await operator.request("/api/enrollment-tokens")).json()) as {
       enrollment_tokens: Array<{ initial_schedule: unknown }>;
     };
+    const listedPage = await (await operator.request("/enroll")).text();
+    expect(listedPage).toContain(
+      '<small data-testid="token-schedule">schedule <code>15 23 * * *</code>, keep daily 5, keep weekly 2</small>',
+    );
+    expect(listedPage).toContain('<small data-testid="token-schedule">no schedule</small>');
     const schedulesListed = listed.enrollment_tokens.map((t) => t.initial_schedule);
     expect(schedulesListed).toHaveLength(2);
     expect(schedulesListed).toEqual(
