@@ -106,6 +106,8 @@ describe.skipIf(missing !== "")(`enrol with a token, go online, auto-init${missi
     const minted = await api.send<Minted>("POST", "/api/enrollment-tokens", {
       repository,
       initial_paths: ["/etc"],
+      // No default nightly schedule: a run at the drawn hour would race the test's own jobs.
+      initial_schedule: null,
     });
     expect(minted.status).toBe(201);
     if (minted.body.htpasswd_snippet) {

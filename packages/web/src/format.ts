@@ -90,3 +90,16 @@ export function shortId(value: unknown): string {
   const id = typeof value === "string" ? value : String(value ?? "");
   return /^[0-9a-f]{12,}$/i.test(id) ? id.slice(0, SHORT_ID_LENGTH) : id;
 }
+
+/** Issue 35.2: a host's or group's protection state (server health/protection.ts) in words. */
+const PROTECTION_WORDS: Record<string, string> = {
+  no_repository: "no repository",
+  no_group: "no group",
+  unscheduled: "no schedule",
+  never: "never backed up",
+};
+
+export function formatProtection(value: unknown): string {
+  const state = String(value ?? "");
+  return PROTECTION_WORDS[state] ?? state;
+}

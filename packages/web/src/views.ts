@@ -6,7 +6,7 @@
 import { fileURLToPath } from "node:url";
 import nunjucks from "nunjucks";
 import type { StaticAsset } from "./assets.js";
-import { formatBytes, formatDuration, formatExactUtc, formatRelative, shortId } from "./format.js";
+import { formatBytes, formatDuration, formatExactUtc, formatProtection, formatRelative, shortId } from "./format.js";
 
 export interface Views {
   render(template: string, context?: Record<string, unknown>): string;
@@ -66,6 +66,7 @@ export function createViews(options: ViewOptions): Views {
   env.addFilter("bytes", formatBytes);
   env.addFilter("duration", formatDuration);
   env.addFilter("shortId", shortId);
+  env.addFilter("protection", formatProtection);
   const now = options.now ?? (() => new Date());
   // Every moment a page shows: relative, with the exact time on hover (see timeElement).
   env.addFilter("when", (value: unknown) => new nunjucks.runtime.SafeString(timeElement(value, now())));

@@ -13,6 +13,11 @@ export const enrolmentTokens = pgTable("enrolment_tokens", {
   // Sealed with the token hash as additional data; re-sealed to the host on enrolment.
   sealedRepository: bytea("sealed_repository"),
   initialPaths: jsonb("initial_paths").$type<string[]>().notNull().default([]),
+  // The schedule and retention the initial paths' group gets; null: none (an explicit choice).
+  initialSchedule: jsonb("initial_schedule").$type<{
+    cron: string;
+    retention: Record<string, number | string>;
+  } | null>(),
   createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
   createdAt: createdAt(),
   expiresAt: timestamptz("expires_at").notNull(),

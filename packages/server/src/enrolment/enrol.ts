@@ -6,7 +6,15 @@
  * group are created in the same transaction, so a failure leaves nothing half-made.
  */
 import { hashToken, openJson, randomToken } from "@fleetback/crypto";
-import { type Database, enrolmentTokens, hostCredentials, hosts, sourceGroups } from "@fleetback/db";
+import {
+  type Database,
+  enrolmentTokens,
+  hostCredentials,
+  hosts,
+  scheduleSourceGroups,
+  schedules,
+  sourceGroups,
+} from "@fleetback/db";
 import type { Repository } from "@fleetback/protocol";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Clock } from "../clock.js";
@@ -92,15 +100,26 @@ export async function enrolWithToken(
       });
     }
     if (row.initialPaths.length > 0) {
+      const groupId = deps.ids.ulid(now);
+      const initial = row.initialSchedule;
       await tx.insert(sourceGroups).values({
-        id: deps.ids.ulid(now),
+        id: groupId,
         hostId,
         name: DEFAULT_GROUP_NAME,
         includes: row.initialPaths,
         excludes: [],
-        retentionPolicy: {},
+        retentionPolicy: initial?.retention ?? {},
         createdAt: now,
       });
+      if (initial) {
+        // The agent's hello gets this as its first schedule.set (version 1).
+        const scheduleId = deps.ids.ulid(now);
+        await tx
+          .insert(schedules)
+          .values({ id: scheduleId, hostId, cron: initial.cron, createdAt: now, updatedAt: now });
+        await tx.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
+        await tx.update(hosts).set({ scheduleVersion: 1 }).where(eq(hosts.id, hostId));
+      }
     }
     // The blob is no longer needed once re-sealed to the host: drop it so it outlives nothing.
     await tx

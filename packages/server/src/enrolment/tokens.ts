@@ -4,6 +4,7 @@
  * repository credentials are sealed with that hash as additional data, so the blob opens only
  * for the holder of the token, and only until it is burned.
  */
+
 import { generateRepositoryPassword, hashToken, randomToken, sealJson } from "@fleetback/crypto";
 import { type Database, enrolmentTokens, users } from "@fleetback/db";
 import { renderInstallCommand } from "@fleetback/installer";
@@ -14,6 +15,7 @@ import type { Clock } from "../clock.js";
 import { notFound } from "../errors.js";
 import { capAtCredentialExpiry } from "../http/app-env.js";
 import type { Ids } from "../ids.js";
+import { defaultInitialSchedule, type InitialSchedule } from "./initial-schedule.js";
 
 export const ENROLMENT_TOKEN_TTL_MS = 60 * 60 * 1000;
 
@@ -24,6 +26,8 @@ export function enrolmentAad(tokenHash: string): string {
 export interface MintInput {
   repository?: { url: string; username?: string | undefined; password?: string | undefined } | undefined;
   initialPaths?: string[] | undefined;
+  /** The initial paths' schedule and retention; null: none; undefined: the default. */
+  initialSchedule?: InitialSchedule | null | undefined;
 }
 
 export interface MintedToken {
@@ -99,6 +103,8 @@ export async function mintEnrolmentToken(
     sealedRepository = sealJson(deps.keys.secret, repository, enrolmentAad(tokenHash));
   }
   const id = deps.ids.ulid(now);
+  const initialSchedule =
+    input.initialSchedule === undefined ? defaultInitialSchedule() : input.initialSchedule;
   const expiresAt = capAtCredentialExpiry(audit.actor, new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS));
   await deps.db.transaction(async (tx) => {
     await tx.insert(enrolmentTokens).values({
@@ -106,6 +112,7 @@ export async function mintEnrolmentToken(
       tokenHash,
       sealedRepository,
       initialPaths: input.initialPaths ?? [],
+      initialSchedule,
       createdBy: audit.actor.userId,
       createdAt: now,
       expiresAt,
@@ -118,6 +125,7 @@ export async function mintEnrolmentToken(
       details: {
         has_repository: input.repository !== undefined,
         initial_paths: input.initialPaths?.length ?? 0,
+        initial_schedule: initialSchedule,
       },
     });
   });
@@ -145,6 +153,7 @@ export async function listUsableTokens(db: Database, clock: Clock) {
       createdAt: enrolmentTokens.createdAt,
       expiresAt: enrolmentTokens.expiresAt,
       initialPaths: enrolmentTokens.initialPaths,
+      initialSchedule: enrolmentTokens.initialSchedule,
       hasRepository: sql<boolean>`${enrolmentTokens.sealedRepository} is not null`,
       createdBy: enrolmentTokens.createdBy,
       createdByName: users.username,

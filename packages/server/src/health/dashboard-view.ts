@@ -15,6 +15,7 @@ import { fleetRepositoryGrowth, type RepositoryGrowth } from "../maintenance/rep
 import type { FreshnessState, GroupFreshness } from "./freshness.js";
 import { countHostStates, type HostStateCounts, loadHostProblems } from "./host-states.js";
 import { type JobTimeline, loadJobTimeline } from "./job-timeline.js";
+import { isUnprotected, type Protection, type UnprotectedReason } from "./protection.js";
 
 /** Attention rows on the page; the rest are one link away on the filtered host list. */
 export const ATTENTION_LIMIT = 20;
@@ -37,14 +38,35 @@ export interface Dashboard {
   growth: RepositoryGrowth;
   alerts: AlertRow[];
   openAlerts: number;
+  /** Hosts unprotected (health/protection.ts), by reason; the total is hosts.unprotected. */
+  unprotected: Record<UnprotectedReason, number>;
   /** Deletion protection (keepers/): the fleet's exposure as one number. */
   protection: ProtectionCounts;
 }
 
 function groupCounts(groups: readonly GroupFreshness[]): Record<FreshnessState, number> {
-  const counts: Record<FreshnessState, number> = { overdue: 0, due: 0, fresh: 0, unscheduled: 0 };
+  const counts: Record<FreshnessState, number> = { overdue: 0, due: 0, never: 0, fresh: 0, unscheduled: 0 };
   for (const group of groups) {
     counts[group.state] += 1;
+  }
+  return counts;
+}
+
+function unprotectedCounts(
+  fleet: ReadonlyArray<{ id: string }>,
+  protection: ReadonlyMap<string, Protection>,
+): Record<UnprotectedReason, number> {
+  const counts: Record<UnprotectedReason, number> = {
+    no_repository: 0,
+    no_group: 0,
+    unscheduled: 0,
+    never: 0,
+  };
+  for (const host of fleet) {
+    const verdict = protection.get(host.id);
+    if (verdict !== undefined && isUnprotected(verdict)) {
+      counts[verdict] += 1;
+    }
   }
   return counts;
 }
@@ -60,12 +82,13 @@ export async function loadDashboard(deps: Pick<ServerDeps, "db" | "config" | "cl
     deps.db.select({ n: count() }).from(alerts).where(isNull(alerts.resolvedAt)),
     protectionCounts(deps.db),
   ]);
-  // evaluateFreshness sorts overdue (oldest last snapshot first), due, fresh, unscheduled.
+  // evaluateFreshness sorts overdue (oldest last snapshot first), due, never, fresh, unscheduled.
   const needing = groups.filter((group) => group.state === "overdue" || group.state === "due");
   return {
     now,
     hosts: countHostStates(fleet, problems),
     groups: groupCounts(groups),
+    unprotected: unprotectedCounts(fleet, problems.protection),
     attention: needing.slice(0, ATTENTION_LIMIT).map((group) => ({
       ...group,
       lastSnapshotAgeSeconds: group.lastSnapshotAt
@@ -96,6 +119,7 @@ export function dashboardJson(dashboard: Dashboard) {
     hosts: dashboard.hosts,
     deletion_protection: dashboard.protection,
     groups: dashboard.groups,
+    unprotected: dashboard.unprotected,
     attention: dashboard.attention.map((row) => ({
       host_id: row.hostId,
       host_name: row.hostName,

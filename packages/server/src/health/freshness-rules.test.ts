@@ -102,14 +102,26 @@ describe("freshness rules", () => {
     });
   });
 
-  it("judges a group with no snapshot yet from when it became scheduled", () => {
+  it("calls a group with no snapshot yet never backed up, never fresh, until its first deadline", () => {
     const since = "2026-11-21T10:30:00Z";
-    expect(judge("2026-11-21T10:45:00Z", { last: null, since }).state).toBe("fresh");
-    expect(judge("2026-11-21T11:10:00Z", { last: null, since }).state).toBe("due");
+    expect(judge("2026-11-21T10:45:00Z", { last: null, since })).toMatchObject({
+      state: "never",
+      dueAt: at("2026-11-21T11:00:00Z"),
+      deadline: at("2026-11-21T12:00:00Z"),
+      overdueSeconds: 0,
+    });
+    // Past its first due time it is still only "never": the run may be under way.
+    expect(judge("2026-11-21T11:10:00Z", { last: null, since }).state).toBe("never");
+    expect(judge("2026-11-21T11:59:59Z", { last: null, since }).state).toBe("never");
+    // From the first deadline on, judged from when it became scheduled, it is overdue like any.
+    expect(judge("2026-11-21T12:00:00Z", { last: null, since }).state).toBe("overdue");
     expect(judge("2026-11-21T12:30:00Z", { last: null, since })).toMatchObject({
       state: "overdue",
       deadline: at("2026-11-21T12:00:00Z"),
+      overdueSeconds: 1800,
     });
+    // Its first snapshot makes it fresh.
+    expect(judge("2026-11-21T11:30:00Z", { last: "2026-11-21T11:02:00Z", since }).state).toBe("fresh");
   });
 
   it("takes the earliest due time of several schedules", () => {

@@ -12,7 +12,7 @@ runDbSuite("group freshness", (getDb) => {
   const moveTo = (deps: Awaited<ReturnType<typeof setup>>, iso: string) =>
     deps.clock.advance(new Date(iso).getTime() - deps.clock.now().getTime());
 
-  it("follows fresh → due → overdue → fresh from the reported snapshots of the group's tag", async () => {
+  it("follows never → overdue → fresh from the reported snapshots of the group's tag", async () => {
     const deps = await setup();
     const { host, group } = await seedScheduledGroup(deps, { cron: "0 * * * *" });
     const judge = async () => {
@@ -22,10 +22,11 @@ runDbSuite("group freshness", (getDb) => {
       });
       return only;
     };
-    // No snapshot yet: judged from when the group became scheduled (12:00): due at 13:00, overdue at 14:00.
-    expect(await judge()).toMatchObject({ groupId: group.id, state: "fresh", lastSnapshotAt: null });
+    // No snapshot yet: never backed up, judged from when the group became scheduled (12:00): due at
+    // 13:00, overdue at 14:00.
+    expect(await judge()).toMatchObject({ groupId: group.id, state: "never", lastSnapshotAt: null });
     moveTo(deps, "2026-11-21T13:10:00Z");
-    expect((await judge())?.state).toBe("due");
+    expect((await judge())?.state).toBe("never");
     // A snapshot of another tag, or untagged, does not count.
     await reportSnapshots(deps, host.id, [
       { time: "2026-11-21T13:05:00Z", tags: ["home"] },

@@ -14,7 +14,9 @@
  * Grace counts from when the run was due, not from the last snapshot: counted from the snapshot,
  * a grace shorter than the schedule's interval (60 s on a 3-minute schedule) made every healthy
  * group overdue between two good runs. State: `overdue` from the deadline on, else `due` from
- * dueAt on, else `fresh`. A daily 02:00 backup is thus overdue at 03:00 after a night without a
+ * dueAt on, else `fresh`; but a group with no snapshot yet is `never` (never backed up) until its
+ * first deadline, not `fresh`: nothing of it is protected, though nothing is late either. From the
+ * first deadline on it is `overdue` like any other. A daily 02:00 backup is thus overdue at 03:00 after a night without a
  * snapshot. A group no enabled schedule fires is `unscheduled`: shown, never alerting.
  *
  * The whole fleet is read with one query (groups, hosts, the per-tag newest snapshot by key, the
@@ -26,7 +28,7 @@ import { type Database, executeRows } from "@fleetback/db";
 import { sql } from "drizzle-orm";
 import { type CronTimes, createCronTimes } from "./cron-times.js";
 
-export type FreshnessState = "fresh" | "due" | "overdue" | "unscheduled";
+export type FreshnessState = "fresh" | "due" | "overdue" | "never" | "unscheduled";
 
 /** The grace after the due time when the group sets none of its own. */
 export const DEFAULT_GRACE_MS = 60 * 60 * 1000;
@@ -70,7 +72,13 @@ type GroupRow = {
   schedules: Array<{ cron: string; changed_at: string }> | string | null;
 };
 
-const STATE_ORDER: Record<FreshnessState, number> = { overdue: 0, due: 1, fresh: 2, unscheduled: 3 };
+const STATE_ORDER: Record<FreshnessState, number> = {
+  overdue: 0,
+  due: 1,
+  never: 2,
+  fresh: 3,
+  unscheduled: 4,
+};
 
 function toDate(value: Date | string): Date {
   return value instanceof Date ? value : new Date(value);
@@ -132,7 +140,8 @@ export function judgeGroup(
   }
   const graceMs = input.graceSeconds !== null ? input.graceSeconds * 1000 : DEFAULT_GRACE_MS;
   const deadline = new Date(dueAt.getTime() + graceMs);
-  const state = now >= deadline ? "overdue" : now >= dueAt ? "due" : "fresh";
+  const state =
+    now >= deadline ? "overdue" : input.lastSnapshotAt === null ? "never" : now >= dueAt ? "due" : "fresh";
   return {
     state,
     nextFireAt: nextFireAt ?? null,
@@ -144,7 +153,7 @@ export function judgeGroup(
 
 /**
  * Every group's freshness (or one host's), most urgent first: overdue by oldest snapshot, then
- * due, fresh and unscheduled.
+ * due, never backed up, fresh and unscheduled.
  */
 export async function evaluateFreshness(
   db: Database,

@@ -46,7 +46,7 @@ runDbSuite("job timeline", (getDb) => {
     const timeline = await loadJobTimeline(
       getDb(),
       NOW,
-      { overdue: new Set([late.id]), failing: new Set([alpha.id]) },
+      { overdue: new Set([late.id]), failing: new Set([alpha.id]), protection: new Map() },
       4,
     );
     expect(timeline.from).toEqual(at(24));

@@ -27,7 +27,8 @@ import { type Static, Type } from "typebox";
 import type { ServerDeps } from "../deps.js";
 import { createCronTimes } from "../health/cron-times.js";
 import { evaluateFreshness, type FreshnessState, judgeGroup } from "../health/freshness.js";
-import { HOST_STATES, type HostState, overdueHostIds } from "../health/host-states.js";
+import { HOST_STATES, type HostState, loadHostProblems, overdueHostIds } from "../health/host-states.js";
+import { hostProtection, isUnprotected, type Protection } from "../health/protection.js";
 import { validate } from "../http/validate.js";
 import { type FleetRow, fleetRowJson } from "./fleet-view.js";
 
@@ -50,6 +51,7 @@ export const HostListQuery = Type.Object(
         Type.Literal("offline"),
         Type.Literal("overdue"),
         Type.Literal("failing"),
+        Type.Literal("unprotected"),
       ]),
     ),
     q: Type.Optional(Type.String({ maxLength: 100 })),
@@ -117,6 +119,8 @@ export interface FleetListRow extends FleetRow {
   lastSnapshotAt: Date | null;
   lastJob: LastJob | null;
   freshness: HostFreshness;
+  /** Whether the host's data is protected at all (health/protection.ts). */
+  protection: Protection;
   /** The next fire of any enabled schedule of the host's groups. */
   nextRunAt: Date | null;
 }
@@ -145,7 +149,7 @@ const parseJson = (value: unknown): unknown => (typeof value === "string" ? JSON
 /** Escapes LIKE's wildcards so a search for `web_1` or `50%` means those characters. */
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 
-const WORST: readonly FreshnessState[] = ["overdue", "due", "fresh", "unscheduled"];
+const WORST: readonly FreshnessState[] = ["overdue", "due", "never", "fresh", "unscheduled"];
 
 /** Kept across requests like the health ticker's: each (cron, zone) holds a bounded run of fires. */
 const cronTimes = createCronTimes();
@@ -154,7 +158,7 @@ function judgeHost(
   groupsJson: unknown,
   timeZone: string,
   now: Date,
-): { freshness: HostFreshness; nextRunAt: Date | null } {
+): { freshness: HostFreshness; states: FreshnessState[]; nextRunAt: Date | null } {
   const groups = (parseJson(groupsJson) ?? []) as Array<{
     grace_seconds: number | null;
     created_at: string;
@@ -163,6 +167,7 @@ function judgeHost(
   }>;
   let worst: number | undefined;
   let nextRunAt: Date | null = null;
+  const states: FreshnessState[] = [];
   for (const group of groups) {
     const verdict = judgeGroup(
       {
@@ -175,13 +180,14 @@ function judgeHost(
       now,
       cronTimes,
     );
+    states.push(verdict.state);
     const rank = WORST.indexOf(verdict.state);
     worst = worst === undefined ? rank : Math.min(worst, rank);
     if (verdict.nextFireAt && (!nextRunAt || verdict.nextFireAt < nextRunAt)) {
       nextRunAt = verdict.nextFireAt;
     }
   }
-  return { freshness: worst === undefined ? null : (WORST[worst] ?? null), nextRunAt };
+  return { freshness: worst === undefined ? null : (WORST[worst] ?? null), states, nextRunAt };
 }
 
 function orderBy(sort: FleetSort, order: FleetOrder): SQL {
@@ -221,6 +227,11 @@ export async function listFleetPage(
     });
     const ids = JSON.stringify([...overdueHostIds(groups)]);
     where.push(sql`h.id in (select jsonb_array_elements_text(${ids}::jsonb))`);
+  } else if (params.state === "unprotected") {
+    const { problems } = await loadHostProblems(deps, now);
+    const unprotected = [...problems.protection].filter(([, verdict]) => isUnprotected(verdict));
+    const ids = JSON.stringify(unprotected.map(([id]) => id));
+    where.push(sql`h.id in (select jsonb_array_elements_text(${ids}::jsonb))`);
   }
   if (params.q !== "") {
     const pattern = likePattern(params.q);
@@ -254,6 +265,7 @@ export async function listFleetPage(
                h.os, h.arch, h.last_seen_at, h.agent_version, h.tool_version, h.protocol_version,
                h.agent_kind, h.update_version, h.update_state, h.update_error, h.update_state_at,
                h.snapshot_count, h.time_zone, rs.last_check_status, rs.last_check_at,
+               exists (select 1 from host_credentials c where c.host_id = p.id and c.repo_sealed is not null) as has_repository,
                (select count(*)::int from alerts a where a.host_id = p.id and a.resolved_at is null) as open_alerts,
                j.id as job_id, j.kind as job_kind, j.status as job_status, j.finished_at as job_finished_at,
                (select json_agg(json_build_object(
@@ -313,6 +325,7 @@ export async function listFleetPage(
               finishedAt: toDate(row.job_finished_at),
             },
       freshness: judged.freshness,
+      protection: hostProtection({ hasRepository: row.has_repository === true, groupStates: judged.states }),
       nextRunAt: judged.nextRunAt,
     };
   });
@@ -334,6 +347,7 @@ export function fleetListRowJson(row: FleetListRow) {
         }
       : null,
     freshness: row.freshness,
+    protection: row.protection,
     next_run_at: row.nextRunAt,
   };
 }

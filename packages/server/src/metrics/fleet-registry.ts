@@ -80,7 +80,7 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
 
   const hostStates = new Gauge({
     name: "fleetback_hosts",
-    help: "Hosts by state. online and offline divide the fleet; overdue (a scheduled source group past its deadline) and failing (an open *_failed or repository_unreachable alert) count hosts of either.",
+    help: "Hosts by state. online and offline divide the fleet; overdue (a scheduled source group past its deadline) and failing (an open *_failed or repository_unreachable alert) count hosts of either; unprotected: no repository, no group, an unscheduled group or one never backed up.",
     labelNames: ["state"],
     registers,
   });
@@ -89,6 +89,7 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
     offline: snapshot.hostsOffline,
     overdue: snapshot.hostsOverdue,
     failing: snapshot.hostsFailing,
+    unprotected: snapshot.hostsUnprotected,
   } satisfies Record<(typeof HOST_STATES)[number], number>;
   for (const state of HOST_STATES) {
     hostStates.set({ state }, byState[state]);

@@ -10,6 +10,7 @@ import { alerts, hosts, repoStats, repositoryOutages } from "@fleetback/db";
 import { count, eq, isNotNull, isNull } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { loadHostProblems } from "../health/host-states.js";
+import { isUnprotected } from "../health/protection.js";
 import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
 import { type GroupMetric, groupMetrics } from "./group-freshness.js";
 import { type JobOutcomeStats, readJobMetrics } from "./job-metrics.js";
@@ -22,6 +23,7 @@ export interface FleetSnapshot {
   hostsOverdue: number;
   /** Hosts with an open `*_failed` alert (health/host-states.ts). */
   hostsFailing: number;
+  hostsUnprotected: number;
   groups: GroupMetric[];
   repositorySizes: { hostId: string; hostName: string; bytes: number }[];
   /** Every host, and whether its repository is in an outage (repository-outage.ts). */
@@ -65,6 +67,7 @@ export async function loadFleetSnapshot(
         hostsOffline: byStatus.find((row) => row.status === "offline")?.hosts ?? 0,
         hostsOverdue: problems.overdue.size,
         hostsFailing: problems.failing.size,
+        hostsUnprotected: [...problems.protection.values()].filter(isUnprotected).length,
         groups: groupMetrics(groups),
         repositorySizes: sizes.map((row) => ({
           hostId: row.hostId,

@@ -22,7 +22,7 @@ export function groupMetrics(groups: readonly GroupFreshness[]): GroupMetric[] {
     groupName: group.groupName,
     lastSuccessSeconds: group.lastSnapshotAt === null ? null : group.lastSnapshotAt.getTime() / 1000,
     overdueSeconds:
-      group.state === "unscheduled"
+      group.state === "unscheduled" || group.state === "never"
         ? null
         : group.state === "overdue"
           ? Math.max(0, group.overdueSeconds)

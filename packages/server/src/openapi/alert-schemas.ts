@@ -45,8 +45,11 @@ export const Dashboard = Type.Object(
   {
     generated_at: DateTime,
     hosts: Type.Object(
-      { total: Count, online: Count, offline: Count, overdue: Count, failing: Count },
-      { description: "hosts by state; a host may be in more than one" },
+      { total: Count, online: Count, offline: Count, overdue: Count, failing: Count, unprotected: Count },
+      {
+        description:
+          "hosts by state; a host may be in more than one. unprotected: no repository, no group, a group no schedule fires or one never backed up",
+      },
     ),
     deletion_protection: Type.Object(
       { hosts: Count, protected: Count, unprotected: Count, held: Count },
@@ -55,7 +58,11 @@ export const Dashboard = Type.Object(
           "protected: a keeper maintains the repository and the host holds no delete-capable credential; unprotected: whoever controls the host can delete its backups; held: hosts with an open deletion hold",
       },
     ),
-    groups: Type.Object({ fresh: Count, due: Count, overdue: Count, unscheduled: Count }),
+    groups: Type.Object({ fresh: Count, due: Count, overdue: Count, never: Count, unscheduled: Count }),
+    unprotected: Type.Object(
+      { no_repository: Count, no_group: Count, unscheduled: Count, never: Count },
+      { description: "unprotected hosts by their worst reason; they add up to hosts.unprotected" },
+    ),
     attention: Type.Array(
       Type.Object({
         host_id: Id,

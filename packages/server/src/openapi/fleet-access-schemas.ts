@@ -32,6 +32,19 @@ export const EnrolmentTokenList = Type.Object({
       created_at: DateTime,
       expires_at: DateTime,
       initial_paths: Type.Array(Type.String()),
+      initial_schedule: Type.Union(
+        [
+          Type.Object({
+            cron: Type.String(),
+            retention: Type.Record(Type.String(), Type.Union([Type.Integer(), Type.String()])),
+          }),
+          Type.Null(),
+        ],
+        {
+          description:
+            "the schedule and retention the initial paths' group gets on enrolment; null: no schedule (an explicit choice)",
+        },
+      ),
       has_repository: Type.Boolean(),
       created_by: NullableString,
       created_by_username: NullableString,

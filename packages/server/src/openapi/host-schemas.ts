@@ -15,6 +15,7 @@ import {
 import { Caps, DrillMismatch } from "@fleetback/protocol";
 import { Type } from "typebox";
 import { HOST_STATES } from "../health/host-states.js";
+import { PROTECTION_STATES } from "../health/protection.js";
 import { FLEET_ORDERS, FLEET_SORTS } from "../hosts/fleet-list.js";
 import {
   DateTime,
@@ -28,8 +29,15 @@ import {
 
 export const JobStatus = Enum(JOB_STATUSES);
 export const JobKind = Enum(JOB_KINDS);
-export const FRESHNESS_STATES = ["fresh", "due", "overdue", "unscheduled"] as const;
-export const FreshnessState = Enum(FRESHNESS_STATES);
+export const FRESHNESS_STATES = ["fresh", "due", "overdue", "never", "unscheduled"] as const;
+export const FreshnessState = Enum(
+  FRESHNESS_STATES,
+  "never: scheduled but no snapshot yet, before its first deadline (from then on overdue); unscheduled: no enabled schedule fires the group",
+);
+export const HostProtection = Enum(
+  PROTECTION_STATES,
+  "the host's worst: no_repository, no_group, overdue, unscheduled (a group no schedule fires), never (a scheduled group never backed up yet), due, fresh",
+);
 
 /** A credential slot: whether it is bound, its URL without credentials and its user; never a password. */
 export const CredentialSlot = Type.Object(
@@ -92,6 +100,7 @@ export const FleetHost = Type.Object(
     freshness: Type.Union([FreshnessState, Type.Null()], {
       description: "the worst state of the host's source groups; null when it has none",
     }),
+    protection: HostProtection,
     next_run_at: NullableDateTime,
   },
   { $id: "FleetHost" },

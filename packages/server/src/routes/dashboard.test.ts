@@ -240,8 +240,8 @@ for (const engine of testEngines()) {
       const res = await admin.json("GET", "/api/dashboard");
       expect(res.status).toBe(200);
       const body = (await res.json()) as DashboardJson;
-      expect(body.hosts).toEqual({ total: 4, online: 2, offline: 2, overdue: 1, failing: 1 });
-      expect(body.groups).toEqual({ overdue: 2, due: 1, fresh: 1, unscheduled: 0 });
+      expect(body.hosts).toEqual({ total: 4, online: 2, offline: 2, overdue: 1, failing: 1, unprotected: 4 });
+      expect(body.groups).toEqual({ overdue: 2, due: 1, never: 0, fresh: 1, unscheduled: 0 });
       expect(body.attention.map((row) => [row.host_name, row.group_name, row.state])).toEqual([
         ["db-late", "old", "overdue"],
         ["db-late", "pg", "overdue"],

@@ -4,6 +4,7 @@
  * hosts waiting for approval, approve or reject them one at a time or by source network. The page
  * is in routes/enrolment-pages.ts, the agents' own endpoints in routes/agent-enrolment.ts.
  */
+
 import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
@@ -14,6 +15,7 @@ import {
   rejectPendingHost,
   rejectPendingHosts,
 } from "../enrolment/announce.js";
+import { type InitialSchedule, InitialScheduleBody } from "../enrolment/initial-schedule.js";
 import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
 import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
@@ -36,6 +38,7 @@ export const MintBody = Type.Object(
       ),
     ),
     initial_paths: Type.Optional(Type.Array(AbsolutePath, { maxItems: 100 })),
+    initial_schedule: Type.Optional(InitialScheduleBody),
   },
   { additionalProperties: false },
 );
@@ -56,7 +59,11 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
     const minted = await mintEnrolmentToken(
       deps,
       auditOf(c),
-      checkMintInput({ repository: body.repository, initialPaths: body.initial_paths }),
+      checkMintInput({
+        repository: body.repository,
+        initialPaths: body.initial_paths,
+        initialSchedule: body.initial_schedule as InitialSchedule | null | undefined,
+      }),
     );
     return c.json(mintJson(minted), 201);
   });
@@ -68,6 +75,7 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
         created_at: t.createdAt,
         expires_at: t.expiresAt,
         initial_paths: t.initialPaths,
+        initial_schedule: t.initialSchedule,
         has_repository: t.hasRepository,
         created_by: t.createdBy,
         created_by_username: t.createdByName,

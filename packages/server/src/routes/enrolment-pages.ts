@@ -4,6 +4,7 @@
  * list and revoke unused tokens, and approve or reject announced hosts one at a time or all from one source network. The JSON
  * twins are in routes/enrolment-api.ts.
  */
+
 import { type Context, Hono } from "hono";
 import { type Static, Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
@@ -14,6 +15,11 @@ import {
   rejectPendingHost,
   rejectPendingHosts,
 } from "../enrolment/announce.js";
+import {
+  defaultInitialSchedule,
+  InitialScheduleFormFields,
+  initialScheduleOfForm,
+} from "../enrolment/initial-schedule.js";
 import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
 import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
@@ -30,6 +36,7 @@ const MintForm = Type.Object(
     repository_username: Type.Optional(Type.String({ maxLength: 256 })),
     repository_password: Type.Optional(Type.String({ maxLength: 1024 })),
     initial_paths: Type.Optional(Type.String({ maxLength: 100_000 })),
+    ...InitialScheduleFormFields,
   },
   { additionalProperties: false },
 );
@@ -101,6 +108,8 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
         baseUrl: deps.config.baseUrl,
         htpasswdPath: deps.config.htpasswdPath,
         plainHttpWarning: plainHttpWarning(deps.config.baseUrl),
+        // A fresh draw per page view: each token minted from it spreads the fleet's start times.
+        initialSchedule: defaultInitialSchedule(),
         ...(refused ? refusedMintForm(refused.form, refused.problems) : {}),
       },
       refused ? 400 : 200,
@@ -147,6 +156,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
             }
           : undefined,
         initialPaths: paths,
+        initialSchedule: initialScheduleOfForm(form),
       }),
     );
     // Rendered in the response, never redirected: the secrets are shown once and never in a URL.

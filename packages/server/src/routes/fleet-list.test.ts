@@ -17,7 +17,7 @@ import { raiseAlert } from "../alerts/alerts.js";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
-import { resticHostOf, seedHost, seedJob } from "../testing/seed.js";
+import { bindCredentials, resticHostOf, seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 const PASSWORD = "correct horse battery";
@@ -82,8 +82,11 @@ for (const engine of testEngines()) {
         password: PASSWORD,
       });
       const created = hoursAgo(24 * 60);
-      const host = async (name: string, status: "online" | "offline") =>
-        (await seedHost(deps, { name, status, createdAt: created })).host.id;
+      const host = async (name: string, status: "online" | "offline") => {
+        const id = (await seedHost(deps, { name, status, createdAt: created })).host.id;
+        await bindCredentials(deps, id, { repo: { url: "s3:https://s3.example/b", password: "repo-pw" } });
+        return id;
+      };
       Object.assign(ids, {
         web: await host("web-ok", "online"),
         db: await host("db-late", "offline"),
@@ -311,7 +314,7 @@ for (const engine of testEngines()) {
       expect(mail).toContain(
         '<time datetime="2026-11-21T12:15:00.000Z" title="2026-11-21 12:15:00 UTC">in 15 min</time>',
       );
-      expect(row(all, ids.idle)).toContain('<span class="muted">no groups</span>');
+      expect(row(all, ids.idle)).toContain('class="freshness-no_group" data-state="no_group">no group</a>');
       expect(all).not.toMatch(/style=/);
 
       // "e" is in every name but mail-failing's (and its tag's): 4 hosts, 2 pages of 2.

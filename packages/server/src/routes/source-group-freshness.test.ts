@@ -79,7 +79,7 @@ describe("source group freshness and grace", () => {
 
     // The page shows it; clearing the field on the form restores the default grace.
     const page = await (await admin.request(`/hosts/${hostId}/sources`)).text();
-    expect(page).toContain('data-testid="freshness-etc">overdue<');
+    expect(page).toContain('data-testid="freshness-etc" data-state="overdue">overdue<');
     expect(page).toContain("schedules read in Europe/Berlin");
     expect(page).toContain("grace 600 s after the run was due");
     expect(page).toContain(
