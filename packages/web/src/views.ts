@@ -6,7 +6,14 @@
 import { fileURLToPath } from "node:url";
 import nunjucks from "nunjucks";
 import type { StaticAsset } from "./assets.js";
-import { formatBytes, formatDuration, formatExactUtc, formatProtection, formatRelative, shortId } from "./format.js";
+import {
+  formatBytes,
+  formatDuration,
+  formatExactUtc,
+  formatProtection,
+  formatRelative,
+  shortId,
+} from "./format.js";
 
 export interface Views {
   render(template: string, context?: Record<string, unknown>): string;
