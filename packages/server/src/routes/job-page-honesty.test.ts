@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
@@ -149,5 +150,33 @@ describe("cancel asks first", () => {
     expect(html).toMatch(
       /<details id="job-cancel"[^>]*>\s*<summary[^>]*>Cancel…<\/summary>\s*<form method="post" action="\/jobs\/[0-9A-Z]+\/cancel"[\s\S]*?Yes, cancel the job<\/button>\s*<\/form>\s*<\/details>/,
     );
+  });
+});
+
+describe("a snapshot's unknown size is shown as unknown", () => {
+  it("prints — with the reason for restic before 0.17, and null in the API, never 0", async () => {
+    const id = "c".repeat(64);
+    await replaceSnapshots(deps.db, hostId, {
+      snapshots: [
+        {
+          id,
+          short_id: id.slice(0, 8),
+          time: "2026-11-21T10:00:00.000Z",
+          hostname: "web-1",
+          paths: ["/srv"],
+          tags: [],
+        },
+      ],
+      refreshed_at: "2026-11-21T10:01:00Z",
+    });
+    const html = await (await operator.request(`/hosts/${hostId}/snapshots`)).text();
+    expect(html).toContain(
+      '<td data-label="Size"><span data-testid="snapshot-unknown" title="restic before 0.17 does not report this">—</span></td>',
+    );
+    expect(html).not.toContain('<td data-label="Size">0 B</td>');
+    const api = (await (await operator.request(`/api/hosts/${hostId}/snapshots`)).json()) as {
+      snapshots: Array<{ size_bytes: unknown; file_count: unknown }>;
+    };
+    expect(api.snapshots[0]).toMatchObject({ size_bytes: null, file_count: null });
   });
 });
