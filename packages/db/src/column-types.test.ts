@@ -50,12 +50,22 @@ runDbSuite("column types", (getDb) => {
       time,
       hostname: "web-1",
       sizeBytes: big,
+      fileCount: 0,
     });
     await db.insert(repoStats).values({ hostId: host.id, totalSizeBytes: big, compressionRatio: 1.5 });
 
     const [snapshot] = await db.select().from(snapshots);
     expect(snapshot?.sizeBytes).toBe(big);
     expect(snapshot?.fileCount).toBe(0);
+    // Unknown (restic before 0.17 reports neither) is null, not a default 0.
+    await db
+      .insert(snapshots)
+      .values({ hostId: host.id, id: "e".repeat(64), shortId: "eeeeeeee", time, hostname: "web-1" });
+    const [unknown] = await db
+      .select()
+      .from(snapshots)
+      .where(eq(snapshots.id, "e".repeat(64)));
+    expect(unknown).toMatchObject({ sizeBytes: null, fileCount: null });
     expect(snapshot?.time).toEqual(time);
     const [stats] = await db.select().from(repoStats);
     expect(stats).toMatchObject({ totalSizeBytes: big, compressionRatio: 1.5, lastCheckStatus: null });

@@ -12,11 +12,11 @@
 import { quoteIdentifier } from "./connect.js";
 import type { Database } from "./database.js";
 
-/** Writes `rows` (one string per column, none null) into `table`'s `columns`. */
+/** Writes `rows` (one string per column, or null for SQL NULL) into `table`'s `columns`. */
 export type PgliteCopy = (
   table: string,
   columns: readonly string[],
-  rows: readonly (readonly string[])[],
+  rows: readonly (readonly (string | null)[])[],
 ) => Promise<void>;
 
 interface PgliteQueries {
@@ -61,7 +61,9 @@ export function pgliteCopy(db: Database): PgliteCopy | undefined {
     if (rows.length === 0) {
       return;
     }
-    const text = rows.map((row) => row.map(copyTextField).join("\t")).join("\n");
+    const text = rows
+      .map((row) => row.map((field) => (field === null ? "\\N" : copyTextField(field))).join("\t"))
+      .join("\n");
     const target = `${quoteIdentifier(table)} (${columns.map(quoteIdentifier).join(", ")})`;
     await client.query(`copy ${target} from '/dev/blob'`, [], { blob: new Blob([text, "\n"]) });
   };

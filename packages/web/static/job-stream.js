@@ -73,6 +73,21 @@
   let lastSeq = Number(root.getAttribute("data-last-seq") || "0");
 
   let lastProgress;
+  // The rate between two progress reports, smoothed: what a capped upload actually moves.
+  let sample;
+  let smoothed;
+  const rate = (p) => {
+    const now = Date.now();
+    if (typeof p.bytes_done !== "number") {
+      return;
+    }
+    if (sample && now > sample.at && p.bytes_done >= sample.bytes) {
+      const current = ((p.bytes_done - sample.bytes) * 1000) / (now - sample.at);
+      smoothed = smoothed === undefined ? current : smoothed * 0.7 + current * 0.3;
+      text("job-rate", `${bytes(Math.round(smoothed))}/s`);
+    }
+    sample = { at: now, bytes: p.bytes_done };
+  };
   const progress = (p) => {
     lastProgress = p;
     const section = $("job-progress-section");
@@ -82,7 +97,12 @@
     const percent = Math.round(Math.min(1, Math.max(0, p.percent_done || 0)) * 1000) / 10;
     // restic reaches 100 % when it has read everything; the last packs and the index are still
     // being written (slowly under an upload cap). Say so instead of "100 %, time left –".
-    const finishing = percent >= 100 && currentStatus === "running";
+    // Only once every byte is read: restic's percent alone can round up to 100 before that.
+    const finishing =
+      percent >= 100 &&
+      currentStatus === "running" &&
+      (typeof p.bytes_total !== "number" || (p.bytes_done || 0) >= p.bytes_total);
+    rate(p);
     const bar = $("job-progress");
     if (bar) {
       if (finishing) {
@@ -181,10 +201,11 @@
         bar.value = 100;
       }
       text("job-percent", "100");
-    } else if (bar && !bar.hasAttribute("value")) {
-      // Stopped while finishing: the bar shows how far restic got, not an endless "busy".
-      bar.value = 100;
-      text("job-percent", "100");
+    } else if (bar && !bar.hasAttribute("value") && lastProgress) {
+      // Stopped while finishing: the bar shows how far restic got, never 100 % it did not reach.
+      const got = Math.round(Math.min(1, Math.max(0, lastProgress.percent_done || 0)) * 1000) / 10;
+      bar.value = got;
+      text("job-percent", String(got));
     }
     const unit = $("job-percent-unit");
     if (unit) {
@@ -226,6 +247,9 @@
       live.hidden = true;
     }
     root.setAttribute("data-finished", f.status);
+    // The ended job's page is what the server renders from what it stored (the diff's table, who
+    // stopped it and how far it got): show exactly that, so live and reloaded never disagree.
+    location.reload();
   };
 
   let done = false;

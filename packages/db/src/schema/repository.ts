@@ -36,8 +36,9 @@ export const snapshots = pgTable(
     paths: jsonb("paths").$type<string[]>().notNull().default([]),
     tags: jsonb("tags").$type<string[]>().notNull().default([]),
     // Zero for tools older than 0.16, which report no summary block.
-    sizeBytes: bigint("size_bytes", { mode: "number" }).notNull().default(0),
-    fileCount: bigint("file_count", { mode: "number" }).notNull().default(0),
+    /** null: the host's restic (before 0.17) does not report it. */
+    sizeBytes: bigint("size_bytes", { mode: "number" }),
+    fileCount: bigint("file_count", { mode: "number" }),
     // Made under one of the host's snapshot hostnames; false for another machine's snapshot in a
     // shared repository, which retention, freshness and counts leave alone.
     isOwn: boolean("is_own").notNull().default(true),

@@ -54,11 +54,15 @@ const num = (value: unknown) => (typeof value === "number" && Number.isFinite(va
 
 /**
  * Progress is stored at most once a second, so a job that succeeded may have its last stored
- * value below 100 %; the page says what the live stream said at the end: done.
+ * value below 100 %; the page says what the live stream said at the end: done. restic 0.14 sends
+ * status lines only now and then (often one, at the start), so a succeeded backup's counts come
+ * from its summary, which every version prints, not from that stale line. A stopped job keeps
+ * the figures it last reported: how far it got, never 100 % it did not reach.
  */
 export function progressView(
   progress: Record<string, unknown> | null,
   status: string = "running",
+  summary: Record<string, unknown> | null = null,
 ): JobProgressView | undefined {
   if (!progress) {
     return undefined;
@@ -66,16 +70,31 @@ export function progressView(
   const currentFile = progress.current_file;
   const percent = Math.min(100, Math.max(0, Math.round((num(progress.percent_done) ?? 0) * 1000) / 10));
   const succeeded = status === "succeeded";
-  return {
+  const bytesDone = num(progress.bytes_done);
+  const bytesTotal = num(progress.bytes_total);
+  const view: JobProgressView = {
     percent: succeeded ? 100 : percent,
-    finishing: status === "running" && percent >= 100,
+    // Only once every byte is read: restic's percent alone can round up to 100 before that.
+    finishing:
+      status === "running" && percent >= 100 && (bytesTotal === undefined || (bytesDone ?? 0) >= bytesTotal),
     filesDone: num(progress.files_done),
     filesTotal: num(progress.files_total),
-    bytesDone: num(progress.bytes_done),
-    bytesTotal: num(progress.bytes_total),
-    etaSeconds: num(progress.eta_seconds),
-    currentFile: typeof currentFile === "string" ? currentFile : undefined,
+    bytesDone,
+    bytesTotal,
+    etaSeconds: succeeded ? undefined : num(progress.eta_seconds),
+    currentFile: typeof currentFile === "string" && !succeeded ? currentFile : undefined,
   };
+  const files = num(summary?.total_files_processed);
+  const bytes = num(summary?.total_bytes_processed);
+  if (succeeded && files !== undefined) {
+    view.filesDone = files;
+    view.filesTotal = files;
+  }
+  if (succeeded && bytes !== undefined) {
+    view.bytesDone = bytes;
+    view.bytesTotal = bytes;
+  }
+  return view;
 }
 
 async function loadRetries(db: Database, jobId: string): Promise<JobRetries | undefined> {
@@ -129,7 +148,7 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
     actor,
     groupName,
     active: job.status === "queued" || job.status === "running",
-    progress: progressView(job.progress, job.status),
+    progress: progressView(job.progress, job.status, job.summary),
     summary: summaryRows(job.summary),
     summaryJson:
       job.summary && Object.keys(job.summary).length > 0 ? JSON.stringify(job.summary, null, 2) : undefined,

@@ -27,8 +27,12 @@ export const Snapshot = Type.Object(
     hostname: Type.String(),
     paths: Type.Array(Type.String()),
     tags: Type.Array(Type.String()),
-    size_bytes: Type.Integer({ minimum: 0, description: "0 for restic before 0.16" }),
-    file_count: Type.Integer({ minimum: 0 }),
+    size_bytes: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: "null: restic before 0.17 does not report it (unknown, not 0)",
+    }),
+    file_count: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: "null: restic before 0.17 does not report it (unknown, not 0)",
+    }),
     own: Type.Boolean({
       description:
         "false: another machine's snapshot in a shared repository, which this host's retention never forgets",

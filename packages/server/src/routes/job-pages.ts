@@ -12,8 +12,9 @@ import { errorBody, RequestError } from "../errors.js";
 import { hostNameOf } from "../hosts/host-name.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readQuery } from "../http/validate.js";
+import { stoppedView } from "../job-stream/job-stopped.js";
 import { STREAM_AUTHORISED_STATUS } from "../job-stream/job-stream.js";
-import { loadJobView } from "../job-stream/job-view.js";
+import { type JobView, loadJobView } from "../job-stream/job-view.js";
 import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, listJobs } from "../jobs/job-queries.js";
 import { loadOutage } from "../repository-outage/repository-outage.js";
@@ -45,6 +46,17 @@ async function hostRef(db: AppDeps["db"], hostId: string): Promise<{ id: string;
   return { id: hostId, name: await hostNameOf(db, hostId) };
 }
 
+/** Bytes a second since the job started, until the live stream measures its own. */
+function averageRate(view: JobView, now: Date): number | undefined {
+  const started = view.job.startedAt;
+  const done = view.progress?.bytesDone;
+  if (!view.active || !started || done === undefined) {
+    return undefined;
+  }
+  const seconds = (now.getTime() - started.getTime()) / 1000;
+  return seconds > 0 ? Math.round(done / seconds) : undefined;
+}
+
 export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   const viewer = requireRole("viewer");
@@ -52,13 +64,19 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
 
   routes.get("/jobs/:id", viewer, async (c) => {
     const view = await loadJobView(deps.db, c.req.param("id"));
+    const refusal = restoreRefusal(view.job);
+    // Refused before restic ran: there is no progress to show, however the bar last stood.
+    const progress = refusal ? undefined : view.progress;
     return renderPage(c, deps.views, "pages/job.njk", {
       title: `${view.job.kind} job on ${view.host.name}`,
       ...view,
+      progress,
+      averageRate: averageRate(view, deps.clock.now()),
+      stopped: await stoppedView(deps.db, view.job, progress, refusal !== undefined),
       // renderPage's own `actor` (the signed-in user, for the navigation) would shadow the view's.
       startedBy: view.actor,
       diff: view.job.kind === "diff" ? await loadDiffView(deps.db, view.job.id) : undefined,
-      refusal: restoreRefusal(view.job),
+      refusal,
       // The host's repository as it is now, not as it was when this job ran.
       outage: await loadOutage(deps.db, view.host.id),
       // A protected host's upkeep runs on its keeper (keepers/).

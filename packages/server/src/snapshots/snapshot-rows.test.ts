@@ -40,9 +40,15 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
       }),
       wireSnapshot(1, { hostname: "", paths: [], tags: ["NULL"] }),
     ];
-    await replaceSnapshots(db, host.id, { snapshots: sent, refreshed_at: "2026-01-02T00:00:00Z" });
+    // restic before 0.17 reports no size or count: unknown, stored as null, not 0.
+    const { size_bytes: _size, file_count: _count, ...unknown } = wireSnapshot(3);
+    await replaceSnapshots(db, host.id, {
+      snapshots: [unknown, ...sent],
+      refreshed_at: "2026-01-02T00:00:00Z",
+    });
     const stored = (await listSnapshots(db, host.id, { limit: 10 })).map(snapshotJson);
     expect(stored).toEqual([
+      { ...unknown, size_bytes: null, file_count: null, time: new Date(unknown.time), own: true },
       // Neither hostname is one of the host's: other machines' snapshots, stored as sent.
       { ...sent[0], time: new Date("2026-01-01T00:02:00.123Z"), own: false },
       { ...sent[1], time: new Date(sent[1]?.time ?? ""), own: false },

@@ -90,7 +90,7 @@ function millisecondTime(time: string): string {
  * A snapshot's columns after host_id, converted as the query builder would (times to the
  * millisecond; jsonb as JSON text), all as text so that COPY and both drivers take them alike.
  */
-function columnValues(snapshot: WireSnapshot, own: boolean): string[] {
+function columnValues(snapshot: WireSnapshot, own: boolean): (string | null)[] {
   return [
     snapshot.id,
     snapshot.short_id,
@@ -98,18 +98,23 @@ function columnValues(snapshot: WireSnapshot, own: boolean): string[] {
     snapshot.hostname,
     JSON.stringify(snapshot.paths),
     JSON.stringify(snapshot.tags),
-    String(snapshot.size_bytes),
-    String(snapshot.file_count),
+    // Absent (restic before 0.17): stored as null, unknown.
+    snapshot.size_bytes === undefined ? null : String(snapshot.size_bytes),
+    snapshot.file_count === undefined ? null : String(snapshot.file_count),
     own ? "t" : "f",
   ];
 }
 
-async function insertByUnnest(db: Database, hostId: string, rows: readonly string[][]): Promise<void> {
+async function insertByUnnest(
+  db: Database,
+  hostId: string,
+  rows: readonly (string | null)[][],
+): Promise<void> {
   const column = (index: number) => textArray(rows.map((row) => row[index] ?? ""));
   await db.execute(
     sql`insert into ${snapshots} (host_id, ${sql.raw(COLUMNS.join(", "))})
         select ${hostId}, r.id, r.short_id, r.time::timestamptz, r.hostname, r.paths::jsonb, r.tags::jsonb,
-               r.size_bytes::bigint, r.file_count::bigint, r.is_own::boolean
+               nullif(r.size_bytes, '')::bigint, nullif(r.file_count, '')::bigint, r.is_own::boolean
         from unnest(${sql.join(
           COLUMNS.map((_, index) => column(index)),
           sql`, `,

@@ -1,0 +1,182 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { createTestClient, type TestClient } from "../testing/http.js";
+import { seedHost, seedJob } from "../testing/seed.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const PASSWORD = "correct horse battery";
+let deps: TestDeps;
+let operator: TestClient;
+let hostId: string;
+
+beforeEach(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  const admin = createTestClient(app, deps.config.baseUrl);
+  operator = createTestClient(app, deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: PASSWORD,
+  });
+  await admin.json("POST", "/api/users", { username: "alice", password: PASSWORD, role: "operator" });
+  await operator.json("POST", "/api/auth/login", { username: "alice", password: PASSWORD });
+  hostId = (await seedHost(deps, { name: "web-1" })).host.id;
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+const page = async (id: string) => (await operator.request(`/jobs/${id}`)).text();
+const PART_WAY = {
+  job_id: "x",
+  percent_done: 0.31,
+  files_done: 57,
+  files_total: 184,
+  bytes_done: 3 * 1024 * 1024,
+  bytes_total: 10 * 1024 * 1024,
+};
+
+describe("a stopped job says how far it got and who stopped it", () => {
+  it("names the user who cancelled, the moment, and the files done, with the bar where it stood", async () => {
+    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { progress: PART_WAY });
+    expect((await operator.json("POST", `/api/jobs/${job.id}/cancel`)).status).toBe(200);
+    const html = await page(job.id);
+    expect(html).toMatch(/data-testid="job-stopped">Cancelled by <strong[^>]*>alice<\/strong> at <time/);
+    expect(html).toContain('after <span data-testid="job-stopped-after">57 of 184 files</span>');
+    expect(html).toMatch(/<progress id="job-progress"[^>]* value="31"/);
+    expect(html).toContain("57 of 184");
+    expect(html).not.toContain("184 of 184");
+  });
+
+  it("says the agent stopped a job when no one asked it to", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      { status: "cancelled", progress: PART_WAY, finishedAt: new Date("2026-11-21T11:42:00Z") },
+    );
+    expect(await page(job.id)).toMatch(/Cancelled by <strong[^>]*>the agent<\/strong>/);
+  });
+
+  it("shows no bar for a restore the host refused before restic ran", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "restore", actorKind: "system" },
+      {
+        status: "failed",
+        finishedAt: new Date("2026-11-21T11:42:00Z"),
+        error: "the target directory /srv/x is not empty; nothing was restored",
+        progress: { ...PART_WAY, percent_done: 1, files_done: 184 },
+      },
+    );
+    const html = await page(job.id);
+    expect(html).toContain('data-testid="job-refused"');
+    expect(html).toMatch(/id="job-progress-section" hidden|hidden id="job-progress-section"/);
+    expect(html).toMatch(
+      /Refused by <strong[^>]*>the agent<\/strong>[^<]*<time[\s\S]*?, before it reported any progress/,
+    );
+  });
+});
+
+describe("figures the page shows are the ones restic gave", () => {
+  it("takes a succeeded backup's counts from its summary, not restic 0.14's early status line", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "succeeded",
+        exitCode: 0,
+        progress: {
+          job_id: "x",
+          percent_done: 0,
+          files_done: 0,
+          files_total: 1,
+          bytes_done: 0,
+          bytes_total: 3,
+        },
+        summary: { total_files_processed: 221, total_bytes_processed: 65598, snapshot_id: "dde37704" },
+      },
+    );
+    const html = await page(job.id);
+    expect(html).toContain('data-testid="job-files">221 of 221<');
+    expect(html).toContain('data-testid="job-bytes">64.1 KiB of 64.1 KiB<');
+    expect(html).not.toContain("0 of 1");
+  });
+
+  it("says 'finishing' only once every byte is read, and shows the rate until then", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "running",
+        startedAt: new Date(deps.clock.now().getTime() - 10_000),
+        progress: {
+          ...PART_WAY,
+          percent_done: 0.9996,
+          bytes_done: 10 * 1024 * 1024,
+          bytes_total: 12 * 1024 * 1024,
+        },
+      },
+    );
+    const html = await page(job.id);
+    expect(html).not.toContain("finishing…");
+    expect(html).toContain('data-testid="job-rate">1.00 MiB/s<');
+  });
+});
+
+describe("a live compare page says nothing its end contradicts", () => {
+  it("shows no counts while the diff runs", async () => {
+    const job = await seedJob(
+      deps,
+      {
+        hostId,
+        kind: "diff",
+        actorKind: "system",
+        params: { snapshot_a: "a".repeat(64), snapshot_b: "b".repeat(64) },
+      },
+      { status: "running" },
+    );
+    const live = await page(job.id);
+    expect(live).not.toContain("0 added");
+    expect(live).toContain('data-testid="diff-pending"');
+  });
+});
+
+describe("cancel asks first", () => {
+  it("puts the cancel button behind a question that works without script", async () => {
+    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { status: "running" });
+    const html = await page(job.id);
+    expect(html).toMatch(
+      /<details id="job-cancel"[^>]*>\s*<summary[^>]*>Cancel…<\/summary>\s*<form method="post" action="\/jobs\/[0-9A-Z]+\/cancel"[\s\S]*?Yes, cancel the job<\/button>\s*<\/form>\s*<\/details>/,
+    );
+  });
+});
+
+describe("a snapshot's unknown size is shown as unknown", () => {
+  it("prints — with the reason for restic before 0.17, and null in the API, never 0", async () => {
+    const id = "c".repeat(64);
+    await replaceSnapshots(deps.db, hostId, {
+      snapshots: [
+        {
+          id,
+          short_id: id.slice(0, 8),
+          time: "2026-11-21T10:00:00.000Z",
+          hostname: "web-1",
+          paths: ["/srv"],
+          tags: [],
+        },
+      ],
+      refreshed_at: "2026-11-21T10:01:00Z",
+    });
+    const html = await (await operator.request(`/hosts/${hostId}/snapshots`)).text();
+    expect(html).toContain(
+      '<td data-label="Size"><span data-testid="snapshot-unknown" title="restic before 0.17 does not report this">—</span></td>',
+    );
+    expect(html).not.toContain('<td data-label="Size">0 B</td>');
+    const api = (await (await operator.request(`/api/hosts/${hostId}/snapshots`)).json()) as {
+      snapshots: Array<{ size_bytes: unknown; file_count: unknown }>;
+    };
+    expect(api.snapshots[0]).toMatchObject({ size_bytes: null, file_count: null });
+  });
+});
