@@ -84,9 +84,8 @@ export const Snapshot = Type.Object({
   hostname: Type.String(),
   paths: Type.Array(Type.String()),
   tags: Type.Array(Type.String()),
-  /** Absent where the tool does not report it (restic before 0.17): unknown, not 0. */
-  size_bytes: Type.Optional(Count),
-  file_count: Type.Optional(Count),
+  size_bytes: Count,
+  file_count: Count,
 });
 export type Snapshot = Static<typeof Snapshot>;
 

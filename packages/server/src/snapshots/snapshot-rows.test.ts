@@ -17,8 +17,8 @@ function wireSnapshot(index: number, fields: Partial<WireSnapshot> = {}): WireSn
     hostname: "web-1",
     paths: ["/etc"],
     tags: [],
-    size_bytes: 0,
-    file_count: 0,
+    size_bytes: 1_000 + index,
+    file_count: 10 + index,
     ...fields,
   };
 }
@@ -40,8 +40,8 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
       }),
       wireSnapshot(1, { hostname: "", paths: [], tags: ["NULL"] }),
     ];
-    // restic before 0.17 reports no size or count: unknown, stored as null, not 0.
-    const { size_bytes: _size, file_count: _count, ...unknown } = wireSnapshot(3);
+    // restic before 0.17 reports no size or count (the agent sends 0 and 0): unknown, stored as null.
+    const unknown = wireSnapshot(3, { size_bytes: 0, file_count: 0 });
     await replaceSnapshots(db, host.id, {
       snapshots: [unknown, ...sent],
       refreshed_at: "2026-01-02T00:00:00Z",

@@ -87,6 +87,15 @@ function millisecondTime(time: string): string {
 }
 
 /**
+ * restic before 0.17 keeps no summary in a snapshot, and the agent reports its size and file count
+ * as 0 (the wire requires both): stored as null, unknown, never shown as 0. A snapshot of 0 bytes
+ * in 0 files is not one restic 0.17+ makes of a real backup (migration 0022 blanks the same rows).
+ */
+export function unknownSize(snapshot: Pick<WireSnapshot, "size_bytes" | "file_count">): boolean {
+  return snapshot.size_bytes === 0 && snapshot.file_count === 0;
+}
+
+/**
  * A snapshot's columns after host_id, converted as the query builder would (times to the
  * millisecond; jsonb as JSON text), all as text so that COPY and both drivers take them alike.
  */
@@ -98,9 +107,8 @@ function columnValues(snapshot: WireSnapshot, own: boolean): (string | null)[] {
     snapshot.hostname,
     JSON.stringify(snapshot.paths),
     JSON.stringify(snapshot.tags),
-    // Absent (restic before 0.17): stored as null, unknown.
-    snapshot.size_bytes === undefined ? null : String(snapshot.size_bytes),
-    snapshot.file_count === undefined ? null : String(snapshot.file_count),
+    unknownSize(snapshot) ? null : String(snapshot.size_bytes),
+    unknownSize(snapshot) ? null : String(snapshot.file_count),
     own ? "t" : "f",
   ];
 }
