@@ -248,8 +248,34 @@
     }
     root.setAttribute("data-finished", f.status);
     // The ended job's page is what the server renders from what it stored (the diff's table, who
-    // stopped it and how far it got): show exactly that, so live and reloaded never disagree.
-    location.reload();
+    // stopped it and how far it got): show exactly that, so live and reloaded never disagree. It is
+    // fetched and swapped in place, not reloaded: the reader keeps their place and focus.
+    showEnded();
+  };
+
+  const showEnded = () => {
+    fetch(location.href, { credentials: "same-origin", headers: { accept: "text/html" } })
+      .then((response) => (response.ok ? response.text() : Promise.reject(new Error(`${response.status}`))))
+      .then((html) => {
+        const next = new DOMParser().parseFromString(html, "text/html").getElementById("main");
+        const main = document.getElementById("main");
+        if (!next || !main) {
+          throw new Error("no page to show");
+        }
+        // Its scripts are left out: this one and copy.js listen on the document already.
+        for (const script of next.querySelectorAll("script")) {
+          script.remove();
+        }
+        main.replaceChildren(...[...next.childNodes].map((node) => document.importNode(node, true)));
+        for (const button of main.querySelectorAll("button[data-copy]")) {
+          button.hidden = false;
+        }
+        if (window.htmx) {
+          window.htmx.process(main);
+        }
+        main.dispatchEvent(new CustomEvent("htmx:load", { bubbles: true, detail: { elt: main } }));
+      })
+      .catch(() => location.reload());
   };
 
   let done = false;
