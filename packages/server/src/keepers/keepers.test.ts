@@ -125,16 +125,15 @@ runServerSuite("keepers", (server) => {
         { job_id: job.id, kind: "prune", requires_admin_creds: true, kept: true },
       ]);
       expect(command.payload).toMatchObject({ job_id: job.id });
-      // Nothing of the prune reaches the protected host (a late hello follow-up such as its
-      // schedule.set may still arrive): no command, no credentials.
+      // Nothing of the prune reaches the protected host, neither its command nor credentials
+      // (late hello follow-ups such as its auto-init or schedule.set may still arrive).
       expect(
         host.frames
           .slice(hostFrames)
           .filter(
             (frame) =>
-              frame.type === "command.run" ||
-              (frame.type === "config.update" &&
-                ("job_id" in frame.payload || frame.payload.slot === "admin")),
+              ("job_id" in frame.payload && frame.payload.job_id === job.id) ||
+              (frame.type === "config.update" && frame.payload.slot === "admin"),
           ),
       ).toEqual([]);
       expect((await readJob(server.deps, job.id))?.runnerHostId).toBe(keeper.host.id);
