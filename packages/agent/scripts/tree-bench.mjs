@@ -5,7 +5,7 @@
 import { mkdtemp, readdir, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createCredentialStore } from "../dist/agent/credential-store.js";
+import { createCredentialStore } from "../dist/restic/credential-store.js";
 import { createRestic } from "../dist/restic/restic.js";
 import { createSpawnRunner } from "../dist/restic/spawn-adapter.js";
 import { systemClock } from "../dist/time/clock.js";

@@ -3,7 +3,6 @@
  * Library entry for tests and the e2e harness; the executable is cli.ts.
  */
 export { type Agent, type AgentOptions, type AgentOutcome, createAgent } from "./agent/agent.js";
-export { type CredentialStore, createCredentialStore } from "./agent/credential-store.js";
 export { createServerHandlers } from "./agent/server-handlers.js";
 export { type CliDeps, createProcessCliDeps } from "./cli/cli-deps.js";
 export { EXIT, type ExitCode } from "./cli/exit-codes.js";
@@ -24,6 +23,7 @@ export { createJobQueue, type JobQueue } from "./jobs/job-queue.js";
 export type { JobHandler, JobHandlers, JobOutcome, JobRun } from "./jobs/job-types.js";
 export { createJsonLogger, type Logger, type LogLevel } from "./log/logger.js";
 export { certificateSha256, normalizePin, PinnedAgent, TlsPinMismatchError } from "./net/tls-pin.js";
+export { type CredentialStore, createCredentialStore } from "./restic/credential-store.js";
 export { createToolVersionProbe, type ToolVersionProbe } from "./restic/detect-version.js";
 export { buildToolEnvironment, isDroppedVariable, neutralEnvironment } from "./restic/environment.js";
 export { createReplayRunner, loadRecording, type Recording } from "./restic/replay-adapter.js";

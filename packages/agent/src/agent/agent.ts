@@ -12,6 +12,7 @@ import {
   PROTOCOL_VERSION,
 } from "@fleetback/protocol";
 import type { AgentConfig } from "../config/agent-config.js";
+import type { JobTimeouts } from "../config/job-timeouts.js";
 import type { OpenSocket } from "../connection/agent-socket.js";
 import {
   type AgentConnection,
@@ -24,10 +25,10 @@ import type { HostIdentity } from "../host-identity.js";
 import { createJobHandlers } from "../jobs/job-handlers.js";
 import { createJobQueue, type JobQueue } from "../jobs/job-queue.js";
 import { createJobReporter, type JobReporter } from "../jobs/job-reporter.js";
-import type { JobTimeouts } from "../jobs/job-timeouts.js";
 import type { JobHandlers } from "../jobs/job-types.js";
 import { localRepositoryProblem } from "../jobs/local-repository.js";
 import type { Logger } from "../log/logger.js";
+import { type CredentialStore, createCredentialStore } from "../restic/credential-store.js";
 import { createToolVersionProbe, type ToolVersionProbe } from "../restic/detect-version.js";
 import { createToolFlagProbe } from "../restic/flag-probe.js";
 import { createGuardRecord } from "../restic/guard-record.js";
@@ -49,7 +50,6 @@ import { nodeFileOps } from "../update/file-ops.js";
 import { createUpdatePlatform } from "../update/platform.js";
 import { createReleaseKeySource } from "../update/release-key.js";
 import { createUpdater, type UpdaterOptions } from "../update/updater.js";
-import { type CredentialStore, createCredentialStore } from "./credential-store.js";
 import { createServerHandlers } from "./server-handlers.js";
 
 export interface AgentOptions {

@@ -8,9 +8,9 @@ import type { AgentMessageType, CommandUpdate, PayloadOf, ServerMessageHandlers 
 import type { DumpStreamer } from "../dump/dump-streamer.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { Logger } from "../log/logger.js";
+import type { CredentialStore } from "../restic/credential-store.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 import type { TreeBrowser } from "../tree/tree-browser.js";
-import type { CredentialStore } from "./credential-store.js";
 
 export type Reply = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>, requestId: string) => void;
 

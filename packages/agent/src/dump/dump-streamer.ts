@@ -24,10 +24,10 @@ import {
   type DumpRequest,
   type PayloadOf,
 } from "@fleetback/protocol";
-import type { CredentialStore } from "../agent/credential-store.js";
-import { renderStderrLine } from "../jobs/backup-output.js";
-import { createErrorCollector } from "../jobs/tool-outcome.js";
 import type { Logger } from "../log/logger.js";
+import { renderStderrLine } from "../restic/backup-output.js";
+import type { CredentialStore } from "../restic/credential-store.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import type { Restic } from "../restic/restic.js";
 import { agentDirForms, meetAgentDirs } from "../restore-helper/agent-dirs.js";
 import { findHeldAgentDirs } from "../tree/held-agent-dirs.js";

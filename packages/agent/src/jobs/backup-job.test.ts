@@ -1,6 +1,6 @@
 import type { CommandRunBackup, LogStreamName, RepoStats, SnapshotsReport } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
-import { createCredentialStore } from "../agent/credential-store.js";
+import { createCredentialStore } from "../restic/credential-store.js";
 import { createToolVersionProbe } from "../restic/detect-version.js";
 import { createReplayRunner, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";

@@ -8,10 +8,10 @@
  * The statistics, plus the agent's count of change lines by kind, become `job.finished.summary`.
  */
 import type { CommandRunDiff, JobSummary } from "@fleetback/protocol";
-import { isObject, renderStderrLine } from "./backup-output.js";
+import { isObject, renderStderrLine } from "../restic/backup-output.js";
+import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
 import type { JobHandler } from "./job-types.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
-import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export interface ChangeCounts {
   added: number;

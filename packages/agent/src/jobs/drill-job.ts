@@ -26,16 +26,16 @@ import {
   type DrillSummary,
   SNAPSHOT_ID_PATTERN,
 } from "@fleetback/protocol";
+import { renderStderrLine } from "../restic/backup-output.js";
+import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import { parseLsLine } from "../tree/ls-output.js";
-import { renderStderrLine } from "./backup-output.js";
 import { compareRestored, mismatchError } from "./drill-compare.js";
 import { createFileSample, type SampledFile } from "./drill-sample.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { runTextTool } from "./text-output.js";
-import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const DRILL_DIR_NAME = "drill";
 

@@ -19,10 +19,11 @@
  * After success the listing runs right after restic, before the post hook: the outcome depends on it.
  */
 import type { CommandRunForget, JobSummary } from "@fleetback/protocol";
+import { renderStderrLine } from "../restic/backup-output.js";
+import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { describeForget, type ForgetResult, parseForgetOutput } from "../restic/forget-output.js";
 import { watchDeleteRefusal } from "./append-only.js";
-import { renderStderrLine } from "./backup-output.js";
 import { type ListingAfterForget, listAfterForget } from "./forget-check.js";
-import { describeForget, type ForgetResult, parseForgetOutput } from "./forget-output.js";
 import { type ForgetRun, planForget } from "./forget-policy.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
 import {
@@ -32,7 +33,6 @@ import {
   runRepositoryJob,
 } from "./repository-job.js";
 import { reportSnapshotList } from "./snapshot-listing.js";
-import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 interface GroupDone {
   tag: string;

@@ -7,9 +7,9 @@
  * canceled", "restic was ended by SIGKILL", or the first run's lock message).
  */
 import { redactUrl } from "@fleetback/crypto";
+import { formatTimeout } from "../config/job-timeouts.js";
 import type { GuardVerdict, RepositoryUnreachable } from "../restic/guard-verdict.js";
 import type { LockHolder } from "../restic/lock-holder.js";
-import { formatTimeout } from "./job-timeouts.js";
 import type { JobOutcome } from "./job-types.js";
 
 /** Which repository a job's verdict is about: a copy reads the host's and writes the mirror. */

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { CommandRunInit, LogStreamName } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
-import { createCredentialStore } from "../agent/credential-store.js";
+import { createCredentialStore } from "../restic/credential-store.js";
 import { createToolVersionProbe } from "../restic/detect-version.js";
 import { createReplayRunner, loadRecording, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";

@@ -10,12 +10,12 @@
  * should show them when its credentials are bound, not only after its first backup (issue 31).
  */
 import type { CommandRunInit, Repository } from "@fleetback/protocol";
-import type { CredentialStore } from "../agent/credential-store.js";
+import type { CredentialStore } from "../restic/credential-store.js";
 import type { ToolVersionProbe } from "../restic/detect-version.js";
+import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { isAtLeast } from "../restic/version.js";
 import type { JobHandler, JobRun } from "./job-types.js";
-import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const ALREADY_INITIALISED_TEXT = "config file already exists";
 export const NO_CREDENTIALS_ERROR = "no repository credentials";

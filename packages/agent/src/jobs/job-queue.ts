@@ -6,13 +6,13 @@
  * behind a long backup only to fail.
  */
 import type { CommandRun } from "@fleetback/protocol";
+import { envNameOf, formatTimeout, type JobTimeouts, timeoutOf } from "../config/job-timeouts.js";
 import type { Logger } from "../log/logger.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import { systemTimers, type Timers } from "../time/timers.js";
 import type { JobReporter } from "./job-reporter.js";
-import { envNameOf, formatTimeout, type JobTimeouts, timeoutOf } from "./job-timeouts.js";
 import { type JobHandler, type JobHandlers, type JobOutcome, NextJobWaiting } from "./job-types.js";
 import { keptRefusal } from "./kept-job.js";
-import { createErrorCollector } from "./tool-outcome.js";
 
 export interface JobQueue {
   submit(command: CommandRun): void;

@@ -1,7 +1,7 @@
 /**
  * @module jobs/kept-job
  * A keeper's job on another host's repository (`command.run.kept`, protocol 12). It runs with the
- * credentials pushed for it alone (agent/credential-store.ts `forCommand`); here is which kinds
+ * credentials pushed for it alone (restic/credential-store.ts `forCommand`); here is which kinds
  * may come that way. Anything else is refused on arrival: an `init` or a `backup` marked kept would
  * otherwise run on this agent's own repository with its own slots.
  */

@@ -14,11 +14,11 @@
  * A failed, timed-out or unreadable stats run is logged and reports nothing.
  */
 import type { RepoStats } from "@fleetback/protocol";
+import { count, isObject, renderStderrLine } from "../restic/backup-output.js";
+import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
 import { isAtLeast } from "../restic/version.js";
-import { count, isObject, renderStderrLine } from "./backup-output.js";
 import { type JobRun, NextJobWaiting } from "./job-types.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
-import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 /** After a backup the stats are a bonus: they must not hold the queue for long. */
 export const BACKUP_STATS_TIMEOUT_MS = 60_000;

@@ -17,8 +17,8 @@ import {
   type Repository,
   type SnapshotsReport,
 } from "@fleetback/protocol";
-import type { CredentialStore } from "../agent/credential-store.js";
 import type { Logger } from "../log/logger.js";
+import type { CredentialStore } from "../restic/credential-store.js";
 import type { ToolVersionProbe } from "../restic/detect-version.js";
 import type { GuardRecord } from "../restic/guard-record.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";

@@ -31,21 +31,21 @@
 import { mkdir } from "node:fs/promises";
 import { normalize } from "node:path";
 import type { CommandRunRestore } from "@fleetback/protocol";
+import { renderStderrLine } from "../restic/backup-output.js";
+import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
 import type { ToolFlagProbe } from "../restic/flag-probe.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import type { Restic } from "../restic/restic.js";
+import { estimateEta, parseRestoreLine, summaryRestoredNothing } from "../restic/restore-output.js";
 import { formatToolVersion, isAtLeast } from "../restic/version.js";
 import { agentDirForms } from "../restore-helper/agent-dirs.js";
 import { agentDirPathRefusal, agentDirRefusal, oldResticRefusal } from "../restore-helper/restore-safety.js";
 import { expandRestoreTarget } from "../restore-helper/restore-target.js";
 import { restorePathsAround } from "../tree/held-agent-dirs.js";
-import { renderStderrLine } from "./backup-output.js";
 import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { markRestorePlaces, nothingMatchedError } from "./restore-evidence.js";
-import { estimateEta, parseRestoreLine, summaryRestoredNothing } from "./restore-output.js";
-import { createErrorCollector, toolOutcome } from "./tool-outcome.js";
 
 export const NO_OWNERSHIP_FLAG = "--no-ownership";
 

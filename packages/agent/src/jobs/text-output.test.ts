@@ -1,10 +1,10 @@
 import type { LogStreamName } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
+import { createErrorCollector } from "../restic/error-collector.js";
 import { createManualTimers } from "../testing/manual-timers.js";
 import type { ProgressState } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { createTextOutputHandler, progressLinePercent } from "./text-output.js";
-import { createErrorCollector } from "./tool-outcome.js";
 
 /**
  * Captured from a real run, not made up: restic 0.14.0 `check --read-data` of a 200 MB local

@@ -7,12 +7,13 @@
  * indexes, not files or bytes), and only a phase's final 100% line is logged, so an hour-long check
  * does not write thousands of log lines.
  */
+
+import { createErrorCollector, type ErrorCollector } from "../restic/error-collector.js";
 import type { ResticResult } from "../restic/restic.js";
 import type { OutputLine } from "../restic/runner.js";
 import type { JobRun } from "./job-types.js";
 import { createProgressThrottle, type ProgressThrottle } from "./progress-throttle.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
-import { createErrorCollector, type ErrorCollector } from "./tool-outcome.js";
 
 const PROGRESS_LINE = /^\[(?:\d+:)?\d+:\d{2}\]\s+(\d+(?:\.\d+)?)%/;
 

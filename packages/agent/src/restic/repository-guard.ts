@@ -17,10 +17,11 @@
  * the guard does is told in the job's log as stderr lines starting with `fleetback-agent:`, the
  * only channel a restic caller reads.
  */
-import { createErrorCollector } from "../jobs/tool-outcome.js";
+
 import type { Clock } from "../time/clock.js";
 import type { Timers } from "../time/timers.js";
 import { networkCauseOf } from "./backend-failure.js";
+import { createErrorCollector } from "./error-collector.js";
 import type { GuardRecord } from "./guard-record.js";
 import type { GuardVerdict } from "./guard-verdict.js";
 import { createLockReader, type LockHolder } from "./lock-holder.js";

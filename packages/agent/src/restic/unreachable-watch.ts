@@ -11,7 +11,7 @@
  * it: restic prints them whether or not anything reaches the repository. Time comes from the
  * agent's timers and clock, so tests drive it by hand.
  */
-import { formatTimeout, parseJobTimeout } from "../jobs/job-timeouts.js";
+import { formatTimeout, parseJobTimeout } from "../config/job-timeouts.js";
 import type { Clock } from "../time/clock.js";
 import type { CancelTimer, Timers } from "../time/timers.js";
 import { readBackendLine } from "./backend-failure.js";

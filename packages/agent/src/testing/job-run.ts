@@ -8,9 +8,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandRun, LogStreamName, RepoStats, Repository, SnapshotsReport } from "@fleetback/protocol";
-import { createCredentialStore } from "../agent/credential-store.js";
 import type { JobHandler, JobOutcome, ProgressState } from "../jobs/job-types.js";
 import type { RepositoryJobDeps } from "../jobs/repository-job.js";
+import { createCredentialStore } from "../restic/credential-store.js";
 import { createToolVersionProbe } from "../restic/detect-version.js";
 import { createReplayRunner, loadRecording, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";

@@ -7,8 +7,8 @@
  * of any size costs one page of memory.
  */
 import type { Repository, TreeEntry, TreeListResult } from "@fleetback/protocol";
-import { renderStderrLine } from "../jobs/backup-output.js";
-import { createErrorCollector } from "../jobs/tool-outcome.js";
+import { renderStderrLine } from "../restic/backup-output.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { parseLsLine } from "./ls-output.js";
 import { createTreePage, type TreePage } from "./tree-page.js";

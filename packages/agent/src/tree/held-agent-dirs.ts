@@ -8,8 +8,8 @@
  * of opening the repository; the same listing tells a restore which entries lie around them.
  */
 import type { Repository } from "@fleetback/protocol";
-import { renderStderrLine } from "../jobs/backup-output.js";
-import { createErrorCollector } from "../jobs/tool-outcome.js";
+import { renderStderrLine } from "../restic/backup-output.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { parseLsLine } from "./ls-output.js";
 import { isBelow, parentOf } from "./tree-path.js";

@@ -6,7 +6,7 @@
  * the type is folded to dir/file/symlink/other and the time to UTC.
  */
 import type { TreeEntry, TreeEntryType } from "@fleetback/protocol";
-import { count, isObject } from "../jobs/backup-output.js";
+import { count, isObject } from "../restic/backup-output.js";
 
 export type LsLine =
   | { kind: "snapshot"; id: string }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TreeEntry } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
-import { createCredentialStore } from "../agent/credential-store.js";
+import { createCredentialStore } from "../restic/credential-store.js";
 import { createReplayRunner, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";
 import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.js";

@@ -23,8 +23,8 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { TreeList, TreeListResult } from "@fleetback/protocol";
-import type { CredentialStore } from "../agent/credential-store.js";
 import type { Logger } from "../log/logger.js";
+import type { CredentialStore } from "../restic/credential-store.js";
 import type { Restic } from "../restic/restic.js";
 import { agentDirForms, meetAgentDirs } from "../restore-helper/agent-dirs.js";
 import type { Clock } from "../time/clock.js";

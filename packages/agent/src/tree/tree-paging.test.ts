@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TreeListResult } from "@fleetback/protocol";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createCredentialStore } from "../agent/credential-store.js";
+import { createCredentialStore } from "../restic/credential-store.js";
 import { createRestic, type Restic } from "../restic/restic.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";

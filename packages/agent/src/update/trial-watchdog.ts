@@ -7,7 +7,7 @@
  * trial agent, maybe in another process) always wins: the watchdog never fires after a commit.
  */
 import { UPDATE_TRIAL_MS } from "@fleetback/protocol";
-import { formatTimeout, parseJobTimeout } from "../jobs/job-timeouts.js";
+import { formatTimeout, parseJobTimeout } from "../config/job-timeouts.js";
 import type { Logger } from "../log/logger.js";
 import type { Clock } from "../time/clock.js";
 import type { CancelTimer, Timers } from "../time/timers.js";

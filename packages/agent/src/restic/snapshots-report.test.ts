@@ -10,6 +10,7 @@ import {
   type SnapshotsReport,
 } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
+import { createBackupJob } from "../jobs/backup-job.js";
 import {
   EMPTY_OK,
   type FixtureVersion,
@@ -17,7 +18,6 @@ import {
   recordedScenario,
   runJobForTest,
 } from "../testing/job-run.js";
-import { createBackupJob } from "./backup-job.js";
 import { parseSnapshots, REPORT_PART_BYTES, splitReport } from "./snapshots-report.js";
 
 const stdoutOf = (version: FixtureVersion, name: string) => fixture(version, name).stdout;

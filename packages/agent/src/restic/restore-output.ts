@@ -1,5 +1,5 @@
 /**
- * @module jobs/restore-output
+ * @module restic/restore-output
  * Reads `restic restore` output (testdata/restic `restore-*`). With `--json` (0.16+; verified on
  * 0.18) stdout carries `status` lines on longer restores, one `verbose_status` per restored item
  * with `-vv` (0.17+), and one `summary`. 0.14 prints a single text line and no counts at all.
@@ -8,8 +8,8 @@
  * includes match nothing ends with exit 0 and a bare `{"message_type":"summary"}` (0.18).
  */
 import type { JobSummary } from "@fleetback/protocol";
+import type { ProgressState } from "../jobs/job-types.js";
 import { count, isObject } from "./backup-output.js";
-import type { ProgressState } from "./job-types.js";
 
 export type RestoreLine =
   | { kind: "status"; progress: ProgressState; secondsElapsed: number | undefined }

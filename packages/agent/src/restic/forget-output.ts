@@ -1,5 +1,5 @@
 /**
- * @module jobs/forget-output
+ * @module restic/forget-output
  * Reads `restic forget --json` (testdata/restic `forget-*`): one JSON array on stdout, one entry
  * per restic group with `keep` and `remove` lists of snapshots. `remove` is null, not `[]`, when a
  * group removes nothing, on both 0.14 and 0.18.

@@ -1,5 +1,5 @@
 /**
- * @module jobs/tool-outcome
+ * @module restic/error-collector
  * Maps how a restic process ended to a job outcome, and picks a short error text from its output:
  * restic 0.18 with --json prints `{"message_type":"exit_error",...}` on stderr, older versions and
  * plain-text runs print `Fatal: ...`. Some failures print neither: restic 0.14 giving up on a delete
@@ -7,8 +7,9 @@
  * last line `runtime/asm_amd64.s:1594` was the job's error (issue 31). Trace lines are never the
  * error.
  */
-import type { ResticResult } from "../restic/restic.js";
-import type { JobOutcome } from "./job-types.js";
+
+import type { JobOutcome } from "../jobs/job-types.js";
+import type { ResticResult } from "./restic.js";
 
 /**
  * Lines that state the failure itself. A locked repository prints no `Fatal:` line, only four

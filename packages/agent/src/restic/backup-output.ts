@@ -1,5 +1,5 @@
 /**
- * @module jobs/backup-output
+ * @module restic/backup-output
  * Reads `restic backup --json` output (recorded in testdata/restic). stdout carries `status` lines
  * (optional, timer-driven), verbose lines and exactly one `summary`; stderr carries `error` lines,
  * 0.18's `exit_error` and plain text. 0.14 prints `seconds_remaining` as 2^63 when nothing has
@@ -7,7 +7,7 @@
  * errors without message text.
  */
 import type { JobSummary } from "@fleetback/protocol";
-import type { ProgressState } from "./job-types.js";
+import type { ProgressState } from "../jobs/job-types.js";
 
 export type BackupLine =
   | { kind: "status"; progress: ProgressState }

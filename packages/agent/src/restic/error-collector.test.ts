@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createErrorCollector } from "./tool-outcome.js";
+import { createErrorCollector } from "./error-collector.js";
 
 /**
  * The end of restic 0.14's `forget <id>` against rest-server --append-only (after ~45 s of

@@ -1,5 +1,5 @@
 /**
- * @module jobs/job-timeouts
+ * @module config/job-timeouts
  * The longest a job of each kind may run on this agent before it is stopped and ends `failed`.
  * A repository that cannot be reached makes restic retry for a long time (0.18: up to 15 minutes
  * per request, for every request); the bound keeps one dead repository from holding the queue,

@@ -1,5 +1,5 @@
 /**
- * @module jobs/snapshots-report
+ * @module restic/snapshots-report
  * `restic snapshots --json` (one JSON array, `[]` for an empty repository: testdata/restic
  * `snapshots-empty-repo`) as the
  * `snapshots.report` projection: most recent first, times in UTC, size and file count from the

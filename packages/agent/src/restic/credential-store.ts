@@ -1,5 +1,5 @@
 /**
- * @module agent/credential-store
+ * @module restic/credential-store
  * Repository and admin credentials and host-wide caps, as the server pushed them. They live in
  * this process's memory only: never written to disk, never logged, never echoed. After a restart
  * the server pushes them again on hello, before any command can arrive.
@@ -11,7 +11,7 @@ import {
   JOB_CREDENTIALS_MAX,
   type Repository,
 } from "@fleetback/protocol";
-import type { BandwidthCaps } from "../restic/restic.js";
+import type { BandwidthCaps } from "./restic.js";
 
 export interface CredentialStore {
   setRepository(slot: CredentialSlot, repository: Repository): void;
