@@ -21,7 +21,7 @@
  */
 import type { CommandRunBackup } from "@fleetback/protocol";
 import { describeSummary, parseBackupLine, renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import type { ResticResult } from "../restic/restic.js";
 import { agentDirForms } from "../restore-helper/agent-dirs.js";
@@ -30,6 +30,7 @@ import { createProgressThrottle } from "./progress-throttle.js";
 import { BACKUP_STATS_TIMEOUT_MS, readRawDataStats } from "./raw-data-stats.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { reportSnapshotList } from "./snapshot-listing.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export { SNAPSHOTS_TIMEOUT_MS } from "./snapshot-listing.js";
 

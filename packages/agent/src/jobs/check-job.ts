@@ -14,10 +14,10 @@
  * started (no credentials, failed pre hook): their `job.finished` says why.
  */
 import { type CheckStatus, type CommandRunCheck, READ_DATA_SUBSET_PATTERN } from "@fleetback/protocol";
-import { toolOutcome } from "../restic/error-collector.js";
 import { failed, type JobHandler, type JobOutcome } from "./job-types.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { runTextTool } from "./text-output.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export const CONTAINS_ERRORS_TEXT = "repository contains errors";
 export const CHECK_ERRORS_ERROR = "the repository contains errors";

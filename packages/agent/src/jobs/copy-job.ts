@@ -30,7 +30,7 @@ import {
   type Repository,
 } from "@fleetback/protocol";
 import { isObject, renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import type { OutputLine } from "../restic/runner.js";
 import { REPOSITORY_UNREACHABLE_MS } from "../restic/unreachable-watch.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
@@ -38,6 +38,7 @@ import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { SNAPSHOTS_MAX_LINE_LENGTH, SNAPSHOTS_TIMEOUT_MS } from "./snapshot-listing.js";
 import { createTextOutputHandler } from "./text-output.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export const NO_MIRROR_CREDENTIALS_ERROR = "no mirror credentials";
 

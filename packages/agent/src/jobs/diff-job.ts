@@ -9,9 +9,10 @@
  */
 import type { CommandRunDiff, JobSummary } from "@fleetback/protocol";
 import { isObject, renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import type { JobHandler } from "./job-types.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export interface ChangeCounts {
   added: number;

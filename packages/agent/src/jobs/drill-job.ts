@@ -27,7 +27,7 @@ import {
   SNAPSHOT_ID_PATTERN,
 } from "@fleetback/protocol";
 import { renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import { parseLsLine } from "../tree/ls-output.js";
 import { compareRestored, mismatchError } from "./drill-compare.js";
@@ -36,6 +36,7 @@ import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-typ
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { runTextTool } from "./text-output.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export const DRILL_DIR_NAME = "drill";
 

@@ -20,7 +20,7 @@
  */
 import type { CommandRunForget, JobSummary } from "@fleetback/protocol";
 import { renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import { describeForget, type ForgetResult, parseForgetOutput } from "../restic/forget-output.js";
 import { watchDeleteRefusal } from "./append-only.js";
 import { type ListingAfterForget, listAfterForget } from "./forget-check.js";
@@ -33,6 +33,7 @@ import {
   runRepositoryJob,
 } from "./repository-job.js";
 import { reportSnapshotList } from "./snapshot-listing.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 interface GroupDone {
   tag: string;

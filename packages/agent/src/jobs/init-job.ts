@@ -12,10 +12,11 @@
 import type { CommandRunInit, Repository } from "@fleetback/protocol";
 import type { CredentialStore } from "../restic/credential-store.js";
 import type { ToolVersionProbe } from "../restic/detect-version.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { isAtLeast } from "../restic/version.js";
 import type { JobHandler, JobRun } from "./job-types.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export const ALREADY_INITIALISED_TEXT = "config file already exists";
 export const NO_CREDENTIALS_ERROR = "no repository credentials";

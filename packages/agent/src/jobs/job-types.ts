@@ -10,10 +10,10 @@ import type {
   CommandRunOf,
   FinishedJobStatus,
   JobKind,
-  JobProgress,
   JobSummary,
   LogStreamName,
 } from "@fleetback/protocol";
+import type { ProgressState } from "../restic/backup-output.js";
 import type { Timers } from "../time/timers.js";
 
 export interface JobOutcome {
@@ -44,7 +44,7 @@ export interface JobRun<C extends CommandRun = CommandRun> {
   progress(progress: ProgressState): void;
 }
 
-export type ProgressState = Omit<JobProgress, "job_id">;
+export type { ProgressState };
 
 export type JobHandler<C extends CommandRun = CommandRun> = (run: JobRun<C>) => Promise<JobOutcome>;
 

@@ -9,13 +9,13 @@
  * (403)`, and 0.14, which retried each delete for ~45 s, is stopped at the first refusal.
  */
 import type { CommandRunPrune } from "@fleetback/protocol";
-import { toolOutcome } from "../restic/error-collector.js";
 import { watchDeleteRefusal } from "./append-only.js";
 import type { JobHandler } from "./job-types.js";
 import { PRUNE_STATS_TIMEOUT_MS, readRawDataStats } from "./raw-data-stats.js";
 import { isCleanSuccess, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { reportSnapshotList } from "./snapshot-listing.js";
 import { runTextTool } from "./text-output.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export function createPruneJob(deps: RepositoryJobDeps): JobHandler<CommandRunPrune> {
   return (run) =>

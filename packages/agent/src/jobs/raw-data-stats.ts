@@ -15,10 +15,11 @@
  */
 import type { RepoStats } from "@fleetback/protocol";
 import { count, isObject, renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import { isAtLeast } from "../restic/version.js";
 import { type JobRun, NextJobWaiting } from "./job-types.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 /** After a backup the stats are a bonus: they must not hold the queue for long. */
 export const BACKUP_STATS_TIMEOUT_MS = 60_000;

@@ -32,7 +32,7 @@ import { mkdir } from "node:fs/promises";
 import { normalize } from "node:path";
 import type { CommandRunRestore } from "@fleetback/protocol";
 import { renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import type { ToolFlagProbe } from "../restic/flag-probe.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import type { Restic } from "../restic/restic.js";
@@ -46,6 +46,7 @@ import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { markRestorePlaces, nothingMatchedError } from "./restore-evidence.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export const NO_OWNERSHIP_FLAG = "--no-ownership";
 

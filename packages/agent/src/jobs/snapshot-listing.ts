@@ -10,10 +10,11 @@
 
 import type { Snapshot } from "@fleetback/protocol";
 import { renderStderrLine } from "../restic/backup-output.js";
-import { createErrorCollector, toolOutcome } from "../restic/error-collector.js";
+import { createErrorCollector } from "../restic/error-collector.js";
 import { parseSnapshots, splitReport } from "../restic/snapshots-report.js";
 import type { JobRun } from "./job-types.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 /** The snapshot listing after a backup, forget or prune is bounded by 60 s. */
 export const SNAPSHOTS_TIMEOUT_MS = 60_000;

@@ -6,10 +6,10 @@
  * report beyond the job log.
  */
 import type { CommandRunUnlock } from "@fleetback/protocol";
-import { toolOutcome } from "../restic/error-collector.js";
 import type { JobHandler } from "./job-types.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { runTextTool } from "./text-output.js";
+import { toolOutcome } from "./tool-outcome.js";
 
 export function createUnlockJob(deps: RepositoryJobDeps): JobHandler<CommandRunUnlock> {
   return (run) =>

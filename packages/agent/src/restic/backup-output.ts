@@ -6,8 +6,10 @@
  * size, so every count is clamped to a safe integer, and 0.14's `error` objects are serialised Go
  * errors without message text.
  */
-import type { JobSummary } from "@fleetback/protocol";
-import type { ProgressState } from "../jobs/job-types.js";
+import type { JobProgress, JobSummary } from "@fleetback/protocol";
+
+/** A `job.progress` before the job it belongs to is named. */
+export type ProgressState = Omit<JobProgress, "job_id">;
 
 export type BackupLine =
   | { kind: "status"; progress: ProgressState }

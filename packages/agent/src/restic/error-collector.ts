@@ -1,15 +1,12 @@
 /**
  * @module restic/error-collector
- * Maps how a restic process ended to a job outcome, and picks a short error text from its output:
+ * Picks a short error text from a restic process's output:
  * restic 0.18 with --json prints `{"message_type":"exit_error",...}` on stderr, older versions and
  * plain-text runs print `Fatal: ...`. Some failures print neither: restic 0.14 giving up on a delete
- * prints the error and then a Go stack trace (as recorded in tool-outcome.test.ts), whose
+ * prints the error and then a Go stack trace (as recorded in error-collector.test.ts), whose
  * last line `runtime/asm_amd64.s:1594` was the job's error (issue 31). Trace lines are never the
  * error.
  */
-
-import type { JobOutcome } from "../jobs/job-types.js";
-import type { ResticResult } from "./restic.js";
 
 /**
  * Lines that state the failure itself. A locked repository prints no `Fatal:` line, only four
@@ -81,40 +78,4 @@ export function createErrorCollector(): ErrorCollector {
     },
     best: () => exitError ?? fatal ?? newest ?? last,
   };
-}
-
-export function toolOutcome(result: ResticResult, command: string, error: string | undefined): JobOutcome {
-  switch (result.kind) {
-    case "invalid_credentials":
-      return { status: "failed", exit_code: null, error: result.message };
-    case "spawn_failed":
-      return {
-        status: "failed",
-        exit_code: null,
-        error:
-          result.error ??
-          (result.missing
-            ? `restic not found (${command})`
-            : `restic could not be started: ${result.message}`),
-      };
-    case "exited":
-      if (result.cancelled) {
-        return { status: "cancelled", exit_code: result.exitCode };
-      }
-      if (result.timedOut) {
-        return { status: "failed", exit_code: result.exitCode, error: "restic timed out" };
-      }
-      if (result.exitCode === 0) {
-        return { status: "succeeded", exit_code: 0 };
-      }
-      return {
-        status: "failed",
-        exit_code: result.exitCode,
-        error:
-          error ??
-          (result.exitCode === null
-            ? `restic was ended by ${result.signal}`
-            : `restic exited with code ${result.exitCode}`),
-      };
-  }
 }

@@ -8,8 +8,7 @@
  * includes match nothing ends with exit 0 and a bare `{"message_type":"summary"}` (0.18).
  */
 import type { JobSummary } from "@fleetback/protocol";
-import type { ProgressState } from "../jobs/job-types.js";
-import { count, isObject } from "./backup-output.js";
+import { count, isObject, type ProgressState } from "./backup-output.js";
 
 export type RestoreLine =
   | { kind: "status"; progress: ProgressState; secondsElapsed: number | undefined }
