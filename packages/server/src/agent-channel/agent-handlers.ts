@@ -8,8 +8,8 @@
 import type { AgentMessageHandlers } from "@fleetback/protocol";
 import { acknowledgeSchedule } from "../hosts/presence.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
-import { applyRepoStats } from "../maintenance/repo-stats.js";
 import { recordRepositorySize } from "../maintenance/repository-growth.js";
+import { applyRepoStats } from "../snapshots/repo-stats.js";
 import type { ReportAssembler } from "../snapshots/report-assembler.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { handleScheduleFire } from "../sources/schedule-fire.js";

@@ -25,9 +25,9 @@ import { and, desc, eq, gt, inArray, isNotNull, isNull, lte } from "drizzle-orm"
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
+import { newHostIdentity } from "../hosts/snapshot-owner.js";
 import { sourceNetwork } from "../http/client-address.js";
 import type { Ids } from "../ids.js";
-import { newHostIdentity } from "../snapshots/snapshot-owner.js";
 import type { HostInfo } from "./enrol.js";
 
 /**

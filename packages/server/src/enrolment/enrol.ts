@@ -20,8 +20,8 @@ import { and, eq, gt, isNull } from "drizzle-orm";
 import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
+import { newHostIdentity } from "../hosts/snapshot-owner.js";
 import type { Ids } from "../ids.js";
-import { newHostIdentity } from "../snapshots/snapshot-owner.js";
 import { enrolmentAad } from "./tokens.js";
 
 /** The group created from a token's initial paths (documented in the README). */

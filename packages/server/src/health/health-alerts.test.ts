@@ -2,7 +2,7 @@ import { alerts, maintenance } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { and, eq, isNull } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { applyRepoStats } from "../maintenance/repo-stats.js";
+import { applyRepoStats } from "../snapshots/repo-stats.js";
 import { deleteSchedule } from "../sources/schedules.js";
 import { seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";

@@ -5,7 +5,7 @@
  * connection: overdue when at least one of its source groups is overdue (health/freshness.ts),
  * failing when it has an open `*_failed` or `repository_unreachable` alert, unprotected when it
  * has no repository, no group, an unscheduled group or one never backed up (health/protection.ts). The dashboard's numbers and `/hosts?state=`
- * (hosts/fleet-list.ts) share this one definition, so a number and the list it links to always
+ * (fleet/fleet-list.ts) share this one definition, so a number and the list it links to always
  * agree.
  */
 import { alerts, type Database, executeRows } from "@fleetback/db";

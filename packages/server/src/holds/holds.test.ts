@@ -11,13 +11,13 @@ import { expect, it } from "vitest";
 import { setKeeper } from "../keepers/keeper-assignment.js";
 import { keeperCandidates } from "../keepers/protection-view.js";
 import { startManualJob } from "../maintenance/maintenance-jobs.js";
+import { releaseHold } from "../maintenance/release-hold.js";
 import { forgetSnapshot } from "../snapshots/forget-snapshot.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { bindCredentials, seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent, type TestAgent } from "../testing/test-agent.js";
 import { openHold, openHoldsOf } from "./deletion-holds.js";
-import { releaseHold } from "./release-hold.js";
 
 const repo = { url: "rest:http://store.example:8000/append/web-1", username: "web-1", password: "repo-pw" };
 const admin = { url: "rest:http://store.example:8001/web-1", username: "web-1", password: "admin-pw" };

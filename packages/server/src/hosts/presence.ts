@@ -7,7 +7,7 @@ import { type Database, hostConnections, hosts } from "@fleetback/db";
 import type { Hello } from "@fleetback/protocol";
 import { and, eq, gte, inArray, notExists, sql } from "drizzle-orm";
 import { isTimeZone } from "../config.js";
-import { addSnapshotHostname } from "../snapshots/snapshot-owner.js";
+import { addSnapshotHostname } from "./snapshot-owner.js";
 
 export interface RecordedHello {
   /** The name the host was enrolled under. */

@@ -19,8 +19,8 @@ import { isDeletionHeld } from "../holds/deletion-holds.js";
 import { readHostCredentials } from "../hosts/credentials.js";
 import { loginWithheldReason } from "../hosts/login-password-gate.js";
 import { type Keeper, keeperOf, runsOnKeeper } from "../keepers/keeper-of.js";
-import { withSnapshotOwner } from "../snapshots/owner-command.js";
 import { createJob, type NewJobInput } from "./create-job.js";
+import { withSnapshotOwner } from "./owner-command.js";
 
 export type DispatchFailure =
   | "offline"

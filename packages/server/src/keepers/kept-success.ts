@@ -6,7 +6,7 @@
  * forget, prune and check times move on as the host's own reports would have moved them.
  */
 import type { Database, Job } from "@fleetback/db";
-import { applyRepoStats } from "../maintenance/repo-stats.js";
+import { applyRepoStats } from "../snapshots/repo-stats.js";
 import { removeSnapshots } from "../snapshots/snapshot-store.js";
 
 export async function recordKeptSuccess(

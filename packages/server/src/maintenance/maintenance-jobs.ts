@@ -15,10 +15,10 @@ import { isDeletionHeld, openHold } from "../holds/deletion-holds.js";
 import { LOGIN_NEEDS_UPGRADE } from "../hosts/login-password-gate.js";
 import { mintJobId } from "../jobs/create-job.js";
 import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
+import { sharedRepositoryOldAgentMessage } from "../jobs/owner-command.js";
 import { keeperOf } from "../keepers/keeper-of.js";
 import { planHostRetention, type RetentionPlanParams } from "../retention/host-retention.js";
 import { recordSuspects } from "../retention/suspect-alert.js";
-import { sharedRepositoryOldAgentMessage } from "../snapshots/owner-command.js";
 import { type DrillTarget, drillPlanOf } from "./drill-plan.js";
 import { getMaintenance } from "./maintenance-record.js";
 
@@ -240,7 +240,7 @@ export async function dispatchMaintenance(
   );
 }
 
-/** An admin's approval of a held plan (holds/release-hold.ts): exactly that forget, now. */
+/** An admin's approval of a held plan (maintenance/release-hold.ts): exactly that forget, now. */
 export async function dispatchHeldForget(
   deps: JobDeps,
   hostId: string,

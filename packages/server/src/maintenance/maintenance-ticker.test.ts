@@ -3,12 +3,12 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { openHold } from "../holds/deletion-holds.js";
-import { releaseHold } from "../holds/release-hold.js";
 import { createGroup } from "../sources/source-groups.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { maintenanceTick } from "./maintenance-ticker.js";
+import { releaseHold } from "./release-hold.js";
 
 const REPO = { url: "rest:https://backup.example.org/web-1/", username: "web-1", password: "repo-pass" };
 const ADMIN = { url: "rest:https://backup.example.org/web-1/", username: "admin", password: "admin-pass" };

@@ -44,7 +44,7 @@ export type SkipReason =
   | "deletion_held"
   | "no_admin_credentials"
   // A policy forget on a repository shared with other machines needs an agent that keeps it to
-  // this host's snapshots (snapshots/owner-command.ts).
+  // this host's snapshots (jobs/owner-command.ts).
   | "shared_repository_old_agent"
   | "no_retention_policy"
   | "already_active"

@@ -1,8 +1,8 @@
 import { repositorySizes } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { expect, it } from "vitest";
+import { applyRepoStats } from "../snapshots/repo-stats.js";
 import { seedHost } from "../testing/seed.js";
-import { applyRepoStats } from "./repo-stats.js";
 import { fleetRepositoryGrowth, recordRepositorySize } from "./repository-growth.js";
 
 const NOW = new Date("2026-11-21T12:00:00Z");

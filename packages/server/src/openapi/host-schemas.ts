@@ -1,7 +1,7 @@
 /**
  * @module openapi/host-schemas
- * Answers about hosts: the fleet list row (hosts/fleet-list.ts fleetPageJson), one host's detail
- * (hosts/host-detail.ts hostDetailJson) with its mirror (mirror/mirror-state.ts mirrorJson) and
+ * Answers about hosts: the fleet list row (fleet/fleet-list.ts fleetPageJson), one host's detail
+ * (fleet/host-detail.ts hostDetailJson) with its mirror (mirror/mirror-state.ts mirrorJson) and
  * last restore drill (maintenance/last-drill.ts lastDrillJson), and what a host change answers.
  */
 import {
@@ -14,9 +14,9 @@ import {
 } from "@fleetback/db";
 import { Caps, DrillMismatch } from "@fleetback/protocol";
 import { Type } from "typebox";
+import { FLEET_ORDERS, FLEET_SORTS } from "../fleet/fleet-list.js";
 import { HOST_STATES } from "../health/host-states.js";
 import { PROTECTION_STATES } from "../health/protection.js";
-import { FLEET_ORDERS, FLEET_SORTS } from "../hosts/fleet-list.js";
 import {
   DateTime,
   Enum,

@@ -4,12 +4,12 @@
  * and the dashboard and alerts that watch them.
  */
 import { AlertsQuery } from "../alerts/alert-query.js";
-import { ReleaseHoldBody } from "../holds/release-hold.js";
+import { HostListQuery } from "../fleet/fleet-list.js";
+import { JobBody } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
-import { HostListQuery } from "../hosts/fleet-list.js";
-import { JobBody } from "../hosts/host-requests.js";
 import { RenameHostBody } from "../hosts/rename-host.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
+import { ReleaseHoldBody } from "../maintenance/release-hold.js";
 import { BandwidthBody, KeeperBody } from "../routes/hosts-api.js";
 import { AlertPage, AlertResolved, Dashboard } from "./alert-schemas.js";
 import {

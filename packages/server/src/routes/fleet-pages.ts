@@ -11,7 +11,6 @@ import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
-import { HOST_STATES } from "../health/host-states.js";
 import {
   FLEET_SORTS,
   type FleetListParams,
@@ -19,7 +18,8 @@ import {
   fleetHref,
   listFleetPage,
   readHostListQuery,
-} from "../hosts/fleet-list.js";
+} from "../fleet/fleet-list.js";
+import { HOST_STATES } from "../health/host-states.js";
 import { renderPage } from "../http/render.js";
 import { validate } from "../http/validate.js";
 

@@ -2,20 +2,20 @@
  * @module routes/hosts-api
  * A host's JSON routes: detail, deletion, credentials, bandwidth caps, keeper, deletion holds and
  * manual jobs. The page
- * and its forms are in routes/hosts-pages.ts; what both check is in hosts/host-requests.ts.
+ * and its forms are in routes/hosts-pages.ts; what both check is in fleet/host-requests.ts.
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
-import { ReleaseHoldBody, releaseHold } from "../holds/release-hold.js";
+import { getHostDetail, hostDetailJson } from "../fleet/host-detail.js";
+import { JobBody, putBandwidth, putCredentials, startHostJob } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { deleteHost } from "../hosts/delete-host.js";
-import { getHostDetail, hostDetailJson } from "../hosts/host-detail.js";
-import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { readJson } from "../http/validate.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
+import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
 
 const Cap = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()]);
 export const BandwidthBody = Type.Object({ up_kbps: Cap, down_kbps: Cap }, { additionalProperties: false });

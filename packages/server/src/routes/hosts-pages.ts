@@ -2,22 +2,22 @@
  * @module routes/hosts-pages
  * A host's page and its forms (deletion, credentials, bandwidth caps, keeper, manual jobs), plus the two
  * removed endpoints that now answer 410 with the way forward. The JSON twins are in
- * routes/hosts-api.ts; what both check is in hosts/host-requests.ts.
+ * routes/hosts-api.ts; what both check is in fleet/host-requests.ts.
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { RequestError } from "../errors.js";
-import { ReleaseHoldBody, releaseHold } from "../holds/release-hold.js";
+import { getHostDetail } from "../fleet/host-detail.js";
+import { JobBody, putBandwidth, putCredentials, startHostJob } from "../fleet/host-requests.js";
 import { deleteHost } from "../hosts/delete-host.js";
-import { getHostDetail } from "../hosts/host-detail.js";
-import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/host-requests.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
 import { keeperCandidates } from "../keepers/protection-view.js";
+import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
 import { helpUrl } from "../updates/agent-upgrade-help.js";
 
 const CredentialForm = Type.Object(

@@ -15,7 +15,7 @@ import {
   readMaintenance,
   updateMaintenance,
 } from "../maintenance/maintenance-record.js";
-import { readRepoStats, repoStatsJson } from "../maintenance/repo-stats.js";
+import { readRepoStats, repoStatsJson } from "../snapshots/repo-stats.js";
 
 export function maintenanceApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();

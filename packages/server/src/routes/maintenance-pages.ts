@@ -21,8 +21,8 @@ import {
   readMaintenance,
   updateMaintenance,
 } from "../maintenance/maintenance-record.js";
-import { readRepoStats, repoStatsJson } from "../maintenance/repo-stats.js";
 import { repositoryInitialisedEvidence } from "../maintenance/repository-initialised.js";
+import { readRepoStats, repoStatsJson } from "../snapshots/repo-stats.js";
 import { describeCron } from "../sources/cron-description.js";
 
 const Flag = Type.Optional(Type.String({ maxLength: 8 }));

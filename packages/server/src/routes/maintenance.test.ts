@@ -6,7 +6,7 @@ import { formatBytes } from "@fleetback/web";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
-import { applyRepoStats } from "../maintenance/repo-stats.js";
+import { applyRepoStats } from "../snapshots/repo-stats.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";

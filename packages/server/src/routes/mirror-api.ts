@@ -7,8 +7,8 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { putCredentials } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
-import { putCredentials } from "../hosts/host-requests.js";
 import { readJson } from "../http/validate.js";
 import { copyNow, removeMirror } from "../mirror/mirror-requests.js";
 

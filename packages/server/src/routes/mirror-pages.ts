@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
-import { putCredentials } from "../hosts/host-requests.js";
+import { putCredentials } from "../fleet/host-requests.js";
 import { redirectAfterPost } from "../http/render.js";
 import { readForm } from "../http/validate.js";
 import { copyNow, removeMirror } from "../mirror/mirror-requests.js";

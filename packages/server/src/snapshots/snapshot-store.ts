@@ -11,7 +11,7 @@
 import { type Database, hosts, type Snapshot, snapshots, snapshotTags } from "@fleetback/db";
 import type { SnapshotsReport, Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { and, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
-import { isOwnSnapshot } from "./snapshot-owner.js";
+import { isOwnSnapshot } from "../hosts/snapshot-owner.js";
 import { deleteSnapshotIds, insertSnapshots, storedSnapshotIds } from "./snapshot-rows.js";
 import { replaceSnapshotTags, summarizeTags } from "./snapshot-tags.js";
 

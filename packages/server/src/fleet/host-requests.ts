@@ -1,5 +1,5 @@
 /**
- * @module hosts/host-requests
+ * @module fleet/host-requests
  * What a host's page forms and their JSON twins both ask for: bind credentials, set bandwidth caps,
  * start a manual job. Each turns a refused change into the RequestError both answer with, so the
  * page and the API cannot drift apart on who may do what or on which status a failure gets.
@@ -9,10 +9,10 @@ import type { AuditContext } from "../audit/audit.js";
 import { hasRole } from "../auth/actor.js";
 import type { ServerDeps } from "../deps.js";
 import { forbidden, RequestError } from "../errors.js";
+import { setHostBandwidth } from "../hosts/bandwidth.js";
+import { type CredentialPatch, type CredentialSlot, updateHostCredentials } from "../hosts/credentials.js";
 import { runAutoInit } from "../jobs/auto-init.js";
 import { MANUAL_JOB_KINDS, type ManualJobKind, startManualJob } from "../maintenance/maintenance-jobs.js";
-import { setHostBandwidth } from "./bandwidth.js";
-import { type CredentialPatch, type CredentialSlot, updateHostCredentials } from "./credentials.js";
 import { getHostDetail } from "./host-detail.js";
 
 type RequestDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "config" | "notifier">;

@@ -1,5 +1,5 @@
 /**
- * @module hosts/fleet-list
+ * @module fleet/fleet-list
  * One page of the host list (`/hosts`, `/partials/fleet`, `GET /api/hosts`): filtered by state
  * and a search on the host's name or its groups' names (the snapshot tags), sorted by name, last
  * snapshot or status, paged by offset. Each row says what an operator needs to trust a host: its
@@ -29,8 +29,8 @@ import { createCronTimes } from "../health/cron-times.js";
 import { evaluateFreshness, type FreshnessState, judgeGroup } from "../health/freshness.js";
 import { HOST_STATES, type HostState, loadHostProblems, overdueHostIds } from "../health/host-states.js";
 import { hostProtection, isUnprotected, type Protection } from "../health/protection.js";
+import { type FleetRow, fleetRowJson } from "../hosts/fleet-view.js";
 import { validate } from "../http/validate.js";
-import { type FleetRow, fleetRowJson } from "./fleet-view.js";
 
 export const FLEET_SORTS = ["name", "last_snapshot", "status"] as const;
 export type FleetSort = (typeof FLEET_SORTS)[number];

@@ -1,5 +1,5 @@
 /**
- * @module routes/openapi
+ * @module openapi/openapi-routes
  * `GET /api/openapi.json` (the OpenAPI 3.1 document of /api, built from the operations the routes
  * declare in openapi/) and `GET /api/docs` (the same document as a page). Both need a signed-in
  * user, any role: the document holds no secret, but it describes this deployment, and every
@@ -12,9 +12,9 @@ import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
 import { renderPage } from "../http/render.js";
-import { apiDocsView } from "../openapi/docs-page.js";
-import { buildOpenApiDocument } from "../openapi/document.js";
-import { API_DOCS_PATH, API_OPERATIONS, OPENAPI_JSON_PATH } from "../openapi/operations.js";
+import { apiDocsView } from "./docs-page.js";
+import { buildOpenApiDocument } from "./document.js";
+import { API_DOCS_PATH, API_OPERATIONS, OPENAPI_JSON_PATH } from "./operations.js";
 
 function serverVersion(): string {
   const manifest: unknown = createRequire(import.meta.url)("../../package.json");

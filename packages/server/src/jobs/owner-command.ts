@@ -1,5 +1,5 @@
 /**
- * @module snapshots/owner-command
+ * @module jobs/owner-command
  * What a backup or a policy forget carries of the host's snapshot identity (snapshot-owner.ts),
  * added at dispatch so that every way of starting one (run now, schedules, retries, maintenance,
  * the mirror's upkeep) says it: a backup is made under the host's restic_host (`host`), a policy

@@ -21,14 +21,14 @@ import type { AppEnv, Role } from "../auth/actor.js";
 import { openHold } from "../holds/deletion-holds.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import type { AgentConnection } from "../hub/local-hub.js";
-import { createSchemaCollector } from "../openapi/json-schema.js";
-import { API_OPERATIONS } from "../openapi/operations.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createAnswerChecker } from "../testing/documented-answers.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
 import { seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { createSchemaCollector } from "./json-schema.js";
+import { API_OPERATIONS } from "./operations.js";
 
 const PASSWORD = "correct horse battery";
 const DAY = 86_400_000;

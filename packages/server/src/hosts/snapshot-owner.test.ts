@@ -9,10 +9,10 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { type CommandRun, FORGET_HOSTS_MAX, type Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { withSnapshotOwner } from "../jobs/owner-command.js";
+import { listSnapshots, replaceSnapshots, snapshotJson } from "../snapshots/snapshot-store.js";
 import { seedHost } from "../testing/seed.js";
-import { withSnapshotOwner } from "./owner-command.js";
 import { addSnapshotHostname, newHostIdentity, withHostname } from "./snapshot-owner.js";
-import { listSnapshots, replaceSnapshots, snapshotJson } from "./snapshot-store.js";
 
 function wireSnapshot(index: number, hostname: string, tags = ["default"]): WireSnapshot {
   const id = index.toString(16).padStart(64, "0");

@@ -1,5 +1,5 @@
 /**
- * @module maintenance/repo-stats
+ * @module snapshots/repo-stats
  * What an agent learned about its repository (`repo.stats`, after check, prune, forget and
  * backup). A report is a partial projection: only the fields present change; one absent field
  * never erases what an earlier report said.

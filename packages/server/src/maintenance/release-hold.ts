@@ -1,5 +1,5 @@
 /**
- * @module holds/release-hold
+ * @module maintenance/release-hold
  * An admin releases a deletion hold, with a reason: audited, its alert resolved. Releasing a
  * `large_forget` hold is the admin's approval of the held plan, so exactly that forget (the ids
  * the server planned then) is started on the keeper now; when it cannot start (the keeper is
@@ -12,10 +12,10 @@ import { resolveKey } from "../alerts/alerts.js";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, invalid, notFound } from "../errors.js";
+import { HOLD_ALERT } from "../holds/deletion-holds.js";
 import { hostNameOf } from "../hosts/host-name.js";
-import { dispatchHeldForget } from "../maintenance/maintenance-jobs.js";
 import type { RetentionPlanParams } from "../retention/host-retention.js";
-import { HOLD_ALERT } from "./deletion-holds.js";
+import { dispatchHeldForget } from "./maintenance-jobs.js";
 
 type ReleaseDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids" | "notifier" | "config">;
 

@@ -1,5 +1,5 @@
 /**
- * @module snapshots/snapshot-owner
+ * @module hosts/snapshot-owner
  * Which snapshots of a host's repository are the host's own (issue 31). A repository may be shared
  * by several machines or made by hand before Fleetback; restic tells snapshots apart by the
  * hostname they were made under. A host's backups are made under its `restic_host` (sent as

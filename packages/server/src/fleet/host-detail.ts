@@ -1,5 +1,5 @@
 /**
- * @module hosts/host-detail
+ * @module fleet/host-detail
  * What the host page and GET /api/hosts/{id} show: the host, whether each credential slot is
  * bound (hosts/slot-view.ts: the URL and username, never a password), and the repository's init
  * state, which is derived from the latest init job (there is no stored flag), the last restore
@@ -17,14 +17,14 @@ import {
 import { and, desc, eq } from "drizzle-orm";
 import { notFound } from "../errors.js";
 import { holdJson, openHoldsOf } from "../holds/deletion-holds.js";
+import { loadHostCredentials } from "../hosts/credentials.js";
+import { updateJson } from "../hosts/fleet-view.js";
+import { type HostnameChange, recentHostnameChanges } from "../hosts/host-audit.js";
+import { type SlotView, slotView } from "../hosts/slot-view.js";
 import { type Protection, protectionJson, protectionOf } from "../keepers/protection-view.js";
 import { type LastDrill, lastDrillJson, lastDrillOf } from "../maintenance/last-drill.js";
 import { type MirrorState, mirrorJson, mirrorStateOf } from "../mirror/mirror-state.js";
 import { loadOutage, outageJson } from "../repository-outage/repository-outage.js";
-import { loadHostCredentials } from "./credentials.js";
-import { updateJson } from "./fleet-view.js";
-import { type HostnameChange, recentHostnameChanges } from "./host-audit.js";
-import { type SlotView, slotView } from "./slot-view.js";
 
 export type InitState = "never" | "queued" | "running" | "initialised" | "failed" | "cancelled" | "lost";
 
