@@ -19,4 +19,5 @@ export * from "./protocol-error.js";
 export * from "./restore-order.js";
 export * from "./server-messages.js";
 export * from "./terminal-text.js";
+export * from "./time.js";
 export * from "./ulid.js";

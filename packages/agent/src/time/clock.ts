@@ -1,11 +1,6 @@
 /**
  * @module time/clock
- * Wall-clock time is injected so that timestamps on the wire (`ts`, `started_at`, claim
- * signatures) are deterministic in tests.
+ * The clock of the time port shared with the server (@fleetback/protocol `time`), re-exported so
+ * the agent's modules keep one local import path for it.
  */
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
+export { type Clock, systemClock } from "@fleetback/protocol";
