@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { retryWhileDatabaseDown } from "./database-retry.js";
+import { createManualTimers } from "./testing/manual-timers.js";
 
 const refused = () =>
   Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
@@ -46,5 +47,30 @@ describe("retryWhileDatabaseDown", () => {
       ),
     ).rejects.toThrow("ECONNREFUSED");
     expect(calls).toBe(3);
+  });
+
+  it("pauses on the timers it was given: the retry waits for the pause to pass", async () => {
+    const manual = createManualTimers();
+    let calls = 0;
+    let paused!: () => void;
+    const pausing = new Promise<void>((resolve) => {
+      paused = resolve;
+    });
+    const result = retryWhileDatabaseDown(
+      async () => {
+        calls += 1;
+        if (calls === 1) {
+          throw new Error("query failed", { cause: refused() });
+        }
+        return "stored";
+      },
+      { delaysMs: [60_000], timers: manual.timers, onRetry: () => queueMicrotask(paused) },
+    );
+    await pausing;
+    expect(manual.pendingDelays()).toEqual([60_000]);
+    expect(calls).toBe(1);
+    manual.advance(60_000);
+    await expect(result).resolves.toBe("stored");
+    expect(calls).toBe(2);
   });
 });

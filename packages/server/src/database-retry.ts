@@ -6,6 +6,7 @@
  * any other error, or one that outlasts the pauses, reaches the caller, which then says so.
  */
 import { isConnectionError } from "@fleetback/db";
+import { sleep, systemTimers, type Timers } from "@fleetback/protocol";
 
 /** About 61 s in all: a PostgreSQL restart or failover fits; a longer outage is an incident. */
 export const DATABASE_RETRY_DELAYS_MS: readonly number[] = [
@@ -16,6 +17,7 @@ export interface DatabaseRetryOptions {
   delaysMs?: readonly number[];
   /** Hears each retry (for a log line); `attempt` counts from 1. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  timers?: Timers;
 }
 
 export async function retryWhileDatabaseDown<T>(
@@ -32,7 +34,7 @@ export async function retryWhileDatabaseDown<T>(
         throw error;
       }
       options.onRetry?.(error, attempt + 1, delay);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await sleep(options.timers ?? systemTimers, delay);
     }
   }
 }

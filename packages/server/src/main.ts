@@ -1,12 +1,13 @@
 #!/usr/bin/env node
+import { mkdir } from "node:fs/promises";
+import { resolve } from "node:path";
 /**
  * @module main
  * Composition root of fleetback-server: configuration, logger, start-up, signals. An operator's
  * mistake (bad variable, unreadable key file, unreachable database) ends in one clear line on
  * stderr and a non-zero exit, never a stack trace.
  */
-import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { systemTimers } from "@fleetback/protocol";
 import { systemClock } from "./clock.js";
 import { type Config, loadConfig } from "./config.js";
 import { importRelease, ReleaseImportError } from "./install/release-import.js";
@@ -77,11 +78,14 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, "shutting down");
-    const force = setTimeout(() => {
-      log.error("shutdown took longer than 10 s; exiting anyway");
-      process.exit(1);
-    }, 10_000);
-    force.unref();
+    systemTimers.after(
+      10_000,
+      () => {
+        log.error("shutdown took longer than 10 s; exiting anyway");
+        process.exit(1);
+      },
+      { unref: true },
+    );
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {

@@ -4,9 +4,10 @@
  * (Hono serves plain requests only). The bearer is checked before the upgrade; each accepted
  * socket becomes an agent session.
  */
+
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { HELLO_DEADLINE_MS } from "@fleetback/protocol";
+import { HELLO_DEADLINE_MS, sleep, systemClock, systemTimers } from "@fleetback/protocol";
 import { WebSocketServer } from "ws";
 import { trustedProxyList } from "../config.js";
 import { authenticateAgent, UNAUTHORISED_BODY } from "../hosts/agent-auth.js";
@@ -121,16 +122,17 @@ export function attachAgentChannel(
           session.close(1001, "server shutting down");
         }
         const grace = options.closeGraceMs ?? 2_000;
-        const deadline = Date.now() + grace;
-        while (sessions.size > 0 && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 10));
+        // Real time, not deps.clock: sockets close on the wall clock even under a test's manual one.
+        const deadline = systemClock.now().getTime() + grace;
+        while (sessions.size > 0 && systemClock.now().getTime() < deadline) {
+          await sleep(systemTimers, 10);
         }
         for (const session of sessions) {
           session.terminate();
         }
         // A terminated socket's close handler still runs (and queues its offline mark).
-        while (sessions.size > 0 && Date.now() < deadline + 1_000) {
-          await new Promise((resolve) => setTimeout(resolve, 10));
+        while (sessions.size > 0 && systemClock.now().getTime() < deadline + 1_000) {
+          await sleep(systemTimers, 10);
         }
         await ctx.queue.idle();
         await ctx.lastSeen.flush();

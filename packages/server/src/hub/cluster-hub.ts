@@ -18,9 +18,13 @@ import {
   type AgentEnvelope,
   type AgentMessageType,
   CLOSE_CODES,
+  type Clock,
   encode,
   type PayloadOf,
   type ServerMessageType,
+  systemClock,
+  systemTimers,
+  type Timers,
 } from "@fleetback/protocol";
 import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
@@ -60,6 +64,9 @@ export interface ClusterHubOptions {
   heartbeatMs?: number;
   /** A replica silent this long is dead (default 20 s; keep it a few heartbeats). */
   replicaTtlMs?: number;
+  /** Heartbeats and the age of bus messages to prune; the system port unless a test drives them. */
+  clock?: Clock;
+  timers?: Timers;
 }
 
 export interface ClusterHub extends LocalHub {
@@ -80,6 +87,8 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   const { db, log, replicaId } = options;
   const heartbeatMs = options.heartbeatMs ?? 5_000;
   const ttlMs = options.replicaTtlMs ?? 20_000;
+  const clock = options.clock ?? systemClock;
+  const timers = options.timers ?? systemTimers;
   const { bus } = options;
   const local = createLocalHub();
   /** This replica's sockets: the connection id recorded for each. */
@@ -231,7 +240,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
       }
     }
     remote.reload(alive, await remoteConnections(db, replicaId, ttlMs));
-    await bus.prune(new Date(Date.now() - 5 * 60_000));
+    await bus.prune(new Date(clock.now().getTime() - 5 * 60_000));
   }
 
   const hub: ClusterHub = {
@@ -328,7 +337,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
         return;
       }
       closed = true;
-      clearInterval(ticker);
+      stopHeartbeat();
       await writes.all();
       await Promise.all(stops.map((stop) => stop().catch(() => undefined)));
       // Sockets still open here are dropped with the process: the others hear of it now, not at expiry.
@@ -358,9 +367,12 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   // Replicas already running hear of this one now, not at their next heartbeat: their job events
   // start reaching a browser on this replica at once.
   bus.publish(PRESENCE, { t: "joined", replica: replicaId });
-  const ticker = setInterval(() => {
-    heartbeat().catch((err: unknown) => log.warn({ err }, "replica heartbeat failed"));
-  }, heartbeatMs);
-  ticker.unref();
+  const stopHeartbeat = timers.every(
+    heartbeatMs,
+    () => {
+      heartbeat().catch((err: unknown) => log.warn({ err }, "replica heartbeat failed"));
+    },
+    { unref: true },
+  );
   return hub;
 }

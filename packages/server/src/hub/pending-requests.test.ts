@@ -1,5 +1,6 @@
 import type { AgentEnvelope } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
+import { createManualTimers } from "../testing/manual-timers.js";
 import { createPendingRequests } from "./pending-requests.js";
 import { HubOfflineError, HubTimeoutError } from "./types.js";
 
@@ -50,5 +51,24 @@ describe("pending requests", () => {
     await expect(relayed).resolves.toMatchObject({ id: "x1" });
     await expect(failed).rejects.toThrow("not connected there");
     await expect(rest).rejects.toThrow("server is shutting down");
+  });
+
+  it("times out on the timers it was given, to the millisecond, and a settled request leaves no timer", async () => {
+    const manual = createManualTimers();
+    const pending = createPendingRequests(manual.timers);
+    const settled = pending.wait("s1", "host-a", "snapshots.report", 30_000);
+    pending.settle("host-a", reply("s1", "snapshots.report"));
+    await settled;
+    expect(manual.pending()).toBe(0);
+    let outcome = "waiting";
+    const timedOut = pending.wait("t2", "host-a", "snapshots.report", 30_000).catch((error: Error) => {
+      outcome = error.message;
+    });
+    manual.advance(29_999);
+    await Promise.resolve();
+    expect(outcome).toBe("waiting");
+    manual.advance(1);
+    await timedOut;
+    expect(outcome).toBe("no snapshots.report from host host-a within 30000 ms");
   });
 });

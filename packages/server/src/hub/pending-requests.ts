@@ -4,7 +4,13 @@
  * timeout, or a failure of its host (or of the whole hub). Both hubs keep theirs here: the local
  * hub for requests written to its own sockets, the cluster hub for those relayed to another replica.
  */
-import type { AgentEnvelope, AgentMessageType } from "@fleetback/protocol";
+import {
+  type AgentEnvelope,
+  type AgentMessageType,
+  type CancelTimer,
+  systemTimers,
+  type Timers,
+} from "@fleetback/protocol";
 import { HubTimeoutError } from "./types.js";
 
 interface Pending {
@@ -12,7 +18,7 @@ interface Pending {
   replyType: string;
   resolve(envelope: AgentEnvelope): void;
   reject(error: Error): void;
-  timer: ReturnType<typeof setTimeout>;
+  cancelTimeout: CancelTimer;
 }
 
 export interface PendingRequests {
@@ -38,13 +44,13 @@ export interface PendingRequests {
   failAll(error: Error): void;
 }
 
-export function createPendingRequests(): PendingRequests {
+export function createPendingRequests(timers: Timers = systemTimers): PendingRequests {
   const pending = new Map<string, Pending>();
 
   function end(id: string): Pending | undefined {
     const request = pending.get(id);
     if (request) {
-      clearTimeout(request.timer);
+      request.cancelTimeout();
       pending.delete(id);
     }
     return request;
@@ -53,16 +59,16 @@ export function createPendingRequests(): PendingRequests {
   return {
     wait<R extends AgentMessageType>(id: string, hostId: string, replyType: R, timeoutMs: number) {
       return new Promise<AgentEnvelope<R>>((resolve, reject) => {
-        const timer = setTimeout(() => {
+        const cancelTimeout = timers.after(timeoutMs, () => {
           pending.delete(id);
           reject(new HubTimeoutError(`no ${replyType} from host ${hostId} within ${timeoutMs} ms`));
-        }, timeoutMs);
+        });
         pending.set(id, {
           hostId,
           replyType,
           resolve: (envelope) => resolve(envelope as AgentEnvelope<R>),
           reject,
-          timer,
+          cancelTimeout,
         });
       });
     },

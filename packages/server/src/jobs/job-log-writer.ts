@@ -30,8 +30,10 @@
  * bogus job costs one query, and the warning is logged at most once per host per interval: a
  * hostile host can neither grow server memory nor flood the log.
  */
+
 import type { Database } from "@fleetback/db";
 import type { LogStream } from "@fleetback/protocol";
+import { systemClock } from "@fleetback/protocol";
 import type { Logger } from "../log.js";
 import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import type { JobEvents } from "./job-events.js";
@@ -95,7 +97,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   const flushIntervalMs = options.flushIntervalMs ?? 250;
   const batchLines = options.batchLines ?? 200;
   const statementLines = Math.max(batchLines, options.statementLines ?? 2_000);
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => systemClock.now().getTime());
   const kept = { head: options.headLines ?? HEAD_LOG_LINES, tail: options.tailLines ?? TAIL_LOG_LINES };
   const states = new Map<string, JobLogState>();
   const store = createJobLogStore(db, log);

@@ -15,6 +15,7 @@
  * A path in the agent's own directories is refused here and by the agent (hosts/agent-dirs.ts);
  * a folder holding one is refused here only for an agent too old to refuse it itself.
  */
+
 import type { Host, Snapshot } from "@fleetback/db";
 import {
   type AgentEnvelope,
@@ -22,6 +23,8 @@ import {
   type DumpArchiveFormat,
   type DumpEnd,
   type DumpEndStatus,
+  systemTimers,
+  type Timers,
 } from "@fleetback/protocol";
 import { writeAudit } from "../audit/audit.js";
 import type { Actor } from "../auth/actor.js";
@@ -37,7 +40,8 @@ export const DUMP_IDLE_TIMEOUT_MS = 120_000;
 /** Chunks the response queues before acknowledgements stop (then the agent waits). */
 const RESPONSE_QUEUE_CHUNKS = 4;
 
-type DownloadDeps = Pick<ServerDeps, "db" | "hub" | "ids" | "clock" | "log" | "config">;
+/** `timers` runs the start and idle deadlines; tests pass manual ones. */
+type DownloadDeps = Pick<ServerDeps, "db" | "hub" | "ids" | "clock" | "log" | "config"> & { timers?: Timers };
 
 export interface DownloadRequest {
   host: Host;
@@ -182,9 +186,9 @@ export async function startDownload(
         }
       };
       const onAbort = () => finish("aborted");
-      const timer = setTimeout(() => finish("timeout"), timeoutMs);
+      const cancelTimer = (deps.timers ?? systemTimers).after(timeoutMs, () => finish("timeout"));
       function finish(result: Event | "timeout" | "aborted") {
-        clearTimeout(timer);
+        cancelTimer();
         wake = undefined;
         signal?.removeEventListener("abort", onAbort);
         resolve(result);

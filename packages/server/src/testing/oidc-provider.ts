@@ -5,12 +5,14 @@
  * run without Chromium. Accounts live in a JSON file the provider reads on every lookup, so a test
  * can move someone between groups while the provider runs.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { systemTimers } from "@fleetback/protocol";
 
 export const OIDC_PROVIDER_MAIN = fileURLToPath(new URL("./oidc-provider-main.mjs", import.meta.url));
 
@@ -80,17 +82,19 @@ export async function startOidcProvider(options: {
   });
   const issuer = await new Promise<string>((resolve, reject) => {
     let stdout = "";
-    const timer = setTimeout(() => reject(new Error(`OpenID provider did not start: ${stderr}`)), 30_000);
+    const cancelTimer = systemTimers.after(30_000, () =>
+      reject(new Error(`OpenID provider did not start: ${stderr}`)),
+    );
     child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString("utf8");
       const match = /ready (\S+)/.exec(stdout);
       if (match?.[1]) {
-        clearTimeout(timer);
+        cancelTimer();
         resolve(match[1]);
       }
     });
     child.once("exit", (code) => {
-      clearTimeout(timer);
+      cancelTimer();
       reject(new Error(`OpenID provider exited with ${code}: ${stderr}`));
     });
   });

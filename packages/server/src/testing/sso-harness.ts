@@ -4,7 +4,9 @@
  * way a browser would: an app configured for that provider with a bootstrapped local admin, a
  * sign-in from /auth/sso through the provider's pages to the callback, and the session it left.
  */
+
 import { users } from "@fleetback/db";
+import { sleep, systemTimers } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import type { Hono } from "hono";
 import { expect } from "vitest";
@@ -84,7 +86,7 @@ export async function ssoSignIn(
   const authorization = start.headers.get("location") ?? "";
   let callback = await signInAtProvider(authorization, login, CALLBACK);
   if (options.waitMs) {
-    await new Promise((resolve) => setTimeout(resolve, options.waitMs));
+    await sleep(systemTimers, options.waitMs);
   }
   callback = options.tamper ? options.tamper(callback) : callback;
   const result = await finish(s, callback, ssoCookie);

@@ -12,6 +12,7 @@ import {
   type PayloadOf,
   PROTOCOL_VERSION,
   type ServerEnvelope,
+  systemTimers,
 } from "@fleetback/protocol";
 import { WebSocket } from "ws";
 
@@ -87,14 +88,14 @@ export async function connectAgent(wsUrl: string, token: string): Promise<TestAg
           reject(new Error(`socket closed; frames so far: ${frames.map((f) => f.type).join(", ")}`));
         }
       };
-      const timer = setTimeout(() => {
+      const cancelTimer = systemTimers.after(timeoutMs, () => {
         done();
         reject(
           new Error(`no matching frame in ${timeoutMs} ms; got: ${frames.map((f) => f.type).join(", ")}`),
         );
-      }, timeoutMs);
+      });
       const done = () => {
-        clearTimeout(timer);
+        cancelTimer();
         waiters.delete(check);
       };
       waiters.add(check);

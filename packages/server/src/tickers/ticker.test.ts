@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../log.js";
+import { createManualTimers } from "../testing/manual-timers.js";
 import { startTicker } from "./ticker.js";
 
 afterEach(() => {
@@ -40,5 +41,26 @@ describe("startTicker", () => {
     await stopping;
     await vi.advanceTimersByTimeAsync(60_000);
     expect(tick).toHaveBeenCalledTimes(2);
+  });
+
+  it("ticks on the timers it was given and not once after stop", async () => {
+    const manual = createManualTimers();
+    const log = createLogger("debug", { write: () => {} });
+    let calls = 0;
+    const ticker = startTicker(
+      async () => {
+        calls += 1;
+      },
+      15_000,
+      { name: "manual", log, timers: manual.timers },
+    );
+    manual.advance(14_999);
+    expect(calls).toBe(0);
+    manual.advance(1);
+    expect(calls).toBe(1);
+    await ticker.stop();
+    expect(manual.pending()).toBe(0);
+    manual.advance(60_000);
+    expect(calls).toBe(1);
   });
 });
