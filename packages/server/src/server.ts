@@ -165,7 +165,12 @@ export async function startServer(
 
   // Built before listening: nothing that can fail may run while the socket is bound and unowned.
   const bootstrap = await createBootstrapState(db.db, config.bootstrapToken);
-  const views = createViews({ assets: loadStaticAssets(), now: () => clock.now() });
+  // Pages print moments in FLEETBACK_TZ until the reader's browser puts them in its own zone.
+  const views = createViews({
+    assets: loadStaticAssets(),
+    now: () => clock.now(),
+    timeZone: config.timeZone,
+  });
   let listening: Listening;
   try {
     listening = await listen({ ...config.listen, tls: config.tls });

@@ -33,6 +33,8 @@ const SOURCES: ReadonlyArray<{ name: string; file: () => string; contentType: st
   },
   { name: "app.css", file: () => ownStatic("app.css"), contentType: "text/css; charset=utf-8" },
   { name: "app.js", file: () => ownStatic("app.js"), contentType: "text/javascript; charset=utf-8" },
+  // The formatter the other scripts read (see static/format.js), loaded as a module script.
+  { name: "format.js", file: () => ownStatic("format.js"), contentType: "text/javascript; charset=utf-8" },
   { name: "copy.js", file: () => ownStatic("copy.js"), contentType: "text/javascript; charset=utf-8" },
   {
     name: "job-stream.js",

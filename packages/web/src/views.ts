@@ -9,10 +9,11 @@ import type { StaticAsset } from "./assets.js";
 import {
   formatBytes,
   formatDuration,
-  formatExactUtc,
+  formatIso,
   formatProtection,
-  formatRelative,
+  formatTime,
   shortId,
+  toDate,
 } from "./format.js";
 
 export interface Views {
@@ -25,8 +26,10 @@ export interface ViewOptions {
   assets: Map<string, StaticAsset>;
   /** Re-read templates on every render (development only). */
   watch?: boolean;
-  /** The render time relative times are counted from (tests pass their clock); default: now. */
+  /** The render time, which decides whether a moment's year is shown (tests pass their clock). */
   now?: () => Date;
+  /** The IANA zone pages print moments in before app.js takes the reader's own (FLEETBACK_TZ). */
+  timeZone?: string;
 }
 
 const ESCAPES: Record<string, string> = {
@@ -39,18 +42,19 @@ const ESCAPES: Record<string, string> = {
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => ESCAPES[ch] ?? ch);
 
 /**
- * `<time datetime="ISO" title="exact UTC">3 h ago</time>`, or "–" for no date. app.js swaps the
- * title for the exact time in the reader's own zone; without script the UTC one stays.
+ * `<time datetime="ISO" title="ISO">28 Nov, 10:19 CET</time>`, or "–" for no date: every page's
+ * one way to print a moment (issue 35.8). The text is the wall clock in `timeZone` with that
+ * zone's name; app.js rewrites it in the reader's own zone. A `pinned` zone (a schedule's, whose
+ * "03:00" means the host's 03:00) is kept by app.js as well, and said in data-zone.
  */
-export function timeElement(value: unknown, now: Date): string {
-  if (value === null || value === undefined || value === "") {
+export function timeElement(value: unknown, now: Date, timeZone: string, pinned = false): string {
+  const date = value === null || value === undefined ? undefined : toDate(value);
+  if (!date) {
     return "–";
   }
-  const date = value instanceof Date ? value : new Date(value as string | number);
-  if (!Number.isFinite(date.getTime())) {
-    return "–";
-  }
-  return `<time datetime="${escapeHtml(date.toISOString())}" title="${escapeHtml(formatExactUtc(date))}">${escapeHtml(formatRelative(date, now))}</time>`;
+  const iso = escapeHtml(formatIso(date));
+  const zone = pinned ? ` data-zone="${escapeHtml(timeZone)}"` : "";
+  return `<time datetime="${iso}" title="${iso}"${zone}>${escapeHtml(formatTime(date, timeZone, now))}</time>`;
 }
 
 export const viewsDir = fileURLToPath(new URL("../views/", import.meta.url));
@@ -75,8 +79,20 @@ export function createViews(options: ViewOptions): Views {
   env.addFilter("shortId", shortId);
   env.addFilter("protection", formatProtection);
   const now = options.now ?? (() => new Date());
-  // Every moment a page shows: relative, with the exact time on hover (see timeElement).
-  env.addFilter("when", (value: unknown) => new nunjucks.runtime.SafeString(timeElement(value, now())));
+  const displayZone = options.timeZone ?? "UTC";
+  // Every moment a page shows (see timeElement); `| when(zone)` pins it to a zone of its own.
+  // Where markup cannot go (an <option>, an attribute): the same words as text, and bare ISO.
+  env.addFilter("timeText", (value: unknown) => formatTime(value, displayZone, now()));
+  env.addFilter("iso", formatIso);
+  env.addFilter(
+    "when",
+    (value: unknown, zone?: unknown) =>
+      new nunjucks.runtime.SafeString(
+        typeof zone === "string" && zone !== ""
+          ? timeElement(value, now(), zone, true)
+          : timeElement(value, now(), displayZone),
+      ),
+  );
   return {
     render: (template, context = {}) => env.render(template, context),
     assets: options.assets,

@@ -203,10 +203,12 @@
     }
     show(detail.message, detail.level);
   });
-  // Times (issue 17.13): the server titles each <time> with the exact moment in UTC; the reader
-  // sees it in their own zone instead, also in content htmx swaps in later.
+  // Times (issue 35.8): the server writes each <time> as its own zone's wall clock; the reader
+  // sees their own zone's instead, in the same words (format.js), also in content htmx swaps in
+  // later. A <time data-zone> keeps its zone: a schedule's 03:00 is the host's 03:00.
+  const format = window.fleetbackFormat;
   const localTimes = (root) => {
-    if (!root || typeof root.querySelectorAll !== "function") {
+    if (!format || !root || typeof root.querySelectorAll !== "function") {
       return;
     }
     const times = [...root.querySelectorAll("time[datetime]")];
@@ -214,9 +216,9 @@
       times.push(root);
     }
     for (const time of times) {
-      const date = new Date(time.getAttribute("datetime"));
-      if (!Number.isNaN(date.getTime())) {
-        time.title = date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" });
+      const date = format.toDate(time.getAttribute("datetime"));
+      if (date) {
+        time.textContent = format.formatTime(date, time.getAttribute("data-zone") || undefined);
       }
     }
   };

@@ -15,51 +15,34 @@
   const jobId = root.getAttribute("data-job-id") || "";
   const RECONNECT_MS = [1000, 2000, 5000, 10000, 30000];
   const $ = (id) => document.getElementById(id);
-  const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  const bytes = (value) => {
-    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-      return "–";
-    }
-    let size = value;
-    let unit = 0;
-    while (size >= 1024 && unit < UNITS.length - 1) {
-      size /= 1024;
-      unit += 1;
-    }
-    return unit === 0 ? `${size} B` : `${size.toFixed(size < 10 ? 2 : 1)} ${UNITS[unit]}`;
-  };
-  const duration = (seconds) => {
-    if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) {
-      return "–";
-    }
-    if (seconds < 60) {
-      return `${Math.round(seconds)} s`;
-    }
-    const minutes = Math.floor(seconds / 60);
-    if (minutes < 60) {
-      return `${minutes} min ${Math.round(seconds % 60)} s`;
-    }
-    return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-  };
+  // The page's own formats (format.js), so a live figure reads as the reloaded page prints it.
+  const { formatBytes: bytes, formatDuration: duration, formatIso, formatTime } = window.fleetbackFormat;
   const text = (id, value) => {
     const el = $(id);
     if (el) {
       el.textContent = value;
     }
   };
-  // A moment arriving live reads like the server-rendered ones: relative, exact local time on hover.
-  const moment = (id, iso) => {
-    const el = $(id);
-    const date = new Date(iso || "");
-    if (!el || Number.isNaN(date.getTime())) {
-      text(id, "–");
-      return;
+  // A moment arriving live reads like the server-rendered ones: local time with zone, ISO on hover.
+  const timeElement = (iso) => {
+    const at = formatIso(iso);
+    if (at === "–") {
+      return null;
     }
     const time = document.createElement("time");
-    time.setAttribute("datetime", date.toISOString());
-    time.title = date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" });
-    time.textContent = "just now";
-    el.replaceChildren(time);
+    time.setAttribute("datetime", at);
+    time.title = at;
+    time.textContent = formatTime(at);
+    return time;
+  };
+  const moment = (id, iso) => {
+    const el = $(id);
+    const time = timeElement(iso);
+    if (el && time) {
+      el.replaceChildren(time);
+    } else {
+      text(id, "–");
+    }
   };
   let currentStatus = $("job-status")?.textContent || "";
   const setStatus = (status) => {
@@ -231,7 +214,12 @@
         th.scope = "row";
         th.textContent = r.label;
         const td = document.createElement("td");
-        td.textContent = r.value;
+        const time = r.at ? timeElement(r.at) : null;
+        if (time) {
+          td.appendChild(time);
+        } else {
+          td.textContent = r.value;
+        }
         row.append(th, td);
         body.appendChild(row);
       }

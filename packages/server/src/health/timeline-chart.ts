@@ -7,10 +7,9 @@
  * are presentation attributes (the CSP forbids style attributes); operator text is escaped.
  */
 import type { JobStatus } from "@fleetback/db";
-import { formatDuration } from "@fleetback/web";
+import { formatDuration, formatTime } from "@fleetback/web";
 import { escapeXml } from "../snapshots/chart.js";
 import type { JobTimeline, TimelineHost, TimelineJob } from "./job-timeline.js";
-import { formatLocalTime } from "./local-time.js";
 
 /** Colour and legend label per outcome; distinguishable in light and dark themes. */
 export const OUTCOME_COLOURS: Readonly<Record<JobStatus, string>> = {
@@ -37,8 +36,8 @@ export function jobTooltip(job: TimelineJob, now: Date, timeZone: string): strin
   const end = job.finishedAt ?? now;
   const seconds = Math.max(0, (end.getTime() - job.startedAt.getTime()) / 1000);
   const what = job.groupName ? `${job.kind} ${job.groupName}` : job.kind;
-  const until = job.finishedAt ? formatLocalTime(job.finishedAt, timeZone) : "now";
-  return `${what}: ${job.status}, ${formatLocalTime(job.startedAt, timeZone)} – ${until} (${formatDuration(seconds)})`;
+  const until = job.finishedAt ? formatTime(job.finishedAt, timeZone, now) : "now";
+  return `${what}: ${job.status}, ${formatTime(job.startedAt, timeZone, now)} – ${until} (${formatDuration(seconds)})`;
 }
 
 function hostNote(host: TimelineHost): string {

@@ -80,9 +80,27 @@ describe("summaryRows", () => {
     expect(rows.mirrored).toEqual({ key: "mirrored", label: "Of those, in the mirror now", value: "2" });
     expect(rows.missing?.value).toBe("none");
     expect(rows.mirror_latest_time?.label).toBe("Newest snapshot in the mirror");
+    // A time row carries its moment for the page's one time format, not text of its own.
+    const latest = rows.mirror_latest_time;
+    expect(latest?.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(latest?.value).toBe(latest?.at);
     for (const row of Object.values(rows)) {
       expect(row.label, row.key).not.toBe(row.key);
     }
+  });
+
+  it("gives times as ISO with `at`, and unreadable times raw", () => {
+    expect(summaryRows({ mirror_latest_time: "2026-11-21T10:00:00.123456789+01:00" })).toEqual([
+      {
+        key: "mirror_latest_time",
+        label: "Newest snapshot in the mirror",
+        value: "2026-11-21T09:00:00Z",
+        at: "2026-11-21T09:00:00Z",
+      },
+    ]);
+    expect(summaryRows({ mirror_latest_time: "yesterday" })).toEqual([
+      { key: "mirror_latest_time", label: "mirror_latest_time", value: "yesterday" },
+    ]);
   });
 
   it("keeps keys it does not know, and values of an unexpected type, raw", () => {

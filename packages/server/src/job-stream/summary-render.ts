@@ -2,15 +2,17 @@
  * @module job-stream/summary-render
  * A job's `summary` (restic's own summary object for backup and restore, diff statistics, the
  * agent's counts for forget, drill and copy) as labelled rows: sizes in binary units, durations, counts
- * with separators, times as ISO text, snapshot ids shortened. A key not known here keeps its name
+ * with separators, times as ISO (with `at` for the page to print), snapshot ids shortened. A key not known here keeps its name
  * and its JSON, so nothing a newer agent sends is hidden; the page also offers the whole object.
  */
-import { formatBytes } from "@fleetback/web";
+import { formatBytes, formatDuration, formatIso } from "@fleetback/web";
 
 export interface SummaryRow {
   key: string;
   label: string;
   value: string;
+  /** A time row's moment (ISO), for the page to print as it prints every moment. */
+  at?: string;
 }
 
 type Format = "count" | "bytes" | "seconds" | "time" | "snapshot" | "text" | "side" | "changes" | "list";
@@ -72,20 +74,6 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 
-export function formatSeconds(seconds: number): string {
-  if (seconds < 10) {
-    return `${seconds.toFixed(1)} s`;
-  }
-  if (seconds < 60) {
-    return `${Math.round(seconds)} s`;
-  }
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) {
-    return `${minutes} min ${Math.round(seconds % 60)} s`;
-  }
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
-
 const plural = (n: number, one: string) => `${n.toLocaleString("en")} ${one}${n === 1 ? "" : "s"}`;
 const raw = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
 
@@ -96,12 +84,11 @@ function format(value: unknown, kind: Format): string | undefined {
     case "bytes":
       return finite(value) ? formatBytes(value) : undefined;
     case "seconds":
-      return finite(value) && value >= 0 ? formatSeconds(value) : undefined;
+      return finite(value) && value >= 0 ? formatDuration(value) : undefined;
     case "time": {
-      const date = typeof value === "string" ? new Date(value) : undefined;
-      return date && !Number.isNaN(date.getTime())
-        ? `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`
-        : undefined;
+      // ISO here; the page prints the row's `at` as every other moment (the `when` filter).
+      const iso = typeof value === "string" ? formatIso(value) : "–";
+      return iso === "–" ? undefined : iso;
     }
     case "snapshot":
       return typeof value === "string" ? value.slice(0, 8) : undefined;
@@ -150,8 +137,11 @@ export function summaryRows(summary: Record<string, unknown> | null | undefined)
   return Object.entries(summary).map(([key, value]) => {
     const known = KNOWN[key];
     const formatted = known ? format(value, known[1]) : undefined;
-    return known && formatted !== undefined
-      ? { key, label: known[0], value: formatted }
-      : { key, label: key, value: raw(value) };
+    if (!known || formatted === undefined) {
+      return { key, label: key, value: raw(value) };
+    }
+    return known[1] === "time"
+      ? { key, label: known[0], value: formatted, at: formatted }
+      : { key, label: known[0], value: formatted };
   });
 }

@@ -65,4 +65,24 @@ describe("audit page", () => {
     const note = /note: ([^;]*)/.exec(details.replaceAll("&lt;", "<").replaceAll("&gt;", ">"))?.[1] ?? "";
     expect(note.length).toBe(AUDIT_DETAIL_MAX);
   });
+
+  it("prints each entry's moment in FLEETBACK_TZ with the zone's name, ISO on hover", async () => {
+    deps = await createTestDeps({ config: { timeZone: "Europe/Berlin" } });
+    const admin = createTestClient(createApp(deps), deps.config.baseUrl);
+    await admin.json("POST", "/api/auth/bootstrap", {
+      bootstrap_token: "test-bootstrap-token-0123456789",
+      username: "alice",
+      password: "correct horse battery",
+    });
+    const page = await (await admin.request("/audit", { headers: { Accept: "text/html" } })).text();
+    const iso = deps.clock
+      .now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, "Z");
+    const time = new RegExp(`<time datetime="${iso}" title="${iso}">([^<]+)</time>`).exec(
+      row(page, "auth.bootstrap"),
+    );
+    // The test clock stands at 12:00 UTC, 13:00 in Berlin.
+    expect(time?.[1]).toBe("21 Nov, 13:00 CET");
+  });
 });

@@ -9,7 +9,6 @@ import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
 import { type Dashboard, loadDashboard } from "../health/dashboard-view.js";
-import { formatLocalTime } from "../health/local-time.js";
 import { OUTCOME_COLOURS, renderJobTimeline, timelineSummary } from "../health/timeline-chart.js";
 import { renderPage } from "../http/render.js";
 import { renderLineChart } from "../snapshots/chart.js";
@@ -37,11 +36,7 @@ export function dashboardPageRoutes(deps: AppDeps): Hono<AppEnv> {
     return renderPage(c, deps.views, "pages/dashboard.njk", {
       title: "Dashboard",
       dashboard,
-      attention: dashboard.attention.map((row) => ({
-        ...row,
-        deadlineText: row.deadline ? formatLocalTime(row.deadline, row.timeZone) : null,
-        nextFireText: row.nextFireAt ? formatLocalTime(row.nextFireAt, row.timeZone) : null,
-      })),
+      attention: dashboard.attention,
       timelineSvg: renderJobTimeline(dashboard.timeline, { timeZone }),
       timelineRows: timelineSummary(dashboard.timeline),
       outcomes: Object.entries(OUTCOME_COLOURS).map(([status, colour]) => ({ status, colour })),

@@ -306,13 +306,13 @@ for (const engine of testEngines()) {
       expect(mail).toContain(
         `<a href="/jobs/${jobIds.mail}" class="status-failed" data-status="failed">backup failed</a>`,
       );
-      // The one time format of every page (issue 35): in words, the exact moment on hover.
+      // The one time format of every page (issue 35): local time with its zone, ISO on hover.
       expect(mail).toContain(
-        `<time datetime="${hoursAgo(1.5).toISOString()}" title="2026-11-21 10:30:00 UTC">2 h ago</time>`,
+        '<time datetime="2026-11-21T10:30:00Z" title="2026-11-21T10:30:00Z">21 Nov, 10:30 UTC</time>',
       );
       expect(mail).toContain('class="freshness-due" data-state="due">due</a>');
       expect(mail).toContain(
-        '<time datetime="2026-11-21T12:15:00.000Z" title="2026-11-21 12:15:00 UTC">in 15 min</time>',
+        '<time datetime="2026-11-21T12:15:00Z" title="2026-11-21T12:15:00Z">21 Nov, 12:15 UTC</time>',
       );
       expect(row(all, ids.idle)).toContain('class="freshness-no_group" data-state="no_group">no group</a>');
       expect(all).not.toMatch(/style=/);

@@ -138,7 +138,9 @@ for (const engine of testEngines()) {
       expect(html).toContain('name="paths" value="/srv/docs/readme.txt"');
       expect(html).toContain("2.00 KiB");
       // The one time format of every page (issue 35), not restic's raw string.
-      expect(html).toContain('<time datetime="2026-11-20T09:00:00.000Z" title="2026-11-20 09:00:00 UTC">');
+      expect(html).toContain(
+        '<time datetime="2026-11-20T09:00:00Z" title="2026-11-20T09:00:00Z">20 Nov, 09:00 UTC</time>',
+      );
       expect(html).toContain("link &lt;b&gt;");
       expect(html).toContain('data-testid="tree-crumb">docs</button>');
 

@@ -181,9 +181,12 @@ describe("schedules", () => {
     expect(page).toContain(
       '<span data-testid="schedule-description">Every weekday (Monday to Friday) at 22:00</span>',
     );
-    const runs = [...page.matchAll(/<time datetime="([^"]+)">([^<]+)<\/time>/g)].filter(([, at]) =>
-      weekdayRuns.includes(new Date(at ?? "").toISOString()),
-    );
+    // Pinned to the host's zone (data-zone), which the reader's browser keeps as well.
+    const runs = [
+      ...page.matchAll(
+        /<time datetime="([^"]+)" title="[^"]+" data-zone="America\/New_York">([^<]+)<\/time>/g,
+      ),
+    ].filter(([, at]) => weekdayRuns.includes(new Date(at ?? "").toISOString()));
     // 22:00 in New York, with its offset, so nobody guesses which 22:00.
     expect(runs.map(([, , text]) => text)).toEqual([
       "23 Nov, 22:00 GMT-5",

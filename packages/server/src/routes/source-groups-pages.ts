@@ -13,7 +13,6 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
 import { freshnessJson, hostFreshness } from "../health/freshness.js";
-import { formatLocalTime } from "../health/local-time.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
@@ -141,7 +140,6 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
           ...scheduleJson(schedule),
           ...timing,
           next_runs: runs,
-          next_runs_text: runs.map((at) => formatLocalTime(at, scheduleZone)),
         };
       }),
       groupNames: names,

@@ -4,7 +4,7 @@
  * forbids style attributes, so colours are SVG presentation attributes and classes of app.css.
  * Every text that comes from an operator (group names) is XML-escaped.
  */
-import { formatBytes, formatDuration } from "@fleetback/web";
+import { formatBytes, formatDuration, formatTime } from "@fleetback/web";
 
 export interface ChartPoint {
   at: Date;
@@ -208,7 +208,8 @@ export function renderLineChart(series: readonly ChartSeries[], options: ChartOp
       `<path class="chart-line" data-series="${name}" d="${d}" fill="none" stroke="${colour}" stroke-width="2.5"><title>${name}</title></path>`,
     );
     for (const p of points) {
-      const tip = `${s.name} · ${p.at.toISOString().slice(0, 16).replace("T", " ")} UTC · ${options.format(p.value)}`;
+      // UTC like the axis: the chart's days are UTC days.
+      const tip = `${s.name} · ${formatTime(p.at, "UTC")} · ${options.format(p.value)}`;
       parts.push(
         `<circle cx="${xOf(p.at.getTime())}" cy="${y(p.value)}" r="3.5" fill="${colour}"><title>${escapeXml(tip)}</title></circle>`,
       );

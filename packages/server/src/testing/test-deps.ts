@@ -118,7 +118,7 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Tes
     hub: cluster?.hub ?? createLocalHub(),
     jobEvents: cluster?.jobEvents ?? createInProcessJobEvents(),
     ...(cluster ? { cluster } : {}),
-    views: createViews({ assets, now: () => clock.now() }),
+    views: createViews({ assets, now: () => clock.now(), timeZone: config.timeZone }),
     readiness: { check: async () => ({ database: "test" }) },
     bootstrap: await createBootstrapState(db, "test-bootstrap-token-0123456789"),
     logLines,
