@@ -171,7 +171,9 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
     retries: await loadRetries(db, job.id),
     lastSeq: tail.at(-1)?.seq ?? 0,
     uploadCapKibps:
-      job.kind === "backup" ? (num(job.params.bandwidth_up_kbps) ?? host?.bandwidthUpKbps ?? undefined) : undefined,
+      job.kind === "backup"
+        ? (num(job.params.bandwidth_up_kbps) ?? host?.bandwidthUpKbps ?? undefined)
+        : undefined,
     durationSeconds:
       job.startedAt && job.finishedAt
         ? Math.max(0, (job.finishedAt.getTime() - job.startedAt.getTime()) / 1000)

@@ -207,7 +207,9 @@ describe("once restic has read everything, the page says what is still true", ()
     expect(html).toContain(
       'after <span data-testid="job-stopped-after">reading all 6 files, before restic had written the last of it to the repository</span>',
     );
-    expect(html).toMatch(/<progress id="job-progress" data-testid="job-progress" max="100" hidden aria-label/);
+    expect(html).toMatch(
+      /<progress id="job-progress" data-testid="job-progress" max="100" hidden aria-label/,
+    );
     expect(html).toContain(
       '<span id="job-percent" data-testid="job-percent">all read, not all written</span><span id="job-percent-unit" hidden> %</span>',
     );
@@ -221,7 +223,9 @@ describe("once restic has read everything, the page says what is still true", ()
       { status: "failed", finishedAt: deps.clock.now(), progress: PART_WAY },
     );
     const html = await page(job.id);
-    expect(html).toMatch(/<progress id="job-progress" data-testid="job-progress" max="100" value="31" aria-label/);
+    expect(html).toMatch(
+      /<progress id="job-progress" data-testid="job-progress" max="100" value="31" aria-label/,
+    );
     expect(html).toContain('data-testid="job-stopped-after">57 of 184 files<');
   });
 
