@@ -79,7 +79,10 @@ export function progressView(
   summary: Record<string, unknown> | null = null,
 ): JobProgressView | undefined {
   if (!progress) {
-    return undefined;
+    // A short backup may end before restic printed any status line (0.18 often prints none):
+    // its summary still says how much it did.
+    const summarised = status === "succeeded" && num(summary?.total_files_processed) !== undefined;
+    return summarised ? progressView({ percent_done: 1 }, status, summary) : undefined;
   }
   const currentFile = progress.current_file;
   const percent = Math.min(100, Math.max(0, Math.round((num(progress.percent_done) ?? 0) * 1000) / 10));

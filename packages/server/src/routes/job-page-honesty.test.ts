@@ -106,6 +106,37 @@ describe("figures the page shows are the ones restic gave", () => {
     expect(html).not.toContain("0 of 1");
   });
 
+  it("takes the counts of a backup that ended before restic printed any status line from its summary", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "succeeded",
+        exitCode: 0,
+        summary: {
+          total_files_processed: 3,
+          total_bytes_processed: 3 * 1024 * 1024,
+          snapshot_id: "dde37704",
+        },
+      },
+    );
+    const html = await page(job.id);
+    expect(html).toMatch(
+      /<progress id="job-progress" data-testid="job-progress" max="100" value="100" aria-label/,
+    );
+    expect(html).toContain('data-testid="job-files">3 of 3<');
+    expect(html).toContain('data-testid="job-bytes">3.00 MiB of 3.00 MiB<');
+  });
+
+  it("shows the done share as unknown until restic reports one, not as 0 %", async () => {
+    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { status: "running" });
+    const html = await page(job.id);
+    expect(html).toContain(
+      '<span id="job-percent" data-testid="job-percent">–</span><span id="job-percent-unit" hidden> %</span>',
+    );
+    expect(html).toContain('data-testid="job-files">–<');
+  });
+
   it("says 'finishing' only once every byte is read, and shows the rate until then", async () => {
     const job = await seedJob(
       deps,
