@@ -89,7 +89,12 @@ function jobPage(page: Page) {
         };
         const read = (id: string) =>
           (article.querySelector(`[data-testid="${id}"]`)?.textContent ?? "").trim();
-        return { status: read("job-status"), percent: read("job-percent"), bytes: read("job-bytes") };
+        return {
+          status: read("job-status"),
+          percent: read("job-percent"),
+          bytes: read("job-bytes"),
+          rate: read("job-rate"),
+        };
       }),
   };
 }
@@ -210,7 +215,7 @@ describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
       }
     });
 
-    const seen: Array<{ status: string; percent: string; bytes: string }> = [];
+    const seen: Array<{ status: string; percent: string; bytes: string; rate: string }> = [];
     await eventually(
       async () => {
         // One read of all three in the page, so a state is never half before and half after an
@@ -224,10 +229,16 @@ describe.skipIf(missing !== "")(`backups from the browser${missing}`, () => {
     expect(reloads).toBe(0);
     // Progress arrived while the backup ran, not only with its end.
     expect(seen.some((s) => s.status === "running" && s.bytes !== "–")).toBe(true);
-    // Under the upload cap restic has read all 6 MiB (100 %) long before its one pack is uploaded:
-    // the page says it is finishing instead of "100 %, time left –" (issue 17.9).
-    expect(seen.some((s) => s.status === "running" && s.percent === "finishing…")).toBe(true);
+    // Under the upload cap restic has read all 6 MiB (100 %) long before its one pack is uploaded,
+    // and reports nothing more until the end: the page says it is uploading, at most at the cap,
+    // instead of "100 %, time left –" (issue 17.9) or a rate falling to 0 (issue 35).
+    const uploading = seen.filter((s) => s.status === "running" && s.percent === "uploading…");
+    expect(uploading.length, JSON.stringify(seen.slice(-20))).toBeGreaterThan(0);
+    expect(uploading.every((s) => s.rate === `at most ${UPLOAD_CAP_KIBPS} KiB/s (the upload cap)`)).toBe(
+      true,
+    );
     expect(seen.some((s) => s.status === "running" && s.percent === "100")).toBe(false);
+    expect(seen.some((s) => s.percent === "finishing…" || s.rate === "0 B/s")).toBe(false);
     expect(await job.barValue()).toBe(100);
     expect(await text(job.files)).toMatch(new RegExp(`^\\d+ of ${SOURCE_FILES}$`));
     await eventually(async () => ((await job.logLines.count()) > 0 ? true : undefined), {

@@ -54,6 +54,8 @@
     }
   };
   let lastSeq = Number(root.getAttribute("data-last-seq") || "0");
+  // KiB/s the backup's upload is capped at, when it is: see finishing below.
+  const uploadCap = Number(root.getAttribute("data-upload-cap") || "0");
 
   let lastProgress;
   // The rate between two progress reports, smoothed: what a capped upload actually moves.
@@ -85,7 +87,16 @@
       percent >= 100 &&
       currentStatus === "running" &&
       (typeof p.bytes_total !== "number" || (p.bytes_done || 0) >= p.bytes_total);
-    rate(p);
+    // restic's figures count what it has read. Once that is all, they stand still while it
+    // uploads (most of the run under a cap, as it reads far ahead of the upload): a rate measured
+    // from them would fall to 0, so the page says what it knows, the cap, or nothing.
+    if (finishing) {
+      sample = undefined;
+      smoothed = undefined;
+      text("job-rate", uploadCap > 0 ? `at most ${uploadCap} KiB/s (the upload cap)` : "–");
+    } else {
+      rate(p);
+    }
     const bar = $("job-progress");
     if (bar) {
       if (finishing) {
@@ -95,7 +106,7 @@
       }
       bar.textContent = `${percent} %`;
     }
-    text("job-percent", finishing ? "finishing…" : String(percent));
+    text("job-percent", finishing ? (uploadCap > 0 ? "uploading…" : "finishing…") : String(percent));
     const unit = $("job-percent-unit");
     if (unit) {
       unit.hidden = finishing;
@@ -113,7 +124,9 @@
     text(
       "job-eta",
       finishing
-        ? "restic has read everything and is writing the last data to the repository"
+        ? uploadCap > 0
+          ? "restic has read everything and is uploading it under the cap; it does not say how much is left"
+          : "restic has read everything and is writing the last data to the repository"
         : typeof p.eta_seconds === "number"
           ? duration(p.eta_seconds)
           : "–",
@@ -185,14 +198,14 @@
       }
       text("job-percent", "100");
     } else if (bar && !bar.hasAttribute("value") && lastProgress) {
-      // Stopped while finishing: the bar shows how far restic got, never 100 % it did not reach.
-      const got = Math.round(Math.min(1, Math.max(0, lastProgress.percent_done || 0)) * 1000) / 10;
-      bar.value = got;
-      text("job-percent", String(got));
+      // Stopped after reading everything, before it was all written: restic's 100 % is what it
+      // read, so no full bar for work that was not kept (the server's page says the same).
+      bar.hidden = true;
+      text("job-percent", "all read, not all written");
     }
     const unit = $("job-percent-unit");
     if (unit) {
-      unit.hidden = false;
+      unit.hidden = f.status !== "succeeded" && Boolean(bar?.hidden);
     }
     if ($("job-eta")?.textContent?.startsWith("restic has read")) {
       text("job-eta", "–");

@@ -113,6 +113,9 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
               throttle.push(parsed.progress);
               return;
             }
+            if (parsed.kind === "unmeasured") {
+              return;
+            }
             if (parsed.kind === "summary") {
               summary = parsed.summary;
               run.log("stdout", describeSummary(parsed.summary));

@@ -14,10 +14,23 @@ describe("parseBackupLine", () => {
         percent_done: 1,
         files_done: 0,
         bytes_done: 3,
-        eta_seconds: Number.MAX_SAFE_INTEGER,
         current_file: "/a",
       },
     });
+    expect(
+      parseBackupLine('{"message_type":"status","percent_done":0.5,"files_done":2,"seconds_remaining":12}'),
+    ).toMatchObject({ kind: "status", progress: { eta_seconds: 12 } });
+  });
+
+  it("sends no progress for a status line that has measured nothing yet", () => {
+    // 0.14's first line, and all it prints for a short backup; 0.18 leaves out zeros the same way.
+    expect(
+      parseBackupLine('{"message_type":"status","percent_done":0,"total_files":1,"total_bytes":9}'),
+    ).toEqual({ kind: "unmeasured" });
+    // One big file half read: no file done yet, but bytes are measured.
+    expect(
+      parseBackupLine('{"message_type":"status","percent_done":0.5,"total_files":1,"bytes_done":4}'),
+    ).toMatchObject({ kind: "status", progress: { files_done: 0, files_total: 1, bytes_done: 4 } });
   });
 
   it("treats 0.14's scan_finished 'status' line, verbose lines and text as other lines", () => {

@@ -13,6 +13,8 @@ export type ProgressState = Omit<JobProgress, "job_id">;
 
 export type BackupLine =
   | { kind: "status"; progress: ProgressState }
+  /** A status line that measures nothing yet (see parseBackupLine): shown as unknown, not sent. */
+  | { kind: "unmeasured" }
   | { kind: "summary"; summary: JobSummary }
   | { kind: "other" };
 
@@ -42,11 +44,19 @@ export function count(value: unknown): number | undefined {
   return Math.min(Math.max(0, Math.floor(value)), Number.MAX_SAFE_INTEGER);
 }
 
+/**
+ * 0.14 prints seconds_remaining as 2^63 when it cannot estimate (nothing has size yet): no
+ * estimate, not 292 billion years.
+ */
+function estimate(value: unknown): number | undefined {
+  return typeof value === "number" && value <= Number.MAX_SAFE_INTEGER ? count(value) : undefined;
+}
+
 export function progressOf(status: JsonObject): ProgressState {
   const percent = typeof status.percent_done === "number" ? status.percent_done : 0;
   const filesTotal = count(status.total_files);
   const bytesTotal = count(status.total_bytes);
-  const eta = count(status.seconds_remaining);
+  const eta = estimate(status.seconds_remaining);
   const currentFile = Array.isArray(status.current_files) ? status.current_files[0] : undefined;
   return {
     percent_done: Number.isFinite(percent) ? Math.min(Math.max(percent, 0), 1) : 0,
@@ -64,6 +74,13 @@ export function parseBackupLine(text: string): BackupLine {
   const parsed = parseObject(text);
   // 0.14 prints verbose `scan_finished` as message_type "status": it has no percent.
   if (parsed?.message_type === "status" && typeof parsed.percent_done === "number") {
+    // restic leaves out zero counts. A line with neither files_done nor bytes_done is the one
+    // printed as the run starts (0.14 prints it always, and for a short backup nothing else): its
+    // totals are what the scanner found in its first moment ("0 of 1 files"), so the page keeps
+    // showing "unknown" until restic has measured something.
+    if (parsed.files_done === undefined && parsed.bytes_done === undefined) {
+      return { kind: "unmeasured" };
+    }
     return { kind: "status", progress: progressOf(parsed) };
   }
   if (parsed?.message_type === "summary") {

@@ -15,7 +15,10 @@ export interface JobStoppedView {
   /** A user's name, "the agent" or "the server". */
   by: string;
   at: Date | null;
-  /** "57 of 184 files", "57 files", or undefined when nothing was reported. */
+  /**
+   * "57 of 184 files", "57 files", "reading all 184 files, before restic had written…" when it
+   * stopped while writing what it had read, or undefined when nothing was reported.
+   */
   after: string | undefined;
 }
 
@@ -39,6 +42,10 @@ async function cancelledBy(db: Database, job: Job): Promise<string | undefined> 
 function howFar(progress: JobProgressView | undefined): string | undefined {
   if (!progress || progress.filesDone === undefined) {
     return undefined;
+  }
+  if (progress.stoppedWriting) {
+    const all = progress.filesTotal ?? progress.filesDone;
+    return `reading all ${all} ${all === 1 ? "file" : "files"}, before restic had written the last of it to the repository`;
   }
   const files = progress.filesDone === 1 && progress.filesTotal === undefined ? "file" : "files";
   return progress.filesTotal === undefined

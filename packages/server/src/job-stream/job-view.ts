@@ -25,6 +25,12 @@ export interface JobProgressView {
    * instead of "100 %, time left –".
    */
   finishing: boolean;
+  /**
+   * The job stopped (cancelled, failed, lost) after restic had read everything, while it was still
+   * writing to the repository: restic's 100 % counts what it read, so the page shows no full bar
+   * for work that was not kept.
+   */
+  stoppedWriting: boolean;
 }
 
 export interface JobRetries {
@@ -36,7 +42,7 @@ export interface JobRetries {
 
 export interface JobView {
   job: Job;
-  host: Pick<Host, "id" | "name">;
+  host: Pick<Host, "id" | "name" | "bandwidthUpKbps">;
   actor: string;
   groupName: string | undefined;
   active: boolean;
@@ -48,7 +54,15 @@ export interface JobView {
   retries: JobRetries | undefined;
   lastSeq: number;
   durationSeconds: number | undefined;
+  /**
+   * The upload cap a backup runs under, KiB/s: its own (the group's or the run's) or else the
+   * host's, as the agent applies them. Once restic has read everything it reports nothing more
+   * until the end, so under a cap this bound is the only true thing to say about its rate.
+   */
+  uploadCapKibps: number | undefined;
 }
+
+const STOPPED_STATUSES = new Set(["cancelled", "failed", "lost"]);
 
 const num = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
@@ -65,18 +79,22 @@ export function progressView(
   summary: Record<string, unknown> | null = null,
 ): JobProgressView | undefined {
   if (!progress) {
-    return undefined;
+    // A short backup may end before restic printed any status line (0.18 often prints none):
+    // its summary still says how much it did.
+    const summarised = status === "succeeded" && num(summary?.total_files_processed) !== undefined;
+    return summarised ? progressView({ percent_done: 1 }, status, summary) : undefined;
   }
   const currentFile = progress.current_file;
   const percent = Math.min(100, Math.max(0, Math.round((num(progress.percent_done) ?? 0) * 1000) / 10));
   const succeeded = status === "succeeded";
   const bytesDone = num(progress.bytes_done);
   const bytesTotal = num(progress.bytes_total);
+  // Only once every byte is read: restic's percent alone can round up to 100 before that.
+  const readAll = percent >= 100 && (bytesTotal === undefined || (bytesDone ?? 0) >= bytesTotal);
   const view: JobProgressView = {
     percent: succeeded ? 100 : percent,
-    // Only once every byte is read: restic's percent alone can round up to 100 before that.
-    finishing:
-      status === "running" && percent >= 100 && (bytesTotal === undefined || (bytesDone ?? 0) >= bytesTotal),
+    finishing: status === "running" && readAll,
+    stoppedWriting: readAll && STOPPED_STATUSES.has(status),
     filesDone: num(progress.files_done),
     filesTotal: num(progress.files_total),
     bytesDone,
@@ -116,7 +134,7 @@ async function loadRetries(db: Database, jobId: string): Promise<JobRetries | un
 export async function loadJobView(db: Database, jobId: string): Promise<JobView> {
   const job = await getJob(db, jobId);
   const [host] = await db
-    .select({ id: hosts.id, name: hosts.name })
+    .select({ id: hosts.id, name: hosts.name, bandwidthUpKbps: hosts.bandwidthUpKbps })
     .from(hosts)
     .where(eq(hosts.id, job.hostId));
   let actor: string = job.actorKind;
@@ -144,7 +162,7 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
   tail.reverse();
   return {
     job,
-    host: host ?? { id: job.hostId, name: job.hostId },
+    host: host ?? { id: job.hostId, name: job.hostId, bandwidthUpKbps: null },
     actor,
     groupName,
     active: job.status === "queued" || job.status === "running",
@@ -155,6 +173,10 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
     logTail: tail.map((line) => ({ ...line, ...renderLogLine(line.line) })),
     retries: await loadRetries(db, job.id),
     lastSeq: tail.at(-1)?.seq ?? 0,
+    uploadCapKibps:
+      job.kind === "backup"
+        ? (num(job.params.bandwidth_up_kbps) ?? host?.bandwidthUpKbps ?? undefined)
+        : undefined,
     durationSeconds:
       job.startedAt && job.finishedAt
         ? Math.max(0, (job.finishedAt.getTime() - job.startedAt.getTime()) / 1000)

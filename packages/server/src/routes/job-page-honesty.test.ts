@@ -1,3 +1,5 @@
+import { hosts } from "@fleetback/db";
+import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
@@ -104,6 +106,37 @@ describe("figures the page shows are the ones restic gave", () => {
     expect(html).not.toContain("0 of 1");
   });
 
+  it("takes the counts of a backup that ended before restic printed any status line from its summary", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      {
+        status: "succeeded",
+        exitCode: 0,
+        summary: {
+          total_files_processed: 3,
+          total_bytes_processed: 3 * 1024 * 1024,
+          snapshot_id: "dde37704",
+        },
+      },
+    );
+    const html = await page(job.id);
+    expect(html).toMatch(
+      /<progress id="job-progress" data-testid="job-progress" max="100" value="100" aria-label/,
+    );
+    expect(html).toContain('data-testid="job-files">3 of 3<');
+    expect(html).toContain('data-testid="job-bytes">3.00 MiB of 3.00 MiB<');
+  });
+
+  it("shows the done share as unknown until restic reports one, not as 0 %", async () => {
+    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { status: "running" });
+    const html = await page(job.id);
+    expect(html).toContain(
+      '<span id="job-percent" data-testid="job-percent">–</span><span id="job-percent-unit" hidden> %</span>',
+    );
+    expect(html).toContain('data-testid="job-files">–<');
+  });
+
   it("says 'finishing' only once every byte is read, and shows the rate until then", async () => {
     const job = await seedJob(
       deps,
@@ -181,5 +214,88 @@ describe("a snapshot's unknown size is shown as unknown", () => {
       snapshots: Array<{ size_bytes: unknown; file_count: unknown }>;
     };
     expect(api.snapshots[0]).toMatchObject({ size_bytes: null, file_count: null });
+  });
+});
+
+/** restic has read all 6 files; the pack upload is still under way. */
+const ALL_READ = {
+  job_id: "x",
+  percent_done: 1,
+  files_done: 6,
+  files_total: 6,
+  bytes_done: 6 * 1024 * 1024,
+  bytes_total: 6 * 1024 * 1024,
+};
+
+describe("once restic has read everything, the page says what is still true", () => {
+  it("a backup cancelled while writing what it read shows no full bar and says it stopped there", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      { status: "cancelled", finishedAt: deps.clock.now(), progress: ALL_READ },
+    );
+    const html = await page(job.id);
+    expect(html).toContain(
+      'after <span data-testid="job-stopped-after">reading all 6 files, before restic had written the last of it to the repository</span>',
+    );
+    expect(html).toMatch(
+      /<progress id="job-progress" data-testid="job-progress" max="100" hidden aria-label/,
+    );
+    expect(html).toContain(
+      '<span id="job-percent" data-testid="job-percent">all read, not all written</span><span id="job-percent-unit" hidden> %</span>',
+    );
+    expect(html).not.toContain('value="100"');
+  });
+
+  it("a failed job stopped part-way keeps its bar where it stood", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      { status: "failed", finishedAt: deps.clock.now(), progress: PART_WAY },
+    );
+    const html = await page(job.id);
+    expect(html).toMatch(
+      /<progress id="job-progress" data-testid="job-progress" max="100" value="31" aria-label/,
+    );
+    expect(html).toContain('data-testid="job-stopped-after">57 of 184 files<');
+  });
+
+  it("under the backup's own upload cap: uploading, at most the cap, no time left it cannot know", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system", params: { tag: "t", bandwidth_up_kbps: 512 } },
+      { status: "running", startedAt: new Date(deps.clock.now().getTime() - 10_000), progress: ALL_READ },
+    );
+    const html = await page(job.id);
+    expect(html).toContain('data-upload-cap="512"');
+    expect(html).toContain('<span id="job-percent" data-testid="job-percent">uploading…</span>');
+    expect(html).toContain('data-testid="job-rate">at most 512 KiB/s (the upload cap)<');
+    expect(html).toContain(
+      'data-testid="job-eta">restic has read everything and is uploading it under the cap; it does not say how much is left<',
+    );
+    expect(html).not.toContain("finishing…");
+  });
+
+  it("under the host's cap alone, which the agent applies when the backup has none", async () => {
+    await deps.db.update(hosts).set({ bandwidthUpKbps: 256 }).where(eq(hosts.id, hostId));
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system", params: { tag: "t" } },
+      { status: "running", startedAt: new Date(deps.clock.now().getTime() - 10_000), progress: ALL_READ },
+    );
+    const html = await page(job.id);
+    expect(html).toContain('data-testid="job-rate">at most 256 KiB/s (the upload cap)<');
+  });
+
+  it("without a cap: finishing, and no rate from figures that stand still", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "system" },
+      { status: "running", startedAt: new Date(deps.clock.now().getTime() - 10_000), progress: ALL_READ },
+    );
+    const html = await page(job.id);
+    expect(html).toContain('<span id="job-percent" data-testid="job-percent">finishing…</span>');
+    expect(html).toContain('data-testid="job-rate">–<');
+    expect(html).not.toContain("data-upload-cap");
   });
 });

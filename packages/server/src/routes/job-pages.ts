@@ -46,11 +46,14 @@ async function hostRef(db: AppDeps["db"], hostId: string): Promise<{ id: string;
   return { id: hostId, name: await hostNameOf(db, hostId) };
 }
 
-/** Bytes a second since the job started, until the live stream measures its own. */
+/**
+ * Bytes a second since the job started, until the live stream measures its own. None once restic
+ * has read everything: what it read is no longer what moves.
+ */
 function averageRate(view: JobView, now: Date): number | undefined {
   const started = view.job.startedAt;
   const done = view.progress?.bytesDone;
-  if (!view.active || !started || done === undefined) {
+  if (!view.active || !started || done === undefined || view.progress?.finishing) {
     return undefined;
   }
   const seconds = (now.getTime() - started.getTime()) / 1000;
