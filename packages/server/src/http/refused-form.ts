@@ -19,8 +19,7 @@ export interface RefusedForm {
 
 const FORM_OPEN = /<form\b[^>]*>/gi;
 const FIELD = /<(input|textarea|select)\b([^>]*)>/gi;
-// Secrets are not sent back: an operator types them again rather than find them in the page.
-const NOT_REFILLED = new Set(["hidden", "submit", "button", "password", "file", "reset", "image"]);
+const NOT_TYPED = new Set(["hidden", "submit", "button", "file", "reset", "image"]);
 
 function escapeHtml(text: string): string {
   return text
@@ -87,7 +86,7 @@ function markFields(inner: string, refused: RefusedForm, errors: Record<string, 
     const selfAttrs = rawAttrs.replace(/\/$/, "");
     const name = attr(selfAttrs, "name");
     const type = (attr(selfAttrs, "type") ?? "text").toLowerCase();
-    if (!name || (kind.toLowerCase() === "input" && NOT_REFILLED.has(type))) {
+    if (!name || (kind.toLowerCase() === "input" && NOT_TYPED.has(type))) {
       continue;
     }
     const closing = kind.toLowerCase() === "input" ? "" : `</${kind.toLowerCase()}>`;
@@ -104,7 +103,8 @@ function markFields(inner: string, refused: RefusedForm, errors: Record<string, 
       if (typed?.includes(attr(attrs, "value") ?? "on")) {
         attrs = `${attrs} checked`;
       }
-    } else if (kindLower === "input" && typed !== undefined) {
+    } else if (kindLower === "input" && typed !== undefined && type !== "password") {
+      // Secrets are not sent back: the operator types them again rather than find them in a page.
       attrs = withAttr(attrs, "value", typed[0] ?? "");
     } else if (kindLower === "textarea" && typed !== undefined) {
       body = escapeHtml(typed[0] ?? "");
@@ -116,9 +116,16 @@ function markFields(inner: string, refused: RefusedForm, errors: Record<string, 
     }
     const message = errors[name];
     let after = "";
-    if (message !== undefined && !summary.some((entry) => entry.id === (attr(attrs, "id") ?? `field-${name}`))) {
+    if (
+      message !== undefined &&
+      !summary.some((entry) => entry.id === (attr(attrs, "id") ?? `field-${name}`))
+    ) {
       const id = attr(attrs, "id") ?? `field-${name}`;
-      attrs = withAttr(withAttr(withAttr(attrs, "id", id), "aria-invalid", "true"), "aria-describedby", `error-${name}`);
+      attrs = withAttr(
+        withAttr(withAttr(attrs, "id", id), "aria-invalid", "true"),
+        "aria-describedby",
+        `error-${name}`,
+      );
       after = `<small class="field-error" id="error-${escapeHtml(name)}" data-testid="field-error-${escapeHtml(name)}">${escapeHtml(message)}</small>`;
       summary.push({ id, label: labelBefore(inner, start, name), message });
     }
@@ -131,7 +138,10 @@ function markFields(inner: string, refused: RefusedForm, errors: Record<string, 
 
 function summaryHtml(summary: Marked["summary"]): string {
   const items = summary
-    .map((entry) => `<li><a href="#${escapeHtml(entry.id)}">${escapeHtml(entry.label)}</a>: ${escapeHtml(entry.message)}</li>`)
+    .map(
+      (entry) =>
+        `<li><a href="#${escapeHtml(entry.id)}">${escapeHtml(entry.label)}</a>: ${escapeHtml(entry.message)}</li>`,
+    )
     .join("");
   const which = summary.length === 1 ? "this" : "these";
   return `<div class="form-error-summary" role="alert" tabindex="-1" data-testid="form-error-summary"><p><strong>Not saved; fix ${which} first:</strong></p><ul>${items}</ul></div>`;
@@ -144,7 +154,10 @@ function summaryHtml(summary: Marked["summary"]): string {
 export function markRefusedForm(html: string, refused: RefusedForm): string | undefined {
   const errors: Record<string, string> = {};
   for (const problem of refused.problems) {
-    errors[problem.field.replaceAll(".", "_")] ??= problem.message;
+    // "includes.2" is the third line of the includes box (or the third box ticked).
+    const item = /^(.+)\.(\d+)$/.exec(problem.field);
+    const name = (item?.[1] ?? problem.field).replaceAll(".", "_");
+    errors[name] ??= item ? `item ${Number(item[2]) + 1}: ${problem.message}` : problem.message;
   }
   for (const open of html.matchAll(FORM_OPEN)) {
     const [tag] = open;
@@ -188,15 +201,15 @@ export async function refusedFormPage(
     return undefined;
   }
   const here = new URL(c.req.url);
-  // Only the page's path is taken from the Referer: the page is always this app's own.
+  // Only the page's path is taken from the Referer: the page is always this app's own, and its
+  // GET (never a post) cannot come back here.
   const target = new URL(`${page.pathname}${page.search}`, here);
-  if (target.pathname === here.pathname && page.search === "") {
-    return undefined;
-  }
   const form = await c.req.parseBody({ all: true });
   const values: RefusedForm["values"] = {};
   for (const [name, raw] of Object.entries(form)) {
-    const items = (Array.isArray(raw) ? raw : [raw]).filter((item): item is string => typeof item === "string");
+    const items = (Array.isArray(raw) ? raw : [raw]).filter(
+      (item): item is string => typeof item === "string",
+    );
     if (name !== "_csrf") {
       values[name] = items;
     }
