@@ -10,6 +10,7 @@ import {
   formatBytes,
   formatDuration,
   formatExactUtc,
+  formatHostState,
   formatProtection,
   formatRelative,
   shortId,
@@ -74,6 +75,7 @@ export function createViews(options: ViewOptions): Views {
   env.addFilter("duration", formatDuration);
   env.addFilter("shortId", shortId);
   env.addFilter("protection", formatProtection);
+  env.addFilter("hostState", formatHostState);
   const now = options.now ?? (() => new Date());
   // Every moment a page shows: relative, with the exact time on hover (see timeElement).
   env.addFilter("when", (value: unknown) => new nunjucks.runtime.SafeString(timeElement(value, now())));

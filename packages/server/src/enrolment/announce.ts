@@ -123,12 +123,20 @@ export async function announceHost(
 }
 
 /** One host still waiting for approval, for its approve step; undefined once decided or expired. */
-export async function findPendingHost(db: Database, clock: Clock, pendingId: string): Promise<PendingHost | undefined> {
+export async function findPendingHost(
+  db: Database,
+  clock: Clock,
+  pendingId: string,
+): Promise<PendingHost | undefined> {
   const rows = await db
     .select()
     .from(pendingHosts)
     .where(
-      and(eq(pendingHosts.id, pendingId), isNull(pendingHosts.approvedAt), gt(pendingHosts.expiresAt, clock.now())),
+      and(
+        eq(pendingHosts.id, pendingId),
+        isNull(pendingHosts.approvedAt),
+        gt(pendingHosts.expiresAt, clock.now()),
+      ),
     )
     .limit(1);
   return rows[0];

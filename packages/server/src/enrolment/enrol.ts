@@ -81,7 +81,9 @@ export async function createInitialGroup(
   if (initial) {
     // The agent's hello gets this as its first schedule.set (version 1).
     const scheduleId = deps.ids.ulid(now);
-    await tx.insert(schedules).values({ id: scheduleId, hostId, cron: initial.cron, createdAt: now, updatedAt: now });
+    await tx
+      .insert(schedules)
+      .values({ id: scheduleId, hostId, cron: initial.cron, createdAt: now, updatedAt: now });
     await tx.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
     await tx.update(hosts).set({ scheduleVersion: 1 }).where(eq(hosts.id, hostId));
   }

@@ -67,7 +67,9 @@ describe("the approve step of an announced host", () => {
     expect(enrol).toContain(`href="/enroll/pending/${id}/approve"`);
     const page = await (await operator.request(`/enroll/pending/${id}/approve`)).text();
     expect(page).toContain('data-testid="approve-fingerprint">SHA256:');
-    expect(/name="initial_cron" value="([^"]+)"/.exec(page)?.[1]).toMatch(/^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/);
+    expect(/name="initial_cron" value="([^"]+)"/.exec(page)?.[1]).toMatch(
+      /^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/,
+    );
     expect(page).toMatch(/name="keep_daily" type="number" min="0" value="7"/);
     expect(page).toMatch(/name="keep_weekly" type="number" min="0" value="4"/);
     expect(page).toMatch(/name="keep_monthly" type="number" min="0" value="6"/);
@@ -89,7 +91,11 @@ describe("the approve step of an announced host", () => {
     expect(res.headers.get("Location")).toBe("/enroll");
     const made = await hostNamed("web-03");
     expect(made?.groups).toEqual([
-      expect.objectContaining({ name: "default", includes: ["/etc", "/srv/www"], retentionPolicy: { daily: 10, weekly: 3 } }),
+      expect.objectContaining({
+        name: "default",
+        includes: ["/etc", "/srv/www"],
+        retentionPolicy: { daily: 10, weekly: 3 },
+      }),
     ]);
     expect(made?.crons).toEqual([{ cron: "45 2 * * *", groupId: made?.groups[0]?.id }]);
     // The agent's first hello gets it as its first schedule.set.
@@ -125,7 +131,9 @@ describe("the approve step of an announced host", () => {
     expect(res.status).toBe(400);
     const html = await res.text();
     expect(html).toContain('data-testid="approve-form"');
-    expect(html).toMatch(/name="initial_cron" value="every night" id="field-initial_cron"[^>]* aria-invalid="true"/);
+    expect(html).toMatch(
+      /name="initial_cron" value="every night" id="field-initial_cron"[^>]* aria-invalid="true"/,
+    );
     expect(html).toMatch(/<small class="field-error" id="error-initial_cron"[^>]*>[^<]+<\/small>/);
     expect(html).toMatch(/name="keep_daily" type="number" min="0" value="9"/);
     expect(html).toContain(">/etc\n/home</textarea>");
@@ -144,8 +152,12 @@ describe("the token form's schedule", () => {
     expect(res.status).toBe(400);
     const html = await res.text();
     expect(html).not.toContain("<h1>Bad request</h1>");
-    expect(html).toMatch(/name="initial_cron" value="61 25 \* \* \*" id="field-initial_cron"[^>]* aria-invalid="true"/);
-    expect(html).toMatch(/data-testid="form-error-summary"[\s\S]*href="#field-initial_cron">When \(cron\)<\/a>/);
+    expect(html).toMatch(
+      /name="initial_cron" value="61 25 \* \* \*" id="field-initial_cron"[^>]* aria-invalid="true"/,
+    );
+    expect(html).toMatch(
+      /data-testid="form-error-summary"[\s\S]*href="#field-initial_cron">When \(cron\)<\/a>/,
+    );
     expect(await deps.db.select().from(enrolmentTokens)).toHaveLength(0);
   });
 });

@@ -83,7 +83,9 @@ function refusedMintForm(form: MintFormValues | ApproveFormValues, problems: Fie
 
 /** The problems of a refusal that the token and approve forms show at one of their inputs. */
 function formProblemsOf(err: unknown): FieldProblem[] {
-  return fieldProblemsOf(err).filter((problem) => MINT_LABELS[problem.field.replaceAll(".", "_")] !== undefined);
+  return fieldProblemsOf(err).filter(
+    (problem) => MINT_LABELS[problem.field.replaceAll(".", "_")] !== undefined,
+  );
 }
 
 /** The approve step's choice: paths checked absolute, the cron checked at its own input. */
@@ -196,7 +198,10 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
   ) {
     const host = await findPendingHost(deps.db, deps.clock, c.req.param("id") ?? "");
     if (!host) {
-      throw new RequestError("not_found", "No such host is waiting for approval (expired, approved or rejected).");
+      throw new RequestError(
+        "not_found",
+        "No such host is waiting for approval (expired, approved or rejected).",
+      );
     }
     return renderPage(
       c,
