@@ -257,12 +257,12 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
             await page.goto(`${stack.server.url}/hosts/${host.hostId}`);
             await expect
               .poll(() => page.getByTestId("protection-state").textContent())
-              .toContain("Not protected");
+              .toContain("Deletion protection off.");
             await page.getByTestId("keeper-select").selectOption(keeper.hostId);
             await page.getByTestId("keeper-save").click();
             await expect
               .poll(() => page.getByTestId("protection-state").textContent())
-              .toContain("Protected.");
+              .toContain("Deletion protection on.");
             expect(await page.getByTestId("protection-keeper").textContent()).toBe(
               await hostName(keeper.hostId),
             );

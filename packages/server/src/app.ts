@@ -160,6 +160,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", openApiRoutes(deps));
   app.route("/", ssoPageRoutes(deps));
   app.notFound(notFoundHandler(deps.views));
-  app.onError(handleError(deps.log, deps.views));
+  // A refused plain form is shown on its own page again, which this app renders in-process.
+  app.onError(handleError(deps.log, deps.views, (request, env) => app.fetch(request, env as never)));
   return app;
 }

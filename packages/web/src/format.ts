@@ -26,6 +26,15 @@ const PROTECTION_WORDS: Record<string, string> = {
   never: "never backed up",
 };
 
+/**
+ * A host-list state in words. The API's `unprotected` (no backup is protecting the data) reads
+ * "Not backed up", so it is never taken for deletion protection (a keeper), a separate thing.
+ */
+export function formatHostState(value: unknown): string {
+  const state = String(value ?? "");
+  return state === "unprotected" ? "Not backed up" : state.charAt(0).toUpperCase() + state.slice(1);
+}
+
 export function formatProtection(value: unknown): string {
   const state = String(value ?? "");
   return PROTECTION_WORDS[state] ?? state;

@@ -9,6 +9,7 @@ import type { StaticAsset } from "./assets.js";
 import {
   formatBytes,
   formatDuration,
+  formatHostState,
   formatIso,
   formatProtection,
   formatTime,
@@ -78,6 +79,7 @@ export function createViews(options: ViewOptions): Views {
   env.addFilter("duration", formatDuration);
   env.addFilter("shortId", shortId);
   env.addFilter("protection", formatProtection);
+  env.addFilter("hostState", formatHostState);
   const now = options.now ?? (() => new Date());
   const displayZone = options.timeZone ?? "UTC";
   // Every moment a page shows (see timeElement); `| when(zone)` pins it to a zone of its own.

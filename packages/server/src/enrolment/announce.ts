@@ -28,7 +28,8 @@ import { RequestError } from "../errors.js";
 import { newHostIdentity } from "../hosts/snapshot-owner.js";
 import { sourceNetwork } from "../http/client-address.js";
 import type { Ids } from "../ids.js";
-import type { HostInfo } from "./enrol.js";
+import { createInitialGroup, type HostInfo } from "./enrol.js";
+import type { InitialSchedule } from "./initial-schedule.js";
 
 /**
  * How long an announce waits for an operator, and then (counted again from the approval) for its
@@ -121,6 +122,26 @@ export async function announceHost(
   return { pendingId, fingerprint: print, hostnameCollision: collision };
 }
 
+/** One host still waiting for approval, for its approve step; undefined once decided or expired. */
+export async function findPendingHost(
+  db: Database,
+  clock: Clock,
+  pendingId: string,
+): Promise<PendingHost | undefined> {
+  const rows = await db
+    .select()
+    .from(pendingHosts)
+    .where(
+      and(
+        eq(pendingHosts.id, pendingId),
+        isNull(pendingHosts.approvedAt),
+        gt(pendingHosts.expiresAt, clock.now()),
+      ),
+    )
+    .limit(1);
+  return rows[0];
+}
+
 export async function listPendingHosts(db: Database, clock: Clock): Promise<PendingHost[]> {
   return db
     .select()
@@ -129,11 +150,21 @@ export async function listPendingHosts(db: Database, clock: Clock): Promise<Pend
     .orderBy(desc(pendingHosts.id));
 }
 
-/** Creates the host and its agent token; the token waits, sealed, for the agent's claim. */
+/** What the approve step chose for the host's first group: as a token carries it (issue 35.2). */
+export interface ApprovedStart {
+  paths: string[];
+  schedule: InitialSchedule | null;
+}
+
+/**
+ * Creates the host, its first group (when paths were chosen) and its agent token; the token
+ * waits, sealed, for the agent's claim.
+ */
 export async function approvePendingHost(
   deps: Deps,
   audit: AuditContext,
   pendingId: string,
+  start: ApprovedStart = { paths: [], schedule: null },
 ): Promise<{ hostId: string }> {
   const now = deps.clock.now();
   const agentToken = randomToken("fba");
@@ -167,6 +198,7 @@ export async function approvePendingHost(
       agentTokenHash: hashToken(agentToken),
       createdAt: now,
     });
+    await createInitialGroup(tx, deps, hostId, start.paths, start.schedule, now);
     await tx.update(pendingHosts).set({ hostId }).where(eq(pendingHosts.id, pendingId));
     await writeAudit(tx, deps, { ...audit, action: "host.approve", targetKind: "host", targetId: hostId });
     return true;

@@ -14,6 +14,7 @@ import {
   scheduleSourceGroups,
   schedules,
   sourceGroups,
+  type Transaction,
 } from "@fleetback/db";
 import type { Repository } from "@fleetback/protocol";
 import { and, eq, gt, isNull } from "drizzle-orm";
@@ -22,6 +23,7 @@ import { RequestError } from "../errors.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
 import { newHostIdentity } from "../hosts/snapshot-owner.js";
 import type { Ids } from "../ids.js";
+import type { InitialSchedule } from "./initial-schedule.js";
 import { enrolmentAad } from "./tokens.js";
 
 /** The group created from a token's initial paths (documented in the README). */
@@ -49,6 +51,42 @@ function isRepository(value: unknown): value is Repository {
   }
   const record = value as Record<string, unknown>;
   return typeof record.url === "string" && typeof record.password === "string";
+}
+
+/**
+ * The host's first source group from the paths it was enrolled or approved with, scheduled and
+ * kept as chosen (null: no schedule, by choice); nothing when no paths were given.
+ */
+export async function createInitialGroup(
+  tx: Transaction,
+  deps: { ids: Ids },
+  hostId: string,
+  paths: string[],
+  initial: InitialSchedule | null,
+  now: Date,
+): Promise<void> {
+  if (paths.length === 0) {
+    return;
+  }
+  const groupId = deps.ids.ulid(now);
+  await tx.insert(sourceGroups).values({
+    id: groupId,
+    hostId,
+    name: DEFAULT_GROUP_NAME,
+    includes: paths,
+    excludes: [],
+    retentionPolicy: initial?.retention ?? {},
+    createdAt: now,
+  });
+  if (initial) {
+    // The agent's hello gets this as its first schedule.set (version 1).
+    const scheduleId = deps.ids.ulid(now);
+    await tx
+      .insert(schedules)
+      .values({ id: scheduleId, hostId, cron: initial.cron, createdAt: now, updatedAt: now });
+    await tx.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
+    await tx.update(hosts).set({ scheduleVersion: 1 }).where(eq(hosts.id, hostId));
+  }
 }
 
 export async function enrolWithToken(
@@ -99,28 +137,7 @@ export async function enrolWithToken(
         createdAt: now,
       });
     }
-    if (row.initialPaths.length > 0) {
-      const groupId = deps.ids.ulid(now);
-      const initial = row.initialSchedule;
-      await tx.insert(sourceGroups).values({
-        id: groupId,
-        hostId,
-        name: DEFAULT_GROUP_NAME,
-        includes: row.initialPaths,
-        excludes: [],
-        retentionPolicy: initial?.retention ?? {},
-        createdAt: now,
-      });
-      if (initial) {
-        // The agent's hello gets this as its first schedule.set (version 1).
-        const scheduleId = deps.ids.ulid(now);
-        await tx
-          .insert(schedules)
-          .values({ id: scheduleId, hostId, cron: initial.cron, createdAt: now, updatedAt: now });
-        await tx.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
-        await tx.update(hosts).set({ scheduleVersion: 1 }).where(eq(hosts.id, hostId));
-      }
-    }
+    await createInitialGroup(tx, deps, hostId, row.initialPaths, row.initialSchedule ?? null, now);
     // The blob is no longer needed once re-sealed to the host: drop it so it outlives nothing.
     await tx
       .update(enrolmentTokens)

@@ -37,10 +37,13 @@ export function defaultInitialSchedule(draw: (max: number) => number = randomInt
   return { cron: `${draw(60)} ${1 + draw(4)} * * *`, retention: { ...DEFAULT_INITIAL_RETENTION } };
 }
 
-/** The chosen schedule with its cron checked; undefined takes the default. */
+/**
+ * The chosen schedule with its cron checked; undefined takes the default. A form names its own
+ * cron input (`cronField`) so the refusal lands at it.
+ */
 export function checkInitialSchedule(
   input: InitialSchedule | null | undefined,
-  field = "initial_schedule",
+  cronField = "initial_schedule.cron",
 ): InitialSchedule | null {
   if (input === undefined) {
     return defaultInitialSchedule();
@@ -50,7 +53,7 @@ export function checkInitialSchedule(
   }
   const cron = checkCron(input.cron);
   if (!cron.ok) {
-    throw new RequestError("invalid", `${field}.cron: ${cron.message.replace(/^cron: /, "")}`);
+    throw new RequestError("invalid", `${cronField}: ${cron.message.replace(/^cron: /, "")}`);
   }
   return { cron: cron.cron, retention: input.retention };
 }
@@ -88,4 +91,17 @@ export function initialScheduleOfForm(form: {
     }
   }
   return { cron, retention };
+}
+
+/** The paths typed one per line; each must be absolute, else the refusal names the input. */
+export function initialPathsOfForm(text: string | undefined): string[] {
+  const paths = (text ?? "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+  const badPath = paths.find((path) => !path.startsWith("/"));
+  if (badPath !== undefined) {
+    throw new RequestError("invalid", `initial_paths: "${badPath}" is not an absolute path`);
+  }
+  return paths;
 }

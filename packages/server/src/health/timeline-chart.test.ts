@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { JobTimeline, TimelineHost, TimelineJob } from "./job-timeline.js";
-import { jobTooltip, OUTCOME_COLOURS, renderJobTimeline, timelineSummary } from "./timeline-chart.js";
+import {
+  AHEAD_MINUTES,
+  jobTooltip,
+  MIN_BAR_MINUTES,
+  OUTCOME_COLOURS,
+  renderJobTimeline,
+  timelineSummary,
+} from "./timeline-chart.js";
 
 const NOW = new Date("2026-11-21T12:00:00Z");
 const FROM = new Date("2026-11-20T12:00:00Z");
@@ -35,15 +42,20 @@ function timeline(hosts: TimelineHost[], totalHosts = hosts.length): JobTimeline
   return { from: FROM, to: NOW, hosts, totalHosts };
 }
 
-/** A bar's x and width in minutes of the lane. */
-function bar(svg: string, jobId: string): { x: number; width: number; fill: string } {
+/** A bar's x and width in minutes of the lane (its track: `y`, below the first one). */
+function placed(svg: string, jobId: string): { x: number; width: number; fill: string; y: number } {
   const match = new RegExp(
-    `data-job-id="${jobId}"[^>]* x="([0-9.]+)" y="0" width="([0-9.]+)"[^>]* fill="([^"]+)"`,
+    `data-job-id="${jobId}"[^>]* x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"[^>]* fill="([^"]+)"`,
   ).exec(svg);
   if (!match) {
     throw new Error(`no bar for ${jobId}`);
   }
-  return { x: Number(match[1]), width: Number(match[2]), fill: match[3] ?? "" };
+  return { x: Number(match[1]), y: Number(match[2]), width: Number(match[3]), fill: match[4] ?? "" };
+}
+
+function bar(svg: string, jobId: string): { x: number; width: number; fill: string } {
+  const { x, width, fill } = placed(svg, jobId);
+  return { x, width, fill };
 }
 
 describe("job timeline chart", () => {
@@ -76,9 +88,36 @@ describe("job timeline chart", () => {
       { timeZone: "UTC" },
     );
     expect(bar(svg, "long")).toEqual({ x: 0, width: 60, fill: OUTCOME_COLOURS.succeeded });
-    const blink = bar(svg, "blink");
-    expect(blink.width).toBeGreaterThan(0);
-    expect(blink.x + blink.width).toBeLessThanOrEqual(1440);
+    // A job of this very minute is drawn from now into the room after it, not pushed back.
+    expect(bar(svg, "blink")).toEqual({ x: 1440, width: MIN_BAR_MINUTES, fill: OUTCOME_COLOURS.succeeded });
+    expect(svg).toContain(`viewBox="0 0 ${1440 + AHEAD_MINUTES} `);
+  });
+
+  it("gives several jobs of the last hour each a bar of their own, none hidden under another", () => {
+    const minutesAgo = (minutes: number) => new Date(NOW.getTime() - minutes * 60_000);
+    const recent = [50, 46, 45, 30, 29, 5, 1].map((ago, index) =>
+      job(`r${index}`, {
+        status: index === 3 ? "failed" : "succeeded",
+        startedAt: minutesAgo(ago),
+        finishedAt: minutesAgo(ago - 0.5),
+      }),
+    );
+    const svg = renderJobTimeline(timeline([host("web-1", recent)]), { timeZone: "UTC" });
+    const bars = recent.map((j) => placed(svg, j.id));
+    for (const one of bars) {
+      expect(one.width).toBeGreaterThanOrEqual(MIN_BAR_MINUTES);
+      expect(one.x + one.width).toBeLessThanOrEqual(1440 + AHEAD_MINUTES);
+    }
+    for (const [i, a] of bars.entries()) {
+      for (const b of bars.slice(i + 1)) {
+        const overlap = a.y === b.y && a.x < b.x + b.width && b.x < a.x + a.width;
+        expect(overlap).toBe(false);
+      }
+    }
+    // Each bar starts where its job started: no bar was moved left to fit before now.
+    expect(bars.map((b) => b.x)).toEqual([1390, 1394, 1395, 1410, 1411, 1435, 1439]);
+    // "now" is a line inside the chart, with room on its right.
+    expect(svg).toMatch(/<text x="88\.89%" y="13" text-anchor="middle">now<\/text>/);
   });
 
   it("escapes host and group names, links each host and says why a host is listed", () => {

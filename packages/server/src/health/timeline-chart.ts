@@ -1,7 +1,10 @@
 /**
  * @module health/timeline-chart
  * The dashboard's job timeline as server-rendered SVG: one lane per host, one bar per job from
- * its start to its end (running jobs to now), coloured by outcome, each with a tooltip. The outer
+ * its start to its end (running jobs to now), coloured by outcome, each with a tooltip. The lane
+ * runs on past now (AHEAD_MINUTES) so the last hour's jobs are not pressed against the edge, and
+ * bars that would overlap at their shortest drawn width go to a track below, so several jobs run
+ * close together today stay several bars, each with its own tooltip. The outer
  * SVG has no viewBox and is as wide as the page, so its text keeps its size on a phone and on a
  * desktop alike; each lane is a nested SVG in minutes (0 to 1440) stretched to that width. Colours
  * are presentation attributes (the CSP forbids style attributes); operator text is escaped.
@@ -24,10 +27,13 @@ export const OUTCOME_COLOURS: Readonly<Record<JobStatus, string>> = {
 const LABEL_HEIGHT = 18;
 const LANE_HEIGHT = 14;
 const ROW_GAP = 8;
-const ROW_HEIGHT = LABEL_HEIGHT + LANE_HEIGHT + ROW_GAP;
 const AXIS_HEIGHT = 20;
-/** The shortest bar drawn, in minutes of the 24 h lane, so a one-second job is still visible. */
-const MIN_BAR_MINUTES = 4;
+/** The shortest bar drawn, in minutes of the 24 h lane: a one-second job is a bar one can point at. */
+export const MIN_BAR_MINUTES = 12;
+/** Room after now, so jobs of the last minutes are drawn in full rather than against the edge. */
+export const AHEAD_MINUTES = 180;
+/** Tracks a lane grows to for overlapping bars; beyond that, bars share the last one. */
+const MAX_TRACKS = 4;
 
 const round = (value: number) => Math.round(value * 100) / 100;
 
@@ -45,26 +51,57 @@ function hostNote(host: TimelineHost): string {
   return notes.join(", ");
 }
 
-function lane(host: TimelineHost, timeline: JobTimeline, timeZone: string, y: number): string {
+interface PlacedBar {
+  job: TimelineJob;
+  x: number;
+  width: number;
+  track: number;
+}
+
+/** Minutes of the window: 24 h before now, and the room after it. */
+function laneMinutes(timeline: JobTimeline): { past: number; all: number } {
+  const past = (timeline.to.getTime() - timeline.from.getTime()) / 60_000;
+  return { past, all: past + AHEAD_MINUTES };
+}
+
+/** Each job's bar in minutes of the lane, on the first track where it overlaps no other bar. */
+function placeBars(host: TimelineHost, timeline: JobTimeline): PlacedBar[] {
   const from = timeline.from.getTime();
-  const span = timeline.to.getTime() - from;
-  const minutes = span / 60_000;
-  const scale = (at: number) => Math.min(minutes, Math.max(0, ((at - from) / span) * minutes));
-  const bars = host.jobs.map((job) => {
+  const { past, all } = laneMinutes(timeline);
+  const scale = (at: number) => Math.min(past, Math.max(0, (at - from) / 60_000));
+  const trackEnds: number[] = [];
+  return host.jobs.map((job) => {
     const start = scale(job.startedAt.getTime());
     const end = scale((job.finishedAt ?? timeline.to).getTime());
     const width = Math.max(MIN_BAR_MINUTES, end - start);
-    const x = Math.min(start, minutes - width);
+    const x = Math.min(start, all - width);
+    let track = trackEnds.findIndex((trackEnd) => trackEnd <= x);
+    if (track < 0) {
+      track = Math.min(trackEnds.length, MAX_TRACKS - 1);
+    }
+    trackEnds[track] = Math.max(trackEnds[track] ?? 0, x + width);
+    return { job, x, width, track };
+  });
+}
+
+function tracksOf(bars: PlacedBar[]): number {
+  return Math.max(1, ...bars.map((bar) => bar.track + 1));
+}
+
+function lane(bars: PlacedBar[], timeline: JobTimeline, timeZone: string, y: number): string {
+  const { past, all } = laneMinutes(timeline);
+  const height = tracksOf(bars) * LANE_HEIGHT;
+  const rects = bars.map(({ job, x, width, track }) => {
     const colour = OUTCOME_COLOURS[job.status];
     return (
-      `<rect class="timeline-bar" data-job-id="${escapeXml(job.id)}" data-status="${job.status}" x="${round(x)}" y="0" width="${round(width)}" height="${LANE_HEIGHT}" fill="${colour}">` +
+      `<rect class="timeline-bar" data-job-id="${escapeXml(job.id)}" data-status="${job.status}" x="${round(x)}" y="${track * LANE_HEIGHT}" width="${round(width)}" height="${LANE_HEIGHT - 2}" fill="${colour}">` +
       `<title>${escapeXml(jobTooltip(job, timeline.to, timeZone))}</title></rect>`
     );
   });
   return (
-    `<svg x="0" y="${y}" width="100%" height="${LANE_HEIGHT}" viewBox="0 0 ${round(minutes)} ${LANE_HEIGHT}" preserveAspectRatio="none">` +
-    `<rect class="timeline-lane" x="0" y="0" width="${round(minutes)}" height="${LANE_HEIGHT}" fill="currentColor" fill-opacity="0.08"/>` +
-    bars.join("") +
+    `<svg x="0" y="${y}" width="100%" height="${height}" viewBox="0 0 ${round(all)} ${height}" preserveAspectRatio="none">` +
+    `<rect class="timeline-lane" x="0" y="0" width="${round(past)}" height="${height}" fill="currentColor" fill-opacity="0.08"/>` +
+    rects.join("") +
     "</svg>"
   );
 }
@@ -72,7 +109,10 @@ function lane(host: TimelineHost, timeline: JobTimeline, timeZone: string, y: nu
 /** The SVG of the timeline; an empty fleet gets a sentence instead of empty lanes. */
 export function renderJobTimeline(timeline: JobTimeline, options: { timeZone: string }): string {
   const rows = timeline.hosts.length;
-  const height = AXIS_HEIGHT + Math.max(1, rows) * ROW_HEIGHT;
+  const placed = timeline.hosts.map((host) => placeBars(host, timeline));
+  const rowHeights = placed.map((bars) => LABEL_HEIGHT + tracksOf(bars) * LANE_HEIGHT + ROW_GAP);
+  const lanesHeight = rowHeights.reduce((sum, h) => sum + h, 0);
+  const height = AXIS_HEIGHT + Math.max(LABEL_HEIGHT + LANE_HEIGHT + ROW_GAP, lanesHeight);
   const label = `Jobs of the last 24 hours, one row per host (${rows} of ${timeline.totalHosts} hosts)`;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="100%" height="${height}" role="img" aria-label="${escapeXml(label)}" data-testid="timeline-svg">`,
@@ -84,32 +124,37 @@ export function renderJobTimeline(timeline: JobTimeline, options: { timeZone: st
     );
     return parts.join("");
   }
-  // Hour marks every 6 h, as lines across every lane and labels at the top.
+  // Hour marks every 6 h, as lines across every lane and labels at the top; now is a firmer line.
+  const { all } = laneMinutes(timeline);
+  const hours = all / 60;
   const ticks = [0, 6, 12, 18, 24];
+  const percent = (hour: number) => round((hour / hours) * 100);
   parts.push(`<g class="timeline-axis" fill="currentColor" font-size="12">`);
   for (const hour of ticks) {
-    const anchor = hour === 0 ? "start" : hour === 24 ? "end" : "middle";
+    const anchor = hour === 0 ? "start" : "middle";
     const text = hour === 24 ? "now" : `${24 - hour} h ago`;
-    parts.push(`<text x="${round((hour / 24) * 100)}%" y="13" text-anchor="${anchor}">${text}</text>`);
+    parts.push(`<text x="${percent(hour)}%" y="13" text-anchor="${anchor}">${text}</text>`);
   }
   parts.push("</g>");
   parts.push(
-    `<svg x="0" y="${AXIS_HEIGHT}" width="100%" height="${rows * ROW_HEIGHT}" viewBox="0 0 24 ${rows * ROW_HEIGHT}" preserveAspectRatio="none" aria-hidden="true">`,
+    `<svg x="0" y="${AXIS_HEIGHT}" width="100%" height="${lanesHeight}" viewBox="0 0 ${round(hours)} ${lanesHeight}" preserveAspectRatio="none" aria-hidden="true">`,
     ...ticks.map(
       (hour) =>
-        `<line x1="${hour}" y1="0" x2="${hour}" y2="${rows * ROW_HEIGHT}" stroke="currentColor" stroke-opacity="0.2" vector-effect="non-scaling-stroke"/>`,
+        `<line class="${hour === 24 ? "timeline-now" : "timeline-tick"}" x1="${hour}" y1="0" x2="${hour}" y2="${lanesHeight}" stroke="currentColor" stroke-opacity="${hour === 24 ? 0.6 : 0.2}" vector-effect="non-scaling-stroke"/>`,
     ),
     "</svg>",
   );
+  let top = AXIS_HEIGHT;
   timeline.hosts.forEach((host, index) => {
-    const top = AXIS_HEIGHT + index * ROW_HEIGHT;
+    const bars = placed[index] ?? [];
     const problem = host.overdue || host.failing || host.failedJobs;
     parts.push(
       `<g class="timeline-row" data-host-id="${escapeXml(host.id)}">`,
       `<a href="/hosts/${encodeURIComponent(host.id)}"><text x="0" y="${top + LABEL_HEIGHT - 4}" font-size="13" fill="currentColor"${problem ? ' font-weight="600"' : ""}>${escapeXml(host.name)}<tspan fill-opacity="0.7" font-weight="400"> · ${escapeXml(hostNote(host))}</tspan></text></a>`,
-      lane(host, timeline, options.timeZone, top + LABEL_HEIGHT),
+      lane(bars, timeline, options.timeZone, top + LABEL_HEIGHT),
       "</g>",
     );
+    top += rowHeights[index] ?? 0;
   });
   parts.push("</svg>");
   return parts.join("");

@@ -3,6 +3,8 @@
  * The one place a thrown error becomes a response. Three kinds of caller, three answers:
  * - a person's browser opening a page (no htmx, Accept names text/html, not under /api/) gets an
  *   HTML error page in the site's layout: status, message, the request id of a 500, a way home;
+ *   but a plain form refused for one of its fields gets its own page back, marked at that field
+ *   (http/refused-form);
  * - an htmx request gets no body to swap, only HX-Reswap: none and an HX-Trigger
  *   `fleetback:toast` event, which app.js shows at the form's fields when the error names them
  *   (its `fields`), else as the one toast of the failure;
@@ -17,6 +19,7 @@ import type { Logger } from "../log.js";
 import type { AppEnv } from "./app-env.js";
 import { hasRole } from "./app-env.js";
 import { fieldProblemsOf } from "./form-errors.js";
+import { type Rerender, refusedFormPage } from "./refused-form.js";
 import type { FieldProblem } from "./validate.js";
 
 const INTERNAL_MESSAGE = "Internal error; the server log has the details under this request id.";
@@ -89,8 +92,8 @@ function errorPage(
   return c.html(html, status);
 }
 
-export function handleError(log: Logger, views?: Views): ErrorHandler {
-  return (err, c) => {
+export function handleError(log: Logger, views?: Views, rerender?: Rerender): ErrorHandler {
+  return async (err, c) => {
     const requestId = c.get("requestId" as never) as string | undefined;
     if (isRequestError(err)) {
       for (const [name, value] of Object.entries(err.headers)) {
@@ -100,7 +103,8 @@ export function handleError(log: Logger, views?: Views): ErrorHandler {
         return toast(c, err.message, err.status, fieldProblemsOf(err));
       }
       if (views && wantsPage(c)) {
-        return errorPage(c, views, err.status, err.message, requestId);
+        const refused = rerender && (await refusedFormPage(c, err.status, fieldProblemsOf(err), rerender));
+        return refused || errorPage(c, views, err.status, err.message, requestId);
       }
       return c.json(errorBody(err.code, err.message, { requestId, details: err.details }), err.status);
     }

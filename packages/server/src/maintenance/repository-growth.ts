@@ -46,6 +46,11 @@ export interface RepositoryGrowth {
   hostsReporting: number;
   /** One point per UTC day of the window, oldest first; a day without reports carries forward. */
   days: GrowthPoint[];
+  /**
+   * The first day of the window with a figure (a size reported on or before it); the days
+   * before it have none (their 0 is no measurement). Null when no day has one.
+   */
+  firstDay: string | null;
 }
 
 export async function fleetRepositoryGrowth(
@@ -82,8 +87,12 @@ export async function fleetRepositoryGrowth(
   const byDay = new Map(changes.map((row) => [row.day, Number(row.delta)]));
   const days: GrowthPoint[] = [];
   let total = 0;
+  let firstDay: string | null = null;
   for (let i = window - 1; i >= 0; i--) {
     const day = utcDay(new Date(now.getTime() - i * DAY_MS));
+    if (firstDay === null && byDay.has(day)) {
+      firstDay = day;
+    }
     total += byDay.get(day) ?? 0;
     days.push({ day, storedBytes: total });
   }
@@ -91,5 +100,6 @@ export async function fleetRepositoryGrowth(
     storedBytes: Number(current?.storedBytes ?? 0),
     hostsReporting: Number(current?.hostsReporting ?? 0),
     days,
+    firstDay,
   };
 }

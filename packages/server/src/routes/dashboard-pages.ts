@@ -13,19 +13,36 @@ import { OUTCOME_COLOURS, renderJobTimeline, timelineSummary } from "../health/t
 import { renderPage } from "../http/render.js";
 import { renderLineChart } from "../snapshots/chart.js";
 
+const dayStart = (day: string) => new Date(`${day}T00:00:00Z`);
+
+/**
+ * The fleet's size over the whole window: the axis spans every day of it, the line starts at the
+ * first figure, and the days before that say they have none rather than draw a 0 or vanish.
+ */
 function growthChart(dashboard: Dashboard): string {
+  const { days, firstDay } = dashboard.growth;
+  const first = days[0];
+  const last = days.at(-1);
+  const measured = firstDay === null ? [] : days.filter((point) => point.day >= firstDay);
   return renderLineChart(
     [
       {
         name: "Stored by all repositories",
-        points: dashboard.growth.days.map((point) => ({
-          at: new Date(`${point.day}T00:00:00Z`),
-          value: point.storedBytes,
-        })),
+        points: measured.map((point) => ({ at: dayStart(point.day), value: point.storedBytes })),
       },
     ],
-    { title: "Repository size of the fleet per day (UTC)", format: formatBytes },
+    {
+      title: "Repository size of the fleet per day (UTC)",
+      format: formatBytes,
+      ...(first && last ? { range: { from: dayStart(first.day), to: dayStart(last.day) } } : {}),
+    },
   );
+}
+
+/** The caption's first figure: the first day with one, not the window's first day. */
+function growthFirstFigure(dashboard: Dashboard) {
+  const { days, firstDay } = dashboard.growth;
+  return days.find((point) => point.day === firstDay) ?? null;
 }
 
 export function dashboardPageRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -41,6 +58,7 @@ export function dashboardPageRoutes(deps: AppDeps): Hono<AppEnv> {
       timelineRows: timelineSummary(dashboard.timeline),
       outcomes: Object.entries(OUTCOME_COLOURS).map(([status, colour]) => ({ status, colour })),
       growthSvg: dashboard.growth.hostsReporting > 0 ? growthChart(dashboard) : null,
+      growthFirst: growthFirstFigure(dashboard),
       timeZone,
     });
   });

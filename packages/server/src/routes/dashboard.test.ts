@@ -233,6 +233,20 @@ for (const engine of testEngines()) {
       expect(html).toMatch(
         /<svg [^>]*class="chart"[^>]*aria-label="Repository size of the fleet per day \(UTC\)"/,
       );
+      // The whole 30 days are on the axis; the days before the first report say they have no
+      // figure, and the line starts at that report instead of at a made-up 0.
+      const chart = /<svg [^>]*class="chart"[\s\S]*?<\/svg>/.exec(html)?.[0] ?? "";
+      expect(chart).toContain(">no data before 2026-11-11</text>");
+      const ticks = [...chart.matchAll(/<text class="chart-tick"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+      expect(ticks.some((label) => /10-2[3-9]|Oct/.test(label ?? ""))).toBe(true);
+      const lineStart = Number(/<path class="chart-line"[^>]* d="M([0-9.]+)/.exec(chart)?.[1]);
+      const noDataEnd = /<rect x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)"/.exec(
+        chart.slice(chart.indexOf('class="chart-no-data"')),
+      );
+      expect(lineStart).toBeCloseTo(Number(noDataEnd?.[1]) + Number(noDataEnd?.[2]), 1);
+      expect(html.replace(/\s+/g, " ")).toContain(
+        "last 30 days (UTC, from 2026-10-23): no figure before 2026-11-11, then from 1.00 GiB on 2026-11-11 to 3.00 GiB on 2026-11-21.",
+      );
       expect(html).toContain("backup failed: &lt;b&gt;disk full&lt;/b&gt;");
       expect(html).toContain('<a href="/alerts" data-testid="alerts-link">All 3 open alerts</a>');
       expect(html).not.toMatch(/style=/);

@@ -11,13 +11,16 @@ import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import {
   approvePendingHost,
+  findPendingHost,
   listPendingHosts,
   rejectPendingHost,
   rejectPendingHosts,
 } from "../enrolment/announce.js";
 import {
+  checkInitialSchedule,
   defaultInitialSchedule,
   InitialScheduleFormFields,
+  initialPathsOfForm,
   initialScheduleOfForm,
 } from "../enrolment/initial-schedule.js";
 import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
@@ -48,18 +51,24 @@ const BulkRejectForm = Type.Object(
   },
   { additionalProperties: false },
 );
+const ApproveForm = Type.Object(
+  { initial_paths: Type.Optional(Type.String({ maxLength: 100_000 })), ...InitialScheduleFormFields },
+  { additionalProperties: false },
+);
 const NoFields = Type.Object({}, { additionalProperties: false });
 type MintFormValues = Static<typeof MintForm>;
+type ApproveFormValues = Static<typeof ApproveForm>;
 
 const MINT_LABELS: Record<string, string> = {
   repository_url: "Repository URL",
   repository_username: "Repository username",
   repository_password: "Repository password",
   initial_paths: "Initial paths",
+  initial_cron: "When (cron)",
 };
 
-/** What the refused mint form renders: the typed values, and each problem at its input. */
-function refusedMintForm(form: MintFormValues, problems: FieldProblem[]) {
+/** What a refused form renders: the typed values, and each problem at its input. */
+function refusedMintForm(form: MintFormValues | ApproveFormValues, problems: FieldProblem[]) {
   const mintErrors = formFieldErrors(problems);
   return {
     mintForm: form,
@@ -69,6 +78,21 @@ function refusedMintForm(form: MintFormValues, problems: FieldProblem[]) {
       label: MINT_LABELS[name],
       message,
     })),
+  };
+}
+
+/** The problems of a refusal that the token and approve forms show at one of their inputs. */
+function formProblemsOf(err: unknown): FieldProblem[] {
+  return fieldProblemsOf(err).filter(
+    (problem) => MINT_LABELS[problem.field.replaceAll(".", "_")] !== undefined,
+  );
+}
+
+/** The approve step's choice: paths checked absolute, the cron checked at its own input. */
+function approvedStartOf(form: ApproveFormValues) {
+  return {
+    paths: initialPathsOfForm(form.initial_paths),
+    schedule: checkInitialSchedule(initialScheduleOfForm(form), "initial_cron"),
   };
 }
 
@@ -122,9 +146,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
     try {
       return await mintFromForm(c, form);
     } catch (err) {
-      const problems = fieldProblemsOf(err).filter(
-        (problem) => MINT_LABELS[problem.field.replaceAll(".", "_")] !== undefined,
-      );
+      const problems = formProblemsOf(err);
       if (problems.length === 0 || c.req.header("HX-Request") === "true") {
         throw err;
       }
@@ -136,14 +158,9 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
   });
   async function mintFromForm(c: Context<AppEnv>, form: MintFormValues) {
     const url = form.repository_url?.trim();
-    const paths = (form.initial_paths ?? "")
-      .split("\n")
-      .map((line) => line.trim())
-      .filter((line) => line !== "");
-    const badPath = paths.find((path) => !path.startsWith("/"));
-    if (badPath !== undefined) {
-      throw new RequestError("invalid", `initial_paths: "${badPath}" is not an absolute path`);
-    }
+    const paths = initialPathsOfForm(form.initial_paths);
+    // Checked here too so a bad cron is refused at the form's own input.
+    checkInitialSchedule(initialScheduleOfForm(form), "initial_cron");
     const minted = await mintEnrolmentToken(
       deps,
       auditOf(c),
@@ -173,9 +190,44 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
     await rejectPendingHosts(deps, auditOf(c), selection);
     return redirectAfterPost(c, "/enroll");
   });
+  // The approve step: what the host is, and its first group's paths, schedule and retention,
+  // prefilled with the default a token gets (issue 35.2).
+  async function renderApprovePage(
+    c: Context<AppEnv>,
+    refused?: { form: ApproveFormValues; problems: FieldProblem[] },
+  ) {
+    const host = await findPendingHost(deps.db, deps.clock, c.req.param("id") ?? "");
+    if (!host) {
+      throw new RequestError(
+        "not_found",
+        "No such host is waiting for approval (expired, approved or rejected).",
+      );
+    }
+    return renderPage(
+      c,
+      deps.views,
+      "pages/approve-host.njk",
+      {
+        title: `Approve ${host.hostname}`,
+        host,
+        initialSchedule: defaultInitialSchedule(),
+        ...(refused ? refusedMintForm(refused.form, refused.problems) : {}),
+      },
+      refused ? 400 : 200,
+    );
+  }
+  routes.get("/enroll/pending/:id/approve", operator, (c) => renderApprovePage(c));
   routes.post("/enroll/pending/:id/approve", operator, async (c) => {
-    await readForm(c, NoFields);
-    await approvePendingHost(deps, auditOf(c), c.req.param("id"));
+    const form = await readForm(c, ApproveForm);
+    try {
+      await approvePendingHost(deps, auditOf(c), c.req.param("id"), approvedStartOf(form));
+    } catch (err) {
+      const problems = formProblemsOf(err);
+      if (problems.length === 0 || c.req.header("HX-Request") === "true") {
+        throw err;
+      }
+      return renderApprovePage(c, { form, problems });
+    }
     return redirectAfterPost(c, "/enroll");
   });
   routes.post("/enroll/pending/:id/reject", operator, async (c) => {

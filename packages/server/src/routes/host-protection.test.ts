@@ -132,8 +132,19 @@ for (const engine of testEngines()) {
           ?.replace(/<[^>]+>/g, "")
           .replace(/\s+/g, " ")
           .trim(),
-      ).toBe("4 hosts unprotected: 1 no repository, 1 no group, 1 no schedule, 1 never backed up.");
+      ).toBe("4 hosts not backed up: 1 no repository, 1 no group, 1 no schedule, 1 never backed up.");
       expect(line).toContain('<a href="/hosts?state=unprotected">');
+      // "Unprotected" would read as deletion protection, which the page counts apart in its own words.
+      const text = html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
+      expect(text).not.toMatch(/unprotected|not protected/i);
+      expect(text).toMatch(
+        /6 hosts with deletion protection off: whoever controls one of them can delete its backups\. 0 with deletion protection on:/,
+      );
+      const fleet = await (await admin.request("/hosts")).text();
+      expect(fleet).toMatch(/data-testid="hosts-filter-unprotected"[^>]*>Not backed up<\/a>/);
+      expect(fleet).toContain('<option value="unprotected">Not backed up</option>');
+      const host = await (await admin.request(`/hosts/${ids.new}`)).text();
+      expect(host).toContain("<strong>Deletion protection off.</strong>");
     });
 
     it("shows a scheduled group never backed up as such on the host's sources", async () => {

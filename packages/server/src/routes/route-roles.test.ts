@@ -79,6 +79,7 @@ const EXPECTED: Record<string, Access> = {
   "GET /enroll": "operator",
   "POST /enroll": "operator",
   "POST /enroll/tokens/:id/revoke": "operator",
+  "GET /enroll/pending/:id/approve": "operator",
   "POST /enroll/pending/:id/approve": "operator",
   "POST /enroll/pending/:id/reject": "operator",
   "POST /enroll/pending/reject": "operator",

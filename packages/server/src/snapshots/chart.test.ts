@@ -22,6 +22,9 @@ describe("backup charts", () => {
     const path = /<path [^>]*d="M([0-9.]+)/.exec(ranged);
     const axis = /<line x1="([0-9.]+)"/.exec(ranged);
     expect(Number(path?.[1])).toBeGreaterThan(Number(axis?.[1]) + 100);
+    // The stretch before it says it has no figure; without a range there is no such stretch.
+    expect(ranged).toContain(">no data before 2026-11-20</text>");
+    expect(narrow).not.toContain("no data before");
   });
 
   it("draws data added and duration per source group, escaped, and the repository size per day", () => {

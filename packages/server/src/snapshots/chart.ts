@@ -199,6 +199,17 @@ export function renderLineChart(series: readonly ChartSeries[], options: ChartOp
     );
   }
   parts.push("</g>");
+  // The range's days before the first figure: a marked stretch that says so, never a made-up line.
+  const firstT = Math.min(...times);
+  if (options.range && options.range.from.getTime() < firstT) {
+    const x0 = xOf(options.range.from.getTime());
+    const x1 = xOf(firstT);
+    const day = new Date(firstT).toISOString().slice(0, 10);
+    parts.push(
+      `<g class="chart-no-data" data-testid="chart-no-data"><rect x="${x0}" y="${top}" width="${round(x1 - x0)}" height="${plotHeight}" fill="currentColor" fill-opacity="0.06"/>`,
+      `<text x="${round((x0 + x1) / 2)}" y="${round(top + plotHeight / 2)}" text-anchor="middle" fill="currentColor" fill-opacity="0.75" font-size="${FONT_SIZE}">no data before ${day}</text></g>`,
+    );
+  }
   for (const s of series) {
     const colour = seriesColour(s.name);
     const points = [...s.points].sort((a, b) => a.at.getTime() - b.at.getTime());

@@ -1,0 +1,163 @@
+/**
+ * Issue 35.2 for announced hosts: the approve step offers the same first group as a token does
+ * (paths, a schedule drawn by default, the default retention, "No schedule" as an explicit box),
+ * and approving creates that group and schedule. A bad cron, here or on the token form, is
+ * refused at its input with what was typed kept, never as an error page.
+ */
+import { encodePublicKey, generateSigningKeyPair } from "@fleetback/crypto";
+import { enrolmentTokens, hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
+import { eq } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { loadScheduleSet } from "../hosts/host-push.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+let deps: TestDeps;
+let operator: TestClient;
+let agent: TestClient;
+
+beforeEach(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  operator = createTestClient(app, deps.config.baseUrl);
+  agent = createTestClient(app, deps.config.baseUrl);
+  const res = await operator.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: "correct horse battery",
+  });
+  expect(res.status).toBe(201);
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+async function announce(hostname: string): Promise<string> {
+  const res = await agent.json("POST", "/api/agents/announce", {
+    hostname,
+    os: "linux",
+    arch: "amd64",
+    agent_version: "0.1.0",
+    tool_version: "0.18.0",
+    public_key: encodePublicKey(generateSigningKeyPair().publicKey),
+  });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { pending_id: string }).pending_id;
+}
+
+async function hostNamed(name: string) {
+  const [host] = await deps.db.select().from(hosts).where(eq(hosts.name, name));
+  if (!host) {
+    return undefined;
+  }
+  const groups = await deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, host.id));
+  const crons = await deps.db
+    .select({ cron: schedules.cron, groupId: scheduleSourceGroups.sourceGroupId })
+    .from(schedules)
+    .innerJoin(scheduleSourceGroups, eq(scheduleSourceGroups.scheduleId, schedules.id))
+    .where(eq(schedules.hostId, host.id));
+  return { host, groups, crons };
+}
+
+describe("the approve step of an announced host", () => {
+  it("offers the token's default schedule and retention, and 'No schedule' as a box", async () => {
+    const id = await announce("web-02");
+    const enrol = await (await operator.request("/enroll")).text();
+    expect(enrol).toContain(`href="/enroll/pending/${id}/approve"`);
+    const page = await (await operator.request(`/enroll/pending/${id}/approve`)).text();
+    expect(page).toContain('data-testid="approve-fingerprint">SHA256:');
+    expect(/name="initial_cron" value="([^"]+)"/.exec(page)?.[1]).toMatch(
+      /^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/,
+    );
+    expect(page).toMatch(/name="keep_daily" type="number" min="0" value="7"/);
+    expect(page).toMatch(/name="keep_weekly" type="number" min="0" value="4"/);
+    expect(page).toMatch(/name="keep_monthly" type="number" min="0" value="6"/);
+    expect(page).toMatch(/name="no_schedule" value="on"[^>]*>\s*No schedule/);
+  });
+
+  it("creates the scheduled group with its retention when approved", async () => {
+    const id = await announce("web-03");
+    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
+    const res = await operator.form(`/enroll/pending/${id}/approve`, {
+      _csrf: csrf,
+      initial_paths: "/etc\n /srv/www \n",
+      initial_cron: "45 2 * * *",
+      keep_daily: "10",
+      keep_weekly: "3",
+      keep_monthly: "0",
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/enroll");
+    const made = await hostNamed("web-03");
+    expect(made?.groups).toEqual([
+      expect.objectContaining({
+        name: "default",
+        includes: ["/etc", "/srv/www"],
+        retentionPolicy: { daily: 10, weekly: 3 },
+      }),
+    ]);
+    expect(made?.crons).toEqual([{ cron: "45 2 * * *", groupId: made?.groups[0]?.id }]);
+    // The agent's first hello gets it as its first schedule.set.
+    const set = await loadScheduleSet(deps.db, made?.host.id ?? "");
+    expect(set?.version).toBe(1);
+    expect(set?.schedules.map((s) => s.cron)).toEqual(["45 2 * * *"]);
+  });
+
+  it("creates the group unscheduled only when 'No schedule' is ticked", async () => {
+    const id = await announce("web-04");
+    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
+    const res = await operator.form(`/enroll/pending/${id}/approve`, {
+      _csrf: csrf,
+      initial_paths: "/etc",
+      initial_cron: "45 2 * * *",
+      keep_daily: "7",
+      no_schedule: "on",
+    });
+    expect(res.status).toBe(303);
+    const made = await hostNamed("web-04");
+    expect(made?.groups.map((group) => [group.includes, group.retentionPolicy])).toEqual([[["/etc"], {}]]);
+    expect(made?.crons).toEqual([]);
+  });
+
+  it("refuses a bad cron at its input, keeps what was typed and approves nothing", async () => {
+    const id = await announce("web-05");
+    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
+    const res = await operator.form(
+      `/enroll/pending/${id}/approve`,
+      { _csrf: csrf, initial_paths: "/etc\n/home", initial_cron: "every night", keep_daily: "9" },
+      { Accept: "text/html" },
+    );
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(html).toContain('data-testid="approve-form"');
+    expect(html).toMatch(
+      /name="initial_cron" value="every night" id="field-initial_cron"[^>]* aria-invalid="true"/,
+    );
+    expect(html).toMatch(/<small class="field-error" id="error-initial_cron"[^>]*>[^<]+<\/small>/);
+    expect(html).toMatch(/name="keep_daily" type="number" min="0" value="9"/);
+    expect(html).toContain(">/etc\n/home</textarea>");
+    expect(await hostNamed("web-05")).toBeUndefined();
+  });
+});
+
+describe("the token form's schedule", () => {
+  it("refuses a bad cron at its input instead of an error page", async () => {
+    const csrf = csrfFrom(await (await operator.request("/enroll")).text());
+    const res = await operator.form(
+      "/enroll",
+      { _csrf: csrf, initial_paths: "/etc", initial_cron: "61 25 * * *", keep_daily: "7" },
+      { Accept: "text/html" },
+    );
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(html).not.toContain("<h1>Bad request</h1>");
+    expect(html).toMatch(
+      /name="initial_cron" value="61 25 \* \* \*" id="field-initial_cron"[^>]* aria-invalid="true"/,
+    );
+    expect(html).toMatch(
+      /data-testid="form-error-summary"[\s\S]*href="#field-initial_cron">When \(cron\)<\/a>/,
+    );
+    expect(await deps.db.select().from(enrolmentTokens)).toHaveLength(0);
+  });
+});
