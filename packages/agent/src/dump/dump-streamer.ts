@@ -30,6 +30,7 @@ import type { CredentialStore } from "../restic/credential-store.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { Restic } from "../restic/restic.js";
 import { agentDirForms, meetAgentDirs } from "../restore-helper/agent-dirs.js";
+import { type CancelTimer, systemTimers, type Timers } from "../time/timers.js";
 import { findHeldAgentDirs } from "../tree/held-agent-dirs.js";
 
 /** Downloads one agent runs at once; a further request ends `failed` at once. */
@@ -50,6 +51,8 @@ export interface DumpStreamerOptions {
   maxConcurrent?: number;
   ackTimeoutMs?: number;
   chunkBytes?: number;
+  /** Runs the acknowledgement deadline; the system port unless a test drives it. */
+  timers?: Timers;
 }
 
 export interface DumpStreamer {
@@ -124,6 +127,7 @@ export function createDumpStreamer(options: DumpStreamerOptions): DumpStreamer {
   const { restic, credentials, log, send } = options;
   const maxConcurrent = options.maxConcurrent ?? DUMP_MAX_CONCURRENT;
   const ackTimeoutMs = options.ackTimeoutMs ?? DUMP_ACK_TIMEOUT_MS;
+  const timers = options.timers ?? systemTimers;
   const chunkBytes = Math.min(options.chunkBytes ?? DUMP_CHUNK_MAX_BYTES, DUMP_CHUNK_MAX_BYTES);
   const downloads = new Map<string, Download>();
 
@@ -149,7 +153,7 @@ export function createDumpStreamer(options: DumpStreamerOptions): DumpStreamer {
     let sentBytes = 0;
     let readBytes = 0;
     let stopped: { status: DumpEndStatus; error: string } | undefined;
-    let ackTimer: ReturnType<typeof setTimeout> | undefined;
+    let cancelAckTimer: CancelTimer = () => {};
     let drained: (() => void) | undefined;
 
     const stop = (status: DumpEndStatus, error: string) => {
@@ -159,7 +163,7 @@ export function createDumpStreamer(options: DumpStreamerOptions): DumpStreamer {
       stopped = { status, error };
       queue.length = 0;
       pending = [];
-      clearTimeout(ackTimer);
+      cancelAckTimer();
       abort.abort();
       // A paused pipe would keep restic blocked on its write until the kill lands.
       stdout?.resume();
@@ -167,10 +171,9 @@ export function createDumpStreamer(options: DumpStreamerOptions): DumpStreamer {
     };
 
     const armAckTimer = () => {
-      clearTimeout(ackTimer);
-      ackTimer = setTimeout(
-        () => stop("failed", `the server acknowledged nothing for ${Math.round(ackTimeoutMs / 1000)} s`),
-        ackTimeoutMs,
+      cancelAckTimer();
+      cancelAckTimer = timers.after(ackTimeoutMs, () =>
+        stop("failed", `the server acknowledged nothing for ${Math.round(ackTimeoutMs / 1000)} s`),
       );
     };
 
@@ -272,7 +275,7 @@ export function createDumpStreamer(options: DumpStreamerOptions): DumpStreamer {
           }
         }
       }
-      clearTimeout(ackTimer);
+      cancelAckTimer();
       if (stopped === undefined) {
         end(requestId, "succeeded", sentBytes);
         return;
@@ -287,7 +290,7 @@ export function createDumpStreamer(options: DumpStreamerOptions): DumpStreamer {
         if (seq > acked && seq < nextSeq) {
           acked = seq;
           if (nextSeq - 1 === acked) {
-            clearTimeout(ackTimer);
+            cancelAckTimer();
           }
           pump();
         }

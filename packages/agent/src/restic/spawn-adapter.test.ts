@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { createSleepingRestic } from "../testing/fake-restic.js";
+import { createManualTimers } from "../testing/manual-timers.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
 import type { ProcessSpec } from "./runner.js";
 import { createSpawnRunner } from "./spawn-adapter.js";
@@ -53,6 +54,23 @@ describe("createSpawnRunner", () => {
     const pids = await readPids(fake.pidFile);
     controller.abort();
     expect(await running).toMatchObject({ kind: "exited", cancelled: true, signal: "SIGKILL" });
+    await waitUntil(() => !pids.some(isRunning));
+  });
+
+  it("runs its timeout and kill escalation on the timers it was given", async () => {
+    const fake = await createSleepingRestic({ ignoreStops: true });
+    const manual = createManualTimers();
+    const running = createSpawnRunner({ killGraceMs: 10_000, timers: manual }).run(
+      spec(fake.path, { timeoutMs: 60_000 }),
+    );
+    const pids = await readPids(fake.pidFile);
+    expect(manual.pendingDelays()).toEqual([60_000]);
+    // SIGINT, then SIGTERM half a grace later: both ignored, so the group is still there.
+    manual.advance(65_000);
+    expect(manual.pendingDelays()).toEqual([5_000]);
+    expect(pids.every(isRunning)).toBe(true);
+    manual.advance(5_000);
+    expect(await running).toMatchObject({ kind: "exited", timedOut: true, signal: "SIGKILL" });
     await waitUntil(() => !pids.some(isRunning));
   });
 

@@ -9,7 +9,9 @@
  * made the next forget, prune or check fail with "repository is already locked". SIGTERM follows
  * for whatever ignores SIGINT, such as a shell's background children.
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
+import { systemTimers, type Timers } from "../time/timers.js";
 import { createLineSplitter } from "./line-splitter.js";
 import type { OutputStream, ProcessResult, ProcessSpec, ResticRunner } from "./runner.js";
 
@@ -19,6 +21,8 @@ const STRAY_PIPE_GRACE_MS = 2_000;
 
 export interface SpawnRunnerOptions {
   killGraceMs?: number;
+  /** Runs the timeout, the kill escalation and the stray-pipe grace; the system port by default. */
+  timers?: Timers;
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -39,6 +43,7 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunner {
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const timers = options.timers ?? systemTimers;
   return {
     run(spec: ProcessSpec): Promise<ProcessResult> {
       return new Promise((resolve) => {
@@ -80,12 +85,10 @@ export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunne
           }
           terminating = true;
           signalGroup(child, "SIGINT");
-          const term = setTimeout(() => signalGroup(child, "SIGTERM"), killGraceMs / 2);
-          const kill = setTimeout(() => signalGroup(child, "SIGKILL"), killGraceMs);
-          cleanups.push(() => {
-            clearTimeout(term);
-            clearTimeout(kill);
-          });
+          cleanups.push(
+            timers.after(killGraceMs / 2, () => signalGroup(child, "SIGTERM")),
+            timers.after(killGraceMs, () => signalGroup(child, "SIGKILL")),
+          );
         };
 
         const finish = (result: ProcessResult) => {
@@ -112,11 +115,12 @@ export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunne
           }
         }
         if (spec.timeoutMs !== undefined) {
-          const timer = setTimeout(() => {
-            timedOut = true;
-            terminate();
-          }, spec.timeoutMs);
-          cleanups.push(() => clearTimeout(timer));
+          cleanups.push(
+            timers.after(spec.timeoutMs, () => {
+              timedOut = true;
+              terminate();
+            }),
+          );
         }
 
         child.on("error", (error: NodeJS.ErrnoException) => {
@@ -129,12 +133,13 @@ export function createSpawnRunner(options: SpawnRunnerOptions = {}): ResticRunne
             // The leader is gone; whatever is left of its group is a stray.
             signalGroup(child, "SIGKILL");
           }
-          const stray = setTimeout(() => {
-            signalGroup(child, "SIGKILL");
-            child.stdout?.destroy();
-            child.stderr?.destroy();
-          }, STRAY_PIPE_GRACE_MS);
-          cleanups.push(() => clearTimeout(stray));
+          cleanups.push(
+            timers.after(STRAY_PIPE_GRACE_MS, () => {
+              signalGroup(child, "SIGKILL");
+              child.stdout?.destroy();
+              child.stderr?.destroy();
+            }),
+          );
         });
         child.on("close", (code, signal) => {
           finish({ kind: "exited", exitCode: code, signal, cancelled, timedOut });

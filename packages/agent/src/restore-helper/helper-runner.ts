@@ -5,9 +5,11 @@
  * environment, and scrubs every line this runner hands back, exactly as for a local process.
  * Aborting (cancel) or the timeout closes the connection, which makes the helper end restic.
  */
+
 import { connect } from "node:net";
 import { createLineSplitter } from "../restic/line-splitter.js";
 import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.js";
+import { type CancelTimer, systemTimers, type Timers } from "../time/timers.js";
 import {
   encodeFrame,
   HELPER_ENV_NAMES,
@@ -19,7 +21,7 @@ import {
 /** The socket the installer's `fleetback-agent-restore.socket` listens on. */
 export const DEFAULT_RESTORE_SOCKET = "/run/fleetback-agent-restore.sock";
 
-export function createHelperRunner(socketPath: string): ResticRunner {
+export function createHelperRunner(socketPath: string, timers: Timers = systemTimers): ResticRunner {
   return {
     run(spec: ProcessSpec): Promise<ProcessResult> {
       return new Promise((resolve) => {
@@ -40,14 +42,14 @@ export function createHelperRunner(socketPath: string): ResticRunner {
         let settled = false;
         let cancelled = false;
         let timedOut = false;
-        let timer: NodeJS.Timeout | undefined;
+        let cancelTimeout: CancelTimer | undefined;
         const socket = connect(socketPath);
         const finish = (result: ProcessResult) => {
           if (settled) {
             return;
           }
           settled = true;
-          clearTimeout(timer);
+          cancelTimeout?.();
           spec.signal?.removeEventListener("abort", onAbort);
           socket.destroy();
           resolve(result);
@@ -63,10 +65,10 @@ export function createHelperRunner(socketPath: string): ResticRunner {
         }
         spec.signal?.addEventListener("abort", onAbort, { once: true });
         if (spec.timeoutMs !== undefined) {
-          timer = setTimeout(() => {
+          cancelTimeout = timers.after(spec.timeoutMs, () => {
             timedOut = true;
             finish({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled, timedOut });
-          }, spec.timeoutMs);
+          });
         }
         const splitter = createLineSplitter((line) => {
           const frame = parseFrame(line);

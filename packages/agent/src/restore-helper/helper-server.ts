@@ -16,10 +16,12 @@
  * through the grace period. With socket activation the helper exits after a quiet minute and
  * systemd starts it again on the next connection.
  */
+
 import { createServer, type Server, type Socket } from "node:net";
 import { neutralEnvironment } from "../restic/environment.js";
 import type { ResticRunner } from "../restic/runner.js";
 import { parseToolVersion, type ToolVersion } from "../restic/version.js";
+import { type CancelTimer, systemTimers, type Timers } from "../time/timers.js";
 import { planRestore, protectedHit, writtenPaths } from "./helper-request.js";
 import {
   encodeFrame,
@@ -53,6 +55,8 @@ export interface RestoreHelperOptions {
   /** Exit after this long without a connection (socket activation); undefined: run until closed. */
   idleMs?: number;
   onIdle?: () => void;
+  /** Runs the idle exit; the system port unless a test drives it. */
+  timers?: Timers;
   /** One line per request for the journal: what was restored where, never a credential. */
   log: (message: string, fields?: Record<string, unknown>) => void;
 }
@@ -65,17 +69,17 @@ export interface RestoreHelper {
 
 export function createRestoreHelper(options: RestoreHelperOptions): RestoreHelper {
   const running = new Set<Promise<void>>();
-  let idle: NodeJS.Timeout | undefined;
+  const timers = options.timers ?? systemTimers;
+  let cancelIdle: CancelTimer = () => {};
   const armIdle = () => {
     if (options.idleMs === undefined || running.size > 0) {
       return;
     }
-    clearTimeout(idle);
-    idle = setTimeout(() => options.onIdle?.(), options.idleMs);
-    idle.unref?.();
+    cancelIdle();
+    cancelIdle = timers.after(options.idleMs, () => options.onIdle?.(), { unref: true });
   };
   const server = createServer({ allowHalfOpen: true }, (socket) => {
-    clearTimeout(idle);
+    cancelIdle();
     const done = serve(socket, options).finally(() => {
       running.delete(done);
       armIdle();
@@ -86,7 +90,7 @@ export function createRestoreHelper(options: RestoreHelperOptions): RestoreHelpe
   return {
     server,
     async close() {
-      clearTimeout(idle);
+      cancelIdle();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all(running);
     },

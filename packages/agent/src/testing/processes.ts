@@ -4,7 +4,10 @@
  * reaped by its new parent; in containers PID 1 may reap only every few seconds), so on Linux a
  * zombie counts as gone.
  */
+
 import { readFileSync } from "node:fs";
+import { systemClock } from "../time/clock.js";
+import { sleep, systemTimers } from "../time/timers.js";
 
 export function isRunning(pid: number): boolean {
   try {
@@ -24,11 +27,11 @@ export function isRunning(pid: number): boolean {
 // The default bound is a hang guard for a loaded machine (5 s was missed there, issue 32); the
 // test's own timeout usually ends a hang first.
 export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = systemClock.now().getTime() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) {
+    if (systemClock.now().getTime() > deadline) {
       throw new Error("condition not met in time");
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(systemTimers, 20);
   }
 }

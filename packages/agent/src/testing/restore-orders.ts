@@ -3,9 +3,11 @@
  * Signs restore orders the way the server does (server/src/restore/restore-order.ts), for the
  * restore helper's tests: one key pair per suite, orders with any field changed.
  */
+
 import { generateSigningKeyPair, repositoryDigest, type SigningKeyPair, sign } from "@fleetback/crypto";
 import { type RestoreOrder, type RestoreOrderPayload, restoreOrderMessage } from "@fleetback/protocol";
 import { ulid } from "ulidx";
+import { systemClock } from "../time/clock.js";
 
 export interface OrderSpec {
   repository: string;
@@ -41,7 +43,7 @@ export function createOrderSigner(): OrderSigner {
       in_place: spec.target === "/",
       target_dir: spec.target === "/" ? "$HOME/fleetback-restore/unused/" : spec.target,
       paths: spec.paths,
-      expires_at: (spec.expiresAt ?? new Date(Date.now() + 3_600_000)).toISOString(),
+      expires_at: (spec.expiresAt ?? new Date(systemClock.now().getTime() + 3_600_000)).toISOString(),
     }),
     sign: (payload, by = keys) => {
       const text = typeof payload === "string" ? payload : JSON.stringify(payload);

@@ -4,6 +4,7 @@
  * speaks the protocol through @fleetback/protocol's encode/decode, so agent tests exercise real
  * sockets and real frames without the server package.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import {
   type AgentEnvelope,
@@ -14,6 +15,7 @@ import {
   type ServerMessageType,
 } from "@fleetback/protocol";
 import { type WebSocket, WebSocketServer } from "ws";
+import { systemTimers } from "../time/timers.js";
 
 export interface AgentPeer {
   readonly socket: WebSocket;
@@ -51,13 +53,15 @@ function waitFor<T>(
     const attempt = () => {
       const value = take();
       if (value !== undefined) {
-        clearTimeout(timer);
+        cancelTimer();
         resolve(value);
         return true;
       }
       return false;
     };
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+    const cancelTimer = systemTimers.after(timeoutMs, () =>
+      reject(new Error(`timed out waiting for ${what}`)),
+    );
     if (!attempt()) {
       wake(attempt);
     }
