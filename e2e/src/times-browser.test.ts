@@ -27,7 +27,7 @@ const WIDTHS = [
 const BERLIN_TEXT = /^\d{1,2} [A-Z][a-z]{2}( \d{4})?, \d\d:\d\d CES?T$/;
 /** The same, as the server sends it from New York (en-GB names it by its offset). */
 const NEW_YORK_TEXT = /^\d{1,2} [A-Z][a-z]{2}( \d{4})?, \d\d:\d\d GMT-[45]$/;
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/;
 
 interface Progress {
   bytes_done?: number;

@@ -39,11 +39,12 @@ describe("formatTime", () => {
     expect(formatTime("2026-11-28T09:19:00Z", "Nowhere/Atlantis", now)).toBe("28 Nov, 09:19 UTC");
   });
 
-  it("gives ISO 8601 in UTC to the second, whatever offset the input had", () => {
-    expect(formatIso("2026-11-28T10:19:07.123+01:00")).toBe("2026-11-28T09:19:07Z");
+  it("gives ISO 8601 in UTC, whatever offset the input had, with milliseconds only where there are some", () => {
+    expect(formatIso("2026-11-28T10:19:07.123+01:00")).toBe("2026-11-28T09:19:07.123Z");
     expect(formatIso(new Date("2026-11-28T09:19:00Z"))).toBe("2026-11-28T09:19:00Z");
+    expect(formatIso("2026-11-24T23:59:59.999Z")).toBe("2026-11-24T23:59:59.999Z");
     // restic writes nanoseconds
-    expect(formatIso("2026-11-21T10:00:00.123456789+01:00")).toBe("2026-11-21T09:00:00Z");
+    expect(formatIso("2026-11-21T10:00:00.123456789+01:00")).toBe("2026-11-21T09:00:00.123Z");
   });
 });
 

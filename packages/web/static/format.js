@@ -52,10 +52,13 @@ export function toDate(value) {
   return date && value !== "" && Number.isFinite(date.getTime()) ? date : undefined;
 }
 
-/** ISO 8601 in UTC to the second ("2026-11-28T10:19:00Z"): the datetime attribute and the hover. */
+/**
+ * ISO 8601 in UTC ("2026-11-28T10:19:00Z"): the datetime attribute and the hover. Milliseconds
+ * only where there are some, so an end of day (23:59:59.999) stays the moment it is.
+ */
 export function formatIso(value) {
   const date = toDate(value);
-  return date ? date.toISOString().replace(/\.\d{3}Z$/, "Z") : "–";
+  return date ? date.toISOString().replace(/\.000Z$/, "Z") : "–";
 }
 
 // Month names are ours, not the locale's: en-GB writes September "Sept" in newer ICU data, and

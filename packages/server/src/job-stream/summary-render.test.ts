@@ -82,7 +82,7 @@ describe("summaryRows", () => {
     expect(rows.mirror_latest_time?.label).toBe("Newest snapshot in the mirror");
     // A time row carries its moment for the page's one time format, not text of its own.
     const latest = rows.mirror_latest_time;
-    expect(latest?.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(latest?.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/);
     expect(latest?.value).toBe(latest?.at);
     for (const row of Object.values(rows)) {
       expect(row.label, row.key).not.toBe(row.key);
@@ -94,8 +94,8 @@ describe("summaryRows", () => {
       {
         key: "mirror_latest_time",
         label: "Newest snapshot in the mirror",
-        value: "2026-11-21T09:00:00Z",
-        at: "2026-11-21T09:00:00Z",
+        value: "2026-11-21T09:00:00.123Z",
+        at: "2026-11-21T09:00:00.123Z",
       },
     ]);
     expect(summaryRows({ mirror_latest_time: "yesterday" })).toEqual([

@@ -3,9 +3,11 @@
  * like a revoked one, and the list shows when it expires and that it has. A plain http:// base
  * URL off loopback is warned about on the enrol page and once at start-up.
  */
+
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { formatIso } from "@fleetback/web";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { plainHttpWarning } from "../http/plain-http.js";
@@ -86,7 +88,7 @@ describe("API token expiry", () => {
     });
     const page = await (await client.request("/settings/tokens")).text();
     expect(page).toMatch(
-      new RegExp(`<time datetime="${expiresAt}"[^>]*>[^<]+</time> <strong>\\(expired\\)</strong>`),
+      new RegExp(`<time datetime="${formatIso(expiresAt)}"[^>]*>[^<]+</time> <strong>\\(expired\\)</strong>`),
     );
   });
 
