@@ -52,6 +52,7 @@ interface Shown {
   stopped: string;
   summary: string;
   diffCounts: string;
+  log: string;
   diffRows: string[];
   bar: { value: string | null; hidden: boolean } | null;
   /** The page still follows the job. */
@@ -78,6 +79,7 @@ const READ = `(() => {
       : "",
     summary: (el("job-summary")?.innerText ?? "").replace(/\\s+/g, " ").trim(),
     diffCounts: t("diff-counts"),
+    log: t("job-log"),
     diffRows: Array.from(document.querySelectorAll('[data-testid="diff-row"]')).map(
       (row) => row.getAttribute("data-change") + ": " + words(row),
     ),
@@ -326,6 +328,8 @@ describe.skipIf(missing !== "")(`job pages, live and reloaded, at 1280 and 390 p
     expect(shown.bar).toEqual({ value: null, hidden: true });
     expect(shown.percent).toBe("all read, not all written");
     expect(shown.files).toBe("4 of 4");
+    // restic says nothing when interrupted; the log does not just stop.
+    expect(shown.log).toContain("cancelled: restic was interrupted; what it had not finished is not kept");
   });
 
   it("restic 0.14: what the tool does not report is unknown live, reloaded and in the snapshot list, never 0", async () => {

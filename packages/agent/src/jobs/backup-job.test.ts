@@ -61,6 +61,8 @@ interface RunOptions {
   realHooks?: boolean;
   /** The test's own timers (default: fresh ones). */
   timers?: ManualTimers;
+  /** Runs `restic backup` in place of its recording. */
+  backupRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
   /** Runs `restic snapshots` in place of its recording. */
   snapshotsRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
   /** Runs `restic stats` in place of its recording. */
@@ -99,6 +101,9 @@ async function runBackup(options: RunOptions): Promise<Ran> {
         return options.realHooks
           ? spawn.run(spec)
           : Promise.resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+      }
+      if (options.backupRun && spec.args.includes("backup")) {
+        return options.backupRun(spec);
       }
       if (options.snapshotsRun && spec.args.includes("snapshots")) {
         return options.snapshotsRun(spec);
@@ -500,6 +505,31 @@ describe("backup hooks", () => {
     });
     expect(ran.outcome).toEqual({ status: "cancelled", exit_code: null });
     expect(ran.calls.map((call) => call.command)).toEqual(["/bin/sh"]);
+  });
+
+  it("cancel while restic runs says so in the job's log, which would otherwise end mid-run", async () => {
+    const controller = new AbortController();
+    const ran = await runBackup({
+      backup: ok,
+      signal: controller.signal,
+      // restic reports having read everything, then waits on its upload until it is interrupted.
+      backupRun: (spec) =>
+        new Promise((resolve) => {
+          spec.signal?.addEventListener("abort", () =>
+            resolve({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled: true, timedOut: false }),
+          );
+          spec.onLine({
+            stream: "stdout",
+            text: '{"message_type":"status","percent_done":1,"total_files":4,"files_done":4,"total_bytes":9,"bytes_done":9}',
+          });
+          controller.abort();
+        }),
+    });
+    expect(ran.outcome).toMatchObject({ status: "cancelled", exit_code: null });
+    expect(ran.lines.at(-1)).toEqual({
+      stream: "agent",
+      line: "cancelled: restic was interrupted; what it had not finished is not kept",
+    });
   });
 });
 

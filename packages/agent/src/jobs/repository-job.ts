@@ -199,6 +199,10 @@ export async function runRepositoryJob(
   if (outcome.error !== tooled.error && outcome.error !== undefined) {
     run.log("agent", outcome.error);
   }
+  // restic prints nothing when it is interrupted: without this the log just stops.
+  if (outcome.status === "cancelled") {
+    run.log("agent", "cancelled: restic was interrupted; what it had not finished is not kept");
+  }
   if (hasScript(command.post_hook)) {
     await runPostHook(hooks, run, command.post_hook, outcome);
   }
