@@ -85,7 +85,10 @@ describe.skipIf(missing !== "")(`operator pages in a real browser${missing}`, ()
     expect(await row.getByTestId("pending-fingerprint").textContent()).toBe(agentFingerprint);
     await page.screenshot({ path: join(shots, "enroll-pending.png"), fullPage: true });
     await row.getByTestId("approve").click();
-    await page.waitForLoadState("networkidle");
+    // The approve step: the fingerprint again, and the host's first group (none here).
+    expect(await page.getByTestId("approve-fingerprint").textContent()).toBe(agentFingerprint);
+    await page.getByTestId("approve-confirm").click();
+    await page.waitForURL(`${server.url}/enroll`);
     expect(await announce.exited).toBe(0);
 
     const run = startAgent(["run"], dirs, env);

@@ -138,6 +138,34 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
     expect(widths.scroll, JSON.stringify(widths)).toBeLessThanOrEqual(widths.client);
   }
 
+  /**
+   * The timeline's "now" is a line inside the chart with room after it, each of today's bars is
+   * wide enough to point at; the growth chart's axis covers the whole window, the days before the
+   * first report (today: the sizes were reported just now) a stretch saying so, inside the chart.
+   */
+  async function chartsHaveRoom(page: Page): Promise<void> {
+    const timeline = page.getByTestId("timeline-svg");
+    const box = await timeline.boundingBox();
+    const now = await timeline.locator("line.timeline-now").boundingBox();
+    expect(box && now && now.x < box.x + box.width * 0.95, JSON.stringify({ box, now })).toBe(true);
+    for (const bar of await timeline.locator("rect.timeline-bar").all()) {
+      const drawn = await bar.boundingBox();
+      expect(drawn?.width ?? 0).toBeGreaterThanOrEqual(3);
+      expect((drawn?.x ?? 0) + (drawn?.width ?? 0)).toBeLessThanOrEqual(
+        (box?.x ?? 0) + (box?.width ?? 0) + 0.5,
+      );
+    }
+    const growth = page.getByTestId("growth").locator("svg.chart");
+    const noData = growth.getByTestId("chart-no-data");
+    expect(await noData.textContent()).toBe(`no data before ${new Date().toISOString().slice(0, 10)}`);
+    const chartBox = await growth.boundingBox();
+    const label = await noData.locator("text").boundingBox();
+    expect(
+      chartBox && label && label.x >= chartBox.x && label.x + label.width <= chartBox.x + chartBox.width,
+      JSON.stringify({ chartBox, label }),
+    ).toBe(true);
+  }
+
   it("lists the overdue group first and links each number to its hosts, at 1280 and 390 px", async () => {
     const now = Date.now();
     const web = await online("web-fresh");
@@ -208,6 +236,7 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
     ).toBe(1);
     expect(await page.getByTestId("stored-now").textContent()).toBe("15.7 GiB");
     expect(await page.getByTestId("dashboard-alert").count()).toBe(1);
+    await chartsHaveRoom(page);
     await page.screenshot({ path: join(shots, "dashboard-1280.png"), fullPage: true });
 
     await page.setViewportSize({ width: 390, height: 844 });
@@ -218,6 +247,7 @@ describe.skipIf(missing !== "")(`fleet dashboard in a real browser${missing}`, (
       .getByTestId("timeline-svg")
       .evaluate((svg) => svg.getBoundingClientRect().width);
     expect(svgWidth).toBeLessThanOrEqual(390);
+    await chartsHaveRoom(page);
     await page.screenshot({ path: join(shots, "dashboard-390.png"), fullPage: true });
 
     await page.getByTestId("count-overdue").click();

@@ -3,8 +3,11 @@
  * password rules are on the first-admin and users pages before anyone fails them; a refused form
  * shows its message at the input (aria-invalid, described by the message) and a summary that
  * stays, not a toast that vanishes; the enrol form refused for a relative path keeps every typed
- * value, the repository password too; a save says "Saved" next to its form.
+ * value, the repository password too; a save says "Saved" next to its form. The approve step of
+ * an announced host offers the token's default schedule and retention, refuses a bad cron at its
+ * input with every typed value kept, and creates the scheduled group.
  */
+import { generateKeyPairSync } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumPath, launchBrowser } from "./support/browser.js";
@@ -149,5 +152,80 @@ describe.skipIf(missing !== "")(`forms say what is wrong at the field${missing}`
       expect(await taken.textContent()).toBe(`"${name}" is already taken`);
       expect(await form.locator('input[name="username"]').getAttribute("aria-invalid")).toBe("true");
     });
+
+    it(`approves an announced host with its first group scheduled, a bad cron refused at the field, at ${width} px`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      const hostname = `announced-${width}`;
+      await announce(hostname);
+      await page.goto(`${server.url}/enroll`);
+      await page.getByTestId("pending-row").filter({ hasText: hostname }).getByTestId("approve").click();
+      await page.getByTestId("approve-form").waitFor();
+      // The token form's default, stated and editable; "No schedule" is a box to tick.
+      expect(await page.getByTestId("initial-cron").inputValue()).toMatch(/^\d{1,2} [1-4] \* \* \*$/);
+      expect(await page.getByTestId("keep-daily").inputValue()).toBe("7");
+      expect(await page.getByTestId("keep-weekly").inputValue()).toBe("4");
+      expect(await page.getByTestId("keep-monthly").inputValue()).toBe("6");
+      expect(await page.getByTestId("no-schedule").isChecked()).toBe(false);
+      await noSidewaysScroll();
+
+      await page.getByTestId("approve-paths").fill("/etc\n/srv");
+      await page.getByTestId("initial-cron").fill("every night");
+      await page.getByTestId("keep-daily").fill("10");
+      await page.getByTestId("approve-confirm").click();
+      const message = page.getByTestId("field-error-initial_cron");
+      await message.waitFor();
+      expect(await page.getByTestId("initial-cron").getAttribute("aria-invalid")).toBe("true");
+      expect(await page.getByTestId("initial-cron").inputValue()).toBe("every night");
+      expect(await page.getByTestId("approve-paths").inputValue()).toBe("/etc\n/srv");
+      expect(await page.getByTestId("keep-daily").inputValue()).toBe("10");
+      expect(await page.getByTestId("form-error-summary").isVisible()).toBe(true);
+      await noSidewaysScroll();
+
+      await page.getByTestId("initial-cron").fill("15 2 * * *");
+      await page.getByTestId("approve-confirm").click();
+      await page.waitForURL(`${server.url}/enroll`);
+      const hosts = (await (await page.request.get(`${server.url}/api/hosts`)).json()) as {
+        hosts: Array<{ id: string; name: string }>;
+      };
+      const hostId = hosts.hosts.find((host) => host.name === hostname)?.id ?? "";
+      const groups = (await (
+        await page.request.get(`${server.url}/api/hosts/${hostId}/source-groups`)
+      ).json()) as {
+        source_groups: Array<{ id: string; name: string; includes: string[]; retention_policy: unknown }>;
+      };
+      expect(groups.source_groups).toEqual([
+        expect.objectContaining({
+          name: "default",
+          includes: ["/etc", "/srv"],
+          retention_policy: { daily: 10, weekly: 4, monthly: 6 },
+        }),
+      ]);
+      const schedules = (await (
+        await page.request.get(`${server.url}/api/hosts/${hostId}/schedules`)
+      ).json()) as {
+        schedules: Array<{ cron: string; source_group_ids: string[] }>;
+      };
+      expect(schedules.schedules.map((s) => [s.cron, s.source_group_ids])).toEqual([
+        ["15 2 * * *", [groups.source_groups[0]?.id]],
+      ]);
+    });
+  }
+
+  /** A host that ran install.sh without a token: it waits on the enrol page for approval. */
+  async function announce(hostname: string): Promise<void> {
+    const key = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" }).x ?? "";
+    const res = await fetch(`${server.url}/api/agents/announce`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        hostname,
+        os: "linux",
+        arch: "x64",
+        agent_version: "0.1.0",
+        tool_version: "0.18.0",
+        public_key: Buffer.from(key, "base64url").toString("base64"),
+      }),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
   }
 });

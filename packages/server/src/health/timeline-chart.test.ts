@@ -118,6 +118,7 @@ describe("job timeline chart", () => {
     expect(bars.map((b) => b.x)).toEqual([1390, 1394, 1395, 1410, 1411, 1435, 1439]);
     // "now" is a line inside the chart, with room on its right.
     expect(svg).toMatch(/<text x="88\.89%" y="13" text-anchor="middle">now<\/text>/);
+    expect(svg).not.toContain(">18 h ago<");
   });
 
   it("escapes host and group names, links each host and says why a host is listed", () => {

@@ -130,7 +130,8 @@ export function renderJobTimeline(timeline: JobTimeline, options: { timeZone: st
   const ticks = [0, 6, 12, 18, 24];
   const percent = (hour: number) => round((hour / hours) * 100);
   parts.push(`<g class="timeline-axis" fill="currentColor" font-size="12">`);
-  for (const hour of ticks) {
+  // "18 h ago" would touch "24 h ago" on a phone; its line stays, its label goes.
+  for (const hour of ticks.filter((tick) => tick !== 6)) {
     const anchor = hour === 0 ? "start" : "middle";
     const text = hour === 24 ? "now" : `${24 - hour} h ago`;
     parts.push(`<text x="${percent(hour)}%" y="13" text-anchor="${anchor}">${text}</text>`);
