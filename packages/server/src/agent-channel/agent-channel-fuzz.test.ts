@@ -16,7 +16,7 @@ import { newMessageId } from "@fleetback/protocol";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { mintJobId } from "../jobs/create-job.js";
-import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { startJob } from "../jobs/start-job.js";
 import { eventually } from "../testing/eventually.js";
 import { forceGc } from "../testing/force-gc.js";
 import { readHost, readJob, seedHost } from "../testing/seed.js";
@@ -309,11 +309,14 @@ it("100,000 random and mutated frames: no crash, no failed handler, flat heap, o
     { timeoutMs: TIME_LIMIT_MS, what: "a quarter of the fuzz sent" },
   );
   const jobId = mintJobId(server.deps);
-  const dispatched = await createAndDispatchJob(
-    server.deps,
-    { id: jobId, hostId: good.host.id, kind: "check", actorKind: "user" },
-    { job_id: jobId, kind: "check", requires_admin_creds: false, check: {} },
-  );
+  const dispatched = await startJob(server.deps, {
+    id: jobId,
+    kind: "check",
+    hostId: good.host.id,
+    actor: { kind: "user" },
+    command: (id) => ({ job_id: id, kind: "check", requires_admin_creds: false, check: {} }),
+    offline: "refuse",
+  });
   if (!dispatched.ok) {
     throw new Error(`dispatch to the good host failed: ${dispatched.reason}`);
   }

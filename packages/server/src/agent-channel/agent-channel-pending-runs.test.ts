@@ -1,11 +1,11 @@
 import { pendingRuns } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { runBackup } from "../sources/dispatch-backup.js";
 import { createGroup } from "../sources/source-groups.js";
 import { eventually } from "../testing/eventually.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
+import { startBackup } from "../testing/start-backup.js";
 import { connectAgent } from "../testing/test-agent.js";
 
 runServerSuite("agent channel: runs queued while the host was offline", (server) => {
@@ -18,7 +18,7 @@ runServerSuite("agent channel: runs queued while the host was offline", (server)
       retry_max: 3,
       retry_backoff_seconds: 300,
     });
-    const queued = await runBackup(deps, { hostId: host.id, actorKind: "user" }, group);
+    const queued = await startBackup(deps, { hostId: host.id, actorKind: "user" }, group);
     expect(queued.outcome).toBe("queued");
     const before = deps.clock.now().getTime();
 
@@ -45,8 +45,8 @@ runServerSuite("agent channel: runs queued while the host was offline", (server)
     const retry = { retry_max: 3, retry_backoff_seconds: 300 };
     const offline = await createGroup(deps, audit, host.id, { name: "srv", includes: ["/srv"], ...retry });
     const locked = await createGroup(deps, audit, host.id, { name: "var", includes: ["/var"], ...retry });
-    await runBackup(deps, { hostId: host.id, actorKind: "user" }, offline);
-    await runBackup(deps, { hostId: host.id, actorKind: "user" }, locked);
+    await startBackup(deps, { hostId: host.id, actorKind: "user" }, offline);
+    await startBackup(deps, { hostId: host.id, actorKind: "user" }, locked);
     await deps.db
       .update(pendingRuns)
       .set({ reason: "repository is already locked" })

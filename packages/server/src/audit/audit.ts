@@ -36,6 +36,8 @@ export interface AuditInput {
   targetId?: string;
   details?: Record<string, unknown>;
   ip?: string | undefined;
+  /** Minted by a caller that may have to remove the entry with what it audits (jobs/start-job.ts). */
+  id?: string;
 }
 
 /** `db` is the change's transaction wherever there is one. */
@@ -47,7 +49,7 @@ export async function writeAudit(
   const at = deps.clock.now();
   const actor = input.actor;
   await db.insert(auditLog).values({
-    id: deps.ids.ulid(at),
+    id: input.id ?? deps.ids.ulid(at),
     at,
     actorKind: typeof actor === "string" ? actor : "user",
     actorUserId: typeof actor === "string" ? null : actor.userId,

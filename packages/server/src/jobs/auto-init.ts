@@ -6,15 +6,14 @@
  * re-initialises manually.
  *
  * Two hellos of one host can race (a reconnect while the old socket lingers, or two replicas).
- * The decision and the insert happen in one transaction holding the host row `FOR UPDATE`, so the
- * second hello waits, then sees the first one's job.
+ * The decision and the insert happen in one transaction holding the host row `FOR UPDATE` (the
+ * start's claim, start-job.ts), so the second hello waits, then sees the first one's job.
  */
 import { type Database, hosts, jobs } from "@fleetback/db";
 import { and, eq } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { loadHostCredentials } from "../hosts/credentials.js";
-import { createJob } from "./create-job.js";
-import { dispatchJob } from "./dispatch-job.js";
+import { startJobs } from "./start-job.js";
 
 export type AutoInitOutcome =
   | { action: "dispatched"; jobId: string }
@@ -46,33 +45,39 @@ export async function runAutoInit(
   if (repoBound === true && (await hasInitJob(deps.db, hostId))) {
     return { action: "skipped", reason: "init_in_history" };
   }
-  const decided = await deps.db.transaction(async (tx) => {
-    const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
-    if (!host) {
-      return { action: "skipped", reason: "host_gone" } as const;
-    }
-    // Only credentials the agent actually received count: an unreadable slot was not pushed.
-    const bound =
-      repoBound ?? (await loadHostCredentials(tx, deps.keys.secret, hostId)).repo.state === "bound";
-    if (!bound) {
-      return { action: "skipped", reason: "no_repo_credentials" } as const;
-    }
-    if (await hasInitJob(tx, hostId)) {
-      return { action: "skipped", reason: "init_in_history" } as const;
-    }
-    const job = await createJob(deps, { hostId, kind: "init", actorKind: "system" }, tx);
-    return { action: "create", job } as const;
-  });
-  if (decided.action === "skipped") {
-    return decided;
+  const started = await startJobs(
+    deps,
+    [
+      {
+        kind: "init",
+        hostId,
+        actor: { kind: "system" },
+        command: (jobId) => ({ job_id: jobId, kind: "init", requires_admin_creds: false }),
+        // Never sent, so never failed: without the row the next hello tries again.
+        offline: "refuse",
+      },
+    ],
+    async (tx) => {
+      const [host] = await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, hostId)).for("update");
+      if (!host) {
+        return "host_gone" as const;
+      }
+      // Only credentials the agent actually received count: an unreadable slot was not pushed.
+      const bound =
+        repoBound ?? (await loadHostCredentials(tx, deps.keys.secret, hostId)).repo.state === "bound";
+      if (!bound) {
+        return "no_repo_credentials" as const;
+      }
+      return (await hasInitJob(tx, hostId)) ? ("init_in_history" as const) : undefined;
+    },
+  );
+  if ("declined" in started) {
+    return { action: "skipped", reason: started.declined };
   }
-  const { job } = decided;
-  const sent = await dispatchJob(deps, job, { job_id: job.id, kind: "init", requires_admin_creds: false });
-  if (!sent.ok) {
-    // Never sent, so never failed: without the row the next hello tries again.
-    await deps.db.delete(jobs).where(eq(jobs.id, job.id));
+  const [sent] = started.results;
+  if (!sent?.ok) {
     return { action: "skipped", reason: "offline" };
   }
-  deps.log.info({ host_id: hostId, job_id: job.id }, "repository auto-init dispatched");
-  return { action: "dispatched", jobId: job.id };
+  deps.log.info({ host_id: hostId, job_id: sent.job.id }, "repository auto-init dispatched");
+  return { action: "dispatched", jobId: sent.job.id };
 }

@@ -1,7 +1,7 @@
 /**
  * @module jobs/create-job
- * Inserts a job row in status `queued`. Sending its command is a separate step (dispatch-job.ts)
- * so that a caller can create the row inside its own transaction (auto-init's lock).
+ * Inserts a job row in status `queued`: for start-job.ts, the one way a job starts, inside its
+ * transaction; elsewhere only for a job that records a backup that never ran (retry-ticker.ts).
  */
 import { type ActorKind, type Database, type Job, type JobKind, jobs } from "@fleetback/db";
 import type { ServerDeps } from "../deps.js";

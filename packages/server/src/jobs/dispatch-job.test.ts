@@ -7,8 +7,8 @@ import { createRecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, readJob, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { runAutoInit } from "./auto-init.js";
-import { createJob, mintJobId } from "./create-job.js";
-import { createAndDispatchJob, dispatchJob } from "./dispatch-job.js";
+import { createJob } from "./create-job.js";
+import { startJob } from "./start-job.js";
 
 const repo = { url: "s3:https://s3.example/bucket", password: "repo-pw" };
 const admin = { url: "s3:https://s3.example/bucket", username: "root", password: "admin-pw" };
@@ -17,17 +17,18 @@ runDbSuite("job dispatch", (getDb, { engine }) => {
   it("answers offline without leaving a job row", async () => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
-    const id = mintJobId(deps);
-    const result = await createAndDispatchJob(
-      deps,
-      { id, hostId: host.id, kind: "check", actorKind: "user" },
-      {
+    const result = await startJob(deps, {
+      kind: "check",
+      hostId: host.id,
+      actor: { kind: "user" },
+      command: (id) => ({
         job_id: id,
         kind: "check",
         requires_admin_creds: false,
         check: { read_data_subset: "5%" },
-      },
-    );
+      }),
+      offline: "refuse",
+    });
     expect(result).toEqual({ ok: false, reason: "offline" });
     expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).toEqual([]);
   });
@@ -37,25 +38,21 @@ runDbSuite("job dispatch", (getDb, { engine }) => {
     const { host } = await seedHost(deps);
     const connection = createRecordingConnection(host.id);
     deps.hub.register(connection);
-    const prune = (id: string) => ({ job_id: id, kind: "prune" as const, requires_admin_creds: true });
+    const prune = {
+      kind: "prune" as const,
+      hostId: host.id,
+      actor: { kind: "system" as const },
+      command: (id: string) => ({ job_id: id, kind: "prune" as const, requires_admin_creds: true }),
+      offline: "refuse" as const,
+    };
 
-    const refusedId = mintJobId(deps);
-    const refused = await createAndDispatchJob(
-      deps,
-      { id: refusedId, hostId: host.id, kind: "prune", actorKind: "system" },
-      prune(refusedId),
-    );
+    const refused = await startJob(deps, prune);
     expect(refused).toEqual({ ok: false, reason: "admin_credentials_missing" });
     expect(connection.frames).toEqual([]);
     expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).toEqual([]);
 
     await bindCredentials(deps, host.id, { repo, admin });
-    const sentId = mintJobId(deps);
-    const sent = await createAndDispatchJob(
-      deps,
-      { id: sentId, hostId: host.id, kind: "prune", actorKind: "system" },
-      prune(sentId),
-    );
+    const sent = await startJob(deps, prune);
     expect(sent.ok).toBe(true);
     const jobId = sent.ok ? sent.job.id : "";
     expect(connection.frames.map((frame) => [frame.type, frame.payload])).toEqual([
@@ -73,15 +70,14 @@ runDbSuite("job dispatch", (getDb, { engine }) => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
     await expect(
-      dispatchJob(
-        deps,
-        { id: "01JD0000000000000000000000", hostId: host.id, kind: "init" },
-        {
-          job_id: "01JD0000000000000000000001",
-          kind: "init",
-          requires_admin_creds: false,
-        },
-      ),
+      startJob(deps, {
+        id: "01JD0000000000000000000000",
+        kind: "init",
+        hostId: host.id,
+        actor: { kind: "system" },
+        command: () => ({ job_id: "01JD0000000000000000000001", kind: "init", requires_admin_creds: false }),
+        offline: "refuse",
+      }),
     ).rejects.toThrow(/does not describe/);
   });
 

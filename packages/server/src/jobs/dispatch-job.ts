@@ -1,12 +1,12 @@
 /**
  * @module jobs/dispatch-job
- * The one way a job's `command.run` reaches its host's agent. The caller mints the job id
- * (mintJobId) and builds the command from its data; this module checks once whether the host is
- * online, sends through the hub, and keeps the job row only when the command went out. An offline
- * host is an expected outcome, not an exception: the caller decides (a route answers 503, run-now
- * queues a pending run). The job stays `queued` until the agent's job.started.
+ * How a job's `command.run` reaches its agent, for start-job.ts (the one way a job starts):
+ * `prepareDispatch` checks once whether the host (or its keeper) is online and may run the command
+ * and gathers the frames that go ahead of it; `sendPrepared` sends them through the hub. An
+ * offline host is an expected outcome, not an exception. The job stays `queued` until the agent's
+ * job.started.
  */
-import { hosts, type Job, jobs } from "@fleetback/db";
+import { hosts, type Job } from "@fleetback/db";
 import {
   type CommandRun,
   type ConfigUpdate,
@@ -19,7 +19,6 @@ import { isDeletionHeld } from "../holds/deletion-holds.js";
 import { readHostCredentials } from "../hosts/credentials.js";
 import { loginWithheldReason } from "../hosts/login-password-gate.js";
 import { type Keeper, keeperOf, runsOnKeeper } from "../keepers/keeper-of.js";
-import { createJob, type NewJobInput } from "./create-job.js";
 import { withSnapshotOwner } from "./owner-command.js";
 
 export type DispatchFailure =
@@ -34,9 +33,6 @@ export type DispatchFailure =
   | "keeper_needs_upgrade"
   // An open deletion hold (holds/) stops every forget and prune of the host's repository.
   | "deletion_held";
-export type DispatchResult = { ok: true } | { ok: false; reason: DispatchFailure };
-export type CreateAndDispatchResult = { ok: true; job: Job } | { ok: false; reason: DispatchFailure };
-
 type DispatchDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub">;
 
 /**
@@ -44,12 +40,12 @@ type DispatchDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub">;
  * mirror slot for a copy (PROTOCOL.md); for a protected host's upkeep, the keeper and the
  * credentials pushed for that one job (keepers/).
  */
-type Ready =
+export type Ready =
   | { ok: true; runner: string; command: CommandRun; frames: ConfigUpdate[] }
   | { ok: false; reason: DispatchFailure };
 
 /** The command must describe its job (same id and kind): anything else is a bug. */
-function assertDescribes(job: { id: string; kind: string }, command: CommandRun): void {
+export function assertDescribes(job: { id: string; kind: string }, command: CommandRun): void {
   if (command.job_id !== job.id || command.kind !== job.kind) {
     throw new Error(`command.run for ${command.kind} ${command.job_id} does not describe job ${job.id}`);
   }
@@ -112,7 +108,8 @@ async function keptReady(
   return { ok: true, runner: keeper.id, command: kept, frames };
 }
 
-async function prepare(deps: DispatchDeps, hostId: string, given: CommandRun): Promise<Ready> {
+/** `deps.db` is the starting job's transaction: what is read here commits with its row. */
+export async function prepareDispatch(deps: DispatchDeps, hostId: string, given: CommandRun): Promise<Ready> {
   const keeper = runsOnKeeper(given) ? await keeperOf(deps.db, hostId) : undefined;
   // The only online check of a dispatch: before anything else is read or written for it.
   if (!deps.hub.isOnline(keeper?.id ?? hostId)) {
@@ -146,7 +143,7 @@ async function prepare(deps: DispatchDeps, hostId: string, given: CommandRun): P
 }
 
 /** False when the agent went away since `prepare`: the hub then wrote nothing. */
-function send(deps: DispatchDeps, ready: Extract<Ready, { ok: true }>): boolean {
+export function sendPrepared(deps: DispatchDeps, ready: Extract<Ready, { ok: true }>): boolean {
   for (const frame of ready.frames) {
     if (!deps.hub.send(ready.runner, "config.update", frame)) {
       return false;
@@ -155,54 +152,11 @@ function send(deps: DispatchDeps, ready: Extract<Ready, { ok: true }>): boolean 
   return deps.hub.send(ready.runner, "command.run", ready.command);
 }
 
-function logDispatched(deps: DispatchDeps, job: Pick<Job, "id" | "hostId" | "kind">, runner: string): void {
-  const kept = runner === job.hostId ? {} : { runner_host_id: runner };
-  deps.log.info({ host_id: job.hostId, job_id: job.id, kind: job.kind, ...kept }, "job dispatched");
-}
-
-/** Sends the command of a job whose row the caller created (in its own transaction). */
-export async function dispatchJob(
+export function logDispatched(
   deps: DispatchDeps,
   job: Pick<Job, "id" | "hostId" | "kind">,
-  command: CommandRun,
-): Promise<DispatchResult> {
-  assertDescribes(job, command);
-  const ready = await prepare(deps, job.hostId, command);
-  if (!ready.ok) {
-    return ready;
-  }
-  if (ready.runner !== job.hostId) {
-    await deps.db.update(jobs).set({ runnerHostId: ready.runner }).where(eq(jobs.id, job.id));
-  }
-  if (!send(deps, ready)) {
-    return { ok: false, reason: "offline" };
-  }
-  logDispatched(deps, job, ready.runner);
-  return { ok: true };
-}
-
-/**
- * Creates the job and sends its command. A command that could not be sent leaves no job row
- * behind, so a 503 to the operator means "nothing happened".
- */
-export async function createAndDispatchJob(
-  deps: DispatchDeps & Pick<ServerDeps, "clock" | "ids">,
-  input: NewJobInput & { id: string },
-  command: CommandRun,
-): Promise<CreateAndDispatchResult> {
-  assertDescribes(input, command);
-  const ready = await prepare(deps, input.hostId, command);
-  if (!ready.ok) {
-    return ready;
-  }
-  const job = await createJob(deps, {
-    ...input,
-    runnerHostId: ready.runner === input.hostId ? null : ready.runner,
-  });
-  if (!send(deps, ready)) {
-    await deps.db.delete(jobs).where(eq(jobs.id, job.id));
-    return { ok: false, reason: "offline" };
-  }
-  logDispatched(deps, job, ready.runner);
-  return { ok: true, job };
+  runner: string,
+): void {
+  const kept = runner === job.hostId ? {} : { runner_host_id: runner };
+  deps.log.info({ host_id: job.hostId, job_id: job.id, kind: job.kind, ...kept }, "job dispatched");
 }

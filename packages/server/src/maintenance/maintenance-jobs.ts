@@ -8,14 +8,14 @@
 import { type ActorKind, type Database, hosts, type Job, jobs, sourceGroups } from "@fleetback/db";
 import type { CommandRun, ForgetGroup } from "@fleetback/protocol";
 import { and, asc, eq, inArray } from "drizzle-orm";
-import { type AuditContext, writeAudit } from "../audit/audit.js";
+import type { AuditContext } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, unavailable } from "../errors.js";
 import { isDeletionHeld, openHold } from "../holds/deletion-holds.js";
 import { LOGIN_NEEDS_UPGRADE } from "../hosts/login-password-gate.js";
-import { mintJobId } from "../jobs/create-job.js";
-import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
+import type { DispatchFailure } from "../jobs/dispatch-job.js";
 import { sharedRepositoryOldAgentMessage } from "../jobs/owner-command.js";
+import { type JobAudit, startJob } from "../jobs/start-job.js";
 import { keeperOf } from "../keepers/keeper-of.js";
 import { planHostRetention, type RetentionPlanParams } from "../retention/host-retention.js";
 import { recordSuspects } from "../retention/suspect-alert.js";
@@ -211,11 +211,13 @@ async function planForKeeper(
   return { ...plan, planned: { snapshotIds: planned.snapshotIds, plan: planned.plan } };
 }
 
+/** `audit`: an operator's job, audited with its row (jobs/start-job.ts). */
 export async function dispatchMaintenance(
   deps: JobDeps,
   hostId: string,
   given: MaintenancePlan,
   actor: { kind: ActorKind; userId?: string | null },
+  audit?: JobAudit,
 ): Promise<MaintenanceDispatch> {
   // Held before it is planned: a plan made now would be refused anyway (jobs/dispatch-job.ts).
   if ((given.kind === "forget" || given.kind === "prune") && (await isDeletionHeld(deps.db, hostId))) {
@@ -225,19 +227,15 @@ export async function dispatchMaintenance(
   if ("ok" in plan) {
     return plan;
   }
-  const jobId = mintJobId(deps);
-  return createAndDispatchJob(
-    deps,
-    {
-      id: jobId,
-      hostId,
-      kind: plan.kind,
-      actorKind: actor.kind,
-      actorUserId: actor.userId ?? null,
-      params: paramsOf(plan),
-    },
-    commandOf(plan, jobId),
-  );
+  return startJob(deps, {
+    kind: plan.kind,
+    hostId,
+    actor,
+    params: paramsOf(plan),
+    command: (jobId) => commandOf(plan, jobId),
+    offline: "refuse",
+    ...(audit === undefined ? {} : { audit }),
+  });
 }
 
 /** An admin's approval of a held plan (maintenance/release-hold.ts): exactly that forget, now. */
@@ -320,7 +318,13 @@ export async function startManualJob(
       job_id: active,
     });
   }
-  const sent = await dispatchMaintenance(deps, hostId, plan, { kind: "user", userId: audit.actor.userId });
+  const sent = await dispatchMaintenance(
+    deps,
+    hostId,
+    plan,
+    { kind: "user", userId: audit.actor.userId },
+    { ...audit, action: `job.${kind}`, targetKind: "job", details: { host_id: hostId } },
+  );
   if (!sent.ok) {
     if (
       sent.reason === "nothing_to_forget" ||
@@ -357,12 +361,5 @@ export async function startManualJob(
     }
     throw unavailable("The host is offline; nothing was started.");
   }
-  await writeAudit(deps.db, deps, {
-    ...audit,
-    action: `job.${kind}`,
-    targetKind: "job",
-    targetId: sent.job.id,
-    details: { host_id: hostId },
-  });
   return sent.job;
 }

@@ -3,10 +3,10 @@ import { testEngines } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createJob } from "../jobs/create-job.js";
-import { runBackup } from "../sources/dispatch-backup.js";
 import { retryTick } from "../sources/retry-ticker.js";
 import { createGroup } from "../sources/source-groups.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { startBackup } from "../testing/start-backup.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { JOB_DURATION_BUCKETS_SECONDS, readJobMetrics, recordJobEnds } from "./job-metrics.js";
 
@@ -69,7 +69,7 @@ for (const engine of testEngines()) {
         retry_max: 1,
         retry_backoff_seconds: 10,
       });
-      await runBackup(deps, { hostId: host.id, actorKind: "schedule" }, group);
+      await startBackup(deps, { hostId: host.id, actorKind: "schedule" }, group);
       deps.clock.advance(10_000);
       expect((await retryTick(deps, deps.clock.now())).gaveUp).toHaveLength(1);
       expect(await readJobMetrics(deps.db)).toEqual([

@@ -13,8 +13,8 @@ import { type ActorKind, type Database, hostCredentials, hosts, type Job, snapsh
 import { COPY_SNAPSHOTS_MAX, MIRROR_PROTOCOL_VERSION, SHA256_HEX_PATTERN } from "@fleetback/protocol";
 import { and, desc, eq, isNotNull, or } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
-import { mintJobId } from "../jobs/create-job.js";
-import { createAndDispatchJob, type DispatchFailure } from "../jobs/dispatch-job.js";
+import type { DispatchFailure } from "../jobs/dispatch-job.js";
+import { type JobAudit, startJob } from "../jobs/start-job.js";
 import { activeJobOf } from "../maintenance/maintenance-jobs.js";
 
 export type CopyDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
@@ -53,11 +53,15 @@ export async function hasMirror(db: Database, hostId: string): Promise<boolean> 
   return row !== undefined;
 }
 
-/** Starts a copy job; every reason it cannot is an expected outcome the caller words. */
+/**
+ * Starts a copy job; every reason it cannot is an expected outcome the caller words. `audit`: an
+ * operator's copy, audited with its row (jobs/start-job.ts).
+ */
 export async function copyToMirror(
   deps: CopyDeps,
   hostId: string,
   actor: { kind: ActorKind; userId?: string | null },
+  audit?: JobAudit,
 ): Promise<CopyOutcome> {
   if (!(await hasMirror(deps.db, hostId))) {
     return { ok: false, reason: "no_mirror" };
@@ -77,19 +81,20 @@ export async function copyToMirror(
   if (ids.length === 0) {
     return { ok: false, reason: "no_snapshots" };
   }
-  const jobId = mintJobId(deps);
-  return createAndDispatchJob(
-    deps,
-    {
-      id: jobId,
-      hostId,
+  return startJob(deps, {
+    kind: "copy",
+    hostId,
+    actor,
+    params: { snapshot_count: ids.length, newest_snapshot_id: ids[0] },
+    command: (jobId) => ({
+      job_id: jobId,
       kind: "copy",
-      actorKind: actor.kind,
-      actorUserId: actor.userId ?? null,
-      params: { snapshot_count: ids.length, newest_snapshot_id: ids[0] },
-    },
-    { job_id: jobId, kind: "copy", requires_admin_creds: false, copy: { snapshot_ids: ids } },
-  );
+      requires_admin_creds: false,
+      copy: { snapshot_ids: ids },
+    }),
+    offline: "refuse",
+    ...(audit === undefined ? {} : { audit }),
+  });
 }
 
 /**

@@ -6,7 +6,6 @@
 import { MIRROR_PROTOCOL_VERSION } from "@fleetback/protocol";
 import { resolveKey } from "../alerts/alerts.js";
 import type { AuditContext } from "../audit/audit.js";
-import { writeAudit } from "../audit/audit.js";
 import { conflict, notFound, unavailable } from "../errors.js";
 import { removeMirrorCredentials } from "../hosts/credentials.js";
 import { LOGIN_NEEDS_UPGRADE } from "../hosts/login-password-gate.js";
@@ -29,15 +28,13 @@ export async function removeMirror(deps: CopyDeps, audit: AuditContext, hostId: 
 /** An operator's "Copy now". */
 export async function copyNow(deps: CopyDeps, audit: AuditContext, hostId: string) {
   await requireHost(deps.db, hostId);
-  const outcome = await copyToMirror(deps, hostId, { kind: "user", userId: audit.actor.userId });
+  const outcome = await copyToMirror(
+    deps,
+    hostId,
+    { kind: "user", userId: audit.actor.userId },
+    { ...audit, action: "job.copy", targetKind: "job", details: { host_id: hostId } },
+  );
   if (outcome.ok) {
-    await writeAudit(deps.db, deps, {
-      ...audit,
-      action: "job.copy",
-      targetKind: "job",
-      targetId: outcome.job.id,
-      details: { host_id: hostId },
-    });
     return outcome.job;
   }
   switch (outcome.reason) {

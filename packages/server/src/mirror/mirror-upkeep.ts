@@ -11,8 +11,7 @@ import type { JobKind } from "@fleetback/db";
 import { hosts } from "@fleetback/db";
 import type { CommandRun } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
-import { mintJobId } from "../jobs/create-job.js";
-import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { startJob } from "../jobs/start-job.js";
 import { forgetGroupsOf } from "../maintenance/maintenance-jobs.js";
 import { type CopyDeps, hasMirror, speaksMirror } from "./mirror-copy.js";
 
@@ -24,14 +23,16 @@ export interface FinishedJob {
   params: Record<string, unknown>;
 }
 
-/** The command the same job runs on the mirror; undefined when there is nothing to run. */
+/**
+ * The command the same job runs on the mirror, its job id still to fill in; undefined when there
+ * is nothing to run.
+ */
 async function upkeepCommand(
   deps: CopyDeps,
   hostId: string,
   job: FinishedJob,
-  jobId: string,
 ): Promise<CommandRun | undefined> {
-  const common = { job_id: jobId, requires_admin_creds: false, on_mirror: true } as const;
+  const common = { job_id: "", requires_admin_creds: false, on_mirror: true } as const;
   switch (job.kind) {
     case "forget": {
       const groups = await forgetGroupsOf(deps.db, hostId);
@@ -76,25 +77,21 @@ export async function upkeepMirrorAfter(deps: CopyDeps, hostId: string, job: Fin
     if (!speaksMirror(host?.protocolVersion ?? null)) {
       return;
     }
-    const jobId = mintJobId(deps);
-    const command = await upkeepCommand(deps, hostId, job, jobId);
+    const command = await upkeepCommand(deps, hostId, job);
     if (command === undefined) {
       return;
     }
-    const sent = await createAndDispatchJob(
-      deps,
-      {
-        id: jobId,
-        hostId,
-        kind: job.kind,
-        actorKind: "system",
-        params: { on_mirror: true, after_job_id: job.id },
-      },
-      command,
-    );
+    const sent = await startJob(deps, {
+      kind: job.kind,
+      hostId,
+      actor: { kind: "system" },
+      params: { on_mirror: true, after_job_id: job.id },
+      command: (jobId) => ({ ...command, job_id: jobId }) as CommandRun,
+      offline: "refuse",
+    });
     if (sent.ok) {
       deps.log.info(
-        { host_id: hostId, job_id: jobId, kind: job.kind, after: job.id },
+        { host_id: hostId, job_id: sent.job.id, kind: job.kind, after: job.id },
         "mirror upkeep started",
       );
     } else {

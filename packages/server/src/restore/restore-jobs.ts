@@ -1,18 +1,18 @@
 /**
  * @module restore/restore-jobs
- * Starts an operator's restore or diff: the job (actor `user`) and its command.run, then the audit
- * entry. A host that is offline is an outcome the route turns into 503; nothing is left behind.
+ * Starts an operator's restore or diff (jobs/start-job.ts): the job (actor `user`), its audit
+ * entry in the same transaction, then its command.run. A host that is offline is an outcome the
+ * route turns into 503; nothing is left behind.
  * A restore carries the server's signed order (restore-order.ts), which the host's restore
  * helper requires.
  */
 import type { Job } from "@fleetback/db";
 import type { CommandRunDiff, CommandRunRestore } from "@fleetback/protocol";
-import { writeAudit } from "../audit/audit.js";
 import type { Actor } from "../auth/actor.js";
 import type { ServerDeps } from "../deps.js";
 import { readHostCredentials } from "../hosts/credentials.js";
 import { mintJobId } from "../jobs/create-job.js";
-import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { startJob } from "../jobs/start-job.js";
 import { signRestoreOrder } from "./restore-order.js";
 import { type RestorePlan, targetForJob } from "./restore-request.js";
 
@@ -53,36 +53,29 @@ export async function startRestore(
     repository === undefined
       ? undefined
       : signRestoreOrder(deps, { hostId, jobId, repositoryUrl: repository.url, restore });
-  const sent = await createAndDispatchJob(
-    deps,
-    {
-      id: jobId,
-      hostId,
-      kind: "restore",
-      actorKind: "user",
-      actorUserId: actor.userId,
-      params: { ...restore },
+  const sent = await startJob(deps, {
+    id: jobId,
+    kind: "restore",
+    hostId,
+    actor: { kind: "user", userId: actor.userId },
+    params: { ...restore },
+    command: (id) => restoreCommand(id, order === undefined ? restore : { ...restore, order }),
+    audit: {
+      actor,
+      ip,
+      action: "host.restore",
+      targetKind: "host",
+      targetId: hostId,
+      details: {
+        snapshot_id: plan.snapshot.id,
+        paths: plan.paths,
+        in_place: plan.inPlace,
+        target_dir: targetDir,
+      },
     },
-    restoreCommand(jobId, order === undefined ? restore : { ...restore, order }),
-  );
-  if (!sent.ok) {
-    return { ok: false, reason: "offline" };
-  }
-  await writeAudit(deps.db, deps, {
-    actor,
-    action: "host.restore",
-    targetKind: "host",
-    targetId: hostId,
-    details: {
-      job_id: sent.job.id,
-      snapshot_id: plan.snapshot.id,
-      paths: plan.paths,
-      in_place: plan.inPlace,
-      target_dir: targetDir,
-    },
-    ip,
+    offline: "refuse",
   });
-  return sent;
+  return sent.ok ? sent : { ok: false, reason: "offline" };
 }
 
 export async function startDiff(
@@ -93,22 +86,14 @@ export async function startDiff(
   ip: string | undefined,
 ): Promise<StartOutcome> {
   const diff = { snapshot_a: snapshots.a, snapshot_b: snapshots.b };
-  const jobId = mintJobId(deps);
-  const sent = await createAndDispatchJob(
-    deps,
-    { id: jobId, hostId, kind: "diff", actorKind: "user", actorUserId: actor.userId, params: { ...diff } },
-    diffCommand(jobId, diff),
-  );
-  if (!sent.ok) {
-    return { ok: false, reason: "offline" };
-  }
-  await writeAudit(deps.db, deps, {
-    actor,
-    action: "host.diff",
-    targetKind: "host",
-    targetId: hostId,
-    details: { job_id: sent.job.id, ...diff },
-    ip,
+  const sent = await startJob(deps, {
+    kind: "diff",
+    hostId,
+    actor: { kind: "user", userId: actor.userId },
+    params: { ...diff },
+    command: (jobId) => diffCommand(jobId, diff),
+    audit: { actor, ip, action: "host.diff", targetKind: "host", targetId: hostId, details: { ...diff } },
+    offline: "refuse",
   });
-  return sent;
+  return sent.ok ? sent : { ok: false, reason: "offline" };
 }

@@ -12,12 +12,11 @@ import { type Database, type Job, type Snapshot, snapshots } from "@fleetback/db
 import { FORGET_SNAPSHOTS_PROTOCOL_VERSION, SHA256_HEX_PATTERN } from "@fleetback/protocol";
 import { and, eq } from "drizzle-orm";
 import { Type } from "typebox";
-import { type AuditContext, writeAudit } from "../audit/audit.js";
+import type { AuditContext } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, notFound, unavailable } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
-import { mintJobId } from "../jobs/create-job.js";
-import { createAndDispatchJob } from "../jobs/dispatch-job.js";
+import { startJob } from "../jobs/start-job.js";
 
 const fullId = new RegExp(SHA256_HEX_PATTERN);
 
@@ -78,25 +77,32 @@ export async function forgetSnapshot(
       `snapshot: forgetting one snapshot needs an agent of protocol ${FORGET_SNAPSHOTS_PROTOCOL_VERSION} or later; ${host.name}'s agent speaks ${host.protocolVersion ?? "an unknown protocol"}: update the agent`,
     );
   }
-  const jobId = mintJobId(deps);
-  const sent = await createAndDispatchJob(
-    deps,
-    {
-      id: jobId,
-      hostId: host.id,
-      kind: "forget",
-      actorKind: "user",
-      actorUserId: audit.actor.userId,
-      params: { snapshot_ids: [snapshot.id] },
-    },
-    {
+  const sent = await startJob(deps, {
+    kind: "forget",
+    hostId: host.id,
+    actor: { kind: "user", userId: audit.actor.userId },
+    params: { snapshot_ids: [snapshot.id] },
+    command: (jobId) => ({
       job_id: jobId,
       kind: "forget",
       requires_admin_creds: false,
       forget_groups: [],
       snapshot_ids: [snapshot.id],
+    }),
+    audit: {
+      ...audit,
+      action: "snapshot.forget",
+      targetKind: "snapshot",
+      targetId: snapshot.id,
+      details: {
+        host_id: host.id,
+        short_id: snapshot.shortId,
+        time: snapshot.time.toISOString(),
+        tags: snapshot.tags,
+      },
     },
-  );
+    offline: "refuse",
+  });
   if (!sent.ok) {
     if (sent.reason === "deletion_held") {
       throw conflict(
@@ -115,18 +121,5 @@ export async function forgetSnapshot(
     }
     throw unavailable(`${host.name} is offline; nothing was forgotten.`);
   }
-  await writeAudit(deps.db, deps, {
-    ...audit,
-    action: "snapshot.forget",
-    targetKind: "snapshot",
-    targetId: snapshot.id,
-    details: {
-      host_id: host.id,
-      job_id: sent.job.id,
-      short_id: snapshot.shortId,
-      time: snapshot.time.toISOString(),
-      tags: snapshot.tags,
-    },
-  });
   return sent.job;
 }

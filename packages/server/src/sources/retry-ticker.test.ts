@@ -6,8 +6,8 @@ import { retryDelayMs } from "../retries/pending-runs.js";
 import { isTransientFailure, queueRetryAfterFailure } from "../retries/transient-failure.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
+import { startBackup } from "../testing/start-backup.js";
 import { createTestDeps } from "../testing/test-deps.js";
-import { runBackup } from "./dispatch-backup.js";
 import { retryTick } from "./retry-ticker.js";
 import { createGroup } from "./source-groups.js";
 
@@ -37,7 +37,7 @@ runDbSuite("retry ticker", (getDb) => {
       retry_max: 3,
       retry_backoff_seconds: 60,
     });
-    const queued = await runBackup(deps, { hostId: host.id, actorKind: "user" }, group);
+    const queued = await startBackup(deps, { hostId: host.id, actorKind: "user" }, group);
     expect(queued.outcome).toBe("queued");
 
     deps.clock.advance(59_000);
@@ -71,7 +71,7 @@ runDbSuite("retry ticker", (getDb) => {
       retry_max: 2,
       retry_backoff_seconds: 10,
     });
-    await runBackup(deps, { hostId: host.id, actorKind: "schedule" }, group);
+    await startBackup(deps, { hostId: host.id, actorKind: "schedule" }, group);
     deps.clock.advance(10_000);
     expect((await retryTick(deps, deps.clock.now())).rescheduled).toHaveLength(1);
     const [row] = await deps.db.select().from(pendingRuns);

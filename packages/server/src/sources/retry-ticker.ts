@@ -24,9 +24,10 @@ import { and, asc, eq, gt, lte } from "drizzle-orm";
 import { createJobAlerts, type JobEnd } from "../alerts/job-alerts.js";
 import type { ServerDeps } from "../deps.js";
 import { createJob } from "../jobs/create-job.js";
+import { startJob } from "../jobs/start-job.js";
 import { recordJobEnds } from "../metrics/job-metrics.js";
 import { HOST_OFFLINE_REASON, retryDelayMs } from "../retries/pending-runs.js";
-import { type BackupDeps, backupParams, sendBackup } from "./dispatch-backup.js";
+import { type BackupDeps, backupSpec } from "./dispatch-backup.js";
 
 export const RETRY_TICK_PERIOD_MS = 15_000;
 const BATCH = 100;
@@ -37,13 +38,28 @@ export interface RetryTickReport {
   gaveUp: string[];
 }
 
+/** The backup a pending run asks for, as its retry number `run.attempt`. */
+function requestOf(run: PendingRun) {
+  return {
+    hostId: run.hostId,
+    actorKind: run.actorKind,
+    actorUserId: run.actorUserId,
+    scheduleId: run.scheduleId,
+    retry: run.attempt,
+    runCaps: { up: run.bandwidthUpKbps, down: run.bandwidthDownKbps },
+  };
+}
+
 async function giveUp(
-  deps: Pick<ServerDeps, "db" | "clock" | "ids">,
+  deps: BackupDeps,
   tx: Database,
   run: PendingRun,
   group: typeof sourceGroups.$inferSelect,
   now: Date,
 ): Promise<JobEnd> {
+  // Not a start: the job records, failed, a backup that never ran (its spec's row, never sent).
+  const { runCaps: _runCaps, ...request } = requestOf(run);
+  const spec = backupSpec(deps, { ...request, offline: "refuse" }, group);
   const job = await createJob(
     deps,
     {
@@ -53,7 +69,7 @@ async function giveUp(
       actorUserId: run.actorUserId,
       scheduledId: run.scheduleId,
       sourceGroupId: run.sourceGroupId,
-      params: backupParams(group, run.attempt),
+      params: spec.params,
     },
     tx,
   );
@@ -146,18 +162,10 @@ export async function retryTick(
     return report;
   }
   for (const { run, group, host } of outcome.result) {
-    const sent = await sendBackup(
+    // Refused, not queued again: this row is the queue, and its claim already counted the try.
+    const sent = await startJob(
       deps,
-      {
-        hostId: run.hostId,
-        actorKind: run.actorKind,
-        actorUserId: run.actorUserId,
-        scheduleId: run.scheduleId,
-        retry: run.attempt,
-        runCaps: { up: run.bandwidthUpKbps, down: run.bandwidthDownKbps },
-      },
-      group,
-      host,
+      backupSpec(deps, { ...requestOf(run), offline: "refuse" }, group, host),
     );
     if (sent.ok) {
       await deps.db.delete(pendingRuns).where(eq(pendingRuns.id, run.id));

@@ -10,13 +10,8 @@
 import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import type { ScheduleFire } from "@fleetback/protocol";
 import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
-import {
-  type BackupDeps,
-  type BackupOutcome,
-  loadHostHooks,
-  plannedBackup,
-  sendPlannedBackup,
-} from "./dispatch-backup.js";
+import { startJobs } from "../jobs/start-job.js";
+import { type BackupDeps, type BackupOutcome, backupSpec, loadHostHooks } from "./dispatch-backup.js";
 
 export async function handleScheduleFire(
   deps: BackupDeps,
@@ -42,53 +37,58 @@ export async function handleScheduleFire(
     return [];
   }
   const slot = new Date(fire.scheduled_at);
-  const request = { hostId, actorKind: "schedule" as const, scheduleId: schedule.id };
-  // The claim and the jobs commit together: a server killed in between leaves either the slot
-  // unclaimed (the agent's repeated firing runs it) or its jobs (ended lost if never sent).
-  const planned = await deps.db.transaction(async (tx) => {
-    const [claimed] = await tx
-      .update(schedules)
-      .set({ lastFiredAt: slot })
-      .where(
-        and(
-          eq(schedules.id, schedule.id),
-          or(isNull(schedules.lastFiredAt), lt(schedules.lastFiredAt, slot)),
-        ),
-      )
-      .returning({ id: schedules.id });
-    if (!claimed) {
-      return undefined;
-    }
-    const groups = await tx
-      .select({ group: sourceGroups })
-      .from(scheduleSourceGroups)
-      .innerJoin(sourceGroups, eq(sourceGroups.id, scheduleSourceGroups.sourceGroupId))
-      .where(and(eq(scheduleSourceGroups.scheduleId, schedule.id), eq(sourceGroups.hostId, hostId)))
-      .orderBy(asc(sourceGroups.name));
-    const host = await loadHostHooks({ db: tx }, hostId);
-    const out = [];
-    for (const { group } of groups) {
-      out.push({ group, backup: await plannedBackup(deps, request, group, host, tx) });
-    }
-    return out;
-  });
-  if (!planned) {
+  const request = {
+    hostId,
+    actorKind: "schedule" as const,
+    scheduleId: schedule.id,
+    offline: "queue" as const,
+  };
+  // Read before the claim: the slot's groups as the schedule has them when it fires.
+  const groups = await deps.db
+    .select({ group: sourceGroups })
+    .from(scheduleSourceGroups)
+    .innerJoin(sourceGroups, eq(sourceGroups.id, scheduleSourceGroups.sourceGroupId))
+    .where(and(eq(scheduleSourceGroups.scheduleId, schedule.id), eq(sourceGroups.hostId, hostId)))
+    .orderBy(asc(sourceGroups.name));
+  const host = await loadHostHooks(deps, hostId);
+  // The claim and the jobs commit together (start-job.ts): a server killed in between leaves
+  // either the slot unclaimed (the agent's repeated firing runs it) or its jobs (ended lost if
+  // never sent).
+  const started = await startJobs(
+    deps,
+    groups.map(({ group }) => backupSpec(deps, request, group, host)),
+    async (tx) => {
+      const [claimed] = await tx
+        .update(schedules)
+        .set({ lastFiredAt: slot })
+        .where(
+          and(
+            eq(schedules.id, schedule.id),
+            or(isNull(schedules.lastFiredAt), lt(schedules.lastFiredAt, slot)),
+          ),
+        )
+        .returning({ id: schedules.id });
+      return claimed ? undefined : ("acted_on" as const);
+    },
+  );
+  if ("declined" in started) {
     deps.log.warn(
       { host_id: hostId, schedule_id: schedule.id, scheduled_at: fire.scheduled_at },
       "schedule.fire for a slot already acted on; ignored",
     );
     return [];
   }
-  const outcomes: BackupOutcome[] = [];
-  for (const { group, backup } of planned) {
-    const outcome = await sendPlannedBackup(deps, request, group, backup);
-    if (outcome.outcome === "offline") {
-      deps.log.warn(
-        { host_id: hostId, schedule_id: schedule.id, source_group_id: group.id },
-        "scheduled backup not sent: host offline and the group allows no retries",
-      );
+  return started.results.map((result, index): BackupOutcome => {
+    if (result.ok) {
+      return { outcome: "dispatched", jobId: result.job.id };
     }
-    outcomes.push(outcome);
-  }
-  return outcomes;
+    if (result.pendingRunId !== undefined) {
+      return { outcome: "queued", pendingRunId: result.pendingRunId };
+    }
+    deps.log.warn(
+      { host_id: hostId, schedule_id: schedule.id, source_group_id: groups[index]?.group.id },
+      "scheduled backup not sent: host offline and the group allows no retries",
+    );
+    return { outcome: "offline" };
+  });
 }

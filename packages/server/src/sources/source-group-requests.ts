@@ -10,7 +10,9 @@ import type { AuditContext } from "../audit/audit.js";
 import { type Actor, hasRole } from "../auth/actor.js";
 import { forbidden, unavailable } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
-import { type BackupDeps, type BackupOutcome, runGroupNow } from "./dispatch-backup.js";
+import { startJob } from "../jobs/start-job.js";
+import { runCapsParams } from "../retries/run-caps.js";
+import { type BackupDeps, type BackupOutcome, backupSpec, loadHostHooks } from "./dispatch-backup.js";
 import { type RetentionChange, retentionChange } from "./retention-change.js";
 import {
   type CreateGroupBody,
@@ -79,6 +81,7 @@ export async function updateGroupFor(
   return updateGroup(deps, audit, hostId, groupId, body, change);
 }
 
+/** An operator's "Run now", audited in the transaction that started or queued it. */
 export async function runGroupNowFor(
   deps: BackupDeps,
   audit: AuditContext,
@@ -86,14 +89,27 @@ export async function runGroupNowFor(
   groupId: string,
   body: RunNowBody = {},
 ): Promise<BackupOutcome & { outcome: "dispatched" | "queued" }> {
-  const outcome = await runGroupNow(deps, audit, hostId, groupId, {
-    up: body.bandwidth_up_kbps ?? null,
-    down: body.bandwidth_down_kbps ?? null,
+  const group = await getGroup(deps.db, hostId, groupId);
+  const runCaps = { up: body.bandwidth_up_kbps ?? null, down: body.bandwidth_down_kbps ?? null };
+  const request = { hostId, actorKind: "user" as const, actorUserId: audit.actor.userId, runCaps };
+  const spec = backupSpec(deps, { ...request, offline: "queue" }, group, await loadHostHooks(deps, hostId));
+  const started = await startJob(deps, {
+    ...spec,
+    audit: {
+      ...audit,
+      action: "source_group.run",
+      targetKind: "source_group",
+      targetId: groupId,
+      details: { host_id: hostId, ...runCapsParams(runCaps) },
+    },
   });
-  if (outcome.outcome === "offline") {
-    throw unavailable(
-      "The host is offline and this group allows no retries (retry_max 0); nothing was queued.",
-    );
+  if (started.ok) {
+    return { outcome: "dispatched", jobId: started.job.id };
   }
-  return outcome;
+  if (started.pendingRunId !== undefined) {
+    return { outcome: "queued", pendingRunId: started.pendingRunId };
+  }
+  throw unavailable(
+    "The host is offline and this group allows no retries (retry_max 0); nothing was queued.",
+  );
 }
