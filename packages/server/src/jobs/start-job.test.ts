@@ -9,7 +9,7 @@ import { createGroup } from "../sources/source-groups.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-import { type JobSpec, startJob } from "./start-job.js";
+import { type JobSpec, startJob, startJobs } from "./start-job.js";
 
 async function audited(deps: TestDeps, hostId: string, offline: JobSpec["offline"]): Promise<JobSpec> {
   const context = await seedAuditContext(deps);
@@ -160,5 +160,22 @@ runDbSuite("startJob", (getDb) => {
       reason: "offline",
     });
     expect(await rowsOf(deps, host.id)).toEqual({ jobs: [], audit: [], pending: [] });
+  });
+
+  it("writes nothing of a batch whose claim declines, and all of it when the claim goes ahead", async () => {
+    const deps = await createTestDeps({ db: getDb() });
+    const { host } = await seedHost(deps);
+    const connection = createRecordingConnection(host.id);
+    deps.hub.register(connection);
+    const specs = [await audited(deps, host.id, "refuse"), await audited(deps, host.id, "refuse")];
+    expect(await startJobs(deps, specs, async () => "acted_on" as const)).toEqual({ declined: "acted_on" });
+    expect(await rowsOf(deps, host.id)).toEqual({ jobs: [], audit: [], pending: [] });
+    expect(connection.frames).toEqual([]);
+
+    const started = await startJobs(deps, specs, async () => undefined);
+    const results = "results" in started ? started.results : [];
+    expect(results.map((result) => result.ok)).toEqual([true, true]);
+    const rows = await rowsOf(deps, host.id);
+    expect([rows.jobs.length, rows.audit.length, connection.frames.length]).toEqual([2, 2, 2]);
   });
 });
