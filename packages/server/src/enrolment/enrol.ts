@@ -21,6 +21,7 @@ import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
 import type { Ids } from "../ids.js";
+import { checkLabels, type Labels, labelsOf } from "../labels/label-rules.js";
 import { newHostIdentity } from "../snapshots/snapshot-owner.js";
 import { enrolmentAad } from "./tokens.js";
 
@@ -33,11 +34,22 @@ export interface HostInfo {
   arch: string;
   agentVersion: string;
   toolVersion: string;
+  /** What the install asked for (install.sh --label), already checked. */
+  labels?: Labels | undefined;
 }
 
 export interface Enrolled {
   hostId: string;
   agentToken: string;
+}
+
+/**
+ * The token's labels win over the install's: the operator who minted it decided them, while the
+ * install's come from whoever ran it. Refused (as the request's) if the union is over the limit.
+ */
+function mergeLabels(token: Labels, install: Labels | undefined): Labels {
+  const labels = { ...install, ...labelsOf(token) };
+  return checkLabels(labels, "labels");
 }
 
 /** One message for invalid, used and expired tokens: the caller learns nothing about which. */
@@ -86,6 +98,7 @@ export async function enrolWithToken(
       toolVersion: info.toolVersion,
       status: "offline",
       agentTokenHash: hashToken(agentToken),
+      labels: mergeLabels(row.labels, info.labels),
       createdAt: now,
     });
     if (row.sealedRepository) {

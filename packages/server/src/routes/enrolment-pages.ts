@@ -29,6 +29,7 @@ import { fieldProblemsOf, formFieldErrors } from "../http/form-errors.js";
 import { plainHttpWarning } from "../http/plain-http.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { type FieldProblem, readForm } from "../http/validate.js";
+import { parseLabelText } from "../labels/label-rules.js";
 
 const MintForm = Type.Object(
   {
@@ -36,6 +37,7 @@ const MintForm = Type.Object(
     repository_username: Type.Optional(Type.String({ maxLength: 256 })),
     repository_password: Type.Optional(Type.String({ maxLength: 1024 })),
     initial_paths: Type.Optional(Type.String({ maxLength: 100_000 })),
+    labels: Type.Optional(Type.String({ maxLength: 20_000 })),
     ...InitialScheduleFormFields,
   },
   { additionalProperties: false },
@@ -56,6 +58,7 @@ const MINT_LABELS: Record<string, string> = {
   repository_username: "Repository username",
   repository_password: "Repository password",
   initial_paths: "Initial paths",
+  labels: "Labels",
 };
 
 /** What the refused mint form renders: the typed values, and each problem at its input. */
@@ -157,6 +160,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
           : undefined,
         initialPaths: paths,
         initialSchedule: initialScheduleOfForm(form),
+        labels: parseLabelText(form.labels ?? "", "labels"),
       }),
     );
     // Rendered in the response, never redirected: the secrets are shown once and never in a URL.
