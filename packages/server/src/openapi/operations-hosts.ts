@@ -6,7 +6,7 @@
 import { AlertsQuery } from "../alerts/alert-query.js";
 import { ReleaseHoldBody } from "../holds/release-hold.js";
 import { CredentialBody } from "../hosts/credential-body.js";
-import { HostListQuery } from "../hosts/fleet-list.js";
+import { HostListQuery } from "../hosts/fleet-query.js";
 import { JobBody } from "../hosts/host-requests.js";
 import { RenameHostBody } from "../hosts/rename-host.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";

@@ -12,14 +12,8 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
 import { HOST_STATES } from "../health/host-states.js";
-import {
-  FLEET_SORTS,
-  type FleetListParams,
-  type FleetPage,
-  fleetHref,
-  listFleetPage,
-  readHostListQuery,
-} from "../hosts/fleet-list.js";
+import { type FleetPage, listFleetPage } from "../hosts/fleet-list.js";
+import { FLEET_SORTS, type FleetListParams, fleetHref, readHostListQuery } from "../hosts/fleet-query.js";
 import { renderPage } from "../http/render.js";
 import { validate } from "../http/validate.js";
 

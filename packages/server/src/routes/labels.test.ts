@@ -180,4 +180,28 @@ describe("host labels API", () => {
       expect((await bodyOf(res)).message, JSON.stringify(body)).toContain(message);
     }
   });
+
+  it("filters the host list by selector (API and page), shows labels as chips, and keeps the selector in the tabs", async () => {
+    const { deps, viewer } = await setUp();
+    await seedHost(deps, { name: "web-1", labels: { env: "prod", role: "web" }, status: "online" });
+    await seedHost(deps, { name: "db-1", labels: { env: "prod", role: "db" } });
+    await seedHost(deps, { name: "dev-1", labels: { env: "dev" } });
+    const listed = await bodyOf(await viewer.request("/api/hosts?selector=env%3Dprod%2C!staging"));
+    expect((listed.hosts as Array<{ name: string }>).map((host) => host.name)).toEqual(["db-1", "web-1"]);
+    expect(listed).toMatchObject({ total: 2, selector: "env=prod,!staging" });
+    expect((listed.hosts as Array<{ labels: unknown }>)[0]?.labels).toEqual({ env: "prod", role: "db" });
+    const online = await bodyOf(await viewer.request("/api/hosts?selector=env%3Dprod&state=online"));
+    expect((online.hosts as Array<{ name: string }>).map((host) => host.name)).toEqual(["web-1"]);
+
+    const page = await (await viewer.request("/hosts?selector=role+in+(db)")).text();
+    expect(page).toContain("db-1");
+    expect(page).not.toContain(">web-1<");
+    expect(page).toContain('<code class="label-chip" data-testid="label-chip">role=db</code>');
+    expect(page).toContain('value="role in (db)"');
+    expect(page).toContain('href="/hosts?state=online&amp;selector=role+in+%28db%29"');
+
+    const bad = await viewer.request("/api/hosts?selector=env%3Dprod+role");
+    expect(bad.status).toBe(400);
+    expect((await bodyOf(bad)).message).toContain('selector: at position 10 ("role")');
+  });
 });
