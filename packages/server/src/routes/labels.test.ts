@@ -7,7 +7,7 @@ import { auditLog } from "@fleetback/db";
 import { eq, like } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { readHost, seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
@@ -203,5 +203,31 @@ describe("host labels API", () => {
     const bad = await viewer.request("/api/hosts?selector=env%3Dprod+role");
     expect(bad.status).toBe(400);
     expect((await bodyOf(bad)).message).toContain('selector: at position 10 ("role")');
+  });
+
+  it("shows labels on the host page and saves them from its form; viewers see no form", async () => {
+    const { deps, operator, viewer } = await setUp();
+    const { host } = await seedHost(deps, { name: "db-1", labels: { env: "prod" } });
+    const page = await (await operator.request(`/hosts/${host.id}`)).text();
+    expect(page).toContain('data-testid="label-chip">env=prod<');
+    expect(page).toContain('value="env=prod"');
+    const seen = await (await viewer.request(`/hosts/${host.id}`)).text();
+    expect(seen).toContain('data-testid="label-chip">env=prod<');
+    expect(seen).not.toContain('data-testid="labels-form"');
+    const csrf = csrfFrom(page);
+    const saved = await operator.form(`/hosts/${host.id}/labels`, {
+      _csrf: csrf,
+      labels: "role=db, tier=gold",
+    });
+    expect(saved.status).toBe(303);
+    expect((await readHost(deps, host.id))?.labels).toEqual({ role: "db", tier: "gold" });
+    const bad = await operator.form(`/hosts/${host.id}/labels`, { _csrf: csrf, labels: "role=d b" });
+    expect(bad.status).toBe(400);
+    expect((await bodyOf(bad)).message).toContain('labels: the value "d b" of "role"');
+    const viewerCsrf = csrfFrom(seen);
+    expect((await viewer.form(`/hosts/${host.id}/labels`, { _csrf: viewerCsrf, labels: "" })).status).toBe(
+      403,
+    );
+    expect((await readHost(deps, host.id))?.labels).toEqual({ role: "db", tier: "gold" });
   });
 });

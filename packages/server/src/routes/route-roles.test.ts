@@ -101,6 +101,7 @@ const EXPECTED: Record<string, Access> = {
   "POST /api/hosts/:id/deletion-holds/:hid/release": "admin",
   "POST /api/hosts/:id/jobs": "operator",
   "GET /hosts/:id": "viewer",
+  "POST /hosts/:id/labels": "operator",
   "POST /hosts/:id/credentials/:slot": "admin",
   "POST /hosts/:id/mirror": "admin",
   "POST /hosts/:id/mirror/remove": "admin",
