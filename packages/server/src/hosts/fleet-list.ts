@@ -26,7 +26,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { createCronTimes } from "../health/cron-times.js";
 import { evaluateFreshness, type FreshnessState, judgeGroup } from "../health/freshness.js";
-import { HOST_STATES, type HostState, loadHostProblems, overdueHostIds } from "../health/host-states.js";
+import { loadHostProblems, overdueHostIds } from "../health/host-states.js";
 import { hostProtection, isUnprotected, type Protection } from "../health/protection.js";
 import { type Labels, labelsOf } from "../labels/label-rules.js";
 import { selectorSql } from "../labels/selector-sql.js";
