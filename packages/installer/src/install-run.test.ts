@@ -42,6 +42,33 @@ afterEach(async () => {
 const mode = (path: string) => statSync(path).mode & 0o777;
 const output = (result: RunResult) => result.stdout + result.stderr;
 
+describe("--label", () => {
+  it("passes every label to the agent's enrolment, in order", async () => {
+    const sb = await sandbox();
+    const result = sb.run(await sb.installScript(), [
+      "--token",
+      TOKEN,
+      "--label",
+      "env=prod",
+      "--label=example.com/role=db",
+    ]);
+    expect(result.status, output(result)).toBe(0);
+    const [call] = await sb.agentCalls();
+    expect(call?.command).toBe("enroll");
+    expect(call?.argv.slice(-4)).toEqual(["--label", "env=prod", "--label", "example.com/role=db"]);
+  });
+
+  it("refuses a label that is not key=value before installing anything", async () => {
+    for (const label of ["env", "env=a b", "=prod", "env=$(id)"]) {
+      const sb = await sandbox();
+      const result = sb.run(await sb.installScript(), ["--token", TOKEN, "--label", label]);
+      expect(result.status, label).not.toBe(0);
+      expect(output(result), label).toContain("--label must be key=value");
+      expect(await sb.agentCalls(), label).toEqual([]);
+    }
+  });
+});
+
 describe("a fresh install with --token", () => {
   let sb: Sandbox;
   let result: RunResult;

@@ -43,6 +43,7 @@ import { hostPageRoutes } from "./routes/hosts-pages.js";
 import { installRoutes } from "./routes/install.js";
 import { jobPageRoutes } from "./routes/job-pages.js";
 import { jobRoutes } from "./routes/jobs.js";
+import { labelApiRoutes } from "./routes/labels-api.js";
 import { maintenanceApiRoutes } from "./routes/maintenance-api.js";
 import { maintenancePageRoutes } from "./routes/maintenance-pages.js";
 import { metricsRoutes } from "./routes/metrics.js";
@@ -130,6 +131,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", enrolmentApiRoutes(deps));
   app.route("/", agentEnrolmentRoutes(deps));
   app.route("/", enrolmentPageRoutes(deps));
+  app.route("/", labelApiRoutes(deps));
   app.route("/", hostApiRoutes(deps));
   app.route("/", hostPageRoutes(deps));
   app.route("/", recoveryKitRoutes(deps));

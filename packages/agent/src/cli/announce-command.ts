@@ -15,7 +15,13 @@ import { endpointUrl } from "../net/server-url.js";
 import { sleep } from "../time/timers.js";
 import type { Flags } from "./argv.js";
 import type { CliDeps } from "./cli-deps.js";
-import { checkServerTarget, detectToolVersion, type ServerTarget, writeIssuedConfig } from "./common.js";
+import {
+  checkServerTarget,
+  detectToolVersion,
+  labelsOfFlags,
+  type ServerTarget,
+  writeIssuedConfig,
+} from "./common.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 
 const Announced = Type.Object({
@@ -54,6 +60,11 @@ export async function announceCommand(deps: CliDeps, flags: Flags, paths: AgentP
     return EXIT.usage;
   }
   const target = checked.value;
+  const labels = labelsOfFlags(flags.labels);
+  if (!labels.ok) {
+    deps.err(`fleetback-agent: ${labels.message}`);
+    return EXIT.usage;
+  }
   const keys = await loadOrCreateAnnounceKey(paths.stateDir);
   const ownFingerprint = fingerprint(keys.publicKey);
   const announced = await post(target, "/api/agents/announce", {
@@ -61,6 +72,8 @@ export async function announceCommand(deps: CliDeps, flags: Flags, paths: AgentP
     agent_version: deps.agentVersion,
     tool_version: await detectToolVersion(deps, paths),
     public_key: encodePublicKey(keys.publicKey),
+    // Only when given: a server from before labels refuses a field it does not know.
+    ...(Object.keys(labels.value).length > 0 ? { labels: labels.value } : {}),
   });
   if (announced instanceof Error) {
     deps.err(`fleetback-agent: announce failed: ${announced.message}`);

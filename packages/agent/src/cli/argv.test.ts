@@ -22,6 +22,16 @@ describe("parseArgv", () => {
     expect(parseArgv(["--version"])).toMatchObject({ ok: true, command: "version" });
   });
 
+  it("takes --label again and again, in order", () => {
+    expect(parseArgv(["announce", "--server", "http://x", "--label", "env=prod", "--label=role=db"])).toEqual(
+      {
+        ok: true,
+        command: "announce",
+        flags: { server: "http://x", labels: ["env=prod", "role=db"] },
+      },
+    );
+  });
+
   it.each([
     [["bogus"], 'unknown command "bogus"'],
     [["run", "--bogus", "x"], 'unknown option "--bogus" for run'],
@@ -30,6 +40,8 @@ describe("parseArgv", () => {
     [["enroll", "--server"], "--server needs a value"],
     [["enroll", "--server", "--token", "t"], "--server needs a value"],
     [["status", "--config-dir", "/a", "--config-dir=/b"], "--config-dir given twice"],
+    [["run", "--label", "env=prod"], "run does not take --label"],
+    [["enroll", "--server", "http://x", "--label"], "--label needs a value"],
   ])("refuses %j", (argv, message) => {
     expect(parseArgv(argv)).toEqual({ ok: false, message });
   });

@@ -14,6 +14,8 @@ export interface Flags {
   stateDir?: string;
   tlsPin?: string;
   socket?: string;
+  /** `--label k=v`, repeatable: the host's labels, sent with the enrolment or announce. */
+  labels?: string[];
 }
 type FlagName = keyof Flags;
 
@@ -24,11 +26,12 @@ const FLAG_NAMES: Record<string, FlagName> = {
   "--state-dir": "stateDir",
   "--tls-pin": "tlsPin",
   "--socket": "socket",
+  "--label": "labels",
 };
 
 const ALLOWED: Record<CommandName, readonly FlagName[]> = {
-  enroll: ["server", "token", "configDir", "stateDir", "tlsPin"],
-  announce: ["server", "configDir", "stateDir", "tlsPin"],
+  enroll: ["server", "token", "configDir", "stateDir", "tlsPin", "labels"],
+  announce: ["server", "configDir", "stateDir", "tlsPin", "labels"],
   run: ["configDir", "stateDir"],
   status: ["configDir", "stateDir"],
   "restore-helper": ["configDir", "stateDir", "socket"],
@@ -87,6 +90,10 @@ export function parseArgv(argv: readonly string[]): ParsedArgs {
     }
     if (value === undefined || value === "" || (equals === -1 && value.startsWith("--"))) {
       return { ok: false, message: `${flag} needs a value` };
+    }
+    if (name === "labels") {
+      flags.labels = [...(flags.labels ?? []), value];
+      continue;
     }
     if (flags[name] !== undefined) {
       return { ok: false, message: `${flag} given twice` };

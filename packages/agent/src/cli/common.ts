@@ -90,3 +90,23 @@ export async function writeIssuedConfig(
   deps.out("Start the agent with: fleetback-agent run");
   return true;
 }
+
+/**
+ * `--label k=v` flags as the request's `labels`. Only the shape is checked here; the server holds
+ * the rules (key and value charset, lengths, count) and names a bad label in its refusal.
+ */
+export function labelsOfFlags(flags: readonly string[] | undefined): Checked<Record<string, string>> {
+  const labels: Record<string, string> = {};
+  for (const flag of flags ?? []) {
+    const equals = flag.indexOf("=");
+    const key = equals === -1 ? "" : flag.slice(0, equals);
+    if (key === "") {
+      return { ok: false, message: `--label ${JSON.stringify(flag)} is not key=value` };
+    }
+    if (Object.hasOwn(labels, key)) {
+      return { ok: false, message: `--label ${key} given twice` };
+    }
+    labels[key] = flag.slice(equals + 1);
+  }
+  return { ok: true, value: labels };
+}

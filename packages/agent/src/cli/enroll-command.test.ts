@@ -74,6 +74,37 @@ describe("fleetback-agent enroll", () => {
     expect(JSON.parse(await readFile(path, "utf8")).release_public_key).toBeUndefined();
   });
 
+  it("sends --label flags as the request's labels, and none at all without them", async () => {
+    stub = await startHttpStub(() => ({
+      status: 201,
+      body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl" },
+    }));
+    const deps = await createTestCliDeps();
+    const argv = ["enroll", "--server", stub.url, "--token", "fe_1", "--label", "env=prod", "--label=tier="];
+    expect(await runCli(argv, deps)).toBe(EXIT.ok);
+    expect(stub.requests[0]?.body).toMatchObject({ token: "fe_1", labels: { env: "prod", tier: "" } });
+    expect(await runCli(["enroll", "--server", stub.url, "--token", "fe_2"], deps)).toBe(EXIT.ok);
+    expect(stub.requests[1]?.body).not.toHaveProperty("labels");
+  });
+
+  it("exits 2 on a --label that is not key=value or names a key twice, sending nothing", async () => {
+    stub = await startHttpStub(() => ({ status: 201, body: {} }));
+    for (const labels of [["env"], ["=prod"], ["env=a", "env=b"]]) {
+      const deps = await createTestCliDeps();
+      const argv = [
+        "enroll",
+        "--server",
+        stub.url,
+        "--token",
+        "fe_1",
+        ...labels.flatMap((l) => ["--label", l]),
+      ];
+      expect(await runCli(argv, deps), labels.join(" ")).toBe(EXIT.usage);
+      expect(deps.stderr.join("\n")).toContain("--label");
+    }
+    expect(stub.requests).toHaveLength(0);
+  });
+
   it("exits 2 when no token is given at all", async () => {
     const deps = await createTestCliDeps({ env: {} });
     expect(await runCli(["enroll", "--server", "http://127.0.0.1:9"], deps)).toBe(EXIT.usage);

@@ -9,7 +9,7 @@ import { errorMessageOf, requestJson } from "../net/json-request.js";
 import { endpointUrl } from "../net/server-url.js";
 import type { Flags } from "./argv.js";
 import type { CliDeps } from "./cli-deps.js";
-import { checkServerTarget, detectToolVersion, writeIssuedConfig } from "./common.js";
+import { checkServerTarget, detectToolVersion, labelsOfFlags, writeIssuedConfig } from "./common.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
 
 export async function enrollCommand(deps: CliDeps, flags: Flags, paths: AgentPaths): Promise<ExitCode> {
@@ -21,6 +21,11 @@ export async function enrollCommand(deps: CliDeps, flags: Flags, paths: AgentPat
   const token = flags.token ?? deps.env.FLEETBACK_ENROLL_TOKEN;
   if (!token) {
     deps.err("fleetback-agent: enroll needs --token TOKEN (or FLEETBACK_ENROLL_TOKEN in the environment)");
+    return EXIT.usage;
+  }
+  const labels = labelsOfFlags(flags.labels);
+  if (!labels.ok) {
+    deps.err(`fleetback-agent: ${labels.message}`);
     return EXIT.usage;
   }
   const toolVersion = await detectToolVersion(deps, paths);
@@ -36,6 +41,8 @@ export async function enrollCommand(deps: CliDeps, flags: Flags, paths: AgentPat
       ...deps.identity,
       agent_version: deps.agentVersion,
       tool_version: toolVersion,
+      // Only when given: a server from before labels refuses a field it does not know.
+      ...(Object.keys(labels.value).length > 0 ? { labels: labels.value } : {}),
     },
   }).catch((cause: unknown) => (cause instanceof Error ? cause : new Error(String(cause))));
   if (response instanceof Error) {

@@ -7,9 +7,9 @@ import { DEFAULT_CONFIG_DIR, DEFAULT_STATE_DIR } from "../config/paths.js";
 export const HELP = `Usage: fleetback-agent <command> [options]
 
 Commands:
-  enroll --server URL --token TOKEN [--tls-pin SHA256]
+  enroll --server URL --token TOKEN [--tls-pin SHA256] [--label KEY=VALUE]...
         Enrol this host with a one-time token from the server's enrol page.
-  announce --server URL [--tls-pin SHA256]
+  announce --server URL [--tls-pin SHA256] [--label KEY=VALUE]...
         Ask to be enrolled without a token: prints a key fingerprint for the operator to
         compare and approve on the server, then waits for the approval.
   run   Connect to the server and run jobs until stopped (the service runs this).
@@ -27,6 +27,8 @@ Options:
   --tls-pin SHA256      Pin the server's TLS certificate: hex SHA-256 of its DER leaf
                         certificate (colons allowed). The pin replaces CA validation, so a
                         self-signed certificate works; nothing is sent to a server that fails it.
+  --label KEY=VALUE     A label for this host (repeatable), e.g. --label env=prod; the
+                        enrolment token's own labels win over these.
   --config-dir DIR      Default ${DEFAULT_CONFIG_DIR} (or FLEETBACK_AGENT_CONFIG_DIR).
   --state-dir DIR       Default ${DEFAULT_STATE_DIR} (or FLEETBACK_AGENT_STATE_DIR).
 

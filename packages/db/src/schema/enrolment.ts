@@ -7,24 +7,30 @@ import { users } from "./auth.js";
 import { bytea, createdAt, timestamptz } from "./columns.js";
 import { hosts } from "./hosts.js";
 
-export const enrolmentTokens = pgTable("enrolment_tokens", {
-  id: text("id").primaryKey(),
-  tokenHash: text("token_hash").notNull().unique("enrolment_tokens_token_hash_key"),
-  // Sealed with the token hash as additional data; re-sealed to the host on enrolment.
-  sealedRepository: bytea("sealed_repository"),
-  initialPaths: jsonb("initial_paths").$type<string[]>().notNull().default([]),
-  // The schedule and retention the initial paths' group gets; null: none (an explicit choice).
-  initialSchedule: jsonb("initial_schedule").$type<{
-    cron: string;
-    retention: Record<string, number | string>;
-  } | null>(),
-  createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
-  createdAt: createdAt(),
-  expiresAt: timestamptz("expires_at").notNull(),
-  consumedAt: timestamptz("consumed_at"),
-  // Audit only: the host outlives nothing here, so its deletion just clears the link.
-  consumedByHostId: text("consumed_by_host_id").references(() => hosts.id, { onDelete: "set null" }),
-});
+export const enrolmentTokens = pgTable(
+  "enrolment_tokens",
+  {
+    id: text("id").primaryKey(),
+    tokenHash: text("token_hash").notNull().unique("enrolment_tokens_token_hash_key"),
+    // Sealed with the token hash as additional data; re-sealed to the host on enrolment.
+    sealedRepository: bytea("sealed_repository"),
+    initialPaths: jsonb("initial_paths").$type<string[]>().notNull().default([]),
+    // The schedule and retention the initial paths' group gets; null: none (an explicit choice).
+    initialSchedule: jsonb("initial_schedule").$type<{
+      cron: string;
+      retention: Record<string, number | string>;
+    } | null>(),
+    // The labels every host enrolled with the token gets (issue 37).
+    labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
+    createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    expiresAt: timestamptz("expires_at").notNull(),
+    consumedAt: timestamptz("consumed_at"),
+    // Audit only: the host outlives nothing here, so its deletion just clears the link.
+    consumedByHostId: text("consumed_by_host_id").references(() => hosts.id, { onDelete: "set null" }),
+  },
+  (t) => [check("enrolment_tokens_labels_object_check", sql`jsonb_typeof(${t.labels}) = 'object'`)],
+);
 
 export const pendingHosts = pgTable(
   "pending_hosts",
@@ -47,11 +53,14 @@ export const pendingHosts = pgTable(
     // Handed out once at claim, then set to null.
     sealedAgentToken: bytea("sealed_agent_token"),
     claimedAt: timestamptz("claimed_at"),
+    // What the install asked for (install.sh --label); the host gets them when approved.
+    labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
   },
   (t) => [
     check("pending_hosts_public_key_check", sql`octet_length(${t.publicKey}) = 32`),
     // The expiry sweeper deletes by this column.
     index("pending_hosts_expires_at_idx").on(t.expiresAt),
+    check("pending_hosts_labels_object_check", sql`jsonb_typeof(${t.labels}) = 'object'`),
   ],
 );
 

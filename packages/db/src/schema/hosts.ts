@@ -81,6 +81,9 @@ export const hosts = pgTable(
     // The keeper that maintains this host's repository (issue 33); set: the host is protected and
     // never holds delete authority. A keeper that still keeps a host cannot be deleted.
     keeperHostId: text("keeper_host_id").references((): AnyPgColumn => hosts.id),
+    // key=value labels (issue 37), bounded and validated by the server's labels/label-rules.ts;
+    // GIN-indexed so a label selector over the fleet is an index scan.
+    labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -101,6 +104,8 @@ export const hosts = pgTable(
     index("hosts_name_idx").on(t.name),
     check("hosts_keeper_not_self_check", sql`${t.keeperHostId} <> ${t.id}`),
     index("hosts_keeper_host_id_idx").on(t.keeperHostId).where(sql`${t.keeperHostId} is not null`),
+    check("hosts_labels_object_check", sql`jsonb_typeof(${t.labels}) = 'object'`),
+    index("hosts_labels_idx").using("gin", t.labels),
   ],
 );
 

@@ -112,6 +112,7 @@ export async function announceHost(
       agentVersion: info.agentVersion,
       toolVersion: info.toolVersion,
       publicKey: parsed.key,
+      labels: info.labels ?? {},
       fingerprint: print,
       sourceIp: sourceIp?.slice(0, 64),
       createdAt: now,
@@ -196,6 +197,8 @@ export async function approvePendingHost(
       toolVersion: pending.toolVersion,
       status: "offline",
       agentTokenHash: hashToken(agentToken),
+      // The approver sees these on the enrol page before approving.
+      labels: pending.labels,
       createdAt: now,
     });
     await createInitialGroup(tx, deps, hostId, start.paths, start.schedule, now);

@@ -23,6 +23,7 @@ import { RequestError } from "../errors.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
 import { newHostIdentity } from "../hosts/snapshot-owner.js";
 import type { Ids } from "../ids.js";
+import { checkLabels, type Labels, labelsOf } from "../labels/label-rules.js";
 import type { InitialSchedule } from "./initial-schedule.js";
 import { enrolmentAad } from "./tokens.js";
 
@@ -35,11 +36,22 @@ export interface HostInfo {
   arch: string;
   agentVersion: string;
   toolVersion: string;
+  /** What the install asked for (install.sh --label), already checked. */
+  labels?: Labels | undefined;
 }
 
 export interface Enrolled {
   hostId: string;
   agentToken: string;
+}
+
+/**
+ * The token's labels win over the install's: the operator who minted it decided them, while the
+ * install's come from whoever ran it. Refused (as the request's) if the union is over the limit.
+ */
+function mergeLabels(token: Labels, install: Labels | undefined): Labels {
+  const labels = { ...install, ...labelsOf(token) };
+  return checkLabels(labels, "labels");
 }
 
 /** One message for invalid, used and expired tokens: the caller learns nothing about which. */
@@ -124,6 +136,7 @@ export async function enrolWithToken(
       toolVersion: info.toolVersion,
       status: "offline",
       agentTokenHash: hashToken(agentToken),
+      labels: mergeLabels(row.labels, info.labels),
       createdAt: now,
     });
     if (row.sealedRepository) {

@@ -6,6 +6,7 @@
 import { acceptsUrlCredentials } from "@fleetback/crypto";
 import { RequestError } from "../errors.js";
 import { PACKAGED_AGENT_DIRS, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
+import { checkLabels } from "../labels/label-rules.js";
 import { checkInitialSchedule } from "./initial-schedule.js";
 import type { MintInput, mintEnrolmentToken } from "./tokens.js";
 
@@ -19,7 +20,11 @@ export function checkMintInput(input: MintInput): MintInput {
   }
   // They become the host's first source group before its agent could name its own directories.
   refuseAgentDirPaths("initial_paths", input.initialPaths ?? [], PACKAGED_AGENT_DIRS);
-  return { ...input, initialSchedule: checkInitialSchedule(input.initialSchedule) };
+  return {
+    ...input,
+    initialSchedule: checkInitialSchedule(input.initialSchedule),
+    labels: checkLabels(input.labels ?? {}, "labels"),
+  };
 }
 
 export function mintJson(minted: Awaited<ReturnType<typeof mintEnrolmentToken>>) {

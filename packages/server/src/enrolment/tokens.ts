@@ -15,6 +15,7 @@ import type { Clock } from "../clock.js";
 import { notFound } from "../errors.js";
 import { capAtCredentialExpiry } from "../http/app-env.js";
 import type { Ids } from "../ids.js";
+import type { Labels } from "../labels/label-rules.js";
 import { defaultInitialSchedule, type InitialSchedule } from "./initial-schedule.js";
 
 export const ENROLMENT_TOKEN_TTL_MS = 60 * 60 * 1000;
@@ -28,6 +29,8 @@ export interface MintInput {
   initialPaths?: string[] | undefined;
   /** The initial paths' schedule and retention; null: none; undefined: the default. */
   initialSchedule?: InitialSchedule | null | undefined;
+  /** Every host enrolled with the token gets these labels (checked by checkMintInput). */
+  labels?: Labels | undefined;
 }
 
 export interface MintedToken {
@@ -113,6 +116,7 @@ export async function mintEnrolmentToken(
       sealedRepository,
       initialPaths: input.initialPaths ?? [],
       initialSchedule,
+      labels: input.labels ?? {},
       createdBy: audit.actor.userId,
       createdAt: now,
       expiresAt,
@@ -126,6 +130,7 @@ export async function mintEnrolmentToken(
         has_repository: input.repository !== undefined,
         initial_paths: input.initialPaths?.length ?? 0,
         initial_schedule: initialSchedule,
+        labels: input.labels ?? {},
       },
     });
   });
@@ -154,6 +159,7 @@ export async function listUsableTokens(db: Database, clock: Clock) {
       expiresAt: enrolmentTokens.expiresAt,
       initialPaths: enrolmentTokens.initialPaths,
       initialSchedule: enrolmentTokens.initialSchedule,
+      labels: enrolmentTokens.labels,
       hasRepository: sql<boolean>`${enrolmentTokens.sealedRepository} is not null`,
       createdBy: enrolmentTokens.createdBy,
       createdByName: users.username,

@@ -23,85 +23,15 @@ import {
   type UpdateState,
 } from "@fleetback/db";
 import { type SQL, sql } from "drizzle-orm";
-import { type Static, Type } from "typebox";
 import type { ServerDeps } from "../deps.js";
 import { createCronTimes } from "../health/cron-times.js";
 import { evaluateFreshness, type FreshnessState, judgeGroup } from "../health/freshness.js";
-import { HOST_STATES, type HostState, loadHostProblems, overdueHostIds } from "../health/host-states.js";
+import { loadHostProblems, overdueHostIds } from "../health/host-states.js";
 import { hostProtection, isUnprotected, type Protection } from "../health/protection.js";
 import { type FleetRow, fleetRowJson } from "../hosts/fleet-view.js";
-import { validate } from "../http/validate.js";
-
-export const FLEET_SORTS = ["name", "last_snapshot", "status"] as const;
-export type FleetSort = (typeof FLEET_SORTS)[number];
-export const FLEET_ORDERS = ["asc", "desc"] as const;
-export type FleetOrder = (typeof FLEET_ORDERS)[number];
-
-export const FLEET_PAGE_DEFAULT = 100;
-export const FLEET_PAGE_MAX = 500;
-/** Pages past this are refused: the offset would make each one a scan of a huge fleet. */
-const MAX_PAGE = 100_000;
-
-/** The query string of `/hosts`, `/partials/fleet` and `GET /api/hosts`. */
-export const HostListQuery = Type.Object(
-  {
-    state: Type.Optional(
-      Type.Union([
-        Type.Literal("online"),
-        Type.Literal("offline"),
-        Type.Literal("overdue"),
-        Type.Literal("failing"),
-        Type.Literal("unprotected"),
-      ]),
-    ),
-    q: Type.Optional(Type.String({ maxLength: 100 })),
-    sort: Type.Optional(
-      Type.Union([Type.Literal("name"), Type.Literal("last_snapshot"), Type.Literal("status")]),
-    ),
-    order: Type.Optional(Type.Union([Type.Literal("asc"), Type.Literal("desc")])),
-    page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,5}$" })),
-    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })),
-  },
-  { additionalProperties: false },
-);
-export type HostListQuery = Static<typeof HostListQuery>;
-// The literals above spelled out (a mapped array would type them as undefined); these keep them in step.
-const _states: readonly NonNullable<HostListQuery["state"]>[] = HOST_STATES;
-const _sorts: readonly NonNullable<HostListQuery["sort"]>[] = FLEET_SORTS;
-const _orders: readonly NonNullable<HostListQuery["order"]>[] = FLEET_ORDERS;
-void [_states, _sorts, _orders];
-
-export interface FleetListParams {
-  state: HostState | undefined;
-  q: string;
-  sort: FleetSort;
-  order: FleetOrder;
-  page: number;
-  limit: number;
-}
-
-/** Defaults filled in; an empty `q` or `state` (the page's form sends them) means no filter. */
-export function fleetListParams(query: HostListQuery): FleetListParams {
-  return {
-    state: query.state,
-    q: (query.q ?? "").trim(),
-    sort: query.sort ?? "name",
-    order: query.order ?? "asc",
-    page: Math.min(Number(query.page ?? 1), MAX_PAGE),
-    limit: Math.min(Number(query.limit ?? FLEET_PAGE_DEFAULT), FLEET_PAGE_MAX),
-  };
-}
-
-/**
- * The validated list parameters. An empty `state` or `q` (what the page's form sends for "any")
- * is no filter; anything else unknown or malformed is a 400 naming the field.
- */
-export function readHostListQuery(query: Record<string, string>): FleetListParams {
-  const present = Object.fromEntries(
-    Object.entries(query).filter(([key, value]) => !((key === "state" || key === "q") && value === "")),
-  );
-  return fleetListParams(validate(HostListQuery, present));
-}
+import { type Labels, labelsOf } from "../labels/label-rules.js";
+import { selectorSql } from "../labels/selector-sql.js";
+import type { FleetListParams, FleetOrder, FleetSort } from "./fleet-query.js";
 
 export interface LastJob {
   id: string;
@@ -123,6 +53,7 @@ export interface FleetListRow extends FleetRow {
   protection: Protection;
   /** The next fire of any enabled schedule of the host's groups. */
   nextRunAt: Date | null;
+  labels: Labels;
 }
 
 export interface FleetPage {
@@ -239,6 +170,9 @@ export async function listFleetPage(
       sql`(h.name ilike ${pattern} or exists (select 1 from source_groups sg where sg.host_id = h.id and sg.name ilike ${pattern}))`,
     );
   }
+  if (params.selector.length > 0) {
+    where.push(selectorSql(sql`h.labels`, params.selector));
+  }
   const filter = where.length > 0 ? sql`where ${sql.join(where, sql` and `)}` : sql``;
   // Only a sort by it needs every filtered host's newest snapshot; otherwise the page's alone.
   const snapshotForAll = params.sort === "last_snapshot";
@@ -264,7 +198,7 @@ export async function listFleetPage(
                ${snapshotForAll ? sql`p.last_snapshot_at` : newest("p")} as last_snapshot_at,
                h.os, h.arch, h.last_seen_at, h.agent_version, h.tool_version, h.protocol_version,
                h.agent_kind, h.update_version, h.update_state, h.update_error, h.update_state_at,
-               h.snapshot_count, h.time_zone, rs.last_check_status, rs.last_check_at,
+               h.snapshot_count, h.time_zone, h.labels, rs.last_check_status, rs.last_check_at,
                exists (select 1 from host_credentials c where c.host_id = p.id and c.repo_sealed is not null) as has_repository,
                (select count(*)::int from alerts a where a.host_id = p.id and a.resolved_at is null) as open_alerts,
                j.id as job_id, j.kind as job_kind, j.status as job_status, j.finished_at as job_finished_at,
@@ -327,6 +261,7 @@ export async function listFleetPage(
       freshness: judged.freshness,
       protection: hostProtection({ hasRepository: row.has_repository === true, groupStates: judged.states }),
       nextRunAt: judged.nextRunAt,
+      labels: labelsOf(parseJson(row.labels)),
     };
   });
   return { params, hosts, total, pages: Math.max(1, Math.ceil(total / params.limit)) };
@@ -349,6 +284,7 @@ export function fleetListRowJson(row: FleetListRow) {
     freshness: row.freshness,
     protection: row.protection,
     next_run_at: row.nextRunAt,
+    labels: row.labels,
   };
 }
 
@@ -364,31 +300,6 @@ export function fleetPageJson(page: FleetPage) {
     order: params.order,
     state: params.state ?? null,
     q: params.q,
+    selector: params.selectorText,
   };
-}
-
-/** The query string of a link to another page or sort of the same list; defaults are left out. */
-export function fleetHref(base: string, params: FleetListParams, change: Partial<FleetListParams>): string {
-  const next = { ...params, ...change };
-  const search = new URLSearchParams();
-  if (next.state) {
-    search.set("state", next.state);
-  }
-  if (next.q) {
-    search.set("q", next.q);
-  }
-  if (next.sort !== "name") {
-    search.set("sort", next.sort);
-  }
-  if (next.order !== "asc") {
-    search.set("order", next.order);
-  }
-  if (next.page !== 1) {
-    search.set("page", String(next.page));
-  }
-  if (next.limit !== FLEET_PAGE_DEFAULT) {
-    search.set("limit", String(next.limit));
-  }
-  const text = search.toString();
-  return text ? `${base}?${text}` : base;
 }

@@ -32,6 +32,9 @@ export const EnrolmentTokenList = Type.Object({
       created_at: DateTime,
       expires_at: DateTime,
       initial_paths: Type.Array(Type.String()),
+      labels: Type.Record(Type.String(), Type.String(), {
+        description: "the labels every host enrolled with the token gets",
+      }),
       initial_schedule: Type.Union(
         [
           Type.Object({
@@ -63,6 +66,9 @@ export const PendingHostList = Type.Object({
       tool_version: Type.String(),
       fingerprint: Type.String({ description: "SHA256: and the unpadded base64 of the key's SHA-256" }),
       source_ip: NullableString,
+      labels: Type.Record(Type.String(), Type.String(), {
+        description: "what the install asked for (--label); the host gets them when approved",
+      }),
       source_network: Type.String(),
       created_at: DateTime,
       expires_at: DateTime,

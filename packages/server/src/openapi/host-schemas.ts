@@ -14,7 +14,7 @@ import {
 } from "@fleetback/db";
 import { Caps, DrillMismatch } from "@fleetback/protocol";
 import { Type } from "typebox";
-import { FLEET_ORDERS, FLEET_SORTS } from "../fleet/fleet-list.js";
+import { FLEET_ORDERS, FLEET_SORTS } from "../fleet/fleet-query.js";
 import { HOST_STATES } from "../health/host-states.js";
 import { PROTECTION_STATES } from "../health/protection.js";
 import {
@@ -102,6 +102,7 @@ export const FleetHost = Type.Object(
     }),
     protection: HostProtection,
     next_run_at: NullableDateTime,
+    labels: Type.Record(Type.String(), Type.String(), { description: "the host's labels, key to value" }),
   },
   { $id: "FleetHost" },
 );
@@ -117,6 +118,7 @@ export const FleetPage = Type.Object(
     order: Enum(FLEET_ORDERS),
     state: Nullable(Enum(HOST_STATES)),
     q: Type.String(),
+    selector: Type.String({ description: "the label selector as given; empty: none" }),
   },
   { $id: "FleetPage" },
 );

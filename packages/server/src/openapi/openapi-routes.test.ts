@@ -703,6 +703,19 @@ describe("answers match their documented schemas", () => {
     expect(rollout.body.targets.length + rollout.body.skipped.length).toBe(2);
   });
 
+  it("host labels, one host's and many at once", async () => {
+    const put = await call(admin, "PUT", `/api/hosts/${offlineHostId}/labels`, { labels: { env: "prod" } });
+    expect(put.body).toEqual({ labels: { env: "prod" } });
+    const patched = await call(admin, "PATCH", `/api/hosts/${offlineHostId}/labels`, { set: { role: "db" } });
+    expect(patched.body).toEqual({ labels: { env: "prod", role: "db" } });
+    expect((await call(admin, "GET", `/api/hosts/${offlineHostId}/labels`)).body.labels).toEqual({
+      env: "prod",
+      role: "db",
+    });
+    const bulk = await call(admin, "POST", "/api/hosts/labels", { selector: "env=prod", remove: ["role"] });
+    expect(bulk.body).toEqual({ matched: 1, changed: 1, not_found: [] });
+  });
+
   it("the audit trail, renaming and deleting a host", async () => {
     expect((await call(admin, "GET", "/api/audit?limit=5")).body.entries).toHaveLength(5);
     const renamed = await call(admin, "PATCH", `/api/hosts/${offlineHostId}`, { name: "db-1-renamed" });

@@ -4,7 +4,7 @@
  * and the dashboard and alerts that watch them.
  */
 import { AlertsQuery } from "../alerts/alert-query.js";
-import { HostListQuery } from "../fleet/fleet-list.js";
+import { HostListQuery } from "../fleet/fleet-query.js";
 import { JobBody } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { RenameHostBody } from "../hosts/rename-host.js";

@@ -9,6 +9,7 @@ import type { ApiOperation } from "./operation.js";
 import { ACCOUNT_OPERATIONS } from "./operations-account.js";
 import { FLEET_ACCESS_OPERATIONS } from "./operations-fleet-access.js";
 import { HOST_OPERATIONS } from "./operations-hosts.js";
+import { LABEL_OPERATIONS } from "./operations-labels.js";
 import { RECOVERY_OPERATIONS } from "./operations-recovery.js";
 import { REPOSITORY_OPERATIONS } from "./operations-repository.js";
 import { SOURCE_OPERATIONS } from "./operations-sources.js";
@@ -45,6 +46,7 @@ const DOCUMENT_OPERATIONS: ApiOperation[] = [
 export const API_OPERATIONS: readonly ApiOperation[] = [
   ...ACCOUNT_OPERATIONS,
   ...HOST_OPERATIONS,
+  ...LABEL_OPERATIONS,
   ...RECOVERY_OPERATIONS,
   ...SOURCE_OPERATIONS,
   ...REPOSITORY_OPERATIONS,

@@ -17,6 +17,7 @@ import { authenticateAgent, UNAUTHORISED_BODY } from "../hosts/agent-auth.js";
 import { limitKey } from "../http/client-address.js";
 import { clientIp } from "../http/render.js";
 import { readJson } from "../http/validate.js";
+import { checkLabels, LabelsSchema } from "../labels/label-rules.js";
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
@@ -26,6 +27,8 @@ const HostInfoFields = {
   arch: Text(64),
   agent_version: Text(64),
   tool_version: Type.String({ maxLength: 64 }),
+  // install.sh --label; agents before labels send none.
+  labels: Type.Optional(LabelsSchema),
 };
 
 export const EnrollBody = Type.Object(
@@ -61,6 +64,7 @@ export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       arch: body.arch,
       agentVersion: body.agent_version,
       toolVersion: body.tool_version,
+      labels: checkLabels(body.labels ?? {}, "labels"),
     });
     deps.log.info({ host_id: enrolled.hostId, hostname: body.hostname }, "host enrolled with a token");
     return c.json(
@@ -84,6 +88,7 @@ export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
         arch: body.arch,
         agentVersion: body.agent_version,
         toolVersion: body.tool_version,
+        labels: checkLabels(body.labels ?? {}, "labels"),
         publicKey: body.public_key,
       },
       clientIp(c),

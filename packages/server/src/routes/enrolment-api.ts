@@ -21,6 +21,7 @@ import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-s
 import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
 import { sourceNetwork } from "../http/client-address.js";
 import { readJson } from "../http/validate.js";
+import { LabelsSchema } from "../labels/label-rules.js";
 
 const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
@@ -39,6 +40,7 @@ export const MintBody = Type.Object(
     ),
     initial_paths: Type.Optional(Type.Array(AbsolutePath, { maxItems: 100 })),
     initial_schedule: Type.Optional(InitialScheduleBody),
+    labels: Type.Optional(LabelsSchema),
   },
   { additionalProperties: false },
 );
@@ -63,6 +65,7 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
         repository: body.repository,
         initialPaths: body.initial_paths,
         initialSchedule: body.initial_schedule as InitialSchedule | null | undefined,
+        labels: body.labels,
       }),
     );
     return c.json(mintJson(minted), 201);
@@ -76,6 +79,7 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
         expires_at: t.expiresAt,
         initial_paths: t.initialPaths,
         initial_schedule: t.initialSchedule,
+        labels: t.labels,
         has_repository: t.hasRepository,
         created_by: t.createdBy,
         created_by_username: t.createdByName,
@@ -98,6 +102,7 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
         tool_version: p.toolVersion,
         fingerprint: p.fingerprint,
         source_ip: p.sourceIp,
+        labels: p.labels,
         source_network: sourceNetwork(p.sourceIp ?? undefined),
         created_at: p.createdAt,
         expires_at: p.expiresAt,

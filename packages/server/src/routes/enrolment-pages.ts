@@ -32,6 +32,7 @@ import { fieldProblemsOf, formFieldErrors } from "../http/form-errors.js";
 import { plainHttpWarning } from "../http/plain-http.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { type FieldProblem, readForm } from "../http/validate.js";
+import { parseLabelText } from "../labels/label-rules.js";
 
 const MintForm = Type.Object(
   {
@@ -39,6 +40,7 @@ const MintForm = Type.Object(
     repository_username: Type.Optional(Type.String({ maxLength: 256 })),
     repository_password: Type.Optional(Type.String({ maxLength: 1024 })),
     initial_paths: Type.Optional(Type.String({ maxLength: 100_000 })),
+    labels: Type.Optional(Type.String({ maxLength: 20_000 })),
     ...InitialScheduleFormFields,
   },
   { additionalProperties: false },
@@ -65,6 +67,7 @@ const MINT_LABELS: Record<string, string> = {
   repository_password: "Repository password",
   initial_paths: "Initial paths",
   initial_cron: "When (cron)",
+  labels: "Labels",
 };
 
 /** What a refused form renders: the typed values, and each problem at its input. */
@@ -174,6 +177,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
           : undefined,
         initialPaths: paths,
         initialSchedule: initialScheduleOfForm(form),
+        labels: parseLabelText(form.labels ?? "", "labels"),
       }),
     );
     // Rendered in the response, never redirected: the secrets are shown once and never in a URL.

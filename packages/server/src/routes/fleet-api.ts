@@ -7,7 +7,8 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
-import { fleetPageJson, listFleetPage, readHostListQuery } from "../fleet/fleet-list.js";
+import { fleetPageJson, listFleetPage } from "../fleet/fleet-list.js";
+import { readHostListQuery } from "../fleet/fleet-query.js";
 
 export function fleetApiRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();

@@ -11,14 +11,8 @@ import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
-import {
-  FLEET_SORTS,
-  type FleetListParams,
-  type FleetPage,
-  fleetHref,
-  listFleetPage,
-  readHostListQuery,
-} from "../fleet/fleet-list.js";
+import { type FleetPage, listFleetPage } from "../fleet/fleet-list.js";
+import { FLEET_SORTS, type FleetListParams, fleetHref, readHostListQuery } from "../fleet/fleet-query.js";
 import { HOST_STATES } from "../health/host-states.js";
 import { renderPage } from "../http/render.js";
 import { validate } from "../http/validate.js";

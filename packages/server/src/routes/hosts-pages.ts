@@ -15,6 +15,15 @@ import { deleteHost } from "../hosts/delete-host.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
+import { changeHostLabels } from "../labels/host-labels.js";
+import { formatLabels, labelsOf, parseLabelText } from "../labels/label-rules.js";
+
+// The host page's labels box: every label as `key=value`, comma or line separated; empty: none.
+const LabelsForm = Type.Object(
+  { labels: Type.Optional(Type.String({ maxLength: 20_000 })) },
+  { additionalProperties: false },
+);
+
 import { setKeeper } from "../keepers/keeper-assignment.js";
 import { keeperCandidates } from "../keepers/protection-view.js";
 import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
@@ -60,12 +69,21 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
       keeperCandidates: await keeperCandidates(deps.db, detail.host.id),
       connected: deps.hub.isOnline(detail.host.id),
       helpUrl: helpUrl(deps.config.baseUrl),
+      labelsText: formatLabels(labelsOf(detail.host.labels)),
     });
   });
   routes.post("/hosts/:id/rename", operator, async (c) => {
     const form = await readForm(c, RenameHostBody);
     const hostId = c.req.param("id");
     await renameHost(deps, auditOf(c), hostId, form.name);
+    return redirectAfterPost(c, `/hosts/${encodeURIComponent(hostId)}`);
+  });
+  routes.post("/hosts/:id/labels", operator, async (c) => {
+    const form = await readForm(c, LabelsForm);
+    const hostId = c.req.param("id");
+    await changeHostLabels(deps, auditOf(c), hostId, {
+      replace: parseLabelText(form.labels ?? "", "labels"),
+    });
     return redirectAfterPost(c, `/hosts/${encodeURIComponent(hostId)}`);
   });
   routes.post("/hosts/:id/credentials/:slot", admin, async (c) => {
