@@ -5,10 +5,14 @@
  * no route answers, fails it.
  */
 import { Type } from "typebox";
+import { ALERT_API } from "../routes/alerts-api.js";
+import { DASHBOARD_API } from "../routes/dashboard-api.js";
+import { FLEET_API } from "../routes/fleet-api.js";
+import { HOST_API } from "../routes/hosts-api.js";
+import { MIRROR_API } from "../routes/mirror-api.js";
 import type { ApiOperation } from "./operation.js";
 import { ACCOUNT_OPERATIONS } from "./operations-account.js";
 import { FLEET_ACCESS_OPERATIONS } from "./operations-fleet-access.js";
-import { HOST_OPERATIONS } from "./operations-hosts.js";
 import { RECOVERY_OPERATIONS } from "./operations-recovery.js";
 import { REPOSITORY_OPERATIONS } from "./operations-repository.js";
 import { SOURCE_OPERATIONS } from "./operations-sources.js";
@@ -44,7 +48,11 @@ const DOCUMENT_OPERATIONS: ApiOperation[] = [
 
 export const API_OPERATIONS: readonly ApiOperation[] = [
   ...ACCOUNT_OPERATIONS,
-  ...HOST_OPERATIONS,
+  ...DASHBOARD_API.operations,
+  ...FLEET_API.operations,
+  ...HOST_API.operations,
+  ...MIRROR_API.operations,
+  ...ALERT_API.operations,
   ...RECOVERY_OPERATIONS,
   ...SOURCE_OPERATIONS,
   ...REPOSITORY_OPERATIONS,

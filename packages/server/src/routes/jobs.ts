@@ -19,14 +19,14 @@ export const JobsQuery = Type.Object(
     status: Type.Optional(Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)))),
     kind: Type.Optional(Type.Union(JOB_KINDS.map((k) => Type.Literal(k)))),
     before: Type.Optional(Ulid),
-    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 999 })),
   },
   { additionalProperties: false },
 );
 export const LogsQuery = Type.Object(
   {
-    after_seq: Type.Optional(Type.String({ pattern: "^[0-9]{1,9}$" })),
-    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,3}$" })),
+    after_seq: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 9999 })),
   },
   { additionalProperties: false },
 );
