@@ -14,6 +14,7 @@ import { accessLog } from "./http/access-log.js";
 import { clientAddress } from "./http/client-address.js";
 import { handleError, notFoundHandler } from "./http/error-handler.js";
 import { requestLimits } from "./http/request-limits.js";
+import { API_OPERATIONS } from "./openapi/operations.js";
 import { createTreeLister } from "./restore/tree-listing.js";
 import { agentEnrolmentRoutes } from "./routes/agent-enrolment.js";
 import { agentUpdateApiRoutes } from "./routes/agent-updates-api.js";
@@ -157,7 +158,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", restoreApiRoutes(deps, trees));
   app.route("/", diffPageRoutes(deps));
   app.route("/", diffApiRoutes(deps));
-  app.route("/", openApiRoutes(deps));
+  app.route("/", openApiRoutes(deps, API_OPERATIONS));
   app.route("/", ssoPageRoutes(deps));
   app.notFound(notFoundHandler(deps.views));
   app.onError(handleError(deps.log, deps.views));

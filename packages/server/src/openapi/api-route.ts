@@ -106,3 +106,12 @@ export function apiGroup<Ctx>(): ApiGroup<Ctx> {
     },
   };
 }
+
+/** The answer of an operation that answers nothing but its status. */
+export const NO_CONTENT = { 204: { description: "Done." } } as const;
+
+/** The path parameter most operations take. */
+export const HOST_ID = { id: "The host's id." };
+
+/** The 503 of an operation that needs the host's agent connected. */
+export const OFFLINE = "The host is offline; nothing was sent.";

@@ -1,61 +1,60 @@
 /**
  * @module openapi/operations
- * Every /api operation this server answers, in the order the document lists them. openapi.test.ts
- * holds this list and the app's route table to each other: a route missing here, or an operation
- * no route answers, fails it.
+ * Every /api operation this server answers, in the order the document lists them: each route
+ * module's group, as it defined them beside their handlers (openapi/api-route.ts). A new
+ * operation in an existing module needs nothing here; a new module adds its group to this list
+ * (openapi.test.ts fails on a route the list misses, and on an operation no route answers).
  */
-import { Type } from "typebox";
+import { AGENT_ENROLMENT_API } from "../routes/agent-enrolment.js";
+import { AGENT_UPDATE_API } from "../routes/agent-updates-api.js";
+import { AGENT_VERSION_API } from "../routes/agent-versions.js";
 import { ALERT_API } from "../routes/alerts-api.js";
+import { API_TOKEN_API } from "../routes/api-tokens-api.js";
+import { AUDIT_API } from "../routes/audit-api.js";
+import { AUTH_API } from "../routes/auth-api.js";
 import { DASHBOARD_API } from "../routes/dashboard-api.js";
+import { DIFF_API } from "../routes/diff-api.js";
+import { ENROLMENT_API } from "../routes/enrolment-api.js";
 import { FLEET_API } from "../routes/fleet-api.js";
 import { HOST_API } from "../routes/hosts-api.js";
+import { JOB_API } from "../routes/jobs.js";
+import { MAINTENANCE_API } from "../routes/maintenance-api.js";
 import { MIRROR_API } from "../routes/mirror-api.js";
+import { CHANNEL_API } from "../routes/notification-channels-api.js";
+import { DOCUMENT_API } from "../routes/openapi.js";
+import { RECOVERY_KIT_API } from "../routes/recovery-kit.js";
+import { RESTORE_API } from "../routes/restore-api.js";
+import { SCHEDULE_API } from "../routes/schedules-api.js";
+import { SNAPSHOT_API } from "../routes/snapshots-api.js";
+import { SOURCE_GROUP_API } from "../routes/source-groups-api.js";
+import { USER_API } from "../routes/users-api.js";
 import type { ApiOperation } from "./operation.js";
-import { ACCOUNT_OPERATIONS } from "./operations-account.js";
-import { FLEET_ACCESS_OPERATIONS } from "./operations-fleet-access.js";
-import { RECOVERY_OPERATIONS } from "./operations-recovery.js";
-import { REPOSITORY_OPERATIONS } from "./operations-repository.js";
-import { SOURCE_OPERATIONS } from "./operations-sources.js";
 
-export const OPENAPI_JSON_PATH = "/api/openapi.json";
-export const API_DOCS_PATH = "/api/docs";
-
-const DOCUMENT_OPERATIONS: ApiOperation[] = [
-  {
-    id: "getOpenApiDocument",
-    method: "get",
-    path: OPENAPI_JSON_PATH,
-    tag: "API description",
-    summary: "This document",
-    access: "viewer",
-    responses: {
-      200: {
-        description: "The OpenAPI 3.1 document of /api.",
-        schema: Type.Record(Type.String(), Type.Unknown()),
-      },
-    },
-  },
-  {
-    id: "getApiDocs",
-    method: "get",
-    path: API_DOCS_PATH,
-    tag: "API description",
-    summary: "This document as a page",
-    access: "viewer",
-    responses: { 200: { description: "An HTML page.", contentType: "text/html", schema: Type.String() } },
-  },
+/** The groups, for what reads them as a whole; their contexts differ, their operations do not. */
+export const API_GROUPS: readonly { readonly operations: readonly ApiOperation[] }[] = [
+  AUTH_API,
+  USER_API,
+  API_TOKEN_API,
+  AUDIT_API,
+  CHANNEL_API,
+  DASHBOARD_API,
+  FLEET_API,
+  HOST_API,
+  MIRROR_API,
+  ALERT_API,
+  RECOVERY_KIT_API,
+  SOURCE_GROUP_API,
+  SCHEDULE_API,
+  MAINTENANCE_API,
+  SNAPSHOT_API,
+  RESTORE_API,
+  DIFF_API,
+  JOB_API,
+  ENROLMENT_API,
+  AGENT_ENROLMENT_API,
+  AGENT_VERSION_API,
+  AGENT_UPDATE_API,
+  DOCUMENT_API,
 ];
 
-export const API_OPERATIONS: readonly ApiOperation[] = [
-  ...ACCOUNT_OPERATIONS,
-  ...DASHBOARD_API.operations,
-  ...FLEET_API.operations,
-  ...HOST_API.operations,
-  ...MIRROR_API.operations,
-  ...ALERT_API.operations,
-  ...RECOVERY_OPERATIONS,
-  ...SOURCE_OPERATIONS,
-  ...REPOSITORY_OPERATIONS,
-  ...FLEET_ACCESS_OPERATIONS,
-  ...DOCUMENT_OPERATIONS,
-];
+export const API_OPERATIONS: readonly ApiOperation[] = API_GROUPS.flatMap((group) => group.operations);
