@@ -16,7 +16,7 @@ import { JobBody, putBandwidth, putCredentials, startHostJob } from "../hosts/ho
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
-import { apiGroup } from "../openapi/api-route.js";
+import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import {
   BandwidthAnswer,
   CredentialsPushed,
@@ -34,7 +34,6 @@ export const KeeperBody = Type.Object(
   { additionalProperties: false },
 );
 
-const HOST_ID = { id: "The host's id." };
 const LOGIN_PASSWORD_CONFLICT = "A login_password while an agent older than protocol 11 is connected.";
 
 export const HOST_API = apiGroup<AppDeps>();

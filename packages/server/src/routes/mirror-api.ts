@@ -10,11 +10,9 @@ import { type AppEnv, auditOf } from "../auth/actor.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { putCredentials } from "../hosts/host-requests.js";
 import { copyNow, removeMirror } from "../mirror/mirror-requests.js";
-import { apiGroup } from "../openapi/api-route.js";
+import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import { MirrorCredentialsAnswer } from "../openapi/host-schemas.js";
 import { JobStartedWithStatus } from "../openapi/job-schemas.js";
-
-const HOST_ID = { id: "The host's id." };
 
 export const MIRROR_API = apiGroup<AppDeps>();
 
