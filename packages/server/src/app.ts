@@ -15,6 +15,7 @@ import { clientAddress } from "./http/client-address.js";
 import { handleError, notFoundHandler } from "./http/error-handler.js";
 import { requestLimits } from "./http/request-limits.js";
 import { openApiRoutes } from "./openapi/openapi-routes.js";
+import { API_OPERATIONS } from "./routes/api-operations.js";
 import { createTreeLister } from "./restore/tree-listing.js";
 import { agentEnrolmentRoutes } from "./routes/agent-enrolment.js";
 import { agentUpdateApiRoutes } from "./routes/agent-updates-api.js";
@@ -159,7 +160,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", restoreApiRoutes(deps, trees));
   app.route("/", diffPageRoutes(deps));
   app.route("/", diffApiRoutes(deps));
-  app.route("/", openApiRoutes(deps));
+  app.route("/", openApiRoutes(deps, API_OPERATIONS));
   app.route("/", ssoPageRoutes(deps));
   app.notFound(notFoundHandler(deps.views));
   // A refused plain form is shown on its own page again, which this app renders in-process.

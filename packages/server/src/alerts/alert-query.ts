@@ -13,7 +13,7 @@ export const AlertsQuery = Type.Object(
     state: Type.Optional(Type.Union([Type.Literal("open"), Type.Literal("resolved"), Type.Literal("all")])),
     host_id: Type.Optional(Ulid),
     before: Type.Optional(Ulid),
-    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 999 })),
   },
   { additionalProperties: false },
 );

@@ -9,7 +9,7 @@ export const AuditQuery = Type.Object(
   {
     before: Type.Optional(Type.String({ pattern: "^[0-9A-HJKMNP-TV-Z]{26}$" })),
     action: Type.Optional(Type.String({ maxLength: 64 })),
-    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 999 })),
   },
   { additionalProperties: false },
 );

@@ -6,7 +6,7 @@
  */
 import { type Static, Type } from "typebox";
 import { HOST_STATES, type HostState } from "../health/host-states.js";
-import { validate } from "../http/validate.js";
+import { validateQuery } from "../http/validate.js";
 import { SELECTOR_MAX_LENGTH, type Selector, selectorFromRequest } from "../labels/selector.js";
 
 export const FLEET_SORTS = ["name", "last_snapshot", "status"] as const;
@@ -22,8 +22,10 @@ const MAX_PAGE = 100_000;
 /** The query string of `/hosts`, `/partials/fleet` and `GET /api/hosts`. */
 export const HostListQuery = Type.Object(
   {
+    // Empty: no filter, what the page's form sends for "any".
     state: Type.Optional(
       Type.Union([
+        Type.Literal(""),
         Type.Literal("online"),
         Type.Literal("offline"),
         Type.Literal("overdue"),
@@ -42,8 +44,8 @@ export const HostListQuery = Type.Object(
       Type.Union([Type.Literal("name"), Type.Literal("last_snapshot"), Type.Literal("status")]),
     ),
     order: Type.Optional(Type.Union([Type.Literal("asc"), Type.Literal("desc")])),
-    page: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,5}$" })),
-    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 999_999 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 999 })),
   },
   { additionalProperties: false },
 );
@@ -69,7 +71,7 @@ export interface FleetListParams {
 /** Defaults filled in; an empty `q` or `state` (the page's form sends them) means no filter. */
 export function fleetListParams(query: HostListQuery): FleetListParams {
   return {
-    state: query.state,
+    state: query.state === "" ? undefined : query.state,
     q: (query.q ?? "").trim(),
     selectorText: (query.selector ?? "").trim(),
     selector: selectorFromRequest(query.selector ?? "", "selector"),
@@ -85,12 +87,7 @@ export function fleetListParams(query: HostListQuery): FleetListParams {
  * is no filter; anything else unknown or malformed is a 400 naming the field.
  */
 export function readHostListQuery(query: Record<string, string>): FleetListParams {
-  const present = Object.fromEntries(
-    Object.entries(query).filter(
-      ([key, value]) => !((key === "state" || key === "q" || key === "selector") && value === ""),
-    ),
-  );
-  return fleetListParams(validate(HostListQuery, present));
+  return fleetListParams(validateQuery(HostListQuery, query));
 }
 
 /** The query string of a link to another page or sort of the same list; defaults are left out. */

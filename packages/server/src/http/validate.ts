@@ -164,6 +164,26 @@ export async function readForm<S extends TSchema>(c: Context, schema: S): Promis
   return validate(schema, value);
 }
 
+/**
+ * A query string holds only text; a parameter the schema types as an integer (page, limit) is
+ * read as one when it is written as one, so the document can say `integer` and the handler gets a
+ * number. Anything else stays text and fails the schema under its own name.
+ */
+export function coerceQuery(schema: TSchema, raw: Record<string, string>): Record<string, unknown> {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const value: Record<string, unknown> = { ...raw };
+  for (const [key, text] of Object.entries(raw)) {
+    if (properties[key]?.type === "integer" && /^-?[0-9]{1,15}$/.test(text)) {
+      value[key] = Number(text);
+    }
+  }
+  return value;
+}
+
+export function validateQuery<S extends TSchema>(schema: S, raw: Record<string, string>): Static<S> {
+  return validate(schema, coerceQuery(schema, raw));
+}
+
 export function readQuery<S extends TSchema>(c: Context, schema: S): Static<S> {
-  return validate(schema, c.req.query());
+  return validateQuery(schema, c.req.query());
 }

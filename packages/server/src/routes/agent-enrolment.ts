@@ -4,20 +4,27 @@
  * themselves and claim their token once approved (each proved by its own means), and fetch the
  * release key that signs agent updates (agent bearer). Operators' side: routes/enrolment-api.ts.
  */
+
 import { encodePublicKey } from "@fleetback/crypto";
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
-import { createRateLimiter } from "../auth/rate-limit.js";
+import { createRateLimiter, type RateLimiter } from "../auth/rate-limit.js";
 import { announceHost, claimAgentToken } from "../enrolment/announce.js";
 import { enrolWithToken } from "../enrolment/enrol.js";
 import { RequestError } from "../errors.js";
 import { authenticateAgent, UNAUTHORISED_BODY } from "../hosts/agent-auth.js";
 import { limitKey } from "../http/client-address.js";
 import { clientIp } from "../http/render.js";
-import { readJson } from "../http/validate.js";
 import { checkLabels, LabelsSchema } from "../labels/label-rules.js";
+import { apiGroup } from "../openapi/api-route.js";
+import {
+  AgentAnnounced,
+  AgentEnrolled,
+  AgentReleaseKey,
+  ClaimPending,
+} from "../openapi/fleet-access-schemas.js";
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
@@ -44,20 +51,29 @@ export const ClaimBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const announceLimiter = createRateLimiter({
-    db: deps.db,
-    scope: "announce-ip",
-    limit: 10,
-    windowMs: 60_000,
-    clock: deps.clock,
-  });
-  // What agents pin to verify updates: base64 of the 32 raw Ed25519 public key bytes.
-  const releasePublicKey = encodePublicKey(deps.releaseKey.publicKey);
+const PENDING_ID = { id: "The announced host's pending id." };
 
-  routes.post("/api/agents/enroll", async (c) => {
-    const body = await readJson(c, EnrollBody);
+/** One announce limiter per app; the release key as agents pin it. */
+interface EnrolmentContext {
+  deps: AppDeps;
+  announceLimiter: RateLimiter;
+  releasePublicKey: string;
+}
+
+export const AGENT_ENROLMENT_API = apiGroup<EnrolmentContext>();
+
+AGENT_ENROLMENT_API.add({
+  id: "enrolAgent",
+  method: "post",
+  path: "/api/agents/enroll",
+  tag: "Agents",
+  summary: "Enrol an agent with a one-time token (the agent calls this)",
+  description: "The token is burned; the answer holds the agent's bearer token, shown this once.",
+  access: "public",
+  body: EnrollBody,
+  responses: { 201: { description: "The new host and its agent token.", schema: AgentEnrolled } },
+  errors: { 401: "The token is unknown, used or expired." },
+  handler: async (c, { body }, { deps, releasePublicKey }) => {
     const enrolled = await enrolWithToken(deps, body.token, {
       hostname: body.hostname,
       os: body.os,
@@ -71,15 +87,27 @@ export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       { host_id: enrolled.hostId, agent_token: enrolled.agentToken, release_public_key: releasePublicKey },
       201,
     );
-  });
-  routes.post("/api/agents/announce", async (c) => {
+  },
+});
+
+AGENT_ENROLMENT_API.add({
+  id: "announceAgent",
+  method: "post",
+  path: "/api/agents/announce",
+  tag: "Agents",
+  summary: "Announce an agent for approval (the agent calls this)",
+  description: "`public_key` is the base64 of a 32-byte Ed25519 key. 10 per minute per address.",
+  access: "public",
+  body: AnnounceBody,
+  responses: { 201: { description: "Waiting for an operator.", schema: AgentAnnounced } },
+  errors: { 429: "Too many announces from this address, or too many hosts waiting." },
+  handler: async (c, { body }, { deps, announceLimiter }) => {
     const limit = await announceLimiter.hit(limitKey(clientIp(c)));
     if (!limit.allowed) {
       throw new RequestError("rate_limited", "Too many announces from this address; wait a minute.", {
         headers: { "Retry-After": String(limit.retryAfterSeconds) },
       });
     }
-    const body = await readJson(c, AnnounceBody);
     const announced = await announceHost(
       deps,
       {
@@ -101,9 +129,26 @@ export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       },
       201,
     );
-  });
-  routes.post("/api/agents/announce/:id/claim", async (c) => {
-    const body = await readJson(c, ClaimBody);
+  },
+});
+
+AGENT_ENROLMENT_API.add({
+  id: "claimAgentToken",
+  method: "post",
+  path: "/api/agents/announce/:id/claim",
+  tag: "Agents",
+  summary: "Collect the agent token once approved (the agent polls this)",
+  description:
+    "`signature`: Ed25519 over `fleetback-claim:{pending_id}:{timestamp}` with the announced key; the timestamp within 5 minutes of the server's clock.",
+  access: "public",
+  params: PENDING_ID,
+  body: ClaimBody,
+  responses: {
+    200: { description: "Approved: the agent token, handed out once.", schema: AgentEnrolled },
+    202: { description: "Not approved yet.", schema: ClaimPending },
+  },
+  errors: { 403: "The timestamp or the signature is wrong.", 410: "The token was already collected." },
+  handler: async (c, { body }, { deps, releasePublicKey }) => {
     const result = await claimAgentToken(deps, c.req.param("id"), body);
     if (result.state === "pending") {
       return c.json({ status: "pending" }, 202);
@@ -114,14 +159,38 @@ export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
       agent_token: result.agentToken,
       release_public_key: releasePublicKey,
     });
-  });
-  // For agents enrolled before the key was handed out at enrolment; they pin it on first use.
-  routes.get("/api/agents/release-key", async (c) => {
+  },
+});
+
+// For agents enrolled before the key was handed out at enrolment; they pin it on first use.
+AGENT_ENROLMENT_API.add({
+  id: "getAgentReleaseKey",
+  method: "get",
+  path: "/api/agents/release-key",
+  tag: "Agents",
+  summary: "The key that signs agent updates, for an agent to pin",
+  access: "agent",
+  responses: { 200: { description: "The key.", schema: AgentReleaseKey } },
+  handler: async (c, _input, { deps, releasePublicKey }) => {
     const auth = await authenticateAgent(deps.db, c.req.header("Authorization"));
     if (!auth.ok) {
       return c.json(UNAUTHORISED_BODY, 401);
     }
     return c.json({ release_public_key: releasePublicKey }, 200, { "Cache-Control": "no-store" });
+  },
+});
+
+export function agentEnrolmentRoutes(deps: AppDeps): Hono<AppEnv> {
+  return AGENT_ENROLMENT_API.routes({
+    deps,
+    announceLimiter: createRateLimiter({
+      db: deps.db,
+      scope: "announce-ip",
+      limit: 10,
+      windowMs: 60_000,
+      clock: deps.clock,
+    }),
+    // What agents pin to verify updates: base64 of the 32 raw Ed25519 public key bytes.
+    releasePublicKey: encodePublicKey(deps.releaseKey.publicKey),
   });
-  return routes;
 }

@@ -3,11 +3,13 @@
  * `POST /api/agent-updates`: roll an agent version out to chosen hosts or all. Admin only: an
  * update ships code that runs as root on every host it reaches.
  */
-import { Hono } from "hono";
+
+import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
-import { readJson } from "../http/validate.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
+import { apiGroup } from "../openapi/api-route.js";
+import { Rollout } from "../openapi/fleet-access-schemas.js";
 import {
   RolloutHostId,
   RolloutVersion,
@@ -25,10 +27,19 @@ export const RolloutBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function agentUpdateApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  routes.post("/api/agent-updates", requireRole("admin"), async (c) => {
-    const body = await readJson(c, RolloutBody);
+export const AGENT_UPDATE_API = apiGroup<AppDeps>();
+
+AGENT_UPDATE_API.add({
+  id: "rollOutAgentUpdate",
+  method: "post",
+  path: "/api/agent-updates",
+  tag: "Agent updates",
+  summary: "Roll an agent version out to chosen hosts or all",
+  description: "Online hosts are sent the update at once, the others when they next connect.",
+  access: "admin",
+  body: RolloutBody,
+  responses: { 200: { description: "The hosts targeted and the ones skipped.", schema: Rollout } },
+  handler: async (c, { body }, deps) => {
     const audit = auditOf(c);
     const result = await rollOutAgentUpdate(
       deps,
@@ -37,6 +48,9 @@ export function agentUpdateApiRoutes(deps: AppDeps): Hono<AppEnv> {
       rolloutSelection(body.host_ids, body.all),
     );
     return c.json(rolloutJson(result));
-  });
-  return routes;
+  },
+});
+
+export function agentUpdateApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return AGENT_UPDATE_API.routes(deps);
 }

@@ -3,15 +3,25 @@
  * What an operator needs before a rollout: the agent bundles this server holds (with their
  * single-executable builds per platform), and the release key that signs them (its fingerprint is what to compare with an agent's pinned key).
  */
-import { encodePublicKey, fingerprint } from "@fleetback/crypto";
-import { Hono } from "hono";
-import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, requireRole } from "../auth/actor.js";
 
-export function agentVersionRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const viewer = requireRole("viewer");
-  routes.get("/api/agent-versions", viewer, async (c) => {
+import { encodePublicKey, fingerprint } from "@fleetback/crypto";
+import type { Hono } from "hono";
+import type { AppDeps } from "../app-deps.js";
+import type { AppEnv } from "../auth/actor.js";
+import { apiGroup } from "../openapi/api-route.js";
+import { AgentVersionList, ReleaseKey } from "../openapi/fleet-access-schemas.js";
+
+export const AGENT_VERSION_API = apiGroup<AppDeps>();
+
+AGENT_VERSION_API.add({
+  id: "listAgentVersions",
+  method: "get",
+  path: "/api/agent-versions",
+  tag: "Agent updates",
+  summary: "The agent bundles this server holds",
+  access: "viewer",
+  responses: { 200: { description: "Newest first.", schema: AgentVersionList } },
+  handler: async (c, _input, deps) => {
     const bundles = await deps.agentBundles.list();
     const seas = await Promise.all(bundles.map((bundle) => deps.agentBundles.listSea(bundle.version)));
     return c.json(
@@ -28,12 +38,24 @@ export function agentVersionRoutes(deps: AppDeps): Hono<AppEnv> {
         })),
       })),
     );
-  });
-  routes.get("/api/release-key", viewer, (c) =>
+  },
+});
+
+AGENT_VERSION_API.add({
+  id: "getReleaseKey",
+  method: "get",
+  path: "/api/release-key",
+  tag: "Agent updates",
+  summary: "The release key and its fingerprint, to compare with an agent's pinned key",
+  access: "viewer",
+  responses: { 200: { description: "The key.", schema: ReleaseKey } },
+  handler: (c, _input, deps) =>
     c.json({
       public_key: encodePublicKey(deps.releaseKey.publicKey),
       fingerprint: fingerprint(deps.releaseKey.publicKey),
     }),
-  );
-  return routes;
+});
+
+export function agentVersionRoutes(deps: AppDeps): Hono<AppEnv> {
+  return AGENT_VERSION_API.routes(deps);
 }

@@ -4,20 +4,27 @@
  * and resolve by themselves from job outcomes (alerts/job-alerts.ts); a manual resolve is for a
  * failure the operator has dealt with in another way. The page is routes/alerts-pages.ts.
  */
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { ALERTS_PAGE, AlertsQuery } from "../alerts/alert-query.js";
 import { alertJson, listAlerts, resolveAlertById } from "../alerts/alerts.js";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
-import { readQuery } from "../http/validate.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
+import { AlertPage, AlertResolved } from "../openapi/alert-schemas.js";
+import { apiGroup } from "../openapi/api-route.js";
 
-export function alertApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const viewer = requireRole("viewer");
-  const operator = requireRole("operator");
+export const ALERT_API = apiGroup<AppDeps>();
 
-  routes.get("/api/alerts", viewer, async (c) => {
-    const query = readQuery(c, AlertsQuery);
+ALERT_API.add({
+  id: "listAlerts",
+  method: "get",
+  path: "/api/alerts",
+  tag: "Alerts",
+  summary: "List alerts, newest first",
+  description: "`state` defaults to open.",
+  access: "viewer",
+  query: AlertsQuery,
+  responses: { 200: { description: "A page of alerts.", schema: AlertPage } },
+  handler: async (c, { query }, deps) => {
     const limit = Math.min(Number(query.limit ?? ALERTS_PAGE), 200);
     const found = await listAlerts(deps.db, {
       state: query.state ?? "open",
@@ -29,10 +36,25 @@ export function alertApiRoutes(deps: AppDeps): Hono<AppEnv> {
       alerts: found.map(alertJson),
       next_before: found.length === limit ? found.at(-1)?.id : undefined,
     });
-  });
-  routes.post("/api/alerts/:id/resolve", operator, async (c) => {
+  },
+});
+
+ALERT_API.add({
+  id: "resolveAlert",
+  method: "post",
+  path: "/api/alerts/:id/resolve",
+  tag: "Alerts",
+  summary: "Resolve an alert by hand",
+  access: "operator",
+  params: { id: "The alert's id." },
+  responses: { 200: { description: "Resolved.", schema: AlertResolved } },
+  errors: { 409: "Already resolved." },
+  handler: async (c, _input, deps) => {
     const alert = await resolveAlertById(deps, auditOf(c), c.req.param("id"));
     return c.json({ alert: { id: alert.id, resolved_at: alert.resolvedAt, resolved_by: alert.resolvedBy } });
-  });
-  return routes;
+  },
+});
+
+export function alertApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return ALERT_API.routes(deps);
 }

@@ -2,18 +2,27 @@
  * @module routes/audit-api
  * The audit trail for admins as JSON, paged by id. The page is in routes/audit-pages.ts.
  */
-import { Hono } from "hono";
+
+import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { listAudit } from "../audit/audit.js";
 import { AuditQuery } from "../audit/audit-query.js";
-import { type AppEnv, requireRole } from "../auth/actor.js";
-import { readQuery } from "../http/validate.js";
+import type { AppEnv } from "../auth/actor.js";
+import { AuditPage } from "../openapi/account-schemas.js";
+import { apiGroup } from "../openapi/api-route.js";
 
-export function auditApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const admin = requireRole("admin");
-  routes.get("/api/audit", admin, async (c) => {
-    const query = readQuery(c, AuditQuery);
+export const AUDIT_API = apiGroup<AppDeps>();
+
+AUDIT_API.add({
+  id: "listAudit",
+  method: "get",
+  path: "/api/audit",
+  tag: "Audit",
+  summary: "The audit trail, newest first",
+  access: "admin",
+  query: AuditQuery,
+  responses: { 200: { description: "A page of entries.", schema: AuditPage } },
+  handler: async (c, { query }, deps) => {
     const limit = Math.min(Number(query.limit ?? 100), 500);
     const entries = await listAudit(deps.db, { limit, before: query.before, action: query.action });
     return c.json({
@@ -34,6 +43,9 @@ export function auditApiRoutes(deps: AppDeps): Hono<AppEnv> {
       })),
       next_before: entries.length === limit ? entries.at(-1)?.id : undefined,
     });
-  });
-  return routes;
+  },
+});
+
+export function auditApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return AUDIT_API.routes(deps);
 }

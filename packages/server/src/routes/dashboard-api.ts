@@ -4,15 +4,30 @@
  * the groups needing attention, jobs of the last 24 h, repository size per day, open alerts),
  * from the same object the page renders (health/dashboard-view.ts).
  */
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, requireRole } from "../auth/actor.js";
+import type { AppEnv } from "../auth/actor.js";
 import { dashboardJson, loadDashboard } from "../health/dashboard-view.js";
+import { Dashboard } from "../openapi/alert-schemas.js";
+import { apiGroup } from "../openapi/api-route.js";
+
+export const DASHBOARD_API = apiGroup<AppDeps>();
+
+DASHBOARD_API.add({
+  id: "getDashboard",
+  method: "get",
+  path: "/api/dashboard",
+  tag: "Dashboard",
+  summary: "The dashboard's numbers",
+  description:
+    "Hosts by state, groups by freshness, the groups needing attention, jobs of the last 24 h, repository size per day and the newest open alerts, as the dashboard page shows them.",
+  access: "viewer",
+  responses: { 200: { description: "The dashboard.", schema: Dashboard } },
+  handler: async (c, _input, deps) => {
+    return c.json(dashboardJson(await loadDashboard(deps)));
+  },
+});
 
 export function dashboardApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  routes.get("/api/dashboard", requireRole("viewer"), async (c) => {
-    return c.json(dashboardJson(await loadDashboard(deps)));
-  });
-  return routes;
+  return DASHBOARD_API.routes(deps);
 }

@@ -5,10 +5,10 @@
  * is in routes/enrolment-pages.ts, the agents' own endpoints in routes/agent-enrolment.ts.
  */
 
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
 import {
   approvePendingHost,
   listPendingHosts,
@@ -20,8 +20,15 @@ import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
 import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
 import { sourceNetwork } from "../http/client-address.js";
-import { readJson } from "../http/validate.js";
 import { LabelsSchema } from "../labels/label-rules.js";
+import { apiGroup } from "../openapi/api-route.js";
+import {
+  EnrolmentTokenList,
+  MintedToken,
+  PendingApproved,
+  PendingHostList,
+  PendingRejected,
+} from "../openapi/fleet-access-schemas.js";
 
 const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
@@ -52,12 +59,22 @@ export const BulkRejectBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const operator = requireRole("operator");
+const PENDING_ID = { id: "The announced host's pending id." };
 
-  routes.post("/api/enrollment-tokens", operator, async (c) => {
-    const body = await readJson(c, MintBody);
+export const ENROLMENT_API = apiGroup<AppDeps>();
+
+ENROLMENT_API.add({
+  id: "mintEnrolmentToken",
+  method: "post",
+  path: "/api/enrollment-tokens",
+  tag: "Enrolment",
+  summary: "Mint a one-time enrolment token (valid 1 hour)",
+  description:
+    "Optionally with the repository the host will use (a password is generated when none is given) and the paths of its first source group. Secrets are in this answer only. Minted with an API token that expires within the hour, it expires with that token (`expires_at` shows when).",
+  access: "operator",
+  body: MintBody,
+  responses: { 201: { description: "The token and the install command.", schema: MintedToken } },
+  handler: async (c, { body }, deps) => {
     const minted = await mintEnrolmentToken(
       deps,
       auditOf(c),
@@ -69,8 +86,18 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
       }),
     );
     return c.json(mintJson(minted), 201);
-  });
-  routes.get("/api/enrollment-tokens", operator, async (c) => {
+  },
+});
+
+ENROLMENT_API.add({
+  id: "listEnrolmentTokens",
+  method: "get",
+  path: "/api/enrollment-tokens",
+  tag: "Enrolment",
+  summary: "Unused, unexpired enrolment tokens (never the token itself)",
+  access: "operator",
+  responses: { 200: { description: "The tokens.", schema: EnrolmentTokenList } },
+  handler: async (c, _input, deps) => {
     const tokens = await listUsableTokens(deps.db, deps.clock);
     return c.json({
       enrollment_tokens: tokens.map((t) => ({
@@ -85,12 +112,34 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
         created_by_username: t.createdByName,
       })),
     });
-  });
-  routes.delete("/api/enrollment-tokens/:id", operator, async (c) => {
+  },
+});
+
+ENROLMENT_API.add({
+  id: "revokeEnrolmentToken",
+  method: "delete",
+  path: "/api/enrollment-tokens/:id",
+  tag: "Enrolment",
+  summary: "Revoke an unused enrolment token",
+  access: "operator",
+  params: { id: "The token's id." },
+  responses: { 204: { description: "Revoked." } },
+  handler: async (c, _input, deps) => {
     await revokeEnrolmentToken(deps, auditOf(c), c.req.param("id"));
     return c.body(null, 204);
-  });
-  routes.get("/api/pending-hosts", operator, async (c) => {
+  },
+});
+
+ENROLMENT_API.add({
+  id: "listPendingHosts",
+  method: "get",
+  path: "/api/pending-hosts",
+  tag: "Enrolment",
+  summary: "Announced hosts waiting for approval",
+  description: "Compare each fingerprint with the one the agent printed before approving.",
+  access: "operator",
+  responses: { 200: { description: "The waiting hosts.", schema: PendingHostList } },
+  handler: async (c, _input, deps) => {
     const pending = await listPendingHosts(deps.db, deps.clock);
     return c.json({
       pending_hosts: pending.map((p) => ({
@@ -108,20 +157,56 @@ export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
         expires_at: p.expiresAt,
       })),
     });
-  });
-  routes.post("/api/pending-hosts/:id/approve", operator, async (c) => {
+  },
+});
+
+ENROLMENT_API.add({
+  id: "approvePendingHost",
+  method: "post",
+  path: "/api/pending-hosts/:id/approve",
+  tag: "Enrolment",
+  summary: "Approve an announced host",
+  description: "Creates the host; its agent collects its token with the claim call.",
+  access: "operator",
+  params: PENDING_ID,
+  responses: { 200: { description: "The new host's id.", schema: PendingApproved } },
+  handler: async (c, _input, deps) => {
     const approved = await approvePendingHost(deps, auditOf(c), c.req.param("id"));
     return c.json({ host_id: approved.hostId });
-  });
-  routes.post("/api/pending-hosts/reject", operator, async (c) => {
-    const body = await readJson(c, BulkRejectBody);
+  },
+});
+
+ENROLMENT_API.add({
+  id: "rejectPendingHosts",
+  method: "post",
+  path: "/api/pending-hosts/reject",
+  tag: "Enrolment",
+  summary: "Reject announced hosts by id or by source network",
+  access: "operator",
+  body: BulkRejectBody,
+  responses: { 200: { description: "The rejected ids.", schema: PendingRejected } },
+  handler: async (c, { body }, deps) => {
     const selection = pendingSelection(body.ids, body.source_network);
     const rejected = await rejectPendingHosts(deps, auditOf(c), selection);
     return c.json({ rejected });
-  });
-  routes.delete("/api/pending-hosts/:id", operator, async (c) => {
+  },
+});
+
+ENROLMENT_API.add({
+  id: "rejectPendingHost",
+  method: "delete",
+  path: "/api/pending-hosts/:id",
+  tag: "Enrolment",
+  summary: "Reject one announced host",
+  access: "operator",
+  params: PENDING_ID,
+  responses: { 204: { description: "Rejected." } },
+  handler: async (c, _input, deps) => {
     await rejectPendingHost(deps, auditOf(c), c.req.param("id"));
     return c.body(null, 204);
-  });
-  return routes;
+  },
+});
+
+export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return ENROLMENT_API.routes(deps);
 }

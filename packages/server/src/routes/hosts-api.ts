@@ -1,21 +1,31 @@
 /**
  * @module routes/hosts-api
  * A host's JSON routes: detail, deletion, credentials, bandwidth caps, keeper, deletion holds and
- * manual jobs. The page
- * and its forms are in routes/hosts-pages.ts; what both check is in fleet/host-requests.ts.
+ * manual jobs, each defined once with what the OpenAPI document says of it. The page and its
+ * forms are in routes/hosts-pages.ts; what both check is in fleet/host-requests.ts.
  */
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
 import { getHostDetail, hostDetailJson } from "../fleet/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
-import { readJson } from "../http/validate.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
 import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
+import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
+import { apiGroup, HOST_ID } from "../openapi/api-route.js";
+import {
+  BandwidthAnswer,
+  CredentialsPushed,
+  HostAnswer,
+  KeeperAnswer,
+  ReleaseHoldAnswer,
+  RenamedHost,
+} from "../openapi/host-schemas.js";
+import { JobStartedWithStatus } from "../openapi/job-schemas.js";
 
 const Cap = Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000 }), Type.Null()]);
 export const BandwidthBody = Type.Object({ up_kbps: Cap, down_kbps: Cap }, { additionalProperties: false });
@@ -24,55 +34,183 @@ export const KeeperBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const viewer = requireRole("viewer");
-  const operator = requireRole("operator");
-  const admin = requireRole("admin");
+const LOGIN_PASSWORD_CONFLICT = "A login_password while an agent older than protocol 11 is connected.";
 
-  routes.get("/api/hosts/:id", viewer, async (c) => {
+export const HOST_API = apiGroup<AppDeps>();
+
+HOST_API.add({
+  id: "getHost",
+  method: "get",
+  path: "/api/hosts/:id",
+  tag: "Hosts",
+  summary: "One host",
+  description:
+    "Credential slots show their URL (without password), their user and whether a separate login password is set, never a password.",
+  access: "viewer",
+  params: HOST_ID,
+  responses: { 200: { description: "The host.", schema: HostAnswer } },
+  handler: async (c, _input, deps) => {
     const detail = await getHostDetail(deps.db, deps.keys.secret, c.req.param("id"));
     return c.json({ host: hostDetailJson(detail, deps.hub.isOnline(detail.host.id)) });
-  });
-  routes.patch("/api/hosts/:id", operator, async (c) => {
-    const body = await readJson(c, RenameHostBody);
+  },
+});
+
+HOST_API.add({
+  id: "renameHost",
+  method: "patch",
+  path: "/api/hosts/:id",
+  tag: "Hosts",
+  summary: "Rename a host",
+  description:
+    "The name pages, alerts and the in-place restore confirmation use; 1 to 253 characters, no control characters, no space at either end, and no other host's name in any case. The restic hostname its backups are made under stays. Audited as host.rename with the old and new name.",
+  access: "operator",
+  params: HOST_ID,
+  body: RenameHostBody,
+  responses: { 200: { description: "The host's id and new name.", schema: RenamedHost } },
+  errors: { 409: "Another host has this name." },
+  handler: async (c, { body }, deps) => {
     const renamed = await renameHost(deps, auditOf(c), c.req.param("id"), body.name);
     return c.json({ host: renamed });
-  });
-  routes.delete("/api/hosts/:id", admin, async (c) => {
+  },
+});
+
+HOST_API.add({
+  id: "deleteHost",
+  method: "delete",
+  path: "/api/hosts/:id",
+  tag: "Hosts",
+  summary: "Delete a host",
+  description:
+    "Its agent is disconnected; its jobs, cached snapshots and alerts go with it. Its repository is not touched.",
+  access: "admin",
+  params: HOST_ID,
+  responses: { 204: { description: "Done." } },
+  handler: async (c, _input, deps) => {
     const hostId = c.req.param("id");
     await deleteHost(deps, auditOf(c), hostId);
     return c.body(null, 204);
-  });
-  routes.put("/api/hosts/:id/repo-credentials", admin, async (c) => {
-    const body = await readJson(c, CredentialBody);
+  },
+});
+
+HOST_API.add({
+  id: "putRepoCredentials",
+  method: "put",
+  path: "/api/hosts/:id/repo-credentials",
+  tag: "Hosts",
+  summary: "Set the repository credentials",
+  description:
+    'Merged with the stored ones; sent to the agent at once when it is connected. `username` or `login_password` null or "" removes it. A `login_password` (the repository server login, apart from the repository password) is refused with 409 while an agent older than protocol 11 is connected: it would log in with the repository password.',
+  access: "admin",
+  params: HOST_ID,
+  body: CredentialBody,
+  responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
+  errors: { 409: LOGIN_PASSWORD_CONFLICT },
+  handler: async (c, { body }, deps) => {
     const result = await putCredentials(deps, auditOf(c), c.req.param("id"), "repo", body);
     return c.json({ pushed: result.pushed });
-  });
-  routes.put("/api/hosts/:id/admin-credentials", admin, async (c) => {
-    const body = await readJson(c, CredentialBody);
+  },
+});
+
+HOST_API.add({
+  id: "putAdminCredentials",
+  method: "put",
+  path: "/api/hosts/:id/admin-credentials",
+  tag: "Hosts",
+  summary: "Set the admin credentials (needed by prune and unlock)",
+  description:
+    'Merged with the stored ones; sent to the agent only right before a job needs them. `username` or `login_password` null or "" removes it; a `login_password` needs an agent of protocol 11 (409 while an older one is connected).',
+  access: "admin",
+  params: HOST_ID,
+  body: CredentialBody,
+  responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
+  errors: { 409: LOGIN_PASSWORD_CONFLICT },
+  handler: async (c, { body }, deps) => {
     const result = await putCredentials(deps, auditOf(c), c.req.param("id"), "admin", body);
     return c.json({ pushed: result.pushed });
-  });
-  routes.put("/api/hosts/:id/bandwidth", operator, async (c) => {
-    const body = await readJson(c, BandwidthBody);
+  },
+});
+
+HOST_API.add({
+  id: "putBandwidth",
+  method: "put",
+  path: "/api/hosts/:id/bandwidth",
+  tag: "Hosts",
+  summary: "Set the host-wide upload and download caps (KiB/s, null for none)",
+  access: "operator",
+  params: HOST_ID,
+  body: BandwidthBody,
+  responses: { 200: { description: "Stored, and pushed when connected.", schema: BandwidthAnswer } },
+  handler: async (c, { body }, deps) => {
     const result = await putBandwidth(deps, auditOf(c), c.req.param("id"), body.up_kbps, body.down_kbps);
     return c.json({ caps: result.caps, pushed: result.pushed });
-  });
-  routes.put("/api/hosts/:id/keeper", admin, async (c) => {
-    const body = await readJson(c, KeeperBody);
+  },
+});
+
+HOST_API.add({
+  id: "putKeeper",
+  method: "put",
+  path: "/api/hosts/:id/keeper",
+  tag: "Hosts",
+  summary: "Designate the keeper of the host's repository (null: none)",
+  description:
+    "A host with a keeper is protected: it never receives the repository's delete-capable (admin) or mirror credentials; forget, prune, unlock, check and mirror copies run on the keeper. The keeper's agent must speak protocol 12.",
+  access: "admin",
+  params: HOST_ID,
+  body: KeeperBody,
+  responses: {
+    200: { description: "Stored, and the host's agent told when connected.", schema: KeeperAnswer },
+  },
+  errors: {
+    400: "The keeper is the host itself or does not exist.",
+    409: "The keeper's agent is too old to keep.",
+  },
+  handler: async (c, { body }, deps) => {
     const change = await setKeeper(deps, auditOf(c), c.req.param("id"), body.keeper_host_id);
     return c.json({ keeper_host_id: change.keeperHostId, pushed: change.pushed });
-  });
-  routes.post("/api/hosts/:id/deletion-holds/:hid/release", admin, async (c) => {
-    const body = await readJson(c, ReleaseHoldBody);
+  },
+});
+
+HOST_API.add({
+  id: "releaseDeletionHold",
+  method: "post",
+  path: "/api/hosts/:id/deletion-holds/:hid/release",
+  tag: "Hosts",
+  summary: "Release a deletion hold, saying why; for a large_forget hold, run exactly the held forget",
+  access: "admin",
+  params: { ...HOST_ID, hid: "The hold's id." },
+  body: ReleaseHoldBody,
+  responses: { 200: { description: "Released (audited).", schema: ReleaseHoldAnswer } },
+  errors: {
+    404: "No open hold of that id on the host.",
+    409: "The held forget could not start (the keeper is offline, another hold stands); the hold stays.",
+  },
+  handler: async (c, { body }, deps) => {
     const released = await releaseHold(deps, auditOf(c), c.req.param("id"), c.req.param("hid"), body.reason);
     return c.json({ released: true, job_id: released.jobId });
-  });
-  routes.post("/api/hosts/:id/jobs", operator, async (c) => {
-    const body = await readJson(c, JobBody);
+  },
+});
+
+HOST_API.add({
+  id: "startHostJob",
+  method: "post",
+  path: "/api/hosts/:id/jobs",
+  tag: "Jobs",
+  summary: "Start a manual repository job",
+  description: `\`kind\`: ${MANUAL_JOB_KINDS.join(", ")}. prune needs an admin.`,
+  access: "operator",
+  params: HOST_ID,
+  body: JobBody,
+  responses: { 201: { description: "The job.", schema: JobStartedWithStatus } },
+  errors: {
+    409: "A job of that kind is already queued or running, or the host cannot run it.",
+    503: "The host is offline.",
+  },
+  handler: async (c, { body }, deps) => {
     const job = await startHostJob(deps, auditOf(c), c.req.param("id"), body.kind);
     return c.json({ job_id: job.id, status: job.status }, 201);
-  });
-  return routes;
+  },
+});
+
+export function hostApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return HOST_API.routes(deps);
 }

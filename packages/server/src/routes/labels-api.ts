@@ -1,16 +1,23 @@
 /**
  * @module routes/labels-api
  * Hosts' labels over JSON (issue 37): read by viewers; set, merged and changed in bulk by
- * operators and admins. The host page's form is in routes/labels-pages.ts.
+ * operators and admins, each defined once with what the OpenAPI document says of it. The host
+ * page's form is in routes/labels-pages.ts.
  */
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
 import { invalid } from "../errors.js";
-import { readJson } from "../http/validate.js";
 import { type BulkTarget, bulkChangeLabels, changeHostLabels, hostLabels } from "../labels/host-labels.js";
-import { BulkLabelsBody, PatchLabelsBody, PutLabelsBody } from "../labels/label-bodies.js";
+import {
+  BulkLabelsAnswer,
+  BulkLabelsBody,
+  LabelsAnswer,
+  PatchLabelsBody,
+  PutLabelsBody,
+} from "../labels/label-bodies.js";
 import { selectorFromRequest } from "../labels/selector.js";
+import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 
 function bulkTarget(body: { selector?: string | undefined; host_ids?: string[] | undefined }): BulkTarget {
   if ((body.selector === undefined) === (body.host_ids === undefined)) {
@@ -31,34 +38,79 @@ function bulkTarget(body: { selector?: string | undefined; host_ids?: string[] |
   return { selector };
 }
 
-export function labelApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const viewer = requireRole("viewer");
-  const operator = requireRole("operator");
+const RULES =
+  "A key is an optional lower-case DNS prefix and `/`, then 1 to 63 characters of letters, digits, `.`, `_` and `-` starting and ending with a letter or digit; a value is empty or the same; at most 32 labels per host. An error names the field and the label.";
 
-  routes.post("/api/hosts/labels", operator, async (c) => {
-    const body = await readJson(c, BulkLabelsBody);
-    const result = await bulkChangeLabels(deps, auditOf(c), bulkTarget(body), {
-      set: body.set ?? {},
-      remove: body.remove ?? [],
-    });
-    return c.json({ matched: result.matched, changed: result.changed, not_found: result.notFound });
-  });
-  routes.get("/api/hosts/:id/labels", viewer, async (c) => {
-    return c.json({ labels: await hostLabels(deps.db, c.req.param("id")) });
-  });
-  routes.put("/api/hosts/:id/labels", operator, async (c) => {
-    const body = await readJson(c, PutLabelsBody);
+export const LABEL_API = apiGroup<AppDeps>();
+
+LABEL_API.add({
+  id: "getHostLabels",
+  method: "get",
+  path: "/api/hosts/:id/labels",
+  tag: "Hosts",
+  summary: "A host's labels",
+  access: "viewer",
+  params: HOST_ID,
+  responses: { 200: { description: "The host's labels, key to value.", schema: LabelsAnswer } },
+  handler: async (c, _input, deps) => c.json({ labels: await hostLabels(deps.db, c.req.param("id")) }),
+});
+
+LABEL_API.add({
+  id: "putHostLabels",
+  method: "put",
+  path: "/api/hosts/:id/labels",
+  tag: "Hosts",
+  summary: "Replace a host's labels",
+  description: `${RULES} Audited as host.labels with what was set and removed.`,
+  access: "operator",
+  params: HOST_ID,
+  body: PutLabelsBody,
+  responses: { 200: { description: "The host's labels now.", schema: LabelsAnswer } },
+  handler: async (c, { body }, deps) => {
     const labels = await changeHostLabels(deps, auditOf(c), c.req.param("id"), { replace: body.labels });
     return c.json({ labels });
-  });
-  routes.patch("/api/hosts/:id/labels", operator, async (c) => {
-    const body = await readJson(c, PatchLabelsBody);
+  },
+});
+
+LABEL_API.add({
+  id: "patchHostLabels",
+  method: "patch",
+  path: "/api/hosts/:id/labels",
+  tag: "Hosts",
+  summary: "Set and remove some of a host's labels",
+  description: `\`set\` adds or overwrites, \`remove\` drops keys (a key may not be in both). ${RULES} Audited as host.labels.`,
+  access: "operator",
+  params: HOST_ID,
+  body: PatchLabelsBody,
+  responses: { 200: { description: "The host's labels now.", schema: LabelsAnswer } },
+  handler: async (c, { body }, deps) => {
     const labels = await changeHostLabels(deps, auditOf(c), c.req.param("id"), {
       set: body.set ?? {},
       remove: body.remove ?? [],
     });
     return c.json({ labels });
-  });
-  return routes;
+  },
+});
+
+LABEL_API.add({
+  id: "bulkHostLabels",
+  method: "post",
+  path: "/api/hosts/labels",
+  tag: "Hosts",
+  summary: "Set and remove labels of many hosts at once",
+  description: `The hosts are a label selector (\`env=prod,role in (db,web),!staging\`; not empty) or up to 1000 ids, exactly one of the two. All or nothing: if any host would end up with more than 32 labels, nothing changes. ${RULES} One audit entry (hosts.labels_bulk) with the counts, not one per host.`,
+  access: "operator",
+  body: BulkLabelsBody,
+  responses: { 200: { description: "How many hosts matched and changed.", schema: BulkLabelsAnswer } },
+  handler: async (c, { body }, deps) => {
+    const result = await bulkChangeLabels(deps, auditOf(c), bulkTarget(body), {
+      set: body.set ?? {},
+      remove: body.remove ?? [],
+    });
+    return c.json({ matched: result.matched, changed: result.changed, not_found: result.notFound });
+  },
+});
+
+export function labelApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return LABEL_API.routes(deps);
 }

@@ -4,31 +4,72 @@
  * (admins: the mirror is where the second copy of every backup lives), and copy now (operators).
  * Its state is part of GET /api/hosts/{id} (`mirror`). The page forms are in routes/mirror-pages.ts.
  */
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
 import { putCredentials } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
-import { readJson } from "../http/validate.js";
 import { copyNow, removeMirror } from "../mirror/mirror-requests.js";
+import { apiGroup, HOST_ID } from "../openapi/api-route.js";
+import { MirrorCredentialsAnswer } from "../openapi/host-schemas.js";
+import { JobStartedWithStatus } from "../openapi/job-schemas.js";
 
-export function mirrorApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const operator = requireRole("operator");
-  const admin = requireRole("admin");
+export const MIRROR_API = apiGroup<AppDeps>();
 
-  routes.put("/api/hosts/:id/mirror-credentials", admin, async (c) => {
-    const body = await readJson(c, CredentialBody);
+MIRROR_API.add({
+  id: "putMirrorCredentials",
+  method: "put",
+  path: "/api/hosts/:id/mirror-credentials",
+  tag: "Mirror",
+  summary: "Bind or change the mirror repository",
+  description:
+    'After every good backup a copy job brings the host\'s snapshots to the mirror. Fields as for the repository credentials: `username` or `login_password` null or "" removes it; a `login_password` needs an agent of protocol 11.',
+  access: "admin",
+  params: HOST_ID,
+  body: CredentialBody,
+  responses: { 200: { description: "Stored.", schema: MirrorCredentialsAnswer } },
+  errors: { 409: "A login_password while an agent older than protocol 11 is connected." },
+  handler: async (c, { body }, deps) => {
     await putCredentials(deps, auditOf(c), c.req.param("id"), "mirror", body);
     return c.json({ ok: true });
-  });
-  routes.delete("/api/hosts/:id/mirror-credentials", admin, async (c) => {
+  },
+});
+
+MIRROR_API.add({
+  id: "deleteMirrorCredentials",
+  method: "delete",
+  path: "/api/hosts/:id/mirror-credentials",
+  tag: "Mirror",
+  summary: "Remove the mirror",
+  description: "Resolves the host's mirror_failed alerts; the mirror's data is not touched.",
+  access: "admin",
+  params: HOST_ID,
+  responses: { 204: { description: "Done." } },
+  handler: async (c, _input, deps) => {
     await removeMirror(deps, auditOf(c), c.req.param("id"));
     return c.body(null, 204);
-  });
-  routes.post("/api/hosts/:id/mirror/copy", operator, async (c) => {
+  },
+});
+
+MIRROR_API.add({
+  id: "copyToMirror",
+  method: "post",
+  path: "/api/hosts/:id/mirror/copy",
+  tag: "Mirror",
+  summary: "Copy the host's snapshots to the mirror now",
+  access: "operator",
+  params: HOST_ID,
+  responses: { 201: { description: "The copy job.", schema: JobStartedWithStatus } },
+  errors: {
+    409: "No mirror, an agent that cannot copy, nothing to copy yet, or a copy already queued or running.",
+    503: "The host is offline.",
+  },
+  handler: async (c, _input, deps) => {
     const job = await copyNow(deps, auditOf(c), c.req.param("id"));
     return c.json({ job_id: job.id, status: job.status }, 201);
-  });
-  return routes;
+  },
+});
+
+export function mirrorApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return MIRROR_API.routes(deps);
 }

@@ -4,12 +4,12 @@
  * delete, send a test. Secrets go in and never come out: views say only whether each is set. The
  * settings page is in routes/notification-channels-pages.ts.
  */
-import { Hono } from "hono";
+
+import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
-import { readJson } from "../http/validate.js";
-import { ChannelKind } from "../notifications/channel-config.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
+import { CHANNEL_CONFIG_SCHEMAS, ChannelKind } from "../notifications/channel-config.js";
 import {
   channelJson,
   createChannel,
@@ -20,6 +20,13 @@ import {
   updateChannel,
 } from "../notifications/channels.js";
 import { listNotificationLog } from "../notifications/notification-log.js";
+import {
+  NotificationChannelAnswer,
+  NotificationChannelDetail,
+  NotificationChannelList,
+  NotificationTestResult,
+} from "../openapi/account-schemas.js";
+import { apiGroup, NO_CONTENT } from "../openapi/api-route.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: "\\S" });
 const ConfigBody = Type.Record(Type.String(), Type.Unknown());
@@ -47,16 +54,50 @@ export const ChannelChangeBody = Type.Object(
 
 const CHANNEL_LOG_LIMIT = 20;
 
-export function notificationChannelApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const admin = requireRole("admin");
+/** The fields of each channel kind's config, from the schemas createChannel checks it with. */
+function configFields(): string {
+  return Object.entries(CHANNEL_CONFIG_SCHEMAS)
+    .map(([kind, schema]) => {
+      const required = new Set<string>(schema.required ?? []);
+      const fields = Object.keys(schema.properties).map((name) => (required.has(name) ? name : `${name}?`));
+      return `${kind} \`{${fields.join(", ")}}\``;
+    })
+    .join("; ");
+}
 
-  routes.get("/api/notification-channels", admin, async (c) => {
+export const CHANNEL_API = apiGroup<AppDeps>();
+
+CHANNEL_API.add({
+  id: "listNotificationChannels",
+  method: "get",
+  path: "/api/notification-channels",
+  tag: "Notifications",
+  summary: "List notification channels",
+  access: "admin",
+  responses: {
+    200: {
+      description: "Every channel; secrets only say whether they are set.",
+      schema: NotificationChannelList,
+    },
+  },
+  handler: async (c, _input, deps) => {
     const channels = await listChannels(deps);
     return c.json({ notification_channels: channels.map(channelJson) });
-  });
-  routes.post("/api/notification-channels", admin, async (c) => {
-    const body = await readJson(c, NewChannelBody);
+  },
+});
+
+CHANNEL_API.add({
+  id: "createNotificationChannel",
+  method: "post",
+  path: "/api/notification-channels",
+  tag: "Notifications",
+  summary: "Add a notification channel",
+  description: `\`config\` by kind (a field with ? is optional): ${configFields()}.`,
+  access: "admin",
+  body: NewChannelBody,
+  responses: { 201: { description: "The new channel.", schema: NotificationChannelAnswer } },
+  errors: { 409: "A channel with that name exists." },
+  handler: async (c, { body }, deps) => {
     const channel = await createChannel(deps, auditOf(c), {
       name: body.name.trim(),
       kind: body.kind,
@@ -65,17 +106,39 @@ export function notificationChannelApiRoutes(deps: AppDeps): Hono<AppEnv> {
       config: body.config,
     });
     return c.json({ notification_channel: channelJson(channel) }, 201);
-  });
-  routes.get("/api/notification-channels/:id", admin, async (c) => {
+  },
+});
+
+CHANNEL_API.add({
+  id: "getNotificationChannel",
+  method: "get",
+  path: "/api/notification-channels/:id",
+  tag: "Notifications",
+  summary: "One channel with its recent delivery attempts",
+  access: "admin",
+  responses: { 200: { description: "The channel.", schema: NotificationChannelDetail } },
+  handler: async (c, _input, deps) => {
     const channel = await getChannel(deps, c.req.param("id"));
     const attempts = await listNotificationLog(deps.db, {
       limit: CHANNEL_LOG_LIMIT,
       channelId: channel.row.id,
     });
     return c.json({ notification_channel: channelJson(channel), recent_attempts: attempts });
-  });
-  routes.put("/api/notification-channels/:id", admin, async (c) => {
-    const body = await readJson(c, ChannelChangeBody);
+  },
+});
+
+CHANNEL_API.add({
+  id: "updateNotificationChannel",
+  method: "put",
+  path: "/api/notification-channels/:id",
+  tag: "Notifications",
+  summary: "Change a channel",
+  description: "A secret left out of `config` keeps its stored value.",
+  access: "admin",
+  body: ChannelChangeBody,
+  responses: { 200: { description: "The channel as changed.", schema: NotificationChannelAnswer } },
+  errors: { 409: "A channel with that name exists." },
+  handler: async (c, { body }, deps) => {
     const channel = await updateChannel(deps, auditOf(c), c.req.param("id"), {
       name: body.name?.trim(),
       enabled: body.enabled,
@@ -83,16 +146,39 @@ export function notificationChannelApiRoutes(deps: AppDeps): Hono<AppEnv> {
       config: body.config,
     });
     return c.json({ notification_channel: channelJson(channel) });
-  });
-  routes.delete("/api/notification-channels/:id", admin, async (c) => {
+  },
+});
+
+CHANNEL_API.add({
+  id: "deleteNotificationChannel",
+  method: "delete",
+  path: "/api/notification-channels/:id",
+  tag: "Notifications",
+  summary: "Delete a channel",
+  access: "admin",
+  responses: NO_CONTENT,
+  handler: async (c, _input, deps) => {
     await deleteChannel(deps, auditOf(c), c.req.param("id"));
     return c.body(null, 204);
-  });
-  routes.post("/api/notification-channels/:id/test", admin, async (c) => {
+  },
+});
+
+CHANNEL_API.add({
+  id: "testNotificationChannel",
+  method: "post",
+  path: "/api/notification-channels/:id/test",
+  tag: "Notifications",
+  summary: "Send a test notification now and wait for its outcome",
+  access: "admin",
+  responses: { 200: { description: "How the attempt went.", schema: NotificationTestResult } },
+  handler: async (c, _input, deps) => {
     const outcome = await testChannel(deps, auditOf(c), c.req.param("id"));
     return c.json({
       result: { status: outcome.status, status_code: outcome.statusCode, error: outcome.error },
     });
-  });
-  return routes;
+  },
+});
+
+export function notificationChannelApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return CHANNEL_API.routes(deps);
 }

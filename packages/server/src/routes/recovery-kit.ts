@@ -4,34 +4,92 @@
  * the pages, each behind the admin role and a fresh proof of identity (auth/step-up.ts). A
  * refused page form is shown again with the reason; the kit itself is built in recovery/.
  */
+
 import { users } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import { type Context, Hono } from "hono";
+import type { Context, Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
+import type { RateLimiter } from "../auth/rate-limit.js";
 import { createStepUpLimiter, SSO_SIGN_IN_PATH, STEP_UP_SSO_MAX_AGE_MS } from "../auth/step-up.js";
 import { RequestError } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { renderPage } from "../http/render.js";
-import { readForm, readJson } from "../http/validate.js";
+import { readForm } from "../http/validate.js";
+import { apiGroup } from "../openapi/api-route.js";
+import { RecoveryKitAnswer } from "../openapi/recovery-kit-schemas.js";
 import { noStore, RecoveryKitBody, stepUpAndExport } from "../recovery/kit-request.js";
 import { kitFileName, kitText } from "../recovery/kit-text.js";
 import type { KitScope } from "../recovery/recovery-kit.js";
 
-export function recoveryKitRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const admin = requireRole("admin");
-  const limiter = createStepUpLimiter(deps);
+/** The step-up limiter is one per app, shared by the JSON routes and the download form. */
+interface KitContext {
+  deps: AppDeps;
+  limiter: RateLimiter;
+}
 
-  const answerJson = async (c: Context<AppEnv>, scope: KitScope) => {
-    const body = await readJson(c, RecoveryKitBody);
-    const kit = await stepUpAndExport(c, deps, limiter, scope, body.password);
-    return c.json({ kit, text: kitText(kit) });
-  };
-  routes.post("/api/hosts/:id/recovery-kit", admin, (c) =>
-    answerJson(c, { kind: "host", hostId: c.req.param("id") }),
-  );
-  routes.post("/api/recovery-kit", admin, (c) => answerJson(c, { kind: "fleet" }));
+async function answerJson(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  limiter: RateLimiter,
+  scope: KitScope,
+  password: string | undefined,
+) {
+  const kit = await stepUpAndExport(c, deps, limiter, scope, password);
+  return c.json({ kit, text: kitText(kit) });
+}
+
+const STEP_UP =
+  "Admins only, signed in to the web interface (an API token is refused: it has no person to confirm). " +
+  "`password` is the caller's own password, typed again; a single sign-on user instead needs a sign-in within the last 10 minutes. " +
+  "Each export is audited as `recovery_kit.export` with the host ids, each refusal as `recovery_kit.export_refused`; " +
+  "the answer holds the repository passwords and is sent with `Cache-Control: no-store`.";
+
+const ERRORS = {
+  403: "Not an admin, an API token, a wrong or missing password, or a single sign-on too long ago.",
+  429: "Too many wrong passwords.",
+} as const;
+
+export const RECOVERY_KIT_API = apiGroup<KitContext>();
+
+RECOVERY_KIT_API.add({
+  id: "exportHostRecoveryKit",
+  method: "post",
+  path: "/api/hosts/:id/recovery-kit",
+  tag: "Recovery",
+  summary: "One host's recovery kit",
+  description: STEP_UP,
+  access: "admin",
+  params: { id: "The host's id." },
+  body: RecoveryKitBody,
+  responses: {
+    200: { description: "The kit, as data and as the Markdown file.", schema: RecoveryKitAnswer },
+  },
+  errors: ERRORS,
+  handler: (c, { body }, { deps, limiter }) =>
+    answerJson(c, deps, limiter, { kind: "host", hostId: c.req.param("id") }, body.password),
+});
+
+RECOVERY_KIT_API.add({
+  id: "exportFleetRecoveryKit",
+  method: "post",
+  path: "/api/recovery-kit",
+  tag: "Recovery",
+  summary: "The whole fleet's recovery kit",
+  description: STEP_UP,
+  access: "admin",
+  body: RecoveryKitBody,
+  responses: {
+    200: { description: "The kit, as data and as the Markdown file.", schema: RecoveryKitAnswer },
+  },
+  errors: ERRORS,
+  handler: (c, { body }, { deps, limiter }) => answerJson(c, deps, limiter, { kind: "fleet" }, body.password),
+});
+
+export function recoveryKitRoutes(deps: AppDeps): Hono<AppEnv> {
+  const limiter = createStepUpLimiter(deps);
+  const routes = RECOVERY_KIT_API.routes({ deps, limiter });
+  const admin = requireRole("admin");
 
   const formPage = async (c: Context<AppEnv>, scope: KitScope, error?: RequestError) => {
     noStore(c);

@@ -4,16 +4,19 @@
  * need the operator role. A listing that fails answers by its cause: 503 offline, 504 no reply in
  * time, 502 the agent's own error; a refused restore names its first problem (400).
  */
+
 import { TreeChildName } from "@fleetback/protocol";
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, actorOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, actorOf } from "../auth/actor.js";
 import { RequestError, unavailable } from "../errors.js";
 import { agentDirsOf, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { requireHost } from "../hosts/require-host.js";
 import { clientIp } from "../http/render.js";
-import { invalidFrom, readJson, readQuery } from "../http/validate.js";
+import { invalidFrom } from "../http/validate.js";
+import { apiGroup, HOST_ID, OFFLINE } from "../openapi/api-route.js";
+import { RestoreStarted, TreeFolder } from "../openapi/repository-schemas.js";
 import { PathText, SnapshotIdField, TreePath, WizardSession } from "../restore/restore-fields.js";
 import { startRestore } from "../restore/restore-jobs.js";
 import {
@@ -46,12 +49,26 @@ export const RestoreBody = Type.Object(
 );
 
 /** `trees` is shared with the wizard's pages, so both serve from one per-session cache. */
-export function restoreApiRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const operator = requireRole("operator");
+export const RESTORE_API = apiGroup<{ deps: AppDeps; trees: TreeLister }>();
 
-  routes.get("/api/hosts/:id/tree", operator, async (c) => {
-    const query = readQuery(c, ApiTreeQuery);
+RESTORE_API.add({
+  id: "listSnapshotTree",
+  method: "get",
+  path: "/api/hosts/:id/tree",
+  tag: "Restore",
+  summary: "The direct children of one folder of a snapshot",
+  description:
+    "Asked of the agent and cached per `session` (about 30 minutes). Large folders come in pages: pass `next_after` back as `after`.",
+  access: "operator",
+  params: HOST_ID,
+  query: ApiTreeQuery,
+  responses: { 200: { description: "The folder's entries.", schema: TreeFolder } },
+  errors: {
+    502: "The agent could not list it.",
+    503: "The host is offline.",
+    504: "The agent did not answer in time.",
+  },
+  handler: async (c, { query }, { deps, trees }) => {
     const host = await requireHost(deps.db, c.req.param("id"));
     refuseAgentDirPaths("path", [query.path], agentDirsOf(host));
     const snapshot = await findHostSnapshot(deps.db, host.id, query.snapshot_id);
@@ -79,10 +96,23 @@ export function restoreApiRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv>
       cached: listing.cached,
       ...(listing.nextAfter === undefined ? {} : { next_after: listing.nextAfter }),
     });
-  });
+  },
+});
 
-  routes.post("/api/hosts/:id/restore", operator, async (c) => {
-    const body = await readJson(c, RestoreBody);
+RESTORE_API.add({
+  id: "startRestore",
+  method: "post",
+  path: "/api/hosts/:id/restore",
+  tag: "Restore",
+  summary: "Restore paths of a snapshot",
+  description:
+    "`target_dir` defaults to `$HOME/fleetback-restore/<job-id>/`; an in-place restore needs `confirm_hostname` equal to the host's name.",
+  access: "operator",
+  params: HOST_ID,
+  body: RestoreBody,
+  responses: { 201: { description: "The restore job.", schema: RestoreStarted } },
+  errors: { 503: OFFLINE },
+  handler: async (c, { body }, { deps }) => {
     const host = await requireHost(deps.db, c.req.param("id"));
     const checked = await checkRestore(deps.db, host, {
       snapshotId: body.snapshot_id,
@@ -99,7 +129,9 @@ export function restoreApiRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv>
       throw unavailable(`${host.name} is offline; nothing was sent.`);
     }
     return c.json({ job_id: started.job.id, target_dir: started.job.params.target_dir }, 201);
-  });
+  },
+});
 
-  return routes;
+export function restoreApiRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv> {
+  return RESTORE_API.routes({ deps, trees });
 }

@@ -5,12 +5,14 @@
  * acknowledged, so a caller can say "agent has version N of M". The sources page's forms are in
  * routes/schedules-pages.ts.
  */
-import { type Context, Hono } from "hono";
+
+import type { Context, Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
 import { requireHost } from "../hosts/require-host.js";
-import { readJson } from "../http/validate.js";
+import { apiGroup, HOST_ID } from "../openapi/api-route.js";
+import { ScheduleAnswer, ScheduleList, ScheduleVersions } from "../openapi/source-schemas.js";
 import { scheduleTiming } from "../sources/cron-description.js";
 import { changeSchedule } from "../sources/schedule-change.js";
 import {
@@ -32,11 +34,10 @@ export const ScheduleBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function scheduleApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const viewer = requireRole("viewer");
-  const operator = requireRole("operator");
+const SCHEDULE = { id: "The host's id.", sid: "The schedule's id." };
 
+/** The schedule routes' helpers: each answer shows a schedule as the sources page reads it. */
+function scheduleContext(deps: AppDeps) {
   /**
    * A schedule with how it reads (issue 17): `description` (an English sentence, or null for an
    * uncommon shape), `next_runs` (the next three fires; none when disabled) and `time_zone` (the
@@ -67,14 +68,42 @@ export function scheduleApiRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json({ schedule: json(result.schedule), pushed: result.pushed, ...versions }, status);
   }
 
-  routes.get("/api/hosts/:id/schedules", viewer, async (c) => {
+  return { deps, withTiming, answer };
+}
+
+type ScheduleContext = ReturnType<typeof scheduleContext>;
+
+export const SCHEDULE_API = apiGroup<ScheduleContext>();
+
+SCHEDULE_API.add({
+  id: "listSchedules",
+  method: "get",
+  path: "/api/hosts/:id/schedules",
+  tag: "Schedules",
+  summary: "A host's schedules, with their next runs and the version the agent applied",
+  access: "viewer",
+  params: HOST_ID,
+  responses: { 200: { description: "The schedules.", schema: ScheduleList } },
+  handler: async (c, _input, { deps, withTiming }) => {
     const hostId = c.req.param("id");
     const schedules = await listSchedules(deps.db, hostId);
     const json = await withTiming(hostId);
     return c.json({ schedules: schedules.map(json), ...(await scheduleVersions(deps.db, hostId)) });
-  });
-  routes.post("/api/hosts/:id/schedules", operator, async (c) => {
-    const body = await readJson(c, ScheduleBody);
+  },
+});
+
+SCHEDULE_API.add({
+  id: "createSchedule",
+  method: "post",
+  path: "/api/hosts/:id/schedules",
+  tag: "Schedules",
+  summary: "Add a schedule",
+  description: "`source_group_ids` must name groups of this host. The agent is sent the new schedule set.",
+  access: "operator",
+  params: HOST_ID,
+  body: ScheduleBody,
+  responses: { 201: { description: "The new schedule.", schema: ScheduleAnswer } },
+  handler: async (c, { body }, { deps, answer }) => {
     const hostId = c.req.param("id");
     const audit = auditOf(c);
     return answer(
@@ -82,9 +111,20 @@ export function scheduleApiRoutes(deps: AppDeps): Hono<AppEnv> {
       await changeSchedule(deps, hostId, () => createSchedule(deps, audit, hostId, body)),
       201,
     );
-  });
-  routes.put("/api/hosts/:id/schedules/:sid", operator, async (c) => {
-    const body = await readJson(c, ScheduleBody);
+  },
+});
+
+SCHEDULE_API.add({
+  id: "updateSchedule",
+  method: "put",
+  path: "/api/hosts/:id/schedules/:sid",
+  tag: "Schedules",
+  summary: "Replace a schedule",
+  access: "operator",
+  params: SCHEDULE,
+  body: ScheduleBody,
+  responses: { 200: { description: "The schedule as changed.", schema: ScheduleAnswer } },
+  handler: async (c, { body }, { deps, answer }) => {
     const hostId = c.req.param("id");
     const sid = c.req.param("sid");
     const audit = auditOf(c);
@@ -93,13 +133,29 @@ export function scheduleApiRoutes(deps: AppDeps): Hono<AppEnv> {
       await changeSchedule(deps, hostId, () => updateSchedule(deps, audit, hostId, sid, body)),
       200,
     );
-  });
-  routes.delete("/api/hosts/:id/schedules/:sid", operator, async (c) => {
+  },
+});
+
+SCHEDULE_API.add({
+  id: "deleteSchedule",
+  method: "delete",
+  path: "/api/hosts/:id/schedules/:sid",
+  tag: "Schedules",
+  summary: "Delete a schedule",
+  access: "operator",
+  params: SCHEDULE,
+  responses: {
+    200: { description: "The host's schedule versions after the change.", schema: ScheduleVersions },
+  },
+  handler: async (c, _input, { deps }) => {
     const hostId = c.req.param("id");
     const sid = c.req.param("sid");
     const audit = auditOf(c);
     await changeSchedule(deps, hostId, () => deleteSchedule(deps, audit, hostId, sid));
     return c.json(await scheduleVersions(deps.db, hostId));
-  });
-  return routes;
+  },
+});
+
+export function scheduleApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return SCHEDULE_API.routes(scheduleContext(deps));
 }

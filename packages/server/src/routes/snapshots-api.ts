@@ -5,12 +5,16 @@
  * (admin): forgets that one snapshot (snapshots/forget-snapshot.ts) and answers the job's id.
  * The page with the charts is routes/snapshots-pages.ts.
  */
-import { Hono } from "hono";
+
+import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
 import { invalid } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
-import { readJson, readQuery } from "../http/validate.js";
+import { readQuery } from "../http/validate.js";
+import { apiGroup, HOST_ID, OFFLINE } from "../openapi/api-route.js";
+import { JobStarted } from "../openapi/job-schemas.js";
+import { SnapshotPage } from "../openapi/repository-schemas.js";
 import {
   confirms,
   ForgetSnapshotBody,
@@ -20,11 +24,20 @@ import {
 import { SnapshotsQuery, snapshotPage } from "../snapshots/snapshot-page.js";
 import { snapshotJson } from "../snapshots/snapshot-store.js";
 
-export function snapshotApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const viewer = requireRole("viewer");
+export const SNAPSHOT_API = apiGroup<AppDeps>();
 
-  routes.get("/api/hosts/:id/snapshots", viewer, async (c) => {
+SNAPSHOT_API.add({
+  id: "listSnapshots",
+  method: "get",
+  path: "/api/hosts/:id/snapshots",
+  tag: "Snapshots",
+  summary: "The host's cached snapshots, newest first",
+  description: "Filtered by `tag` or source `group` (name); an empty filter means none.",
+  access: "viewer",
+  params: HOST_ID,
+  query: SnapshotsQuery,
+  responses: { 200: { description: "A page of snapshots.", schema: SnapshotPage } },
+  handler: async (c, _input, deps) => {
     const { host, found, nextBefore } = await snapshotPage(
       deps.db,
       c.req.param("id"),
@@ -37,10 +50,22 @@ export function snapshotApiRoutes(deps: AppDeps): Hono<AppEnv> {
       total: host.snapshotCount + host.otherSnapshotCount,
       next_before: nextBefore,
     });
-  });
+  },
+});
 
-  routes.post("/api/hosts/:id/snapshots/:sid/forget", requireRole("admin"), async (c) => {
-    const body = await readJson(c, ForgetSnapshotBody);
+SNAPSHOT_API.add({
+  id: "forgetSnapshot",
+  method: "post",
+  path: "/api/hosts/:id/snapshots/:sid/forget",
+  tag: "Snapshots",
+  summary: "Forget one snapshot",
+  description: "`confirm`, when given, must name the same snapshot (its short or full id).",
+  access: "admin",
+  params: { id: "The host's id.", sid: "The snapshot's full id." },
+  body: ForgetSnapshotBody,
+  responses: { 201: { description: "The forget job.", schema: JobStarted } },
+  errors: { 409: "The host's agent is too old to forget one snapshot.", 503: OFFLINE },
+  handler: async (c, { body }, deps) => {
     const host = await requireHost(deps.db, c.req.param("id"));
     const snapshot = await requireHostSnapshot(deps.db, host.id, c.req.param("sid"));
     if (body.confirm !== undefined && !confirms(snapshot, body.confirm)) {
@@ -48,6 +73,9 @@ export function snapshotApiRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     const job = await forgetSnapshot(deps, host.id, snapshot.id, auditOf(c));
     return c.json({ job_id: job.id }, 201);
-  });
-  return routes;
+  },
+});
+
+export function snapshotApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return SNAPSHOT_API.routes(deps);
 }

@@ -3,14 +3,16 @@
  * User management as JSON (admins only). Changing a role, a password or disabling a user ends
  * that user's sessions, so the change takes effect at once; so does an admin's password reset. The page is in routes/users-pages.ts.
  */
-import { Hono } from "hono";
+
+import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
 import { NewUserInput, RoleInput } from "../auth/user-input.js";
 import { userView } from "../auth/user-view.js";
 import { addUser, deleteUser, listUsers, resetPassword, updateUser } from "../auth/users.js";
-import { readJson } from "../http/validate.js";
+import { UserAnswer, UserChanged, UserList } from "../openapi/account-schemas.js";
+import { apiGroup, NO_CONTENT } from "../openapi/api-route.js";
 
 export const UserChange = Type.Object(
   {
@@ -26,11 +28,17 @@ export const PasswordReset = Type.Object(
   { additionalProperties: false },
 );
 
-export function userApiRoutes(deps: AppDeps): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
-  const admin = requireRole("admin");
+export const USER_API = apiGroup<AppDeps>();
 
-  routes.get("/api/users", admin, async (c) => {
+USER_API.add({
+  id: "listUsers",
+  method: "get",
+  path: "/api/users",
+  tag: "Users",
+  summary: "List users",
+  access: "admin",
+  responses: { 200: { description: "Every user.", schema: UserList } },
+  handler: async (c, _input, deps) => {
     const users = await listUsers(deps.db);
     return c.json({
       users: users.map((user) => ({
@@ -39,27 +47,76 @@ export function userApiRoutes(deps: AppDeps): Hono<AppEnv> {
         created_at: user.createdAt,
       })),
     });
-  });
-  routes.post("/api/users", admin, async (c) => {
-    const body = await readJson(c, NewUserInput);
+  },
+});
+
+USER_API.add({
+  id: "createUser",
+  method: "post",
+  path: "/api/users",
+  tag: "Users",
+  summary: "Add a user",
+  access: "admin",
+  body: NewUserInput,
+  responses: { 201: { description: "The new user.", schema: UserAnswer } },
+  errors: { 409: "The username is taken." },
+  handler: async (c, { body }, deps) => {
     const user = await addUser(deps, auditOf(c), body);
     return c.json({ user: userView(user) }, 201);
-  });
-  routes.put("/api/users/:id", admin, async (c) => {
-    const body = await readJson(c, UserChange);
+  },
+});
+
+USER_API.add({
+  id: "updateUser",
+  method: "put",
+  path: "/api/users/:id",
+  tag: "Users",
+  summary: "Change a user's role, password or disabled flag",
+  description: "The user's sessions end, so the change takes effect at once.",
+  access: "admin",
+  body: UserChange,
+  responses: { 200: { description: "The user as changed.", schema: UserChanged } },
+  errors: { 409: "The last enabled admin cannot be demoted or disabled." },
+  handler: async (c, { body }, deps) => {
     const user = await updateUser(deps, auditOf(c), c.req.param("id"), body);
     return c.json({ user: { ...userView(user), disabled: user.disabledAt !== null } });
-  });
-  // An admin sets another user's password; that user is signed out everywhere.
-  routes.post("/api/users/:id/password", admin, async (c) => {
-    const body = await readJson(c, PasswordReset);
+  },
+});
+
+// An admin sets another user's password; that user is signed out everywhere.
+USER_API.add({
+  id: "resetUserPassword",
+  method: "post",
+  path: "/api/users/:id/password",
+  tag: "Users",
+  summary: "Set another user's password",
+  description: "That user is signed out everywhere.",
+  access: "admin",
+  body: PasswordReset,
+  responses: NO_CONTENT,
+  errors: { 409: "Your own password is changed with PUT /api/auth/me/password." },
+  handler: async (c, { body }, deps) => {
     await resetPassword(deps, auditOf(c), c.req.param("id"), body.password);
     return c.body(null, 204);
-  });
-  routes.delete("/api/users/:id", admin, async (c) => {
+  },
+});
+
+USER_API.add({
+  id: "deleteUser",
+  method: "delete",
+  path: "/api/users/:id",
+  tag: "Users",
+  summary: "Delete a user",
+  access: "admin",
+  responses: NO_CONTENT,
+  errors: { 409: "The last enabled admin cannot be deleted." },
+  handler: async (c, _input, deps) => {
     const id = c.req.param("id");
     await deleteUser(deps, auditOf(c), id);
     return c.body(null, 204);
-  });
-  return routes;
+  },
+});
+
+export function userApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return USER_API.routes(deps);
 }

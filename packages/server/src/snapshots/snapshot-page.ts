@@ -17,7 +17,7 @@ export const SNAPSHOT_PAGE_MAX = 500;
 
 export const SnapshotsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.String({ pattern: "^[1-9][0-9]{0,2}$" })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 999 })),
     before: Type.Optional(Type.String({ minLength: 3, maxLength: 200 })),
     /** Empty means no filter (the filter form's "any" choice). */
     tag: Type.Optional(Type.String({ maxLength: 200 })),
@@ -27,7 +27,7 @@ export const SnapshotsQuery = Type.Object(
 );
 
 export interface SnapshotsQueryValue {
-  limit?: string | undefined;
+  limit?: number | undefined;
   before?: string | undefined;
   tag?: string | undefined;
   group?: string | undefined;
