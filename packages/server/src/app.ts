@@ -15,7 +15,7 @@ import { clientAddress } from "./http/client-address.js";
 import { handleError, notFoundHandler } from "./http/error-handler.js";
 import { requestLimits } from "./http/request-limits.js";
 import { openApiRoutes } from "./openapi/openapi-routes.js";
-import { API_OPERATIONS } from "./routes/api-operations.js";
+import { API_OPERATIONS } from "./api-operations.js";
 import { createTreeLister } from "./restore/tree-listing.js";
 import { agentEnrolmentRoutes } from "./routes/agent-enrolment.js";
 import { agentUpdateApiRoutes } from "./routes/agent-updates-api.js";

@@ -28,7 +28,7 @@ import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.j
 import { seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { createSchemaCollector } from "./json-schema.js";
-import { API_OPERATIONS } from "../routes/api-operations.js";
+import { API_OPERATIONS } from "../api-operations.js";
 
 const PASSWORD = "correct horse battery";
 const DAY = 86_400_000;

@@ -6,7 +6,7 @@ import { retryDelayMs } from "../retries/pending-runs.js";
 import { isTransientFailure, queueRetryAfterFailure } from "../retries/transient-failure.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
-import { startBackup } from "../testing/start-backup.js";
+import { startBackup } from "./start-backup-test-support.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { retryTick } from "./retry-ticker.js";
 import { createGroup } from "./source-groups.js";

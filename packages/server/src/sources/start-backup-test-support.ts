@@ -1,5 +1,5 @@
 /**
- * @module testing/start-backup
+ * @module sources/start-backup-test-support
  * A backup started the way run-now and schedule fires start one (jobs/start-job.ts, queued when
  * the host is offline), answered as a BackupOutcome: for tests that need a backup or its pending
  * run without going through a route or a fire.
@@ -11,7 +11,7 @@ import {
   type BackupOutcome,
   backupSpec,
   loadHostHooks,
-} from "../sources/dispatch-backup.js";
+} from "./dispatch-backup.js";
 
 export async function startBackup(
   deps: BackupDeps,
