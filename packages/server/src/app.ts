@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
+import { API_OPERATIONS } from "./api-operations.js";
 import type { AppDeps } from "./app-deps.js";
 import type { AppEnv } from "./auth/actor.js";
 import { authenticate } from "./auth/authenticate.js";
@@ -15,7 +16,6 @@ import { clientAddress } from "./http/client-address.js";
 import { handleError, notFoundHandler } from "./http/error-handler.js";
 import { requestLimits } from "./http/request-limits.js";
 import { openApiRoutes } from "./openapi/openapi-routes.js";
-import { API_OPERATIONS } from "./api-operations.js";
 import { createTreeLister } from "./restore/tree-listing.js";
 import { agentEnrolmentRoutes } from "./routes/agent-enrolment.js";
 import { agentUpdateApiRoutes } from "./routes/agent-updates-api.js";

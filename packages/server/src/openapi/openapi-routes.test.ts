@@ -15,6 +15,7 @@ import type { Hono } from "hono";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
+import { API_OPERATIONS } from "../api-operations.js";
 import { createApp } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
 import type { AppEnv, Role } from "../auth/actor.js";
@@ -28,7 +29,6 @@ import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.j
 import { seedHost, seedJob } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { createSchemaCollector } from "./json-schema.js";
-import { API_OPERATIONS } from "../api-operations.js";
 
 const PASSWORD = "correct horse battery";
 const DAY = 86_400_000;

@@ -14,8 +14,8 @@ import { CredentialBody } from "../hosts/credential-body.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
-import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
+import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import {
   BandwidthAnswer,

@@ -15,9 +15,9 @@ import {
   readMaintenance,
   updateMaintenance,
 } from "../maintenance/maintenance-record.js";
-import { readRepoStats, repoStatsJson } from "../snapshots/repo-stats.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import { MaintenanceAnswer, MaintenanceWithDrill, RepoStatsAnswer } from "../openapi/repository-schemas.js";
+import { readRepoStats, repoStatsJson } from "../snapshots/repo-stats.js";
 
 export const MAINTENANCE_API = apiGroup<AppDeps>();
 

@@ -6,12 +6,7 @@
  */
 import type { ActorKind, SourceGroup } from "@fleetback/db";
 import { startJob } from "../jobs/start-job.js";
-import {
-  type BackupDeps,
-  type BackupOutcome,
-  backupSpec,
-  loadHostHooks,
-} from "./dispatch-backup.js";
+import { type BackupDeps, type BackupOutcome, backupSpec, loadHostHooks } from "./dispatch-backup.js";
 
 export async function startBackup(
   deps: BackupDeps,

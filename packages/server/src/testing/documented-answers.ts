@@ -7,11 +7,11 @@
  */
 import type { TSchema } from "typebox";
 import { Compile, type Validator } from "typebox/compile";
+import { API_OPERATIONS } from "../api-operations.js";
 import { ErrorBody } from "../errors.js";
 import { buildOpenApiDocument, openApiPath } from "../openapi/document.js";
 import type { JsonRecord } from "../openapi/json-schema.js";
 import type { ApiOperation } from "../openapi/operation.js";
-import { API_OPERATIONS } from "../api-operations.js";
 
 export interface AnswerChecker {
   /** Reads the answer's body, checks it and returns it (parsed JSON, or text for other types). */
