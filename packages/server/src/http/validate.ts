@@ -38,6 +38,12 @@ function fieldName(instancePath: string, params: Record<string, unknown>): strin
   return instancePath.replace(/^\//, "").replaceAll("/", ".") || "body";
 }
 
+/** An empty literal (a form's "any") is said in words; listed, it would read as a stray comma. */
+function oneOf(values: unknown[]): string {
+  const named = values.filter((value) => value !== "");
+  return `must be one of ${named.join(", ")}${named.length < values.length ? " (or empty)" : ""}`;
+}
+
 /** Turns validator errors into one problem per field, in a wording an operator can act on. */
 export function describeProblems(schema: TSchema, value: unknown): FieldProblem[] {
   const byField = new Map<string, string>();
@@ -61,7 +67,7 @@ export function describeProblems(schema: TSchema, value: unknown): FieldProblem[
       continue;
     }
     if (error.keyword === "anyOf" && allowed.has(field)) {
-      byField.set(field, `must be one of ${(allowed.get(field) ?? []).join(", ")}`);
+      byField.set(field, oneOf(allowed.get(field) ?? []));
       continue;
     }
     if (!byField.has(field)) {

@@ -102,6 +102,11 @@ const FORMS: Record<string, Refusal | string> = {
     at: "pre_hook_default",
   },
   "/hosts/:id/deletion-holds/:id/release": "exists only while a hold does; its reason is optional",
+  "/hosts/:id/labels": {
+    page: (ids) => `/hosts/${ids.host}`,
+    fields: { labels: "env=pr od" },
+    at: "labels",
+  },
   "/hosts/:id/keeper": "a choice among the fleet's own hosts",
   "/hosts/:id/mirror/copy": BUTTON,
   "/hosts/:id/mirror": {
