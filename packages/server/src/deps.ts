@@ -6,11 +6,11 @@
 import type { SigningKeyPair } from "@fleetback/crypto";
 import type { Database } from "@fleetback/db";
 import type { Views } from "@fleetback/web";
+import type { BundleStore } from "./agent-artifacts/bundle-store.js";
 import type { Clock } from "./clock.js";
 import type { Config } from "./config.js";
 import type { AgentHub } from "./hub/types.js";
 import type { Ids } from "./ids.js";
-import type { BundleStore } from "./install/bundle-store.js";
 import type { JobEvents } from "./jobs/job-events.js";
 import type { Logger } from "./log.js";
 import type { Notifier } from "./notifications/notifier-port.js";

@@ -8,6 +8,6 @@ export type { AppDeps } from "./app-deps.js";
 export { type Clock, createManualClock, systemClock } from "./clock.js";
 export { type Config, loadConfig, parseListen } from "./config.js";
 export { RequestError } from "./errors.js";
-export { evaluateFreshness, type GroupFreshness } from "./health/freshness.js";
+export { evaluateFreshness, type GroupFreshness } from "./freshness/freshness.js";
 export { createLogger } from "./log.js";
 export { type RunningServer, StartupError, startServer } from "./server.js";

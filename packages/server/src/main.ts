@@ -8,9 +8,9 @@ import { resolve } from "node:path";
  * stderr and a non-zero exit, never a stack trace.
  */
 import { systemTimers } from "@fleetback/protocol";
+import { importRelease, ReleaseImportError } from "./agent-artifacts/release-import.js";
 import { systemClock } from "./clock.js";
 import { type Config, loadConfig } from "./config.js";
-import { importRelease, ReleaseImportError } from "./install/release-import.js";
 import { createLogger } from "./log.js";
 import { installProcessGuard } from "./process-guard.js";
 import { openAgentStore, StartupError, startServer } from "./server.js";

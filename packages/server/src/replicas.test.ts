@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase, testEngines } from "@fleetback/d
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import type { StreamMessage } from "./job-stream/job-stream.js";
+import type { StreamMessage } from "./job-page/job-stream.js";
 import { replaceSnapshots } from "./snapshots/snapshot-store.js";
 import { eventually } from "./testing/eventually.js";
 import { bindCredentials, readJob, seedHost } from "./testing/seed.js";

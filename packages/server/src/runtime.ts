@@ -17,7 +17,7 @@ import type { AppDeps } from "./app-deps.js";
 import type { Listening } from "./http/listen.js";
 import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import type { LocalHub } from "./hub/local-hub.js";
-import { attachJobStreams, type JobStreams } from "./job-stream/job-stream.js";
+import { attachJobStreams, type JobStreams } from "./job-page/job-stream.js";
 import { createJobReports } from "./jobs/job-reports.js";
 import { createBackupCopies } from "./mirror/mirror-copy.js";
 import { upkeepMirrorAfter } from "./mirror/mirror-upkeep.js";

@@ -6,8 +6,8 @@
 import { withAdvisoryLock } from "@fleetback/db";
 import type { ServerDeps } from "./deps.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
-import { createCronTimes } from "./health/cron-times.js";
-import { healthTick } from "./health/health-alerts.js";
+import { createCronTimes } from "./freshness/cron-times.js";
+import { healthTick } from "./freshness/health-alerts.js";
 import { maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./sources/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadAgentBundle } from "./install/agent-bundle.js";
+import { loadAgentBundle } from "./agent-artifacts/agent-bundle.js";
 import { createLogger } from "./log.js";
 import { StartupError, startServer } from "./server.js";
 import { testConfig } from "./testing/test-deps.js";

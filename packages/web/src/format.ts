@@ -18,7 +18,7 @@ export function shortId(value: unknown): string {
   return /^[0-9a-f]{12,}$/i.test(id) ? id.slice(0, SHORT_ID_LENGTH) : id;
 }
 
-/** Issue 35.2: a host's or group's protection state (server health/protection.ts) in words. */
+/** Issue 35.2: a host's or group's protection state (server freshness/protection.ts) in words. */
 const PROTECTION_WORDS: Record<string, string> = {
   no_repository: "no repository",
   no_group: "no group",

@@ -9,7 +9,7 @@ import { encodePublicKey } from "@fleetback/crypto";
 import { alerts, hosts } from "@fleetback/db";
 import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../install/signed-file.js";
+import { sha256Hex } from "../agent-artifacts/signed-file.js";
 import { eventually } from "../testing/eventually.js";
 import { readHost, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";

@@ -20,7 +20,7 @@ import {
   type ServerMessageType,
 } from "@fleetback/protocol";
 import { writeAudit } from "../audit/audit.js";
-import { resolveAgentOffline } from "../health/health-alerts.js";
+import { resolveAgentOffline } from "../freshness/health-alerts.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import { type HostPush, loadHostPush } from "../hosts/host-push.js";
 import { type GatedSlots, gateSlots } from "../hosts/login-password-gate.js";

@@ -23,7 +23,7 @@ export const ALERT_KINDS = [
   "unlock_failed",
   // A refused or rolled-back agent update (updates/update-alerts.ts).
   "agent_update_failed",
-  // Fleet health (health/health-alerts.ts): judged from snapshots and presence, not from job ends.
+  // Fleet health (freshness/health-alerts.ts): judged from snapshots and presence, not from job ends.
   "backup_overdue",
   "agent_offline",
   "check_overdue",

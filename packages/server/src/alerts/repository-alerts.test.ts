@@ -10,7 +10,7 @@ import { eq } from "drizzle-orm";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createApp } from "../app.js";
-import { failingHostIds } from "../health/host-states.js";
+import { failingHostIds } from "../freshness/host-states.js";
 import { fleetRegistry } from "../metrics/fleet-registry.js";
 import { loadFleetSnapshot } from "../metrics/fleet-snapshot.js";
 import { createChannel } from "../notifications/channels.js";

@@ -4,7 +4,7 @@
  * and a search on the host's name or its groups' names (the snapshot tags), sorted by name, last
  * snapshot or status, paged by offset. Each row says what an operator needs to trust a host: its
  * newest snapshot, its last finished job, the freshness of its backups (the worst of its source
- * groups, health/freshness.ts) and when its schedules fire next.
+ * groups, freshness/freshness.ts) and when its schedules fire next.
  *
  * One SQL statement reads a page whatever the fleet size: the filtered hosts are numbered with
  * their total (`count(*) over ()`), and only the page's rows get their last job, open alerts,
@@ -24,10 +24,10 @@ import {
 } from "@fleetback/db";
 import { type SQL, sql } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
-import { createCronTimes } from "../health/cron-times.js";
-import { evaluateFreshness, type FreshnessState, judgeGroup } from "../health/freshness.js";
-import { loadHostProblems, overdueHostIds } from "../health/host-states.js";
-import { hostProtection, isUnprotected, type Protection } from "../health/protection.js";
+import { createCronTimes } from "../freshness/cron-times.js";
+import { evaluateFreshness, type FreshnessState, judgeGroup } from "../freshness/freshness.js";
+import { loadHostProblems, overdueHostIds } from "../freshness/host-states.js";
+import { hostProtection, isUnprotected, type Protection } from "../freshness/protection.js";
 import { type FleetRow, fleetRowJson } from "../hosts/fleet-view.js";
 import { type Labels, labelsOf } from "../labels/label-rules.js";
 import { selectorSql } from "../labels/selector-sql.js";
@@ -49,7 +49,7 @@ export interface FleetListRow extends FleetRow {
   lastSnapshotAt: Date | null;
   lastJob: LastJob | null;
   freshness: HostFreshness;
-  /** Whether the host's data is protected at all (health/protection.ts). */
+  /** Whether the host's data is protected at all (freshness/protection.ts). */
   protection: Protection;
   /** The next fire of any enabled schedule of the host's groups. */
   nextRunAt: Date | null;
@@ -67,7 +67,7 @@ type Raw = Record<string, unknown>;
 
 /**
  * The alert kinds of a failed job (backup_failed, check_failed, ...) and of a repository that does
- * not answer, as health/host-states reads them.
+ * not answer, as freshness/host-statesNone reads them.
  */
 const FAILED_KIND = "%\\_failed";
 const UNREACHABLE_KIND = "repository_unreachable";

@@ -5,7 +5,7 @@
  * in, and the links that change one of them. fleet/fleet-list.ts reads the page they describe.
  */
 import { type Static, Type } from "typebox";
-import { HOST_STATES, type HostState } from "../health/host-states.js";
+import { HOST_STATES, type HostState } from "../freshness/host-states.js";
 import { validateQuery } from "../http/validate.js";
 import { SELECTOR_MAX_LENGTH, type Selector, selectorFromRequest } from "../labels/selector.js";
 

@@ -9,7 +9,7 @@
 import { ACTIVE_JOB_STATUSES, JOB_KINDS, JOB_STATUSES, NOTIFICATION_CHANNEL_KINDS } from "@fleetback/db";
 import { Counter, Gauge, Histogram, type HistogramConfiguration, type Registry } from "prom-client";
 import { ALERT_KINDS } from "../alerts/alerts.js";
-import { HOST_STATES } from "../health/host-states.js";
+import { HOST_STATES } from "../freshness/host-states.js";
 import type { FleetSnapshot } from "./fleet-snapshot.js";
 import { JOB_DURATION_BUCKETS_SECONDS, type JobOutcomeStats } from "./job-metrics.js";
 

@@ -9,8 +9,8 @@
 import { alerts, hosts, repoStats, repositoryOutages } from "@fleetback/db";
 import { count, eq, isNotNull, isNull } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
-import { loadHostProblems } from "../health/host-states.js";
-import { isUnprotected } from "../health/protection.js";
+import { loadHostProblems } from "../freshness/host-states.js";
+import { isUnprotected } from "../freshness/protection.js";
 import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
 import { type GroupMetric, groupMetrics } from "./group-freshness.js";
 import { type JobOutcomeStats, readJobMetrics } from "./job-metrics.js";
@@ -19,9 +19,9 @@ import { readNotificationFailures } from "./notification-failures.js";
 export interface FleetSnapshot {
   hostsOnline: number;
   hostsOffline: number;
-  /** Hosts with at least one overdue source group (health/host-states.ts). */
+  /** Hosts with at least one overdue source group (freshness/host-states.ts). */
   hostsOverdue: number;
-  /** Hosts with an open `*_failed` alert (health/host-states.ts). */
+  /** Hosts with an open `*_failed` alert (freshness/host-states.ts). */
   hostsFailing: number;
   hostsUnprotected: number;
   groups: GroupMetric[];

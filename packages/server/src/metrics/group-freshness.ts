@@ -1,9 +1,9 @@
 /**
  * @module metrics/group-freshness
  * The per source group metrics, taken from the freshness evaluator the dashboard uses
- * (health/freshness.ts), so /metrics and the pages never disagree on what is overdue.
+ * (freshness/freshness.ts), so /metrics and the pages never disagree on what is overdue.
  */
-import type { GroupFreshness } from "../health/freshness.js";
+import type { GroupFreshness } from "../freshness/freshness.js";
 
 export interface GroupMetric {
   hostId: string;

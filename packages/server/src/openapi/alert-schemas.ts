@@ -1,7 +1,7 @@
 /**
  * @module openapi/alert-schemas
  * Answers about alerts (alerts/alerts.ts alertJson) and the dashboard that counts them with
- * everything else (health/dashboard-view.ts dashboardJson).
+ * everything else (dashboard/dashboard-view.ts dashboardJson).
  */
 import { Type } from "typebox";
 import { DateTime, Enum, Id, NullableDateTime, NullableString } from "./common-schemas.js";

@@ -15,8 +15,8 @@ import {
 import { Caps, DrillMismatch } from "@fleetback/protocol";
 import { Type } from "typebox";
 import { FLEET_ORDERS, FLEET_SORTS } from "../fleet/fleet-query.js";
-import { HOST_STATES } from "../health/host-states.js";
-import { PROTECTION_STATES } from "../health/protection.js";
+import { HOST_STATES } from "../freshness/host-states.js";
+import { PROTECTION_STATES } from "../freshness/protection.js";
 import {
   DateTime,
   Enum,

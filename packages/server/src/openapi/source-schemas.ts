@@ -1,7 +1,7 @@
 /**
  * @module openapi/source-schemas
  * Answers about what a host backs up and when: source groups (sources/source-groups.ts
- * groupJson) with their freshness (health/freshness.ts freshnessJson), host default hooks, run-now,
+ * groupJson) with their freshness (freshness/freshness.ts freshnessJson), host default hooks, run-now,
  * and schedules (sources/schedules.ts scheduleJson plus their timing and versions).
  */
 import { Type } from "typebox";

@@ -9,11 +9,11 @@
 import type { Static, TSchema } from "typebox";
 import type { alertJson } from "../alerts/alerts.js";
 import type { userView } from "../auth/user-view.js";
+import type { dashboardJson } from "../dashboard/dashboard-view.js";
 import type { mintJson } from "../enrolment/mint-request.js";
 import type { fleetPageJson } from "../fleet/fleet-list.js";
 import type { hostDetailJson } from "../fleet/host-detail.js";
-import type { dashboardJson } from "../health/dashboard-view.js";
-import type { freshnessJson } from "../health/freshness.js";
+import type { freshnessJson } from "../freshness/freshness.js";
 import type { jobJson } from "../jobs/job-queries.js";
 import type { lastDrillJson } from "../maintenance/last-drill.js";
 import type { maintenanceJson } from "../maintenance/maintenance-record.js";

@@ -2,11 +2,11 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fingerprint, parsePublicKey, verifySignature } from "@fleetback/crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadAgentBundle } from "../agent-artifacts/agent-bundle.js";
+import { BUNDLE_FILE } from "../agent-artifacts/bundle-store.js";
+import { SEA_FILE } from "../agent-artifacts/sea-store.js";
+import { sha256Hex } from "../agent-artifacts/signed-file.js";
 import { createApp } from "../app.js";
-import { loadAgentBundle } from "../install/agent-bundle.js";
-import { BUNDLE_FILE } from "../install/bundle-store.js";
-import { SEA_FILE } from "../install/sea-store.js";
-import { sha256Hex } from "../install/signed-file.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 

@@ -2,12 +2,12 @@
  * @module routes/dashboard-api
  * GET /api/dashboard: the dashboard's numbers for scripts (hosts by state, groups by freshness,
  * the groups needing attention, jobs of the last 24 h, repository size per day, open alerts),
- * from the same object the page renders (health/dashboard-view.ts).
+ * from the same object the page renders (dashboard/dashboard-view.ts).
  */
 import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
-import { dashboardJson, loadDashboard } from "../health/dashboard-view.js";
+import { dashboardJson, loadDashboard } from "../dashboard/dashboard-view.js";
 import { Dashboard } from "../openapi/alert-schemas.js";
 import { apiGroup } from "../openapi/api-route.js";
 

@@ -8,8 +8,8 @@ import { formatBytes } from "@fleetback/web";
 import { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
-import { type Dashboard, loadDashboard } from "../health/dashboard-view.js";
-import { OUTCOME_COLOURS, renderJobTimeline, timelineSummary } from "../health/timeline-chart.js";
+import { type Dashboard, loadDashboard } from "../dashboard/dashboard-view.js";
+import { OUTCOME_COLOURS, renderJobTimeline, timelineSummary } from "../dashboard/timeline-chart.js";
 import { renderPage } from "../http/render.js";
 import { renderLineChart } from "../snapshots/chart.js";
 

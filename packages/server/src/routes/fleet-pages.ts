@@ -13,7 +13,7 @@ import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
 import { type FleetPage, listFleetPage } from "../fleet/fleet-list.js";
 import { FLEET_SORTS, type FleetListParams, fleetHref, readHostListQuery } from "../fleet/fleet-query.js";
-import { HOST_STATES } from "../health/host-states.js";
+import { HOST_STATES } from "../freshness/host-states.js";
 import { renderPage } from "../http/render.js";
 import { validate } from "../http/validate.js";
 

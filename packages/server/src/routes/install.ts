@@ -8,9 +8,9 @@
  */
 import { renderInstallScript } from "@fleetback/installer";
 import { Hono } from "hono";
+import { createBundleSource } from "../agent-artifacts/agent-bundle.js";
 import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
-import { createBundleSource } from "../install/agent-bundle.js";
 import { restoreOrderPublicKey } from "../restore/restore-order.js";
 
 export function installRoutes(deps: AppDeps, bundle = createBundleSource()): Hono<AppEnv> {

@@ -17,7 +17,7 @@ import { ulid } from "ulidx";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
 import { createJobAlerts } from "../alerts/job-alerts.js";
-import { evaluateFreshness } from "../health/freshness.js";
+import { evaluateFreshness } from "../freshness/freshness.js";
 import { cancelJob } from "../jobs/cancel-job.js";
 import { createJob } from "../jobs/create-job.js";
 import { createJobReports } from "../jobs/job-reports.js";

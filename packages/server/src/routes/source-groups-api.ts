@@ -9,7 +9,7 @@
 import type { Context, Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole } from "../auth/actor.js";
-import { freshnessJson, hostFreshness } from "../health/freshness.js";
+import { freshnessJson, hostFreshness } from "../freshness/freshness.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import {
   HostHooksAnswer,

@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
-import { freshnessJson, hostFreshness } from "../health/freshness.js";
+import { freshnessJson, hostFreshness } from "../freshness/freshness.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";

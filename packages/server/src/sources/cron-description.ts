@@ -4,7 +4,7 @@
  * (every N minutes, hourly at :MM, daily at HH:MM, weekdays, given weekdays, given days of the
  * month) and its next fire times in the zone the schedule is read in. Anything else has no
  * sentence (undefined): the page then shows the expression alone rather than a guess. Fire times
- * are cron-parser's, as the agent's scheduler and health/cron-times.ts compute them.
+ * are cron-parser's, as the agent's scheduler and freshness/cron-times.ts compute them.
  */
 import { CronExpressionParser } from "cron-parser";
 

@@ -9,7 +9,7 @@ import type { Engine } from "@fleetback/db";
 import type { AgentChannel, AgentChannelOptions } from "../agent-channel/attach-agent-channel.js";
 import type { Config } from "../config.js";
 import { listen } from "../http/listen.js";
-import type { JobStreams } from "../job-stream/job-stream.js";
+import type { JobStreams } from "../job-page/job-stream.js";
 import { type RuntimeOptions, startRuntime } from "../runtime.js";
 import { createTestDeps, type TestDeps } from "./test-deps.js";
 

@@ -8,13 +8,13 @@
 import { type Database, type Host, hosts, type UpdateState } from "@fleetback/db";
 import { and, eq, inArray } from "drizzle-orm";
 import { Type } from "typebox";
+import type { BundleStore } from "../agent-artifacts/bundle-store.js";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import { RequestError } from "../errors.js";
 import type { AgentHub } from "../hub/types.js";
 import type { Ids } from "../ids.js";
-import type { BundleStore } from "../install/bundle-store.js";
 import type { Logger } from "../log.js";
 import { buildUpdateCommand, type UpdateCommandResult } from "./update-command.js";
 import { AWAITING_STATES, moveUpdateState } from "./update-state.js";

@@ -7,8 +7,8 @@
  */
 import type { HostAgentKind } from "@fleetback/db";
 import type { CommandUpdate } from "@fleetback/protocol";
+import type { BundleStore } from "../agent-artifacts/bundle-store.js";
 import type { Config } from "../config.js";
-import type { BundleStore } from "../install/bundle-store.js";
 
 export interface UpdateTarget {
   agentKind: HostAgentKind;

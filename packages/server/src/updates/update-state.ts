@@ -10,9 +10,9 @@
 import { type Database, hosts, type UpdateState } from "@fleetback/db";
 import type { CommandUpdate, Hello, UpdateResult } from "@fleetback/protocol";
 import { and, eq, inArray, ne } from "drizzle-orm";
+import type { BundleStore } from "../agent-artifacts/bundle-store.js";
 import type { Config } from "../config.js";
 import type { HostUpdateRow } from "../hosts/host-push.js";
-import type { BundleStore } from "../install/bundle-store.js";
 import type { Logger } from "../log.js";
 import { buildUpdateCommand } from "./update-command.js";
 

@@ -1,7 +1,7 @@
 /**
- * @module health/protection
+ * @module freshness/protectionNone
  * Is a host's data protected at all? One verdict per host, from its repository and the freshness
- * of its source groups (health/freshness.ts), shared by the host list, the host page, the
+ * of its source groups (freshness/freshness.ts), shared by the host list, the host page, the
  * dashboard and their APIs so they never disagree.
  *
  * From worst to best:

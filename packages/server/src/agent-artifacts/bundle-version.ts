@@ -1,5 +1,5 @@
 /**
- * @module install/bundle-version
+ * @module agent-artifacts/bundle-versionNone
  * Which strings name a stored agent version: the bundle store, the single-executable store beside
  * it and the release import all check a version against this before it becomes a path segment.
  */

@@ -1,5 +1,5 @@
 /**
- * @module install/signed-file
+ * @module agent-artifacts/signed-fileNone
  * What the bundle and single-executable stores share: an artefact file beside a JSON metadata
  * file holding `{..., sha256, size, signature, created_at}`, signed by the release key (Ed25519),
  * published once as a whole directory renamed into place, and checked against its metadata on

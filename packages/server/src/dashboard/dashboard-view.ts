@@ -1,5 +1,5 @@
 /**
- * @module health/dashboard-view
+ * @module dashboard/dashboard-viewNone
  * Everything the fleet dashboard (`/`) and `GET /api/dashboard` show, read at one instant: hosts
  * by state, the groups that need attention first, the last 24 h of jobs, the repositories' growth
  * and the newest open alerts. The page and the JSON answer from this one object, so their numbers
@@ -9,13 +9,13 @@ import { alerts } from "@fleetback/db";
 import { count, isNull } from "drizzle-orm";
 import { type AlertRow, alertJson, listAlerts } from "../alerts/alerts.js";
 import type { ServerDeps } from "../deps.js";
+import type { FreshnessState, GroupFreshness } from "../freshness/freshness.js";
+import { countHostStates, type HostStateCounts, loadHostProblems } from "../freshness/host-states.js";
+import { isUnprotected, type Protection, type UnprotectedReason } from "../freshness/protection.js";
 import { listFleet } from "../hosts/fleet-view.js";
 import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
 import { fleetRepositoryGrowth, type RepositoryGrowth } from "../maintenance/repository-growth.js";
-import type { FreshnessState, GroupFreshness } from "./freshness.js";
-import { countHostStates, type HostStateCounts, loadHostProblems } from "./host-states.js";
 import { type JobTimeline, loadJobTimeline } from "./job-timeline.js";
-import { isUnprotected, type Protection, type UnprotectedReason } from "./protection.js";
 
 /** Attention rows on the page; the rest are one link away on the filtered host list. */
 export const ATTENTION_LIMIT = 20;
@@ -38,7 +38,7 @@ export interface Dashboard {
   growth: RepositoryGrowth;
   alerts: AlertRow[];
   openAlerts: number;
-  /** Hosts unprotected (health/protection.ts), by reason; the total is hosts.unprotected. */
+  /** Hosts unprotected (freshness/protection.ts), by reason; the total is hosts.unprotected. */
   unprotected: Record<UnprotectedReason, number>;
   /** Deletion protection (keepers/): the fleet's exposure as one number. */
   protection: ProtectionCounts;

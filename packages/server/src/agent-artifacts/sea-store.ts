@@ -1,5 +1,5 @@
 /**
- * @module install/sea-store
+ * @module agent-artifacts/sea-storeNone
  * Single-executable agents (Node SEA) beside a version's bundle:
  * `<data dir>/agent-bundles/<version>/sea-<os>-<arch>/{fleetback-agent, artefact.json}` with
  * artefact.json `{os, arch, sha256, size, signature, created_at}`. Like bundles, each artefact is

@@ -1,10 +1,10 @@
 /**
- * @module health/host-states
+ * @module freshness/host-statesNone
  * The host states the dashboard counts and the host list filters by. online and offline are
  * the connection; overdue, failing and unprotected are problems a host has whatever its
- * connection: overdue when at least one of its source groups is overdue (health/freshness.ts),
+ * connection: overdue when at least one of its source groups is overdue (freshness/freshness.ts),
  * failing when it has an open `*_failed` or `repository_unreachable` alert, unprotected when it
- * has no repository, no group, an unscheduled group or one never backed up (health/protection.ts). The dashboard's numbers and `/hosts?state=`
+ * has no repository, no group, an unscheduled group or one never backed up (freshness/protection.ts). The dashboard's numbers and `/hosts?state=`
  * (fleet/fleet-list.ts) share this one definition, so a number and the list it links to always
  * agree.
  */

@@ -1,8 +1,8 @@
 /**
- * @module health/health-alerts
+ * @module freshness/health-alertsNone
  * The silent failures, as alerts: every FLEETBACK_HEALTH_INTERVAL (60 s) one replica (advisory lock)
  * compares what should be open with what is:
- *   backup_overdue (host, group)  a scheduled group past its deadline (health/freshness.ts);
+ *   backup_overdue (host, group)  a scheduled group past its deadline (freshness/freshness.ts);
  *   agent_offline  (host)         offline longer than FLEETBACK_AGENT_OFFLINE_ALERT_AFTER;
  *   check_overdue  (host)         checks enabled, and no successful check within twice the check
  *                                 cadence (read in FLEETBACK_TZ, as the maintenance ticker does).

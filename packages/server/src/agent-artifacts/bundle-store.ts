@@ -1,12 +1,12 @@
 /**
- * @module install/bundle-store
+ * @module agent-artifacts/bundle-storeNone
  * Agent bundles the server can hand out, one directory per version under
  * `<data dir>/agent-bundles/<version>/`: `fleetback-agent.mjs` and `bundle.json`
  * `{version, sha256, size, signature, created_at}`. The signature is Ed25519 over the bundle bytes
  * by the release key, so an agent can check an update came from its server. A version is written
  * once, as a whole directory renamed into place, and never rewritten; every read re-checks the
  * bytes against bundle.json, so a file changed on disk is refused rather than served. Single
- * executables of the same version live beside the bundle (install/sea-store.ts).
+ * executables of the same version live beside the bundle (agent-artifacts/sea-store.ts).
  */
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";

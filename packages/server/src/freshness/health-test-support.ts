@@ -1,5 +1,5 @@
 /**
- * @module health/health-test-support
+ * @module freshness/health-test-supportNone
  * Builders the freshness and health-alert database tests share: a host in a given zone with one
  * group on one schedule, snapshot reports for a tag, and a notifier that records what it was told.
  */

@@ -1,5 +1,5 @@
 /**
- * @module health/job-timeline
+ * @module dashboard/job-timelineNone
  * The jobs of the last 24 hours, per host, for the dashboard's timeline: every job that ran in
  * the window (started before now, and still active or finished inside it). Bounded twice: at most
  * TIMELINE_MAX_HOSTS rows, hosts with problems first, then hosts with activity, then the rest by
@@ -17,7 +17,7 @@ import {
 } from "@fleetback/db";
 import { and, asc, count, eq, gte, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
 import { encodeTime } from "ulidx";
-import type { HostProblems } from "./host-states.js";
+import type { HostProblems } from "../freshness/host-states.js";
 
 export const TIMELINE_HOURS = 24;
 export const TIMELINE_MAX_HOSTS = 50;
