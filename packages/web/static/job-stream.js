@@ -54,8 +54,9 @@
     }
   };
   let lastSeq = Number(root.getAttribute("data-last-seq") || "0");
-  // KiB/s the backup's upload is capped at, when it is: see finishing below.
-  const uploadCap = Number(root.getAttribute("data-upload-cap") || "0");
+  // What the rate says while a capped backup uploads what it has read (the server words it, as on
+  // the reloaded page): see finishing below.
+  const cappedRate = root.getAttribute("data-capped-rate") || "";
 
   let lastProgress;
   // The rate between two progress reports, smoothed: what a capped upload actually moves.
@@ -93,7 +94,7 @@
     if (finishing) {
       sample = undefined;
       smoothed = undefined;
-      text("job-rate", uploadCap > 0 ? `at most ${uploadCap} KiB/s (the upload cap)` : "–");
+      text("job-rate", cappedRate || "–");
     } else {
       rate(p);
     }
@@ -106,7 +107,7 @@
       }
       bar.textContent = `${percent} %`;
     }
-    text("job-percent", finishing ? (uploadCap > 0 ? "uploading…" : "finishing…") : String(percent));
+    text("job-percent", finishing ? (cappedRate ? "uploading…" : "finishing…") : String(percent));
     const unit = $("job-percent-unit");
     if (unit) {
       unit.hidden = finishing;
@@ -124,7 +125,7 @@
     text(
       "job-eta",
       finishing
-        ? uploadCap > 0
+        ? cappedRate
           ? "restic has read everything and is uploading it under the cap; it does not say how much is left"
           : "restic has read everything and is writing the last data to the repository"
         : typeof p.eta_seconds === "number"

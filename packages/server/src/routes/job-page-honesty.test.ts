@@ -267,7 +267,7 @@ describe("once restic has read everything, the page says what is still true", ()
       { status: "running", startedAt: new Date(deps.clock.now().getTime() - 10_000), progress: ALL_READ },
     );
     const html = await page(job.id);
-    expect(html).toContain('data-upload-cap="512"');
+    expect(html).toContain('data-capped-rate="at most 512 KiB/s (the upload cap)"');
     expect(html).toContain('<span id="job-percent" data-testid="job-percent">uploading…</span>');
     expect(html).toContain('data-testid="job-rate">at most 512 KiB/s (the upload cap)<');
     expect(html).toContain(
@@ -296,6 +296,6 @@ describe("once restic has read everything, the page says what is still true", ()
     const html = await page(job.id);
     expect(html).toContain('<span id="job-percent" data-testid="job-percent">finishing…</span>');
     expect(html).toContain('data-testid="job-rate">–<');
-    expect(html).not.toContain("data-upload-cap");
+    expect(html).not.toContain("data-capped-rate");
   });
 });
