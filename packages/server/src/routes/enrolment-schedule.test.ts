@@ -202,7 +202,7 @@ describe("the API approve of an announced host", () => {
     expect(group?.includes).toEqual(["/etc"]);
     expect(group?.retentionPolicy).toEqual({});
     expect(rows).toEqual([]);
-    expect(await loadScheduleSet(deps.db, unscheduled)).toBeUndefined();
+    expect(await loadScheduleSet(deps.db, unscheduled)).toEqual({ version: 0, schedules: [] });
     // An empty body, as before these fields, still approves.
     const bare = await approvedHost();
     expect((await scheduleOf(bare)).group).toBeUndefined();
