@@ -11,7 +11,11 @@ import { type AlertRow, alertJson, listAlerts } from "../alerts/alerts.js";
 import type { ServerDeps } from "../deps.js";
 import { listFleet } from "../hosts/fleet-view.js";
 import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
-import { fleetRepositoryGrowth, type GrowthPoint, type RepositoryGrowth } from "../maintenance/repository-growth.js";
+import {
+  fleetRepositoryGrowth,
+  type GrowthPoint,
+  type RepositoryGrowth,
+} from "../maintenance/repository-growth.js";
 import type { FreshnessState, GroupFreshness } from "./freshness.js";
 import { countHostStates, type HostStateCounts, loadHostProblems } from "./host-states.js";
 import { type JobTimeline, loadJobTimeline } from "./job-timeline.js";

@@ -193,7 +193,9 @@ describe("the API approve of an announced host", () => {
     const hostId = await approvedHost({ initial_paths: ["/etc"] });
     const { group, rows } = await scheduleOf(hostId);
     expect(group?.retentionPolicy).toEqual({ daily: 7, weekly: 4, monthly: 6 });
-    expect(rows.map((row) => row.cron)).toEqual([expect.stringMatching(/^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/)]);
+    expect(rows.map((row) => row.cron)).toEqual([
+      expect.stringMatching(/^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/),
+    ]);
   });
 
   it("makes the group unscheduled when the schedule is null, and no group without paths", async () => {
@@ -215,7 +217,9 @@ describe("the API approve of an announced host", () => {
       initial_schedule: { cron: "every night", retention: {} },
     });
     expect(badCron.status).toBe(400);
-    expect(await badCron.json()).toMatchObject({ message: expect.stringMatching(/^initial_schedule\.cron: /) });
+    expect(await badCron.json()).toMatchObject({
+      message: expect.stringMatching(/^initial_schedule\.cron: /),
+    });
     const badPath = await approve(pendingId, { initial_paths: ["etc"] });
     expect(badPath.status).toBe(400);
     expect(((await badPath.json()) as { message: string }).message).toMatch(/initial_paths/);
