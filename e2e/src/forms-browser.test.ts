@@ -5,7 +5,8 @@
  * stays, not a toast that vanishes; the enrol form refused for a relative path keeps every typed
  * value, the repository password too; a save says "Saved" next to its form. The approve step of
  * an announced host offers the token's default schedule and retention, refuses a bad cron at its
- * input with every typed value kept, and creates the scheduled group.
+ * input with every typed value kept, and creates the scheduled group. A plain (non-htmx) form
+ * says "Saved" on the page its save redirects to, and nothing on its refused page.
  */
 import { generateKeyPairSync } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
@@ -208,6 +209,44 @@ describe.skipIf(missing !== "")(`forms say what is wrong at the field${missing}`
       expect(schedules.schedules.map((s) => [s.cron, s.source_group_ids])).toEqual([
         ["15 2 * * *", [groups.source_groups[0]?.id]],
       ]);
+    });
+
+    it(`says Saved after a plain form's save, never after its refusal, at ${width} px`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      const hosts = (await (await page.request.get(`${server.url}/api/hosts`)).json()) as {
+        hosts: Array<{ id: string; name: string }>;
+      };
+      const hostId = hosts.hosts.find((host) => host.name === `announced-${width}`)?.id ?? "";
+      expect(hostId).not.toBe("");
+      await page.goto(`${server.url}/hosts/${hostId}`);
+      // The labels form posts without htmx: the answer is a whole page (a redirect, or the page
+      // again with the refusal marked), and "load" is after app.js has run on it.
+      const form = page.getByTestId("labels-form");
+      await form.getByTestId("labels-input").fill("env=pr od");
+      await form.getByTestId("labels-submit").click();
+      await page.waitForURL(`${server.url}/hosts/${hostId}/labels`, { waitUntil: "load" });
+      const input = form.getByTestId("labels-input");
+      expect(await input.getAttribute("aria-invalid")).toBe("true");
+      expect(await form.getByTestId("field-error-labels").isVisible()).toBe(true);
+      expect(await input.inputValue()).toBe("env=pr od");
+      expect(await page.getByTestId("saved").count()).toBe(0);
+      await noSidewaysScroll();
+
+      await input.fill("env=prod");
+      await form.getByTestId("labels-submit").click();
+      await page.waitForURL(`${server.url}/hosts/${hostId}`, { waitUntil: "load" });
+      const saved = page.locator('[data-testid="labels-form"] + [data-testid="saved"]');
+      await saved.filter({ hasText: "Saved" }).waitFor();
+      expect(await saved.getAttribute("role")).toBe("status");
+      expect(await saved.isVisible()).toBe(true);
+      expect(await page.getByTestId("saved").count()).toBe(1);
+      expect(await page.locator("[aria-invalid=true]").count()).toBe(0);
+      expect(await page.getByTestId("host-labels").textContent()).toContain("env");
+      await noSidewaysScroll();
+
+      // Only the page that follows the save says it: coming back later says nothing.
+      await page.reload({ waitUntil: "load" });
+      expect(await page.getByTestId("saved").count()).toBe(0);
     });
   }
 

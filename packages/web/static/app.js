@@ -116,8 +116,16 @@
     return true;
   };
   // Issue 35.7: a save says so next to its form ("Saved", polite), also across the HX-Redirect
-  // reload most saves answer with: the form's action is remembered for the page that follows.
+  // reload most saves answer with, and across a plain post's redirect: the form's action is
+  // remembered for the page that follows.
   const SAVED_KEY = "fleetback:saved";
+  const rememberSaved = (form) => {
+    try {
+      sessionStorage.setItem(SAVED_KEY, form.getAttribute("action") || "");
+    } catch {
+      // No storage (private mode): the page that follows simply does not say it.
+    }
+  };
   const showSaved = (form) => {
     const details = form.closest("details");
     const anchor = details && !details.open ? details : form;
@@ -154,21 +162,27 @@
       return;
     }
     if (xhr.getResponseHeader("HX-Redirect")) {
-      try {
-        sessionStorage.setItem(SAVED_KEY, form.getAttribute("action") || "");
-      } catch {
-        // No storage (private mode): the reloaded page simply does not say it.
-      }
+      rememberSaved(form);
     } else {
       showSaved(form);
+    }
+  });
+  // A plain post (htmx took none it handles: it prevents their default first, at the form).
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!event.defaultPrevented && form instanceof HTMLFormElement && form.hasAttribute("data-saves")) {
+      rememberSaved(form);
     }
   });
   try {
     const action = sessionStorage.getItem(SAVED_KEY);
     sessionStorage.removeItem(SAVED_KEY);
-    const form = action
-      ? [...document.querySelectorAll("form[data-saves]")].find((f) => f.getAttribute("action") === action)
-      : null;
+    // A refused plain post comes back as its page again, marked (http/refused-form): not saved.
+    const refused = document.querySelector(".form-error-summary, [aria-invalid='true']");
+    const form =
+      action && !refused
+        ? [...document.querySelectorAll("form[data-saves]")].find((f) => f.getAttribute("action") === action)
+        : null;
     if (form) {
       showSaved(form);
     }

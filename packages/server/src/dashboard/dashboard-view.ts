@@ -14,7 +14,11 @@ import { countHostStates, type HostStateCounts, loadHostProblems } from "../fres
 import { isUnprotected, type Protection, type UnprotectedReason } from "../freshness/protection.js";
 import { listFleet } from "../hosts/fleet-view.js";
 import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
-import { fleetRepositoryGrowth, type RepositoryGrowth } from "../maintenance/repository-growth.js";
+import {
+  fleetRepositoryGrowth,
+  type GrowthPoint,
+  type RepositoryGrowth,
+} from "../maintenance/repository-growth.js";
 import { type JobTimeline, loadJobTimeline } from "./job-timeline.js";
 
 /** Attention rows on the page; the rest are one link away on the filtered host list. */
@@ -144,9 +148,17 @@ export function dashboardJson(dashboard: Dashboard) {
     repository: {
       stored_bytes: dashboard.growth.storedBytes,
       hosts_reporting: dashboard.growth.hostsReporting,
-      daily: dashboard.growth.days.map((point) => ({ day: point.day, stored_bytes: point.storedBytes })),
+      daily: dashboard.growth.days.map((point) => ({
+        day: point.day,
+        stored_bytes: figureOf(point, dashboard.growth.firstDay),
+      })),
     },
     open_alerts: dashboard.openAlerts,
     newest_alerts: dashboard.alerts.map(alertJson),
   };
+}
+
+/** A day before the first report has no figure: null, since 0 would read as an empty fleet. */
+function figureOf(point: GrowthPoint, firstDay: string | null): number | null {
+  return firstDay !== null && point.day >= firstDay ? point.storedBytes : null;
 }

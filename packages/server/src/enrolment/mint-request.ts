@@ -1,13 +1,15 @@
 /**
  * @module enrolment/mint-request
  * An operator's request for an enrolment token, checked the same way from the page and the JSON
- * API, and what both show of the minted token (once: the secrets are never stored readable).
+ * API, and what both show of the minted token (once: the secrets are never stored readable). The
+ * API's approve step names and checks its paths and schedule as a token's.
  */
 import { acceptsUrlCredentials } from "@fleetback/crypto";
 import { RequestError } from "../errors.js";
 import { PACKAGED_AGENT_DIRS, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { checkLabels } from "../labels/label-rules.js";
-import { checkInitialSchedule } from "./initial-schedule.js";
+import type { ApprovedStart } from "./announce.js";
+import { checkInitialSchedule, type InitialSchedule } from "./initial-schedule.js";
 import type { MintInput, mintEnrolmentToken } from "./tokens.js";
 
 export function checkMintInput(input: MintInput): MintInput {
@@ -25,6 +27,15 @@ export function checkMintInput(input: MintInput): MintInput {
     initialSchedule: checkInitialSchedule(input.initialSchedule),
     labels: checkLabels(input.labels ?? {}, "labels"),
   };
+}
+
+/** The API approve step's choice, checked as a token's: the same paths rule, the same default. */
+export function checkApproveInput(
+  paths: string[],
+  schedule: InitialSchedule | null | undefined,
+): ApprovedStart {
+  refuseAgentDirPaths("initial_paths", paths, PACKAGED_AGENT_DIRS);
+  return { paths, schedule: checkInitialSchedule(schedule) };
 }
 
 export function mintJson(minted: Awaited<ReturnType<typeof mintEnrolmentToken>>) {

@@ -4,7 +4,7 @@
  * everything else (dashboard/dashboard-view.ts dashboardJson).
  */
 import { Type } from "typebox";
-import { DateTime, Enum, Id, NullableDateTime, NullableString } from "./common-schemas.js";
+import { DateTime, Enum, Id, Nullable, NullableDateTime, NullableString } from "./common-schemas.js";
 import { FreshnessState } from "./host-schemas.js";
 import { NextBefore } from "./job-schemas.js";
 
@@ -93,7 +93,11 @@ export const Dashboard = Type.Object(
       stored_bytes: Type.Integer({ minimum: 0 }),
       hosts_reporting: Type.Integer({ minimum: 0 }),
       daily: Type.Array(
-        Type.Object({ day: Type.String({ format: "date" }), stored_bytes: Type.Integer({ minimum: 0 }) }),
+        Type.Object({
+          day: Type.String({ format: "date" }),
+          // A day before the first report has no figure; 0 would read as an empty fleet.
+          stored_bytes: Nullable(Type.Integer({ minimum: 0 })),
+        }),
       ),
     }),
     open_alerts: Type.Integer({ minimum: 0 }),

@@ -34,7 +34,7 @@ interface DashboardJson {
   repository: {
     stored_bytes: number;
     hosts_reporting: number;
-    daily: Array<{ day: string; stored_bytes: number }>;
+    daily: Array<{ day: string; stored_bytes: number | null }>;
   };
   open_alerts: number;
   newest_alerts: Array<{ kind: string; host_name: string }>;
@@ -270,6 +270,11 @@ for (const engine of testEngines()) {
       expect(body.repository.daily.at(-1)).toEqual({ day: "2026-11-21", stored_bytes: 3 * 1024 ** 3 });
       expect(body.repository.daily.find((d) => d.day === "2026-11-15")?.stored_bytes).toBe(1024 ** 3);
       expect(body.repository.daily.find((d) => d.day === "2026-11-18")?.stored_bytes).toBe(2 * 1024 ** 3);
+      // The first report is of 2026-11-11: the days before have no figure, which is not 0.
+      const before = body.repository.daily.filter((d) => d.day < "2026-11-11");
+      expect(before).toHaveLength(19);
+      expect(before.every((d) => d.stored_bytes === null)).toBe(true);
+      expect(body.repository.daily.find((d) => d.day === "2026-11-11")?.stored_bytes).toBe(1024 ** 3);
       expect(body.open_alerts).toBe(3);
       expect(body.newest_alerts.map((a) => [a.kind, a.host_name]).sort()).toEqual([
         ["agent_offline", "idle"],

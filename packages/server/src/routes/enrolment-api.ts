@@ -16,7 +16,7 @@ import {
   rejectPendingHosts,
 } from "../enrolment/announce.js";
 import { type InitialSchedule, InitialScheduleBody } from "../enrolment/initial-schedule.js";
-import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
+import { checkApproveInput, checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
 import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
 import { sourceNetwork } from "../http/client-address.js";
@@ -48,6 +48,14 @@ export const MintBody = Type.Object(
     initial_paths: Type.Optional(Type.Array(AbsolutePath, { maxItems: 100 })),
     initial_schedule: Type.Optional(InitialScheduleBody),
     labels: Type.Optional(LabelsSchema),
+  },
+  { additionalProperties: false },
+);
+/** The approve step's choice, named as in MintBody: the first source group's paths and schedule. */
+export const ApproveBody = Type.Object(
+  {
+    initial_paths: Type.Optional(Type.Array(AbsolutePath, { maxItems: 100 })),
+    initial_schedule: Type.Optional(InitialScheduleBody),
   },
   { additionalProperties: false },
 );
@@ -166,12 +174,19 @@ ENROLMENT_API.add({
   path: "/api/pending-hosts/:id/approve",
   tag: "Enrolment",
   summary: "Approve an announced host",
-  description: "Creates the host; its agent collects its token with the claim call.",
+  description:
+    "Creates the host; its agent collects its token with the claim call. Optionally with the paths of its first source group and that group's schedule and retention, as when minting a token: absent means daily at a drawn night-time hour keeping 7 daily, 4 weekly and 6 monthly; `null` means no schedule. Without paths no group is made.",
   access: "operator",
   params: PENDING_ID,
+  body: ApproveBody,
+  bodyOptional: true,
   responses: { 200: { description: "The new host's id.", schema: PendingApproved } },
-  handler: async (c, _input, deps) => {
-    const approved = await approvePendingHost(deps, auditOf(c), c.req.param("id"));
+  handler: async (c, { body }, deps) => {
+    const start = checkApproveInput(
+      body.initial_paths ?? [],
+      body.initial_schedule as InitialSchedule | null | undefined,
+    );
+    const approved = await approvePendingHost(deps, auditOf(c), c.req.param("id"), start);
     return c.json({ host_id: approved.hostId });
   },
 });

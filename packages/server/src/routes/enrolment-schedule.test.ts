@@ -3,6 +3,7 @@
  * retention (the default, or what the token says), so a fresh fleet is protected, not just listed;
  * "no schedule" is an explicit choice.
  */
+import { encodePublicKey, generateSigningKeyPair } from "@fleetback/crypto";
 import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -159,5 +160,69 @@ describe("the initial group's schedule and retention", () => {
     expect(schedulesListed).toEqual(
       expect.arrayContaining([null, { cron: "15 23 * * *", retention: { daily: 5, weekly: 2 } }]),
     );
+  });
+});
+
+describe("the API approve of an announced host", () => {
+  async function announce(): Promise<string> {
+    const publicKey = encodePublicKey(generateSigningKeyPair().publicKey);
+    const res = await agent.json("POST", "/api/agents/announce", { ...HOST, public_key: publicKey });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { pending_id: string }).pending_id;
+  }
+  async function approve(pendingId: string, body?: Record<string, unknown>) {
+    return operator.json("POST", `/api/pending-hosts/${pendingId}/approve`, body);
+  }
+  async function approvedHost(body?: Record<string, unknown>): Promise<string> {
+    const res = await approve(await announce(), body);
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { host_id: string }).host_id;
+  }
+
+  it("gives the first group the schedule and retention it names", async () => {
+    const initial = { cron: "45 2 * * *", retention: { daily: 2, weekly: 1 } };
+    const hostId = await approvedHost({ initial_paths: ["/srv"], initial_schedule: initial });
+    const { group, rows } = await scheduleOf(hostId);
+    expect(group?.includes).toEqual(["/srv"]);
+    expect(group?.retentionPolicy).toEqual(initial.retention);
+    expect(rows).toEqual([{ cron: "45 2 * * *", enabled: true, groupId: group?.id }]);
+    expect((await loadScheduleSet(deps.db, hostId))?.version).toBe(1);
+  });
+
+  it("defaults like the page: daily at a drawn night-time hour, keeping 7, 4 and 6", async () => {
+    const hostId = await approvedHost({ initial_paths: ["/etc"] });
+    const { group, rows } = await scheduleOf(hostId);
+    expect(group?.retentionPolicy).toEqual({ daily: 7, weekly: 4, monthly: 6 });
+    expect(rows.map((row) => row.cron)).toEqual([
+      expect.stringMatching(/^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/),
+    ]);
+  });
+
+  it("makes the group unscheduled when the schedule is null, and no group without paths", async () => {
+    const unscheduled = await approvedHost({ initial_paths: ["/etc"], initial_schedule: null });
+    const { group, rows } = await scheduleOf(unscheduled);
+    expect(group?.includes).toEqual(["/etc"]);
+    expect(group?.retentionPolicy).toEqual({});
+    expect(rows).toEqual([]);
+    expect(await loadScheduleSet(deps.db, unscheduled)).toEqual({ version: 0, schedules: [] });
+    // An empty body, as before these fields, still approves.
+    const bare = await approvedHost();
+    expect((await scheduleOf(bare)).group).toBeUndefined();
+  });
+
+  it("refuses a bad cron or a relative path naming the field, and leaves the host waiting", async () => {
+    const pendingId = await announce();
+    const badCron = await approve(pendingId, {
+      initial_paths: ["/etc"],
+      initial_schedule: { cron: "every night", retention: {} },
+    });
+    expect(badCron.status).toBe(400);
+    expect(await badCron.json()).toMatchObject({
+      message: expect.stringMatching(/^initial_schedule\.cron: /),
+    });
+    const badPath = await approve(pendingId, { initial_paths: ["etc"] });
+    expect(badPath.status).toBe(400);
+    expect(((await badPath.json()) as { message: string }).message).toMatch(/initial_paths/);
+    expect((await approve(pendingId, { initial_paths: ["/etc"] })).status).toBe(200);
   });
 });

@@ -176,7 +176,34 @@ const FORMS: Record<string, Refusal | string> = {
   },
 };
 
-function templateActions(): string[] {
+/**
+ * The forms that save something (issue 35.7), so say "Saved" after it (data-saves, app.js). The
+ * others are actions with their own answer: run, delete, cancel, approve, mint (the page shows
+ * the secret), sign in, restore, compare.
+ */
+const SAVES = [
+  "/account/password",
+  "/agent-updates",
+  "/hosts/:id/maintenance",
+  "/hosts/:id/source-groups/:id",
+  "/hosts/:id/source-groups",
+  "/hosts/:id/schedules/:id",
+  "/hosts/:id/schedules",
+  "/hosts/:id/hooks",
+  "/hosts/:id/labels",
+  "/hosts/:id/keeper",
+  "/hosts/:id/mirror",
+  "/hosts/:id/credentials/:slot",
+  "/hosts/:id/bandwidth",
+  "/hosts/:id/rename",
+  "/settings/notifications/:id",
+  "/settings/notifications",
+  "/settings/users/:id",
+  "/settings/users/:id/password",
+  "/settings/users",
+];
+
+function templateActions(marked?: "data-saves"): string[] {
   const actions = new Set<string>();
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -186,6 +213,9 @@ function templateActions(): string[] {
       } else if (entry.name.endsWith(".njk")) {
         for (const form of readFileSync(path, "utf8").matchAll(/<form\b[^>]*\bmethod="post"[^>]*>/g)) {
           const action = /\baction="([^"]*)"/.exec(form[0])?.[1] ?? "";
+          if (marked !== undefined && !new RegExp(`\\s${marked}[\\s>]`).test(form[0])) {
+            continue;
+          }
           actions.add(action.replace(/\{\{\s*(slot|action)\s*\}\}/g, ":$1").replace(/\{\{[^}]*\}\}/g, ":id"));
         }
       }
@@ -198,6 +228,11 @@ function templateActions(): string[] {
 describe("the list of forms", () => {
   it("names every post form in the views", () => {
     expect(templateActions()).toEqual(Object.keys(FORMS).sort());
+  });
+
+  it("marks every form that saves, and only those, to say Saved after its save", () => {
+    expect(templateActions("data-saves")).toEqual([...SAVES].sort());
+    expect(SAVES.filter((action) => !(action in FORMS))).toEqual([]);
   });
 });
 
