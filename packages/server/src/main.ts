@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-import { mkdir } from "node:fs/promises";
-import { resolve } from "node:path";
 /**
  * @module main
  * Composition root of fleetback-server: configuration, logger, start-up, signals. An operator's
  * mistake (bad variable, unreadable key file, unreachable database) ends in one clear line on
  * stderr and a non-zero exit, never a stack trace.
  */
+
+import { mkdir } from "node:fs/promises";
+import { resolve } from "node:path";
 import { systemTimers } from "@fleetback/protocol";
 import { importRelease, ReleaseImportError } from "./agent-artifacts/release-import.js";
 import { systemClock } from "./clock.js";
