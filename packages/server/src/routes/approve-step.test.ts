@@ -8,26 +8,17 @@ import { encodePublicKey, generateSigningKeyPair } from "@fleetback/crypto";
 import { enrolmentTokens, hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { loadScheduleSet } from "../hosts/host-push.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startEnrolmentApp } from "../testing/enrolment-app.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
 let operator: TestClient;
 let agent: TestClient;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  operator = createTestClient(app, deps.config.baseUrl);
-  agent = createTestClient(app, deps.config.baseUrl);
-  const res = await operator.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: "correct horse battery",
-  });
-  expect(res.status).toBe(201);
+  ({ deps, operator, agent } = await startEnrolmentApp());
 });
 afterEach(async () => {
   await deps.close();

@@ -5,34 +5,19 @@
  */
 import { encodePublicKey, generateSigningKeyPair } from "@fleetback/crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { HOST_INFO, startEnrolmentApp } from "../testing/enrolment-app.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { readHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const HOST = {
-  hostname: "web-01",
-  os: "linux",
-  arch: "amd64",
-  agent_version: "0.1.0",
-  tool_version: "0.18.0",
-};
+const HOST = HOST_INFO;
 
 let deps: TestDeps;
 let operator: TestClient;
 let agent: TestClient;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  operator = createTestClient(app, deps.config.baseUrl);
-  agent = createTestClient(app, deps.config.baseUrl);
-  const res = await operator.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: "correct horse battery",
-  });
-  expect(res.status).toBe(201);
+  ({ deps, operator, agent } = await startEnrolmentApp());
 });
 afterEach(async () => {
   await deps.close();

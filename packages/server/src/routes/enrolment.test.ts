@@ -3,36 +3,20 @@ import { encodePublicKey, generateSigningKeyPair, hashToken, openJson, sign } fr
 import { enrolmentTokens, hostCredentials, hosts, pendingHosts, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { sweepPendingHosts } from "../enrolment/announce.js";
 import { REFUSED } from "../enrolment/enrol.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { HOST_INFO, startEnrolmentApp } from "../testing/enrolment-app.js";
+import type { TestClient } from "../testing/http.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
-const HOST = {
-  hostname: "web-01",
-  os: "linux",
-  arch: "amd64",
-  agent_version: "0.1.0",
-  tool_version: "0.18.0",
-};
+const HOST = HOST_INFO;
 
 let deps: TestDeps;
 let operator: TestClient;
 let agent: TestClient;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  operator = createTestClient(app, deps.config.baseUrl);
-  agent = createTestClient(app, deps.config.baseUrl);
-  const res = await operator.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  expect(res.status).toBe(201);
+  ({ deps, operator, agent } = await startEnrolmentApp());
 });
 afterEach(async () => {
   await deps.close();
