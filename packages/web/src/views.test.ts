@@ -3,7 +3,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadStaticAssets } from "./assets.js";
 import { shortId } from "./format.js";
-import { createViews, timeElement, viewsDir } from "./views.js";
+import { createViews, timeElement, timesInText, viewsDir } from "./views.js";
 
 const assets = loadStaticAssets();
 const views = createViews({ assets });
@@ -97,6 +97,36 @@ describe("times", () => {
     );
     expect(timeElement(null, now, "UTC")).toBe("–");
     expect(timeElement("garbage", now, "UTC")).toBe("–");
+  });
+
+  it("turns the ISO moments of a stored sentence into the page's times, escaping the rest", () => {
+    expect(
+      timesInText(
+        "no backup since 2026-11-23T17:00:00Z (due 2026-11-23T18:00:00.000Z) <b>",
+        now,
+        "Europe/Berlin",
+      ),
+    ).toBe(
+      'no backup since <time datetime="2026-11-23T17:00:00Z" title="2026-11-23T17:00:00Z">23 Nov, 18:00 CET</time>' +
+        ' (due <time datetime="2026-11-23T18:00:00Z" title="2026-11-23T18:00:00Z">23 Nov, 19:00 CET</time>) &lt;b&gt;',
+    );
+    expect(timesInText("2026-13-45T99:99:00Z stays", now, "UTC")).toBe("2026-13-45T99:99:00Z stays");
+    expect(timesInText(null, now, "UTC")).toBe("");
+    const clocked = createViews({ assets, now: () => now, timeZone: "Europe/Berlin" });
+    const html = clocked.render("pages/alerts.njk", {
+      alerts: [
+        {
+          id: "a1",
+          host_id: "h1",
+          host_name: "web",
+          kind: "backup_overdue",
+          state: "open",
+          message: "last snapshot 2026-11-23T17:00:00Z",
+        },
+      ],
+    });
+    expect(html).toContain('<time datetime="2026-11-23T17:00:00Z"');
+    expect(html).not.toContain("snapshot 2026-11-23T17:00:00Z");
   });
 
   it("offers it to templates as the when filter, counted from the views' clock", () => {

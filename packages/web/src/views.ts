@@ -60,6 +60,23 @@ export function timeElement(value: unknown, now: Date, timeZone: string, pinned 
 
 export const viewsDir = fileURLToPath(new URL("../views/", import.meta.url));
 
+const ISO_IN_TEXT = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})(?![\w:])/g;
+
+/** Text escaped for HTML, each ISO 8601 moment in it a `<time>` like the rest of the page's. */
+export function timesInText(value: unknown, now: Date, timeZone: string): string {
+  const text = value === null || value === undefined ? "" : String(value);
+  let html = "";
+  let from = 0;
+  for (const match of text.matchAll(ISO_IN_TEXT)) {
+    const at = match.index ?? 0;
+    const moment = timeElement(match[0], now, timeZone);
+    html +=
+      nunjucks.lib.escape(text.slice(from, at)) + (moment === "–" ? nunjucks.lib.escape(match[0]) : moment);
+    from = at + match[0].length;
+  }
+  return html + nunjucks.lib.escape(text.slice(from));
+}
+
 export function createViews(options: ViewOptions): Views {
   const loader = new nunjucks.FileSystemLoader(viewsDir, { noCache: options.watch ?? false });
   const env = new nunjucks.Environment(loader, {
@@ -94,6 +111,12 @@ export function createViews(options: ViewOptions): Views {
           ? timeElement(value, now(), zone, true)
           : timeElement(value, now(), displayZone),
       ),
+  );
+  // Stored sentences (alert messages) carry their moments as ISO 8601 UTC: they are sent as they
+  // were written, and a rewording could re-notify. A page shows each as every other moment.
+  env.addFilter(
+    "withTimes",
+    (value: unknown) => new nunjucks.runtime.SafeString(timesInText(value, now(), displayZone)),
   );
   return {
     render: (template, context = {}) => env.render(template, context),

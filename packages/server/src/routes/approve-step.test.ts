@@ -130,6 +130,28 @@ describe("the approve step of an announced host", () => {
     expect(html).toContain(">/etc\n/home</textarea>");
     expect(await hostNamed("web-05")).toBeUndefined();
   });
+
+  it("refuses a path in the agent's own directories at its input, as the API does", async () => {
+    const id = await announce("web-06");
+    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
+    const res = await operator.form(
+      `/enroll/pending/${id}/approve`,
+      {
+        _csrf: csrf,
+        initial_paths: "/srv\n/etc/fleetback-agent/keys",
+        initial_cron: "45 2 * * *",
+        keep_daily: "7",
+      },
+      { Accept: "text/html" },
+    );
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(html).toMatch(
+      /<small class="field-error" id="error-initial_paths"[^>]*>[^<]*agent&#39;s own directory \/etc\/fleetback-agent /,
+    );
+    expect(html).toContain(">/srv\n/etc/fleetback-agent/keys</textarea>");
+    expect(await hostNamed("web-06")).toBeUndefined();
+  });
 });
 
 describe("the token form's schedule", () => {

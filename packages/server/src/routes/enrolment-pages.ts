@@ -27,6 +27,7 @@ import { checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
 import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
 import { RequestError } from "../errors.js";
+import { PACKAGED_AGENT_DIRS, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { sourceNetwork } from "../http/client-address.js";
 import { fieldProblemsOf, formFieldErrors } from "../http/form-errors.js";
 import { plainHttpWarning } from "../http/plain-http.js";
@@ -91,10 +92,15 @@ function formProblemsOf(err: unknown): FieldProblem[] {
   );
 }
 
-/** The approve step's choice: paths checked absolute, the cron checked at its own input. */
+/**
+ * The approve step's choice: paths checked absolute and outside the agent's own directories (as
+ * the API's approve and a token's paths are), the cron checked at its own input.
+ */
 function approvedStartOf(form: ApproveFormValues) {
+  const paths = initialPathsOfForm(form.initial_paths);
+  refuseAgentDirPaths("initial_paths", paths, PACKAGED_AGENT_DIRS);
   return {
-    paths: initialPathsOfForm(form.initial_paths),
+    paths,
     schedule: checkInitialSchedule(initialScheduleOfForm(form), "initial_cron"),
   };
 }
