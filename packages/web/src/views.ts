@@ -71,10 +71,10 @@ export function timesInText(value: unknown, now: Date, timeZone: string): string
     const at = match.index ?? 0;
     const moment = timeElement(match[0], now, timeZone);
     html +=
-      nunjucks.lib.escape(text.slice(from, at)) + (moment === "–" ? nunjucks.lib.escape(match[0]) : moment);
+      escapeHtml(text.slice(from, at)) + (moment === "–" ? escapeHtml(match[0]) : moment);
     from = at + match[0].length;
   }
-  return html + nunjucks.lib.escape(text.slice(from));
+  return html + escapeHtml(text.slice(from));
 }
 
 export function createViews(options: ViewOptions): Views {

@@ -63,6 +63,8 @@ export const jobs = pgTable(
     createdAt: createdAt(),
     startedAt: timestamptz("started_at"),
     finishedAt: timestamptz("finished_at"),
+    // The seq of the last log line received before the job's result; later ones came after it ended.
+    logEndSeq: integer("log_end_seq"),
   },
   (t) => [
     check("jobs_kind_check", sql`${t.kind} in (${sqlList(JOB_KINDS)})`),

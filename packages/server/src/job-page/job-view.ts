@@ -51,6 +51,8 @@ export interface JobView {
   /** The summary as stored, pretty-printed for the "raw JSON" toggle; undefined when there is none. */
   summaryJson: string | undefined;
   logTail: Array<{ seq: number; stream: string; line: string; ts: Date } & RenderedLogLine>;
+  /** Lines the agent logged after the job's result (log_end_seq), shown apart. */
+  logAfter: JobView["logTail"];
   retries: JobRetries | undefined;
   lastSeq: number;
   durationSeconds: number | undefined;
@@ -160,6 +162,8 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
     .orderBy(desc(jobLogs.seq))
     .limit(LOG_TAIL_LINES);
   tail.reverse();
+  const rendered = tail.map((line) => ({ ...line, ...renderLogLine(line.line) }));
+  const afterEnd = (seq: number) => job.logEndSeq !== null && seq > job.logEndSeq;
   return {
     job,
     host: host ?? { id: job.hostId, name: job.hostId, bandwidthUpKbps: null },
@@ -170,7 +174,8 @@ export async function loadJobView(db: Database, jobId: string): Promise<JobView>
     summary: summaryRows(job.summary),
     summaryJson:
       job.summary && Object.keys(job.summary).length > 0 ? JSON.stringify(job.summary, null, 2) : undefined,
-    logTail: tail.map((line) => ({ ...line, ...renderLogLine(line.line) })),
+    logTail: rendered.filter((line) => !afterEnd(line.seq)),
+    logAfter: rendered.filter((line) => afterEnd(line.seq)),
     retries: await loadRetries(db, job.id),
     lastSeq: tail.at(-1)?.seq ?? 0,
     uploadCapKibps:

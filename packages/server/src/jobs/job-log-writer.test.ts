@@ -10,6 +10,7 @@ import { spyOnTableWrites } from "../testing/table-writes.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { createInProcessJobEvents } from "./in-process-job-events.js";
 import { MAX_LOG_LINE_CHARS } from "./job-log-bounds.js";
+import { EPILOGUE_LINES } from "./job-log-epilogues.js";
 import { createJobLogWriter } from "./job-log-writer.js";
 
 /** The next statement that writes rows fails as if the database were unreachable, once. */
@@ -136,6 +137,41 @@ runDbSuite("job log writer", (getDb) => {
       [1, "one"],
       [2, "two"],
     ]);
+  });
+
+  it("stores what the agent logs after the job's result as its epilogue: after its lines, never streamed", async () => {
+    const { host, job, events, writer, line, stored } = await setUp();
+    const seen: number[] = [];
+    events.on("job.log", (event) => seen.push(event.seq));
+    writer.append(host.id, line("one"));
+    writer.append(host.id, line("two"));
+    const finishing = writer.finish(host.id, job.id);
+    writer.append(host.id, line("while it ends"));
+    expect(await finishing).toBe(2);
+    writer.append(host.id, line("after it ended"));
+    await writer.close();
+    expect((await stored()).map((row) => [row.seq, row.line])).toEqual([
+      [1, "one"],
+      [2, "two"],
+      [3, "while it ends"],
+      [4, "after it ended"],
+    ]);
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it("bounds an epilogue, ends a job without lines at 0, and takes none for another host's job", async () => {
+    const { host, other, job, writer, line, stored } = await setUp();
+    expect(await writer.finish(other.host.id, job.id)).toBeUndefined();
+    writer.append(other.host.id, line("forged"));
+    expect(await writer.finish(host.id, job.id)).toBe(0);
+    for (let i = 0; i < EPILOGUE_LINES + 10; i += 1) {
+      writer.append(host.id, line(`after ${i}`));
+    }
+    await writer.close();
+    const rows = await stored();
+    expect(rows).toHaveLength(EPILOGUE_LINES);
+    expect(rows.map((row) => row.line)).not.toContain("forged");
+    expect(rows.at(-1)).toMatchObject({ seq: EPILOGUE_LINES, line: `after ${EPILOGUE_LINES - 1}` });
   });
 
   it("stores lines with tabs, backslashes, carriage returns and a literal \\N exactly", async () => {

@@ -4,31 +4,29 @@
  * per line would make the database the bottleneck of every backup. Lines wait in memory for at
  * most `flushIntervalMs` or until `batchLines` have gathered, then go in one statement.
  *
- * A statement holds the lines of every job, not of one: with 50 jobs streaming at once, a
- * statement (and on PGlite a commit) per job per 200 lines cost more than the rows in them, and on
- * PostgreSQL drizzle's building of a multi-row INSERT (a parameter per column per row) cost more
- * than the database's work on it (issue 19, B3). The rows go in by insertTextRows: COPY on PGlite,
- * arrays unnested on PostgreSQL, with each row's foreign-key check skipped while the statement's
- * transaction holds its jobs (job-log-store.ts). Statements are written one after another. While they are, the
- * next lines gather, so under load statements grow instead of queueing: up to `batchLines` lines
- * of one job and `statementLines` in all, so that one flooding job cannot fill every statement
- * while the other jobs' lines wait. One job's row can still fail its statement (a NUL in a line,
- * the job deleted meanwhile): the statement is then written job by job, so only that job loses
- * its lines, as when batches were per job.
+ * A statement holds the lines of every job (issue 19, B3: with 50 jobs streaming, a statement per
+ * job cost more than its rows), written by insertTextRows (COPY on PGlite, unnested arrays on
+ * PostgreSQL) with the foreign-key check skipped while it holds its jobs (job-log-store.ts).
+ * Statements go one after another; meanwhile the next lines gather, so under load statements grow
+ * instead of queueing: up to `batchLines` lines of one job and `statementLines` in all, so one
+ * flooding job cannot starve the others. A statement one job's row fails (a NUL, the job deleted
+ * meanwhile) is written again job by job, so only that job loses its lines.
  *
  * What is kept of a job's lines is bounded first, whatever the agent sent (job-log-bounds.ts): long
  * lines are cut, and past a job's first lines only its last ones are kept, stored when it finishes.
  *
- * Each line gets its seq here, in arrival order, continuing after the highest seq already stored
- * for the job (a server restart or a dropped state starts from the database again). The first
- * line of a job also checks that the job belongs to the sending host: lines for another host's
- * job, or an unknown one, are dropped and never reach the live stream.
+ * Each line gets its seq here, in arrival order, after the highest stored for the job (a restart
+ * starts from the database again). A job's first line checks that the job is the sending host's:
+ * lines for another host's job, or an unknown one, are dropped and never reach the live stream.
  *
- * State is keyed by host *and* job, so one host's frames naming another host's job id never touch
- * that job's state (they used to claim it and hide the owner's lines). A rejected pair is
- * forgotten after its check, remembered only in a small LRU so that a stream of lines for one
- * bogus job costs one query, and the warning is logged at most once per host per interval: a
- * hostile host can neither grow server memory nor flood the log.
+ * Lines that come after `finish` began are the job's epilogue (job-log-epilogues.ts): stored after
+ * its log but never streamed, and `finish` returns where its own log ends (`jobs.log_end_seq`), so
+ * a page followed live and the same page reloaded show the same log, the epilogue apart.
+ *
+ * State is keyed by host *and* job: one host's frames naming another's job never touch its state.
+ * A rejected pair is remembered only in a small LRU (a stream of lines for one bogus job costs one
+ * query) and warned of at most once per host per interval: a hostile host can neither grow server
+ * memory nor flood the log.
  */
 
 import type { Database } from "@fleetback/db";
@@ -46,6 +44,7 @@ import {
   releaseTail,
   TAIL_LOG_LINES,
 } from "./job-log-bounds.js";
+import { createEpilogues, EPILOGUE_LINES, type Epilogue, takeEpilogueSeq } from "./job-log-epilogues.js";
 import { createJobLogRejections } from "./job-log-rejections.js";
 import { statements } from "./job-log-statements.js";
 import { createJobLogStore, type LogRow } from "./job-log-store.js";
@@ -70,8 +69,8 @@ export interface JobLogWriterOptions {
 export interface JobLogWriter {
   /** Takes one line from `hostId`'s agent; never waits for the database. */
   append(hostId: string, message: LogStream): void;
-  /** Stores everything received so far for the job (of this host), then forgets the job's state. */
-  finish(hostId: string, jobId: string): Promise<void>;
+  /** Stores the job's lines so far, forgets it; its last seq (0: none), undefined if not the host's. */
+  finish(hostId: string, jobId: string): Promise<number | undefined>;
   /** Stores every buffered line and stops the timer. */
   close(): Promise<void>;
   /** (host, job) pairs whose state is held now: a job streaming, or an owner check under way. */
@@ -89,6 +88,9 @@ interface JobLogState {
   tail: LogTail;
   /** Settles when the owner check and the seq load are done (whatever their outcome). */
   loaded: Promise<void>;
+  /** finish has begun: lines (the epilogue) wait in `after`. */
+  ending: boolean;
+  after: LogStream[];
 }
 
 export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
@@ -117,20 +119,12 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   let draining: Promise<void> | undefined;
   let kickQueued = false;
 
+  const epilogues = createEpilogues();
+
   function sequence(jobId: string, state: JobLogState, message: LogStream): void {
     const seq = state.nextSeq ?? 1;
     state.nextSeq = seq + 1;
-    // The protocol's pattern admits a few times JavaScript cannot read (second 60): such a line
-    // would fail its whole batch, so it takes the time it arrived.
-    const given = new Date(message.ts);
-    const ts = Number.isNaN(given.getTime()) ? new Date(now()) : given;
-    pending.push([jobId, String(seq), message.stream, message.line, ts.toISOString()]);
-    queued += 1;
-    const count = (waiting.get(jobId) ?? 0) + 1;
-    waiting.set(jobId, count);
-    if (count >= batchLines || pending.length >= statementLines) {
-      kickSoon();
-    }
+    const ts = enqueue(jobId, seq, message);
     const errors = events.emit("job.log", {
       jobId,
       hostId: state.hostId,
@@ -142,6 +136,31 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
     for (const err of errors) {
       log.error({ err, job_id: jobId }, "a job.log listener failed");
     }
+  }
+
+  /** Stored, not streamed: the live page ended with the job's result. */
+  function appendEpilogue(epilogue: Epilogue, jobId: string, message: LogStream): void {
+    const seq = takeEpilogueSeq(epilogue);
+    if (seq !== undefined) {
+      enqueue(jobId, seq, message);
+      schedule();
+    }
+  }
+
+  /** Queues one line for the next statement; returns the time it is stored with. */
+  function enqueue(jobId: string, seq: number, message: LogStream): Date {
+    // The protocol's pattern admits a few times JavaScript cannot read (second 60): such a line
+    // would fail its whole batch, so it takes the time it arrived.
+    const given = new Date(message.ts);
+    const ts = Number.isNaN(given.getTime()) ? new Date(now()) : given;
+    pending.push([jobId, String(seq), message.stream, message.line, ts.toISOString()]);
+    queued += 1;
+    const count = (waiting.get(jobId) ?? 0) + 1;
+    waiting.set(jobId, count);
+    if (count >= batchLines || pending.length >= statementLines) {
+      kickSoon();
+    }
+    return ts;
   }
 
   /** A line of the head is stored now; one past it waits in the tail (seq counts stored lines). */
@@ -219,8 +238,14 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       })
       .finally(() => {
         draining = undefined;
-        // Lines may have come between the last backlog and here, a full batch among them.
-        if (pending.length >= statementLines || [...waiting.values()].some((count) => count >= batchLines)) {
+        // Lines may have come between the last backlog and here: a full batch, or ones a flush
+        // that found this write under way waits for (it would otherwise wait for the timer).
+        const flushing = waiters.length > 0 && pending.length > 0;
+        if (
+          flushing ||
+          pending.length >= statementLines ||
+          [...waiting.values()].some((n) => n >= batchLines)
+        ) {
           kickSoon();
         } else {
           schedule();
@@ -276,6 +301,17 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
         return;
       }
       let state = states.get(key);
+      if (state?.ending) {
+        if (state.after.length < EPILOGUE_LINES) {
+          state.after.push(message);
+        }
+        return;
+      }
+      const epilogue = state === undefined ? epilogues.get(key) : undefined;
+      if (epilogue !== undefined) {
+        appendEpilogue(epilogue, jobId, message);
+        return;
+      }
       if (!state) {
         const created: JobLogState = {
           hostId,
@@ -285,6 +321,8 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
           unsequenced: [],
           tail: emptyTail(),
           loaded: Promise.resolve(),
+          ending: false,
+          after: [],
         };
         state = created;
         states.set(key, created);
@@ -314,16 +352,34 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       const key = keyOf(hostId, jobId);
       const state = states.get(key);
       if (!state) {
-        return;
+        // No line of it came to this server (none logged, or this server started since).
+        await flush();
+        if (rejected.has(key) || (await store.runnerOf(jobId)) !== hostId) {
+          return undefined;
+        }
+        const endSeq = (await store.nextSeq(jobId)) - 1;
+        epilogues.remember(key, endSeq);
+        return endSeq;
       }
+      state.ending = true;
       await state.loaded;
-      if (!state.rejected && state.nextSeq !== undefined) {
+      const owned = !state.rejected && state.nextSeq !== undefined;
+      if (owned) {
         releaseHeld(state);
       }
+      const endSeq = owned ? (state.nextSeq ?? 1) - 1 : undefined;
       await flush();
       if (states.get(key) === state) {
         states.delete(key);
       }
+      if (endSeq === undefined) {
+        return undefined;
+      }
+      const epilogue = epilogues.remember(key, endSeq);
+      for (const message of state.after.splice(0)) {
+        appendEpilogue(epilogue, jobId, message);
+      }
+      return endSeq;
     },
     heldJobs: () => states.size,
     async close() {
@@ -338,6 +394,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       cancelTimer = undefined;
       states.clear();
       rejected.clear();
+      epilogues.clear();
     },
   };
 }

@@ -80,5 +80,6 @@ export function jobJson(job: Job) {
     created_at: job.createdAt,
     started_at: job.startedAt,
     finished_at: job.finishedAt,
+    log_end_seq: job.logEndSeq,
   };
 }

@@ -139,7 +139,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
 
     async finished(sender, report) {
       // Lines come before the result, so a page that sees "finished" finds the whole log stored.
-      await logWriter.finish(sender, report.job_id);
+      const logEndSeq = await logWriter.finish(sender, report.job_id);
       const finishedAt = clock.now();
       const error = report.error === undefined ? null : report.error.slice(0, MAX_JOB_ERROR_LENGTH);
       const rows = await db.transaction(async (tx) => {
@@ -151,6 +151,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
             error,
             summary: report.summary ?? null,
             finishedAt,
+            logEndSeq: logEndSeq ?? null,
           })
           .where(ownActiveJob(sender, report.job_id))
           .returning({

@@ -39,6 +39,10 @@ export const Job = Type.Object(
     created_at: DateTime,
     started_at: NullableDateTime,
     finished_at: NullableDateTime,
+    log_end_seq: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description:
+        "the seq of the last log line the agent sent before the job's result; lines after it are what the agent logged after the job ended (a backup's snapshot list and repository statistics). null: not known (a job the server ended, or one that ended before this field)",
+    }),
   },
   { $id: "Job" },
 );

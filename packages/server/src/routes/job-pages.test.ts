@@ -147,6 +147,42 @@ describe("job page", () => {
     expect((await viewer.request("/jobs/01JD0000000000000000000000")).status).toBe(404);
   });
 
+  it("shows what the agent logged after the job's result apart from the job's log", async () => {
+    const job = await seedJob(
+      deps,
+      { hostId, kind: "backup", actorKind: "user" },
+      { status: "succeeded", finishedAt: new Date("2026-11-21T11:10:00Z"), logEndSeq: 2 },
+    );
+    const line = (seq: number, text: string) => ({
+      jobId: job.id,
+      seq,
+      stream: "agent" as const,
+      line: text,
+      ts: new Date("2026-11-21T11:10:00Z"),
+    });
+    await deps.db
+      .insert(jobLogs)
+      .values([
+        line(1, "backup started"),
+        line(2, "snapshot abc saved"),
+        line(3, "repository stats: 6 snapshots"),
+      ]);
+    const html = await (await viewer.request(`/jobs/${job.id}`)).text();
+    const log = html.slice(
+      html.indexOf('data-testid="job-log"'),
+      html.indexOf('data-testid="job-log-after"'),
+    );
+    expect(log).toContain("snapshot abc saved");
+    expect(log).not.toContain("repository stats");
+    expect(html).toMatch(
+      /After the job ended<\/h3>\s*<div class="log-tail" data-testid="job-log-after"[^>]*><div class="log-line agent" data-seq="3">repository stats: 6 snapshots</,
+    );
+    const api = (await (await viewer.request(`/api/jobs/${job.id}`)).json()) as {
+      job: { log_end_seq: number };
+    };
+    expect(api.job.log_end_seq).toBe(2);
+  });
+
   it("labels and formats the summary, with the raw JSON one click away", async () => {
     const job = await seedJob(
       deps,
