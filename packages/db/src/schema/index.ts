@@ -12,6 +12,7 @@ export * from "./hosts.js";
 export * from "./jobs.js";
 export * from "./metrics.js";
 export * from "./pending-runs.js";
+export * from "./policies.js";
 export * from "./repository.js";
 export * from "./repository-growth.js";
 export * from "./repository-outages.js";

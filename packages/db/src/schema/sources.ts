@@ -16,6 +16,7 @@ import {
 } from "drizzle-orm/pg-core";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 import { hosts } from "./hosts.js";
+import { policies } from "./policies.js";
 
 /**
  * Keep-style retention values; key names mirror the wire's `keep` (KEEP_KEYS in @fleetback/protocol).
@@ -59,11 +60,18 @@ export const sourceGroups = pgTable(
     bandwidthDownKbps: integer("bandwidth_down_kbps"),
     preHook: bytea("pre_hook"),
     postHook: bytea("post_hook"),
+    // Set: the group is a policy's (policies.ts), written as that version gave it; null: the host's own.
+    policyId: text("policy_id").references(() => policies.id, { onDelete: "set null" }),
+    policyVersion: integer("policy_version"),
+    // A policy group's fields the host set itself (API field names): kept over every next version.
+    overrides: jsonb("overrides").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     unique("source_groups_host_id_name_key").on(t.hostId, t.name),
+    check("source_groups_overrides_object_check", sql`jsonb_typeof(${t.overrides}) = 'object'`),
+    index("source_groups_policy_id_idx").on(t.policyId).where(sql`${t.policyId} is not null`),
     check("source_groups_retry_max_check", sql`${t.retryMax} >= 0`),
     check("source_groups_retry_backoff_seconds_check", sql`${t.retryBackoffSeconds} >= 0`),
     check("source_groups_grace_seconds_check", sql`${t.graceSeconds} > 0`),
@@ -83,10 +91,17 @@ export const schedules = pgTable(
     enabled: boolean("enabled").notNull().default(true),
     // The scheduled_at of the last fire acted on: a repeated or older fire dispatches nothing.
     lastFiredAt: timestamptz("last_fired_at"),
+    // Set: a policy's schedule (its name within the policy), as that version gave it.
+    policyId: text("policy_id").references(() => policies.id, { onDelete: "set null" }),
+    policyVersion: integer("policy_version"),
+    policySchedule: text("policy_schedule"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("schedules_host_id_idx").on(t.hostId)],
+  (t) => [
+    index("schedules_host_id_idx").on(t.hostId),
+    index("schedules_policy_id_idx").on(t.policyId).where(sql`${t.policyId} is not null`),
+  ],
 );
 
 /**

@@ -1,0 +1,82 @@
+/**
+ * @module policies/policy-apply
+ * Brings hosts' configuration in line with the policies: inside the caller's transaction, under
+ * one advisory lock so two replicas (or two admins) never interleave their writes, it plans every
+ * given host against the stored policies (or a candidate set, for a preview or an edit) and
+ * writes the plan. Schedule sets are pushed after the commit, to the hosts whose set changed.
+ */
+import { acquireAdvisoryXactLock, type Database, policies, type Transaction } from "@fleetback/db";
+import { asc } from "drizzle-orm";
+import type { ServerDeps } from "../deps.js";
+import { pushScheduleSet } from "../hosts/host-push.js";
+import { parseSelector } from "../labels/selector.js";
+import { applyHostPlans } from "./apply-plan.js";
+import type { ActivePolicy } from "./effective-config.js";
+import { type HostPlan, loadFleetState, planHost } from "./fleet-plan.js";
+import type { PolicySpec } from "./policy-spec.js";
+
+export const POLICY_LOCK = "policies.apply";
+
+export async function loadActivePolicies(db: Database): Promise<ActivePolicy[]> {
+  const rows = await db.select().from(policies).orderBy(asc(policies.name));
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    version: row.version,
+    priority: row.priority,
+    selector: parseSelector(row.selector),
+    spec: row.spec as unknown as PolicySpec,
+  }));
+}
+
+export interface FleetPlan {
+  plans: HostPlan[];
+  /** Hosts whose schedule set changed: each gets one schedule.set. */
+  rescheduled: string[];
+}
+
+/** Plans the hosts (all when undefined) against `active`; writes nothing. */
+export async function planFleet(
+  db: Database,
+  active: readonly ActivePolicy[],
+  hostIds?: readonly string[],
+): Promise<HostPlan[]> {
+  const state = await loadFleetState(db, hostIds);
+  return state.hosts.map((host) => planHost(host, state, active));
+}
+
+/**
+ * Applies the stored policies to the hosts (all when undefined) in `tx`, which must be the
+ * transaction that made the change (a policy, a host's labels, a new host).
+ */
+export async function reconcileHosts(
+  tx: Transaction | Database,
+  deps: Pick<ServerDeps, "clock" | "ids">,
+  hostIds?: readonly string[],
+  except?: string,
+): Promise<FleetPlan> {
+  await acquireAdvisoryXactLock(tx as Transaction, POLICY_LOCK);
+  // `except`: a policy about to be deleted; what it gave goes before its row does.
+  const active = (await loadActivePolicies(tx)).filter((policy) => policy.id !== except);
+  const state = await loadFleetState(tx, hostIds);
+  const plans = state.hosts.map((host) => planHost(host, state, active));
+  const rescheduled = await applyHostPlans(tx, deps, state, plans, deps.clock.now());
+  return { plans, rescheduled };
+}
+
+/** After the commit: one schedule.set to each online host whose set changed; offline ones get it at hello. */
+export async function pushSchedules(
+  deps: Pick<ServerDeps, "db" | "hub" | "log">,
+  hostIds: readonly string[],
+): Promise<void> {
+  for (const hostId of hostIds) {
+    try {
+      await pushScheduleSet(deps, hostId);
+    } catch (err) {
+      deps.log.warn(
+        { err, host_id: hostId },
+        "pushing a policy's schedule set failed; the host gets it at its next hello",
+      );
+    }
+  }
+}

@@ -1,0 +1,231 @@
+/**
+ * @module policies/policy-store
+ * Creating, editing, rolling back and deleting fleet policies (issue 37.3). Each is one
+ * transaction: the policy row, its new immutable version, the hosts' configuration brought in line
+ * (policy-apply.ts) and one audit entry with what changed on how many hosts. The schedule sets go
+ * out after the commit. A preview runs the same plan against the candidate and writes nothing.
+ */
+import { type Database, isUniqueViolation, policies, policyVersions } from "@fleetback/db";
+import { and, desc, eq } from "drizzle-orm";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
+import type { ServerDeps } from "../deps.js";
+import { conflict, notFound } from "../errors.js";
+import { parseSelector } from "../labels/selector.js";
+import type { ActivePolicy } from "./effective-config.js";
+import { changesHost, type HostPlan } from "./fleet-plan.js";
+import { loadActivePolicies, planFleet, pushSchedules, reconcileHosts } from "./policy-apply.js";
+import { checkPolicyBody, type PolicyBody, type PolicySpec } from "./policy-spec.js";
+
+type StoreDeps = Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log">;
+
+/** What an applied or previewed change does, in counts and per changed host. */
+export interface PlanSummary {
+  hosts_covered: number;
+  hosts_changed: number;
+  hosts: Array<{
+    host_id: string;
+    host_name: string;
+    groups: HostPlan["groups"];
+    schedules: HostPlan["schedules"];
+    kept_apart: HostPlan["keptApart"];
+    conflicts: HostPlan["conflicts"];
+  }>;
+}
+
+export function summarise(plans: readonly HostPlan[], policyId?: string): PlanSummary {
+  const covered = plans.filter(
+    (plan) => policyId === undefined || plan.config.matched.some((p) => p.id === policyId),
+  );
+  const shown = plans.filter(
+    (plan) => changesHost(plan) || plan.keptApart.length > 0 || plan.conflicts.length > 0,
+  );
+  return {
+    hosts_covered: covered.length,
+    hosts_changed: plans.filter(changesHost).length,
+    hosts: shown.map((plan) => ({
+      host_id: plan.hostId,
+      host_name: plan.hostName,
+      groups: plan.groups,
+      schedules: plan.schedules,
+      kept_apart: plan.keptApart,
+      conflicts: plan.conflicts,
+    })),
+  };
+}
+
+function active(id: string, version: number, body: ReturnType<typeof checkPolicyBody>): ActivePolicy {
+  return {
+    id,
+    name: body.name,
+    version,
+    priority: body.priority,
+    selector: parseSelector(body.selector),
+    spec: body.spec as PolicySpec,
+  };
+}
+
+export async function getPolicy(db: Database, id: string) {
+  const [row] = await db.select().from(policies).where(eq(policies.id, id));
+  if (!row) {
+    throw notFound(`No policy ${id}`);
+  }
+  return row;
+}
+
+export async function listVersions(db: Database, id: string) {
+  await getPolicy(db, id);
+  return db
+    .select()
+    .from(policyVersions)
+    .where(eq(policyVersions.policyId, id))
+    .orderBy(desc(policyVersions.version));
+}
+
+export async function getVersion(db: Database, id: string, version: number) {
+  const [row] = await db
+    .select()
+    .from(policyVersions)
+    .where(and(eq(policyVersions.policyId, id), eq(policyVersions.version, version)));
+  if (!row) {
+    throw notFound(`Policy ${id} has no version ${version}`);
+  }
+  return row;
+}
+
+/** What the fleet would look like with `body` as policy `id` (a new one when undefined). */
+export async function previewPolicy(db: Database, body: PolicyBody, id?: string): Promise<PlanSummary> {
+  const checked = checkPolicyBody(body);
+  const current = await loadActivePolicies(db);
+  const existing = id === undefined ? undefined : current.find((policy) => policy.id === id);
+  if (id !== undefined && existing === undefined) {
+    throw notFound(`No policy ${id}`);
+  }
+  const candidateId = id ?? "(new)";
+  const candidate = active(candidateId, (existing?.version ?? 0) + 1, checked);
+  const plans = await planFleet(db, [...current.filter((policy) => policy.id !== id), candidate]);
+  return summarise(plans, candidateId);
+}
+
+async function named<T>(name: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isUniqueViolation(err, "policies_name_key")) {
+      throw conflict(`name: a policy named ${name} exists`, [{ field: "name", message: "taken" }]);
+    }
+    throw err;
+  }
+}
+
+/** Writes `body` as the policy's next version (1 for a new one), applies it, audits, pushes. */
+async function writeVersion(
+  deps: StoreDeps,
+  audit: AuditContext,
+  action: string,
+  id: string,
+  body: PolicyBody,
+  details: Record<string, unknown> = {},
+): Promise<{ id: string; version: number; plan: PlanSummary }> {
+  const checked = checkPolicyBody(body);
+  const now = deps.clock.now();
+  const result = await named(checked.name, () =>
+    deps.db.transaction(async (tx) => {
+      const [current] = await tx.select().from(policies).where(eq(policies.id, id)).for("update");
+      const version = (current?.version ?? 0) + 1;
+      const row = {
+        name: checked.name,
+        version,
+        selector: checked.selector,
+        priority: checked.priority,
+        spec: checked.spec as Record<string, unknown>,
+        updatedAt: now,
+      };
+      if (current) {
+        await tx.update(policies).set(row).where(eq(policies.id, id));
+      } else {
+        await tx.insert(policies).values({ id, ...row, createdAt: now });
+      }
+      await tx.insert(policyVersions).values({
+        policyId: id,
+        version,
+        name: row.name,
+        selector: row.selector,
+        priority: row.priority,
+        spec: row.spec,
+        actorUserId: audit.actor.userId,
+        note: body.note ?? null,
+        createdAt: now,
+      });
+      const fleet = await reconcileHosts(tx, deps);
+      const plan = summarise(fleet.plans, id);
+      await writeAudit(tx, deps, {
+        ...audit,
+        action,
+        targetKind: "policy",
+        targetId: id,
+        details: {
+          name: row.name,
+          version,
+          selector: row.selector,
+          priority: row.priority,
+          hosts_covered: plan.hosts_covered,
+          hosts_changed: plan.hosts_changed,
+          ...details,
+        },
+      });
+      return { id, version, plan, rescheduled: fleet.rescheduled };
+    }),
+  );
+  await pushSchedules(deps, result.rescheduled);
+  return { id: result.id, version: result.version, plan: result.plan };
+}
+
+export function createPolicy(deps: StoreDeps, audit: AuditContext, body: PolicyBody) {
+  return writeVersion(deps, audit, "policy.create", deps.ids.ulid(deps.clock.now()), body);
+}
+
+export async function updatePolicy(deps: StoreDeps, audit: AuditContext, id: string, body: PolicyBody) {
+  const before = await getPolicy(deps.db, id);
+  return writeVersion(deps, audit, "policy.update", id, body, { from_version: before.version });
+}
+
+/** Applies an old version's content as the next version. */
+export async function rollbackPolicy(deps: StoreDeps, audit: AuditContext, id: string, version: number) {
+  const before = await getPolicy(deps.db, id);
+  const old = await getVersion(deps.db, id, version);
+  const body: PolicyBody = {
+    name: old.name,
+    selector: old.selector,
+    priority: old.priority,
+    spec: old.spec as unknown as PolicySpec,
+    note: `rollback to version ${version}`,
+  };
+  return writeVersion(deps, audit, "policy.rollback", id, body, {
+    from_version: before.version,
+    to_content_of: version,
+  });
+}
+
+/** Deletes the policy; what it gave hosts goes (a group a host's own schedule fires stays, as the host's). */
+export async function deletePolicy(deps: StoreDeps, audit: AuditContext, id: string): Promise<PlanSummary> {
+  const result = await deps.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(policies).where(eq(policies.id, id)).for("update");
+    if (!row) {
+      throw notFound(`No policy ${id}`);
+    }
+    // Before the row goes: its delete would make what it gave look like the hosts' own groups.
+    const fleet = await reconcileHosts(tx, deps, undefined, id);
+    await tx.delete(policies).where(eq(policies.id, id));
+    const plan = summarise(fleet.plans, id);
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "policy.delete",
+      targetKind: "policy",
+      targetId: id,
+      details: { name: row.name, version: row.version, hosts_changed: plan.hosts_changed },
+    });
+    return { plan, rescheduled: fleet.rescheduled };
+  });
+  await pushSchedules(deps, result.rescheduled);
+  return result.plan;
+}
