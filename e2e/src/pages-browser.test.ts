@@ -83,6 +83,7 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
   let drillJob = "";
   let restoreJob = "";
   let longHostId = "";
+  let pendingId = "";
 
   beforeAll(async () => {
     mkdirSync(PAGE_SHOTS, { recursive: true });
@@ -104,11 +105,8 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     agent = startAgent(["run"], host.dirs, host.env);
     await waitHostReady(api, hostId);
 
-    ({ snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId } = await seedSweep(
-      api,
-      rest,
-      hostId,
-    ));
+    ({ snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId } =
+      await seedSweep(api, rest, hostId));
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -167,6 +165,17 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
           { name: "Approve", selector: '[data-testid="approve"]' },
           { name: "Revoke token", selector: '[data-testid="revoke-enrolment-token"]' },
         ],
+      },
+      {
+        name: "approve-step",
+        path: `/enroll/pending/${pendingId}/approve`,
+        role: "operator",
+        controls: [{ name: "Approve", selector: '[data-testid="approve-confirm"]' }],
+      },
+      {
+        name: "hosts-by-selector",
+        path: `/hosts?selector=${encodeURIComponent("env!=none")}`,
+        role: "viewer",
       },
       {
         name: "restore",

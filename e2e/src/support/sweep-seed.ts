@@ -143,11 +143,22 @@ export async function seedSweep(api: Api, rest: RestServer, hostId: string): Pro
   );
   expect(approved.status, JSON.stringify(approved.body)).toBe(200);
   const longHostId = approved.body.host_id;
-  await announce(LONG_PENDING);
+  // Labels as long as a label may be, so their chips must wrap (issue 37).
+  const long = "x".repeat(63);
+  const labelled = await api.send("PUT", `/api/hosts/${longHostId}/labels`, {
+    labels: Object.fromEntries(
+      ["env", "role", "team", "tier", "zone", "owner"].map((key) => [
+        `example.com/${key}-${long.slice(0, 40)}`,
+        long,
+      ]),
+    ),
+  });
+  expect(labelled.status, JSON.stringify(labelled.body)).toBe(200);
+  const pendingId = await announce(LONG_PENDING);
   const token = await api.send("POST", "/api/enrollment-tokens", {
     repository: { url: `rest:${rest.url}/${LONG_DIR}/`, username: LONG_DIR },
     initial_paths: [longPath],
   });
   expect(token.status, JSON.stringify(token.body)).toBe(201);
-  return { snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId };
+  return { snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId };
 }

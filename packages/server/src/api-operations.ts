@@ -25,6 +25,7 @@ import { LABEL_API } from "./routes/labels-api.js";
 import { MAINTENANCE_API } from "./routes/maintenance-api.js";
 import { MIRROR_API } from "./routes/mirror-api.js";
 import { CHANNEL_API } from "./routes/notification-channels-api.js";
+import { POLICY_API } from "./routes/policies-api.js";
 import { RECOVERY_KIT_API } from "./routes/recovery-kit.js";
 import { RESTORE_API } from "./routes/restore-api.js";
 import { SCHEDULE_API } from "./routes/schedules-api.js";
@@ -43,6 +44,7 @@ export const API_GROUPS: readonly { readonly operations: readonly ApiOperation[]
   FLEET_API,
   HOST_API,
   LABEL_API,
+  POLICY_API,
   MIRROR_API,
   ALERT_API,
   RECOVERY_KIT_API,

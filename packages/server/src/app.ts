@@ -52,6 +52,7 @@ import { mirrorApiRoutes } from "./routes/mirror-api.js";
 import { mirrorPageRoutes } from "./routes/mirror-pages.js";
 import { notificationChannelApiRoutes } from "./routes/notification-channels-api.js";
 import { notificationChannelPageRoutes } from "./routes/notification-channels-pages.js";
+import { policyApiRoutes } from "./routes/policies-api.js";
 import { recoveryKitRoutes } from "./routes/recovery-kit.js";
 import { restoreApiRoutes } from "./routes/restore-api.js";
 import { restorePageRoutes } from "./routes/restore-pages.js";
@@ -133,6 +134,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", agentEnrolmentRoutes(deps));
   app.route("/", enrolmentPageRoutes(deps));
   app.route("/", labelApiRoutes(deps));
+  app.route("/", policyApiRoutes(deps));
   app.route("/", hostApiRoutes(deps));
   app.route("/", hostPageRoutes(deps));
   app.route("/", recoveryKitRoutes(deps));

@@ -2,10 +2,10 @@ import { pendingRuns } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createGroup } from "../sources/source-groups.js";
-import { startBackup } from "../sources/start-backup-test-support.js";
 import { eventually } from "../testing/eventually.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
+import { startBackup } from "../testing/start-backup-test-support.js";
 import { connectAgent } from "../testing/test-agent.js";
 
 runServerSuite("agent channel: runs queued while the host was offline", (server) => {

@@ -5,6 +5,7 @@
  * host, its credentials (re-sealed from the token's hash to the host id) and its first source
  * group are created in the same transaction, so a failure leaves nothing half-made.
  */
+
 import { hashToken, openJson, randomToken } from "@fleetback/crypto";
 import {
   type Database,
@@ -24,6 +25,7 @@ import { sealHostCredentials } from "../hosts/credentials.js";
 import { newHostIdentity } from "../hosts/snapshot-owner.js";
 import type { Ids } from "../ids.js";
 import { checkLabels, type Labels, labelsOf } from "../labels/label-rules.js";
+import { reconcileHosts } from "../policies/policy-apply.js";
 import type { InitialSchedule } from "./initial-schedule.js";
 import { enrolmentAad } from "./tokens.js";
 
@@ -67,9 +69,22 @@ function isRepository(value: unknown): value is Repository {
 
 /**
  * The host's first source group from the paths it was enrolled or approved with, scheduled and
- * kept as chosen (null: no schedule, by choice); nothing when no paths were given.
+ * kept as chosen (null: no schedule, by choice; nothing when no paths were given), then what the
+ * policies its labels match give it: its first hello finds its whole configuration.
  */
 export async function createInitialGroup(
+  tx: Transaction,
+  deps: { ids: Ids; clock: Clock },
+  hostId: string,
+  paths: string[],
+  initial: InitialSchedule | null,
+  now: Date,
+): Promise<void> {
+  await createFirstGroup(tx, deps, hostId, paths, initial, now);
+  await reconcileHosts(tx, deps, [hostId]);
+}
+
+async function createFirstGroup(
   tx: Transaction,
   deps: { ids: Ids },
   hostId: string,

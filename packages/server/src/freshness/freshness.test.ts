@@ -2,9 +2,9 @@ import { snapshotTags } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { expect, it } from "vitest";
 import { deleteSchedule } from "../sources/schedules.js";
+import { reportSnapshots, seedScheduledGroup } from "../testing/health-test-support.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { evaluateFreshness } from "./freshness.js";
-import { reportSnapshots, seedScheduledGroup } from "./health-test-support.js";
 
 runDbSuite("group freshness", (getDb) => {
   // The test clock starts at 2026-11-21T12:00:00Z.

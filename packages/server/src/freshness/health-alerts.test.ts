@@ -4,15 +4,15 @@ import { and, eq, isNull } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { applyRepoStats } from "../snapshots/repo-stats.js";
 import { deleteSchedule } from "../sources/schedules.js";
-import { seedHost } from "../testing/seed.js";
-import { createTestDeps } from "../testing/test-deps.js";
-import { healthTick, resolveAgentOffline } from "./health-alerts.js";
 import {
   createRecordingNotifier,
   reportSnapshots,
   seedScheduledGroup,
   setHostStatus,
-} from "./health-test-support.js";
+} from "../testing/health-test-support.js";
+import { seedHost } from "../testing/seed.js";
+import { createTestDeps } from "../testing/test-deps.js";
+import { healthTick, resolveAgentOffline } from "./health-alerts.js";
 
 runDbSuite("health alerts", (getDb) => {
   async function setup(config: { agentOfflineAlertAfterMs?: number | null } = {}) {

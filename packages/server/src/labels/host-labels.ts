@@ -82,11 +82,18 @@ export async function hostLabels(db: Database, hostId: string): Promise<Labels> 
 }
 
 /** Replaces a host's labels (`replace`) or merges an edit into them. */
+/**
+ * Runs in a label change's transaction with the hosts whose labels changed: what follows from a
+ * host's labels (its policies) changes with them or not at all.
+ */
+export type LabelsChanged = (tx: Database, hostIds: string[]) => Promise<void>;
+
 export async function changeHostLabels(
   deps: Deps,
   audit: AuditContext,
   hostId: string,
   change: { replace: Labels } | LabelEdit,
+  onChanged?: LabelsChanged,
 ): Promise<Labels> {
   const labels =
     "replace" in change
@@ -118,6 +125,7 @@ export async function changeHostLabels(
       targetId: hostId,
       details: diff(before, changed.labels),
     });
+    await onChanged?.(tx, [hostId]);
     return changed.labels;
   });
 }
@@ -138,6 +146,7 @@ export async function bulkChangeLabels(
   audit: AuditContext,
   target: BulkTarget,
   edit: LabelEdit,
+  onChanged?: LabelsChanged,
 ): Promise<BulkResult> {
   const checked = checkEdit(edit);
   const where =
@@ -164,6 +173,12 @@ export async function bulkChangeLabels(
         changed: result.changed,
       },
     });
+    if (changed.length > 0) {
+      await onChanged?.(
+        tx,
+        changed.map((row) => row.id),
+      );
+    }
     return result;
   });
 }

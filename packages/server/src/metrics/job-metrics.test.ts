@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createJob } from "../jobs/create-job.js";
 import { retryTick } from "../sources/retry-ticker.js";
 import { createGroup } from "../sources/source-groups.js";
-import { startBackup } from "../sources/start-backup-test-support.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { startBackup } from "../testing/start-backup-test-support.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { JOB_DURATION_BUCKETS_SECONDS, readJobMetrics, recordJobEnds } from "./job-metrics.js";
 

@@ -716,6 +716,42 @@ describe("answers match their documented schemas", () => {
     expect(bulk.body).toEqual({ matched: 1, changed: 1, not_found: [] });
   });
 
+  it("fleet policies: create, preview, edit, versions, rollback, a host's provenance, delete", async () => {
+    const body = {
+      name: "prod-baseline",
+      selector: "env=prod",
+      spec: {
+        groups: [{ name: "etc-policy", includes: ["/etc"], retention_policy: { daily: 7 } }],
+        schedules: [{ name: "nightly", cron: "0 2 * * *", groups: ["etc-policy"] }],
+      },
+    };
+    expect((await call(admin, "POST", "/api/policies/preview", body)).body.hosts_covered).toBe(1);
+    const created = await call(admin, "POST", "/api/policies", body);
+    expect(created.status).toBe(201);
+    const id = created.body.policy.id as string;
+    expect((await call(admin, "GET", "/api/policies")).body.policies).toHaveLength(1);
+    expect((await call(admin, "GET", `/api/policies/${id}`)).body.policy.version).toBe(1);
+    const edit = {
+      ...body,
+      spec: { ...body.spec, groups: [{ ...body.spec.groups[0], excludes: ["*.tmp"] }] },
+    };
+    expect((await call(admin, "POST", `/api/policies/${id}/preview`, edit)).body.hosts_changed).toBe(1);
+    expect((await call(admin, "PUT", `/api/policies/${id}`, edit)).body.policy.version).toBe(2);
+    expect((await call(admin, "GET", `/api/policies/${id}/versions`)).body.versions).toHaveLength(2);
+    const second = await call(admin, "GET", `/api/policies/${id}/versions/2`);
+    expect(second.body.changes).toEqual([
+      { path: 'spec.groups["etc-policy"].excludes', before: null, after: ["*.tmp"] },
+    ]);
+    expect((await call(admin, "POST", `/api/policies/${id}/versions/1/rollback`)).body.policy.version).toBe(
+      3,
+    );
+    const provenance = await call(admin, "GET", `/api/hosts/${offlineHostId}/policies`);
+    expect(provenance.body.groups).toContainEqual(
+      expect.objectContaining({ name: "etc-policy", from: { id, name: "prod-baseline", version: 3 } }),
+    );
+    expect((await call(admin, "DELETE", `/api/policies/${id}`)).status).toBe(204);
+  });
+
   it("the audit trail, renaming and deleting a host", async () => {
     expect((await call(admin, "GET", "/api/audit?limit=5")).body.entries).toHaveLength(5);
     const renamed = await call(admin, "PATCH", `/api/hosts/${offlineHostId}`, { name: "db-1-renamed" });

@@ -16,6 +16,7 @@
 import type { RetentionPolicy } from "@fleetback/db";
 import type { Labels } from "../labels/label-rules.js";
 import { matchesSelector, type Selector } from "../labels/selector.js";
+import { GROUP_SETTING_KEYS } from "../sources/source-group-schema.js";
 import type { PolicyGroup, PolicySpec } from "./policy-spec.js";
 
 export interface PolicyRef {
@@ -42,16 +43,7 @@ export interface GroupSettings {
   bandwidth_down_kbps: number | null;
 }
 
-export const SETTING_KEYS = [
-  "includes",
-  "excludes",
-  "retention_policy",
-  "retry_max",
-  "retry_backoff_seconds",
-  "grace_seconds",
-  "bandwidth_up_kbps",
-  "bandwidth_down_kbps",
-] as const satisfies ReadonlyArray<keyof GroupSettings>;
+export const SETTING_KEYS = GROUP_SETTING_KEYS satisfies ReadonlyArray<keyof GroupSettings>;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
 export interface HostConfigInput {

@@ -80,3 +80,18 @@ export async function pushSchedules(
     }
   }
 }
+
+/**
+ * For a change made elsewhere that moves hosts under other policies (their labels): `onChanged`
+ * brings those hosts in line inside that change's transaction, `push` sends their schedule sets
+ * once it has committed.
+ */
+export function followPolicies(deps: Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log">) {
+  const toPush: string[] = [];
+  return {
+    onChanged: async (tx: Database, hostIds: string[]) => {
+      toPush.push(...(await reconcileHosts(tx, deps, hostIds)).rescheduled);
+    },
+    push: () => pushSchedules(deps, toPush.splice(0)),
+  };
+}

@@ -4,7 +4,7 @@
  * (but hooks: a policy document is plain text that may live in git, and a hook runs as root, so
  * hooks stay the host's, sealed), schedules firing those groups by name, a label selector and a
  * priority. Checked whole before anything is stored: every error names its path in the document
- * (`spec.groups[1].includes[0]`), and nothing is written when one is wrong.
+ * (`spec.groups.1.includes.0`), and nothing is written when one is wrong.
  */
 import { type Static, Type } from "typebox";
 import { invalid } from "../errors.js";
@@ -91,7 +91,7 @@ export function checkPolicyBody(body: PolicyBody, prefix = ""): PolicyBody & { p
   selectorFromRequest(body.selector, `${prefix}selector`);
   const names = new Set<string>();
   body.spec.groups.forEach((group, i) => {
-    const at = `${prefix}spec.groups[${i}]`;
+    const at = `${prefix}spec.groups.${i}`;
     if (names.has(group.name)) {
       refuse(`${at}.name`, `a second group named ${group.name}`);
     }
@@ -99,13 +99,13 @@ export function checkPolicyBody(body: PolicyBody, prefix = ""): PolicyBody & { p
     group.includes.forEach((path, j) => {
       const problem = agentDirPathProblem(path, PACKAGED_AGENT_DIRS);
       if (problem !== undefined) {
-        refuse(`${at}.includes[${j}]`, problem);
+        refuse(`${at}.includes.${j}`, problem);
       }
     });
   });
   const scheduleNames = new Set<string>();
   const schedules = (body.spec.schedules ?? []).map((schedule, i) => {
-    const at = `${prefix}spec.schedules[${i}]`;
+    const at = `${prefix}spec.schedules.${i}`;
     if (scheduleNames.has(schedule.name)) {
       refuse(`${at}.name`, `a second schedule named ${schedule.name}`);
     }
@@ -116,7 +116,7 @@ export function checkPolicyBody(body: PolicyBody, prefix = ""): PolicyBody & { p
     }
     schedule.groups.forEach((group, j) => {
       if (!names.has(group)) {
-        refuse(`${at}.groups[${j}]`, `${group} is not a group of this policy`);
+        refuse(`${at}.groups.${j}`, `${group} is not a group of this policy`);
       }
     });
     return { ...schedule, cron: cron.cron, groups: [...new Set(schedule.groups)] };

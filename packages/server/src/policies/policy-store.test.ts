@@ -146,14 +146,14 @@ runDbSuite("fleet policies", (getDb) => {
       },
     };
     await expect(createPolicy(deps, audit, bad)).rejects.toThrow(
-      /^spec\.schedules\[0\]\.groups\[1\]: home is not a group of this policy/,
+      /^spec\.schedules\.0\.groups\.1: home is not a group of this policy/,
     );
     await expect(createPolicy(deps, audit, { ...PROD, selector: "env in (prod" })).rejects.toThrow(
       /^selector: /,
     );
     const own = { ...PROD, spec: { groups: [{ name: "x", includes: ["/srv", "/etc/fleetback-agent"] }] } };
     await expect(createPolicy(deps, audit, own)).rejects.toThrow(
-      /^spec\.groups\[0\]\.includes\[1\]: .*agent's own directory/,
+      /^spec\.groups\.0\.includes\.1: .*agent's own directory/,
     );
     expect((await configOf(web.id)).groups).toEqual([]);
   });

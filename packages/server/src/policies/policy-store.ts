@@ -6,7 +6,7 @@
  * out after the commit. A preview runs the same plan against the candidate and writes nothing.
  */
 import { type Database, isUniqueViolation, policies, policyVersions } from "@fleetback/db";
-import { and, desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, notFound } from "../errors.js";
@@ -62,6 +62,10 @@ function active(id: string, version: number, body: ReturnType<typeof checkPolicy
     selector: parseSelector(body.selector),
     spec: body.spec as PolicySpec,
   };
+}
+
+export function listPolicies(db: Database) {
+  return db.select().from(policies).orderBy(asc(policies.name));
 }
 
 export async function getPolicy(db: Database, id: string) {

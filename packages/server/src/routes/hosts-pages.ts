@@ -17,6 +17,7 @@ import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm } from "../http/validate.js";
 import { changeHostLabels } from "../labels/host-labels.js";
 import { formatLabels, labelsOf, parseLabelText } from "../labels/label-rules.js";
+import { followPolicies } from "../policies/policy-apply.js";
 
 // The host page's labels box: every label as `key=value`, comma or line separated; empty: none.
 const LabelsForm = Type.Object(
@@ -81,9 +82,15 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/hosts/:id/labels", operator, async (c) => {
     const form = await readForm(c, LabelsForm);
     const hostId = c.req.param("id");
-    await changeHostLabels(deps, auditOf(c), hostId, {
-      replace: parseLabelText(form.labels ?? "", "labels"),
-    });
+    const follow = followPolicies(deps);
+    await changeHostLabels(
+      deps,
+      auditOf(c),
+      hostId,
+      { replace: parseLabelText(form.labels ?? "", "labels") },
+      follow.onChanged,
+    );
+    await follow.push();
     return redirectAfterPost(c, `/hosts/${encodeURIComponent(hostId)}`);
   });
   routes.post("/hosts/:id/credentials/:slot", admin, async (c) => {

@@ -18,6 +18,7 @@ import {
 } from "../labels/label-bodies.js";
 import { selectorFromRequest } from "../labels/selector.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
+import { followPolicies } from "../policies/policy-apply.js";
 
 function bulkTarget(body: { selector?: string | undefined; host_ids?: string[] | undefined }): BulkTarget {
   if ((body.selector === undefined) === (body.host_ids === undefined)) {
@@ -67,7 +68,15 @@ LABEL_API.add({
   body: PutLabelsBody,
   responses: { 200: { description: "The host's labels now.", schema: LabelsAnswer } },
   handler: async (c, { body }, deps) => {
-    const labels = await changeHostLabels(deps, auditOf(c), c.req.param("id"), { replace: body.labels });
+    const follow = followPolicies(deps);
+    const labels = await changeHostLabels(
+      deps,
+      auditOf(c),
+      c.req.param("id"),
+      { replace: body.labels },
+      follow.onChanged,
+    );
+    await follow.push();
     return c.json({ labels });
   },
 });
@@ -84,10 +93,15 @@ LABEL_API.add({
   body: PatchLabelsBody,
   responses: { 200: { description: "The host's labels now.", schema: LabelsAnswer } },
   handler: async (c, { body }, deps) => {
-    const labels = await changeHostLabels(deps, auditOf(c), c.req.param("id"), {
-      set: body.set ?? {},
-      remove: body.remove ?? [],
-    });
+    const follow = followPolicies(deps);
+    const labels = await changeHostLabels(
+      deps,
+      auditOf(c),
+      c.req.param("id"),
+      { set: body.set ?? {}, remove: body.remove ?? [] },
+      follow.onChanged,
+    );
+    await follow.push();
     return c.json({ labels });
   },
 });
@@ -103,10 +117,15 @@ LABEL_API.add({
   body: BulkLabelsBody,
   responses: { 200: { description: "How many hosts matched and changed.", schema: BulkLabelsAnswer } },
   handler: async (c, { body }, deps) => {
-    const result = await bulkChangeLabels(deps, auditOf(c), bulkTarget(body), {
-      set: body.set ?? {},
-      remove: body.remove ?? [],
-    });
+    const follow = followPolicies(deps);
+    const result = await bulkChangeLabels(
+      deps,
+      auditOf(c),
+      bulkTarget(body),
+      { set: body.set ?? {}, remove: body.remove ?? [] },
+      follow.onChanged,
+    );
+    await follow.push();
     return c.json({ matched: result.matched, changed: result.changed, not_found: result.notFound });
   },
 });

@@ -1,7 +1,7 @@
 import { sourceGroups } from "@fleetback/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
-import { reportSnapshots } from "../freshness/health-test-support.js";
+import { reportSnapshots } from "../testing/health-test-support.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";

@@ -6,10 +6,10 @@ import { retryDelayMs } from "../retries/pending-runs.js";
 import { isTransientFailure, queueRetryAfterFailure } from "../retries/transient-failure.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
+import { startBackup } from "../testing/start-backup-test-support.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { retryTick } from "./retry-ticker.js";
 import { createGroup } from "./source-groups.js";
-import { startBackup } from "./start-backup-test-support.js";
 
 it("spaces retries by backoff * 2^(n-1)", () => {
   expect([1, 2, 3].map((n) => retryDelayMs(60, n))).toEqual([60_000, 120_000, 240_000]);

@@ -91,3 +91,18 @@ export const HostHooksBody = Type.Object(
 export type HostHooksBody = Static<typeof HostHooksBody>;
 
 export const HOOK_FIELDS = ["pre_hook", "post_hook"] as const;
+
+/**
+ * A group's settings: what a fleet policy gives a group (policies/), and what a host's own edit
+ * of a policy group keeps as its override. Not the name (the policy's) nor the hooks (the host's).
+ */
+export const GROUP_SETTING_KEYS = [
+  "includes",
+  "excludes",
+  "retention_policy",
+  "retry_max",
+  "retry_backoff_seconds",
+  "grace_seconds",
+  "bandwidth_up_kbps",
+  "bandwidth_down_kbps",
+] as const;

@@ -10,6 +10,7 @@ import {
   type Database,
   hosts,
   isUniqueViolation,
+  policies,
   type RetentionPolicy,
   type SourceGroup,
   scheduleSourceGroups,
@@ -25,7 +26,12 @@ import { requireHost } from "../hosts/require-host.js";
 import { computeConflictDimensions } from "./conflict-dimension.js";
 import { openHook, sealHook } from "./hooks.js";
 import { type RetentionChange, retentionDetails } from "./retention-change.js";
-import type { CreateGroupBody, HostHooksBody, UpdateGroupBody } from "./source-group-schema.js";
+import {
+  type CreateGroupBody,
+  GROUP_SETTING_KEYS,
+  type HostHooksBody,
+  type UpdateGroupBody,
+} from "./source-group-schema.js";
 
 type GroupDeps = Pick<ServerDeps, "db" | "clock" | "keys" | "ids">;
 
@@ -50,6 +56,33 @@ export async function getGroup(db: Database, hostId: string, groupId: string): P
     throw notFound(`No source group ${groupId} on host ${hostId}`);
   }
   return group;
+}
+
+async function policyName(db: Database, policyId: string): Promise<string> {
+  const [row] = await db.select({ name: policies.name }).from(policies).where(eq(policies.id, policyId));
+  return row?.name ?? policyId;
+}
+
+/**
+ * For a policy's group (policies/): the settings this edit sets become the host's overrides, kept
+ * over every next version of the policy; its name is the policy's. Undefined for a host's own group.
+ */
+async function policyOverrides(
+  db: Database,
+  group: SourceGroup,
+  body: UpdateGroupBody,
+): Promise<Record<string, unknown> | undefined> {
+  if (group.policyId === null) {
+    return undefined;
+  }
+  if (body.name !== undefined && body.name !== group.name) {
+    throw conflict(
+      `name: the source group ${group.name} comes from policy ${await policyName(db, group.policyId)}, whose name it keeps`,
+      { field: "name" },
+    );
+  }
+  const set = GROUP_SETTING_KEYS.filter((key) => body[key] !== undefined).map((key) => [key, body[key]]);
+  return { ...group.overrides, ...Object.fromEntries(set) };
 }
 
 /** Recomputes conflict_dimension of every group of the host; `tx` is the caller's transaction. */
@@ -153,7 +186,8 @@ export async function updateGroup(
   body: UpdateGroupBody,
   retention?: RetentionChange,
 ): Promise<SourceGroup> {
-  await getGroup(deps.db, hostId, groupId);
+  const group = await getGroup(deps.db, hostId, groupId);
+  const overrides = await policyOverrides(deps.db, group, body);
   if (body.includes !== undefined) {
     refuseAgentDirPaths("includes", body.includes, agentDirsOf(await requireHost(deps.db, hostId)));
   }
@@ -177,6 +211,7 @@ export async function updateGroup(
           ...(body.bandwidth_up_kbps === undefined ? {} : { bandwidthUpKbps: body.bandwidth_up_kbps }),
           ...(body.bandwidth_down_kbps === undefined ? {} : { bandwidthDownKbps: body.bandwidth_down_kbps }),
           ...hookColumns(deps, hostId, body),
+          ...(overrides === undefined ? {} : { overrides }),
           updatedAt: now,
         })
         .where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId)));
@@ -201,6 +236,11 @@ export async function deleteGroup(
   groupId: string,
 ): Promise<SourceGroup> {
   const group = await getGroup(deps.db, hostId, groupId);
+  if (group.policyId !== null) {
+    throw conflict(
+      `The source group ${group.name} comes from policy ${await policyName(deps.db, group.policyId)}: change the policy, or the host's labels so that it no longer matches.`,
+    );
+  }
   await deps.db.transaction(async (tx) => {
     const referencing = await tx
       .select({ id: schedules.id, cron: schedules.cron })

@@ -1,12 +1,17 @@
 /**
- * @module sources/start-backup-test-support
+ * @module testing/start-backup-test-support
  * A backup started the way run-now and schedule fires start one (jobs/start-job.ts, queued when
  * the host is offline), answered as a BackupOutcome: for tests that need a backup or its pending
  * run without going through a route or a fire.
  */
 import type { ActorKind, SourceGroup } from "@fleetback/db";
 import { startJob } from "../jobs/start-job.js";
-import { type BackupDeps, type BackupOutcome, backupSpec, loadHostHooks } from "./dispatch-backup.js";
+import {
+  type BackupDeps,
+  type BackupOutcome,
+  backupSpec,
+  loadHostHooks,
+} from "../sources/dispatch-backup.js";
 
 export async function startBackup(
   deps: BackupDeps,

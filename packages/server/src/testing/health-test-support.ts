@@ -1,5 +1,5 @@
 /**
- * @module freshness/health-test-supportNone
+ * @module testing/health-test-support
  * Builders the freshness and health-alert database tests share: a host in a given zone with one
  * group on one schedule, snapshot reports for a tag, and a notifier that records what it was told.
  */
@@ -11,8 +11,8 @@ import type { Notifier } from "../notifications/notifier-port.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createSchedule } from "../sources/schedules.js";
 import { createGroup } from "../sources/source-groups.js";
-import { resticHostOf, seedAuditContext, seedHost } from "../testing/seed.js";
-import type { TestDeps } from "../testing/test-deps.js";
+import { resticHostOf, seedAuditContext, seedHost } from "./seed.js";
+import type { TestDeps } from "./test-deps.js";
 
 export async function seedScheduledGroup(
   deps: TestDeps,

@@ -1,0 +1,227 @@
+/**
+ * @module routes/policies-api
+ * Fleet policies over JSON (issue 37): read by viewers, written by admins only (a policy can
+ * lower the retention of every host it covers). Each write answers with what it did to the fleet;
+ * a preview answers the same without writing.
+ */
+
+import type { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import { type AppEnv, auditOf } from "../auth/actor.js";
+import { invalid } from "../errors.js";
+import { apiGroup, HOST_ID, NO_CONTENT } from "../openapi/api-route.js";
+import {
+  HostPoliciesAnswer,
+  PlanJson,
+  PolicyApplied,
+  PolicyJson,
+  PolicyList,
+  VersionAnswer,
+  VersionList,
+} from "../openapi/policy-schemas.js";
+import { hostPolicies } from "../policies/host-policies.js";
+import { policyJson, versionJson } from "../policies/policy-json.js";
+import { PolicyBody } from "../policies/policy-spec.js";
+import {
+  createPolicy,
+  deletePolicy,
+  getPolicy,
+  getVersion,
+  listPolicies,
+  listVersions,
+  previewPolicy,
+  rollbackPolicy,
+  updatePolicy,
+} from "../policies/policy-store.js";
+import { specDiff } from "../policies/spec-diff.js";
+
+const POLICY_ID = { id: "The policy's id." };
+const VERSION = { ...POLICY_ID, version: "A version of the policy, from 1." };
+const HOW =
+  "A host's effective configuration is every policy whose selector matches its labels, the higher priority first where two give it the same group (equal priorities that differ are a conflict, applied by neither), then the host's own: a group of its own of the same name keeps the policy's apart, and the settings it set on a policy group are kept over every next version.";
+
+function versionParam(text: string | undefined): number {
+  if (text === undefined || !/^[1-9][0-9]{0,8}$/.test(text)) {
+    throw invalid("version: a version number, from 1", [
+      { field: "version", message: "a version number, from 1" },
+    ]);
+  }
+  return Number(text);
+}
+
+export const POLICY_API = apiGroup<AppDeps>();
+
+POLICY_API.add({
+  id: "listPolicies",
+  method: "get",
+  path: "/api/policies",
+  tag: "Policies",
+  summary: "Every fleet policy, its current version",
+  access: "viewer",
+  responses: { 200: { description: "By name.", schema: PolicyList } },
+  handler: async (c, _input, deps) => c.json({ policies: (await listPolicies(deps.db)).map(policyJson) }),
+});
+
+POLICY_API.add({
+  id: "createPolicy",
+  method: "post",
+  path: "/api/policies",
+  tag: "Policies",
+  summary: "Create a policy and apply it to the hosts it covers",
+  description: `${HOW} Applied in one transaction with its audit entry; the hosts whose schedules changed get one schedule.set each. An error names the path of the bad field (\`spec.groups.0.includes.1\`) and nothing changes.`,
+  access: "admin",
+  body: PolicyBody,
+  responses: { 201: { description: "The policy (version 1) and what it did.", schema: PolicyApplied } },
+  errors: { 409: "A policy of that name exists." },
+  handler: async (c, { body }, deps) => {
+    const applied = await createPolicy(deps, auditOf(c), body);
+    return c.json({ policy: policyJson(await getPolicy(deps.db, applied.id)), plan: applied.plan }, 201);
+  },
+});
+
+POLICY_API.add({
+  id: "previewPolicy",
+  method: "post",
+  path: "/api/policies/preview",
+  tag: "Policies",
+  summary: "What a new policy would do, without applying it",
+  access: "viewer",
+  body: PolicyBody,
+  responses: { 200: { description: "Hosts covered and changed, and how.", schema: PlanJson } },
+  handler: async (c, { body }, deps) => c.json(await previewPolicy(deps.db, body)),
+});
+
+POLICY_API.add({
+  id: "getPolicy",
+  method: "get",
+  path: "/api/policies/:id",
+  tag: "Policies",
+  summary: "A policy",
+  access: "viewer",
+  params: POLICY_ID,
+  responses: { 200: { description: "Its current version.", schema: Type.Object({ policy: PolicyJson }) } },
+  handler: async (c, _input, deps) =>
+    c.json({ policy: policyJson(await getPolicy(deps.db, c.req.param("id"))) }),
+});
+
+POLICY_API.add({
+  id: "updatePolicy",
+  method: "put",
+  path: "/api/policies/:id",
+  tag: "Policies",
+  summary: "Apply a new version of a policy",
+  description: `The whole policy, as a new version; only hosts whose effective configuration changes are written and only those whose schedules change get a schedule.set. ${HOW}`,
+  access: "admin",
+  params: POLICY_ID,
+  body: PolicyBody,
+  responses: { 200: { description: "The policy and what the version did.", schema: PolicyApplied } },
+  handler: async (c, { body }, deps) => {
+    const id = c.req.param("id");
+    const applied = await updatePolicy(deps, auditOf(c), id, body);
+    return c.json({ policy: policyJson(await getPolicy(deps.db, id)), plan: applied.plan });
+  },
+});
+
+POLICY_API.add({
+  id: "previewPolicyEdit",
+  method: "post",
+  path: "/api/policies/:id/preview",
+  tag: "Policies",
+  summary: "What a new version of a policy would do, without applying it",
+  access: "viewer",
+  params: POLICY_ID,
+  body: PolicyBody,
+  responses: { 200: { description: "Hosts covered and changed, and how.", schema: PlanJson } },
+  handler: async (c, { body }, deps) => c.json(await previewPolicy(deps.db, body, c.req.param("id"))),
+});
+
+POLICY_API.add({
+  id: "deletePolicy",
+  method: "delete",
+  path: "/api/policies/:id",
+  tag: "Policies",
+  summary: "Delete a policy and take back what it gave",
+  description:
+    "Its groups and schedules leave the hosts (their snapshots stay); a group a host's own schedule still fires stays, as the host's own.",
+  access: "admin",
+  params: POLICY_ID,
+  responses: NO_CONTENT,
+  handler: async (c, _input, deps) => {
+    await deletePolicy(deps, auditOf(c), c.req.param("id"));
+    return c.body(null, 204);
+  },
+});
+
+POLICY_API.add({
+  id: "listPolicyVersions",
+  method: "get",
+  path: "/api/policies/:id/versions",
+  tag: "Policies",
+  summary: "Every version of a policy, newest first",
+  access: "viewer",
+  params: POLICY_ID,
+  responses: { 200: { description: "Each with who made it and why.", schema: VersionList } },
+  handler: async (c, _input, deps) =>
+    c.json({ versions: (await listVersions(deps.db, c.req.param("id"))).map(versionJson) }),
+});
+
+POLICY_API.add({
+  id: "getPolicyVersion",
+  method: "get",
+  path: "/api/policies/:id/versions/:version",
+  tag: "Policies",
+  summary: "One version of a policy and what it changed",
+  access: "viewer",
+  params: VERSION,
+  responses: {
+    200: { description: "The version and its changes from the one before.", schema: VersionAnswer },
+  },
+  handler: async (c, _input, deps) => {
+    const id = c.req.param("id");
+    const number = versionParam(c.req.param("version"));
+    const version = await getVersion(deps.db, id, number);
+    const before = number > 1 ? versionJson(await getVersion(deps.db, id, number - 1)) : undefined;
+    const now = versionJson(version);
+    const { version: _v, created_at: _c, actor_user_id: _a, note: _n, ...content } = now;
+    const previous =
+      before === undefined
+        ? {}
+        : { name: before.name, selector: before.selector, priority: before.priority, spec: before.spec };
+    return c.json({ version: now, changes: before === undefined ? [] : specDiff(previous, content) });
+  },
+});
+
+POLICY_API.add({
+  id: "rollbackPolicy",
+  method: "post",
+  path: "/api/policies/:id/versions/:version/rollback",
+  tag: "Policies",
+  summary: "Apply an old version again, as the next version",
+  access: "admin",
+  params: VERSION,
+  responses: { 200: { description: "The policy and what the rollback did.", schema: PolicyApplied } },
+  handler: async (c, _input, deps) => {
+    const id = c.req.param("id");
+    const applied = await rollbackPolicy(deps, auditOf(c), id, versionParam(c.req.param("version")));
+    return c.json({ policy: policyJson(await getPolicy(deps.db, id)), plan: applied.plan });
+  },
+});
+
+POLICY_API.add({
+  id: "getHostPolicies",
+  method: "get",
+  path: "/api/hosts/:id/policies",
+  tag: "Policies",
+  summary: "Where each of a host's settings comes from",
+  description:
+    "Every group, the host's own (`from: null`) or a policy's (name and version, and the settings the host set itself), the policies' schedules, and what the policies would give it but do not: kept apart by a group of its own, or in conflict.",
+  access: "viewer",
+  params: HOST_ID,
+  responses: { 200: { description: "The host's effective configuration.", schema: HostPoliciesAnswer } },
+  handler: async (c, _input, deps) => c.json(await hostPolicies(deps.db, c.req.param("id"))),
+});
+
+export function policyApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return POLICY_API.routes(deps);
+}
