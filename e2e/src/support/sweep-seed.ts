@@ -39,6 +39,8 @@ export interface SweepData {
   restoreJob: string;
   /** The approved host with a long name, which never connected. */
   longHostId: string;
+  /** A host that announced itself with a long name and waits for approval. */
+  pendingId: string;
 }
 
 /** Seeds the sweep's data on `hostId`, whose agent is running and its repository ready. */
@@ -144,12 +146,12 @@ export async function seedSweep(api: Api, rest: RestServer, hostId: string): Pro
   expect(approved.status, JSON.stringify(approved.body)).toBe(200);
   const longHostId = approved.body.host_id;
   // Labels as long as a label may be, so their chips must wrap (issue 37).
-  const long = "x".repeat(63);
+  const longValue = "x".repeat(63);
   const labelled = await api.send("PUT", `/api/hosts/${longHostId}/labels`, {
     labels: Object.fromEntries(
       ["env", "role", "team", "tier", "zone", "owner"].map((key) => [
-        `example.com/${key}-${long.slice(0, 40)}`,
-        long,
+        `example.com/${key}-${longValue.slice(0, 40)}`,
+        longValue,
       ]),
     ),
   });

@@ -13,6 +13,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
 import { freshnessJson, hostFreshness } from "../freshness/freshness.js";
+import { hostPolicies } from "../policies/host-policies.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
@@ -118,6 +119,10 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const showHooks = hasRole(c.get("actor"), "admin");
     const names = Object.fromEntries(groups.map((group) => [group.id, group.name]));
     const freshness = await hostFreshness(deps, hostId);
+    // Issue 37.2: where each group and schedule comes from, and what the policies give but do not apply.
+    const policies = await hostPolicies(deps.db, hostId);
+    const origin = new Map(policies.groups.map((group) => [group.name, group]));
+    const policyNames = new Map(policies.matched.map((policy) => [policy.id, policy]));
     const scheduleZone = host.timeZone ?? deps.config.timeZone;
     const now = deps.clock.now();
     return renderPage(c, deps.views, "pages/host-sources.njk", {
@@ -129,6 +134,8 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
         return {
           ...groupJson(group, { showHooks, key: deps.keys.secret }),
           freshness: judged ? freshnessJson(judged) : null,
+          from: group.policyId === null ? null : (origin.get(group.name)?.from ?? null),
+          overridden: origin.get(group.name)?.overridden ?? [],
         };
       }),
       // Issue 17: each schedule as a sentence with its next runs, read in the host's zone.
@@ -140,9 +147,14 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
           ...scheduleJson(schedule),
           ...timing,
           next_runs: runs,
+          from:
+            schedule.policyId === null
+              ? null
+              : { name: policyNames.get(schedule.policyId)?.name ?? "a policy", schedule: schedule.policySchedule },
         };
       }),
       groupNames: names,
+      policies,
       pendingRuns: pending.map(pendingRunJson),
       hostHooks: showHooks
         ? {

@@ -15,9 +15,10 @@ import {
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
-import { invalid, notFound } from "../errors.js";
+import { conflict, invalid, notFound } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { checkCron } from "./cron.js";
+import { policyName } from "./source-groups.js";
 
 export interface ScheduleInput {
   cron: string;
@@ -78,6 +79,15 @@ async function assertGroupsOfHost(tx: Database, hostId: string, groupIds: string
     throw invalid(`source_group_ids: not source groups of this host: ${foreign.join(", ")}`, [
       { field: "source_group_ids", message: "every group must belong to this host" },
     ]);
+  }
+}
+
+/** A policy's schedule is the policy's: a host-side edit would be undone by its next version. */
+async function refusePolicySchedule(db: Database, schedule: ScheduleView): Promise<void> {
+  if (schedule.policyId !== null) {
+    throw conflict(
+      `This schedule is ${schedule.policySchedule ?? "a schedule"} of policy ${await policyName(db, schedule.policyId)}: change it in the policy, or the host's labels so that the policy no longer covers it.`,
+    );
   }
 }
 
@@ -164,6 +174,7 @@ export async function updateSchedule(
 ): Promise<ScheduleView> {
   const { cron, groupIds } = validated(input);
   const current = await getSchedule(deps.db, hostId, scheduleId);
+  await refusePolicySchedule(deps.db, current);
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     await assertGroupsOfHost(tx, hostId, groupIds);
@@ -192,6 +203,7 @@ export async function deleteSchedule(
   scheduleId: string,
 ): Promise<ScheduleView> {
   const current = await getSchedule(deps.db, hostId, scheduleId);
+  await refusePolicySchedule(deps.db, current);
   await deps.db.transaction(async (tx) => {
     await tx.delete(schedules).where(and(eq(schedules.id, scheduleId), eq(schedules.hostId, hostId)));
     await bumpVersion(tx, hostId, deps.clock.now());

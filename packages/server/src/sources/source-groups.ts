@@ -58,7 +58,8 @@ export async function getGroup(db: Database, hostId: string, groupId: string): P
   return group;
 }
 
-async function policyName(db: Database, policyId: string): Promise<string> {
+/** A policy's name for a refusal naming it (its id if it is gone meanwhile). */
+export async function policyName(db: Database, policyId: string): Promise<string> {
   const [row] = await db.select({ name: policies.name }).from(policies).where(eq(policies.id, policyId));
   return row?.name ?? policyId;
 }
