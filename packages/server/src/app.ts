@@ -53,6 +53,7 @@ import { mirrorPageRoutes } from "./routes/mirror-pages.js";
 import { notificationChannelApiRoutes } from "./routes/notification-channels-api.js";
 import { notificationChannelPageRoutes } from "./routes/notification-channels-pages.js";
 import { policyApiRoutes } from "./routes/policies-api.js";
+import { policyPageRoutes } from "./routes/policies-pages.js";
 import { recoveryKitRoutes } from "./routes/recovery-kit.js";
 import { restoreApiRoutes } from "./routes/restore-api.js";
 import { restorePageRoutes } from "./routes/restore-pages.js";
@@ -135,6 +136,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", enrolmentPageRoutes(deps));
   app.route("/", labelApiRoutes(deps));
   app.route("/", policyApiRoutes(deps));
+  app.route("/", policyPageRoutes(deps));
   app.route("/", hostApiRoutes(deps));
   app.route("/", hostPageRoutes(deps));
   app.route("/", recoveryKitRoutes(deps));

@@ -70,8 +70,7 @@ export function timesInText(value: unknown, now: Date, timeZone: string): string
   for (const match of text.matchAll(ISO_IN_TEXT)) {
     const at = match.index ?? 0;
     const moment = timeElement(match[0], now, timeZone);
-    html +=
-      escapeHtml(text.slice(from, at)) + (moment === "–" ? escapeHtml(match[0]) : moment);
+    html += escapeHtml(text.slice(from, at)) + (moment === "–" ? escapeHtml(match[0]) : moment);
     from = at + match[0].length;
   }
   return html + escapeHtml(text.slice(from));

@@ -22,6 +22,7 @@ interface Ids {
   schedule: string;
   channel: string;
   user: string;
+  policy: string;
 }
 
 interface Refusal {
@@ -152,6 +153,21 @@ const FORMS: Record<string, Refusal | string> = {
   "/hosts/:id/restore": "the restore wizard's steps, with their own refusals in restore-refused.test",
   "/hosts/:id/snapshots/:id/forget": "exists only for a snapshot; its confirmation is in snapshots.test",
   "/settings/tokens/:id/revoke": BUTTON,
+  "/policies/preview": {
+    page: () => "/policies",
+    fields: { name: "base", selector: "", priority: "100", spec: "{ not json" },
+    at: "spec",
+  },
+  "/policies/:id/preview": {
+    page: (ids) => `/policies/${ids.policy}`,
+    post: (ids) => `/policies/${ids.policy}/preview`,
+    fields: { name: "base", selector: "", priority: "100", spec: '{"groups":[{"name":"etc","includes":["etc"]}]}' },
+    at: "spec",
+  },
+  "/policies": "applies exactly what its preview showed (hidden fields): the preview's refusals are above",
+  "/policies/:id": "applies exactly what its preview showed (hidden fields): the preview's refusals are above",
+  "/policies/:id/versions/:id/rollback": BUTTON,
+  "/policies/:id/delete": BUTTON,
   "/settings/tokens": {
     page: () => "/settings/tokens",
     fields: { name: LONG.slice(0, 101), expires_at: "" },
@@ -196,6 +212,8 @@ const SAVES = [
   "/hosts/:id/credentials/:slot",
   "/hosts/:id/bandwidth",
   "/hosts/:id/rename",
+  "/policies",
+  "/policies/:id",
   "/settings/notifications/:id",
   "/settings/notifications",
   "/settings/users/:id",
@@ -261,12 +279,16 @@ async function fixtures(admin: TestClient, db: Database): Promise<Ids> {
   });
   expect(created.status).toBe(201);
   const user = (await created.json()) as { user: { id: string } };
+  const policy = (await (
+    await admin.json("POST", "/api/policies", { name: "base", selector: "env=none", spec: { groups: [] } })
+  ).json()) as { policy: { id: string } };
   return {
     host: host.id,
     group: group.source_group.id,
     schedule: schedule.schedule.id,
     channel: (channel.channel ?? channel.notification_channel)?.id ?? "",
     user: user.user.id,
+    policy: policy.policy.id,
   };
 }
 
@@ -309,7 +331,7 @@ runDbSuite("every plain form refused at its field", (getDb) => {
           new RegExp(`name="${refusal.at}"[^>]*aria-invalid="true"`).test(html)
             ? ""
             : `${refusal.at} not marked invalid`,
-          refusal.at.includes("password") || html.includes(typed.replaceAll("&", "&amp;"))
+          refusal.at.includes("password") || html.includes(typed.replaceAll("&", "&amp;").replaceAll("\"", "&quot;"))
             ? ""
             : "typed value lost",
         ].filter(Boolean);

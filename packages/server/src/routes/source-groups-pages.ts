@@ -13,10 +13,10 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
 import { freshnessJson, hostFreshness } from "../freshness/freshness.js";
-import { hostPolicies } from "../policies/host-policies.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
+import { hostPolicies } from "../policies/host-policies.js";
 import { listPendingRuns, pendingRunJson } from "../retries/pending-runs.js";
 import { scheduleTiming } from "../sources/cron-description.js";
 import { openHook } from "../sources/hooks.js";
@@ -150,7 +150,10 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
           from:
             schedule.policyId === null
               ? null
-              : { name: policyNames.get(schedule.policyId)?.name ?? "a policy", schedule: schedule.policySchedule },
+              : {
+                  name: policyNames.get(schedule.policyId)?.name ?? "a policy",
+                  schedule: schedule.policySchedule,
+                },
         };
       }),
       groupNames: names,

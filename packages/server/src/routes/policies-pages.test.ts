@@ -1,0 +1,111 @@
+/**
+ * Issue 37.3 in the browser's terms: a policy is previewed before it applies (hosts covered and
+ * what changes on each), applied as previewed, edited as a new version with its changes listed,
+ * rolled back; a viewer reads it all and changes nothing.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../app.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { seedHost } from "../testing/seed.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+
+const PASSWORD = "correct horse battery";
+let deps: TestDeps;
+let admin: TestClient;
+let viewer: TestClient;
+
+const SPEC = {
+  groups: [{ name: "etc", includes: ["/etc"], retention_policy: { daily: 7 } }],
+  schedules: [{ name: "nightly", cron: "0 2 * * *", groups: ["etc"] }],
+};
+
+beforeEach(async () => {
+  deps = await createTestDeps();
+  const app = createApp(deps);
+  admin = createTestClient(app, deps.config.baseUrl);
+  viewer = createTestClient(app, deps.config.baseUrl);
+  await admin.json("POST", "/api/auth/bootstrap", {
+    bootstrap_token: "test-bootstrap-token-0123456789",
+    username: "admin",
+    password: PASSWORD,
+  });
+  await admin.json("POST", "/api/users", { username: "looker", password: PASSWORD, role: "viewer" });
+  await viewer.json("POST", "/api/auth/login", { username: "looker", password: PASSWORD });
+  await seedHost(deps, { name: "web-1", labels: { env: "prod" } });
+  await seedHost(deps, { name: "web-2", labels: { env: "prod" } });
+  await seedHost(deps, { name: "dev-1", labels: { env: "dev" } });
+});
+afterEach(async () => {
+  await deps.close();
+});
+
+async function post(path: string, fields: Record<string, string>, from: string): Promise<Response> {
+  const csrf = csrfFrom(await (await admin.request(from)).text());
+  return admin.form(
+    path,
+    { _csrf: csrf, ...fields },
+    { Accept: "text/html", Referer: `${deps.config.baseUrl}${from}` },
+  );
+}
+
+describe("policy pages", () => {
+  it("previews a new policy, applies what was previewed, then edits, lists the change and rolls back", async () => {
+    const fields = {
+      name: "prod",
+      selector: "env=prod",
+      priority: "100",
+      spec: JSON.stringify(SPEC),
+      note: "",
+    };
+    const preview = await (await post("/policies/preview", fields, "/policies")).text();
+    expect(preview).toMatch(
+      /data-testid="preview-counts">It covers <strong>2<\/strong> hosts; <strong>2<\/strong> change/,
+    );
+    expect(preview.match(/data-testid="preview-host"/g)).toHaveLength(2);
+    expect(preview).toContain("+ etc");
+    expect(preview).toContain("+ prod/nightly");
+    // Nothing applied by the preview.
+    expect(await (await viewer.request("/policies")).text()).toContain("No policies");
+
+    const applied = await post("/policies", fields, "/policies");
+    expect(applied.status).toBe(303);
+    const page = applied.headers.get("Location") ?? "";
+    const shown = await (await viewer.request(page)).text();
+    expect(shown).toMatch(/Version 1 · priority 100 · covers <a [^>]*>2 hosts<\/a>/);
+    expect(shown).not.toContain('data-testid="policy-form"');
+
+    const edit = {
+      ...fields,
+      spec: JSON.stringify({ ...SPEC, groups: [{ ...SPEC.groups[0], excludes: ["*.tmp"] }] }),
+      note: "skip temp files",
+    };
+    const editPreview = await (await post(`${page}/preview`, edit, page)).text();
+    expect(editPreview).toContain("~ etc (excludes)");
+    expect(editPreview).toContain("Apply as version 2");
+    expect((await post(page, edit, page)).status).toBe(303);
+    const second = await (await admin.request(page)).text();
+    expect(second).toMatch(/<strong>Version 2<\/strong>, <time[^>]*>[^<]*<\/time>: skip temp files/);
+    expect(second).toContain("spec.groups[&quot;etc&quot;].excludes");
+
+    expect((await post(`${page}/versions/1/rollback`, {}, page)).status).toBe(303);
+    const third = await (await admin.request(page)).text();
+    expect(third).toContain("Version 3 · priority 100");
+    expect(third).toContain("rollback to version 1");
+  });
+
+  it("says what is wrong with the document at its input and keeps it", async () => {
+    const res = await post(
+      "/policies/preview",
+      {
+        name: "prod",
+        selector: "env=prod",
+        priority: "100",
+        spec: '{"groups":[{"name":"etc","includes":["etc"]}]}',
+      },
+      "/policies",
+    );
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(html).toMatch(/data-testid="field-error-spec"[^>]*>spec\.groups\.0\.includes\.0: /);
+  });
+});
