@@ -44,6 +44,8 @@ export async function enrolHost(options: {
    * user's login the caller already added. No password is generated and no snippet is run.
    */
   existingPassword?: string;
+  /** Labels the token gives the host (issue 37). */
+  labels?: Record<string, string>;
 }): Promise<EnrolledHost> {
   const { api, rest, restic, user } = options;
   const repository =
@@ -58,7 +60,7 @@ export async function enrolHost(options: {
     htpasswd_snippet: string;
     generated_password: string;
     generated_login_password?: string;
-  }>("POST", "/api/enrollment-tokens", { repository });
+  }>("POST", "/api/enrollment-tokens", { repository, ...(options.labels ? { labels: options.labels } : {}) });
   if (minted.status !== 201) {
     throw new Error(`enrolment token: ${minted.status} ${JSON.stringify(minted.body)}`);
   }
