@@ -84,6 +84,7 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
   let restoreJob = "";
   let longHostId = "";
   let pendingId = "";
+  const policyId = "";
 
   beforeAll(async () => {
     mkdirSync(PAGE_SHOTS, { recursive: true });
@@ -172,6 +173,9 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
         role: "operator",
         controls: [{ name: "Approve", selector: '[data-testid="approve-confirm"]' }],
       },
+      { name: "policies", path: "/policies", role: "viewer" },
+      { name: "policy", path: `/policies/${policyId}`, role: "viewer" },
+      { name: "host-long-sources", path: `/hosts/${longHostId}/sources`, role: "viewer" },
       {
         name: "hosts-by-selector",
         path: `/hosts?selector=${encodeURIComponent("env!=none")}`,

@@ -41,6 +41,8 @@ export interface SweepData {
   longHostId: string;
   /** A host that announced itself with a long name and waits for approval. */
   pendingId: string;
+  /** A policy with long names, at its second version. */
+  policyId: string;
 }
 
 /** Seeds the sweep's data on `hostId`, whose agent is running and its repository ready. */
@@ -157,10 +159,24 @@ export async function seedSweep(api: Api, rest: RestServer, hostId: string): Pro
   });
   expect(labelled.status, JSON.stringify(labelled.body)).toBe(200);
   const pendingId = await announce(LONG_PENDING);
+  // A policy with long paths and a long selector, edited once so its page lists a change.
+  const policyBody = (excludes: string[]) => ({
+    name: "a-policy-with-a-rather-long-name-for-a-phone-screen",
+    selector: `example.com/env-${longValue.slice(0, 40)}=${longValue}`,
+    spec: {
+      groups: [{ name: `group-${LONG_DIR}`.slice(0, 64), includes: [longPath], excludes }],
+      schedules: [{ name: "nightly", cron: "0 2 * * *", groups: [`group-${LONG_DIR}`.slice(0, 64)] }],
+    },
+  });
+  const policy = await api.send<{ policy: { id: string } }>("POST", "/api/policies", policyBody([]));
+  expect(policy.status, JSON.stringify(policy.body)).toBe(201);
+  const policyId = policy.body.policy.id;
+  const edited = await api.send("PUT", `/api/policies/${policyId}`, policyBody([`${longPath}/cache/**`]));
+  expect(edited.status, JSON.stringify(edited.body)).toBe(200);
   const token = await api.send("POST", "/api/enrollment-tokens", {
     repository: { url: `rest:${rest.url}/${LONG_DIR}/`, username: LONG_DIR },
     initial_paths: [longPath],
   });
   expect(token.status, JSON.stringify(token.body)).toBe(201);
-  return { snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId };
+  return { snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId, policyId };
 }

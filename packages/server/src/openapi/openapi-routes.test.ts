@@ -749,7 +749,18 @@ describe("answers match their documented schemas", () => {
     expect(provenance.body.groups).toContainEqual(
       expect.objectContaining({ name: "etc-policy", from: { id, name: "prod-baseline", version: 3 } }),
     );
-    expect((await call(admin, "DELETE", `/api/policies/${id}`)).status).toBe(204);
+    const document = (await call(admin, "GET", "/api/fleet-config")).body;
+    expect(document.version).toBe(1);
+    const dry = await call(admin, "POST", "/api/fleet-config/apply", { document, dry_run: true });
+    expect(dry.body.changes).toEqual([]);
+    const applied = await call(admin, "POST", "/api/fleet-config/apply", {
+      document: { ...document, policies: [] },
+    });
+    expect(applied.body.changes).toEqual([
+      { subject: "policy prod-baseline", path: "", before: { selector: "env=prod" }, after: null },
+    ]);
+    const spare = await call(admin, "POST", "/api/policies", { ...body, name: "spare" });
+    expect((await call(admin, "DELETE", `/api/policies/${spare.body.policy.id}`)).status).toBe(204);
   });
 
   it("the audit trail, renaming and deleting a host", async () => {

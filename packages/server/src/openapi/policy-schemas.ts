@@ -101,3 +101,27 @@ export const HostPoliciesAnswer = Type.Object({
   conflicts: Type.Array(Conflict),
   kept_apart: Type.Array(KeptApart),
 });
+
+export const FleetApplyBody = Type.Object(
+  {
+    document: Type.Unknown({
+      description: "the fleet document (version 1), as GET /api/fleet-config answers it",
+    }),
+    dry_run: Type.Optional(Type.Boolean({ description: "say what would change, change nothing" })),
+  },
+  { additionalProperties: false },
+);
+
+export const FleetApplyAnswer = Type.Object({
+  dry_run: Type.Boolean(),
+  changes: Type.Array(
+    Type.Object({
+      subject: Type.String(),
+      path: Type.String(),
+      before: Type.Unknown(),
+      after: Type.Unknown(),
+    }),
+    { description: "every difference between the document and the fleet; empty: nothing to do" },
+  ),
+  plan: PlanJson,
+});

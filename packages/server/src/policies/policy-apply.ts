@@ -53,11 +53,11 @@ export async function reconcileHosts(
   tx: Transaction | Database,
   deps: Pick<ServerDeps, "clock" | "ids">,
   hostIds?: readonly string[],
-  except?: string,
+  except: readonly string[] = [],
 ): Promise<FleetPlan> {
   await acquireAdvisoryXactLock(tx as Transaction, POLICY_LOCK);
-  // `except`: a policy about to be deleted; what it gave goes before its row does.
-  const active = (await loadActivePolicies(tx)).filter((policy) => policy.id !== except);
+  // `except`: policies about to be deleted; what they gave goes before their rows do.
+  const active = (await loadActivePolicies(tx)).filter((policy) => !except.includes(policy.id));
   const state = await loadFleetState(tx, hostIds);
   const plans = state.hosts.map((host) => planHost(host, state, active));
   const rescheduled = await applyHostPlans(tx, deps, state, plans, deps.clock.now());

@@ -110,7 +110,7 @@ export async function previewPolicy(db: Database, body: PolicyBody, id?: string)
   return summarise(plans, candidateId);
 }
 
-async function named<T>(name: string, run: () => Promise<T>): Promise<T> {
+export async function named<T>(name: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -121,7 +121,47 @@ async function named<T>(name: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Writes `body` as the policy's next version (1 for a new one), applies it, audits, pushes. */
+/**
+ * Writes a checked body as the policy's next version (1 for a new one) inside `tx`, without
+ * bringing hosts in line: the caller does that once for all it writes.
+ */
+export async function storeVersion(
+  tx: Database,
+  now: Date,
+  audit: AuditContext,
+  id: string,
+  checked: ReturnType<typeof checkPolicyBody>,
+): Promise<number> {
+  const [current] = await tx.select().from(policies).where(eq(policies.id, id)).for("update");
+  const version = (current?.version ?? 0) + 1;
+  const row = {
+    name: checked.name,
+    version,
+    selector: checked.selector,
+    priority: checked.priority,
+    spec: checked.spec as Record<string, unknown>,
+    updatedAt: now,
+  };
+  if (current) {
+    await tx.update(policies).set(row).where(eq(policies.id, id));
+  } else {
+    await tx.insert(policies).values({ id, ...row, createdAt: now });
+  }
+  await tx.insert(policyVersions).values({
+    policyId: id,
+    version,
+    name: row.name,
+    selector: row.selector,
+    priority: row.priority,
+    spec: row.spec,
+    actorUserId: audit.actor.userId,
+    note: checked.note ?? null,
+    createdAt: now,
+  });
+  return version;
+}
+
+/** Writes `body` as the policy's next version, applies it, audits, pushes. */
 async function writeVersion(
   deps: StoreDeps,
   audit: AuditContext,
@@ -131,35 +171,9 @@ async function writeVersion(
   details: Record<string, unknown> = {},
 ): Promise<{ id: string; version: number; plan: PlanSummary }> {
   const checked = checkPolicyBody(body);
-  const now = deps.clock.now();
   const result = await named(checked.name, () =>
     deps.db.transaction(async (tx) => {
-      const [current] = await tx.select().from(policies).where(eq(policies.id, id)).for("update");
-      const version = (current?.version ?? 0) + 1;
-      const row = {
-        name: checked.name,
-        version,
-        selector: checked.selector,
-        priority: checked.priority,
-        spec: checked.spec as Record<string, unknown>,
-        updatedAt: now,
-      };
-      if (current) {
-        await tx.update(policies).set(row).where(eq(policies.id, id));
-      } else {
-        await tx.insert(policies).values({ id, ...row, createdAt: now });
-      }
-      await tx.insert(policyVersions).values({
-        policyId: id,
-        version,
-        name: row.name,
-        selector: row.selector,
-        priority: row.priority,
-        spec: row.spec,
-        actorUserId: audit.actor.userId,
-        note: body.note ?? null,
-        createdAt: now,
-      });
+      const version = await storeVersion(tx, deps.clock.now(), audit, id, checked);
       const fleet = await reconcileHosts(tx, deps);
       const plan = summarise(fleet.plans, id);
       await writeAudit(tx, deps, {
@@ -168,10 +182,10 @@ async function writeVersion(
         targetKind: "policy",
         targetId: id,
         details: {
-          name: row.name,
+          name: checked.name,
           version,
-          selector: row.selector,
-          priority: row.priority,
+          selector: checked.selector,
+          priority: checked.priority,
           hosts_covered: plan.hosts_covered,
           hosts_changed: plan.hosts_changed,
           ...details,
@@ -218,7 +232,7 @@ export async function deletePolicy(deps: StoreDeps, audit: AuditContext, id: str
       throw notFound(`No policy ${id}`);
     }
     // Before the row goes: its delete would make what it gave look like the hosts' own groups.
-    const fleet = await reconcileHosts(tx, deps, undefined, id);
+    const fleet = await reconcileHosts(tx, deps, undefined, [id]);
     await tx.delete(policies).where(eq(policies.id, id));
     const plan = summarise(fleet.plans, id);
     await writeAudit(tx, deps, {

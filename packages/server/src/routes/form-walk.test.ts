@@ -161,11 +161,17 @@ const FORMS: Record<string, Refusal | string> = {
   "/policies/:id/preview": {
     page: (ids) => `/policies/${ids.policy}`,
     post: (ids) => `/policies/${ids.policy}/preview`,
-    fields: { name: "base", selector: "", priority: "100", spec: '{"groups":[{"name":"etc","includes":["etc"]}]}' },
+    fields: {
+      name: "base",
+      selector: "",
+      priority: "100",
+      spec: '{"groups":[{"name":"etc","includes":["etc"]}]}',
+    },
     at: "spec",
   },
   "/policies": "applies exactly what its preview showed (hidden fields): the preview's refusals are above",
-  "/policies/:id": "applies exactly what its preview showed (hidden fields): the preview's refusals are above",
+  "/policies/:id":
+    "applies exactly what its preview showed (hidden fields): the preview's refusals are above",
   "/policies/:id/versions/:id/rollback": BUTTON,
   "/policies/:id/delete": BUTTON,
   "/settings/tokens": {
@@ -331,7 +337,8 @@ runDbSuite("every plain form refused at its field", (getDb) => {
           new RegExp(`name="${refusal.at}"[^>]*aria-invalid="true"`).test(html)
             ? ""
             : `${refusal.at} not marked invalid`,
-          refusal.at.includes("password") || html.includes(typed.replaceAll("&", "&amp;").replaceAll("\"", "&quot;"))
+          refusal.at.includes("password") ||
+          html.includes(typed.replaceAll("&", "&amp;").replaceAll('"', "&quot;"))
             ? ""
             : "typed value lost",
         ].filter(Boolean);

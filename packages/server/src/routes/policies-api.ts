@@ -12,6 +12,8 @@ import { type AppEnv, auditOf } from "../auth/actor.js";
 import { invalid } from "../errors.js";
 import { apiGroup, HOST_ID, NO_CONTENT } from "../openapi/api-route.js";
 import {
+  FleetApplyAnswer,
+  FleetApplyBody,
   HostPoliciesAnswer,
   PlanJson,
   PolicyApplied,
@@ -20,6 +22,7 @@ import {
   VersionAnswer,
   VersionList,
 } from "../openapi/policy-schemas.js";
+import { applyFleetDocument, exportFleet, FleetDocument } from "../policies/fleet-document.js";
 import { hostPolicies } from "../policies/host-policies.js";
 import { policyJson, versionJson } from "../policies/policy-json.js";
 import { PolicyBody } from "../policies/policy-spec.js";
@@ -220,6 +223,34 @@ POLICY_API.add({
   params: HOST_ID,
   responses: { 200: { description: "The host's effective configuration.", schema: HostPoliciesAnswer } },
   handler: async (c, _input, deps) => c.json(await hostPolicies(deps.db, c.req.param("id"))),
+});
+
+POLICY_API.add({
+  id: "exportFleetConfig",
+  method: "get",
+  path: "/api/fleet-config",
+  tag: "Policies",
+  summary: "The fleet's configuration as one document",
+  description:
+    "Every host's labels (by id, with its name) and every policy, in a stable order: what `fleetback export` writes and `fleetback apply` takes back.",
+  access: "viewer",
+  responses: { 200: { description: "The document, version 1.", schema: FleetDocument } },
+  handler: async (c, _input, deps) => c.json(await exportFleet(deps.db)),
+});
+
+POLICY_API.add({
+  id: "applyFleetConfig",
+  method: "post",
+  path: "/api/fleet-config/apply",
+  tag: "Policies",
+  summary: "Apply a fleet document, or say what it would change",
+  description:
+    "A host the document names gets exactly its labels (a host it does not name keeps its own); its policies are the fleet's policies (one it lacks is deleted). One transaction and one audit entry (fleet.apply); applying the same document twice changes nothing. A bad document is refused whole with the path of the bad field within it (`policies.0.spec.groups.1.includes.0`).",
+  access: "admin",
+  body: FleetApplyBody,
+  responses: { 200: { description: "What changed (or would).", schema: FleetApplyAnswer } },
+  handler: async (c, { body }, deps) =>
+    c.json(await applyFleetDocument(deps, auditOf(c), body.document, body.dry_run === true)),
 });
 
 export function policyApiRoutes(deps: AppDeps): Hono<AppEnv> {

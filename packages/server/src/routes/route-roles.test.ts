@@ -107,6 +107,8 @@ const EXPECTED: Record<string, Access> = {
   "GET /api/policies/:id/versions/:version": "viewer",
   "POST /api/policies/:id/versions/:version/rollback": "admin",
   "GET /api/hosts/:id/policies": "viewer",
+  "GET /api/fleet-config": "viewer",
+  "POST /api/fleet-config/apply": "admin",
   "GET /policies": "viewer",
   "GET /policies/:id": "viewer",
   "POST /policies/preview": "admin",

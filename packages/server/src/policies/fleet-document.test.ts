@@ -1,0 +1,121 @@
+import { auditLog, hosts, policies, sourceGroups } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
+import { eq } from "drizzle-orm";
+import { expect, it } from "vitest";
+import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { createTestDeps } from "../testing/test-deps.js";
+import { applyFleetDocument, exportFleet, type FleetDocument } from "./fleet-document.js";
+import { createPolicy } from "./policy-store.js";
+
+runDbSuite("fleet document", (getDb) => {
+  async function setUp() {
+    const deps = await createTestDeps({ db: getDb() });
+    const audit = await seedAuditContext(deps);
+    const web = (await seedHost(deps, { name: "web", labels: { env: "prod" } })).host;
+    const dev = (await seedHost(deps, { name: "dev", labels: { env: "dev" } })).host;
+    await createPolicy(deps, audit, {
+      name: "prod",
+      selector: "env=prod",
+      spec: {
+        groups: [{ name: "etc", includes: ["/etc"] }],
+        schedules: [{ name: "nightly", cron: "0 2 * * *", groups: ["etc"] }],
+      },
+    });
+    return { deps, audit, web, dev };
+  }
+
+  it("exports what applying back changes nothing of, twice; a changed document changes exactly its differences", async () => {
+    const { deps, audit, web, dev } = await setUp();
+    const document = await exportFleet(deps.db);
+    expect(document.hosts?.map((h) => [h.name, h.labels])).toEqual([
+      ["dev", { env: "dev" }],
+      ["web", { env: "prod" }],
+    ]);
+    expect((await applyFleetDocument(deps, audit, document, true)).changes).toEqual([]);
+    expect((await applyFleetDocument(deps, audit, document, false)).changes).toEqual([]);
+
+    const changed: FleetDocument = {
+      version: 1,
+      hosts: [{ name: "dev", labels: { env: "prod", tier: "2" } }],
+      policies: [
+        {
+          name: "prod",
+          selector: "env = prod",
+          spec: {
+            groups: [{ name: "etc", includes: ["/etc", "/srv"] }],
+            schedules: [{ name: "nightly", cron: "0 2 * * *", groups: ["etc"] }],
+          },
+        },
+      ],
+    };
+    const dry = await applyFleetDocument(deps, audit, changed, true);
+    expect(dry.changes).toEqual([
+      { subject: "host dev", path: "labels.env", before: "dev", after: "prod" },
+      { subject: "host dev", path: "labels.tier", before: null, after: "2" },
+      {
+        subject: "policy prod",
+        path: 'spec.groups["etc"].includes',
+        before: ["/etc"],
+        after: ["/etc", "/srv"],
+      },
+    ]);
+    expect(await deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, dev.id))).toEqual([]);
+
+    const applied = await applyFleetDocument(deps, audit, changed, false);
+    expect(applied.changes).toEqual(dry.changes);
+    expect(applied.plan.hosts_changed).toBe(2);
+    for (const host of [web, dev]) {
+      const groups = await deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, host.id));
+      expect(groups.map((g) => [g.includes, g.policyVersion])).toEqual([[["/etc", "/srv"], 2]]);
+    }
+    const [entry] = await deps.db.select().from(auditLog).where(eq(auditLog.action, "fleet.apply"));
+    expect(entry?.details).toMatchObject({
+      changes: 3,
+      hosts_labelled: 1,
+      policies_written: 1,
+      policies_deleted: 0,
+    });
+    expect((await applyFleetDocument(deps, audit, changed, false)).changes).toEqual([]);
+    expect(await deps.db.select().from(auditLog).where(eq(auditLog.action, "fleet.apply"))).toHaveLength(1);
+
+    // A document without the policy deletes it, and what it gave goes.
+    const none = await applyFleetDocument(deps, audit, { version: 1, policies: [] }, false);
+    expect(none.changes.map((c) => c.subject)).toEqual(["policy prod"]);
+    expect(await deps.db.select().from(policies)).toEqual([]);
+    expect(await deps.db.select().from(sourceGroups)).toEqual([]);
+  });
+
+  it("refuses a bad document whole, naming the path of the bad field, and changes nothing", async () => {
+    const { deps, audit, dev } = await setUp();
+    const good = await exportFleet(deps.db);
+    const cases: Array<[unknown, RegExp]> = [
+      [{ ...good, version: 2 }, /^version: /],
+      [{ ...good, hosts: [{ name: "nobody", labels: {} }] }, /^hosts\.0: no host is named nobody/],
+      [{ ...good, hosts: [{ name: "dev", labels: { "-x": "1" } }] }, /^hosts\.0\.labels\.-x: /],
+      [
+        {
+          version: 1,
+          hosts: [{ name: "dev", labels: { env: "qa" } }],
+          policies: [{ name: "prod", selector: "", spec: { groups: [{ name: "etc", includes: ["etc"] }] } }],
+        },
+        /^policies\.0\.spec\.groups\.0\.includes\.0: /,
+      ],
+      [
+        {
+          version: 1,
+          policies: [
+            { name: "prod", selector: "", spec: { groups: [] } },
+            { name: "prod", selector: "", spec: { groups: [] } },
+          ],
+        },
+        /^policies\.1\.name: a second policy named prod/,
+      ],
+    ];
+    for (const [document, message] of cases) {
+      await expect(applyFleetDocument(deps, audit, document, false)).rejects.toThrow(message);
+    }
+    const [row] = await deps.db.select({ labels: hosts.labels }).from(hosts).where(eq(hosts.id, dev.id));
+    expect(row?.labels).toEqual({ env: "dev" });
+    expect(await exportFleet(deps.db)).toEqual(good);
+  });
+});

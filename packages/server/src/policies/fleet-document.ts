@@ -1,0 +1,241 @@
+/**
+ * @module policies/fleet-document
+ * The fleet's configuration as one document (issue 37.4): the hosts' labels and the policies, so a
+ * team keeps its backup policy in git. Exported in a stable order; applied back as a whole: a
+ * host it names gets exactly its labels (a host it does not name keeps its own; hosts come and go
+ * by enrolment), and its policies are the fleet's policies (one it lacks is deleted). Applying
+ * is one transaction: every change, the hosts brought in line once, one audit entry. A dry run
+ * computes the same changes and writes nothing; applying the same document twice changes nothing.
+ * A bad document is refused whole, naming the path of the bad field.
+ */
+import { type Database, hosts, policies } from "@fleetback/db";
+import { asc, eq, inArray } from "drizzle-orm";
+import { type Static, Type } from "typebox";
+import { type AuditContext, writeAudit } from "../audit/audit.js";
+import type { ServerDeps } from "../deps.js";
+import { invalid } from "../errors.js";
+import { validate } from "../http/validate.js";
+import { checkLabels, type Labels, LabelsSchema, labelsOf } from "../labels/label-rules.js";
+import { canonical } from "./effective-config.js";
+import { pushSchedules, reconcileHosts } from "./policy-apply.js";
+import { checkPolicyBody, PolicyBody } from "./policy-spec.js";
+import { named, type PlanSummary, storeVersion, summarise } from "./policy-store.js";
+import { type Change, specDiff } from "./spec-diff.js";
+
+export const FLEET_DOCUMENT_VERSION = 1;
+const MAX_HOSTS = 20_000;
+const MAX_POLICIES = 500;
+
+const { note: _note, ...policyFields } = PolicyBody.properties;
+
+export const FleetDocument = Type.Object(
+  {
+    version: Type.Literal(FLEET_DOCUMENT_VERSION),
+    hosts: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+            labels: LabelsSchema,
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: MAX_HOSTS, description: "hosts by id (as exported) or by a name no other host has" },
+      ),
+    ),
+    policies: Type.Optional(
+      Type.Array(Type.Object(policyFields, { additionalProperties: false }), { maxItems: MAX_POLICIES }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type FleetDocument = Static<typeof FleetDocument>;
+
+export interface DocumentChange extends Change {
+  /** `host web-1`, `policy prod`. */
+  subject: string;
+}
+
+export interface DocumentResult {
+  dry_run: boolean;
+  changes: DocumentChange[];
+  plan: PlanSummary;
+}
+
+type DocDeps = Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log">;
+
+export async function exportFleet(db: Database): Promise<FleetDocument> {
+  const hostRows = await db
+    .select({ id: hosts.id, name: hosts.name, labels: hosts.labels })
+    .from(hosts)
+    .orderBy(asc(hosts.name), asc(hosts.id));
+  const policyRows = await db.select().from(policies).orderBy(asc(policies.name));
+  return {
+    version: FLEET_DOCUMENT_VERSION,
+    hosts: hostRows.map((row) => ({ id: row.id, name: row.name, labels: sorted(labelsOf(row.labels)) })),
+    policies: policyRows.map((row) => ({
+      name: row.name,
+      selector: row.selector,
+      priority: row.priority,
+      spec: row.spec as PolicyBody["spec"],
+    })),
+  };
+}
+
+function sorted(labels: Labels): Labels {
+  return Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+interface Planned {
+  changes: DocumentChange[];
+  labels: Array<{ id: string; labels: Labels }>;
+  upserts: Array<{ id: string | undefined; checked: ReturnType<typeof checkPolicyBody> }>;
+  deletes: string[];
+}
+
+/** The document checked whole and compared with the fleet: every change it makes, nothing written. */
+async function planDocument(db: Database, raw: unknown): Promise<Planned> {
+  const doc = validate(FleetDocument, raw);
+  const planned: Planned = { changes: [], labels: [], upserts: [], deletes: [] };
+  const hostRows = await db.select({ id: hosts.id, name: hosts.name, labels: hosts.labels }).from(hosts);
+  const byId = new Map(hostRows.map((row) => [row.id, row]));
+  const byName = new Map<string, typeof hostRows>();
+  for (const row of hostRows) {
+    byName.set(row.name, [...(byName.get(row.name) ?? []), row]);
+  }
+  const seen = new Set<string>();
+  (doc.hosts ?? []).forEach((entry, i) => {
+    const at = `hosts.${i}`;
+    const labels = checkLabels(entry.labels, `${at}.labels`);
+    const named = entry.name === undefined ? [] : (byName.get(entry.name) ?? []);
+    const host = entry.id !== undefined ? byId.get(entry.id) : named.length === 1 ? named[0] : undefined;
+    if (!host) {
+      const why =
+        entry.id !== undefined
+          ? `no host has the id ${entry.id}`
+          : entry.name === undefined
+            ? "give the host's id or name"
+            : named.length > 1
+              ? `${named.length} hosts are named ${entry.name}: give the id`
+              : `no host is named ${entry.name}`;
+      throw invalid(`${at}: ${why}`, [{ field: at, message: why }]);
+    }
+    if (seen.has(host.id)) {
+      throw invalid(`${at}: names host ${host.name} a second time`, [
+        { field: at, message: "a second time" },
+      ]);
+    }
+    seen.add(host.id);
+    const before = labelsOf(host.labels);
+    if (canonical(before) !== canonical(labels)) {
+      planned.labels.push({ id: host.id, labels });
+      planned.changes.push(
+        ...specDiff(before, labels).map((change) => ({
+          subject: `host ${host.name}`,
+          ...change,
+          path: `labels.${change.path}`,
+        })),
+      );
+    }
+  });
+  const current = await db.select().from(policies);
+  const byPolicyName = new Map(current.map((row) => [row.name, row]));
+  const kept = new Set<string>();
+  (doc.policies ?? []).forEach((entry, i) => {
+    const checked = checkPolicyBody(entry, `policies.${i}.`);
+    if (kept.has(checked.name)) {
+      throw invalid(`policies.${i}.name: a second policy named ${checked.name}`, [
+        { field: `policies.${i}.name`, message: "a second policy of that name" },
+      ]);
+    }
+    kept.add(checked.name);
+    const row = byPolicyName.get(checked.name);
+    const content = { selector: checked.selector, priority: checked.priority, spec: checked.spec };
+    if (!row) {
+      planned.upserts.push({ id: undefined, checked });
+      planned.changes.push({ subject: `policy ${checked.name}`, path: "", before: null, after: content });
+      return;
+    }
+    const stored = { selector: row.selector, priority: row.priority, spec: row.spec };
+    if (canonical(stored) !== canonical(content)) {
+      planned.upserts.push({ id: row.id, checked });
+      planned.changes.push(
+        ...specDiff(stored, content).map((change) => ({ subject: `policy ${checked.name}`, ...change })),
+      );
+    }
+  });
+  for (const row of current) {
+    if (!kept.has(row.name)) {
+      planned.deletes.push(row.id);
+      planned.changes.push({
+        subject: `policy ${row.name}`,
+        path: "",
+        before: { selector: row.selector },
+        after: null,
+      });
+    }
+  }
+  return planned;
+}
+
+/** Applies the document, or with `dryRun` says what applying it would change. */
+export async function applyFleetDocument(
+  deps: DocDeps,
+  audit: AuditContext,
+  raw: unknown,
+  dryRun: boolean,
+): Promise<DocumentResult> {
+  const planned = await planDocument(deps.db, raw);
+  if (dryRun || planned.changes.length === 0) {
+    return {
+      dry_run: dryRun,
+      changes: planned.changes,
+      plan: { hosts_covered: 0, hosts_changed: 0, hosts: [] },
+    };
+  }
+  const now = deps.clock.now();
+  const result = await deps.db.transaction(async (tx) => {
+    for (const { id, labels } of planned.labels) {
+      await tx.update(hosts).set({ labels, updatedAt: now }).where(eq(hosts.id, id));
+    }
+    // Deleted first, so a policy renamed in the document (one name gone, one new) never clashes.
+    const fleet = await reconcileAfter(tx, deps, planned, audit, now);
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "fleet.apply",
+      details: {
+        changes: planned.changes.length,
+        hosts_labelled: planned.labels.length,
+        policies_written: planned.upserts.length,
+        policies_deleted: planned.deletes.length,
+        hosts_changed: fleet.plan.hosts_changed,
+      },
+    });
+    return fleet;
+  });
+  await pushSchedules(deps, result.rescheduled);
+  return { dry_run: false, changes: planned.changes, plan: result.plan };
+}
+
+async function reconcileAfter(tx: Database, deps: DocDeps, planned: Planned, audit: AuditContext, now: Date) {
+  const rescheduled = new Set<string>();
+  if (planned.deletes.length > 0) {
+    // What the deleted policies gave goes before their rows do (policy-store's deletePolicy).
+    for (const id of (await reconcileHosts(tx, deps, undefined, planned.deletes)).rescheduled) {
+      rescheduled.add(id);
+    }
+    await tx.delete(policies).where(inArray(policies.id, planned.deletes));
+  }
+  for (const upsert of planned.upserts) {
+    const id = upsert.id ?? deps.ids.ulid(now);
+    await named(upsert.checked.name, () =>
+      storeVersion(tx, now, audit, id, { ...upsert.checked, note: "applied from a fleet document" }),
+    );
+  }
+  const fleet = await reconcileHosts(tx, deps);
+  for (const id of fleet.rescheduled) {
+    rescheduled.add(id);
+  }
+  return { plan: summarise(fleet.plans), rescheduled: [...rescheduled] };
+}
