@@ -84,7 +84,7 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
   let restoreJob = "";
   let longHostId = "";
   let pendingId = "";
-  const policyId = "";
+  let policyId = "";
 
   beforeAll(async () => {
     mkdirSync(PAGE_SHOTS, { recursive: true });
@@ -106,7 +106,7 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     agent = startAgent(["run"], host.dirs, host.env);
     await waitHostReady(api, hostId);
 
-    ({ snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId } =
+    ({ snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId, policyId } =
       await seedSweep(api, rest, hostId));
   }, 180_000);
   afterAll(async () => {
