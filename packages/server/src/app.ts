@@ -36,6 +36,7 @@ import { diffPageRoutes } from "./routes/diff-pages.js";
 import { docsRoutes } from "./routes/docs.js";
 import { enrolmentApiRoutes } from "./routes/enrolment-api.js";
 import { enrolmentPageRoutes } from "./routes/enrolment-pages.js";
+import { fleetActionApiRoutes } from "./routes/fleet-actions-api.js";
 import { fleetApiRoutes } from "./routes/fleet-api.js";
 import { fleetPageRoutes } from "./routes/fleet-pages.js";
 import { healthRoutes } from "./routes/health.js";
@@ -135,6 +136,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", agentEnrolmentRoutes(deps));
   app.route("/", enrolmentPageRoutes(deps));
   app.route("/", labelApiRoutes(deps));
+  app.route("/", fleetActionApiRoutes(deps));
   app.route("/", policyApiRoutes(deps));
   app.route("/", policyPageRoutes(deps));
   app.route("/", hostApiRoutes(deps));

@@ -12,13 +12,15 @@ import { maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./sources/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";
+import { ROLLOUT_TICK_PERIOD_MS, rolloutTick } from "./updates/ring-rollout.js";
 
 export type ServerTickerName =
   | "offline-sweeper"
   | "pending-host-sweeper"
   | "retry-ticker"
   | "maintenance-ticker"
-  | "health-ticker";
+  | "health-ticker"
+  | "rollout-ticker";
 
 export interface ServerTickerOptions {
   /** Milliseconds between ticks, per ticker (tests shorten them). */
@@ -38,6 +40,7 @@ export function startServerTickers(deps: ServerDeps, options: ServerTickerOption
     ["retry-ticker", RETRY_TICK_PERIOD_MS, () => retryTick(deps, clock.now())],
     ["maintenance-ticker", deps.config.maintenanceIntervalMs, () => maintenanceTick(deps, clock.now())],
     ["health-ticker", deps.config.healthIntervalMs, () => healthTick(deps, clock.now(), cronTimes)],
+    ["rollout-ticker", ROLLOUT_TICK_PERIOD_MS, () => rolloutTick(deps)],
   ];
   const tickers = table.map(([name, periodMs, tick]) =>
     startTicker(tick, options.periodMs?.[name] ?? periodMs, { name, log }),

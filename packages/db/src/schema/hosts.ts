@@ -2,7 +2,7 @@
  * @module Managed hosts and their sealed repository credentials.
  */
 import { sql } from "drizzle-orm";
-import { type AnyPgColumn, check, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { type AnyPgColumn, boolean, check, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 
 export const HOST_STATUSES = ["online", "offline"] as const;
@@ -71,6 +71,8 @@ export const hosts = pgTable(
     agentTokenHash: text("agent_token_hash").unique("hosts_agent_token_hash_key"),
     // The last requested agent update; version and state are both set or both null.
     updateVersion: text("update_version"),
+    // Every schedule goes to the agent disabled while set (issue 37.5); each keeps its own setting.
+    schedulesPaused: boolean("schedules_paused").notNull().default(false),
     updateState: text("update_state").$type<UpdateState>(),
     updateError: text("update_error"),
     updateRequestedAt: timestamptz("update_requested_at"),

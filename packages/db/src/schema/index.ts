@@ -16,4 +16,5 @@ export * from "./policies.js";
 export * from "./repository.js";
 export * from "./repository-growth.js";
 export * from "./repository-outages.js";
+export * from "./rollouts.js";
 export * from "./sources.js";

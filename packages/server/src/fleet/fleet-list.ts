@@ -206,7 +206,7 @@ export async function listFleetPage(
                    'grace_seconds', g.grace_seconds, 'created_at', g.created_at, 'latest_at', t.latest_at,
                    'schedules', (select json_agg(json_build_object('cron', s.cron, 'changed_at', s.updated_at))
                                  from schedule_source_groups m join schedules s on s.id = m.schedule_id
-                                 where m.source_group_id = g.id and s.enabled)))
+                                 where m.source_group_id = g.id and s.enabled and not h.schedules_paused)))
                 from source_groups g
                 left join snapshot_tags t on t.host_id = g.host_id and t.tag = g.name
                 where g.host_id = p.id) as groups

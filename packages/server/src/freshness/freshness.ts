@@ -17,7 +17,8 @@
  * dueAt on, else `fresh`; but a group with no snapshot yet is `never` (never backed up) until its
  * first deadline, not `fresh`: nothing of it is protected, though nothing is late either. From the
  * first deadline on it is `overdue` like any other. A daily 02:00 backup is thus overdue at 03:00 after a night without a
- * snapshot. A group no enabled schedule fires is `unscheduled`: shown, never alerting.
+ * snapshot. A group no enabled schedule fires, or whose host's schedules are paused, is
+ * `unscheduled`: shown, never alerting.
  *
  * The whole fleet is read with one query (groups, hosts, the per-tag newest snapshot by key, the
  * enabled schedules aggregated per group in one pass, joined by hash rather than a subquery per
@@ -177,7 +178,7 @@ export async function evaluateFreshness(
           from schedule_source_groups m join schedules s on s.id = m.schedule_id
           where s.enabled ${scheduleFilter}
           group by m.source_group_id
-        ) sc on sc.source_group_id = g.id
+        ) sc on sc.source_group_id = g.id and not h.schedules_paused
         ${hostFilter}`,
   );
   const judged = rows.map((row): GroupFreshness => {

@@ -37,15 +37,16 @@ export function capsOf(host: { bandwidthUpKbps: number | null; bandwidthDownKbps
 }
 
 /**
- * The host's schedules (enabled and disabled: the agent skips disabled ones itself) with their
- * member groups, under the version the host row holds. One repeatable-read snapshot, so the
+ * The host's schedules (enabled and disabled: the agent skips disabled ones itself; all disabled
+ * while the host's schedules are paused) with their member groups, under the version the host row
+ * holds. One repeatable-read snapshot, so the
  * version always describes exactly the list sent with it. Undefined when the host is gone.
  */
 export async function loadScheduleSet(db: Database, hostId: string): Promise<ScheduleSet | undefined> {
   return db.transaction(
     async (tx) => {
       const [host] = await tx
-        .select({ version: hosts.scheduleVersion })
+        .select({ version: hosts.scheduleVersion, paused: hosts.schedulesPaused })
         .from(hosts)
         .where(eq(hosts.id, hostId));
       if (!host) {
@@ -68,7 +69,11 @@ export async function loadScheduleSet(db: Database, hostId: string): Promise<Sch
       }
       return {
         version: host.version,
-        schedules: rows.map((row) => ({ ...row, source_groups: groupsOf.get(row.id) ?? [] })),
+        schedules: rows.map((row) => ({
+          ...row,
+          enabled: row.enabled && !host.paused,
+          source_groups: groupsOf.get(row.id) ?? [],
+        })),
       };
     },
     { isolationLevel: "repeatable read", accessMode: "read only" },

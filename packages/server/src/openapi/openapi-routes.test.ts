@@ -759,6 +759,23 @@ describe("answers match their documented schemas", () => {
     expect(applied.body.changes).toEqual([
       { subject: "policy prod-baseline", path: "", before: { selector: "env=prod" }, after: null },
     ]);
+    expect(
+      (await call(admin, "POST", "/api/hosts/actions", { selector: "env=prod", action: "pause" })).body
+        .matched,
+    ).toBe(1);
+    const versions = (await call(admin, "GET", "/api/agent-versions")).body as Array<{ version: string }>;
+    const rollout = await call(admin, "POST", "/api/agent-rollouts", {
+      version: versions[0]?.version,
+      rings: [{ selector: "env=prod", max_failed: 0 }, { selector: "" }],
+    });
+    expect(rollout.status).toBe(201);
+    expect((await call(admin, "GET", "/api/agent-rollouts")).body.rollouts).toHaveLength(1);
+    expect((await call(admin, "GET", `/api/agent-rollouts/${rollout.body.id}`)).body.rings).toHaveLength(2);
+    await seedHost(deps, { name: "to-delete", labels: { gone: "yes" } });
+    expect(
+      (await call(admin, "POST", "/api/hosts/delete", { selector: "gone=yes", confirm_count: 1 })).body
+        .matched,
+    ).toBe(1);
     const spare = await call(admin, "POST", "/api/policies", { ...body, name: "spare" });
     expect((await call(admin, "DELETE", `/api/policies/${spare.body.policy.id}`)).status).toBe(204);
   });

@@ -7,7 +7,7 @@
  * agents sharing a token, the agent's fire ledger sending it again) of the same or an earlier slot
  * dispatches nothing. The claim commits with the slot's job rows, never without them.
  */
-import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
+import { hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import type { ScheduleFire } from "@fleetback/protocol";
 import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
 import { startJobs } from "../jobs/start-job.js";
@@ -29,10 +29,14 @@ export async function handleScheduleFire(
     );
     return [];
   }
-  if (!schedule.enabled) {
+  const [pausedHost] = await deps.db
+    .select({ paused: hosts.schedulesPaused })
+    .from(hosts)
+    .where(eq(hosts.id, hostId));
+  if (!schedule.enabled || pausedHost?.paused === true) {
     deps.log.info(
       { host_id: hostId, schedule_id: schedule.id },
-      "schedule.fire for a disabled schedule; ignored",
+      "schedule.fire for a disabled schedule, or while the host's schedules are paused; ignored",
     );
     return [];
   }

@@ -88,7 +88,7 @@ async function loadTargets(db: Database, selection: RolloutSelection): Promise<H
  */
 export async function rollOutAgentUpdate(
   deps: RolloutDeps,
-  audit: AuditContext,
+  audit: AuditContext | { actor: "system"; ip: undefined },
   version: string,
   selection: RolloutSelection,
 ): Promise<RolloutResult> {
