@@ -5,22 +5,16 @@
  * is refused with the path of the bad field and changes nothing. The token travels in the
  * environment only: no argv of the CLI holds it.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Api, bootstrapAdmin } from "./support/api.js";
 import { repoRoot } from "./support/paths.js";
+import { type ExitedProcess, runToExit } from "./support/run-to-exit.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
 
 const CLI = join(repoRoot, "packages", "server", "dist", "cli", "fleetback.js");
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe("fleetback export and apply", () => {
   let server: ServerProcess;
@@ -28,22 +22,11 @@ describe("fleetback export and apply", () => {
   let token = "";
   let dir = "";
 
-  function cli(args: string[]): Promise<Run> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { PATH: process.env.PATH, FLEETBACK_URL: server.url, FLEETBACK_API_TOKEN: token },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        stdout += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
+  function cli(args: string[]): Promise<ExitedProcess> {
+    return runToExit([CLI, ...args], {
+      PATH: process.env.PATH,
+      FLEETBACK_URL: server.url,
+      FLEETBACK_API_TOKEN: token,
     });
   }
 
@@ -106,9 +89,7 @@ describe("fleetback export and apply", () => {
     const same = await cli(["apply", "-f", file, "--dry-run"]);
     expect(same).toMatchObject({ code: 0, stdout: "no changes: the fleet is as the document says\n" });
 
-    const changed = yaml
-      .replace(/^( *)- \/etc\n/m, "$1- /etc\n$1- /srv\n")
-      .replace(/env: dev/, "env: prod");
+    const changed = yaml.replace(/^( *)- \/etc\n/m, "$1- /etc\n$1- /srv\n").replace(/env: dev/, "env: prod");
     expect(changed).not.toBe(yaml);
     writeFileSync(file, changed);
     const dry = await cli(["apply", "-f", file, "--dry-run"]);
@@ -146,12 +127,11 @@ describe("fleetback export and apply", () => {
     );
     const after = await api.get<{ policies: Array<{ version: number }> }>("/api/policies");
     expect(after.policies.map((p) => p.version)).toEqual([2]);
-    const noToken = await new Promise<number | null>((resolve) => {
-      spawn(process.execPath, [CLI, "export", "--token", token], {
-        env: { PATH: process.env.PATH, FLEETBACK_URL: server.url },
-      }).on("close", resolve);
+    const noToken = await runToExit([CLI, "export", "--token", token], {
+      PATH: process.env.PATH,
+      FLEETBACK_URL: server.url,
     });
-    expect(noToken).toBe(2);
+    expect(noToken.code).toBe(2);
   });
 
   async function hostId(name: string): Promise<string> {

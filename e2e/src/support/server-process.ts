@@ -3,12 +3,14 @@
  * Runs the real fleetback-server executable in a child process with its own data dir and port,
  * and collects everything it prints so tests can assert on it (and grep it for secrets).
  */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { cp, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pgliteTemplateDir, serverMain } from "./paths.js";
 import { freePort } from "./ports.js";
+import { type ExitedProcess, runToExit } from "./run-to-exit.js";
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -21,11 +23,7 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export interface ExitedProcess {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type { ExitedProcess };
 
 function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
@@ -45,28 +43,7 @@ export async function makeDataDir(): Promise<string> {
 
 /** Runs the server expecting it to exit by itself (a start-up failure). */
 export function runServerToExit(env: Record<string, string>, timeoutMs = 60_000): Promise<ExitedProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [serverMain], {
-      env: baseEnv(env),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`server did not exit within ${timeoutMs} ms; stdout: ${stdout}; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runToExit([serverMain], baseEnv(env), timeoutMs);
 }
 
 /** Starts the server and resolves once it prints where it runs. */
