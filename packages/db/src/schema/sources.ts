@@ -145,6 +145,9 @@ export const maintenance = pgTable(
     drillCron: text("drill_cron").notNull().default("0 6 * * 3"),
     drillEnabled: boolean("drill_enabled").notNull().default(false),
     drillSampleFiles: integer("drill_sample_files").notNull().default(20),
+    // Fields a policy set (API name to "policy id:version"), and fields the host set over a policy's.
+    policyFields: jsonb("policy_fields").$type<Record<string, string>>().notNull().default({}),
+    overrides: jsonb("overrides").$type<Record<string, unknown>>().notNull().default({}),
     // The due slot last dispatched per kind, so a restart never dispatches the same slot twice.
     lastForgetSlotAt: timestamptz("last_forget_slot_at"),
     lastPruneSlotAt: timestamptz("last_prune_slot_at"),

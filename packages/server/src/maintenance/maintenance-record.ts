@@ -75,19 +75,52 @@ function cronOrThrow(field: string, value: string | undefined): string | undefin
   return checked.cron;
 }
 
-/** Applies the fields present; every cron is checked before anything is written. */
-export async function updateMaintenance(
-  deps: { db: Database; clock: Clock; ids: Ids },
-  audit: AuditContext,
-  hostId: string,
+/** The fields a maintenance record has, under their API names (what a policy may give). */
+export const MAINTENANCE_FIELDS = Object.keys(MaintenanceBody.properties) as Array<keyof MaintenanceBody>;
+
+/** A record's values under their API names. */
+export function maintenanceValues(row: Maintenance): Required<MaintenanceBody> {
+  return {
+    forget_cron: row.forgetCron,
+    forget_enabled: row.forgetEnabled,
+    prune_cron: row.pruneCron,
+    prune_enabled: row.pruneEnabled,
+    check_cron: row.checkCron,
+    check_enabled: row.checkEnabled,
+    check_read_data_subset: row.checkReadDataSubset,
+    drill_cron: row.drillCron,
+    drill_enabled: row.drillEnabled,
+    drill_sample_files: row.drillSampleFiles,
+  };
+}
+
+/** What a record holds before anyone sets it (the table's defaults). */
+export const MAINTENANCE_DEFAULTS: Required<MaintenanceBody> = {
+  forget_cron: "0 3 * * *",
+  forget_enabled: true,
+  prune_cron: "0 4 * * 0",
+  prune_enabled: true,
+  check_cron: "0 5 1 * *",
+  check_enabled: true,
+  check_read_data_subset: "5%",
+  drill_cron: "0 6 * * 3",
+  drill_enabled: false,
+  drill_sample_files: 20,
+};
+
+/**
+ * The update of `current` that `body` asks for; every cron checked (throws naming the field). A
+ * changed cadence starts counting from now: its earlier slots are not owed.
+ */
+export function maintenancePatch(
+  current: Maintenance,
   body: MaintenanceBody,
-): Promise<Maintenance> {
-  const now = deps.clock.now();
+  now: Date,
+): Partial<Maintenance> {
   const forgetCron = cronOrThrow("forget_cron", body.forget_cron);
   const pruneCron = cronOrThrow("prune_cron", body.prune_cron);
   const checkCronValue = cronOrThrow("check_cron", body.check_cron);
   const drillCron = cronOrThrow("drill_cron", body.drill_cron);
-  const current = await readMaintenance(deps.db, hostId, now);
   const patch: Partial<Maintenance> = { updatedAt: now };
   // A changed cadence starts counting from now: its earlier slots are not owed.
   if (forgetCron !== undefined && forgetCron !== current.forgetCron) {
@@ -123,6 +156,31 @@ export async function updateMaintenance(
   }
   if (body.drill_sample_files !== undefined) {
     patch.drillSampleFiles = body.drill_sample_files;
+  }
+  return patch;
+}
+
+/**
+ * Applies the fields present; every cron is checked before anything is written. A field a policy
+ * gave the host becomes the host's own override, kept over the policy's next versions.
+ */
+export async function updateMaintenance(
+  deps: { db: Database; clock: Clock; ids: Ids },
+  audit: AuditContext,
+  hostId: string,
+  body: MaintenanceBody,
+): Promise<Maintenance> {
+  const now = deps.clock.now();
+  const current = await readMaintenance(deps.db, hostId, now);
+  const patch = maintenancePatch(current, body, now);
+  const fromPolicy = MAINTENANCE_FIELDS.filter(
+    (field) => body[field] !== undefined && field in current.policyFields,
+  );
+  if (fromPolicy.length > 0) {
+    patch.overrides = {
+      ...current.overrides,
+      ...Object.fromEntries(fromPolicy.map((field) => [field, body[field]])),
+    };
   }
   return deps.db.transaction(async (tx) => {
     const [row] = await tx.update(maintenance).set(patch).where(eq(maintenance.hostId, hostId)).returning();

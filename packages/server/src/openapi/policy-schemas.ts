@@ -44,6 +44,7 @@ export const PlanJson = Type.Object(
           }),
         }),
         schedules: Type.Object({ added: Names, changed: Names, removed: Names }),
+        maintenance: Type.Array(Type.String(), { description: "maintenance fields whose value changes" }),
         kept_apart: Type.Array(KeptApart),
         conflicts: Type.Array(Conflict),
       }),
@@ -100,6 +101,13 @@ export const HostPoliciesAnswer = Type.Object({
   ),
   conflicts: Type.Array(Conflict),
   kept_apart: Type.Array(KeptApart),
+  maintenance: Type.Object({
+    values: Type.Record(Type.String(), Type.Unknown(), {
+      description: "maintenance fields the policies set",
+    }),
+    from: Type.Record(Type.String(), Ref),
+    overridden: Type.Array(Type.String(), { description: "fields the host set itself over its policies'" }),
+  }),
 });
 
 export const FleetApplyBody = Type.Object(

@@ -197,3 +197,48 @@ export function effectiveConfig(host: HostConfigInput, policies: readonly Active
   }
   return { matched: matching.map(ref), groups, schedules, conflicts, keptApart };
 }
+
+/** A host's maintenance as its policies give it: each field from the highest priority that sets it. */
+export interface EffectiveMaintenance {
+  values: Record<string, unknown>;
+  from: Record<string, PolicyRef>;
+  /** Fields the host set itself over its policies'. */
+  overridden: string[];
+  conflicts: PolicyConflict[];
+}
+
+export function effectiveMaintenance(
+  labels: Labels,
+  policies: readonly ActivePolicy[],
+  overrides: Readonly<Record<string, unknown>>,
+): EffectiveMaintenance {
+  const matching = policies.filter((policy) => matchesSelector(policy.selector, labels)).sort(byPriority);
+  const result: EffectiveMaintenance = { values: {}, from: {}, overridden: [], conflicts: [] };
+  const fields = new Set(matching.flatMap((policy) => Object.keys(policy.spec.maintenance ?? {})));
+  for (const field of [...fields].sort()) {
+    const offers = matching.filter(
+      (policy) => (policy.spec.maintenance as Record<string, unknown> | undefined)?.[field] !== undefined,
+    );
+    const top = offers.filter((policy) => policy.priority === offers[0]?.priority);
+    const valueOf = (policy: ActivePolicy) => (policy.spec.maintenance as Record<string, unknown>)[field];
+    if (new Set(top.map((policy) => canonical(valueOf(policy)))).size > 1) {
+      result.conflicts.push({
+        subject: `maintenance.${field}`,
+        policies: top.map(ref),
+        message: `policies ${top.map((p) => p.name).join(", ")} (priority ${top[0]?.priority}) give maintenance ${field} differently; neither applies`,
+      });
+      continue;
+    }
+    const chosen = top[0];
+    if (chosen === undefined) {
+      continue;
+    }
+    if (Object.hasOwn(overrides, field)) {
+      result.overridden.push(field);
+      continue;
+    }
+    result.values[field] = valueOf(chosen);
+    result.from[field] = ref(chosen);
+  }
+  return result;
+}

@@ -237,5 +237,5 @@ async function reconcileAfter(tx: Database, deps: DocDeps, planned: Planned, aud
   for (const id of fleet.rescheduled) {
     rescheduled.add(id);
   }
-  return { plan: summarise(fleet.plans), rescheduled: [...rescheduled] };
+  return { plan: summarise(fleet), rescheduled: [...rescheduled] };
 }

@@ -14,6 +14,7 @@ import type {
   PolicyRef,
 } from "./effective-config.js";
 import { loadFleetState, planHost } from "./fleet-plan.js";
+import { loadMaintenance, planMaintenance } from "./maintenance-plan.js";
 import { loadActivePolicies } from "./policy-apply.js";
 
 export interface HostPolicies {
@@ -22,6 +23,8 @@ export interface HostPolicies {
   schedules: EffectiveConfig["schedules"];
   conflicts: PolicyConflict[];
   kept_apart: KeptApart[];
+  /** The maintenance fields policies set (value and policy), and those the host set itself over them. */
+  maintenance: { values: Record<string, unknown>; from: Record<string, PolicyRef>; overridden: string[] };
 }
 
 export async function hostPolicies(db: Database, hostId: string): Promise<HostPolicies> {
@@ -30,7 +33,13 @@ export async function hostPolicies(db: Database, hostId: string): Promise<HostPo
   if (!host) {
     throw notFound(`No host ${hostId}`);
   }
-  const plan = planHost(host, state, await loadActivePolicies(db));
+  const active = await loadActivePolicies(db);
+  const plan = planHost(host, state, active);
+  const maintenance = planMaintenance(
+    host,
+    (await loadMaintenance(db, [hostId])).get(hostId),
+    active,
+  ).effective;
   const own = (state.groups.get(hostId) ?? [])
     .filter((row) => row.policyId === null)
     .map((row) => ({ name: row.name, from: null, overridden: [], settings: row.settings }));
@@ -44,7 +53,8 @@ export async function hostPolicies(db: Database, hostId: string): Promise<HostPo
     matched: plan.config.matched,
     groups: [...own, ...fromPolicies].sort((a, b) => (a.name < b.name ? -1 : 1)),
     schedules: plan.config.schedules,
-    conflicts: plan.conflicts,
+    conflicts: [...plan.conflicts, ...maintenance.conflicts],
     kept_apart: plan.keptApart,
+    maintenance: { values: maintenance.values, from: maintenance.from, overridden: maintenance.overridden },
   };
 }

@@ -13,6 +13,12 @@ import { parseSelector } from "../labels/selector.js";
 import { applyHostPlans } from "./apply-plan.js";
 import type { ActivePolicy } from "./effective-config.js";
 import { type HostPlan, loadFleetState, planHost } from "./fleet-plan.js";
+import {
+  applyMaintenancePlans,
+  loadMaintenance,
+  type MaintenancePlan,
+  planMaintenance,
+} from "./maintenance-plan.js";
 import type { PolicySpec } from "./policy-spec.js";
 
 export const POLICY_LOCK = "policies.apply";
@@ -31,6 +37,8 @@ export async function loadActivePolicies(db: Database): Promise<ActivePolicy[]> 
 
 export interface FleetPlan {
   plans: HostPlan[];
+  /** Each planned host's maintenance: what its policies set, what goes back to the default. */
+  maintenance: MaintenancePlan[];
   /** Hosts whose schedule set changed: each gets one schedule.set. */
   rescheduled: string[];
 }
@@ -40,9 +48,13 @@ export async function planFleet(
   db: Database,
   active: readonly ActivePolicy[],
   hostIds?: readonly string[],
-): Promise<HostPlan[]> {
+): Promise<Omit<FleetPlan, "rescheduled">> {
   const state = await loadFleetState(db, hostIds);
-  return state.hosts.map((host) => planHost(host, state, active));
+  const rows = await loadMaintenance(db, hostIds);
+  return {
+    plans: state.hosts.map((host) => planHost(host, state, active)),
+    maintenance: state.hosts.map((host) => planMaintenance(host, rows.get(host.id), active)),
+  };
 }
 
 /**
@@ -60,8 +72,12 @@ export async function reconcileHosts(
   const active = (await loadActivePolicies(tx)).filter((policy) => !except.includes(policy.id));
   const state = await loadFleetState(tx, hostIds);
   const plans = state.hosts.map((host) => planHost(host, state, active));
-  const rescheduled = await applyHostPlans(tx, deps, state, plans, deps.clock.now());
-  return { plans, rescheduled };
+  const now = deps.clock.now();
+  const rescheduled = await applyHostPlans(tx, deps, state, plans, now);
+  const rows = await loadMaintenance(tx, hostIds);
+  const maintenance = state.hosts.map((host) => planMaintenance(host, rows.get(host.id), active));
+  await applyMaintenancePlans(tx, maintenance, rows, now);
+  return { plans, maintenance, rescheduled };
 }
 
 /** After the commit: one schedule.set to each online host whose set changed; offline ones get it at hello. */

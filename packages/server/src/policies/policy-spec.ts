@@ -7,9 +7,10 @@
  * (`spec.groups.1.includes.0`), and nothing is written when one is wrong.
  */
 import { type Static, Type } from "typebox";
-import { invalid } from "../errors.js";
+import { invalid, isRequestError } from "../errors.js";
 import { agentDirPathProblem, PACKAGED_AGENT_DIRS } from "../hosts/agent-dirs.js";
 import { formatSelector, parseSelector, selectorFromRequest } from "../labels/selector.js";
+import { MaintenanceBody, maintenancePatch } from "../maintenance/maintenance-record.js";
 import { checkCron } from "../sources/cron.js";
 import { CreateGroupBody, GroupName } from "../sources/source-group-schema.js";
 
@@ -44,6 +45,7 @@ export const PolicySpec = Type.Object(
   {
     groups: Type.Array(PolicyGroup, { maxItems: MAX_POLICY_GROUPS }),
     schedules: Type.Optional(Type.Array(PolicySchedule, { maxItems: MAX_POLICY_SCHEDULES })),
+    maintenance: Type.Optional(MaintenanceBody),
   },
   { additionalProperties: false },
 );
@@ -121,10 +123,33 @@ export function checkPolicyBody(body: PolicyBody, prefix = ""): PolicyBody & { p
     });
     return { ...schedule, cron: cron.cron, groups: [...new Set(schedule.groups)] };
   });
+  const maintenance = body.spec.maintenance;
+  if (maintenance !== undefined) {
+    atPath(`${prefix}spec.maintenance.`, () => maintenanceCrons(maintenance));
+  }
   return {
     ...body,
     selector: formatSelector(parseSelector(body.selector)),
     priority: body.priority ?? DEFAULT_POLICY_PRIORITY,
-    spec: { groups: body.spec.groups, schedules },
+    spec: { groups: body.spec.groups, schedules, ...(maintenance === undefined ? {} : { maintenance }) },
   };
+}
+
+/** The maintenance crons checked as a host's would be (their errors name the field). */
+function maintenanceCrons(maintenance: MaintenanceBody): void {
+  const none = { forgetCron: "", pruneCron: "", checkCron: "", drillCron: "", drillEnabled: false };
+  maintenancePatch(none as Parameters<typeof maintenancePatch>[0], maintenance, new Date(0));
+}
+
+/** Runs `check`; a field error it throws is said at `prefix` + its field. */
+function atPath(prefix: string, check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    const field = isRequestError(err) ? /^([a-z_]+): (.*)$/s.exec(err.message) : null;
+    if (!field?.[1]) {
+      throw err;
+    }
+    refuse(`${prefix}${field[1]}`, field[2] ?? "");
+  }
 }

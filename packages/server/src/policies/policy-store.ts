@@ -13,7 +13,13 @@ import { conflict, notFound } from "../errors.js";
 import { parseSelector } from "../labels/selector.js";
 import type { ActivePolicy } from "./effective-config.js";
 import { changesHost, type HostPlan } from "./fleet-plan.js";
-import { loadActivePolicies, planFleet, pushSchedules, reconcileHosts } from "./policy-apply.js";
+import {
+  type FleetPlan,
+  loadActivePolicies,
+  planFleet,
+  pushSchedules,
+  reconcileHosts,
+} from "./policy-apply.js";
 import { checkPolicyBody, type PolicyBody, type PolicySpec } from "./policy-spec.js";
 
 type StoreDeps = Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log">;
@@ -27,28 +33,39 @@ export interface PlanSummary {
     host_name: string;
     groups: HostPlan["groups"];
     schedules: HostPlan["schedules"];
+    /** Maintenance fields whose value changes. */
+    maintenance: string[];
     kept_apart: HostPlan["keptApart"];
     conflicts: HostPlan["conflicts"];
   }>;
 }
 
-export function summarise(plans: readonly HostPlan[], policyId?: string): PlanSummary {
+export function summarise(fleet: Omit<FleetPlan, "rescheduled">, policyId?: string): PlanSummary {
+  const { plans } = fleet;
+  const maintenance = new Map(fleet.maintenance.map((plan) => [plan.hostId, plan]));
+  const maintained = (plan: HostPlan) => maintenance.get(plan.hostId)?.changed ?? [];
+  const conflicts = (plan: HostPlan) => [
+    ...plan.conflicts,
+    ...(maintenance.get(plan.hostId)?.effective.conflicts ?? []),
+  ];
+  const changes = (plan: HostPlan) => changesHost(plan) || maintained(plan).length > 0;
   const covered = plans.filter(
     (plan) => policyId === undefined || plan.config.matched.some((p) => p.id === policyId),
   );
   const shown = plans.filter(
-    (plan) => changesHost(plan) || plan.keptApart.length > 0 || plan.conflicts.length > 0,
+    (plan) => changes(plan) || plan.keptApart.length > 0 || conflicts(plan).length > 0,
   );
   return {
     hosts_covered: covered.length,
-    hosts_changed: plans.filter(changesHost).length,
+    hosts_changed: plans.filter(changes).length,
     hosts: shown.map((plan) => ({
       host_id: plan.hostId,
       host_name: plan.hostName,
       groups: plan.groups,
       schedules: plan.schedules,
+      maintenance: maintained(plan),
       kept_apart: plan.keptApart,
-      conflicts: plan.conflicts,
+      conflicts: conflicts(plan),
     })),
   };
 }
@@ -175,7 +192,7 @@ async function writeVersion(
     deps.db.transaction(async (tx) => {
       const version = await storeVersion(tx, deps.clock.now(), audit, id, checked);
       const fleet = await reconcileHosts(tx, deps);
-      const plan = summarise(fleet.plans, id);
+      const plan = summarise(fleet, id);
       await writeAudit(tx, deps, {
         ...audit,
         action,
@@ -234,7 +251,7 @@ export async function deletePolicy(deps: StoreDeps, audit: AuditContext, id: str
     // Before the row goes: its delete would make what it gave look like the hosts' own groups.
     const fleet = await reconcileHosts(tx, deps, undefined, [id]);
     await tx.delete(policies).where(eq(policies.id, id));
-    const plan = summarise(fleet.plans, id);
+    const plan = summarise(fleet, id);
     await writeAudit(tx, deps, {
       ...audit,
       action: "policy.delete",

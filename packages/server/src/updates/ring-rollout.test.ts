@@ -21,7 +21,7 @@ runDbSuite("agent rollout in rings", (getDb) => {
     const audit = await seedAuditContext(deps);
     const ids: string[] = [];
     for (let i = 0; i < 20; i += 1) {
-      const ring = i < 2 ? { ring: "canary" } : {};
+      const ring: Record<string, string> = i < 2 ? { ring: "canary" } : {};
       const { host } = await seedHost(deps, {
         name: `sim-${String(i).padStart(2, "0")}`,
         agentVersion: "1.0.0",
