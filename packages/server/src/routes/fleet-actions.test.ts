@@ -7,7 +7,7 @@
 import { jobs } from "@fleetback/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
@@ -81,6 +81,23 @@ describe("acting on a selector", () => {
     expect(
       (last?.payload as { schedules: Array<{ enabled: boolean }> }).schedules.map((s) => s.enabled),
     ).toEqual([true]);
+  });
+
+  it("acts from the host list filtered by a selector, and lists what happened to each host", async () => {
+    const page = await (await admin.request(`/hosts?selector=${encodeURIComponent("env=prod")}`)).text();
+    expect(page).toContain('data-testid="fleet-actions"');
+    expect(await (await admin.request("/hosts")).text()).not.toContain('data-testid="fleet-actions"');
+    const res = await admin.form("/hosts/actions", {
+      _csrf: csrfFrom(page),
+      selector: "env=prod",
+      action: "pause",
+    });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toMatch(
+      /data-testid="fleet-acted">\s*<summary>Pause: 2 hosts matching <code class="wrap">env=prod<\/code>/,
+    );
+    expect(html).toMatch(/web-1<\/a>: paused/);
   });
 
   it("runs every group of the matched hosts now (queued for offline ones) and refuses an empty selector", async () => {

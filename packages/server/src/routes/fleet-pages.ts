@@ -7,15 +7,16 @@
  * the agent rollout form, offering the hosts of the page shown (or all hosts). The JSON host list
  * is in routes/fleet-api.ts; the landing page is the dashboard (routes/dashboard-pages.ts).
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
+import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
+import { actOnSelector, FleetActionBody, type FleetActionResult } from "../fleet/fleet-actions.js";
 import { type FleetPage, listFleetPage } from "../fleet/fleet-list.js";
 import { FLEET_SORTS, type FleetListParams, fleetHref, readHostListQuery } from "../fleet/fleet-query.js";
 import { HOST_STATES } from "../freshness/host-states.js";
 import { renderPage } from "../http/render.js";
-import { validate } from "../http/validate.js";
+import { readForm, validate } from "../http/validate.js";
 
 /**
  * What the last rollout from this page did (POST /agent-updates redirects here with it), so that a
@@ -95,8 +96,8 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
       })),
     );
   }
-  routes.get("/hosts", viewer, async (c) => {
-    const { list, rollout } = splitRolloutOutcome(c.req.query());
+  async function renderFleet(c: Context<AppEnv>, query: Record<string, string>, acted?: FleetActionResult) {
+    const { list, rollout } = splitRolloutOutcome(query);
     const params = readHostListQuery(list);
     const page = await listFleetPage(deps, params);
     const { state } = params;
@@ -109,7 +110,16 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
       sorts: FLEET_SORTS,
       agentVersions: hasRole(c.get("actor"), "admin") ? await agentVersions() : [],
       rollout,
+      acted,
     });
+  }
+  routes.get("/hosts", viewer, (c) => renderFleet(c, c.req.query()));
+  // Run, pause or resume the hosts the list's selector shows (issue 37.5); the answer is the list
+  // again with what happened to each host.
+  routes.post("/hosts/actions", requireRole("operator"), async (c) => {
+    const form = await readForm(c, FleetActionBody);
+    const acted = await actOnSelector(deps, auditOf(c), form);
+    return renderFleet(c, { selector: form.selector }, acted);
   });
   routes.get("/partials/fleet", viewer, async (c) => {
     const params = readHostListQuery(c.req.query());

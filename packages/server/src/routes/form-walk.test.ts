@@ -174,6 +174,11 @@ const FORMS: Record<string, Refusal | string> = {
     "applies exactly what its preview showed (hidden fields): the preview's refusals are above",
   "/policies/:id/versions/:id/rollback": BUTTON,
   "/policies/:id/delete": BUTTON,
+  "/hosts/actions": {
+    page: () => `/hosts?selector=${encodeURIComponent("env=prod")}`,
+    fields: { selector: "env in (prod", action: "pause" },
+    at: "selector",
+  },
   "/settings/tokens": {
     page: () => "/settings/tokens",
     fields: { name: LONG.slice(0, 101), expires_at: "" },

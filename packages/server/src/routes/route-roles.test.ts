@@ -114,6 +114,7 @@ const EXPECTED: Record<string, Access> = {
   "GET /api/agent-rollouts": "viewer",
   "GET /api/agent-rollouts/:id": "viewer",
   "POST /api/fleet-config/apply": "admin",
+  "POST /hosts/actions": "operator",
   "GET /policies": "viewer",
   "GET /policies/:id": "viewer",
   "POST /policies/preview": "admin",
