@@ -23,6 +23,13 @@ export const RolloutBody = Type.Object(
     version: RolloutVersion,
     host_ids: Type.Optional(Type.Array(RolloutHostId, { minItems: 1, maxItems: 10_000 })),
     all: Type.Optional(Type.Literal(true)),
+    selector: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: "the hosts a label selector matches (not empty)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -34,7 +41,7 @@ AGENT_UPDATE_API.add({
   method: "post",
   path: "/api/agent-updates",
   tag: "Agent updates",
-  summary: "Roll an agent version out to chosen hosts or all",
+  summary: "Roll an agent version out to chosen hosts, a selector's hosts, or all",
   description: "Online hosts are sent the update at once, the others when they next connect.",
   access: "admin",
   body: RolloutBody,
@@ -45,7 +52,7 @@ AGENT_UPDATE_API.add({
       deps,
       audit,
       body.version,
-      rolloutSelection(body.host_ids, body.all),
+      rolloutSelection(body.host_ids, body.all, body.selector),
     );
     return c.json(rolloutJson(result));
   },

@@ -70,6 +70,38 @@ runDbSuite("agent rollout", (getDb) => {
     }
   });
 
+  it("rolls out to the hosts a label selector matches", async () => {
+    const { deps, admin } = await setup(getDb());
+    try {
+      const { host: prod } = await seedHost(deps, {
+        name: "p",
+        agentVersion: "1.0.0",
+        labels: { env: "prod" },
+      });
+      const { host: dev } = await seedHost(deps, {
+        name: "d",
+        agentVersion: "1.0.0",
+        labels: { env: "dev" },
+      });
+      const res = await admin.json("POST", "/api/agent-updates", { version: "2.0.0", selector: "env=prod" });
+      expect(res.status).toBe(200);
+      expect(
+        ((await res.json()) as { targets: Array<{ host_id: string }> }).targets.map((t) => t.host_id),
+      ).toEqual([prod.id]);
+      expect((await readHost(deps, dev.id))?.updateState).toBeNull();
+      const both = await admin.json("POST", "/api/agent-updates", {
+        version: "2.0.0",
+        selector: "env=prod",
+        all: true,
+      });
+      expect(((await both.json()) as { message: string }).message).toBe(
+        "selector: give host_ids, all or selector, one of them",
+      );
+    } finally {
+      await deps.close();
+    }
+  });
+
   it("sends command.update to online hosts, leaves offline ones pending, skips hosts on the version", async () => {
     const { deps, admin } = await setup(getDb());
     try {

@@ -42,7 +42,9 @@ describe("labels at enrolment", () => {
     expect(listed.enrollment_tokens[0]?.labels).toEqual({ env: "prod", role: "web" });
     // The enrol page's token list says which labels a token gives.
     const page = await (await operator.request("/enroll")).text();
-    expect(page).toMatch(/data-testid="token-labels">labels <span class="label-chips"[^>]*><code class="label-chip"[^>]*>env=prod<\/code><code class="label-chip"[^>]*>role=web</);
+    expect(page).toMatch(
+      /data-testid="token-labels">labels <span class="label-chips"[^>]*><code class="label-chip"[^>]*>env=prod<\/code><code class="label-chip"[^>]*>role=web</,
+    );
     const res = await enrol(token, { labels: { env: "dev", zone: "eu-1" } });
     expect(res.status).toBe(201);
     const { host_id } = (await res.json()) as { host_id: string };

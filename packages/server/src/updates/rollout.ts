@@ -15,11 +15,16 @@ import type { Config } from "../config.js";
 import { RequestError } from "../errors.js";
 import type { AgentHub } from "../hub/types.js";
 import type { Ids } from "../ids.js";
+import { formatSelector, type Selector, selectorFromRequest } from "../labels/selector.js";
+import { selectorSql } from "../labels/selector-sql.js";
 import type { Logger } from "../log.js";
 import { buildUpdateCommand, type UpdateCommandResult } from "./update-command.js";
 import { AWAITING_STATES, moveUpdateState } from "./update-state.js";
 
-export type RolloutSelection = { hostIds: string[]; all?: undefined } | { all: true; hostIds?: undefined };
+export type RolloutSelection =
+  | { hostIds: string[]; all?: undefined; selector?: undefined }
+  | { all: true; hostIds?: undefined; selector?: undefined }
+  | { selector: Selector; hostIds?: undefined; all?: undefined };
 
 export interface RolloutTarget {
   hostId: string;
@@ -54,8 +59,22 @@ export interface RolloutDeps {
 export const RolloutVersion = Type.String({ minLength: 1, maxLength: 64 });
 export const RolloutHostId = Type.String({ minLength: 1, maxLength: 64 });
 
-/** Exactly one of host_ids / all, as the API and the form take them. */
-export function rolloutSelection(hostIds: string[] | undefined, all: boolean | undefined): RolloutSelection {
+/** Exactly one of host_ids / all / selector, as the API and the form take them. */
+export function rolloutSelection(
+  hostIds: string[] | undefined,
+  all: boolean | undefined,
+  selector?: string,
+): RolloutSelection {
+  if (selector !== undefined) {
+    if (hostIds !== undefined || all !== undefined) {
+      throw new RequestError("invalid", "selector: give host_ids, all or selector, one of them");
+    }
+    const parsed = selectorFromRequest(selector, "selector");
+    if (parsed.length === 0) {
+      throw new RequestError("invalid", "selector: is empty; to update every host, set all to true");
+    }
+    return { selector: parsed };
+  }
   if (all === true && hostIds !== undefined) {
     throw new RequestError("invalid", "host_ids: give host_ids or all, not both");
   }
@@ -71,6 +90,9 @@ export function rolloutSelection(hostIds: string[] | undefined, all: boolean | u
 async function loadTargets(db: Database, selection: RolloutSelection): Promise<Host[]> {
   if (selection.all) {
     return db.select().from(hosts);
+  }
+  if (selection.selector) {
+    return db.select().from(hosts).where(selectorSql(hosts.labels, selection.selector));
   }
   const found = await db.select().from(hosts).where(inArray(hosts.id, selection.hostIds));
   const unknown = selection.hostIds.filter((id) => !found.some((host) => host.id === id));
@@ -162,6 +184,7 @@ export async function rollOutAgentUpdate(
     targetId: version,
     details: {
       all: selection.all === true,
+      ...(selection.selector ? { selector: formatSelector(selection.selector) } : {}),
       host_ids: result.targets.map((target) => target.hostId),
       skipped: result.skipped.length,
     },
