@@ -78,6 +78,8 @@ runDbSuite("fleet document", (getDb) => {
     expect((await applyFleetDocument(deps, audit, changed, false)).changes).toEqual([]);
     expect(await deps.db.select().from(auditLog).where(eq(auditLog.action, "fleet.apply"))).toHaveLength(1);
 
+    // A document without the key leaves the policies alone; with an empty list, deletes them.
+    expect((await applyFleetDocument(deps, audit, { version: 1 }, true)).changes).toEqual([]);
     // A document without the policy deletes it, and what it gave goes.
     const none = await applyFleetDocument(deps, audit, { version: 1, policies: [] }, false);
     expect(none.changes.map((c) => c.subject)).toEqual(["policy prod"]);

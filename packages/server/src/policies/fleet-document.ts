@@ -3,7 +3,8 @@
  * The fleet's configuration as one document (issue 37.4): the hosts' labels and the policies, so a
  * team keeps its backup policy in git. Exported in a stable order; applied back as a whole: a
  * host it names gets exactly its labels (a host it does not name keeps its own; hosts come and go
- * by enrolment), and its policies are the fleet's policies (one it lacks is deleted). Applying
+ * by enrolment), and its policies, when it has the key, are the fleet's policies (one it lacks is
+ * deleted; a document without `policies` leaves them as they are). Applying
  * is one transaction: every change, the hosts brought in line once, one audit entry. A dry run
  * computes the same changes and writes nothing; applying the same document twice changes nothing.
  * A bad document is refused whole, naming the path of the bad field.
@@ -41,7 +42,11 @@ export const FleetDocument = Type.Object(
           },
           { additionalProperties: false },
         ),
-        { maxItems: MAX_HOSTS, description: "hosts by id (as exported) or by a name no other host has" },
+        {
+          maxItems: MAX_HOSTS,
+          description:
+            "hosts by id (as exported) or by a name no other host has; a host not listed keeps its labels",
+        },
       ),
     ),
     policies: Type.Optional(
@@ -165,7 +170,7 @@ async function planDocument(db: Database, raw: unknown): Promise<Planned> {
       );
     }
   });
-  for (const row of current) {
+  for (const row of doc.policies === undefined ? [] : current) {
     if (!kept.has(row.name)) {
       planned.deletes.push(row.id);
       planned.changes.push({
