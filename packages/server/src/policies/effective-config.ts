@@ -220,8 +220,8 @@ export function effectiveMaintenance(
       (policy) => (policy.spec.maintenance as Record<string, unknown> | undefined)?.[field] !== undefined,
     );
     const top = offers.filter((policy) => policy.priority === offers[0]?.priority);
-    const valueOf = (policy: ActivePolicy) => (policy.spec.maintenance as Record<string, unknown>)[field];
-    if (new Set(top.map((policy) => canonical(valueOf(policy)))).size > 1) {
+    const offered = (policy: ActivePolicy) => (policy.spec.maintenance as Record<string, unknown>)[field];
+    if (new Set(top.map((policy) => canonical(offered(policy)))).size > 1) {
       result.conflicts.push({
         subject: `maintenance.${field}`,
         policies: top.map(ref),
@@ -237,7 +237,7 @@ export function effectiveMaintenance(
       result.overridden.push(field);
       continue;
     }
-    result.values[field] = valueOf(chosen);
+    result.values[field] = offered(chosen);
     result.from[field] = ref(chosen);
   }
   return result;
