@@ -2,7 +2,17 @@
  * @module Managed hosts and their sealed repository credentials.
  */
 import { sql } from "drizzle-orm";
-import { type AnyPgColumn, boolean, check, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
+import {
+  type AnyPgColumn,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  unique,
+} from "drizzle-orm/pg-core";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 
 export const HOST_STATUSES = ["online", "offline"] as const;

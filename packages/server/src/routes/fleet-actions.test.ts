@@ -53,6 +53,13 @@ async function act(body: unknown): Promise<{
   return { status: res.status, body: (await res.json()) as never };
 }
 
+/** Each schedule's enabled flag in a schedule.set payload. */
+function enabledIn(payload: unknown): boolean[] {
+  return ((payload as { schedules?: Array<{ enabled: boolean }> } | undefined)?.schedules ?? []).map(
+    (s) => s.enabled,
+  );
+}
+
 describe("acting on a selector", () => {
   it("pauses and resumes the schedules of the matched hosts: one schedule.set each, every schedule disabled", async () => {
     const connection = createRecordingConnection(ids["web-1"] as string);
@@ -64,9 +71,7 @@ describe("acting on a selector", () => {
     ]);
     const sets = connection.frames.filter((frame) => frame.type === "schedule.set");
     expect(sets).toHaveLength(1);
-    expect(
-      (sets[0]?.payload as { schedules: Array<{ enabled: boolean }> }).schedules.map((s) => s.enabled),
-    ).toEqual([false]);
+    expect(enabledIn(sets[0]?.payload)).toEqual([false]);
     const freshness = (await (await admin.request(`/hosts/${ids["web-2"]}/sources`)).text()).match(
       /data-state="([a-z_]+)"/,
     )?.[1];
@@ -78,9 +83,7 @@ describe("acting on a selector", () => {
     const resumed = await act({ selector: "env=prod", action: "resume" });
     expect(resumed.body.hosts.map((h) => h.outcome)).toEqual(["resumed", "resumed"]);
     const last = connection.frames.filter((frame) => frame.type === "schedule.set").at(-1);
-    expect(
-      (last?.payload as { schedules: Array<{ enabled: boolean }> }).schedules.map((s) => s.enabled),
-    ).toEqual([true]);
+    expect(enabledIn(last?.payload)).toEqual([true]);
   });
 
   it("acts from the host list filtered by a selector, and lists what happened to each host", async () => {
