@@ -2,6 +2,7 @@ import { auditLog, hosts, policies, sourceGroups } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { createChannel, listChannels } from "../notifications/channels.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { applyFleetDocument, exportFleet, type FleetDocument } from "./fleet-document.js";
@@ -26,7 +27,7 @@ runDbSuite("fleet document", (getDb) => {
 
   it("exports what applying back changes nothing of, twice; a changed document changes exactly its differences", async () => {
     const { deps, audit, web, dev } = await setUp();
-    const document = await exportFleet(deps.db);
+    const document = await exportFleet(deps.db, deps);
     expect(document.hosts?.map((h) => [h.name, h.labels])).toEqual([
       ["dev", { env: "dev" }],
       ["web", { env: "prod" }],
@@ -87,9 +88,54 @@ runDbSuite("fleet document", (getDb) => {
     expect(await deps.db.select().from(sourceGroups)).toEqual([]);
   });
 
+  it("carries notification channels without their secrets: kept when left out, never printed when changed", async () => {
+    const { deps, audit } = await setUp();
+    const secret = "canary-webhook-secret-0123456789";
+    await createChannel(deps, audit, {
+      name: "ops",
+      kind: "webhook",
+      config: { url: "https://hooks.example.org/ops?token=canary-token", secret },
+    });
+    const document = await exportFleet(deps.db, deps);
+    expect(document.channels).toEqual([
+      { name: "ops", kind: "webhook", enabled: true, notify_resolved: false, config: {} },
+    ]);
+    expect(JSON.stringify(document)).not.toContain("canary");
+    expect((await applyFleetDocument(deps, audit, document, false)).changes).toEqual([]);
+
+    const rotated = {
+      ...document,
+      channels: [{ ...document.channels?.[0], enabled: false, config: { secret: `${secret}-2` } }],
+    };
+    const result = await applyFleetDocument(deps, audit, rotated as FleetDocument, false);
+    expect(result.changes).toEqual([
+      { subject: "channel ops", path: "config.secret", before: "(set)", after: "(changed)" },
+      { subject: "channel ops", path: "enabled", before: true, after: false },
+    ]);
+    const [stored] = await listChannels(deps);
+    expect(stored?.settings?.config).toEqual({
+      url: "https://hooks.example.org/ops?token=canary-token",
+      secret: `${secret}-2`,
+    });
+    expect(JSON.stringify(await deps.db.select().from(auditLog))).not.toContain("canary");
+
+    const missingSecret = {
+      ...document,
+      channels: [...(document.channels ?? []), { name: "new", kind: "slack", config: {} }],
+    };
+    await expect(applyFleetDocument(deps, audit, missingSecret, false)).rejects.toThrow(
+      /^channels\.1\.config\.url: /,
+    );
+    const none = await applyFleetDocument(deps, audit, { version: 1, channels: [] }, false);
+    expect(none.changes).toEqual([
+      { subject: "channel ops", path: "", before: { kind: "webhook" }, after: null },
+    ]);
+    expect(await listChannels(deps)).toEqual([]);
+  });
+
   it("refuses a bad document whole, naming the path of the bad field, and changes nothing", async () => {
     const { deps, audit, dev } = await setUp();
-    const good = await exportFleet(deps.db);
+    const good = await exportFleet(deps.db, deps);
     const cases: Array<[unknown, RegExp]> = [
       [{ ...good, version: 2 }, /^version: /],
       [{ ...good, hosts: [{ name: "nobody", labels: {} }] }, /^hosts\.0: no host is named nobody/],
@@ -118,6 +164,6 @@ runDbSuite("fleet document", (getDb) => {
     }
     const [row] = await deps.db.select({ labels: hosts.labels }).from(hosts).where(eq(hosts.id, dev.id));
     expect(row?.labels).toEqual({ env: "dev" });
-    expect(await exportFleet(deps.db)).toEqual(good);
+    expect(await exportFleet(deps.db, deps)).toEqual(good);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * @module policies/fleet-document
- * The fleet's configuration as one document (issue 37.4): the hosts' labels and the policies, so a
+ * The fleet's configuration as one document (issue 37.4): the hosts' labels, the policies and the
+ * notification channels (their secrets never in it: fleet-channels.ts), so a
  * team keeps its backup policy in git. Exported in a stable order; applied back as a whole: a
  * host it names gets exactly its labels (a host it does not name keeps its own; hosts come and go
  * by enrolment), and its policies, when it has the key, are the fleet's policies (one it lacks is
@@ -18,6 +19,13 @@ import { invalid } from "../errors.js";
 import { validate } from "../http/validate.js";
 import { checkLabels, type Labels, LabelsSchema, labelsOf } from "../labels/label-rules.js";
 import { canonical } from "./effective-config.js";
+import {
+  applyChannelPlan,
+  type ChannelPlan,
+  DocumentChannel,
+  exportChannels,
+  planChannels,
+} from "./fleet-channels.js";
 import { pushSchedules, reconcileHosts } from "./policy-apply.js";
 import { checkPolicyBody, PolicyBody } from "./policy-spec.js";
 import { named, type PlanSummary, storeVersion, summarise } from "./policy-store.js";
@@ -52,6 +60,7 @@ export const FleetDocument = Type.Object(
     policies: Type.Optional(
       Type.Array(Type.Object(policyFields, { additionalProperties: false }), { maxItems: MAX_POLICIES }),
     ),
+    channels: Type.Optional(Type.Array(DocumentChannel, { maxItems: 200 })),
   },
   { additionalProperties: false },
 );
@@ -68,9 +77,12 @@ export interface DocumentResult {
   plan: PlanSummary;
 }
 
-type DocDeps = Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log">;
+type DocDeps = Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log" | "keys" | "config">;
 
-export async function exportFleet(db: Database): Promise<FleetDocument> {
+export async function exportFleet(
+  db: Database,
+  deps: Pick<ServerDeps, "keys" | "config">,
+): Promise<FleetDocument> {
   const hostRows = await db
     .select({ id: hosts.id, name: hosts.name, labels: hosts.labels })
     .from(hosts)
@@ -85,6 +97,7 @@ export async function exportFleet(db: Database): Promise<FleetDocument> {
       priority: row.priority,
       spec: row.spec as PolicyBody["spec"],
     })),
+    channels: await exportChannels(db, deps),
   };
 }
 
@@ -97,12 +110,17 @@ interface Planned {
   labels: Array<{ id: string; labels: Labels }>;
   upserts: Array<{ id: string | undefined; checked: ReturnType<typeof checkPolicyBody> }>;
   deletes: string[];
+  channels: ChannelPlan | undefined;
 }
 
 /** The document checked whole and compared with the fleet: every change it makes, nothing written. */
-async function planDocument(db: Database, raw: unknown): Promise<Planned> {
+async function planDocument(
+  db: Database,
+  deps: Pick<ServerDeps, "keys" | "config">,
+  raw: unknown,
+): Promise<Planned> {
   const doc = validate(FleetDocument, raw);
-  const planned: Planned = { changes: [], labels: [], upserts: [], deletes: [] };
+  const planned: Planned = { changes: [], labels: [], upserts: [], deletes: [], channels: undefined };
   const hostRows = await db.select({ id: hosts.id, name: hosts.name, labels: hosts.labels }).from(hosts);
   const byId = new Map(hostRows.map((row) => [row.id, row]));
   const byName = new Map<string, typeof hostRows>();
@@ -181,6 +199,10 @@ async function planDocument(db: Database, raw: unknown): Promise<Planned> {
       });
     }
   }
+  if (doc.channels !== undefined) {
+    planned.channels = await planChannels(db, deps, doc.channels);
+    planned.changes.push(...planned.channels.changes);
+  }
   return planned;
 }
 
@@ -191,7 +213,7 @@ export async function applyFleetDocument(
   raw: unknown,
   dryRun: boolean,
 ): Promise<DocumentResult> {
-  const planned = await planDocument(deps.db, raw);
+  const planned = await planDocument(deps.db, deps, raw);
   if (dryRun || planned.changes.length === 0) {
     return {
       dry_run: dryRun,
@@ -204,6 +226,9 @@ export async function applyFleetDocument(
     for (const { id, labels } of planned.labels) {
       await tx.update(hosts).set({ labels, updatedAt: now }).where(eq(hosts.id, id));
     }
+    if (planned.channels) {
+      await applyChannelPlan(tx, deps, planned.channels, now);
+    }
     // Deleted first, so a policy renamed in the document (one name gone, one new) never clashes.
     const fleet = await reconcileAfter(tx, deps, planned, audit, now);
     await writeAudit(tx, deps, {
@@ -214,6 +239,8 @@ export async function applyFleetDocument(
         hosts_labelled: planned.labels.length,
         policies_written: planned.upserts.length,
         policies_deleted: planned.deletes.length,
+        channels_written: planned.channels?.writes.length ?? 0,
+        channels_deleted: planned.channels?.deletes.length ?? 0,
         hosts_changed: fleet.plan.hosts_changed,
       },
     });

@@ -235,7 +235,7 @@ POLICY_API.add({
     "Every host's labels (by id, with its name) and every policy, in a stable order: what `fleetback export` writes and `fleetback apply` takes back.",
   access: "viewer",
   responses: { 200: { description: "The document, version 1.", schema: FleetDocument } },
-  handler: async (c, _input, deps) => c.json(await exportFleet(deps.db)),
+  handler: async (c, _input, deps) => c.json(await exportFleet(deps.db, deps)),
 });
 
 POLICY_API.add({
