@@ -3,12 +3,11 @@
  * What the enrolment tests start from: a fresh app whose first admin is signed in (the operator's
  * client), a second client for the agent's requests, and the host facts an agent sends.
  */
-import { expect } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, type TestClient } from "./http.js";
-import { createTestDeps, type TestDeps } from "./test-deps.js";
+import type { TestClient } from "./http.js";
+import { startSignedInApp, TEST_PASSWORD } from "./signed-in-app.js";
+import type { TestDeps } from "./test-deps.js";
 
-export const ADMIN_PASSWORD = "correct horse battery";
+export const ADMIN_PASSWORD = TEST_PASSWORD;
 
 /** An agent's hostname, platform and versions, as enrol and announce requests carry them. */
 export const HOST_INFO = {
@@ -26,15 +25,6 @@ export interface EnrolmentApp {
 }
 
 export async function startEnrolmentApp(): Promise<EnrolmentApp> {
-  const deps = await createTestDeps();
-  const app = createApp(deps);
-  const operator = createTestClient(app, deps.config.baseUrl);
-  const agent = createTestClient(app, deps.config.baseUrl);
-  const res = await operator.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: ADMIN_PASSWORD,
-  });
-  expect(res.status).toBe(201);
-  return { deps, operator, agent };
+  const { deps, admin, anonymous } = await startSignedInApp();
+  return { deps, operator: admin, agent: anonymous() };
 }
