@@ -19,6 +19,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
+import { sleep, systemTimers, type Timers } from "@fleetback/protocol";
 import { type WebSocket, WebSocketServer } from "ws";
 import { type ErrorCode, isErrorCode } from "../errors.js";
 import { refuseUpgrade } from "../http/refuse-upgrade.js";
@@ -53,6 +54,8 @@ export interface JobStreamOptions {
   authorise: (request: Request, env: { incoming: IncomingMessage }) => Response | Promise<Response>;
   pingMs?: number;
   reauthoriseMs?: number;
+  /** Pings, re-authorisation and the shutdown grace; the system port unless a test drives them. */
+  timers?: Timers;
 }
 
 export interface JobStreams {
@@ -101,6 +104,7 @@ export function attachJobStreams(
   options: JobStreamOptions,
 ): JobStreams {
   const { log } = deps;
+  const timers = options.timers ?? systemTimers;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   const open = new Set<WebSocket>();
   let closing = false;
@@ -120,34 +124,40 @@ export function attachJobStreams(
 
   function serve(ws: WebSocket, jobId: string, recheck: () => ReturnType<typeof refusal>): void {
     open.add(ws);
-    const reauthorise = setInterval(() => {
-      recheck()
-        .then((refused) => {
-          if (refused && ws.readyState === ws.OPEN) {
-            log.info({ job_id: jobId, status: refused.status }, "job stream ended: no longer authorised");
-            ws.close(REFUSED_CLOSE_BASE + refused.status, closeReason(refused.message));
-          }
-        })
-        .catch((err: unknown) => log.debug({ err, job_id: jobId }, "job stream re-authorisation failed"));
-    }, options.reauthoriseMs ?? REAUTHORISE_MS);
-    reauthorise.unref?.();
+    const stopReauthorising = timers.every(
+      options.reauthoriseMs ?? REAUTHORISE_MS,
+      () => {
+        recheck()
+          .then((refused) => {
+            if (refused && ws.readyState === ws.OPEN) {
+              log.info({ job_id: jobId, status: refused.status }, "job stream ended: no longer authorised");
+              ws.close(REFUSED_CLOSE_BASE + refused.status, closeReason(refused.message));
+            }
+          })
+          .catch((err: unknown) => log.debug({ err, job_id: jobId }, "job stream re-authorisation failed"));
+      },
+      { unref: true },
+    );
     let alive = true;
-    const ping = setInterval(() => {
-      if (!alive) {
-        ws.terminate();
-        return;
-      }
-      alive = false;
-      ws.ping();
-    }, options.pingMs ?? PING_MS);
-    ping.unref?.();
+    const stopPinging = timers.every(
+      options.pingMs ?? PING_MS,
+      () => {
+        if (!alive) {
+          ws.terminate();
+          return;
+        }
+        alive = false;
+        ws.ping();
+      },
+      { unref: true },
+    );
     ws.on("pong", () => {
       alive = true;
     });
     let stopFeed = () => {};
     ws.on("close", () => {
-      clearInterval(ping);
-      clearInterval(reauthorise);
+      stopPinging();
+      stopReauthorising();
       open.delete(ws);
       stopFeed();
     });
@@ -231,10 +241,15 @@ export function attachJobStreams(
       for (const ws of open) {
         ws.close(1001, "server shutting down");
       }
-      const deadline = Date.now() + 1_000;
-      while (open.size > 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      // The grace is a timer, not a clock reading, so a test's timers end it as they end the pings.
+      let graceOver = false;
+      const stopGrace = timers.after(1_000, () => {
+        graceOver = true;
+      });
+      while (open.size > 0 && !graceOver) {
+        await sleep(timers, 10);
       }
+      stopGrace();
       for (const ws of open) {
         ws.terminate();
       }
