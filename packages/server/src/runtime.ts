@@ -29,7 +29,7 @@ export type App = ReturnType<typeof createApp>;
 export type RuntimeDeps = AppDeps & { hub: LocalHub };
 
 export interface RuntimeOptions {
-  /** Timings of the agent channel and of the job reports it feeds (setTimer, log batching). */
+  /** Timings of the agent channel and of the job reports it feeds (timers, log batching). */
   channel?: AgentChannelOptions;
   /** `onAuthorised` hears the status of every (re-)authorisation of a job stream, in order. */
   jobStreams?: Pick<JobStreamOptions, "reauthoriseMs" | "timers"> & {
@@ -78,7 +78,7 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
       return backupCopies.afterBackup(hostId, job.id, summary);
     },
     afterSnapshots: (hostId) => backupCopies.afterSnapshots(hostId),
-    setTimer: channelOptions.setTimer,
+    ...(channelOptions.timers ? { timers: channelOptions.timers } : {}),
     logFlushIntervalMs: channelOptions.logFlushIntervalMs,
     logBatchLines: channelOptions.logBatchLines,
   });

@@ -13,9 +13,12 @@ runDbSuite("batched last_seen_at", (getDb) => {
     const writer = createLastSeenWriter({
       db: deps.db,
       log: deps.log,
-      setTimer: (run) => {
-        timers.push(run);
-        return () => undefined;
+      timers: {
+        after: (_ms, run) => {
+          timers.push(run);
+          return () => undefined;
+        },
+        every: () => () => undefined,
       },
     });
     const seeded = await Promise.all(
