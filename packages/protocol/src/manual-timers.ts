@@ -30,14 +30,39 @@ export interface ManualTimers extends Timers {
   readonly requestedDelays: number[];
 }
 
-export function createManualTimers(start = new Date("2026-01-01T00:00:00Z")): ManualTimers {
-  let now = start.getTime();
+/** A test's own manual clock, for timers that must move the same clock the code under test reads. */
+export interface MovableClock extends Clock {
+  advance(ms: number): void;
+}
+
+/**
+ * Timers on their own time from `start`, or on `clock`, which `advance` then moves; a clock moved
+ * from outside makes what is due by then run on the next `advance(0)`.
+ */
+export function createManualTimers(
+  start: Date | MovableClock = new Date("2026-01-01T00:00:00Z"),
+): ManualTimers {
+  let own = start instanceof Date ? start.getTime() : 0;
+  const clock: Clock = start instanceof Date ? { now: () => new Date(own) } : start;
+  const current = () => clock.now().getTime();
+  // Forward only: a timer found overdue runs at the clock's time, which stays where it is.
+  const moveTo = (at: number) => {
+    const by = at - current();
+    if (by <= 0) {
+      return;
+    }
+    if (start instanceof Date) {
+      own += by;
+    } else {
+      start.advance(by);
+    }
+  };
   let nextId = 1;
   const scheduled = new Map<number, Scheduled>();
   const requestedDelays: number[] = [];
   const add = (ms: number, callback: () => void, intervalMs: number | undefined): CancelTimer => {
     const id = nextId++;
-    scheduled.set(id, { id, dueAt: now + ms, intervalMs, callback });
+    scheduled.set(id, { id, dueAt: current() + ms, intervalMs, callback });
     return () => {
       scheduled.delete(id);
     };
@@ -52,7 +77,7 @@ export function createManualTimers(start = new Date("2026-01-01T00:00:00Z")): Ma
     entry.callback();
   };
   return {
-    clock: { now: () => new Date(now) },
+    clock,
     requestedDelays,
     after(ms, callback) {
       requestedDelays.push(ms);
@@ -62,7 +87,7 @@ export function createManualTimers(start = new Date("2026-01-01T00:00:00Z")): Ma
       return add(ms, callback, ms);
     },
     advance(ms) {
-      const target = now + ms;
+      const target = current() + ms;
       for (;;) {
         let due: Scheduled | undefined;
         for (const entry of scheduled.values()) {
@@ -73,21 +98,21 @@ export function createManualTimers(start = new Date("2026-01-01T00:00:00Z")): Ma
         if (due === undefined) {
           break;
         }
-        now = due.dueAt;
-        fire(due, now);
+        moveTo(due.dueAt);
+        fire(due, current());
       }
-      now = target;
+      moveTo(target);
     },
     runAll() {
       for (const entry of [...scheduled.values()]) {
-        fire(entry, now);
+        fire(entry, current());
       }
     },
     pending: () => scheduled.size,
     pendingDelays() {
       return [...scheduled.values()]
         .filter((entry) => entry.intervalMs === undefined)
-        .map((entry) => entry.dueAt - now)
+        .map((entry) => entry.dueAt - current())
         .sort((a, b) => a - b);
     },
   };

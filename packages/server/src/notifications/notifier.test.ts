@@ -7,7 +7,7 @@ import {
   notificationDeliveries,
   notificationLog,
 } from "@fleetback/db";
-import type { Timers } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { asc, eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
@@ -28,41 +28,22 @@ const CANARY = "canary-SECRET-123";
  * the clock to the earliest timer, runs every timer due by then and says how far it moved.
  */
 function clockTimers(clock: TestDeps["clock"]) {
-  const timers = new Map<number, { at: number; run: () => void }>();
-  let seq = 0;
-  const after = (ms: number, run: () => void) => {
-    const id = seq++;
-    timers.set(id, { at: clock.now().getTime() + ms, run });
-    return () => {
-      timers.delete(id);
-    };
-  };
-  function runDue() {
-    for (const [id, timer] of [...timers]) {
-      if (timer.at <= clock.now().getTime()) {
-        timers.delete(id);
-        timer.run();
-      }
+  const timers = createManualTimers(clock);
+  const earliest = () => {
+    const [delay] = timers.pendingDelays();
+    if (delay === undefined) {
+      throw new Error("no timer is set");
     }
-  }
+    return Math.max(0, delay);
+  };
   return {
-    timers: {
-      after,
-      every(): never {
-        throw new Error("the notifier sets no repeating timer");
-      },
-    } satisfies Timers,
-    pending: () => timers.size,
-    nextAt: () => Math.min(...[...timers.values()].map((timer) => timer.at)),
-    runDue,
+    timers,
+    pending: () => timers.pending(),
+    nextAt: () => clock.now().getTime() + (timers.pendingDelays()[0] ?? Number.POSITIVE_INFINITY),
+    runDue: () => timers.advance(0),
     next(): number {
-      const at = Math.min(...[...timers.values()].map((timer) => timer.at));
-      if (!Number.isFinite(at)) {
-        throw new Error("no timer is set");
-      }
-      const moved = Math.max(0, at - clock.now().getTime());
-      clock.advance(moved);
-      runDue();
+      const moved = earliest();
+      timers.advance(moved);
       return moved;
     },
   };
