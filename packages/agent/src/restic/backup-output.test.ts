@@ -75,7 +75,7 @@ describe("renderStderrLine", () => {
   });
 });
 
-describe("describeSummary", () => {
+describe("describeBackupSummary", () => {
   it("turns restic 0.18's summary (captured) into one readable log line", () => {
     const line = fixture("0.18.0", "backup-exclude", "rest")
       .stdout.split("\n")
