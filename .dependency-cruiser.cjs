@@ -76,6 +76,7 @@ module.exports = {
           "^packages/$2/",
           "^packages/[^/]+/src/index\\.ts$",
           "^packages/db/src/(migrate|testing/index)\\.ts$",
+          "^packages/protocol/src/manual-timers\\.ts$",
           "^packages/protocol/fixtures/",
           "^packages/agent/(dist/bundle/|package\\.json$)",
         ],

@@ -16,6 +16,7 @@ export * from "./envelope.js";
 export * from "./formats.js";
 export * from "./handlers.js";
 export * from "./protocol-error.js";
+export * from "./restic-text.js";
 export * from "./restore-order.js";
 export * from "./server-messages.js";
 export * from "./terminal-text.js";

@@ -1,6 +1,6 @@
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
 import { retryWhileDatabaseDown } from "./database-retry.js";
-import { createManualTimers } from "./testing/manual-timers.js";
 
 const refused = () =>
   Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
@@ -64,7 +64,7 @@ describe("retryWhileDatabaseDown", () => {
         }
         return "stored";
       },
-      { delaysMs: [60_000], timers: manual.timers, onRetry: () => queueMicrotask(paused) },
+      { delaysMs: [60_000], timers: manual, onRetry: () => queueMicrotask(paused) },
     );
     await pausing;
     expect(manual.pendingDelays()).toEqual([60_000]);

@@ -17,7 +17,7 @@ import type { AppDeps } from "./app-deps.js";
 import type { Listening } from "./http/listen.js";
 import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import type { LocalHub } from "./hub/local-hub.js";
-import { attachJobStreams, type JobStreams } from "./job-page/job-stream.js";
+import { attachJobStreams, type JobStreamOptions, type JobStreams } from "./job-page/job-stream.js";
 import { createJobReports } from "./jobs/job-reports.js";
 import { createBackupCopies } from "./mirror/mirror-copy.js";
 import { upkeepMirrorAfter } from "./mirror/mirror-upkeep.js";
@@ -29,10 +29,12 @@ export type App = ReturnType<typeof createApp>;
 export type RuntimeDeps = AppDeps & { hub: LocalHub };
 
 export interface RuntimeOptions {
-  /** Timings of the agent channel and of the job reports it feeds (setTimer, log batching). */
+  /** Timings of the agent channel and of the job reports it feeds (timers, log batching). */
   channel?: AgentChannelOptions;
   /** `onAuthorised` hears the status of every (re-)authorisation of a job stream, in order. */
-  jobStreams?: { reauthoriseMs?: number; onAuthorised?: (status: number) => void };
+  jobStreams?: Pick<JobStreamOptions, "reauthoriseMs" | "timers"> & {
+    onAuthorised?: (status: number) => void;
+  };
   /** `false` starts none, for tests that run ticks themselves; production periods by default. */
   tickers?: ServerTickerOptions | false;
   /**
@@ -76,7 +78,7 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
       return backupCopies.afterBackup(hostId, job.id, summary);
     },
     afterSnapshots: (hostId) => backupCopies.afterSnapshots(hostId),
-    setTimer: channelOptions.setTimer,
+    ...(channelOptions.timers ? { timers: channelOptions.timers } : {}),
     logFlushIntervalMs: channelOptions.logFlushIntervalMs,
     logBatchLines: channelOptions.logBatchLines,
   });

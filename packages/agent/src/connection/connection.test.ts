@@ -5,8 +5,8 @@ import {
   PROTOCOL_VERSION,
   type ServerMessageHandlers,
 } from "@fleetback/protocol";
+import { createManualTimers, type ManualTimers } from "@fleetback/protocol/manual-timers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createManualTimers, type ManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger, type MemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
 import { type AgentPeer, startTestServer, type TestServer } from "../testing/test-server.js";

@@ -14,7 +14,6 @@
  * a snapshot from before agents excluded them does), naming it so the operator picks around it.
  */
 
-import type { Repository } from "@fleetback/protocol";
 import {
   DUMP_CHUNK_MAX_BYTES,
   DUMP_WINDOW_CHUNKS,
@@ -23,9 +22,10 @@ import {
   type DumpEndStatus,
   type DumpRequest,
   type PayloadOf,
+  type Repository,
+  renderStderrLine,
 } from "@fleetback/protocol";
 import type { Logger } from "../log/logger.js";
-import { renderStderrLine } from "../restic/backup-output.js";
 import type { CredentialStore } from "../restic/credential-store.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { Restic } from "../restic/restic.js";

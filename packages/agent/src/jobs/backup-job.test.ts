@@ -1,4 +1,5 @@
 import type { CommandRunBackup, LogStreamName, RepoStats, SnapshotsReport } from "@fleetback/protocol";
+import { createManualTimers, type ManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
 import { createCredentialStore } from "../restic/credential-store.js";
 import { createToolVersionProbe } from "../restic/detect-version.js";
@@ -7,7 +8,6 @@ import { createRestic } from "../restic/restic.js";
 import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { type FixtureVersion, fixture, recordedLockedError, recordedScenario } from "../testing/job-run.js";
-import { createManualTimers, type ManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
 import {

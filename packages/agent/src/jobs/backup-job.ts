@@ -19,8 +19,8 @@
  * text saying so, because the snapshot exists and is listed; the unreadable files are in
  * the job log. A failed, timed-out or cancelled post hook is logged and changes nothing.
  */
-import type { CommandRunBackup } from "@fleetback/protocol";
-import { describeSummary, parseBackupLine, renderStderrLine } from "../restic/backup-output.js";
+import { type CommandRunBackup, describeBackupSummary, renderStderrLine } from "@fleetback/protocol";
+import { parseBackupLine } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import type { ResticResult } from "../restic/restic.js";
@@ -118,7 +118,7 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
             }
             if (parsed.kind === "summary") {
               summary = parsed.summary;
-              run.log("stdout", describeSummary(parsed.summary));
+              run.log("stdout", describeBackupSummary(parsed.summary));
               return;
             }
             run.log("stdout", line.text);

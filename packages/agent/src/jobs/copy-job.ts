@@ -28,8 +28,9 @@ import {
   type CommandRunCopy,
   type CopySummary,
   type Repository,
+  renderStderrLine,
 } from "@fleetback/protocol";
-import { isObject, renderStderrLine } from "../restic/backup-output.js";
+import { isObject } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { OutputLine } from "../restic/runner.js";
 import { REPOSITORY_UNREACHABLE_MS } from "../restic/unreachable-watch.js";

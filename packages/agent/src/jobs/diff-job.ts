@@ -7,8 +7,8 @@
  * line that is not JSON (a future tool without --json for diff) is forwarded unchanged too.
  * The statistics, plus the agent's count of change lines by kind, become `job.finished.summary`.
  */
-import type { CommandRunDiff, JobSummary } from "@fleetback/protocol";
-import { isObject, renderStderrLine } from "../restic/backup-output.js";
+import { type CommandRunDiff, type JobSummary, renderStderrLine } from "@fleetback/protocol";
+import { isObject } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { JobHandler } from "./job-types.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";

@@ -24,9 +24,9 @@ import {
   type CommandRunDrill,
   DRILL_MAX_SAMPLE_FILES,
   type DrillSummary,
+  renderStderrLine,
   SNAPSHOT_ID_PATTERN,
 } from "@fleetback/protocol";
-import { renderStderrLine } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import { parseLsLine } from "../tree/ls-output.js";

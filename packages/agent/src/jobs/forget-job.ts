@@ -18,10 +18,14 @@
  * job fails saying so (append-only.ts; 0.18 exits 0 there, 0.14 is stopped instead of retrying).
  * After success the listing runs right after restic, before the post hook: the outcome depends on it.
  */
-import type { CommandRunForget, JobSummary } from "@fleetback/protocol";
-import { renderStderrLine } from "../restic/backup-output.js";
+import {
+  type CommandRunForget,
+  describeForget,
+  type JobSummary,
+  renderStderrLine,
+} from "@fleetback/protocol";
 import { createErrorCollector } from "../restic/error-collector.js";
-import { describeForget, type ForgetResult, parseForgetOutput } from "../restic/forget-output.js";
+import { type ForgetResult, parseForgetOutput } from "../restic/forget-output.js";
 import { watchDeleteRefusal } from "./append-only.js";
 import { type ListingAfterForget, listAfterForget } from "./forget-check.js";
 import { type ForgetRun, planForget } from "./forget-policy.js";

@@ -1,7 +1,7 @@
 import type { CommandRun } from "@fleetback/protocol";
 import { createUlidGenerator } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { createJobQueue } from "./job-queue.js";
 import type { JobReporter } from "./job-reporter.js";

@@ -1,6 +1,6 @@
 import { encode } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createManualTimers } from "../testing/manual-timers.js";
 import type { ProgressState } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 

@@ -13,8 +13,8 @@
  * 0.18 omits fields that are 0, so when the version has the compression fields a missing size is 0.
  * A failed, timed-out or unreadable stats run is logged and reports nothing.
  */
-import type { RepoStats } from "@fleetback/protocol";
-import { count, isObject, renderStderrLine } from "../restic/backup-output.js";
+import { describeRepoStats, type RepoStats, renderStderrLine } from "@fleetback/protocol";
+import { count, isObject } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import { isAtLeast } from "../restic/version.js";
 import { type JobRun, NextJobWaiting } from "./job-types.js";
@@ -115,22 +115,11 @@ export async function readRawDataStats(
   if (stats === undefined) {
     return fail("restic stats printed no JSON object we can read");
   }
-  run.log("agent", `repository stats: ${describeStats(stats)}`);
+  run.log("agent", `repository stats: ${describeRepoStats(stats)}`);
   return stats;
 }
 
 /** Preempted by the next job (job-queue.ts): not a failure of the repository. */
 function skipped(run: JobRun, reason: NextJobWaiting): void {
   run.log("agent", `repository stats skipped: ${reason.message}; the next backup reads them`);
-}
-
-function describeStats(stats: RepoStats): string {
-  const parts = [`${stats.snapshot_count ?? "?"} snapshots`, `${stats.raw_size_bytes ?? "?"} bytes stored`];
-  if (stats.total_size_bytes !== undefined) {
-    parts.push(`${stats.total_size_bytes} bytes uncompressed`);
-  }
-  if (stats.compression_ratio !== undefined) {
-    parts.push(`compression ratio ${stats.compression_ratio.toFixed(2)}`);
-  }
-  return parts.join(", ");
 }

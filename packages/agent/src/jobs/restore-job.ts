@@ -30,8 +30,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { normalize } from "node:path";
-import type { CommandRunRestore } from "@fleetback/protocol";
-import { renderStderrLine } from "../restic/backup-output.js";
+import { type CommandRunRestore, renderStderrLine } from "@fleetback/protocol";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { ToolFlagProbe } from "../restic/flag-probe.js";
 import { literalPattern } from "../restic/literal-pattern.js";

@@ -8,8 +8,7 @@
  * the job's status: the job's own work is done either way.
  */
 
-import type { Snapshot } from "@fleetback/protocol";
-import { renderStderrLine } from "../restic/backup-output.js";
+import { renderStderrLine, type Snapshot } from "@fleetback/protocol";
 import { createErrorCollector } from "../restic/error-collector.js";
 import { parseSnapshots, splitReport } from "../restic/snapshots-report.js";
 import type { JobRun } from "./job-types.js";

@@ -1,7 +1,7 @@
 import type { LogStreamName } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
 import { createErrorCollector } from "../restic/error-collector.js";
-import { createManualTimers } from "../testing/manual-timers.js";
 import type { ProgressState } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { createTextOutputHandler, progressLinePercent } from "./text-output.js";

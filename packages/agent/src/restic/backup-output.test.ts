@@ -1,6 +1,7 @@
+import { describeBackupSummary, renderStderrLine } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
 import { fixture } from "../testing/job-run.js";
-import { describeSummary, parseBackupLine, renderStderrLine } from "./backup-output.js";
+import { parseBackupLine } from "./backup-output.js";
 
 describe("parseBackupLine", () => {
   it("clamps percent and counts, and takes the first current file", () => {
@@ -74,7 +75,7 @@ describe("renderStderrLine", () => {
   });
 });
 
-describe("describeSummary", () => {
+describe("describeBackupSummary", () => {
   it("turns restic 0.18's summary (captured) into one readable log line", () => {
     const line = fixture("0.18.0", "backup-exclude", "rest")
       .stdout.split("\n")
@@ -83,10 +84,10 @@ describe("describeSummary", () => {
     if (parsed.kind !== "summary") {
       throw new Error("fixture has no summary line");
     }
-    expect(describeSummary(parsed.summary)).toMatch(
+    expect(describeBackupSummary(parsed.summary)).toMatch(
       /^snapshot [0-9a-f]{8} saved: files \d+ new, \d+ changed, \d+ unmodified; [\d.]+ (B|KiB|MiB) added; processed \d+ files, [\d.]+ (B|KiB|MiB) in [\d.]+ s$/,
     );
-    expect(describeSummary({})).toBe(
+    expect(describeBackupSummary({})).toBe(
       "backup finished without a new snapshot: files 0 new, 0 changed, 0 unmodified; 0 B added; processed 0 files, 0 B",
     );
   });

@@ -4,7 +4,8 @@
  * (optional, timer-driven), verbose lines and exactly one `summary`; stderr carries `error` lines,
  * 0.18's `exit_error` and plain text. 0.14 prints `seconds_remaining` as 2^63 when nothing has
  * size, so every count is clamped to a safe integer, and 0.14's `error` objects are serialised Go
- * errors without message text.
+ * errors without message text. The sentences logged for these lines come from the protocol's
+ * restic-text, which the server's job page words restic's lines with too.
  */
 import type { JobProgress, JobSummary } from "@fleetback/protocol";
 
@@ -88,59 +89,4 @@ export function parseBackupLine(text: string): BackupLine {
     return { kind: "summary", summary };
   }
   return { kind: "other" };
-}
-
-function describeError(error: unknown): string {
-  if (!isObject(error)) {
-    return typeof error === "string" ? error : JSON.stringify(error);
-  }
-  if (typeof error.message === "string") {
-    return error.message;
-  }
-  // 0.14: a serialised *os.PathError such as {"Op":"read","Path":"/x","Err":5}.
-  const parts = [error.Op, error.Path].filter((part): part is string => typeof part === "string");
-  if (typeof error.Err === "number") {
-    parts.push(`(errno ${error.Err})`);
-  }
-  return parts.length > 0 ? parts.join(" ") : JSON.stringify(error);
-}
-
-/** A stderr line as a person should read it: JSON `error` and `exit_error` lines become text. */
-export function renderStderrLine(text: string): string {
-  const parsed = parseObject(text);
-  if (parsed?.message_type === "error") {
-    const during = typeof parsed.during === "string" ? ` during ${parsed.during}` : "";
-    const item = typeof parsed.item === "string" && parsed.item !== "" ? ` of ${parsed.item}` : "";
-    return `error${during}${item}: ${describeError(parsed.error)}`;
-  }
-  if (parsed?.message_type === "exit_error" && typeof parsed.message === "string") {
-    return parsed.message.replace(/\n+$/, "").replaceAll("\n", " / ");
-  }
-  return text;
-}
-
-const num = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
-
-function humanBytes(value: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let size = value;
-  let unit = 0;
-  while (size >= 1024 && unit < units.length - 1) {
-    size /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${size} B` : `${size.toFixed(1)} ${units[unit]}`;
-}
-
-/**
- * The backup summary as one line a person reads in the job log; the full object travels in
- * job.finished.summary, so nothing is lost by not logging the raw JSON.
- */
-export function describeSummary(summary: JobSummary): string {
-  const id = typeof summary.snapshot_id === "string" ? summary.snapshot_id.slice(0, 8) : undefined;
-  const files = `${num(summary.files_new)} new, ${num(summary.files_changed)} changed, ${num(summary.files_unmodified)} unmodified`;
-  const processed = `${num(summary.total_files_processed)} files, ${humanBytes(num(summary.total_bytes_processed))}`;
-  const took = typeof summary.total_duration === "number" ? ` in ${summary.total_duration.toFixed(1)} s` : "";
-  const head = id ? `snapshot ${id} saved` : "backup finished without a new snapshot";
-  return `${head}: files ${files}; ${humanBytes(num(summary.data_added))} added; processed ${processed}${took}`;
 }

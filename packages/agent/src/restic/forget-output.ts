@@ -4,14 +4,10 @@
  * per restic group with `keep` and `remove` lists of snapshots. `remove` is null, not `[]`, when a
  * group removes nothing, on both 0.14 and 0.18.
  */
+import type { ForgetCounts } from "@fleetback/protocol";
 import { isObject } from "./backup-output.js";
 
-export interface ForgetResult {
-  kept: number;
-  removed: number;
-  /** Short ids of the removed snapshots, in restic's order. */
-  removedIds: string[];
-}
+export type ForgetResult = ForgetCounts;
 
 function snapshotIds(list: unknown): string[] | undefined {
   if (list === null) {
@@ -57,16 +53,4 @@ export function parseForgetOutput(stdout: string): ForgetResult | undefined {
     result.removedIds.push(...removed);
   }
   return result;
-}
-
-const LISTED_IDS = 20;
-
-/** One log line per tag: what forget removed, for the people reading the job log. */
-export function describeForget(tag: string, result: ForgetResult): string {
-  if (result.removed === 0) {
-    return `forget tag ${tag}: removed 0 snapshots, kept ${result.kept}`;
-  }
-  const listed = result.removedIds.slice(0, LISTED_IDS).join(", ");
-  const more = result.removed > LISTED_IDS ? ` and ${result.removed - LISTED_IDS} more` : "";
-  return `forget tag ${tag}: removed ${result.removed} snapshot${result.removed === 1 ? "" : "s"} (${listed}${more}), kept ${result.kept}`;
 }

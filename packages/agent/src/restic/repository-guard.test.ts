@@ -1,5 +1,5 @@
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { OUTAGE_0_14, OUTAGE_0_18 } from "../testing/outage-output.js";
 import { createGuardRecord } from "./guard-record.js";
 import { GUARD_NOTICE_PREFIX, guardRepository } from "./repository-guard.js";

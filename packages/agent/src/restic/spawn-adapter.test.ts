@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
 import { createSleepingRestic } from "../testing/fake-restic.js";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
 import type { ProcessSpec } from "./runner.js";
 import { createSpawnRunner } from "./spawn-adapter.js";

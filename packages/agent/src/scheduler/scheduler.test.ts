@@ -1,6 +1,6 @@
 import type { ScheduleEntry, ScheduleFire } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { parseCron } from "./cron.js";
 import { createScheduler, type SchedulerOptions } from "./scheduler.js";

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandRun, LogStreamName, RepoStats, Repository, SnapshotsReport } from "@fleetback/protocol";
+import { createManualTimers, type ManualTimers } from "@fleetback/protocol/manual-timers";
 import type { JobHandler, JobOutcome, ProgressState } from "../jobs/job-types.js";
 import type { RepositoryJobDeps } from "../jobs/repository-job.js";
 import { createCredentialStore } from "../restic/credential-store.js";
@@ -16,7 +17,6 @@ import { createReplayRunner, loadRecording, type Recording } from "../restic/rep
 import { createRestic } from "../restic/restic.js";
 import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
-import { createManualTimers, type ManualTimers } from "./manual-timers.js";
 import { createMemoryLogger, type MemoryLogger } from "./memory-logger.js";
 import { resticFixturesDir } from "./tools.js";
 

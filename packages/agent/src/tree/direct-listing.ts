@@ -6,8 +6,7 @@
  * read line by line and only the children of the asked page are kept (tree-page.ts), so a directory
  * of any size costs one page of memory.
  */
-import type { Repository, TreeEntry, TreeListResult } from "@fleetback/protocol";
-import { renderStderrLine } from "../restic/backup-output.js";
+import { type Repository, renderStderrLine, type TreeEntry, type TreeListResult } from "@fleetback/protocol";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { parseLsLine } from "./ls-output.js";

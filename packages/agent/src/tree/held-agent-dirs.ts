@@ -7,8 +7,7 @@
  * the direct children of every folder named, walking only towards them), in about the fixed cost
  * of opening the repository; the same listing tells a restore which entries lie around them.
  */
-import type { Repository } from "@fleetback/protocol";
-import { renderStderrLine } from "../restic/backup-output.js";
+import { type Repository, renderStderrLine } from "@fleetback/protocol";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { parseLsLine } from "./ls-output.js";

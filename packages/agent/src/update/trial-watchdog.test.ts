@@ -1,6 +1,6 @@
 import { UPDATE_TRIAL_MS } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
 import { createWindowsFs } from "../testing/windows-fs.js";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { createReleaseSigner, sha256Hex } from "../testing/release-signing.js";
 import { createWindowsFs } from "../testing/windows-fs.js";

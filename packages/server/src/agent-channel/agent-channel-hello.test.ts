@@ -1,10 +1,10 @@
 import { hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { PROTOCOL_VERSION } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { describe, expect, it } from "vitest";
 import { eventually } from "../testing/eventually.js";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { bindCredentials, readHost, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent, refusedUpgrade } from "../testing/test-agent.js";
@@ -40,7 +40,7 @@ runServerSuite("agent channel: upgrade and hello", (server) => {
   describe("hello", () => {
     it("closes with 4000 a socket that sent no hello for exactly 10 s: open at 9.999 s, closed at 10 s", async () => {
       const timers = createManualTimers();
-      const quick = await startTestServer({ deps: server.deps, channel: { setTimer: timers.setTimer } });
+      const quick = await startTestServer({ deps: server.deps, channel: { timers } });
       try {
         const { token } = await seedHost(server.deps);
         const agent = await connectAgent(quick.wsUrl, token);

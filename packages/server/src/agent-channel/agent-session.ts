@@ -66,7 +66,7 @@ export function startAgentSession(
   // it is the host's one, and ahead of what the gate holds; everything else goes through the hub.
   const answer: Answer = (type, payload) => socket.sendNow(encode(type, payload));
   // Parts of a snapshot report live as long as this socket: a disconnect drops them.
-  const snapshotReports = createReportAssembler({ hostId, log, setTimer: ctx.setTimer });
+  const snapshotReports = createReportAssembler({ hostId, log, timers: ctx.timers });
   const handlers = createAgentHandlers(
     ctx,
     {
@@ -80,12 +80,12 @@ export function startAgentSession(
     },
     snapshotReports,
   );
-  const cancelDeadline = ctx.setTimer(() => {
+  const cancelDeadline = ctx.timers.after(ctx.helloDeadlineMs, () => {
     if (phase === "awaiting_hello") {
       log.info({ host_id: hostId }, "no hello in time; closing");
       socket.close(CLOSE_CODES.noHello, "no hello in time");
     }
-  }, ctx.helloDeadlineMs);
+  });
 
   function refuse(error: Pick<DecodeError, "code" | "message" | "request_id">): void {
     const { code, message, request_id } = error;

@@ -17,7 +17,6 @@ import { resolveClientAddress } from "../http/client-address.js";
 import { refuseUpgrade } from "../http/refuse-upgrade.js";
 import type { UpgradeRouter } from "../http/upgrade-router.js";
 import type { JobReports } from "../jobs/job-reports.js";
-import { realSetTimer } from "../tickers/set-timer.js";
 import { type AgentSession, startAgentSession } from "./agent-session.js";
 import type { AgentChannelOptions, ChannelContext, ChannelDeps } from "./channel-context.js";
 import { createKeyedQueue } from "./keyed-queue.js";
@@ -50,7 +49,7 @@ export function attachAgentChannel(
   options: AgentChannelOptions = {},
 ): AgentChannel {
   const { log } = deps;
-  const setTimer = options.setTimer ?? realSetTimer;
+  const timers = options.timers ?? systemTimers;
   const ctx: ChannelContext = {
     deps,
     queue: createKeyedQueue(),
@@ -58,7 +57,7 @@ export function attachAgentChannel(
     // Real timers even where tests inject theirs: a heartbeat lands within a second either way.
     lastSeen: createLastSeenWriter({ db: deps.db, log: deps.log }),
     helloDeadlineMs: options.helloDeadlineMs ?? HELLO_DEADLINE_MS,
-    setTimer,
+    timers,
     closingHosts: undefined,
   };
   // UTF-8 is checked by the decoder, which answers invalid_message; ws itself would close with 1007.

@@ -3,11 +3,11 @@
  * What every agent session of one channel shares: the server's deps (with the in-process hub,
  * which the channel feeds), the per-host task queue, the job report sink and the timing options.
  */
+import type { Timers } from "@fleetback/protocol";
 import type { ServerDeps } from "../deps.js";
 import type { LastSeenWriter } from "../hosts/last-seen-writer.js";
 import type { LocalHub } from "../hub/local-hub.js";
 import type { JobReports } from "../jobs/job-reports.js";
-import type { SetTimer } from "../tickers/set-timer.js";
 import type { KeyedQueue } from "./keyed-queue.js";
 
 export type ChannelDeps = Pick<
@@ -21,7 +21,7 @@ export interface AgentChannelOptions {
   /** Default HELLO_DEADLINE_MS (10 s). */
   helloDeadlineMs?: number;
   /** Timers for the hello deadline and log flushes; tests inject their own. */
-  setTimer?: SetTimer;
+  timers?: Timers;
   /** How long `close()` waits for agents to answer the close frame before cutting them off. */
   closeGraceMs?: number;
   logFlushIntervalMs?: number;
@@ -35,7 +35,7 @@ export interface ChannelContext {
   /** Heartbeats' last_seen_at, written in batches. */
   lastSeen: LastSeenWriter;
   helloDeadlineMs: number;
-  setTimer: SetTimer;
+  timers: Timers;
   /**
    * Set while the channel shuts down: sockets closing then leave their host here instead of
    * queueing one offline mark each, and the channel marks them all in one statement at the end

@@ -7,10 +7,11 @@
  * last_seen_at (the offline sweeper, agent_offline after an hour) works in minutes, so a second
  * of delay changes nothing it decides.
  */
+
 import type { Database } from "@fleetback/db";
+import { systemTimers, type Timers } from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
 import type { Logger } from "../log.js";
-import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 
 export interface LastSeenWriter {
   touch(hostId: string, at: Date): void;
@@ -24,10 +25,10 @@ const BATCH_HOSTS = 1_000;
 export function createLastSeenWriter(options: {
   db: Database;
   log: Logger;
-  setTimer?: SetTimer;
+  timers?: Timers;
   flushDelayMs?: number;
 }): LastSeenWriter {
-  const setTimer = options.setTimer ?? realSetTimer;
+  const timers = options.timers ?? systemTimers;
   const delay = options.flushDelayMs ?? 1_000;
   let pending = new Map<string, Date>();
   let scheduled: (() => void) | undefined;
@@ -66,10 +67,10 @@ export function createLastSeenWriter(options: {
       if (known === undefined || known < at) {
         pending.set(hostId, at);
       }
-      scheduled ??= setTimer(() => {
+      scheduled ??= timers.after(delay, () => {
         scheduled = undefined;
         void flush();
-      }, delay);
+      });
     },
     flush,
   };

@@ -1,6 +1,6 @@
 import type { AgentEnvelope } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { createPendingRequests } from "./pending-requests.js";
 import { HubOfflineError, HubTimeoutError } from "./types.js";
 
@@ -55,7 +55,7 @@ describe("pending requests", () => {
 
   it("times out on the timers it was given, to the millisecond, and a settled request leaves no timer", async () => {
     const manual = createManualTimers();
-    const pending = createPendingRequests(manual.timers);
+    const pending = createPendingRequests(manual);
     const settled = pending.wait("s1", "host-a", "snapshots.report", 30_000);
     pending.settle("host-a", reply("s1", "snapshots.report"));
     await settled;

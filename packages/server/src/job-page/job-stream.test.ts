@@ -1,4 +1,5 @@
 import { hosts } from "@fleetback/db";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
@@ -7,7 +8,7 @@ import { readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectAgent, type TestAgent } from "../testing/test-agent.js";
 import { startTestServer } from "../testing/test-server.js";
-import type { StreamMessage } from "./job-stream.js";
+import { REAUTHORISE_MS, type StreamMessage } from "./job-stream.js";
 
 const CHANGE_LINE = '{"message_type":"change","path":"/etc/hosts","modifier":"+"}';
 const RETRY_TEXT =
@@ -276,8 +277,10 @@ runServerSuite("job page live stream", (server) => {
       }
     });
 
-    it("ends the stream with 4404 when the job goes with its host", async () => {
-      const quick = await startTestServer({ deps: server.deps, jobStreams: { reauthoriseMs: 50 } });
+    it("ends the stream with 4404 when the job goes with its host, at the next re-authorisation", async () => {
+      // The test's timers: the re-authorisation runs when the test moves them, not after a wait.
+      const timers = createManualTimers();
+      const quick = await startTestServer({ deps: server.deps, jobStreams: { timers } });
       try {
         const { host } = await seedHost(server.deps);
         const job = await seedJob(server.deps, { hostId: host.id, kind: "check", actorKind: "user" });
@@ -288,6 +291,7 @@ runServerSuite("job page live stream", (server) => {
         );
         await stream.next(1);
         await server.deps.db.delete(hosts).where(eq(hosts.id, host.id));
+        timers.advance(REAUTHORISE_MS);
         expect(await stream.ended).toBe(4404);
       } finally {
         await quick.close();

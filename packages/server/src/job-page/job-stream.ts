@@ -19,6 +19,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
+import { systemTimers, type Timers } from "@fleetback/protocol";
 import { type WebSocket, WebSocketServer } from "ws";
 import { type ErrorCode, isErrorCode } from "../errors.js";
 import { refuseUpgrade } from "../http/refuse-upgrade.js";
@@ -53,6 +54,8 @@ export interface JobStreamOptions {
   authorise: (request: Request, env: { incoming: IncomingMessage }) => Response | Promise<Response>;
   pingMs?: number;
   reauthoriseMs?: number;
+  /** Pings, re-authorisation and the shutdown grace; the system port unless a test drives them. */
+  timers?: Timers;
 }
 
 export interface JobStreams {
@@ -101,9 +104,12 @@ export function attachJobStreams(
   options: JobStreamOptions,
 ): JobStreams {
   const { log } = deps;
+  const timers = options.timers ?? systemTimers;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   const open = new Set<WebSocket>();
   let closing = false;
+  /** Set while close() waits for the streams it closed to go. */
+  let lastClosed: (() => void) | undefined;
 
   /** The app's verdict on following `jobId` with these credentials: undefined when allowed. */
   async function refusal(
@@ -120,35 +126,44 @@ export function attachJobStreams(
 
   function serve(ws: WebSocket, jobId: string, recheck: () => ReturnType<typeof refusal>): void {
     open.add(ws);
-    const reauthorise = setInterval(() => {
-      recheck()
-        .then((refused) => {
-          if (refused && ws.readyState === ws.OPEN) {
-            log.info({ job_id: jobId, status: refused.status }, "job stream ended: no longer authorised");
-            ws.close(REFUSED_CLOSE_BASE + refused.status, closeReason(refused.message));
-          }
-        })
-        .catch((err: unknown) => log.debug({ err, job_id: jobId }, "job stream re-authorisation failed"));
-    }, options.reauthoriseMs ?? REAUTHORISE_MS);
-    reauthorise.unref?.();
+    const stopReauthorising = timers.every(
+      options.reauthoriseMs ?? REAUTHORISE_MS,
+      () => {
+        recheck()
+          .then((refused) => {
+            if (refused && ws.readyState === ws.OPEN) {
+              log.info({ job_id: jobId, status: refused.status }, "job stream ended: no longer authorised");
+              ws.close(REFUSED_CLOSE_BASE + refused.status, closeReason(refused.message));
+            }
+          })
+          .catch((err: unknown) => log.debug({ err, job_id: jobId }, "job stream re-authorisation failed"));
+      },
+      { unref: true },
+    );
     let alive = true;
-    const ping = setInterval(() => {
-      if (!alive) {
-        ws.terminate();
-        return;
-      }
-      alive = false;
-      ws.ping();
-    }, options.pingMs ?? PING_MS);
-    ping.unref?.();
+    const stopPinging = timers.every(
+      options.pingMs ?? PING_MS,
+      () => {
+        if (!alive) {
+          ws.terminate();
+          return;
+        }
+        alive = false;
+        ws.ping();
+      },
+      { unref: true },
+    );
     ws.on("pong", () => {
       alive = true;
     });
     let stopFeed = () => {};
     ws.on("close", () => {
-      clearInterval(ping);
-      clearInterval(reauthorise);
+      stopPinging();
+      stopReauthorising();
       open.delete(ws);
+      if (open.size === 0) {
+        lastClosed?.();
+      }
       stopFeed();
     });
     ws.on("error", (err) => log.debug({ err, job_id: jobId }, "job stream socket error"));
@@ -231,9 +246,15 @@ export function attachJobStreams(
       for (const ws of open) {
         ws.close(1001, "server shutting down");
       }
-      const deadline = Date.now() + 1_000;
-      while (open.size > 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      // Browsers answer the close within the grace, and the last answer ends the wait; the grace is
+      // a timer, not a clock reading, so a test's timers end it as they end the pings.
+      if (open.size > 0) {
+        let stopGrace = () => {};
+        await new Promise<void>((resolve) => {
+          lastClosed = resolve;
+          stopGrace = timers.after(1_000, resolve);
+        });
+        stopGrace();
       }
       for (const ws of open) {
         ws.terminate();

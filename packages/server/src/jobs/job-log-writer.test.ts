@@ -1,10 +1,10 @@
 import { type Database, executeRows, jobLogs, jobs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { type LogStream, newMessageId } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { asc, eq, getTableName, sql } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
 import { eventually } from "../testing/eventually.js";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { seedHost, seedJob } from "../testing/seed.js";
 import { spyOnTableWrites } from "../testing/table-writes.js";
 import { createTestDeps } from "../testing/test-deps.js";
@@ -36,7 +36,7 @@ runDbSuite("job log writer", (getDb) => {
       db: deps.db,
       log: deps.log,
       events,
-      setTimer: timers.setTimer,
+      timers,
       batchLines: 5,
     });
     const line = (text: string): LogStream => ({
@@ -199,7 +199,7 @@ runDbSuite("job log writer", (getDb) => {
       { hostId: other.host.id, kind: "backup", actorKind: "user" },
       { status: "running" },
     );
-    const writer = createJobLogWriter({ db: deps.db, log: deps.log, events, setTimer: timers.setTimer });
+    const writer = createJobLogWriter({ db: deps.db, log: deps.log, events, timers });
     const sequenced: string[] = [];
     events.on("job.log", (event) => sequenced.push(event.line));
     const owned = [
@@ -348,7 +348,7 @@ runDbSuite("job log writer", (getDb) => {
       db: deps.db,
       log: deps.log,
       events,
-      setTimer: timers.setTimer,
+      timers,
       batchLines: 4,
     });
     const writes = spyOnTableWrites(deps.db, jobLogs);

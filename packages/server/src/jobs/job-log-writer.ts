@@ -30,10 +30,8 @@
  */
 
 import type { Database } from "@fleetback/db";
-import type { LogStream } from "@fleetback/protocol";
-import { systemClock } from "@fleetback/protocol";
+import { type LogStream, systemClock, systemTimers, type Timers } from "@fleetback/protocol";
 import type { Logger } from "../log.js";
-import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import type { JobEvents } from "./job-events.js";
 import {
   clipLogLine,
@@ -53,7 +51,7 @@ export interface JobLogWriterOptions {
   db: Database;
   log: Logger;
   events: JobEvents;
-  setTimer?: SetTimer;
+  timers?: Timers;
   flushIntervalMs?: number;
   /** One job's lines that start a write at once, and the most one statement carries of one job. */
   batchLines?: number;
@@ -95,7 +93,7 @@ interface JobLogState {
 
 export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   const { db, log, events } = options;
-  const setTimer = options.setTimer ?? realSetTimer;
+  const timers = options.timers ?? systemTimers;
   const flushIntervalMs = options.flushIntervalMs ?? 250;
   const batchLines = options.batchLines ?? 200;
   const statementLines = Math.max(batchLines, options.statementLines ?? 2_000);
@@ -272,10 +270,10 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   /** Arms the flush timer for lines that no full batch took (a full one starts its write at once). */
   function schedule(): void {
     if (pending.length > 0 && cancelTimer === undefined && draining === undefined) {
-      cancelTimer = setTimer(() => {
+      cancelTimer = timers.after(flushIntervalMs, () => {
         cancelTimer = undefined;
         kick();
-      }, flushIntervalMs);
+      });
     }
   }
 

@@ -6,7 +6,7 @@
  * job.finished never rewrites a result.
  */
 import { type Database, type JobKind, jobs } from "@fleetback/db";
-import type { JobFinished, JobProgress, JobStarted, LogStream } from "@fleetback/protocol";
+import type { JobFinished, JobProgress, JobStarted, LogStream, Timers } from "@fleetback/protocol";
 import { and, eq, inArray } from "drizzle-orm";
 import type { JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
@@ -15,7 +15,6 @@ import { recordKeptSuccess } from "../keepers/kept-success.js";
 import type { Logger } from "../log.js";
 import { recordJobEnds } from "../metrics/job-metrics.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
-import type { SetTimer } from "../tickers/set-timer.js";
 import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
 import { runsOn } from "./job-runner.js";
@@ -47,7 +46,7 @@ export interface JobReportsOptions {
    * after its `job.finished`: the mirror copy waits for it); must not throw.
    */
   afterSnapshots?: (hostId: string) => Promise<void>;
-  setTimer?: SetTimer;
+  timers?: Timers;
   logFlushIntervalMs?: number;
   logBatchLines?: number;
 }
@@ -72,7 +71,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
     db,
     log,
     events,
-    ...(options.setTimer ? { setTimer: options.setTimer } : {}),
+    ...(options.timers ? { timers: options.timers } : {}),
     ...(options.logFlushIntervalMs ? { flushIntervalMs: options.logFlushIntervalMs } : {}),
     ...(options.logBatchLines ? { batchLines: options.logBatchLines } : {}),
   });

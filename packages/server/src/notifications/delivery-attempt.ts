@@ -4,11 +4,12 @@
  * attempt has its own timeout and ends early when the server shuts down; its error text is
  * scrubbed of the channel's secrets before it reaches notification_log or the server log.
  */
+
 import { createScrubber } from "@fleetback/crypto";
 import type { NotificationStatus } from "@fleetback/db";
+import { systemTimers, type Timers } from "@fleetback/protocol";
 import type { ServerDeps } from "../deps.js";
 import { createMonotonicUlids } from "../ids.js";
-import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import { createAddressPolicy } from "./address-policy.js";
 import { channelTarget, secretValues } from "./channel-config.js";
 import type { StoredChannel } from "./channels.js";
@@ -36,10 +37,10 @@ export function createDeliveryAttempts(
     attemptTimeoutMs: number;
     shutdown: AbortSignal;
     /** Runs each attempt's deadline: a test's manual timers decide when an attempt times out. */
-    setTimer?: SetTimer;
+    timers?: Timers;
   },
 ): DeliveryAttempts {
-  const setTimer = options.setTimer ?? realSetTimer;
+  const timers = options.timers ?? systemTimers;
   // Attempts of the same millisecond keep their order in the log.
   const nextId = createMonotonicUlids();
   return {
@@ -49,9 +50,8 @@ export function createDeliveryAttempts(
       }
       const deadline = new AbortController();
       // The reason AbortSignal.timeout would give: the error text reads it as "timed out".
-      const cancelDeadline = setTimer(
-        () => deadline.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
-        options.attemptTimeoutMs,
+      const cancelDeadline = timers.after(options.attemptTimeoutMs, () =>
+        deadline.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
       );
       const signal = AbortSignal.any([options.shutdown, deadline.signal]);
       let result: AttemptResult;

@@ -7,8 +7,8 @@
  * retries run on time and rows another server left behind are seen too. The first pass runs at
  * creation: that is how a restart resumes the retries of the previous process.
  */
+import type { Timers } from "@fleetback/protocol";
 import type { ServerDeps } from "../deps.js";
-import type { SetTimer } from "../tickers/set-timer.js";
 import { findChannel } from "./channels.js";
 import type { AttemptResult } from "./deliver.js";
 import type { DeliveryAttempts } from "./delivery-attempt.js";
@@ -47,13 +47,13 @@ export function createDeliveryWorker(
   deps: Pick<ServerDeps, "db" | "keys" | "log" | "clock">,
   options: {
     attempts: DeliveryAttempts;
-    setTimer: SetTimer;
+    timers: Timers;
     tuning: WorkerTuning;
     /** Registers work the notifier's idle() and close() wait for. */
     track: (work: Promise<unknown>) => void;
   },
 ): DeliveryWorker {
-  const { attempts, setTimer, tuning, track } = options;
+  const { attempts, timers, tuning, track } = options;
   let attempting = 0;
   let passing = false;
   let passAgain = false;
@@ -116,10 +116,10 @@ export function createDeliveryWorker(
 
   function schedulePass(ms: number): void {
     cancelPass?.();
-    cancelPass = setTimer(() => {
+    cancelPass = timers.after(ms, () => {
       cancelPass = undefined;
       pump();
-    }, ms);
+    });
   }
 
   async function armNextPass(): Promise<void> {

@@ -7,6 +7,7 @@ import {
   notificationDeliveries,
   notificationLog,
 } from "@fleetback/db";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { asc, eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
@@ -16,7 +17,6 @@ import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
 import type { TestDeps } from "../testing/test-deps.js";
-import type { SetTimer } from "../tickers/set-timer.js";
 import { createChannel, deleteChannel, type NewChannelInput, updateChannel } from "./channels.js";
 import { createNotifier, NOTIFIER_DEFAULTS, type NotifierOptions } from "./notifier.js";
 import type { Notifier } from "./notifier-port.js";
@@ -28,36 +28,22 @@ const CANARY = "canary-SECRET-123";
  * the clock to the earliest timer, runs every timer due by then and says how far it moved.
  */
 function clockTimers(clock: TestDeps["clock"]) {
-  const timers = new Map<number, { at: number; run: () => void }>();
-  let seq = 0;
-  const setTimer: SetTimer = (run, ms) => {
-    const id = seq++;
-    timers.set(id, { at: clock.now().getTime() + ms, run });
-    return () => {
-      timers.delete(id);
-    };
-  };
-  function runDue() {
-    for (const [id, timer] of [...timers]) {
-      if (timer.at <= clock.now().getTime()) {
-        timers.delete(id);
-        timer.run();
-      }
+  const timers = createManualTimers(clock);
+  const earliest = () => {
+    const [delay] = timers.pendingDelays();
+    if (delay === undefined) {
+      throw new Error("no timer is set");
     }
-  }
+    return Math.max(0, delay);
+  };
   return {
-    setTimer,
-    pending: () => timers.size,
-    nextAt: () => Math.min(...[...timers.values()].map((timer) => timer.at)),
-    runDue,
+    timers,
+    pending: () => timers.pending(),
+    nextAt: () => clock.now().getTime() + (timers.pendingDelays()[0] ?? Number.POSITIVE_INFINITY),
+    runDue: () => timers.advance(0),
     next(): number {
-      const at = Math.min(...[...timers.values()].map((timer) => timer.at));
-      if (!Number.isFinite(at)) {
-        throw new Error("no timer is set");
-      }
-      const moved = Math.max(0, at - clock.now().getTime());
-      clock.advance(moved);
-      runDue();
+      const moved = earliest();
+      timers.advance(moved);
       return moved;
     },
   };
@@ -295,7 +281,7 @@ runServerSuite("notifier", (server) => {
     const row = await channel({ name: "flaky", kind: "slack", config: { url: `${receiver.url}/flaky` } });
     receiver.reply(500, 503);
     const timers = clockTimers(server.deps.clock);
-    const n = start({ setTimer: timers.setTimer, backoffMs: 1_000, backoffFactor: 4 });
+    const n = start({ timers: timers.timers, backoffMs: 1_000, backoffFactor: 4 });
     n.alertOpened(alert, context);
     await n.idle();
     expect(receiver.requests).toHaveLength(1);
@@ -317,7 +303,7 @@ runServerSuite("notifier", (server) => {
   it("does not retry a 4xx answer", async () => {
     const row = await channel({ name: "gone", kind: "discord", config: { url: `${receiver.url}/gone` } });
     receiver.reply(404);
-    start({ setTimer: clockTimers(server.deps.clock).setTimer }).alertOpened(alert, context);
+    start({ timers: clockTimers(server.deps.clock).timers }).alertOpened(alert, context);
     await notifier?.idle();
     expect((await logRows(row.id)).map((r) => [r.attempt, r.status, r.statusCode])).toEqual([
       [1, "failed", 404],
@@ -335,7 +321,7 @@ runServerSuite("notifier", (server) => {
     });
     const live = await channel({ name: "live", kind: "slack", config: { url: `${receiver.url}/live` } });
     const timers = clockTimers(server.deps.clock);
-    const n = start({ setTimer: timers.setTimer, maxAttempts: 3 });
+    const n = start({ timers: timers.timers, maxAttempts: 3 });
     // Nothing to await and nothing attempted yet when it returns: the caller never waits on the
     // endpoint. How long the call itself takes is the machine's speed.
     expect(n.alertOpened(alert, context)).toBeUndefined();
@@ -358,7 +344,7 @@ runServerSuite("notifier", (server) => {
     const fast = await channel({ name: "fast", kind: "discord", config: { url: `${receiver.url}/fast` } });
     // The attempt deadline runs on the manual clock: the slow attempt hangs until the test moves it.
     const timers = clockTimers(server.deps.clock);
-    const n = start({ setTimer: timers.setTimer, attemptTimeoutMs: 1_000, maxAttempts: 1 });
+    const n = start({ timers: timers.timers, attemptTimeoutMs: 1_000, maxAttempts: 1 });
     const fastSent = recorded(fast.id, "sent");
     n.alertOpened(alert, context);
     await hangReceiver.waitFor(1);
@@ -400,7 +386,7 @@ runServerSuite("notifier", (server) => {
     const echo = { status: 500, body: `no such hook: ${url} (/hooks/${encodeURIComponent(CANARY)})` };
     receiver.reply(echo, echo);
     const timers = clockTimers(server.deps.clock);
-    const n = start({ setTimer: timers.setTimer, maxAttempts: 2 });
+    const n = start({ timers: timers.timers, maxAttempts: 2 });
     n.alertOpened(alert, context);
     await settle(n, timers);
     const rows = await logRows(row.id);
@@ -454,7 +440,7 @@ runServerSuite("notifier", (server) => {
 
   it("a retry follows the channel as it is now: edited, disabled or deleted meanwhile", async () => {
     const timers = clockTimers(server.deps.clock);
-    const n = start({ setTimer: timers.setTimer });
+    const n = start({ timers: timers.timers });
     const edited = await channel({ name: "edited", kind: "slack", config: { url: `${receiver.url}/old` } });
     const audit = await seedAuditContext(server.deps);
     receiver.reply(500);
@@ -494,7 +480,7 @@ runServerSuite("notifier", (server) => {
     });
     receiver.reply(500);
     const timers = clockTimers(server.deps.clock);
-    const n = start({ setTimer: timers.setTimer, closeTimeoutMs: 200, attemptTimeoutMs: 60_000 });
+    const n = start({ timers: timers.timers, closeTimeoutMs: 200, attemptTimeoutMs: 60_000 });
     const retryLogged = recorded(retrying.id, "retrying");
     n.alertOpened(alert, context);
     await hangReceiver.waitFor(1);
@@ -534,7 +520,7 @@ runServerSuite("notifier", (server) => {
       config: { url: `${receiver.url}/restart`, secret },
     });
     receiver.reply(503);
-    const first = start({ setTimer: clockTimers(server.deps.clock).setTimer });
+    const first = start({ timers: clockTimers(server.deps.clock).timers });
     first.alertOpened(alert, context);
     await first.idle();
     await first.close();
@@ -543,7 +529,7 @@ runServerSuite("notifier", (server) => {
 
     // The next process: nothing in memory, only the database.
     const timers = clockTimers(server.deps.clock);
-    const second = start({ setTimer: timers.setTimer });
+    const second = start({ timers: timers.timers });
     await second.idle();
     expect(receiver.requests).toHaveLength(1);
     // Its first pass at start finds the retry waiting and wakes up when the backoff is over.
@@ -587,7 +573,7 @@ runServerSuite("notifier", (server) => {
     ];
     receiver.reply(500, 500, 500);
     const timers = [clockTimers(server.deps.clock), clockTimers(server.deps.clock)];
-    const servers = timers.map((t) => start({ setTimer: t.setTimer, concurrency: 2 }));
+    const servers = timers.map((t) => start({ timers: t.timers, concurrency: 2 }));
     raised.forEach((raisedAlert, i) => {
       servers[i % 2]?.alertOpened(raisedAlert, context);
     });
@@ -634,7 +620,7 @@ runServerSuite("notifier", (server) => {
     expect(await queued()).toMatchObject([{ channelId: row.id, attempts: 0, claimedUntil: null }]);
 
     const timers = clockTimers(server.deps.clock);
-    const next = start({ setTimer: timers.setTimer });
+    const next = start({ timers: timers.timers });
     expect(timers.pending()).toBe(1);
     expect(timers.next()).toBe(0);
     await receiver.waitFor(1);

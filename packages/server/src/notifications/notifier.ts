@@ -12,10 +12,10 @@
  * each attempt is made once. A crash between sending and recording sends once more when its
  * claim runs out: delivery is at least once, never silently dropped.
  */
+import { systemTimers, type Timers } from "@fleetback/protocol";
 import type { ServerDeps } from "../deps.js";
 import { notFound } from "../errors.js";
 import { createMonotonicUlids } from "../ids.js";
-import { realSetTimer, type SetTimer } from "../tickers/set-timer.js";
 import { findChannel, listChannels, type StoredChannel } from "./channels.js";
 import { type DeliveryPorts, realDeliveryPorts } from "./deliver.js";
 import { createDeliveryAttempts } from "./delivery-attempt.js";
@@ -29,7 +29,7 @@ export type NotifierDeps = Pick<ServerDeps, "db" | "keys" | "log" | "clock" | "c
 export interface NotifierOptions {
   ports?: Partial<DeliveryPorts>;
   /** Retry, pass and per-attempt deadlines; the close bound stays real, so close always ends. */
-  setTimer?: SetTimer;
+  timers?: Timers;
   /** Attempts per delivery, the first included. */
   maxAttempts?: number;
   /** Wait before attempt n+1 is backoffMs * factor^(n-1). */
@@ -48,7 +48,7 @@ export interface NotifierOptions {
   concurrency?: number;
 }
 
-type Tuning = Required<Omit<NotifierOptions, "ports" | "setTimer">>;
+type Tuning = Required<Omit<NotifierOptions, "ports" | "timers">>;
 
 /** Attempts after 5 s, 20 s and 80 s: a flapping endpoint gets nearly two minutes to come back. */
 export const NOTIFIER_DEFAULTS: Readonly<Tuning> = {
@@ -81,16 +81,16 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
     return work;
   }
 
-  const setTimer = options.setTimer ?? realSetTimer;
+  const timers = options.timers ?? systemTimers;
   const attempts = createDeliveryAttempts(deps, {
     ports: { ...realDeliveryPorts, ...options.ports },
     attemptTimeoutMs: settings.attemptTimeoutMs,
     shutdown: shutdown.signal,
-    setTimer,
+    timers,
   });
   const worker = createDeliveryWorker(deps, {
     attempts,
-    setTimer,
+    timers,
     tuning: {
       ...settings,
       claimLeaseMs: Math.max(settings.claimLeaseMs, settings.attemptTimeoutMs + LEASE_MARGIN_MS),
@@ -180,7 +180,7 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
         const drained = drain();
         let cancelTimer: (() => void) | undefined;
         const timedOut = new Promise<void>((resolve) => {
-          cancelTimer = realSetTimer(resolve, settings.closeTimeoutMs);
+          cancelTimer = systemTimers.after(settings.closeTimeoutMs, resolve);
         });
         await Promise.race([drained, timedOut]);
         cancelTimer?.();

@@ -4,9 +4,9 @@
  * timeout and the caps, and what the log says about each drop.
  */
 import type { Snapshot, SnapshotsReportPart } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../log.js";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { createReportAssembler, type ReportAssemblerOptions } from "./report-assembler.js";
 
 const REFRESHED_AT = "2026-11-22T03:00:00Z";
@@ -45,7 +45,7 @@ function setup(options: Partial<ReportAssemblerOptions> = {}) {
   const timers = createManualTimers();
   const lines: string[] = [];
   const log = createLogger("debug", { write: (line: string) => lines.push(line) });
-  const assembler = createReportAssembler({ hostId: "host-1", log, setTimer: timers.setTimer, ...options });
+  const assembler = createReportAssembler({ hostId: "host-1", log, timers, ...options });
   const logged = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return { assembler, timers, lines, logged };
 }

@@ -13,9 +13,9 @@ import {
   type SnapshotsReport,
   type SnapshotsReportPart,
   type SnapshotsReportWhole,
+  type Timers,
 } from "@fleetback/protocol";
 import type { Logger } from "../log.js";
-import type { SetTimer } from "../tickers/set-timer.js";
 
 /** An assembly without a new part for this long is dropped. */
 export const REPORT_ASSEMBLY_IDLE_MS = 120_000;
@@ -29,7 +29,7 @@ export const REPORT_ASSEMBLY_MAX_SNAPSHOTS = 200_000;
 export interface ReportAssemblerOptions {
   hostId: string;
   log: Pick<Logger, "debug" | "warn">;
-  setTimer: SetTimer;
+  timers: Timers;
   idleMs?: number;
   maxSnapshots?: number;
 }
@@ -64,7 +64,7 @@ interface Assembly {
 }
 
 export function createReportAssembler(options: ReportAssemblerOptions): ReportAssembler {
-  const { hostId, log, setTimer } = options;
+  const { hostId, log, timers } = options;
   const idleMs = options.idleMs ?? REPORT_ASSEMBLY_IDLE_MS;
   const maxSnapshots = options.maxSnapshots ?? REPORT_ASSEMBLY_MAX_SNAPSHOTS;
   let current: Assembly | undefined;
@@ -90,11 +90,11 @@ export function createReportAssembler(options: ReportAssemblerOptions): ReportAs
 
   function armTimer(assembly: Assembly): void {
     assembly.cancelTimer();
-    assembly.cancelTimer = setTimer(() => {
+    assembly.cancelTimer = timers.after(idleMs, () => {
       if (current === assembly) {
         drop("warn", `no part for ${idleMs / 1000} s`);
       }
-    }, idleMs);
+    });
   }
 
   /** The assembly `part` belongs to, started or superseding as needed; undefined to ignore it. */

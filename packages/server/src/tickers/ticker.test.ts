@@ -1,6 +1,6 @@
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../log.js";
-import { createManualTimers } from "../testing/manual-timers.js";
 import { startTicker } from "./ticker.js";
 
 afterEach(() => {
@@ -52,7 +52,7 @@ describe("startTicker", () => {
         calls += 1;
       },
       15_000,
-      { name: "manual", log, timers: manual.timers },
+      { name: "manual", log, timers: manual },
     );
     manual.advance(14_999);
     expect(calls).toBe(0);
