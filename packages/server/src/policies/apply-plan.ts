@@ -7,7 +7,7 @@
  * changed, so that host, and only it, gets one schedule.set.
  */
 import { type Database, hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
-import { and, inArray, isNotNull, sql } from "drizzle-orm";
+import { and, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Ids } from "../ids.js";
 import { computeConflictDimensions } from "../sources/conflict-dimension.js";
 import type { GroupSettings } from "./effective-config.js";
@@ -34,6 +34,86 @@ async function insertInBatches<T>(rows: T[], insert: (batch: T[]) => Promise<unk
   }
 }
 
+/**
+ * One UPDATE ... FROM (VALUES ...) per batch instead of one statement per row: at fleet scale a
+ * policy edit rewrites a group and a schedule on every host, and a statement per row is most of
+ * its time (each is a round trip, and PGlite runs them one by one). Each value carries its cast so
+ * the VALUES list is typed the same on PGlite and on postgres.js, whatever the driver infers.
+ */
+async function updateInBatches<T>(
+  tx: Database,
+  rows: T[],
+  statement: (values: SQL) => SQL,
+  row: (value: T) => SQL,
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += BATCH) {
+    const values = sql.join(
+      rows.slice(i, i + BATCH).map((value) => sql`(${row(value)})`),
+      sql`, `,
+    );
+    await tx.execute(statement(values));
+  }
+}
+
+const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
+const timestamp = (value: Date) => sql`${value.toISOString()}::timestamptz`;
+
+interface GroupUpdate {
+  id: string;
+  settings: GroupSettings;
+  policyId: string;
+  policyVersion: number;
+}
+
+interface ScheduleUpdate {
+  id: string;
+  cron: string;
+  enabled: boolean;
+  policyId: string;
+  policyVersion: number;
+  policySchedule: string;
+}
+
+/** The same columns the per-row `.set(...)` wrote, for every changed group of the batch. */
+function updateGroups(tx: Database, updates: GroupUpdate[], now: Date): Promise<void> {
+  return updateInBatches(
+    tx,
+    updates,
+    (values) => sql`update source_groups as g set
+        includes = v.includes, excludes = v.excludes, retention_policy = v.retention_policy,
+        retry_max = v.retry_max, retry_backoff_seconds = v.retry_backoff_seconds,
+        grace_seconds = v.grace_seconds, bandwidth_up_kbps = v.bandwidth_up_kbps,
+        bandwidth_down_kbps = v.bandwidth_down_kbps, policy_id = v.policy_id,
+        policy_version = v.policy_version, updated_at = ${timestamp(now)}
+      from (values ${values}) as v(id, includes, excludes, retention_policy, retry_max,
+        retry_backoff_seconds, grace_seconds, bandwidth_up_kbps, bandwidth_down_kbps, policy_id,
+        policy_version)
+      where g.id = v.id`,
+    (u) => {
+      const c = columns(u.settings);
+      return sql`${u.id}::text, ${json(c.includes)}, ${json(c.excludes)}, ${json(c.retentionPolicy)},
+        ${c.retryMax}::integer, ${c.retryBackoffSeconds}::integer, ${c.graceSeconds}::integer,
+        ${c.bandwidthUpKbps}::integer, ${c.bandwidthDownKbps}::integer, ${u.policyId}::text,
+        ${u.policyVersion}::integer`;
+    },
+  );
+}
+
+function updateSchedules(tx: Database, updates: ScheduleUpdate[], now: Date): Promise<void> {
+  return updateInBatches(
+    tx,
+    updates,
+    (values) => sql`update schedules as s set
+        cron = v.cron, enabled = v.enabled, policy_id = v.policy_id,
+        policy_version = v.policy_version, policy_schedule = v.policy_schedule,
+        updated_at = ${timestamp(now)}
+      from (values ${values}) as v(id, cron, enabled, policy_id, policy_version, policy_schedule)
+      where s.id = v.id`,
+    (u) => sql`${u.id}::text, ${u.cron}::text, ${u.enabled}::boolean, ${u.policyId}::text,
+      ${u.policyVersion}::integer, ${u.policySchedule}::text`,
+  );
+}
+
 /** Applies the plans; returns the ids of the hosts whose schedule set changed (to push). */
 export async function applyHostPlans(
   tx: Database,
@@ -49,6 +129,9 @@ export async function applyHostPlans(
   const deletedSchedules: string[] = [];
   const rescheduled: string[] = [];
   const touched: HostPlan[] = [];
+  const groupUpdates: GroupUpdate[] = [];
+  const detachedGroups: string[] = [];
+  const scheduleUpdates: ScheduleUpdate[] = [];
   for (const plan of plans) {
     if (!changesHost(plan) && plan.restamped === 0) {
       continue;
@@ -77,10 +160,7 @@ export async function applyHostPlans(
         row.policyId !== provenance.policyId ||
         row.policyVersion !== provenance.policyVersion
       ) {
-        await tx
-          .update(sourceGroups)
-          .set({ ...columns(group.settings), ...provenance, updatedAt: now })
-          .where(sql`${sourceGroups.id} = ${row.id}`);
+        groupUpdates.push({ id: row.id, settings: group.settings, ...provenance });
       }
     }
     for (const name of plan.groups.removed) {
@@ -92,10 +172,7 @@ export async function applyHostPlans(
     for (const name of plan.groups.detached) {
       const id = byName.get(name)?.id;
       if (id !== undefined) {
-        await tx
-          .update(sourceGroups)
-          .set({ policyId: null, policyVersion: null, overrides: {}, updatedAt: now })
-          .where(sql`${sourceGroups.id} = ${id}`);
+        detachedGroups.push(id);
       }
     }
     const existing = new Map(
@@ -124,10 +201,7 @@ export async function applyHostPlans(
         scheduleId = deps.ids.ulid(now);
         newSchedules.push({ id: scheduleId, hostId: plan.hostId, ...fields, createdAt: now, updatedAt: now });
       } else if (schedulesChanged || row?.policyVersion !== schedule.from.version) {
-        await tx
-          .update(schedules)
-          .set({ ...fields, updatedAt: now })
-          .where(sql`${schedules.id} = ${scheduleId}`);
+        scheduleUpdates.push({ id: scheduleId, ...fields });
       }
       if (schedulesChanged) {
         for (const name of schedule.groups) {
@@ -147,6 +221,16 @@ export async function applyHostPlans(
       }
     }
   }
+  // Before anything below, as when each row was updated in the loop: the deletes, inserts and
+  // overlap marks that follow read or replace these rows.
+  await updateGroups(tx, groupUpdates, now);
+  for (let i = 0; i < detachedGroups.length; i += BATCH) {
+    await tx
+      .update(sourceGroups)
+      .set({ policyId: null, policyVersion: null, overrides: {}, updatedAt: now })
+      .where(inArray(sourceGroups.id, detachedGroups.slice(i, i + BATCH)));
+  }
+  await updateSchedules(tx, scheduleUpdates, now);
   if (rescheduled.length > 0) {
     // Memberships of the changed hosts' policy schedules are written anew below.
     await tx.delete(scheduleSourceGroups).where(
@@ -185,6 +269,7 @@ async function recomputeTouchedConflicts(
   now: Date,
 ): Promise<void> {
   const changed = touched.filter(changesHost).map((plan) => plan.hostId);
+  const marks: Array<{ id: string; dimension: string | null }> = [];
   for (let i = 0; i < changed.length; i += BATCH) {
     const rows = await tx
       .select({
@@ -206,12 +291,18 @@ async function recomputeTouchedConflicts(
       for (const group of groups) {
         const next = dims.get(group.id) ?? null;
         if (next !== group.current) {
-          await tx
-            .update(sourceGroups)
-            .set({ conflictDimension: next, updatedAt: now })
-            .where(sql`${sourceGroups.id} = ${group.id}`);
+          marks.push({ id: group.id, dimension: next });
         }
       }
     }
   }
+  await updateInBatches(
+    tx,
+    marks,
+    (values) => sql`update source_groups as g set conflict_dimension = v.dimension,
+        updated_at = ${timestamp(now)}
+      from (values ${values}) as v(id, dimension)
+      where g.id = v.id`,
+    (mark) => sql`${mark.id}::text, ${mark.dimension}::text`,
+  );
 }
