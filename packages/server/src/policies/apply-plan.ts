@@ -35,27 +35,20 @@ async function insertInBatches<T>(rows: T[], insert: (batch: T[]) => Promise<unk
 }
 
 /**
- * One UPDATE ... FROM (VALUES ...) per batch instead of one statement per row: at fleet scale a
- * policy edit rewrites a group and a schedule on every host, and a statement per row is most of
- * its time (each is a round trip, and PGlite runs them one by one). Each value carries its cast so
- * the VALUES list is typed the same on PGlite and on postgres.js, whatever the driver infers.
+ * Rows a statement writes in bulk (updates, memberships), passed as one JSON parameter that
+ * jsonb_to_recordset types: at fleet scale a policy edit rewrites a group and a schedule on every
+ * host, and a statement per row, or a VALUES list of thousands of parameters that PGlite parses
+ * and binds one by one, was most of its time. JSON keeps the types the same on PGlite and on
+ * postgres.js, whichever way each driver would send an array.
  */
-async function updateInBatches<T>(
-  tx: Database,
-  rows: T[],
-  statement: (values: SQL) => SQL,
-  row: (value: T) => SQL,
-): Promise<void> {
-  for (let i = 0; i < rows.length; i += BATCH) {
-    const values = sql.join(
-      rows.slice(i, i + BATCH).map((value) => sql`(${row(value)})`),
-      sql`, `,
-    );
-    await tx.execute(statement(values));
+const BULK = 5000;
+
+async function inBulk<T>(tx: Database, rows: T[], statement: (records: SQL) => SQL): Promise<void> {
+  for (let i = 0; i < rows.length; i += BULK) {
+    await tx.execute(statement(sql`jsonb_to_recordset(${JSON.stringify(rows.slice(i, i + BULK))}::jsonb)`));
   }
 }
 
-const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
 const timestamp = (value: Date) => sql`${value.toISOString()}::timestamptz`;
 
 interface GroupUpdate {
@@ -74,44 +67,56 @@ interface ScheduleUpdate {
   policySchedule: string;
 }
 
-/** The same columns the per-row `.set(...)` wrote, for every changed group of the batch. */
+/** The same columns the per-row `.set(...)` wrote, for every changed group. */
 function updateGroups(tx: Database, updates: GroupUpdate[], now: Date): Promise<void> {
-  return updateInBatches(
+  const rows = updates.map((u) => ({
+    id: u.id,
+    ...u.settings,
+    policy_id: u.policyId,
+    policy_version: u.policyVersion,
+  }));
+  return inBulk(
     tx,
-    updates,
-    (values) => sql`update source_groups as g set
+    rows,
+    (records) => sql`update source_groups as g set
         includes = v.includes, excludes = v.excludes, retention_policy = v.retention_policy,
         retry_max = v.retry_max, retry_backoff_seconds = v.retry_backoff_seconds,
         grace_seconds = v.grace_seconds, bandwidth_up_kbps = v.bandwidth_up_kbps,
         bandwidth_down_kbps = v.bandwidth_down_kbps, policy_id = v.policy_id,
         policy_version = v.policy_version, updated_at = ${timestamp(now)}
-      from (values ${values}) as v(id, includes, excludes, retention_policy, retry_max,
-        retry_backoff_seconds, grace_seconds, bandwidth_up_kbps, bandwidth_down_kbps, policy_id,
-        policy_version)
+      from ${records} as v(id text, includes jsonb, excludes jsonb, retention_policy jsonb,
+        retry_max integer, retry_backoff_seconds integer, grace_seconds integer,
+        bandwidth_up_kbps integer, bandwidth_down_kbps integer, policy_id text, policy_version integer)
       where g.id = v.id`,
-    (u) => {
-      const c = columns(u.settings);
-      return sql`${u.id}::text, ${json(c.includes)}, ${json(c.excludes)}, ${json(c.retentionPolicy)},
-        ${c.retryMax}::integer, ${c.retryBackoffSeconds}::integer, ${c.graceSeconds}::integer,
-        ${c.bandwidthUpKbps}::integer, ${c.bandwidthDownKbps}::integer, ${u.policyId}::text,
-        ${u.policyVersion}::integer`;
-    },
   );
 }
 
 function updateSchedules(tx: Database, updates: ScheduleUpdate[], now: Date): Promise<void> {
-  return updateInBatches(
+  const rows = updates.map((u) => ({
+    id: u.id,
+    cron: u.cron,
+    enabled: u.enabled,
+    policy_id: u.policyId,
+    policy_version: u.policyVersion,
+    policy_schedule: u.policySchedule,
+  }));
+  return inBulk(
     tx,
-    updates,
-    (values) => sql`update schedules as s set
+    rows,
+    (records) => sql`update schedules as s set
         cron = v.cron, enabled = v.enabled, policy_id = v.policy_id,
         policy_version = v.policy_version, policy_schedule = v.policy_schedule,
         updated_at = ${timestamp(now)}
-      from (values ${values}) as v(id, cron, enabled, policy_id, policy_version, policy_schedule)
+      from ${records} as v(id text, cron text, enabled boolean, policy_id text,
+        policy_version integer, policy_schedule text)
       where s.id = v.id`,
-    (u) => sql`${u.id}::text, ${u.cron}::text, ${u.enabled}::boolean, ${u.policyId}::text,
-      ${u.policyVersion}::integer, ${u.policySchedule}::text`,
   );
+}
+
+/** Both lists hold distinct ids (a primary key, a policy's distinct group names). */
+function sameMembers(current: readonly string[], wanted: readonly string[]): boolean {
+  const set = new Set(current);
+  return current.length === wanted.length && wanted.every((id) => set.has(id));
 }
 
 /** Applies the plans; returns the ids of the hosts whose schedule set changed (to push). */
@@ -128,6 +133,7 @@ export async function applyHostPlans(
   const deletedGroups: string[] = [];
   const deletedSchedules: string[] = [];
   const rescheduled: string[] = [];
+  const unchangedMembers: string[] = [];
   const touched: HostPlan[] = [];
   const groupUpdates: GroupUpdate[] = [];
   const detachedGroups: string[] = [];
@@ -204,9 +210,15 @@ export async function applyHostPlans(
         scheduleUpdates.push({ id: scheduleId, ...fields });
       }
       if (schedulesChanged) {
-        for (const name of schedule.groups) {
-          const groupId = idOf.get(name);
-          if (groupId !== undefined) {
+        const groupIds = schedule.groups
+          .map((name) => idOf.get(name))
+          .filter((id): id is string => id !== undefined);
+        if (row && sameMembers(row.groupIds, groupIds)) {
+          // A cron change leaves the members as they were: rewriting them was a delete and an
+          // insert per member on every host for the same rows.
+          unchangedMembers.push(row.id);
+        } else {
+          for (const groupId of groupIds) {
             members.push({ scheduleId, sourceGroupId: groupId });
           }
         }
@@ -232,14 +244,23 @@ export async function applyHostPlans(
   }
   await updateSchedules(tx, scheduleUpdates, now);
   if (rescheduled.length > 0) {
-    // Memberships of the changed hosts' policy schedules are written anew below.
+    // Memberships of the changed hosts' policy schedules are written anew below, but for those
+    // already exactly what the plan gives.
     await tx.delete(scheduleSourceGroups).where(
-      inArray(
-        scheduleSourceGroups.scheduleId,
-        tx
-          .select({ id: schedules.id })
-          .from(schedules)
-          .where(and(inArray(schedules.hostId, rescheduled), isNotNull(schedules.policyId))),
+      and(
+        inArray(
+          scheduleSourceGroups.scheduleId,
+          tx
+            .select({ id: schedules.id })
+            .from(schedules)
+            .where(
+              and(
+                sql`${schedules.hostId} in (select jsonb_array_elements_text(${JSON.stringify(rescheduled)}::jsonb))`,
+                isNotNull(schedules.policyId),
+              ),
+            ),
+        ),
+        sql`${scheduleSourceGroups.scheduleId} not in (select jsonb_array_elements_text(${JSON.stringify(unchangedMembers)}::jsonb))`,
       ),
     );
   }
@@ -251,12 +272,17 @@ export async function applyHostPlans(
   }
   await insertInBatches(newGroups, (batch) => tx.insert(sourceGroups).values(batch));
   await insertInBatches(newSchedules, (batch) => tx.insert(schedules).values(batch));
-  await insertInBatches(members, (batch) => tx.insert(scheduleSourceGroups).values(batch));
+  await inBulk(
+    tx,
+    members.map((m) => ({ schedule_id: m.scheduleId, source_group_id: m.sourceGroupId })),
+    (records) => sql`insert into schedule_source_groups (schedule_id, source_group_id)
+      select v.schedule_id, v.source_group_id from ${records} as v(schedule_id text, source_group_id text)`,
+  );
   if (rescheduled.length > 0) {
     await tx
       .update(hosts)
       .set({ scheduleVersion: sql`${hosts.scheduleVersion} + 1`, updatedAt: now })
-      .where(inArray(hosts.id, rescheduled));
+      .where(sql`${hosts.id} in (select jsonb_array_elements_text(${JSON.stringify(rescheduled)}::jsonb))`);
   }
   await recomputeTouchedConflicts(tx, touched, now);
   return rescheduled;
@@ -296,13 +322,12 @@ async function recomputeTouchedConflicts(
       }
     }
   }
-  await updateInBatches(
+  await inBulk(
     tx,
     marks,
-    (values) => sql`update source_groups as g set conflict_dimension = v.dimension,
+    (records) => sql`update source_groups as g set conflict_dimension = v.dimension,
         updated_at = ${timestamp(now)}
-      from (values ${values}) as v(id, dimension)
+      from ${records} as v(id text, dimension text)
       where g.id = v.id`,
-    (mark) => sql`${mark.id}::text, ${mark.dimension}::text`,
   );
 }
