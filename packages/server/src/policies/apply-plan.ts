@@ -296,7 +296,7 @@ async function recomputeTouchedConflicts(
 ): Promise<void> {
   const changed = touched.filter(changesHost).map((plan) => plan.hostId);
   const marks: Array<{ id: string; dimension: string | null }> = [];
-  for (let i = 0; i < changed.length; i += BATCH) {
+  for (let i = 0; i < changed.length; i += BULK) {
     const rows = await tx
       .select({
         id: sourceGroups.id,
@@ -306,10 +306,17 @@ async function recomputeTouchedConflicts(
         current: sourceGroups.conflictDimension,
       })
       .from(sourceGroups)
-      .where(inArray(sourceGroups.hostId, changed.slice(i, i + BATCH)));
+      .where(
+        sql`${sourceGroups.hostId} in (select jsonb_array_elements_text(${JSON.stringify(changed.slice(i, i + BULK))}::jsonb))`,
+      );
     const byHost = new Map<string, typeof rows>();
     for (const row of rows) {
-      byHost.set(row.hostId, [...(byHost.get(row.hostId) ?? []), row]);
+      const list = byHost.get(row.hostId);
+      if (list) {
+        list.push(row);
+      } else {
+        byHost.set(row.hostId, [row]);
+      }
     }
     for (const groups of byHost.values()) {
       groups.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
