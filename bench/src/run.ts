@@ -4,7 +4,8 @@
  * same run, plus memory: the bench process's after the in-process cases, and the server's with a
  * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 1,000, 0 skips
  * it), the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
- * skips it; health/freshness-bench.ts), and the start and idle-memory budgets of the built server
+ * skips it; health/freshness-bench.ts), a policy change over FLEETBACK_BENCH_POLICY_HOSTS hosts under
+ * 50 policies (default 10,000, 0 skips it; cases/policy-fleet.ts), and the start and idle-memory budgets of the built server
  * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them), and the cases with a real agent,
  * restic 0.18 and rest-server: B1's backup, B4's restore browser and the agent's idle memory
  * (restic/restic-bench.ts; FLEETBACK_BENCH_RESTIC=0 skips them). The budget rows are printed as
@@ -14,6 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BudgetRow, formatBudgets, writeResults } from "./budgets.js";
 import { cryptoCases } from "./cases/crypto.js";
+import { runPolicyFleetBench } from "./cases/policy-fleet.js";
 import { protocolCases } from "./cases/protocol.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
 import { type BenchResult, formatResults, runCase } from "./harness.js";
@@ -62,6 +64,20 @@ if (groups > 0) {
   process.stdout.write(`\n${formatResults(freshness.results)}\n\n${freshness.notes.join("\n")}\n`);
 }
 
+const policyHosts = Number(process.env.FLEETBACK_BENCH_POLICY_HOSTS ?? "10000");
+if (!Number.isSafeInteger(policyHosts) || policyHosts < 0) {
+  throw new Error(
+    `FLEETBACK_BENCH_POLICY_HOSTS must be a whole number, not "${process.env.FLEETBACK_BENCH_POLICY_HOSTS}"`,
+  );
+}
+if (policyHosts > 0) {
+  const policies = await runPolicyFleetBench(policyHosts);
+  allResults.push(...policies.results);
+  budgets.push(...policies.budgets);
+  allNotes.push(...policies.notes);
+  process.stdout.write(`\n${formatResults(policies.results)}\n\n${policies.notes.join("\n")}\n`);
+}
+
 if (process.env.FLEETBACK_BENCH_RESTIC !== "0") {
   const restic = await runResticBench();
   budgets.push(...restic.rows);
@@ -75,7 +91,7 @@ if (process.env.FLEETBACK_BENCH_STARTUP !== "0") {
 }
 
 if (budgets.length > 0) {
-  process.stdout.write(`\nbudgets (issue 19)\n${formatBudgets(budgets)}\n`);
+  process.stdout.write(`\nbudgets (issues 19 and 37)\n${formatBudgets(budgets)}\n`);
 }
 await writeResults(resultsPath, budgets, { cases: allResults, notes: allNotes });
 process.stdout.write(`\nwrote ${resultsPath}\n`);

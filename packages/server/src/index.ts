@@ -9,5 +9,8 @@ export { type Clock, createManualClock, systemClock } from "./clock.js";
 export { type Config, loadConfig, parseListen } from "./config.js";
 export { RequestError } from "./errors.js";
 export { evaluateFreshness, type GroupFreshness } from "./freshness/freshness.js";
+export { createIds } from "./ids.js";
 export { createLogger } from "./log.js";
+export type { PolicyBody } from "./policies/policy-spec.js";
+export { createPolicy, previewPolicy, updatePolicy } from "./policies/policy-store.js";
 export { type RunningServer, StartupError, startServer } from "./server.js";

@@ -7,7 +7,7 @@
  * changed, so that host, and only it, gets one schedule.set.
  */
 import { type Database, hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
-import { and, inArray, isNotNull, sql } from "drizzle-orm";
+import { and, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Ids } from "../ids.js";
 import { computeConflictDimensions } from "../sources/conflict-dimension.js";
 import type { GroupSettings } from "./effective-config.js";
@@ -34,6 +34,91 @@ async function insertInBatches<T>(rows: T[], insert: (batch: T[]) => Promise<unk
   }
 }
 
+/**
+ * Rows a statement writes in bulk (updates, memberships), passed as one JSON parameter that
+ * jsonb_to_recordset types: at fleet scale a policy edit rewrites a group and a schedule on every
+ * host, and a statement per row, or a VALUES list of thousands of parameters that PGlite parses
+ * and binds one by one, was most of its time. JSON keeps the types the same on PGlite and on
+ * postgres.js, whichever way each driver would send an array.
+ */
+const BULK = 5000;
+
+async function inBulk<T>(tx: Database, rows: T[], statement: (records: SQL) => SQL): Promise<void> {
+  for (let i = 0; i < rows.length; i += BULK) {
+    await tx.execute(statement(sql`jsonb_to_recordset(${JSON.stringify(rows.slice(i, i + BULK))}::jsonb)`));
+  }
+}
+
+const timestamp = (value: Date) => sql`${value.toISOString()}::timestamptz`;
+
+interface GroupUpdate {
+  id: string;
+  settings: GroupSettings;
+  policyId: string;
+  policyVersion: number;
+}
+
+interface ScheduleUpdate {
+  id: string;
+  cron: string;
+  enabled: boolean;
+  policyId: string;
+  policyVersion: number;
+  policySchedule: string;
+}
+
+/** The same columns the per-row `.set(...)` wrote, for every changed group. */
+function updateGroups(tx: Database, updates: GroupUpdate[], now: Date): Promise<void> {
+  const rows = updates.map((u) => ({
+    id: u.id,
+    ...u.settings,
+    policy_id: u.policyId,
+    policy_version: u.policyVersion,
+  }));
+  return inBulk(
+    tx,
+    rows,
+    (records) => sql`update source_groups as g set
+        includes = v.includes, excludes = v.excludes, retention_policy = v.retention_policy,
+        retry_max = v.retry_max, retry_backoff_seconds = v.retry_backoff_seconds,
+        grace_seconds = v.grace_seconds, bandwidth_up_kbps = v.bandwidth_up_kbps,
+        bandwidth_down_kbps = v.bandwidth_down_kbps, policy_id = v.policy_id,
+        policy_version = v.policy_version, updated_at = ${timestamp(now)}
+      from ${records} as v(id text, includes jsonb, excludes jsonb, retention_policy jsonb,
+        retry_max integer, retry_backoff_seconds integer, grace_seconds integer,
+        bandwidth_up_kbps integer, bandwidth_down_kbps integer, policy_id text, policy_version integer)
+      where g.id = v.id`,
+  );
+}
+
+function updateSchedules(tx: Database, updates: ScheduleUpdate[], now: Date): Promise<void> {
+  const rows = updates.map((u) => ({
+    id: u.id,
+    cron: u.cron,
+    enabled: u.enabled,
+    policy_id: u.policyId,
+    policy_version: u.policyVersion,
+    policy_schedule: u.policySchedule,
+  }));
+  return inBulk(
+    tx,
+    rows,
+    (records) => sql`update schedules as s set
+        cron = v.cron, enabled = v.enabled, policy_id = v.policy_id,
+        policy_version = v.policy_version, policy_schedule = v.policy_schedule,
+        updated_at = ${timestamp(now)}
+      from ${records} as v(id text, cron text, enabled boolean, policy_id text,
+        policy_version integer, policy_schedule text)
+      where s.id = v.id`,
+  );
+}
+
+/** Both lists hold distinct ids (a primary key, a policy's distinct group names). */
+function sameMembers(current: readonly string[], wanted: readonly string[]): boolean {
+  const set = new Set(current);
+  return current.length === wanted.length && wanted.every((id) => set.has(id));
+}
+
 /** Applies the plans; returns the ids of the hosts whose schedule set changed (to push). */
 export async function applyHostPlans(
   tx: Database,
@@ -48,7 +133,11 @@ export async function applyHostPlans(
   const deletedGroups: string[] = [];
   const deletedSchedules: string[] = [];
   const rescheduled: string[] = [];
+  const unchangedMembers: string[] = [];
   const touched: HostPlan[] = [];
+  const groupUpdates: GroupUpdate[] = [];
+  const detachedGroups: string[] = [];
+  const scheduleUpdates: ScheduleUpdate[] = [];
   for (const plan of plans) {
     if (!changesHost(plan) && plan.restamped === 0) {
       continue;
@@ -77,10 +166,7 @@ export async function applyHostPlans(
         row.policyId !== provenance.policyId ||
         row.policyVersion !== provenance.policyVersion
       ) {
-        await tx
-          .update(sourceGroups)
-          .set({ ...columns(group.settings), ...provenance, updatedAt: now })
-          .where(sql`${sourceGroups.id} = ${row.id}`);
+        groupUpdates.push({ id: row.id, settings: group.settings, ...provenance });
       }
     }
     for (const name of plan.groups.removed) {
@@ -92,10 +178,7 @@ export async function applyHostPlans(
     for (const name of plan.groups.detached) {
       const id = byName.get(name)?.id;
       if (id !== undefined) {
-        await tx
-          .update(sourceGroups)
-          .set({ policyId: null, policyVersion: null, overrides: {}, updatedAt: now })
-          .where(sql`${sourceGroups.id} = ${id}`);
+        detachedGroups.push(id);
       }
     }
     const existing = new Map(
@@ -124,15 +207,18 @@ export async function applyHostPlans(
         scheduleId = deps.ids.ulid(now);
         newSchedules.push({ id: scheduleId, hostId: plan.hostId, ...fields, createdAt: now, updatedAt: now });
       } else if (schedulesChanged || row?.policyVersion !== schedule.from.version) {
-        await tx
-          .update(schedules)
-          .set({ ...fields, updatedAt: now })
-          .where(sql`${schedules.id} = ${scheduleId}`);
+        scheduleUpdates.push({ id: scheduleId, ...fields });
       }
       if (schedulesChanged) {
-        for (const name of schedule.groups) {
-          const groupId = idOf.get(name);
-          if (groupId !== undefined) {
+        const groupIds = schedule.groups
+          .map((name) => idOf.get(name))
+          .filter((id): id is string => id !== undefined);
+        if (row && sameMembers(row.groupIds, groupIds)) {
+          // A cron change leaves the members as they were: rewriting them was a delete and an
+          // insert per member on every host for the same rows.
+          unchangedMembers.push(row.id);
+        } else {
+          for (const groupId of groupIds) {
             members.push({ scheduleId, sourceGroupId: groupId });
           }
         }
@@ -147,15 +233,34 @@ export async function applyHostPlans(
       }
     }
   }
+  // Before anything below, as when each row was updated in the loop: the deletes, inserts and
+  // overlap marks that follow read or replace these rows.
+  await updateGroups(tx, groupUpdates, now);
+  for (let i = 0; i < detachedGroups.length; i += BATCH) {
+    await tx
+      .update(sourceGroups)
+      .set({ policyId: null, policyVersion: null, overrides: {}, updatedAt: now })
+      .where(inArray(sourceGroups.id, detachedGroups.slice(i, i + BATCH)));
+  }
+  await updateSchedules(tx, scheduleUpdates, now);
   if (rescheduled.length > 0) {
-    // Memberships of the changed hosts' policy schedules are written anew below.
+    // Memberships of the changed hosts' policy schedules are written anew below, but for those
+    // already exactly what the plan gives.
     await tx.delete(scheduleSourceGroups).where(
-      inArray(
-        scheduleSourceGroups.scheduleId,
-        tx
-          .select({ id: schedules.id })
-          .from(schedules)
-          .where(and(inArray(schedules.hostId, rescheduled), isNotNull(schedules.policyId))),
+      and(
+        inArray(
+          scheduleSourceGroups.scheduleId,
+          tx
+            .select({ id: schedules.id })
+            .from(schedules)
+            .where(
+              and(
+                sql`${schedules.hostId} in (select jsonb_array_elements_text(${JSON.stringify(rescheduled)}::jsonb))`,
+                isNotNull(schedules.policyId),
+              ),
+            ),
+        ),
+        sql`${scheduleSourceGroups.scheduleId} not in (select jsonb_array_elements_text(${JSON.stringify(unchangedMembers)}::jsonb))`,
       ),
     );
   }
@@ -167,12 +272,17 @@ export async function applyHostPlans(
   }
   await insertInBatches(newGroups, (batch) => tx.insert(sourceGroups).values(batch));
   await insertInBatches(newSchedules, (batch) => tx.insert(schedules).values(batch));
-  await insertInBatches(members, (batch) => tx.insert(scheduleSourceGroups).values(batch));
+  await inBulk(
+    tx,
+    members.map((m) => ({ schedule_id: m.scheduleId, source_group_id: m.sourceGroupId })),
+    (records) => sql`insert into schedule_source_groups (schedule_id, source_group_id)
+      select v.schedule_id, v.source_group_id from ${records} as v(schedule_id text, source_group_id text)`,
+  );
   if (rescheduled.length > 0) {
     await tx
       .update(hosts)
       .set({ scheduleVersion: sql`${hosts.scheduleVersion} + 1`, updatedAt: now })
-      .where(inArray(hosts.id, rescheduled));
+      .where(sql`${hosts.id} in (select jsonb_array_elements_text(${JSON.stringify(rescheduled)}::jsonb))`);
   }
   await recomputeTouchedConflicts(tx, touched, now);
   return rescheduled;
@@ -185,7 +295,8 @@ async function recomputeTouchedConflicts(
   now: Date,
 ): Promise<void> {
   const changed = touched.filter(changesHost).map((plan) => plan.hostId);
-  for (let i = 0; i < changed.length; i += BATCH) {
+  const marks: Array<{ id: string; dimension: string | null }> = [];
+  for (let i = 0; i < changed.length; i += BULK) {
     const rows = await tx
       .select({
         id: sourceGroups.id,
@@ -195,10 +306,17 @@ async function recomputeTouchedConflicts(
         current: sourceGroups.conflictDimension,
       })
       .from(sourceGroups)
-      .where(inArray(sourceGroups.hostId, changed.slice(i, i + BATCH)));
+      .where(
+        sql`${sourceGroups.hostId} in (select jsonb_array_elements_text(${JSON.stringify(changed.slice(i, i + BULK))}::jsonb))`,
+      );
     const byHost = new Map<string, typeof rows>();
     for (const row of rows) {
-      byHost.set(row.hostId, [...(byHost.get(row.hostId) ?? []), row]);
+      const list = byHost.get(row.hostId);
+      if (list) {
+        list.push(row);
+      } else {
+        byHost.set(row.hostId, [row]);
+      }
     }
     for (const groups of byHost.values()) {
       groups.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
@@ -206,12 +324,17 @@ async function recomputeTouchedConflicts(
       for (const group of groups) {
         const next = dims.get(group.id) ?? null;
         if (next !== group.current) {
-          await tx
-            .update(sourceGroups)
-            .set({ conflictDimension: next, updatedAt: now })
-            .where(sql`${sourceGroups.id} = ${group.id}`);
+          marks.push({ id: group.id, dimension: next });
         }
       }
     }
   }
+  await inBulk(
+    tx,
+    marks,
+    (records) => sql`update source_groups as g set conflict_dimension = v.dimension,
+        updated_at = ${timestamp(now)}
+      from ${records} as v(id text, dimension text)
+      where g.id = v.id`,
+  );
 }
