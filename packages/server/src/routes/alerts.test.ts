@@ -1,23 +1,17 @@
 import { alerts } from "@fleetback/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
 let admin: TestClient;
 let hostId: string;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  admin = createTestClient(createApp(deps), deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: "correct horse battery",
-  });
+  ({ deps, admin } = await startSignedInApp());
   hostId = (await seedHost(deps, { name: "db-01" })).host.id;
 });
 afterEach(async () => {

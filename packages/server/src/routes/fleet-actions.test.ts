@@ -6,24 +6,18 @@
  */
 import { jobs } from "@fleetback/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
 let admin: TestClient;
 const ids: Record<string, string> = {};
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  admin = createTestClient(createApp(deps), deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: "correct horse battery",
-  });
+  ({ deps, admin } = await startSignedInApp());
   for (const [name, env] of [
     ["web-1", "prod"],
     ["web-2", "prod"],

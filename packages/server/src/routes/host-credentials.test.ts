@@ -7,12 +7,11 @@ import { auditLog, hosts, jobs } from "@fleetback/db";
 import { PROTOCOL_VERSION, SNAPSHOT_OWNER_PROTOCOL_VERSION } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import type { TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const REPO_CANARY = "Canary-Repo-Pw-4471";
 const LOGIN_CANARY = "Canary-Login-Pw-9052";
 const OLD_PROTOCOL = SNAPSHOT_OWNER_PROTOCOL_VERSION - 1;
@@ -41,13 +40,7 @@ let admin: TestClient;
 let hostId: string;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  admin = createTestClient(createApp(deps), deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
+  ({ deps, admin } = await startSignedInApp());
   const minted = (await (await admin.json("POST", "/api/enrollment-tokens", {})).json()) as { token: string };
   const enrolled = await admin.json("POST", "/api/agents/enroll", {
     token: minted.token,

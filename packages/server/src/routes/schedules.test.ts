@@ -1,13 +1,11 @@
 import { hosts, scheduleSourceGroups, schedules } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-
-const PASSWORD = "correct horse battery";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
 let admin: TestClient;
@@ -16,13 +14,7 @@ let groupId: string;
 let foreignGroupId: string;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  admin = createTestClient(createApp(deps), deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
+  ({ deps, admin } = await startSignedInApp());
   hostId = (await seedHost(deps, { name: "db-01" })).host.id;
   const otherHost = (await seedHost(deps, { name: "db-02" })).host.id;
   const made = async (host: string) =>

@@ -1,10 +1,10 @@
 import { sourceGroups } from "@fleetback/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { reportSnapshots } from "../testing/health-test-support.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
 let admin: TestClient;
@@ -12,13 +12,7 @@ let hostId: string;
 
 beforeEach(async () => {
   // The test clock starts at 2026-11-21T12:00:00Z.
-  deps = await createTestDeps();
-  admin = createTestClient(createApp(deps), deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: "correct horse battery",
-  });
+  ({ deps, admin } = await startSignedInApp());
   hostId = (await seedHost(deps, { name: "db-01", timeZone: "Europe/Berlin" })).host.id;
 });
 afterEach(async () => {
