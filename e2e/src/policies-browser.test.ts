@@ -6,6 +6,7 @@
  * rollback at 390 px brings the first version back on all three; each host's sources page says
  * where its group comes from, and no page scrolls sideways.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +19,7 @@ import { enrolHost, waitHostReady } from "./support/enrol.js";
 import { eventually } from "./support/eventually.js";
 import { overflowCulprits } from "./support/page-fit.js";
 import { useStack } from "./support/stack.js";
-import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
+import { FETCHED_TOOLS, missingNote, RESTIC, toolsPresent } from "./support/tools.js";
 
 const WAIT = { timeoutMs: 120_000, intervalMs: 250 };
 const EVERY_20_S = "*/20 * * * * *";
@@ -41,6 +42,8 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
   let browser: Browser;
   let source: string;
   const hostIds: string[] = [];
+  /** Each host's repository as the restic CLI opens it, by host id. */
+  const cliEnv = new Map<string, NodeJS.ProcessEnv>();
   let policyUrl = "";
 
   beforeAll(async () => {
@@ -57,6 +60,12 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
       });
       stack.agents.push(startAgent(["run"], host.dirs, host.env));
       hostIds.push(host.hostId);
+      const url = new URL(stack.rest.url);
+      cliEnv.set(host.hostId, {
+        PATH: process.env.PATH ?? "",
+        RESTIC_REPOSITORY: `rest:${url.protocol}//policy-${i}:${encodeURIComponent(host.loginPassword)}@${url.host}/policy-${i}/`,
+        RESTIC_PASSWORD: host.password,
+      });
     }
     await Promise.all(hostIds.map((id) => waitHostReady(stack.api, id)));
     browser = await launchBrowser();
@@ -163,6 +172,14 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
         },
         { what: `a snapshot tagged data on host ${id}`, ...WAIT },
       );
+      // And the repository itself, read with the restic CLI rather than our own records.
+      const listed = JSON.parse(
+        execFileSync(RESTIC["0.18"], ["--no-cache", "snapshots", "--json", "--no-lock", "--tag", "data"], {
+          encoding: "utf8",
+          env: cliEnv.get(id),
+        }),
+      ) as Array<{ paths: string[] }>;
+      expect(listed.some((snap) => snap.paths.includes(source))).toBe(true);
     }
     await page.close();
   });
