@@ -9,7 +9,7 @@
 import { type Database, hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { and, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Ids } from "../ids.js";
-import { computeConflictDimensions } from "../sources/conflict-dimension.js";
+import { changedConflictMarks } from "../sources/conflict-dimension.js";
 import type { GroupSettings } from "./effective-config.js";
 import { changesHost, type FleetState, type HostPlan } from "./fleet-plan.js";
 
@@ -319,14 +319,7 @@ async function recomputeTouchedConflicts(
       }
     }
     for (const groups of byHost.values()) {
-      groups.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
-      const dims = computeConflictDimensions(groups);
-      for (const group of groups) {
-        const next = dims.get(group.id) ?? null;
-        if (next !== group.current) {
-          marks.push({ id: group.id, dimension: next });
-        }
-      }
+      marks.push(...changedConflictMarks(groups));
     }
   }
   await inBulk(

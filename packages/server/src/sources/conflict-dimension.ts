@@ -39,3 +39,20 @@ export function computeConflictDimensions(groups: readonly GroupIncludes[]): Map
   }
   return result;
 }
+
+/**
+ * The marks of one host's groups that differ from what they hold (`current`), in the order the
+ * groups were created, which decides which of two overlapping groups names the path.
+ */
+export function changedConflictMarks(
+  groups: ReadonlyArray<GroupIncludes & { createdAt: Date; current: string | null }>,
+): Array<{ id: string; dimension: string | null }> {
+  const ordered = [...groups].sort(
+    (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+  const dims = computeConflictDimensions(ordered);
+  return ordered
+    .map((group) => ({ id: group.id, dimension: dims.get(group.id) ?? null, current: group.current }))
+    .filter((mark) => mark.dimension !== mark.current)
+    .map(({ id, dimension }) => ({ id, dimension }));
+}

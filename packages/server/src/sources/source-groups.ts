@@ -23,7 +23,7 @@ import type { ServerDeps } from "../deps.js";
 import { conflict, notFound } from "../errors.js";
 import { agentDirsOf, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { requireHost } from "../hosts/require-host.js";
-import { computeConflictDimensions } from "./conflict-dimension.js";
+import { changedConflictMarks } from "./conflict-dimension.js";
 import { openHook, sealHook } from "./hooks.js";
 import { type RetentionChange, retentionDetails } from "./retention-change.js";
 import {
@@ -89,19 +89,19 @@ async function policyOverrides(
 /** Recomputes conflict_dimension of every group of the host; `tx` is the caller's transaction. */
 export async function recomputeConflicts(tx: Database, hostId: string, now: Date): Promise<void> {
   const groups = await tx
-    .select({ id: sourceGroups.id, includes: sourceGroups.includes, current: sourceGroups.conflictDimension })
+    .select({
+      id: sourceGroups.id,
+      includes: sourceGroups.includes,
+      createdAt: sourceGroups.createdAt,
+      current: sourceGroups.conflictDimension,
+    })
     .from(sourceGroups)
-    .where(eq(sourceGroups.hostId, hostId))
-    .orderBy(asc(sourceGroups.createdAt), asc(sourceGroups.id));
-  const dims = computeConflictDimensions(groups);
-  for (const group of groups) {
-    const next = dims.get(group.id) ?? null;
-    if (next !== group.current) {
-      await tx
-        .update(sourceGroups)
-        .set({ conflictDimension: next, updatedAt: now })
-        .where(eq(sourceGroups.id, group.id));
-    }
+    .where(eq(sourceGroups.hostId, hostId));
+  for (const mark of changedConflictMarks(groups)) {
+    await tx
+      .update(sourceGroups)
+      .set({ conflictDimension: mark.dimension, updatedAt: now })
+      .where(eq(sourceGroups.id, mark.id));
   }
 }
 
