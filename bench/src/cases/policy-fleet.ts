@@ -58,7 +58,7 @@ function baseBody(round: number): PolicyBody {
           name: "system",
           includes: ["/etc", "/var/lib"],
           excludes: even ? ["*.tmp"] : ["*.tmp", "*.cache"],
-          retention_policy: { keep_daily: 7, keep_weekly: 4 },
+          retention_policy: { daily: 7, weekly: 4 },
         },
       ],
       schedules: [{ name: "nightly", cron: even ? "0 2 * * *" : "30 2 * * *", groups: ["system"] }],

@@ -13,7 +13,7 @@ import { realpathSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parse as parseYaml, stringify as toYaml } from "yaml";
+import { documentText, parseDocumentText } from "../policies/document-text.js";
 
 const USAGE = `usage: fleetback export [--server URL] [--format yaml|json] [-o FILE]
        fleetback apply -f FILE [--server URL] [--dry-run]
@@ -92,12 +92,9 @@ async function call(
 
 function parseDocument(text: string, file: string): unknown {
   try {
-    return file.endsWith(".json") ? JSON.parse(text) : parseYaml(text, { maxAliasCount: 100 });
+    return parseDocumentText(text, file.endsWith(".json") ? "json" : "yaml");
   } catch (err) {
-    throw new CliError(
-      `${file}: not ${file.endsWith(".json") ? "JSON" : "YAML"}: ${err instanceof Error ? err.message : String(err)}`,
-      EXIT_USAGE,
-    );
+    throw new CliError(`${file}: ${err instanceof Error ? err.message : String(err)}`, EXIT_USAGE);
   }
 }
 
@@ -143,8 +140,7 @@ export async function runCli(
       throw new CliError(`--format: yaml or json, not ${format}`, EXIT_USAGE);
     }
     const document = await call(server, token, "GET", "/api/fleet-config");
-    const text =
-      format === "json" ? `${JSON.stringify(document, null, 2)}\n` : toYaml(document, { lineWidth: 0 });
+    const text = documentText(document, format);
     if (values.output) {
       await writeFile(values.output, text, { mode: 0o644 });
     } else {

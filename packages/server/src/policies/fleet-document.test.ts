@@ -2,6 +2,7 @@ import { auditLog, hosts, policies, sourceGroups } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { getMaintenance, updateMaintenance } from "../maintenance/maintenance-record.js";
 import { createChannel, listChannels } from "../notifications/channels.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
@@ -165,5 +166,55 @@ runDbSuite("fleet document", (getDb) => {
     const [row] = await deps.db.select({ labels: hosts.labels }).from(hosts).where(eq(hosts.id, dev.id));
     expect(row?.labels).toEqual({ env: "dev" });
     expect(await exportFleet(deps.db, deps)).toEqual(good);
+  });
+
+  it("carries each host's own maintenance cadences: what it set itself and what it keeps over a policy", async () => {
+    const { deps, audit, web, dev } = await setUp();
+    await createPolicy(deps, audit, {
+      name: "checks",
+      selector: "env=prod",
+      spec: { groups: [], maintenance: { check_cron: "0 1 * * 0", drill_enabled: true } },
+    });
+    await updateMaintenance(deps, audit, web.id, { prune_cron: "0 2 * * 6", check_cron: "0 9 * * 0" });
+    await updateMaintenance(deps, audit, dev.id, { forget_enabled: false });
+    const document = await exportFleet(deps.db, deps);
+    expect(document.hosts?.map((h) => [h.name, h.maintenance])).toEqual([
+      ["dev", { forget_enabled: false }],
+      // check_cron is the policy's field the host keeps its own value of; drill_enabled is the policy's.
+      ["web", { prune_cron: "0 2 * * 6", check_cron: "0 9 * * 0" }],
+    ]);
+    expect((await applyFleetDocument(deps, audit, document, false)).changes).toEqual([]);
+
+    const changed: FleetDocument = {
+      version: 1,
+      hosts: [{ name: "web", labels: { env: "prod" }, maintenance: { drill_sample_files: 50 } }],
+    };
+    expect((await applyFleetDocument(deps, audit, changed, true)).changes).toEqual([
+      { subject: "host web", path: "maintenance.prune_cron", before: "0 2 * * 6", after: null },
+      { subject: "host web", path: "maintenance.check_cron", before: "0 9 * * 0", after: null },
+      { subject: "host web", path: "maintenance.drill_sample_files", before: null, after: 50 },
+    ]);
+    await applyFleetDocument(deps, audit, changed, false);
+    const row = await getMaintenance(deps.db, web.id, deps.clock.now());
+    // Own field gone: back to the default; override handed back: the policy's value again.
+    expect(row).toMatchObject({
+      pruneCron: "0 4 * * 0",
+      checkCron: "0 1 * * 0",
+      drillEnabled: true,
+      drillSampleFiles: 50,
+      overrides: {},
+    });
+    expect((await applyFleetDocument(deps, audit, changed, false)).changes).toEqual([]);
+    // A host entry without `maintenance` leaves the dev host's own setting as it was.
+    expect((await getMaintenance(deps.db, dev.id, deps.clock.now())).forgetEnabled).toBe(false);
+
+    const bad = {
+      version: 1,
+      hosts: [{ name: "web", labels: {}, maintenance: { prune_cron: "61 * * * *" } }],
+    };
+    await expect(applyFleetDocument(deps, audit, bad, false)).rejects.toThrow(
+      /^hosts\.0\.maintenance\.prune_cron: /,
+    );
+    expect((await getMaintenance(deps.db, web.id, deps.clock.now())).pruneCron).toBe("0 4 * * 0");
   });
 });

@@ -1,7 +1,8 @@
 /**
  * @module policies/fleet-document
- * The fleet's configuration as one document (issue 37.4): the hosts' labels, the policies and the
- * notification channels (their secrets never in it: fleet-channels.ts), so a
+ * The fleet's configuration as one document (issue 37.4): the hosts' labels and own maintenance
+ * cadences (fleet-maintenance.ts), the policies and the notification channels (their secrets
+ * never in it: fleet-channels.ts), so a
  * team keeps its backup policy in git. Exported in a stable order; applied back as a whole: a
  * host it names gets exactly its labels (a host it does not name keeps its own; hosts come and go
  * by enrolment), and its policies, when it has the key, are the fleet's policies (one it lacks is
@@ -18,6 +19,7 @@ import type { ServerDeps } from "../deps.js";
 import { invalid } from "../errors.js";
 import { validate } from "../http/validate.js";
 import { checkLabels, type Labels, LabelsSchema, labelsOf } from "../labels/label-rules.js";
+import { MaintenanceBody } from "../maintenance/maintenance-record.js";
 import { canonical } from "./effective-config.js";
 import {
   applyChannelPlan,
@@ -26,6 +28,13 @@ import {
   exportChannels,
   planChannels,
 } from "./fleet-channels.js";
+import {
+  applyOwnMaintenance,
+  checkOwnMaintenance,
+  ownMaintenance,
+  ownMaintenanceChanges,
+} from "./fleet-maintenance.js";
+import { loadMaintenance } from "./maintenance-plan.js";
 import { pushSchedules, reconcileHosts } from "./policy-apply.js";
 import { checkPolicyBody, PolicyBody } from "./policy-spec.js";
 import { named, type PlanSummary, storeVersion, summarise } from "./policy-store.js";
@@ -47,6 +56,13 @@ export const FleetDocument = Type.Object(
             id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
             name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
             labels: LabelsSchema,
+            maintenance: Type.Optional(
+              Type.Object(MaintenanceBody.properties, {
+                additionalProperties: false,
+                description:
+                  "the host's own maintenance and drill cadences (over its policies'); absent: left as they are",
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -88,9 +104,15 @@ export async function exportFleet(
     .from(hosts)
     .orderBy(asc(hosts.name), asc(hosts.id));
   const policyRows = await db.select().from(policies).orderBy(asc(policies.name));
+  const cadences = await loadMaintenance(db);
   return {
     version: FLEET_DOCUMENT_VERSION,
-    hosts: hostRows.map((row) => ({ id: row.id, name: row.name, labels: sorted(labelsOf(row.labels)) })),
+    hosts: hostRows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      labels: sorted(labelsOf(row.labels)),
+      maintenance: ownMaintenance(cadences.get(row.id)),
+    })),
     policies: policyRows.map((row) => ({
       name: row.name,
       selector: row.selector,
@@ -108,6 +130,7 @@ function sorted(labels: Labels): Labels {
 interface Planned {
   changes: DocumentChange[];
   labels: Array<{ id: string; labels: Labels }>;
+  maintenance: Array<{ id: string; wanted: MaintenanceBody }>;
   upserts: Array<{ id: string | undefined; checked: ReturnType<typeof checkPolicyBody> }>;
   deletes: string[];
   channels: ChannelPlan | undefined;
@@ -120,7 +143,14 @@ async function planDocument(
   raw: unknown,
 ): Promise<Planned> {
   const doc = validate(FleetDocument, raw);
-  const planned: Planned = { changes: [], labels: [], upserts: [], deletes: [], channels: undefined };
+  const planned: Planned = {
+    changes: [],
+    labels: [],
+    maintenance: [],
+    upserts: [],
+    deletes: [],
+    channels: undefined,
+  };
   const hostRows = await db.select({ id: hosts.id, name: hosts.name, labels: hosts.labels }).from(hosts);
   const byId = new Map(hostRows.map((row) => [row.id, row]));
   const byName = new Map<string, typeof hostRows>();
@@ -128,6 +158,9 @@ async function planDocument(
     byName.set(row.name, [...(byName.get(row.name) ?? []), row]);
   }
   const seen = new Set<string>();
+  const cadences = (doc.hosts ?? []).some((entry) => entry.maintenance !== undefined)
+    ? await loadMaintenance(db)
+    : new Map();
   (doc.hosts ?? []).forEach((entry, i) => {
     const at = `hosts.${i}`;
     const labels = checkLabels(entry.labels, `${at}.labels`);
@@ -160,6 +193,14 @@ async function planDocument(
           path: `labels.${change.path}`,
         })),
       );
+    }
+    if (entry.maintenance !== undefined) {
+      const wanted = checkOwnMaintenance(entry.maintenance, `${at}.maintenance`);
+      const changes = ownMaintenanceChanges(cadences.get(host.id), wanted);
+      if (changes.length > 0) {
+        planned.maintenance.push({ id: host.id, wanted });
+        planned.changes.push(...changes.map((change) => ({ subject: `host ${host.name}`, ...change })));
+      }
     }
   });
   const current = await db.select().from(policies);
@@ -226,6 +267,9 @@ export async function applyFleetDocument(
     for (const { id, labels } of planned.labels) {
       await tx.update(hosts).set({ labels, updatedAt: now }).where(eq(hosts.id, id));
     }
+    for (const { id, wanted } of planned.maintenance) {
+      await applyOwnMaintenance(tx, id, wanted, now);
+    }
     if (planned.channels) {
       await applyChannelPlan(tx, deps, planned.channels, now);
     }
@@ -237,6 +281,7 @@ export async function applyFleetDocument(
       details: {
         changes: planned.changes.length,
         hosts_labelled: planned.labels.length,
+        hosts_maintenance: planned.maintenance.length,
         policies_written: planned.upserts.length,
         policies_deleted: planned.deletes.length,
         channels_written: planned.channels?.writes.length ?? 0,

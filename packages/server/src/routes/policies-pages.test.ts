@@ -108,4 +108,30 @@ describe("policy pages", () => {
     const html = await res.text();
     expect(html).toMatch(/data-testid="field-error-spec"[^>]*>spec\.groups\.0\.includes\.0: /);
   });
+
+  it("takes the document as YAML, shows a policy's document as YAML, and names where bad YAML broke", async () => {
+    const yaml = [
+      "groups:",
+      "  - name: etc",
+      "    includes: [/etc]",
+      "    retention_policy: { daily: 7 }",
+      "schedules:",
+      "  - { name: nightly, cron: 0 2 * * *, groups: [etc] }",
+      "",
+    ].join("\n");
+    const fields = { name: "prod", selector: "env=prod", priority: "100", spec: yaml, note: "" };
+    const applied = await post("/policies", fields, "/policies");
+    expect(applied.status).toBe(303);
+    const page = applied.headers.get("Location") ?? "";
+    const { policy } = (await (await admin.json("GET", `/api${page}`)).json()) as { policy: { spec: unknown } };
+    expect(policy.spec).toEqual(SPEC);
+    const shown = await (await admin.request(page)).text();
+    const textarea = /data-testid="policy-spec">([^<]*)<\/textarea>/.exec(shown)?.[1] ?? "";
+    expect(textarea).toContain("groups:\n  - name: etc");
+    expect(textarea).not.toContain("{");
+
+    const broken = await post(`${page}/preview`, { ...fields, spec: "groups:\n  - name: [etc\n" }, page);
+    expect(broken.status).toBe(400);
+    expect(await broken.text()).toMatch(/data-testid="field-error-spec"[^>]*>not YAML: [^<]* at line \d+, column \d+/);
+  });
 });

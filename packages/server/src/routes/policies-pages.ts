@@ -3,7 +3,7 @@
  * Fleet policies in the browser (issue 37.3): the list, a policy with its versions and what each
  * changed, and an edit that shows what it does to the fleet before it applies (how many hosts,
  * which groups and schedules change, what hosts keep apart or in conflict). The document is
- * edited as JSON, the same document the API takes. The JSON twins are in routes/policies-api.ts.
+ * edited as YAML (JSON is accepted too): the policy's `spec` as the API and a fleet file hold it. The JSON twins are in routes/policies-api.ts.
  */
 import { hosts } from "@fleetback/db";
 import { count } from "drizzle-orm";
@@ -16,6 +16,7 @@ import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
 import { parseSelector } from "../labels/selector.js";
 import { selectorSql } from "../labels/selector-sql.js";
+import { documentText, parseDocumentText } from "../policies/document-text.js";
 import { policyJson, versionJson } from "../policies/policy-json.js";
 import { PolicyBody } from "../policies/policy-spec.js";
 import {
@@ -52,9 +53,9 @@ const EXAMPLE_SPEC = {
 function bodyOf(form: PolicyForm): PolicyBody {
   let spec: unknown;
   try {
-    spec = JSON.parse(form.spec);
+    spec = parseDocumentText(form.spec);
   } catch (err) {
-    const message = `not JSON: ${err instanceof Error ? err.message : "unreadable"}`;
+    const message = err instanceof Error ? err.message : "unreadable";
     throw invalid(`spec: ${message}`, [{ field: "spec", message }]);
   }
   const priority = form.priority?.trim() ? Number(form.priority) : undefined;
@@ -89,7 +90,7 @@ function formOf(policy?: { name: string; selector: string; priority: number; spe
     name: policy?.name ?? "",
     selector: policy?.selector ?? "",
     priority: String(policy?.priority ?? 100),
-    spec: JSON.stringify(policy?.spec ?? EXAMPLE_SPEC, null, 2),
+    spec: documentText(policy?.spec ?? EXAMPLE_SPEC),
     note: "",
   };
 }
