@@ -123,7 +123,9 @@ describe("policy pages", () => {
     const applied = await post("/policies", fields, "/policies");
     expect(applied.status).toBe(303);
     const page = applied.headers.get("Location") ?? "";
-    const { policy } = (await (await admin.json("GET", `/api${page}`)).json()) as { policy: { spec: unknown } };
+    const { policy } = (await (await admin.json("GET", `/api${page}`)).json()) as {
+      policy: { spec: unknown };
+    };
     expect(policy.spec).toEqual(SPEC);
     const shown = await (await admin.request(page)).text();
     const textarea = /data-testid="policy-spec">([^<]*)<\/textarea>/.exec(shown)?.[1] ?? "";
@@ -132,6 +134,8 @@ describe("policy pages", () => {
 
     const broken = await post(`${page}/preview`, { ...fields, spec: "groups:\n  - name: [etc\n" }, page);
     expect(broken.status).toBe(400);
-    expect(await broken.text()).toMatch(/data-testid="field-error-spec"[^>]*>not YAML: [^<]* at line \d+, column \d+/);
+    expect(await broken.text()).toMatch(
+      /data-testid="field-error-spec"[^>]*>not YAML: [^<]* at line \d+, column \d+/,
+    );
   });
 });
