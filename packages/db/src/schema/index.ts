@@ -14,6 +14,7 @@ export * from "./metrics.js";
 export * from "./pending-runs.js";
 export * from "./policies.js";
 export * from "./repository.js";
+export * from "./evidence.js";
 export * from "./repository-growth.js";
 export * from "./repository-outages.js";
 export * from "./rollouts.js";

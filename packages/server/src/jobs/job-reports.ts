@@ -13,6 +13,7 @@ import type { Clock } from "../clock.js";
 import type { Ids } from "../ids.js";
 import { recordKeptSuccess } from "../keepers/kept-success.js";
 import type { Logger } from "../log.js";
+import { recordJobEvidence } from "../evidence/evidence-record.js";
 import { recordJobEnds } from "../metrics/job-metrics.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";
@@ -163,6 +164,11 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         await recordJobEnds(
           tx,
           ended.map((row) => row.id),
+        );
+        await recordJobEvidence(
+          tx,
+          ended.map((row) => row.id),
+          finishedAt,
         );
         return ended;
       });

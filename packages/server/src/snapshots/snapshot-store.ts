@@ -11,6 +11,7 @@
 import { type Database, hosts, type Snapshot, snapshots, snapshotTags } from "@fleetback/db";
 import type { SnapshotsReport, Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { and, desc, eq, lt, or, type SQL, sql } from "drizzle-orm";
+import { recordSnapshotEvidence } from "../evidence/evidence-record.js";
 import { isOwnSnapshot } from "../hosts/snapshot-owner.js";
 import { deleteSnapshotIds, insertSnapshots, storedSnapshotIds } from "./snapshot-rows.js";
 import { replaceSnapshotTags, summarizeTags } from "./snapshot-tags.js";
@@ -75,6 +76,7 @@ export async function replaceSnapshots(
       await deleteSnapshotIds(tx, hostId, gone);
     }
     await insertSnapshots(tx, hostId, added, isOwn);
+    await recordSnapshotEvidence(tx, hostId, added.filter(isOwn), refreshedAt);
     if (host.refreshedBefore === null) {
       // The host's first list: a repository adopted with its history, made before the server knew
       // the host. Sighting them now says nothing about their times, so they are trusted as rows

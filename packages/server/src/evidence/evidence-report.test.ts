@@ -1,0 +1,143 @@
+/**
+ * Issue 39.2: the evidence report is built from what the server recorded when it happened
+ * (snapshots as first listed, checks and drills as they ended), so a 30-day table matches the
+ * history exactly, as data and as CSV, and forgetting snapshots or deleting a host afterwards
+ * does not change it.
+ */
+import { createHash } from "node:crypto";
+import { hosts, sourceGroups } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
+import type { JobKind, Snapshot } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
+import { expect, it } from "vitest";
+import { createJobAlerts } from "../alerts/job-alerts.js";
+import { createJob } from "../jobs/create-job.js";
+import { createJobReports } from "../jobs/job-reports.js";
+import { parseSelector } from "../labels/selector.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { seedHost } from "../testing/seed.js";
+import { createTestDeps } from "../testing/test-deps.js";
+import { utcDay } from "./evidence-record.js";
+import { evidenceCsv, evidenceReport } from "./evidence-report.js";
+
+const DAYS = 30;
+
+function snapshotAt(hostname: string, time: Date, tag: string): Snapshot {
+  const id = createHash("sha256").update(`${hostname}/${tag}/${time.toISOString()}`).digest("hex");
+  return {
+    id,
+    short_id: id.slice(0, 8),
+    time: time.toISOString(),
+    hostname,
+    paths: [`/${tag}`],
+    tags: [tag],
+    size_bytes: 1,
+    file_count: 1,
+  };
+}
+
+runDbSuite("evidence report", (getDb) => {
+  it("reports 30 days exactly as they happened, and forgetting or deleting afterwards changes nothing", async () => {
+    const deps = await createTestDeps({ db: getDb() });
+    const start = deps.clock.now();
+    const web = (await seedHost(deps, { name: "web", labels: { env: "prod" } })).host;
+    const db = (await seedHost(deps, { name: "db", labels: { env: "prod" } })).host;
+    const dev = (await seedHost(deps, { name: "dev", labels: { env: "dev" } })).host;
+    for (const [hostId, name] of [
+      [web.id, "etc"],
+      [web.id, "data"],
+      [db.id, "pg"],
+      [dev.id, "etc"],
+    ] as const) {
+      await deps.db.insert(sourceGroups).values({ id: `${hostId}-${name}`, hostId, name, createdAt: start });
+    }
+    const reports = createJobReports({
+      db: deps.db,
+      log: deps.log,
+      clock: deps.clock,
+      ids: deps.ids,
+      events: deps.jobEvents,
+      alerts: createJobAlerts(deps),
+    });
+    const runJob = async (hostId: string, kind: JobKind, passed: boolean) => {
+      const job = await createJob(deps, { hostId, kind, actorKind: "user" });
+      await reports.started(hostId, { job_id: job.id, kind, started_at: deps.clock.now().toISOString() });
+      await reports.finished(hostId, {
+        job_id: job.id,
+        status: passed ? "succeeded" : "failed",
+        exit_code: passed ? 0 : 1,
+      });
+    };
+    const lists = new Map<string, Snapshot[]>();
+    const list = async (hostId: string, hostname: string, tags: string[]) => {
+      const now = deps.clock.now();
+      const all = [...(lists.get(hostId) ?? []), ...tags.map((tag) => snapshotAt(hostname, now, tag))];
+      lists.set(hostId, all);
+      await replaceSnapshots(deps.db, hostId, {
+        refreshed_at: now.toISOString(),
+        snapshots: [...all].reverse(),
+      });
+    };
+    // web: etc daily but days 9 to 11; data daily but the last day; a check passes on day 4
+    // and fails on day 19; a drill fails on day 2 and passes on day 3. db: pg on even days.
+    for (let day = 0; day < DAYS; day++) {
+      const tags = [...(day >= 9 && day <= 11 ? [] : ["etc"]), ...(day === DAYS - 1 ? [] : ["data"])];
+      await list(web.id, web.resticHost, tags);
+      await list(db.id, db.resticHost, day % 2 === 0 ? ["pg"] : []);
+      await list(dev.id, dev.resticHost, ["etc"]);
+      if (day === 4 || day === 19) {
+        await runJob(web.id, "check", day === 4);
+      }
+      if (day === 2 || day === 3) {
+        await runJob(web.id, "drill", day === 3);
+      }
+      deps.clock.advance(86_400_000);
+    }
+    await deps.db.delete(hosts).where(eq(hosts.id, db.id));
+
+    const from = utcDay(start);
+    const to = utcDay(new Date(start.getTime() + (DAYS - 1) * 86_400_000));
+    const query = { from, to, selector: parseSelector("env=prod") };
+    const report = await evidenceReport(deps.db, query);
+    expect(report.days).toHaveLength(DAYS);
+    expect(report.hosts.map((h) => [h.name, h.deleted])).toEqual([
+      ["web", false],
+      ["db", true],
+    ]);
+    const [webReport, dbReport] = report.hosts;
+    const marks = (f: (day: number) => string) => Array.from({ length: DAYS }, (_, day) => f(day));
+    expect(webReport?.groups.map((g) => g.name)).toEqual(["data", "etc"]);
+    expect(webReport?.groups[1]?.days).toEqual(marks((d) => (d >= 9 && d <= 11 ? "no" : "yes")));
+    expect(webReport?.groups[1]?.gaps).toEqual([
+      {
+        from: report.days[9],
+        to: report.days[11],
+        days: 3,
+      },
+    ]);
+    expect(webReport?.groups[0]?.days).toEqual(marks((d) => (d === DAYS - 1 ? "no" : "yes")));
+    expect(webReport?.check).toEqual(marks((d) => (d < 4 ? "none" : d < 19 ? "passed" : "failed")));
+    expect(webReport?.drill).toEqual(marks((d) => (d < 2 ? "none" : d === 2 ? "failed" : "passed")));
+    expect(dbReport?.groups.map((g) => [g.name, g.days])).toEqual([
+      ["pg", marks((d) => (d % 2 === 0 ? "yes" : "no"))],
+    ]);
+    expect(report.totals).toEqual({ hosts: 2, group_days: 90, covered: 30 - 3 + 30 - 1 + 15, gaps: 2 + 15 });
+
+    const csv = evidenceCsv(report);
+    const lines = csv.trimEnd().split("\r\n");
+    expect(lines[0]).toBe("day,host,host_id,deleted,group,snapshot,snapshots,last_check,last_drill");
+    expect(lines).toHaveLength(1 + 3 * DAYS);
+    expect(lines).toContain(`${report.days[10]},web,${web.id},no,etc,no,0,passed,passed`);
+    expect(lines).toContain(`${report.days[19]},web,${web.id},no,data,yes,1,failed,passed`);
+    expect(lines).toContain(`${report.days[0]},db,${db.id},yes,pg,yes,1,none,none`);
+
+    // Forgetting every snapshot of web changes nothing of what was recorded.
+    await replaceSnapshots(deps.db, web.id, { refreshed_at: deps.clock.now().toISOString(), snapshots: [] });
+    expect(await evidenceReport(deps.db, query)).toEqual(report);
+    // Only the named group; a range that is not a range names its field.
+    const only = await evidenceReport(deps.db, { ...query, groups: ["etc"] });
+    expect(only.hosts.map((h) => h.groups.map((g) => g.name))).toEqual([["etc"], []]);
+    await expect(evidenceReport(deps.db, { ...query, from: "2026-02-30" })).rejects.toThrow(/^from: /);
+    await expect(evidenceReport(deps.db, { ...query, to: "2020-01-01" })).rejects.toThrow(/^to: before from/);
+  });
+});
