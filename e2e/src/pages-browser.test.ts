@@ -174,6 +174,8 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
         controls: [{ name: "Approve", selector: '[data-testid="approve-confirm"]' }],
       },
       { name: "policies", path: "/policies", role: "viewer" },
+      { name: "evidence", path: "/reports/evidence", role: "viewer" },
+      { name: "evidence-print", path: "/reports/evidence/print", role: "viewer" },
       { name: "policy", path: `/policies/${policyId}`, role: "viewer" },
       { name: "host-long-sources", path: `/hosts/${longHostId}/sources`, role: "viewer" },
       {
@@ -365,6 +367,42 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     expect(findings.map((f) => `${f.where}: ${f.problem}`)).toEqual([]);
     // About 130 page loads and 60 screenshots: minutes on a machine busy with other work.
   }, 600_000);
+
+  it("prints the evidence report: the host's backup today, no menu or form on paper, at 1280 and 390 px", async () => {
+    for (const viewport of WIDTHS) {
+      const context = await browser.newContext({ viewport });
+      const page = await context.newPage();
+      try {
+        await signIn(page, "viewer", PASSWORD);
+        await page.goto(`${server.url}/reports/evidence`);
+        const host = page
+          .getByTestId("evidence-host")
+          .filter({ has: page.locator(`a[href="/hosts/${hostId}"]`) });
+        // The sweep's host backed up today: the group it backed up has a day with a snapshot.
+        const covered = await host.getByTestId("evidence-covered").allTextContents();
+        expect(
+          covered.some((text) => /^[1-9]\d* of \d+$/.test(text)),
+          covered.join("; "),
+        ).toBe(true);
+        await page.emulateMedia({ media: "print" });
+        expect(await page.getByTestId("evidence-form").isVisible()).toBe(false);
+        expect(await page.getByTestId("logout").isVisible()).toBe(false);
+        expect(await host.isVisible()).toBe(true);
+        await page.emulateMedia({ media: "screen" });
+        await page.getByTestId("evidence-print").click();
+        await page.getByTestId("evidence-print-view").waitFor();
+        expect(await page.getByTestId("logout").count()).toBe(0);
+        const pdf = await page.pdf({ format: "A4" });
+        expect(pdf.subarray(0, 5).toString()).toBe("%PDF-");
+        await page.screenshot({
+          path: join(PAGE_SHOTS, `viewer-${viewport.width}-evidence-print.png`),
+          fullPage: true,
+        });
+      } finally {
+        await context.close();
+      }
+    }
+  });
 
   it("shows one toast for one failed htmx request", async () => {
     const context = await browser.newContext({ viewport: WIDTHS[1] });

@@ -18,6 +18,7 @@ import { AUTH_API } from "./routes/auth-api.js";
 import { DASHBOARD_API } from "./routes/dashboard-api.js";
 import { DIFF_API } from "./routes/diff-api.js";
 import { ENROLMENT_API } from "./routes/enrolment-api.js";
+import { EVIDENCE_API } from "./routes/evidence-api.js";
 import { FLEET_ACTION_API } from "./routes/fleet-actions-api.js";
 import { FLEET_API } from "./routes/fleet-api.js";
 import { HOST_API } from "./routes/hosts-api.js";
@@ -40,6 +41,7 @@ export const API_GROUPS: readonly { readonly operations: readonly ApiOperation[]
   USER_API,
   API_TOKEN_API,
   AUDIT_API,
+  EVIDENCE_API,
   CHANNEL_API,
   DASHBOARD_API,
   FLEET_API,

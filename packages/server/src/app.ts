@@ -36,6 +36,8 @@ import { diffPageRoutes } from "./routes/diff-pages.js";
 import { docsRoutes } from "./routes/docs.js";
 import { enrolmentApiRoutes } from "./routes/enrolment-api.js";
 import { enrolmentPageRoutes } from "./routes/enrolment-pages.js";
+import { evidenceApiRoutes } from "./routes/evidence-api.js";
+import { evidencePageRoutes } from "./routes/evidence-pages.js";
 import { fleetActionApiRoutes } from "./routes/fleet-actions-api.js";
 import { fleetApiRoutes } from "./routes/fleet-api.js";
 import { fleetPageRoutes } from "./routes/fleet-pages.js";
@@ -130,6 +132,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", apiTokenPageRoutes(deps));
   app.route("/", auditApiRoutes(deps));
   app.route("/", auditPageRoutes(deps));
+  app.route("/", evidenceApiRoutes(deps));
+  app.route("/", evidencePageRoutes(deps));
   app.route("/", notificationChannelApiRoutes(deps));
   app.route("/", notificationChannelPageRoutes(deps));
   app.route("/", enrolmentApiRoutes(deps));

@@ -6,6 +6,7 @@
 import { withAdvisoryLock } from "@fleetback/db";
 import type { ServerDeps } from "./deps.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
+import { EVIDENCE_PRUNE_PERIOD_MS, pruneEvidence } from "./evidence/evidence-record.js";
 import { createCronTimes } from "./freshness/cron-times.js";
 import { healthTick } from "./freshness/health-alerts.js";
 import { maintenanceTick } from "./maintenance/maintenance-ticker.js";
@@ -20,7 +21,8 @@ export type ServerTickerName =
   | "retry-ticker"
   | "maintenance-ticker"
   | "health-ticker"
-  | "rollout-ticker";
+  | "rollout-ticker"
+  | "evidence-pruner";
 
 export interface ServerTickerOptions {
   /** Milliseconds between ticks, per ticker (tests shorten them). */
@@ -41,6 +43,11 @@ export function startServerTickers(deps: ServerDeps, options: ServerTickerOption
     ["maintenance-ticker", deps.config.maintenanceIntervalMs, () => maintenanceTick(deps, clock.now())],
     ["health-ticker", deps.config.healthIntervalMs, () => healthTick(deps, clock.now(), cronTimes)],
     ["rollout-ticker", ROLLOUT_TICK_PERIOD_MS, () => rolloutTick(deps)],
+    [
+      "evidence-pruner",
+      EVIDENCE_PRUNE_PERIOD_MS,
+      () => withAdvisoryLock(deps.db, "evidence-pruner", (tx) => pruneEvidence(tx, clock.now())),
+    ],
   ];
   const tickers = table.map(([name, periodMs, tick]) =>
     startTicker(tick, options.periodMs?.[name] ?? periodMs, { name, log }),

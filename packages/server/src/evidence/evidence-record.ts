@@ -59,7 +59,7 @@ export async function recordSnapshotEvidence(
       const entry = byKey.get(key);
       if (entry) {
         entry.runs += 1;
-        entry.last_at = at.toISOString() > entry.last_at ? at.toISOString() : entry.last_at;
+        entry.last_at = [entry.last_at, at.toISOString()].sort()[1] as string;
       } else {
         byKey.set(key, { day, subject: tag, runs: 1, last_at: at.toISOString() });
       }
@@ -69,7 +69,7 @@ export async function recordSnapshotEvidence(
     return;
   }
   const rows = [...byKey.values()];
-  const firstDay = rows.reduce((first, row) => (row.day < first ? row.day : first), utcDay(now));
+  const firstDay = [utcDay(now), ...rows.map((row) => row.day)].sort()[0] as string;
   await rememberHosts(db, [hostId], firstDay, now);
   await db.execute(sql`
     insert into evidence_days (host_id, day, kind, subject, runs, passed, last_at, last_passed)

@@ -5,7 +5,7 @@
  * does not change it.
  */
 import { createHash } from "node:crypto";
-import { hosts, sourceGroups } from "@fleetback/db";
+import { evidenceDays, evidenceHosts, hosts, sourceGroups } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import type { JobKind, Snapshot } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
@@ -17,7 +17,7 @@ import { parseSelector } from "../labels/selector.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
-import { utcDay } from "./evidence-record.js";
+import { EVIDENCE_KEEP_DAYS, pruneEvidence, recordSnapshotEvidence, utcDay } from "./evidence-record.js";
 import { evidenceCsv, evidenceReport } from "./evidence-report.js";
 
 const DAYS = 30;
@@ -139,5 +139,27 @@ runDbSuite("evidence report", (getDb) => {
     expect(only.hosts.map((h) => h.groups.map((g) => g.name))).toEqual([["etc"], []]);
     await expect(evidenceReport(deps.db, { ...query, from: "2026-02-30" })).rejects.toThrow(/^from: /);
     await expect(evidenceReport(deps.db, { ...query, to: "2020-01-01" })).rejects.toThrow(/^to: before from/);
+  });
+
+  it("keeps EVIDENCE_KEEP_DAYS of history: older days and gone hosts with nothing left are pruned", async () => {
+    const deps = await createTestDeps({ db: getDb() });
+    const web = (await seedHost(deps, { name: "web" })).host;
+    const old = (await seedHost(deps, { name: "old" })).host;
+    const now = deps.clock.now();
+    for (const host of [web, old]) {
+      await recordSnapshotEvidence(deps.db, host.id, [snapshotAt(host.resticHost, now, "etc")], now);
+    }
+    await deps.db.delete(hosts).where(eq(hosts.id, old.id));
+    deps.clock.advance((EVIDENCE_KEEP_DAYS - 1) * 86_400_000);
+    await recordSnapshotEvidence(deps.db, web.id, [snapshotAt(web.resticHost, deps.clock.now(), "etc")], now);
+    await pruneEvidence(deps.db, deps.clock.now());
+    expect((await deps.db.select().from(evidenceDays)).length).toBe(3);
+    deps.clock.advance(2 * 86_400_000);
+    await pruneEvidence(deps.db, deps.clock.now());
+    expect((await deps.db.select().from(evidenceDays)).map((row) => row.day)).toEqual([
+      utcDay(new Date(now.getTime() + (EVIDENCE_KEEP_DAYS - 1) * 86_400_000)),
+    ]);
+    // The deleted host with nothing left goes; a live host stays known.
+    expect((await deps.db.select().from(evidenceHosts)).map((row) => row.name)).toEqual(["web"]);
   });
 });

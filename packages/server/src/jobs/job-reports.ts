@@ -10,10 +10,10 @@ import type { JobFinished, JobProgress, JobStarted, LogStream, Timers } from "@f
 import { and, eq, inArray } from "drizzle-orm";
 import type { JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
+import { recordJobEvidence } from "../evidence/evidence-record.js";
 import type { Ids } from "../ids.js";
 import { recordKeptSuccess } from "../keepers/kept-success.js";
 import type { Logger } from "../log.js";
-import { recordJobEvidence } from "../evidence/evidence-record.js";
 import { recordJobEnds } from "../metrics/job-metrics.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";

@@ -716,6 +716,20 @@ describe("answers match their documented schemas", () => {
     expect(bulk.body).toEqual({ matched: 1, changed: 1, not_found: [] });
   });
 
+  it("backup evidence, as JSON and as CSV", async () => {
+    const report = await call(admin, "GET", "/api/reports/evidence?from=2026-11-01&to=2026-11-21");
+    expect(report.body.days).toHaveLength(21);
+    expect(report.body.hosts.length).toBeGreaterThan(0);
+    const csv = await call(
+      admin,
+      "GET",
+      "/api/reports/evidence.csv?from=2026-11-20&to=2026-11-21&groups=etc",
+    );
+    expect(csv.body).toMatch(/^day,host,host_id,deleted,group,snapshot,snapshots,last_check,last_drill\r\n/);
+    const bad = await call(admin, "GET", "/api/reports/evidence?from=2026-11-21&to=2026-11-01");
+    expect(bad.status).toBe(400);
+  });
+
   it("fleet policies: create, preview, edit, versions, rollback, a host's provenance, delete", async () => {
     const body = {
       name: "prod-baseline",
