@@ -5,7 +5,7 @@
  */
 import { type Static, Type } from "typebox";
 import { selectorFromRequest } from "../labels/selector.js";
-import { utcDay } from "./evidence-record.js";
+import { utcDay } from "../maintenance/repository-growth.js";
 import type { EvidenceQuery } from "./evidence-report.js";
 
 const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "a UTC day, YYYY-MM-DD" });

@@ -10,15 +10,11 @@
 import { type Database, executeRows } from "@fleetback/db";
 import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
+import { utcDay } from "../maintenance/repository-growth.js";
 
 /** A year and a quarter: "every day last quarter" asked in the next year still answers. */
 export const EVIDENCE_KEEP_DAYS = 460;
 export const EVIDENCE_PRUNE_PERIOD_MS = 60 * 60 * 1000;
-
-/** The UTC day of an instant, "YYYY-MM-DD". */
-export function utcDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
-}
 
 /** Keeps the host's name and labels for reports after it is gone; first_day only moves earlier. */
 async function rememberHosts(

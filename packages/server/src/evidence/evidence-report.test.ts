@@ -14,10 +14,11 @@ import { createJobAlerts } from "../alerts/job-alerts.js";
 import { createJob } from "../jobs/create-job.js";
 import { createJobReports } from "../jobs/job-reports.js";
 import { parseSelector } from "../labels/selector.js";
+import { utcDay } from "../maintenance/repository-growth.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
-import { EVIDENCE_KEEP_DAYS, pruneEvidence, recordSnapshotEvidence, utcDay } from "./evidence-record.js";
+import { EVIDENCE_KEEP_DAYS, pruneEvidence, recordSnapshotEvidence } from "./evidence-record.js";
 import { evidenceCsv, evidenceReport } from "./evidence-report.js";
 
 const DAYS = 30;

@@ -17,7 +17,7 @@ import { invalid } from "../errors.js";
 import type { Labels } from "../labels/label-rules.js";
 import type { Selector } from "../labels/selector.js";
 import { selectorSql } from "../labels/selector-sql.js";
-import { utcDay } from "./evidence-record.js";
+import { utcDay } from "../maintenance/repository-growth.js";
 
 export const EVIDENCE_MAX_DAYS = 400;
 export const EVIDENCE_MAX_HOSTS = 2_000;
