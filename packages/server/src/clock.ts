@@ -23,3 +23,8 @@ export function createManualClock(start: Date = new Date("2026-01-01T00:00:00Z")
     },
   };
 }
+
+/** The UTC day of an instant, "YYYY-MM-DD": the key of every day-by-day history (sizes, evidence). */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}

@@ -4,8 +4,8 @@
  * label selector and group names. Without a range, the last 30 days up to today.
  */
 import { type Static, Type } from "typebox";
+import { utcDay } from "../clock.js";
 import { selectorFromRequest } from "../labels/selector.js";
-import { utcDay } from "../maintenance/repository-growth.js";
 import type { EvidenceQuery } from "./evidence-report.js";
 
 const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "a UTC day, YYYY-MM-DD" });

@@ -10,7 +10,7 @@
 import { type Database, executeRows } from "@fleetback/db";
 import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
-import { utcDay } from "../maintenance/repository-growth.js";
+import { utcDay } from "../clock.js";
 
 /** A year and a quarter: "every day last quarter" asked in the next year still answers. */
 export const EVIDENCE_KEEP_DAYS = 460;

@@ -13,11 +13,11 @@
  */
 import { type Database, evidenceDays, evidenceHosts, hosts, sourceGroups } from "@fleetback/db";
 import { and, asc, between, eq, inArray, lt, notInArray, sql } from "drizzle-orm";
+import { utcDay } from "../clock.js";
 import { invalid } from "../errors.js";
 import type { Labels } from "../labels/label-rules.js";
 import type { Selector } from "../labels/selector.js";
 import { selectorSql } from "../labels/selector-sql.js";
-import { utcDay } from "../maintenance/repository-growth.js";
 
 export const EVIDENCE_MAX_DAYS = 400;
 export const EVIDENCE_MAX_HOSTS = 2_000;

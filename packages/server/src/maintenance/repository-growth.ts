@@ -8,15 +8,12 @@
  */
 import { type Database, executeRows, type RepoStats, repoStats, repositorySizes } from "@fleetback/db";
 import { count, sql } from "drizzle-orm";
+import { utcDay } from "../clock.js";
 
 /** Days the dashboard's chart covers, today included. */
 export const GROWTH_DAYS = 30;
 
 const DAY_MS = 86_400_000;
-
-export function utcDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
-}
 
 /** Records the host's repository size of `now`'s UTC day from its repo_stats row as it stands. */
 export async function recordRepositorySize(

@@ -3,8 +3,8 @@
  * selector, says a bad query at its input, links its CSV and a printable view without the menu.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { utcDay } from "../clock.js";
 import { recordSnapshotEvidence } from "../evidence/evidence-record.js";
-import { utcDay } from "../maintenance/repository-growth.js";
 import { seedHost } from "../testing/seed.js";
 import { type SignedInApp, startSignedInApp } from "../testing/signed-in-app.js";
 
