@@ -179,6 +179,11 @@ const FORMS: Record<string, Refusal | string> = {
     fields: { selector: "env in (prod", action: "pause" },
     at: "selector",
   },
+  "/hosts/labels": {
+    page: () => `/hosts?selector=${encodeURIComponent("env=prod")}`,
+    fields: { selector: "env=prod", set: "tier=gold, bad key=1", remove: "" },
+    at: "set",
+  },
   "/settings/tokens": {
     page: () => "/settings/tokens",
     fields: { name: LONG.slice(0, 101), expires_at: "" },

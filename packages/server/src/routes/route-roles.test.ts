@@ -115,6 +115,7 @@ const EXPECTED: Record<string, Access> = {
   "GET /api/agent-rollouts/:id": "viewer",
   "POST /api/fleet-config/apply": "admin",
   "POST /hosts/actions": "operator",
+  "POST /hosts/labels": "operator",
   "GET /policies": "viewer",
   "GET /policies/:id": "viewer",
   "POST /policies/preview": "admin",
