@@ -86,7 +86,7 @@ runDbSuite("agent rollout pages", (getDb) => {
       ]);
 
       const running = await (await admin.request(location)).text();
-      expect(running).toContain('data-testid="rollout-status">running');
+      expect(running).toContain('data-testid="rollout-status">Running');
       expect(ringCells(running)).toEqual([
         ["running", "2", "0", "0", "2"],
         ["not started", "0", "0", "0", "0"],
@@ -103,7 +103,7 @@ runDbSuite("agent rollout pages", (getDb) => {
       );
       await rolloutTick(deps);
       const halted = await (await admin.request(location)).text();
-      expect(halted).toContain('data-testid="rollout-status">halted');
+      expect(halted).toContain('data-testid="rollout-status">Halted');
       expect(ringCells(halted)).toEqual([
         ["halted", "2", "0", "1", "1"],
         ["not started", "0", "0", "0", "0"],
