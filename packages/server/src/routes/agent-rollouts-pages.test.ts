@@ -134,6 +134,17 @@ runDbSuite("agent rollout pages", (getDb) => {
       const html = await res.text();
       expect(html).toContain('data-testid="field-error-rings_2_percent"');
       expect(html).toMatch(/name="rings_2_percent"[^>]*value="150"[^>]*aria-invalid="true"/);
+      // A row under "More rings" comes back unfolded with its message.
+      const folded = await startFrom(admin, deps.config.baseUrl, {
+        version: VERSION,
+        rings_0_on: "1",
+        rings_5_on: "1",
+        rings_5_max_failed: "many",
+      });
+      expect(folded.status).toBe(400);
+      const foldedHtml = await folded.text();
+      expect(foldedHtml).toContain('data-testid="field-error-rings_5_max_failed">is not a whole number<');
+      expect(foldedHtml).toMatch(/<details open>\s*<summary>More rings/);
       const none = await startFrom(admin, deps.config.baseUrl, { version: VERSION });
       expect(none.status).toBe(400);
       expect(await none.text()).toContain('data-testid="field-error-rings_0_on">tick at least one ring<');

@@ -94,6 +94,8 @@ runDbSuite("bulk labels from the host list", (getDb) => {
       expect(badKey.status).toBe(400);
       const badHtml = await badKey.text();
       expect(badHtml).toContain('data-testid="field-error-set"');
+      // The form is folded away on the page; refused, it comes back unfolded.
+      expect(badHtml).toContain('<details class="fleet-bulk-labels" data-testid="bulk-labels" open>');
       expect(badHtml).toMatch(/name="set"[^>]*aria-invalid="true"/);
       expect(badHtml).toContain("the key &quot;bad key&quot; may hold only letters");
       expect(badHtml).toContain("tier=silver, bad key=1</textarea>");
