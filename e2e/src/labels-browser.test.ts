@@ -1,8 +1,9 @@
 /**
  * Host labels (issue 37) in headless Chromium against the built server, at 1280 and 390 px: hosts
  * enrolled with a labelled token carry its labels; an operator edits a host's labels on its page;
- * the host list filters by a selector (the state tabs keep it) and shows labels as chips; neither
- * page scrolls sideways, long labels included.
+ * the host list filters by a selector (the state tabs keep it) and shows labels as chips; its bulk
+ * form sets and removes labels on every host the selector matches; neither page scrolls sideways,
+ * long labels included.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,7 +68,7 @@ describe.skipIf(missing !== "")(`host labels in the browser${missing}`, () => {
   });
 
   it.each([1280, 390])(
-    "edits a host's labels and filters the list by selector at %i px",
+    "edits a host's labels, filters the list by selector and changes the matched hosts' labels at %i px",
     async (width) => {
       const page = await browser.newPage({ viewport: { width, height: 900 } });
       await page.goto(`${server.url}/login`);
@@ -118,6 +119,32 @@ describe.skipIf(missing !== "")(`host labels in the browser${missing}`, () => {
         "db-1",
         "web-1",
       ]);
+
+      // The list's bulk form changes every host the selector matches; the desk run adds a key
+      // that the phone run removes again.
+      const prod = encodeURIComponent("env=prod");
+      await page.goto(`${server.url}/hosts?selector=${prod}`);
+      await page.getByTestId("bulk-labels").locator("summary").click();
+      await page
+        .getByTestId("bulk-labels-set")
+        .fill(width === 390 ? "wave=phone" : "wave=desk\ndesk-only=yes");
+      await page.getByTestId("bulk-labels-remove").fill(width === 390 ? "desk-only" : "");
+      await fits(page, width);
+      await page.getByTestId("bulk-labels-submit").click();
+      await page.waitForURL(/labels_changed=/);
+      expect(await page.getByTestId("labels-outcome").textContent()).toBe(
+        "Labels changed: 2 matched, 2 changed.",
+      );
+      await fits(page, width);
+      const { hosts } = await api.get<{ hosts: Array<{ name: string; labels: Record<string, string> }> }>(
+        "/api/hosts",
+      );
+      const labelsOf = (name: string) => hosts.find((h) => h.name === name)?.labels ?? {};
+      for (const name of ["db-1", "web-1"]) {
+        expect(labelsOf(name).wave).toBe(width === 390 ? "phone" : "desk");
+        expect(labelsOf(name)["desk-only"]).toBe(width === 390 ? undefined : "yes");
+      }
+      expect(labelsOf("dev-1")).toEqual({ env: "dev", role: "db" });
       await page.close();
     },
     120_000,

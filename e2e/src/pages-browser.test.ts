@@ -26,7 +26,7 @@ import { offScreen, overflowCulprits, wideTables } from "./support/page-fit.js";
 import { repoRoot } from "./support/paths.js";
 import { type RestServer, startRestServer } from "./support/rest-server.js";
 import { type ServerProcess, startServerProcess } from "./support/server-process.js";
-import { LONG_USER, seedSweep } from "./support/sweep-seed.js";
+import { LONG_GROUP, LONG_USER, seedSweep } from "./support/sweep-seed.js";
 import { FETCHED_TOOLS, missingNote, toolsPresent } from "./support/tools.js";
 
 const PAGE_SHOTS = join(repoRoot, ".cache", "screenshots", "pages");
@@ -85,6 +85,7 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
   let longHostId = "";
   let pendingId = "";
   let policyId = "";
+  let rolloutId = "";
 
   beforeAll(async () => {
     mkdirSync(PAGE_SHOTS, { recursive: true });
@@ -108,6 +109,22 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
 
     ({ snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId, policyId } =
       await seedSweep(api, rest, hostId));
+    // A ring rollout whose rings match no host: its pages, without updating the sweep's agent.
+    const [held] = await api.get<Array<{ version: string }>>("/api/agent-versions");
+    const rollout = await api.send<{ id: string }>("POST", "/api/agent-rollouts", {
+      version: held?.version,
+      rings: [
+        { selector: "ring=canary" },
+        {
+          selector: `team in (${LONG_GROUP},storage-and-archive-services),!staging`,
+          percent: 10,
+          max_failed: 2,
+        },
+        { selector: "ring=none-such" },
+      ],
+    });
+    expect(rollout.status, JSON.stringify(rollout.body)).toBe(201);
+    rolloutId = rollout.body.id;
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -177,6 +194,8 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
       { name: "evidence", path: "/reports/evidence", role: "viewer" },
       { name: "evidence-print", path: "/reports/evidence/print", role: "viewer" },
       { name: "policy", path: `/policies/${policyId}`, role: "viewer" },
+      { name: "agent-rollouts", path: "/agent-rollouts", role: "viewer" },
+      { name: "agent-rollout", path: `/agent-rollouts/${rolloutId}`, role: "viewer" },
       { name: "host-long-sources", path: `/hosts/${longHostId}/sources`, role: "viewer" },
       {
         name: "hosts-by-selector",

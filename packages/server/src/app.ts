@@ -18,6 +18,7 @@ import { requestLimits } from "./http/request-limits.js";
 import { openApiRoutes } from "./openapi/openapi-routes.js";
 import { createTreeLister } from "./restore/tree-listing.js";
 import { agentEnrolmentRoutes } from "./routes/agent-enrolment.js";
+import { agentRolloutPageRoutes } from "./routes/agent-rollouts-pages.js";
 import { agentUpdateApiRoutes } from "./routes/agent-updates-api.js";
 import { agentUpdatePageRoutes } from "./routes/agent-updates-pages.js";
 import { agentVersionRoutes } from "./routes/agent-versions.js";
@@ -152,6 +153,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", agentVersionRoutes(deps));
   app.route("/", agentUpdateApiRoutes(deps));
   app.route("/", agentUpdatePageRoutes(deps));
+  app.route("/", agentRolloutPageRoutes(deps));
   app.route("/", jobRoutes(deps));
   app.route("/", sourceGroupApiRoutes(deps));
   app.route("/", sourceGroupPageRoutes(deps));

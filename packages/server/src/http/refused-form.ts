@@ -147,6 +147,39 @@ function summaryHtml(summary: Marked["summary"]): string {
   return `<div class="form-error-summary" role="alert" tabindex="-1" data-testid="form-error-summary"><p><strong>Not saved; fix ${which} first:</strong></p><ul>${items}</ul></div>`;
 }
 
+const DETAILS_TAG = /<(\/?)details\b[^>]*>/gi;
+
+/**
+ * The page with every `<details>` around the given positions open: a refused form folded away in
+ * one (a "change labels" section), or an input in a folded part of its form (more rings), would
+ * hide its own message.
+ */
+function openDetailsAround(html: string, positions: number[]): string {
+  const opens = new Map<number, string>();
+  for (const at of positions) {
+    const enclosing: Array<{ index: number; tag: string }> = [];
+    for (const match of html.slice(0, at).matchAll(DETAILS_TAG)) {
+      if (match[1] === "/") {
+        enclosing.pop();
+      } else {
+        enclosing.push({ index: match.index ?? 0, tag: match[0] });
+      }
+    }
+    for (const { index, tag } of enclosing) {
+      opens.set(index, tag);
+    }
+  }
+  let out = html;
+  // From the last to the first, so that each insertion leaves the earlier positions as they were.
+  for (const [index, tag] of [...opens].sort(([a], [b]) => b - a)) {
+    if (!/\sopen(?=[\s>=])/i.test(tag)) {
+      const end = index + tag.length - 1;
+      out = `${out.slice(0, end)} open${out.slice(end)}`;
+    }
+  }
+  return out;
+}
+
 /**
  * The page with the refused form marked, or undefined when the page has no form posting to the
  * action that holds an input a problem names (the caller then shows its error page instead).
@@ -171,7 +204,14 @@ export function markRefusedForm(html: string, refused: RefusedForm): string | un
     }
     const marked = markFields(html.slice(innerStart, innerEnd), refused, errors);
     if (marked.summary.length > 0) {
-      return html.slice(0, innerStart) + summaryHtml(marked.summary) + marked.html + html.slice(innerEnd);
+      const inner = summaryHtml(marked.summary) + marked.html;
+      const invalid = [...inner.matchAll(/aria-invalid="true"/g)].map(
+        (match) => innerStart + (match.index ?? 0),
+      );
+      return openDetailsAround(html.slice(0, innerStart) + inner + html.slice(innerEnd), [
+        open.index ?? 0,
+        ...invalid,
+      ]);
     }
   }
   return undefined;

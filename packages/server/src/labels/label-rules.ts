@@ -136,6 +136,21 @@ export function parseLabelText(text: string, field: string): Labels {
   return labels;
 }
 
+/**
+ * Keys typed in a form (`tier, old-key` or one a line), each once; what they may be is checked
+ * where they are used (host-labels' checkEdit), so the form and the API refuse alike.
+ */
+export function parseLabelKeyText(text: string): string[] {
+  return [
+    ...new Set(
+      text
+        .split(/[,\n]/)
+        .map((key) => key.trim())
+        .filter((key) => key !== ""),
+    ),
+  ];
+}
+
 /** The editable text form of labels, sorted by key: what parseLabelText reads back. */
 export function formatLabels(labels: Labels): string {
   return sortedLabels(labels)

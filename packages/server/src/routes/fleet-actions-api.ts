@@ -1,11 +1,9 @@
 /**
  * @module routes/fleet-actions-api
  * Acting on a label selector (issue 37.5): run now, pause and resume schedules (operators),
- * delete hosts with the count confirmed, and agent rollouts in rings (admins).
+ * delete hosts with the count confirmed, and agent rollouts in rings (admins; their pages are in
+ * routes/agent-rollouts-pages.ts).
  */
-
-import { agentRollouts } from "@fleetback/db";
-import { desc } from "drizzle-orm";
 import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
@@ -14,6 +12,7 @@ import { actOnSelector, deleteBySelector, FleetActionBody, FleetDeleteBody } fro
 import { apiGroup } from "../openapi/api-route.js";
 import {
   getRollout,
+  listRollouts,
   RingRolloutBody,
   ringViews,
   rolloutView,
@@ -114,12 +113,8 @@ FLEET_ACTION_API.add({
     200: { description: "The last 50.", schema: Type.Object({ rollouts: Type.Array(RolloutJson) }) },
   },
   handler: async (c, _input, deps) => {
-    const rows = await deps.db.select().from(agentRollouts).orderBy(desc(agentRollouts.id)).limit(50);
-    const rollouts = [];
-    for (const row of rows) {
-      rollouts.push(rolloutView(row, await ringViews(deps.db, row)));
-    }
-    return c.json({ rollouts });
+    const listed = await listRollouts(deps.db);
+    return c.json({ rollouts: listed.map(({ rollout, rings }) => rolloutView(rollout, rings)) });
   },
 });
 

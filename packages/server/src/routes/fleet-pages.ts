@@ -4,7 +4,9 @@
  * sort, paging links and the host count, all plain links that work without JavaScript; htmx swaps
  * the list in place and pushes the URL. The table refreshes every 10 s through `/partials/fleet`
  * with the same query string. The dashboard's numbers link here with `?state=`. Admins also get
- * the agent rollout form, offering the hosts of the page shown (or all hosts). The JSON host list
+ * the agent rollout form, offering the hosts of the page shown (or all hosts). Filtered by labels,
+ * operators act on every host the selector matches: run, pause, resume, and set or remove labels
+ * (POST /hosts/labels). The JSON host list
  * is in routes/fleet-api.ts; the landing page is the dashboard (routes/dashboard-pages.ts).
  */
 import { type Context, Hono } from "hono";
@@ -15,8 +17,14 @@ import { actOnSelector, FleetActionBody, type FleetActionResult } from "../fleet
 import { type FleetPage, listFleetPage } from "../fleet/fleet-list.js";
 import { FLEET_SORTS, type FleetListParams, fleetHref, readHostListQuery } from "../fleet/fleet-query.js";
 import { HOST_STATES } from "../freshness/host-states.js";
-import { renderPage } from "../http/render.js";
+import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
+import { bulkTarget } from "../labels/bulk-target.js";
+import { bulkChangeLabels } from "../labels/host-labels.js";
+import { BulkLabelsBody } from "../labels/label-bodies.js";
+import { parseLabelKeyText, parseLabelText } from "../labels/label-rules.js";
+import { SELECTOR_MAX_LENGTH } from "../labels/selector.js";
+import { followPolicies } from "../policies/policy-apply.js";
 
 /**
  * What the last rollout from this page did (POST /agent-updates redirects here with it), so that a
@@ -32,24 +40,55 @@ const RolloutOutcome = Type.Object(
 );
 const ROLLOUT_KEYS = ["rollout", "requested", "already"];
 
-function splitRolloutOutcome(query: Record<string, string>) {
-  const list = Object.fromEntries(Object.entries(query).filter(([key]) => !ROLLOUT_KEYS.includes(key)));
-  if (query.rollout === undefined) {
-    return { list, rollout: undefined };
-  }
-  const outcome = validate(
-    RolloutOutcome,
-    Object.fromEntries(Object.entries(query).filter(([key]) => ROLLOUT_KEYS.includes(key))),
-  );
+/** What the last bulk label change did (POST /hosts/labels redirects here with it). */
+const LabelsOutcome = Type.Object(
+  {
+    labels_matched: Type.String({ pattern: "^[0-9]{1,9}$" }),
+    labels_changed: Type.String({ pattern: "^[0-9]{1,9}$" }),
+  },
+  { additionalProperties: false },
+);
+const LABELS_KEYS = ["labels_matched", "labels_changed"];
+
+function pick(query: Record<string, string>, keys: string[], keep: boolean): Record<string, string> {
+  return Object.fromEntries(Object.entries(query).filter(([key]) => keys.includes(key) === keep));
+}
+
+/** The list's own query, and what a form that redirected here reports. */
+function splitOutcomes(query: Record<string, string>) {
+  const list = pick(query, [...ROLLOUT_KEYS, ...LABELS_KEYS], false);
+  const rolled =
+    query.rollout === undefined ? undefined : validate(RolloutOutcome, pick(query, ROLLOUT_KEYS, true));
+  const labelled =
+    query.labels_matched === undefined && query.labels_changed === undefined
+      ? undefined
+      : validate(LabelsOutcome, pick(query, LABELS_KEYS, true));
   return {
     list,
-    rollout: {
-      version: outcome.rollout,
-      requested: Number(outcome.requested),
-      already: Number(outcome.already),
+    rollout: rolled && {
+      version: rolled.rollout,
+      requested: Number(rolled.requested),
+      already: Number(rolled.already),
+    },
+    labelled: labelled && {
+      matched: Number(labelled.labels_matched),
+      changed: Number(labelled.labels_changed),
     },
   };
 }
+
+/**
+ * The host list's bulk label form: the list's selector, labels to set as `k=v` (comma or line
+ * separated) and keys to remove. Read as the API's body and changed by the same functions.
+ */
+const BulkLabelsForm = Type.Object(
+  {
+    selector: Type.String({ maxLength: SELECTOR_MAX_LENGTH }),
+    set: Type.Optional(Type.String({ maxLength: 20_000 })),
+    remove: Type.Optional(Type.String({ maxLength: 20_000 })),
+  },
+  { additionalProperties: false },
+);
 
 /** Links the list template needs: each sortable column's, the neighbouring pages', the refresh's. */
 function listView(page: FleetPage) {
@@ -97,7 +136,7 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
     );
   }
   async function renderFleet(c: Context<AppEnv>, query: Record<string, string>, acted?: FleetActionResult) {
-    const { list, rollout } = splitRolloutOutcome(query);
+    const { list, rollout, labelled } = splitOutcomes(query);
     const params = readHostListQuery(list);
     const page = await listFleetPage(deps, params);
     const { state } = params;
@@ -110,6 +149,7 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
       sorts: FLEET_SORTS,
       agentVersions: hasRole(c.get("actor"), "admin") ? await agentVersions() : [],
       rollout,
+      labelled,
       acted,
     });
   }
@@ -120,6 +160,32 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const form = await readForm(c, FleetActionBody);
     const acted = await actOnSelector(deps, auditOf(c), form);
     return renderFleet(c, { selector: form.selector }, acted);
+  });
+  // Set and remove labels on every host the list's selector matches (issue 37.1), as
+  // POST /api/hosts/labels does; a refusal comes back as the list with the message at its input.
+  routes.post("/hosts/labels", requireRole("operator"), async (c) => {
+    const form = await readForm(c, BulkLabelsForm);
+    const target = bulkTarget({ selector: form.selector });
+    const body = validate(BulkLabelsBody, {
+      selector: form.selector,
+      set: parseLabelText(form.set ?? "", "set"),
+      remove: parseLabelKeyText(form.remove ?? ""),
+    });
+    const follow = followPolicies(deps);
+    const result = await bulkChangeLabels(
+      deps,
+      auditOf(c),
+      target,
+      { set: body.set ?? {}, remove: body.remove ?? [] },
+      follow.onChanged,
+    );
+    await follow.push();
+    const back = new URLSearchParams({
+      selector: form.selector.trim(),
+      labels_matched: String(result.matched),
+      labels_changed: String(result.changed),
+    });
+    return redirectAfterPost(c, `/hosts?${back}`);
   });
   routes.get("/partials/fleet", viewer, async (c) => {
     const params = readHostListQuery(c.req.query());

@@ -57,6 +57,11 @@ const FORMS: Record<string, Refusal | string> = {
   "/enroll/pending/:id/reject": BUTTON,
   "/enroll/pending/:id/approve": "walked in approve-step.test, which needs an announced host",
   "/agent-updates": { page: () => "/hosts", fields: { version: LONG, all: "on" }, at: "version" },
+  "/agent-rollouts": {
+    page: () => "/agent-rollouts",
+    fields: { version: "1.0.0", rings_0_on: "1", rings_0_selector: "env in (prod", rings_0_max_failed: "0" },
+    at: "rings_0_selector",
+  },
   "/hosts/:id/maintenance": {
     page: (ids) => `/hosts/${ids.host}/maintenance`,
     fields: {
@@ -178,6 +183,11 @@ const FORMS: Record<string, Refusal | string> = {
     page: () => `/hosts?selector=${encodeURIComponent("env=prod")}`,
     fields: { selector: "env in (prod", action: "pause" },
     at: "selector",
+  },
+  "/hosts/labels": {
+    page: () => `/hosts?selector=${encodeURIComponent("env=prod")}`,
+    fields: { selector: "env=prod", set: "tier=gold, bad key=1", remove: "" },
+    at: "set",
   },
   "/settings/tokens": {
     page: () => "/settings/tokens",

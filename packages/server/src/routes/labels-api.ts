@@ -2,13 +2,13 @@
  * @module routes/labels-api
  * Hosts' labels over JSON (issue 37): read by viewers; set, merged and changed in bulk by
  * operators and admins, each defined once with what the OpenAPI document says of it. The host
- * page's form is in routes/labels-pages.ts.
+ * page's form is in routes/hosts-pages.ts, the host list's bulk form in routes/fleet-pages.ts.
  */
 import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
-import { invalid } from "../errors.js";
-import { type BulkTarget, bulkChangeLabels, changeHostLabels, hostLabels } from "../labels/host-labels.js";
+import { bulkTarget } from "../labels/bulk-target.js";
+import { bulkChangeLabels, changeHostLabels, hostLabels } from "../labels/host-labels.js";
 import {
   BulkLabelsAnswer,
   BulkLabelsBody,
@@ -16,28 +16,8 @@ import {
   PatchLabelsBody,
   PutLabelsBody,
 } from "../labels/label-bodies.js";
-import { selectorFromRequest } from "../labels/selector.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import { followPolicies } from "../policies/policy-apply.js";
-
-function bulkTarget(body: { selector?: string | undefined; host_ids?: string[] | undefined }): BulkTarget {
-  if ((body.selector === undefined) === (body.host_ids === undefined)) {
-    throw invalid("selector: give either selector or host_ids", [
-      { field: "selector", message: "give either selector or host_ids" },
-    ]);
-  }
-  if (body.host_ids !== undefined) {
-    return { hostIds: [...new Set(body.host_ids)] };
-  }
-  const selector = selectorFromRequest(body.selector ?? "", "selector");
-  // A blank selector matches every host: too easy to send by mistake for a bulk change.
-  if (selector.length === 0) {
-    throw invalid("selector: is empty and would match every host", [
-      { field: "selector", message: "is empty and would match every host" },
-    ]);
-  }
-  return { selector };
-}
 
 const RULES =
   "A key is an optional lower-case DNS prefix and `/`, then 1 to 63 characters of letters, digits, `.`, `_` and `-` starting and ending with a letter or digit; a value is empty or the same; at most 32 labels per host. An error names the field and the label.";

@@ -16,7 +16,7 @@ import {
   type UpdateState,
   withAdvisoryLock,
 } from "@fleetback/db";
-import { and, asc, eq, inArray, ne, notInArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, ne, notInArray } from "drizzle-orm";
 import { type Static, Type } from "typebox";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import { invalid, notFound } from "../errors.js";
@@ -261,6 +261,19 @@ export async function ringViews(db: Database, rollout: AgentRollout): Promise<Ri
     });
   }
   return views;
+}
+
+/** The newest rollouts (the API's and the page's list), each with its rings as they stand. */
+export async function listRollouts(
+  db: Database,
+  limit = 50,
+): Promise<Array<{ rollout: AgentRollout; rings: RingView[] }>> {
+  const rows = await db.select().from(agentRollouts).orderBy(desc(agentRollouts.id)).limit(limit);
+  const listed = [];
+  for (const rollout of rows) {
+    listed.push({ rollout, rings: await ringViews(db, rollout) });
+  }
+  return listed;
 }
 
 export async function getRollout(db: Database, id: string): Promise<AgentRollout> {
