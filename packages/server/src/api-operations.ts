@@ -17,6 +17,7 @@ import { AUDIT_API } from "./routes/audit-api.js";
 import { AUTH_API } from "./routes/auth-api.js";
 import { DASHBOARD_API } from "./routes/dashboard-api.js";
 import { DIFF_API } from "./routes/diff-api.js";
+import { DIGEST_API } from "./routes/digest-api.js";
 import { ENROLMENT_API } from "./routes/enrolment-api.js";
 import { EVIDENCE_API } from "./routes/evidence-api.js";
 import { FLEET_ACTION_API } from "./routes/fleet-actions-api.js";
@@ -42,6 +43,7 @@ export const API_GROUPS: readonly { readonly operations: readonly ApiOperation[]
   API_TOKEN_API,
   AUDIT_API,
   EVIDENCE_API,
+  DIGEST_API,
   CHANNEL_API,
   DASHBOARD_API,
   FLEET_API,

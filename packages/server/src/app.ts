@@ -34,6 +34,7 @@ import { dashboardApiRoutes } from "./routes/dashboard-api.js";
 import { dashboardPageRoutes } from "./routes/dashboard-pages.js";
 import { diffApiRoutes } from "./routes/diff-api.js";
 import { diffPageRoutes } from "./routes/diff-pages.js";
+import { digestApiRoutes } from "./routes/digest-api.js";
 import { docsRoutes } from "./routes/docs.js";
 import { enrolmentApiRoutes } from "./routes/enrolment-api.js";
 import { enrolmentPageRoutes } from "./routes/enrolment-pages.js";
@@ -134,6 +135,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", auditApiRoutes(deps));
   app.route("/", auditPageRoutes(deps));
   app.route("/", evidenceApiRoutes(deps));
+  app.route("/", digestApiRoutes(deps));
   app.route("/", evidencePageRoutes(deps));
   app.route("/", notificationChannelApiRoutes(deps));
   app.route("/", notificationChannelPageRoutes(deps));

@@ -716,7 +716,7 @@ describe("answers match their documented schemas", () => {
     expect(bulk.body).toEqual({ matched: 1, changed: 1, not_found: [] });
   });
 
-  it("backup evidence, as JSON and as CSV", async () => {
+  it("backup evidence, as JSON and as CSV, and the digest as it would read now", async () => {
     const report = await call(admin, "GET", "/api/reports/evidence?from=2026-11-01&to=2026-11-21");
     expect(report.body.days).toHaveLength(21);
     expect(report.body.hosts.length).toBeGreaterThan(0);
@@ -728,6 +728,9 @@ describe("answers match their documented schemas", () => {
     expect(csv.body).toMatch(/^day,host,host_id,deleted,group,snapshot,snapshots,last_check,last_drill\r\n/);
     const bad = await call(admin, "GET", "/api/reports/evidence?from=2026-11-21&to=2026-11-01");
     expect(bad.status).toBe(400);
+    const digest = await call(admin, "GET", "/api/reports/digest?period=weekly");
+    expect(digest.body.digest.hosts.total).toBe(report.body.hosts.length);
+    expect(digest.body.title).toMatch(/^Fleetback: /);
   });
 
   it("fleet policies: create, preview, edit, versions, rollback, a host's provenance, delete", async () => {

@@ -54,6 +54,7 @@ const EXPECTED: Record<string, Access> = {
   "POST /settings/tokens/:id/revoke": "viewer",
   "GET /api/audit": "admin",
   "GET /api/reports/evidence": "viewer",
+  "GET /api/reports/digest": "viewer",
   "GET /api/reports/evidence.csv": "viewer",
   "GET /reports/evidence": "viewer",
   "GET /reports/evidence/print": "viewer",

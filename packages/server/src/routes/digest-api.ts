@@ -1,0 +1,48 @@
+/**
+ * @module routes/digest-api
+ * The fleet digest as it would be sent now (issue 39.1): what a daily or weekly digest says,
+ * counted over the last day or week. Viewers may read it: it names no more than the host list.
+ */
+import type { Hono } from "hono";
+import { Type } from "typebox";
+import type { AppDeps } from "../app-deps.js";
+import type { AppEnv } from "../auth/actor.js";
+import { buildDigest } from "../digest/digest-content.js";
+import { digestText } from "../digest/digest-text.js";
+import { apiGroup } from "../openapi/api-route.js";
+import { DigestJson } from "../openapi/digest-schemas.js";
+
+const PERIOD_MS = { daily: 86_400_000, weekly: 7 * 86_400_000 } as const;
+
+const DigestQuery = Type.Object(
+  {
+    period: Type.Optional(
+      Type.Union([Type.Literal("daily"), Type.Literal("weekly")], { description: "default daily" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const DIGEST_API = apiGroup<AppDeps>();
+
+DIGEST_API.add({
+  id: "previewDigest",
+  method: "get",
+  path: "/api/reports/digest",
+  tag: "Reports",
+  summary: "The fleet digest as it would read now",
+  description:
+    "Counts of hosts by state with the first few by name, the drills and the repositories' growth over the last day (or week), and the verdict in one line.",
+  access: "viewer",
+  query: DigestQuery,
+  responses: { 200: { description: "The digest, as data and as text.", schema: DigestJson } },
+  handler: async (c, { query }, deps) => {
+    const digest = await buildDigest(deps, undefined, PERIOD_MS[query.period ?? "daily"]);
+    const { title, text } = digestText(digest, `${deps.config.baseUrl}/hosts`);
+    return c.json({ digest, title, text });
+  },
+});
+
+export function digestApiRoutes(deps: AppDeps): Hono<AppEnv> {
+  return DIGEST_API.routes(deps);
+}
