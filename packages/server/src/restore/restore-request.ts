@@ -34,6 +34,8 @@ export interface RestoreInput {
   inPlace: boolean;
   targetDir: string;
   confirmHostname: string;
+  /** The wizard's "restore onto" choice (issue 38): empty for the snapshot's own host. */
+  ontoHostId?: string;
 }
 
 export interface RestorePlan {

@@ -20,7 +20,7 @@ import { expect, it } from "vitest";
 import { createJobAlerts } from "../alerts/job-alerts.js";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
@@ -103,7 +103,58 @@ function restoreOnto(s: Setup, body: Record<string, unknown>) {
   });
 }
 
+/** The wizard of web-1's snapshot, posted as a browser does with the page's CSRF token. */
+async function submitWizard(s: Setup, fields: Array<[string, string]>) {
+  const session = "wizard-session-0123456789";
+  const page = await s.client.request(`/hosts/${s.a}/snapshots/${SNAP_A}/restore?session=${session}`);
+  expect(page.status).toBe(200);
+  const html = await page.text();
+  expect(html).toContain('data-testid="restore-onto"');
+  expect(html).toContain(`<option value="${s.b}">web-2</option>`);
+  const body = new URLSearchParams([["_csrf", csrfFrom(html)], ["session", session], ...fields]);
+  return s.client.request(`/hosts/${s.a}/restore`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      Origin: new URL(s.deps.config.baseUrl).origin,
+    },
+    body: body.toString(),
+  });
+}
+
 runDbSuite("restore onto another host", (getDb) => {
+  it("the wizard of web-1's snapshot restores onto web-2 when chosen, and shows refusals at the choice", async () => {
+    const s = await setup(getDb());
+    const fields = (onto: string, action: string): Array<[string, string]> => [
+      ["snapshot_id", SNAP_A],
+      ["paths", "/srv/data/report.txt"],
+      ["in_place", "true"],
+      ["confirm_hostname", "web-2"],
+      ["onto_host_id", onto],
+      ["action", action],
+    ];
+    const unknown = await submitWizard(s, fields("01NOSUCHHOST0000000000000", "review"));
+    expect(unknown.status).toBe(400);
+    const refused = await unknown.text();
+    expect(refused).toContain('data-testid="error-onto_host_id"');
+    expect(refused).toMatch(/<select name="onto_host_id"[^>]*aria-invalid="true"/);
+
+    const review = await submitWizard(s, fields(s.b, "review"));
+    expect(review.status).toBe(200);
+    const reviewed = await review.text();
+    expect(reviewed).toContain("a restore of web-1's snapshot onto web-2");
+    expect(reviewed).toContain(`<input type="hidden" name="onto_host_id" value="${s.b}">`);
+    expect(s.agentB.frames).toEqual([]);
+
+    const done = await submitWizard(s, fields(s.b, "restore"));
+    expect(done.status).toBe(303);
+    const [job] = await s.deps.db.select().from(jobs);
+    expect(done.headers.get("location")).toBe(`/jobs/${job?.id}`);
+    expect(job).toMatchObject({ hostId: s.b, params: { from_host_id: s.a, in_place: true } });
+    expect(s.agentB.frames.map((frame) => frame.type)).toEqual(["config.update", "command.run"]);
+    expect(s.agentA.frames).toEqual([]);
+  });
+
   it("pushes web-1's repo credential to web-2 for the job alone, then a kept restore ordered for web-2", async () => {
     const s = await setup(getDb());
     const res = await restoreOnto(s, { target_dir: "/srv/from-web-1/<job-id>/" });
