@@ -46,7 +46,13 @@ export const RestoreBody = Type.Object(
     target_dir: Type.Optional(Type.String({ maxLength: 4096 })),
     confirm_hostname: Type.Optional(Type.String({ maxLength: 256 })),
     /** Issue 38: the host whose snapshot this is, when it is not this one. */
-    from_host_id: Type.Optional(Type.String({ maxLength: 64 })),
+    from_host_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "The host whose snapshot `snapshot_id` is, when it is not this one: that snapshot is restored onto this host (protocol 14 agents).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
