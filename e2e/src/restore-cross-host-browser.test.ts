@@ -75,6 +75,14 @@ describe.skipIf(missing !== "")(`restore onto another host in the browser${missi
       agents.push(startAgent(["run"], a.dirs, a.env), startAgent(["run"], b.dirs, b.env));
       await waitHostReady(api, a.hostId);
       await waitHostReady(api, b.hostId);
+      // Two agents on one machine enrol under the same hostname: the names tell them apart here.
+      for (const [id, name] of [
+        [a.hostId, `web-a-${width}`],
+        [b.hostId, `web-b-${width}`],
+      ] as const) {
+        const renamed = await api.send("PATCH", `/api/hosts/${id}`, { name });
+        expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+      }
       const nameOf = async (id: string) =>
         (await api.get<{ host: { name: string } }>(`/api/hosts/${id}`)).host.name;
       const [aName, bName] = [await nameOf(a.hostId), await nameOf(b.hostId)];
@@ -125,6 +133,8 @@ describe.skipIf(missing !== "")(`restore onto another host in the browser${missi
         expect(from).toContain(`a snapshot of ${aName} onto ${bName}`);
         expect(await overflowCulprits(page)).toEqual([]);
         const job = await waitJob(jobId);
+        const { job: row } = await api.get<{ job: { host_id: string } }>(`/api/jobs/${jobId}`);
+        expect(row.host_id).toBe(b.hostId);
         expect(job.status, job.error ?? "").toBe("succeeded");
         const copy = join(target, file);
         expect(readFileSync(copy).equals(readFileSync(file))).toBe(true);

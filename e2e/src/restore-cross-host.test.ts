@@ -1,7 +1,8 @@
 /**
  * Issue 38 end to end with real processes (restic 0.18 and 0.14, rest-server, two real agents):
  * a file backed up on host A is restored onto host B through `POST /api/hosts/{B}/restore` with
- * `from_host_id` A. It comes back byte-identical with its mode, the job, the audit entry and the
+ * `from_host_id` A, to a new directory and in place (confirmed with B's name). It comes back
+ * byte-identical with its mode, the job, the audit entry and the
  * job page name both hosts, and afterwards nothing in B's config and state directories holds A's
  * repository password or rest-server login: B was given them for that one job, in memory.
  */
@@ -57,6 +58,14 @@ describe.skipIf(missing !== "")(`restore onto another host against rest-server${
       stack.agents.push(startAgent(["run"], b.dirs, b.env));
       await waitHostReady(stack.api, a.hostId);
       await waitHostReady(stack.api, b.hostId);
+      // Two agents on one machine enrol under the same hostname: the names tell them apart here.
+      for (const [id, name] of [
+        [a.hostId, `site-a-${tag}`],
+        [b.hostId, `site-b-${tag}`],
+      ] as const) {
+        const renamed = await stack.api.send("PATCH", `/api/hosts/${id}`, { name });
+        expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+      }
 
       const source = mkdtempSync(join(tmpdir(), "fleetback-cross-src-"));
       mkdirSync(join(source, "etc"));
@@ -123,6 +132,30 @@ describe.skipIf(missing !== "")(`restore onto another host against rest-server${
         (row) => row.action === "host.restore" && row.details.job_id === restored.id,
       );
       expect(entry?.details.summary).toBe(`restore of ${aName}'s snapshot onto ${bName}`);
+
+      // In place on B (here the same machine, so A's own path): confirmed with B's name, not A's.
+      const original = readFileSync(file);
+      writeFileSync(file, "changed after the backup\n");
+      const wrongName = await stack.api.send("POST", `/api/hosts/${b.hostId}/restore`, {
+        snapshot_id: snapshot.id,
+        paths: [file],
+        in_place: true,
+        confirm_hostname: aName,
+        from_host_id: a.hostId,
+      });
+      expect(wrongName.status).toBe(400);
+      const inPlace = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${b.hostId}/restore`, {
+        snapshot_id: snapshot.id,
+        paths: [file],
+        in_place: true,
+        confirm_hostname: bName,
+        from_host_id: a.hostId,
+      });
+      expect(inPlace.status, JSON.stringify(inPlace.body)).toBe(201);
+      const back = await waitJob(inPlace.body.job_id);
+      expect(back.status, back.error ?? "").toBe("succeeded");
+      expect(readFileSync(file).equals(original)).toBe(true);
+      expect(lstatSync(file).mode & 0o7777).toBe(0o640);
 
       // B was given A's credentials for the job alone: nothing of them is left on its disk.
       const secrets = [...new Set([a.password, a.loginPassword])];
