@@ -12,6 +12,7 @@ import {
   AGENT_DIRS_PROTOCOL_VERSION,
   AGENT_KINDS,
   CLOSE_CODES,
+  CROSS_HOST_RESTORE_PROTOCOL_VERSION,
   DRILL_MAX_SAMPLE_FILES,
   DRILL_PROTOCOL_VERSION,
   ERROR_CODES,
@@ -40,7 +41,8 @@ import {
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(13);
+    expect(PROTOCOL_VERSION).toBe(14);
+    expect(CROSS_HOST_RESTORE_PROTOCOL_VERSION).toBe(14);
     expect(AGENT_DIRS_PROTOCOL_VERSION).toBe(12);
     expect(RESTORE_ORDER_PROTOCOL_VERSION).toBe(13);
     expect(RESTORE_ORDER_TTL_MS).toBe(86_400_000);

@@ -16,9 +16,10 @@
  * (credentials for one job, `command.run.kept`), so protected hosts never hold delete authority,
  * and the agent names its own directories (`hello.agent_dirs`) and leaves them out of every
  * backup, restore, tree listing and download. 13: a restore carries the server's signed order
- * (`restore.order`), the only thing the host's restore helper runs.
+ * (`restore.order`), the only thing the host's restore helper runs. 14: a restore may be `kept`
+ * (a snapshot of another host's repository, read with credentials pushed for that job alone).
  */
-export const PROTOCOL_VERSION = 13;
+export const PROTOCOL_VERSION = 14;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;
@@ -79,6 +80,14 @@ export const AGENT_DIRS_PROTOCOL_VERSION = 12;
  * the installer brings both up to date.
  */
 export const RESTORE_ORDER_PROTOCOL_VERSION = 13;
+
+/**
+ * The first protocol whose agents run a `command.run` kind `restore` with `kept`: a snapshot of
+ * another host restored here, from that host's repository, with the `repo` credential pushed for
+ * this job alone (`config.update.job_id`). An older agent refuses a kept restore on arrival, so the
+ * server sends it to none.
+ */
+export const CROSS_HOST_RESTORE_PROTOCOL_VERSION = 14;
 
 /** How long a signed restore order stays good: enough for a restore queued behind a long job. */
 export const RESTORE_ORDER_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,14 +1,26 @@
 /**
  * @module jobs/kept-job
- * A keeper's job on another host's repository (`command.run.kept`, protocol 12). It runs with the
- * credentials pushed for it alone (restic/credential-store.ts `forCommand`); here is which kinds
- * may come that way. Anything else is refused on arrival: an `init` or a `backup` marked kept would
+ * A keeper's job on another host's repository (`command.run.kept`, protocol 12), or a restore of
+ * another host's snapshot onto this one (protocol 14, issue 38). It runs with the credentials
+ * pushed for it alone (restic/credential-store.ts `forCommand`); here is which kinds may come
+ * that way. Anything else is refused on arrival: an `init` or a `backup` marked kept would
  * otherwise run on this agent's own repository with its own slots.
  */
 import type { CommandRun } from "@fleetback/protocol";
 
-/** Upkeep and its mirror copies: what a keeper does for the hosts it keeps. */
-export const KEPT_JOB_KINDS: readonly CommandRun["kind"][] = ["forget", "prune", "check", "unlock", "copy"];
+/**
+ * Upkeep and its mirror copies (what a keeper does for the hosts it keeps), and a restore onto
+ * this host from another host's repository: each reads or writes only the repository it was
+ * given for the job.
+ */
+export const KEPT_JOB_KINDS: readonly CommandRun["kind"][] = [
+  "forget",
+  "prune",
+  "check",
+  "unlock",
+  "copy",
+  "restore",
+];
 
 export const NO_JOB_CREDENTIALS_ERROR = "no credentials pushed for this job";
 

@@ -29,8 +29,9 @@ export interface CredentialStore {
   dropJob(jobId: string): void;
   /**
    * The store a job's steps read: a `kept` job sees only its own credentials, the `admin` set
-   * serving as its repository too (a keeper works with delete authority); any other job the
-   * agent's own slots.
+   * serving as its repository too (a keeper works with delete authority), except for a restore
+   * from another host's repository, which reads with the `repo` set alone (it never needs more);
+   * any other job the agent's own slots.
    */
   forCommand(command: CommandRun): CredentialStore;
 }
@@ -89,6 +90,9 @@ export function createCredentialStore(): CredentialStore {
         ...store,
         repository(slot) {
           const held = jobSlots.get(jobId);
+          if (command.kind === "restore") {
+            return slot === "repo" ? held?.get("repo") : undefined;
+          }
           return slot === "mirror" ? held?.get("mirror") : (held?.get(slot) ?? held?.get("admin"));
         },
         forCommand: () => store.forCommand(command),

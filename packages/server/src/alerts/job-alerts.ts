@@ -29,6 +29,11 @@ export interface JobEnd {
   sourceGroupId: string | null;
   /** A forget, prune or check of the host's mirror (`on_mirror`): its failures are the mirror's. */
   onMirror?: boolean;
+  /**
+   * A restore of another host's snapshot onto this one (issue 38): its alert names that host, and
+   * what it says about a repository is about that host's, not this one's.
+   */
+  fromHostName?: string;
   status: "succeeded" | "failed" | "cancelled" | "lost";
   exitCode: number | null;
   error: string | null;
@@ -77,7 +82,12 @@ export function keyOf(end: Pick<JobEnd, "hostId" | "kind" | "sourceGroupId" | "o
 }
 
 function messageOf(end: JobEnd): string {
-  const name = end.onMirror === true ? `${end.kind} on the mirror` : (JOB_NAMES[end.kind] ?? end.kind);
+  const name =
+    end.onMirror === true
+      ? `${end.kind} on the mirror`
+      : end.fromHostName !== undefined
+        ? `restore of ${end.fromHostName}'s snapshot`
+        : (JOB_NAMES[end.kind] ?? end.kind);
   const what = end.status === "lost" ? `${name} job lost` : `${name} failed`;
   if (end.error) {
     return `${what}: ${end.error}`;
@@ -103,7 +113,9 @@ export function createJobAlerts(deps: JobAlertDeps): JobAlerts {
     async jobEnded(end) {
       const now = deps.clock.now();
       try {
-        await recordRepositoryState(deps, end, () => contextOf(deps.db, repositoryKey(end.hostId)), now);
+        if (end.fromHostName === undefined) {
+          await recordRepositoryState(deps, end, () => contextOf(deps.db, repositoryKey(end.hostId)), now);
+        }
       } catch (err) {
         deps.log.error({ err, job_id: end.jobId }, "could not record the repository state of a finished job");
       }
@@ -121,7 +133,9 @@ export function createJobAlerts(deps: JobAlertDeps): JobAlerts {
         if (
           end.status === "cancelled" ||
           end.retryQueued ||
-          isRepositoryOutage(end) ||
+          // Another host's repository not answering is no outage of this host's: the restore's own
+          // alert says it instead.
+          (end.fromHostName === undefined && isRepositoryOutage(end)) ||
           restoreRefusal(end) !== undefined
         ) {
           return;

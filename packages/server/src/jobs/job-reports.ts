@@ -66,6 +66,11 @@ export interface JobReports {
 
 const ACTIVE = ["queued", "running"] as const;
 
+/** A restore of another host's snapshot (restore/restore-jobs.ts) names that host in its alert. */
+function fromHostOf(params: Record<string, unknown>): { fromHostName?: string } {
+  return typeof params.from_host_name === "string" ? { fromHostName: params.from_host_name } : {};
+}
+
 export function createJobReports(options: JobReportsOptions): JobReports {
   const { db, log, clock, ids, events } = options;
   const logWriter = createJobLogWriter({
@@ -197,6 +202,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
           kind: job.kind,
           sourceGroupId: job.sourceGroupId,
           onMirror: job.params.on_mirror === true,
+          ...fromHostOf(job.params),
           status: report.status,
           exitCode: report.exit_code,
           error,
@@ -248,6 +254,7 @@ export function createJobReports(options: JobReportsOptions): JobReports {
             kind: job.kind,
             sourceGroupId: job.sourceGroupId,
             onMirror: job.params.on_mirror === true,
+            ...fromHostOf(job.params),
             status: "lost",
             exitCode: null,
             error: reason,

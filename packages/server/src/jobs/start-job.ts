@@ -15,7 +15,7 @@
  * auto-init stays retryable.
  */
 import { type ActorKind, auditLog, type Database, type Job, type JobKind, jobs } from "@fleetback/db";
-import type { CommandRun } from "@fleetback/protocol";
+import type { CommandRun, ConfigUpdateCredentials } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { type AuditInput, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
@@ -64,6 +64,12 @@ export interface JobSpec {
   params?: Record<string, unknown>;
   /** The command that describes the job (same id and kind). */
   command: (jobId: string) => CommandRun;
+  /**
+   * Credentials of another host's repository pushed ahead of the command for this job alone
+   * (`config.update.job_id`; a restore onto another host, restore/restore-source.ts). Never in
+   * the job row.
+   */
+  jobCredentials?: (jobId: string) => ConfigUpdateCredentials[];
   audit?: JobAudit;
   offline: "refuse" | { queue: QueueOffline };
 }
@@ -106,10 +112,11 @@ async function plan(deps: StartDeps, tx: Database, spec: JobSpec): Promise<Plann
   const id = spec.id ?? mintJobId(deps);
   const command = spec.command(id);
   assertDescribes({ id, kind: spec.kind }, command);
-  const ready = await prepareDispatch({ ...deps, db: tx }, spec.hostId, command);
-  if (!ready.ok) {
-    return { ok: false, result: await refuse(deps, tx, spec, ready.reason) };
+  const prepared = await prepareDispatch({ ...deps, db: tx }, spec.hostId, command);
+  if (!prepared.ok) {
+    return { ok: false, result: await refuse(deps, tx, spec, prepared.reason) };
   }
+  const ready = { ...prepared, frames: [...prepared.frames, ...(spec.jobCredentials?.(id) ?? [])] };
   const job = await createJob(
     deps,
     {

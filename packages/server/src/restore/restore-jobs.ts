@@ -4,7 +4,9 @@
  * entry in the same transaction, then its command.run. A host that is offline is an outcome the
  * route turns into 503; nothing is left behind.
  * A restore carries the server's signed order (restore-order.ts), which the host's restore
- * helper requires.
+ * helper requires. A restore of another host's snapshot (restore-source.ts) is `kept`: the order
+ * names the restoring host and the other host's repository, whose `repo` credential goes ahead of
+ * the command for this job alone; the job, its audit entry and its alerts name both hosts.
  */
 import type { Job } from "@fleetback/db";
 import type { CommandRunDiff, CommandRunRestore } from "@fleetback/protocol";
@@ -48,18 +50,34 @@ export async function startRestore(
   };
   // The restore helper runs only what this order says (restore-order.ts); the job row keeps the
   // restore without it.
-  const repository = (await readHostCredentials(deps, hostId)).repo;
+  const { source } = plan;
+  const repository = source?.repository ?? (await readHostCredentials(deps, hostId)).repo;
   const order =
     repository === undefined
       ? undefined
       : signRestoreOrder(deps, { hostId, jobId, repositoryUrl: repository.url, restore });
+  // Both hosts by id and by name at the time: the job page and the audit still say whose snapshot
+  // it was after a rename or a deletion of the other host.
+  const from = source === undefined ? {} : { from_host_id: source.id, from_host_name: source.name };
+  const summary = source === undefined ? {} : { summary: source.summary };
+  const command = (id: string) => {
+    const sent = restoreCommand(id, order === undefined ? restore : { ...restore, order });
+    return source === undefined ? sent : { ...sent, kept: true };
+  };
   const sent = await startJob(deps, {
     id: jobId,
     kind: "restore",
     hostId,
     actor: { kind: "user", userId: actor.userId },
-    params: { ...restore },
-    command: (id) => restoreCommand(id, order === undefined ? restore : { ...restore, order }),
+    params: { ...restore, ...from },
+    command,
+    ...(source === undefined
+      ? {}
+      : {
+          jobCredentials: (id: string) => [
+            { slot: "repo" as const, repository: source.repository, job_id: id },
+          ],
+        }),
     audit: {
       actor,
       ip,
@@ -67,10 +85,12 @@ export async function startRestore(
       targetKind: "host",
       targetId: hostId,
       details: {
+        ...summary,
         snapshot_id: plan.snapshot.id,
         paths: plan.paths,
         in_place: plan.inPlace,
         target_dir: targetDir,
+        ...from,
       },
     },
     offline: "refuse",

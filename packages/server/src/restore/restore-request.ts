@@ -1,7 +1,7 @@
 /**
  * @module restore/restore-request
  * What an operator asks to restore, checked before anything is sent: a snapshot of this
- * host (from its cached list), at least one absolute path, and either "in place" confirmed by the
+ * host, or of the other host it restores from (restore-source.ts), from the cached list, at least one absolute path, and either "in place" confirmed by the
  * host's name or a target directory that is absolute or starts with `$HOME`, `${HOME}` or `~/` and
  * uses no other variable. Every problem is reported by field so the wizard can show them all
  * beside the operator's input, and the JSON API names the first.
@@ -18,6 +18,7 @@ import {
   olderAgentProblem,
 } from "../hosts/agent-dirs.js";
 import type { FieldProblem } from "../http/validate.js";
+import type { RestoreSource } from "./restore-source.js";
 
 export const DEFAULT_RESTORE_TARGET = "$HOME/fleetback-restore/<job-id>/";
 /** Replaced by the job id when the command is sent, so every restore gets a directory of its own. */
@@ -33,6 +34,8 @@ export interface RestoreInput {
   inPlace: boolean;
   targetDir: string;
   confirmHostname: string;
+  /** The wizard's "restore onto" choice (issue 38): empty for the snapshot's own host. */
+  ontoHostId?: string;
 }
 
 export interface RestorePlan {
@@ -41,6 +44,8 @@ export interface RestorePlan {
   inPlace: boolean;
   /** Still holding `<job-id>`; substituted at dispatch. */
   targetDir: string;
+  /** The other host whose snapshot this is (issue 38); undefined for the host's own. */
+  source?: RestoreSource;
 }
 
 /** The agent directory a write to `path` lands in or over, if any. */
@@ -132,6 +137,7 @@ export async function checkRestore(
   db: Database,
   host: Pick<Host, "id" | "name" | "agentDirs" | "protocolVersion" | "toolVersion">,
   input: RestoreInput,
+  source?: RestoreSource,
 ): Promise<RestoreCheck> {
   const problems: FieldProblem[] = [];
   const snapshotId = input.snapshotId.trim();
@@ -139,9 +145,10 @@ export async function checkRestore(
   if (snapshotId === "") {
     problems.push({ field: "snapshot_id", message: "choose a snapshot" });
   } else {
-    snapshot = await findHostSnapshot(db, host.id, snapshotId);
+    snapshot = await findHostSnapshot(db, source?.id ?? host.id, snapshotId);
     if (!snapshot) {
-      problems.push({ field: "snapshot_id", message: `${snapshotId} is not a snapshot of this host` });
+      const owner = source === undefined ? "this host" : source.name;
+      problems.push({ field: "snapshot_id", message: `${snapshotId} is not a snapshot of ${owner}` });
     }
   }
 
@@ -197,11 +204,22 @@ export async function checkRestore(
   if (agentDir !== undefined) {
     problems.push(agentDir);
   }
+  // The other host's own directories hold its agent token: never handed to this host.
+  const sourceDir =
+    source === undefined || !checkable
+      ? undefined
+      : paths
+          .map((path) => agentDirPathProblem(path, agentDirsOf(source)))
+          .find((problem) => problem !== undefined);
+  if (sourceDir !== undefined) {
+    problems.push({ field: "paths", message: `on ${source?.name}: ${sourceDir}` });
+  }
 
   if (problems.length > 0 || !snapshot) {
     return { ok: false, problems };
   }
-  return { ok: true, plan: { snapshot, paths, inPlace: input.inPlace, targetDir } };
+  const plan: RestorePlan = { snapshot, paths, inPlace: input.inPlace, targetDir };
+  return { ok: true, plan: source === undefined ? plan : { ...plan, source } };
 }
 
 export function targetForJob(targetDir: string, jobId: string): string {

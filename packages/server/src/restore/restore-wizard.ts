@@ -5,12 +5,13 @@
  * (random, carried in the URL and a hidden field) scopes the tree cache together with the user, so
  * one operator's cached listings are never served to another.
  */
-import type { Database, Host, Snapshot } from "@fleetback/db";
+import { type Database, type Host, hosts, type Snapshot } from "@fleetback/db";
 import {
   DOWNLOAD_PROTOCOL_VERSION,
   type DumpArchiveFormat,
   TREE_PAGING_PROTOCOL_VERSION,
 } from "@fleetback/protocol";
+import { asc, ne } from "drizzle-orm";
 import type { FieldProblem } from "../http/validate.js";
 import type { AgentHub } from "../hub/types.js";
 import type { Ids } from "../ids.js";
@@ -42,6 +43,8 @@ export interface WizardForm {
   in_place?: "true" | "false" | undefined;
   target_dir?: string | undefined;
   confirm_hostname?: string | undefined;
+  /** Issue 38: the host the snapshot is restored onto, when it is not the snapshot's own. */
+  onto_host_id?: string | undefined;
 }
 
 export function treeUrl(
@@ -119,6 +122,7 @@ export function wizardInput(form: WizardForm): RestoreInput {
     inPlace,
     targetDir: form.target_dir ?? (inPlace ? "" : DEFAULT_RESTORE_TARGET),
     confirmHostname: form.confirm_hostname ?? "",
+    ontoHostId: form.onto_host_id?.trim() ?? "",
   };
 }
 
@@ -164,6 +168,14 @@ export async function wizardView(
   };
   const problems = state.problems ?? [];
   const pickList = snapshot && q === "" ? [] : await searchSnapshots(deps.db, host.id, q);
+  // Issue 38: any other host may be restored onto; restore-source.ts decides which may at submit.
+  const ontoHosts = await deps.db
+    .select({ id: hosts.id, name: hosts.name })
+    .from(hosts)
+    .where(ne(hosts.id, host.id))
+    .orderBy(asc(hosts.name));
+  const ontoHostId = input.ontoHostId ?? "";
+  const onto = ontoHosts.find((other) => other.id === ontoHostId);
   return {
     title: `${host.name}: restore`,
     host,
@@ -174,6 +186,9 @@ export async function wizardView(
     pickList,
     input,
     selectedPaths: cleanPaths(input.paths),
+    ontoHosts,
+    ontoHostId: onto === undefined ? "" : onto.id,
+    ontoName: onto?.name ?? host.name,
     problems,
     fieldErrors: Object.fromEntries(problems.map((problem) => [problem.field, problem.message])),
     notice: state.notice,

@@ -25,6 +25,7 @@ import {
   findHostSnapshot,
   MAX_RESTORE_PATHS,
 } from "../restore/restore-request.js";
+import { resolveRestoreSource } from "../restore/restore-source.js";
 import { pagingRefused } from "../restore/restore-wizard.js";
 import type { TreeLister } from "../restore/tree-listing.js";
 
@@ -44,6 +45,14 @@ export const RestoreBody = Type.Object(
     in_place: Type.Boolean(),
     target_dir: Type.Optional(Type.String({ maxLength: 4096 })),
     confirm_hostname: Type.Optional(Type.String({ maxLength: 256 })),
+    /** Issue 38: the host whose snapshot this is, when it is not this one. */
+    from_host_id: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "The host whose snapshot `snapshot_id` is, when it is not this one: that snapshot is restored onto this host (protocol 14 agents).",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -106,7 +115,7 @@ RESTORE_API.add({
   tag: "Restore",
   summary: "Restore paths of a snapshot",
   description:
-    "`target_dir` defaults to `$HOME/fleetback-restore/<job-id>/`; an in-place restore needs `confirm_hostname` equal to the host's name.",
+    "`target_dir` defaults to `$HOME/fleetback-restore/<job-id>/`; an in-place restore needs `confirm_hostname` equal to the host's name. With `from_host_id`, the snapshot is one of that other host, restored onto this one: this host's agent (protocol 14 or later) is given the other host's repository credential (never its admin credential) for this job alone.",
   access: "operator",
   params: HOST_ID,
   body: RestoreBody,
@@ -114,13 +123,22 @@ RESTORE_API.add({
   errors: { 503: OFFLINE },
   handler: async (c, { body }, { deps }) => {
     const host = await requireHost(deps.db, c.req.param("id"));
-    const checked = await checkRestore(deps.db, host, {
-      snapshotId: body.snapshot_id,
-      paths: body.paths,
-      inPlace: body.in_place,
-      targetDir: body.target_dir ?? (body.in_place ? "" : DEFAULT_RESTORE_TARGET),
-      confirmHostname: body.confirm_hostname ?? "",
-    });
+    const from = await resolveRestoreSource(deps, host, body.from_host_id);
+    if (!from.ok) {
+      throw invalidFrom([from.problem]);
+    }
+    const checked = await checkRestore(
+      deps.db,
+      host,
+      {
+        snapshotId: body.snapshot_id,
+        paths: body.paths,
+        inPlace: body.in_place,
+        targetDir: body.target_dir ?? (body.in_place ? "" : DEFAULT_RESTORE_TARGET),
+        confirmHostname: body.confirm_hostname ?? "",
+      },
+      from.source,
+    );
     if (!checked.ok) {
       throw invalidFrom(checked.problems);
     }

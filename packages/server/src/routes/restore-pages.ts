@@ -8,10 +8,16 @@
  * only the next page's rows, which replace the "Show more" row they were asked by, so their
  * checkboxes sit in the same form as the first page's.
  * A rejected submit re-renders the wizard with the operator's input and every problem (400); an
- * offline host re-renders it with 503; nothing is sent in either case. The JSON twins are in
+ * offline host re-renders it with 503; nothing is sent in either case.
+ * "Restore onto" (issue 38) picks another host to restore this host's snapshot onto: the same
+ * restore the JSON twin starts on that host with `from_host_id` this one (restore-source.ts), its
+ * refusals shown at the choice (`onto_host_id`). The JSON twins are in
  * routes/restore-api.ts, diff in routes/diff-pages.ts and routes/diff-api.ts.
  */
+
+import { type Host, hosts } from "@fleetback/db";
 import { DumpArchiveFormat, TreeChildName } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
 import { type Context, Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
@@ -20,12 +26,13 @@ import { RequestError, type RequestErrorCode } from "../errors.js";
 import { agentDirsOf, refuseAgentDirPaths } from "../hosts/agent-dirs.js";
 import { requireHost } from "../hosts/require-host.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm, readQuery } from "../http/validate.js";
+import { type FieldProblem, readForm, readQuery } from "../http/validate.js";
 import { type DownloadFailure, startDownload } from "../restore/download.js";
 import { contentDisposition } from "../restore/download-names.js";
 import { PathText, SnapshotIdField, TreePath, WizardSession } from "../restore/restore-fields.js";
 import { startRestore } from "../restore/restore-jobs.js";
 import { checkRestore, findHostSnapshot, MAX_RESTORE_PATHS } from "../restore/restore-request.js";
+import { type RestoreSource, resolveRestoreSource } from "../restore/restore-source.js";
 import {
   newWizardSession,
   pagingRefused,
@@ -62,12 +69,16 @@ const RestoreForm = Type.Object(
     in_place: Type.Optional(Type.Union([Type.Literal("true"), Type.Literal("false")])),
     target_dir: Type.Optional(Type.String({ maxLength: 4096 })),
     confirm_hostname: Type.Optional(Type.String({ maxLength: 256 })),
+    onto_host_id: Type.Optional(Type.String({ maxLength: 64 })),
     action: Type.Optional(
       Type.Union([Type.Literal("review"), Type.Literal("restore"), Type.Literal("edit")]),
     ),
   },
   { additionalProperties: false },
 );
+
+/** The wizard's "restore onto" choice: its refusals are shown there. */
+const ONTO_FIELD = "onto_host_id";
 
 const DownloadQuery = Type.Object(
   {
@@ -95,6 +106,26 @@ export function restorePageRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv
 
   async function renderWizard(c: Context<AppEnv>, state: WizardState, status: 200 | 400 | 404 | 503 = 200) {
     return renderPage(c, deps.views, "pages/restore.njk", await wizardView(deps, state), status);
+  }
+
+  /** The host a snapshot of `host` is restored onto, and where it is read from when that is another. */
+  async function ontoTarget(
+    host: Host,
+    ontoHostId: string,
+  ): Promise<
+    { ok: true; target: Host; source: RestoreSource | undefined } | { ok: false; problem: FieldProblem }
+  > {
+    if (ontoHostId === "" || ontoHostId === host.id) {
+      return { ok: true, target: host, source: undefined };
+    }
+    const [target] = await deps.db.select().from(hosts).where(eq(hosts.id, ontoHostId)).limit(1);
+    if (target === undefined) {
+      return { ok: false, problem: { field: ONTO_FIELD, message: `${ontoHostId} is not a host` } };
+    }
+    const from = await resolveRestoreSource(deps, target, host.id);
+    return from.ok
+      ? { ok: true, target, source: from.source }
+      : { ok: false, problem: { field: ONTO_FIELD, message: from.problem.message } };
   }
 
   routes.get("/hosts/:id/restore", operator, async (c) => {
@@ -217,21 +248,25 @@ export function restorePageRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv
     if (form.action === "edit") {
       return renderWizard(c, state);
     }
-    const checked = await checkRestore(deps.db, host, input);
+    const onto = await ontoTarget(host, input.ontoHostId ?? "");
+    if (!onto.ok) {
+      return renderWizard(c, { ...state, problems: [onto.problem] }, 400);
+    }
+    const checked = await checkRestore(deps.db, onto.target, input, onto.source);
     if (!checked.ok) {
       return renderWizard(c, { ...state, problems: checked.problems }, 400);
     }
     if (form.action === "review") {
       return renderWizard(c, { ...state, review: true });
     }
-    const started = await startRestore(deps, host.id, checked.plan, actorOf(c), clientIp(c));
+    const started = await startRestore(deps, onto.target.id, checked.plan, actorOf(c), clientIp(c));
     if (!started.ok) {
       return renderWizard(
         c,
         {
           ...state,
           review: true,
-          notice: `${host.name} is offline; nothing was sent. Try again once its agent is connected.`,
+          notice: `${onto.target.name} is offline; nothing was sent. Try again once its agent is connected.`,
         },
         503,
       );
