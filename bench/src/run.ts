@@ -5,7 +5,8 @@
  * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 1,000, 0 skips
  * it), the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
  * skips it; health/freshness-bench.ts), a policy change over FLEETBACK_BENCH_POLICY_HOSTS hosts under
- * 50 policies (default 10,000, 0 skips it; cases/policy-fleet.ts), and the start and idle-memory budgets of the built server
+ * 50 policies (default 10,000, 0 skips it; cases/policy-fleet.ts), the digest of
+ * FLEETBACK_BENCH_DIGEST_HOSTS hosts (default 5,000, 0 skips it; cases/digest-fleet.ts), and the start and idle-memory budgets of the built server
  * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them), and the cases with a real agent,
  * restic 0.18 and rest-server: B1's backup, B4's restore browser and the agent's idle memory
  * (restic/restic-bench.ts; FLEETBACK_BENCH_RESTIC=0 skips them). The budget rows are printed as
@@ -15,6 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BudgetRow, formatBudgets, writeResults } from "./budgets.js";
 import { cryptoCases } from "./cases/crypto.js";
+import { runDigestFleetBench } from "./cases/digest-fleet.js";
 import { runPolicyFleetBench } from "./cases/policy-fleet.js";
 import { protocolCases } from "./cases/protocol.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
@@ -76,6 +78,20 @@ if (policyHosts > 0) {
   budgets.push(...policies.budgets);
   allNotes.push(...policies.notes);
   process.stdout.write(`\n${formatResults(policies.results)}\n\n${policies.notes.join("\n")}\n`);
+}
+
+const digestHosts = Number(process.env.FLEETBACK_BENCH_DIGEST_HOSTS ?? "5000");
+if (!Number.isSafeInteger(digestHosts) || digestHosts < 0) {
+  throw new Error(
+    `FLEETBACK_BENCH_DIGEST_HOSTS must be a whole number, not "${process.env.FLEETBACK_BENCH_DIGEST_HOSTS}"`,
+  );
+}
+if (digestHosts > 0) {
+  const digests = await runDigestFleetBench(digestHosts);
+  allResults.push(...digests.results);
+  budgets.push(...digests.budgets);
+  allNotes.push(...digests.notes);
+  process.stdout.write(`\n${formatResults(digests.results)}\n\n${digests.notes.join("\n")}\n`);
 }
 
 if (process.env.FLEETBACK_BENCH_RESTIC !== "0") {
