@@ -114,7 +114,9 @@ export async function runDigestFleetBench(hostCount: number): Promise<DigestFlee
     report.results.push(result);
     report.budgets.push(budget);
     if (bytes > DIGEST_TEXT_BUDGET_KIB * 1024) {
-      report.notes.push(`digest (${label}): its text is ${bytes} bytes, over the ${DIGEST_TEXT_BUDGET_KIB} KiB budget`);
+      report.notes.push(
+        `digest (${label}): its text is ${bytes} bytes, over the ${DIGEST_TEXT_BUDGET_KIB} KiB budget`,
+      );
     }
     report.notes.push(note);
   }
