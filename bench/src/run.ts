@@ -41,58 +41,37 @@ process.stdout.write(
   `\nmemory: rss ${(memory.rss / 2 ** 20).toFixed(1)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(1)} MiB\n`,
 );
 
-const hosts = Number(process.env.FLEETBACK_BENCH_HOSTS ?? "1000");
-if (!Number.isSafeInteger(hosts) || hosts < 0) {
-  throw new Error(`FLEETBACK_BENCH_HOSTS must be a whole number, not "${process.env.FLEETBACK_BENCH_HOSTS}"`);
-}
-if (hosts > 0) {
-  const fleet = await runFleetBench(hosts);
-  allResults.push(...fleet.results);
-  budgets.push(...fleet.budgets);
-  allNotes.push(...fleet.notes);
-  process.stdout.write(`\n${formatResults(fleet.results)}\n\n${fleet.notes.join("\n")}\n`);
+/** A fleet size from the environment: a whole number, 0 to skip the case. */
+function sizeFromEnv(variable: string, fallback: number): number {
+  const raw = process.env[variable];
+  const size = Number(raw ?? String(fallback));
+  if (!Number.isSafeInteger(size) || size < 0) {
+    throw new Error(`${variable} must be a whole number, not "${raw}"`);
+  }
+  return size;
 }
 
-const groups = Number(process.env.FLEETBACK_BENCH_GROUPS ?? "10000");
-if (!Number.isSafeInteger(groups) || groups < 0) {
-  throw new Error(
-    `FLEETBACK_BENCH_GROUPS must be a whole number, not "${process.env.FLEETBACK_BENCH_GROUPS}"`,
-  );
-}
-if (groups > 0) {
-  const freshness = await runFreshnessBench(groups);
-  allResults.push(...freshness.results);
-  allNotes.push(...freshness.notes);
-  process.stdout.write(`\n${formatResults(freshness.results)}\n\n${freshness.notes.join("\n")}\n`);
-}
-
-const policyHosts = Number(process.env.FLEETBACK_BENCH_POLICY_HOSTS ?? "10000");
-if (!Number.isSafeInteger(policyHosts) || policyHosts < 0) {
-  throw new Error(
-    `FLEETBACK_BENCH_POLICY_HOSTS must be a whole number, not "${process.env.FLEETBACK_BENCH_POLICY_HOSTS}"`,
-  );
-}
-if (policyHosts > 0) {
-  const policies = await runPolicyFleetBench(policyHosts);
-  allResults.push(...policies.results);
-  budgets.push(...policies.budgets);
-  allNotes.push(...policies.notes);
-  process.stdout.write(`\n${formatResults(policies.results)}\n\n${policies.notes.join("\n")}\n`);
+/** Runs a sized case unless its size is 0, and prints and keeps what it measured. */
+async function sizedCase(
+  variable: string,
+  fallback: number,
+  run: (size: number) => Promise<{ results: BenchResult[]; budgets?: BudgetRow[]; notes: string[] }>,
+): Promise<void> {
+  const size = sizeFromEnv(variable, fallback);
+  if (size === 0) {
+    return;
+  }
+  const report = await run(size);
+  allResults.push(...report.results);
+  budgets.push(...(report.budgets ?? []));
+  allNotes.push(...report.notes);
+  process.stdout.write(`\n${formatResults(report.results)}\n\n${report.notes.join("\n")}\n`);
 }
 
-const digestHosts = Number(process.env.FLEETBACK_BENCH_DIGEST_HOSTS ?? "5000");
-if (!Number.isSafeInteger(digestHosts) || digestHosts < 0) {
-  throw new Error(
-    `FLEETBACK_BENCH_DIGEST_HOSTS must be a whole number, not "${process.env.FLEETBACK_BENCH_DIGEST_HOSTS}"`,
-  );
-}
-if (digestHosts > 0) {
-  const digests = await runDigestFleetBench(digestHosts);
-  allResults.push(...digests.results);
-  budgets.push(...digests.budgets);
-  allNotes.push(...digests.notes);
-  process.stdout.write(`\n${formatResults(digests.results)}\n\n${digests.notes.join("\n")}\n`);
-}
+await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, runFleetBench);
+await sizedCase("FLEETBACK_BENCH_GROUPS", 10_000, runFreshnessBench);
+await sizedCase("FLEETBACK_BENCH_POLICY_HOSTS", 10_000, runPolicyFleetBench);
+await sizedCase("FLEETBACK_BENCH_DIGEST_HOSTS", 5000, runDigestFleetBench);
 
 if (process.env.FLEETBACK_BENCH_RESTIC !== "0") {
   const restic = await runResticBench();
