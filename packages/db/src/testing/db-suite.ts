@@ -37,9 +37,11 @@ export function runDbSuite(
       let handle: TestEngine | undefined;
       let database: TestDatabase | undefined;
 
+      // A guard against a hang, not a time budget: on a 2-core machine running the server and
+      // end-to-end suites beside this one, starting PGlite and migrating took over two minutes.
       beforeAll(async () => {
         handle = await sharedTestEngine(engine);
-      }, 120_000);
+      }, 300_000);
       beforeEach(async () => {
         if (!handle) {
           throw new Error(`the ${engine} test engine did not start`);
