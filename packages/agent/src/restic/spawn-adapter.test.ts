@@ -76,9 +76,14 @@ describe("createSpawnRunner", () => {
 
   it("kills the group on timeout and says so", async () => {
     const fake = await createSleepingRestic();
-    const result = await createSpawnRunner().run(spec(fake.path, { timeoutMs: 300 }));
-    expect(result).toMatchObject({ kind: "exited", timedOut: true, cancelled: false });
+    // The timeout fires when the test says, after the group wrote its pids: with a real 300 ms a
+    // loaded machine ended restic before it had written them.
+    const manual = createManualTimers();
+    const running = createSpawnRunner({ timers: manual }).run(spec(fake.path, { timeoutMs: 300 }));
     const pids = await readPids(fake.pidFile);
+    expect(pids.every(isRunning)).toBe(true);
+    manual.advance(300);
+    expect(await running).toMatchObject({ kind: "exited", timedOut: true, cancelled: false });
     await waitUntil(() => !pids.some(isRunning));
   });
 

@@ -19,7 +19,8 @@ import { startTestServer, type TestServer } from "../testing/test-server.js";
 const PASSWORD = "correct horse battery";
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const SESSION = "wizard-session-0123456789";
-const TIMEOUT_MS = 300;
+// Long enough for an answered request on a loaded machine, short enough for the silent agent's wait.
+const TIMEOUT_MS = 3_000;
 
 const ENTRIES: TreeEntry[] = [
   {
@@ -176,7 +177,7 @@ for (const engine of testEngines()) {
       const started = Date.now();
       const { res } = await ask(olga, treeUrl("/slow"), undefined);
       const html = await res.text();
-      expect(html).toContain("did not answer within 300 ms");
+      expect(html).toContain("did not answer within 3 s");
       expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
       const late = agent.frames.filter((frame) => frame.type === "tree.list").at(-1);
       expect(late?.payload).toMatchObject({ path: "/slow" });
