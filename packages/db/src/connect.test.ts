@@ -39,7 +39,7 @@ describe("connect with PGlite", () => {
     // Creating a data dir (initdb) and opening it again takes ~6 s alone, but over 30 s when CI
     // runs every package at once on 2 cores (two fresh-clone CIs timed out here): speed belongs to
     // the bench (B7), so this test only bounds a hang.
-  }, 120_000);
+  }, 300_000);
 
   it("runs in memory for memory://", async () => {
     const connection = await connect({ dataDir: IN_MEMORY });
@@ -48,7 +48,7 @@ describe("connect with PGlite", () => {
     } finally {
       await connection.close();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("connect with PostgreSQL", () => {

@@ -51,7 +51,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "fleetback-launcher-"));
   server = await startTestServer();
   [installed, newer] = await Promise.all([bundleAgent("0.1.0"), bundleAgent("0.2.0")]);
-}, 60_000);
+}, 180_000);
 afterEach(() => {
   for (const child of children.splice(0)) {
     child.kill("SIGKILL");

@@ -47,7 +47,7 @@ export function runDbSuite(
           throw new Error(`the ${engine} test engine did not start`);
         }
         database = await handle.createDatabase(options);
-      }, 60_000);
+      }, 180_000);
       afterEach(async () => {
         await database?.close();
         database = undefined;

@@ -84,7 +84,7 @@ for (const engine of testEngines()) {
       agent = await connectAgent(server.wsUrl, seeded.token);
       agent.hello();
       await agent.waitFor((frame) => frame.type === "schedule.set");
-    }, 60_000);
+    }, 180_000);
     afterAll(async () => {
       await agent?.close();
       await server?.close();
