@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the command it is given (the root test command's `turbo run typecheck test --continue`),
+// Runs the command it is given (the root test command's scripts/test-lanes.mjs, which runs turbo),
 // then scripts/test-summary.mjs whatever that command's outcome, and exits with the worse of the
 // two codes. With `&&` a failing turbo skipped the summary, so a red run ended without the list
 // of what failed and which packages never reported (issue 32); with `--continue` every package
