@@ -7,20 +7,17 @@
 import { spawnSync } from "node:child_process";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { exitCodeOf } from "./exit-code.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-/** An exit code for a child: its own, or 128 + the signal's number as a shell reports it. */
+/** An exit code for a child: 1 when it could not start, else as a shell reports it. */
 function codeOf(result) {
   if (result.error) {
     console.error(`run-tests: ${result.error.message}`);
     return 1;
   }
-  if (result.status !== null) {
-    return result.status;
-  }
-  const signals = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-  return 128 + (signals[result.signal] ?? 0);
+  return exitCodeOf(result.status, result.signal);
 }
 
 const [command, ...args] = process.argv.slice(2);

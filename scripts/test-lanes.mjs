@@ -12,6 +12,7 @@
 // the worse of the two, so scripts/run-tests.mjs still prints the summary over every package.
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { exitCodeOf } from "./exit-code.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const E2E = "@fleetback/e2e";
@@ -21,15 +22,6 @@ if (!/^[1-9][0-9]?$/.test(otherTasks)) {
   process.exit(2);
 }
 
-/** An exit code for a child: its own, or 128 + the signal's number as a shell reports it. */
-function codeOf(status, signal) {
-  if (status !== null) {
-    return status;
-  }
-  const signals = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-  return 128 + (signals[signal] ?? 0);
-}
-
 function lane(args) {
   return new Promise((resolve) => {
     const child = spawn("turbo", args, { cwd: root, stdio: "inherit" });
@@ -37,7 +29,7 @@ function lane(args) {
       console.error(`test-lanes: turbo ${args.join(" ")}: ${error.message}`);
       resolve(1);
     });
-    child.on("exit", (status, signal) => resolve(codeOf(status, signal)));
+    child.on("exit", (status, signal) => resolve(exitCodeOf(status, signal)));
   });
 }
 
@@ -47,9 +39,9 @@ const build = spawnSync("turbo", ["run", "build", "--output-logs=errors-only"], 
 });
 if (build.error || build.status !== 0) {
   console.error(
-    `test-lanes: the build failed (${build.error?.message ?? `exit ${codeOf(build.status, build.signal)}`}); no test ran`,
+    `test-lanes: the build failed (${build.error?.message ?? `exit ${exitCodeOf(build.status, build.signal)}`}); no test ran`,
   );
-  process.exit(build.error ? 1 : codeOf(build.status, build.signal));
+  process.exit(build.error ? 1 : exitCodeOf(build.status, build.signal));
 }
 
 const codes = await Promise.all([
