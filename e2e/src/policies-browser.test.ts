@@ -7,7 +7,7 @@
  * where its group comes from, and no page scrolls sideways.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -41,6 +41,8 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
   const stack = useStack();
   let browser: Browser;
   let source: string;
+  /** Where the policy's pre-backup hook writes the id of each job it ran for. */
+  let hookLog: string;
   const hostIds: string[] = [];
   /** Each host's repository as the restic CLI opens it, by host id. */
   const cliEnv = new Map<string, NodeJS.ProcessEnv>();
@@ -49,6 +51,7 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
   beforeAll(async () => {
     source = mkdtempSync(join(tmpdir(), "fleetback-policy-"));
     writeFileSync(join(source, "a.txt"), "policy data\n");
+    hookLog = join(mkdtempSync(join(tmpdir(), "fleetback-policy-hook-")), "ran");
     writeFileSync(join(source, "b.tmp"), "scratch\n");
     for (const i of [1, 2, 3]) {
       const host = await enrolHost({
@@ -73,6 +76,7 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
   afterAll(async () => {
     await browser?.close();
     rmSync(source, { recursive: true, force: true });
+    rmSync(join(hookLog, ".."), { recursive: true, force: true });
   });
 
   async function signedIn(width: number): Promise<Page> {
@@ -91,10 +95,12 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
     expect(scroll, (await overflowCulprits(page)).join(", ")).toBeLessThanOrEqual(width);
   }
 
-  function spec(cron: string, excludes: string[]) {
+  /** The hook is given in the first version only: the later documents leave it out, and keep it. */
+  function spec(cron: string, excludes: string[], preHook?: string) {
+    const hook = preHook === undefined ? {} : { pre_hook: preHook };
     return JSON.stringify(
       {
-        groups: [{ name: "data", includes: [source], excludes, retention_policy: { last: 5 } }],
+        groups: [{ name: "data", includes: [source], excludes, retention_policy: { last: 5 }, ...hook }],
         schedules: [{ name: "often", cron, groups: ["data"] }],
       },
       null,
@@ -133,7 +139,9 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
     await page.getByText("New policy").click();
     await page.getByTestId("policy-name").fill("prod-data");
     await page.getByTestId("policy-selector").fill("fleet=policies-e2e,env=prod");
-    await page.getByTestId("policy-spec").fill(spec(EVERY_20_S, []));
+    await page
+      .getByTestId("policy-spec")
+      .fill(spec(EVERY_20_S, [], `echo "$FLEETBACK_JOB_ID" >> ${hookLog}`));
     await page.getByTestId("policy-preview-button").click();
     await expect
       .poll(() => page.getByTestId("preview-counts").textContent())
@@ -146,20 +154,24 @@ describe.skipIf(missing !== "")(`fleet policies with real agents${missing}`, () 
     expect(await page.getByTestId("policy-summary").textContent()).toMatch(
       /Version 1 · priority 100 · covers 3 hosts/,
     );
+    // The hook is said to be there, never shown (not even in the document to edit).
+    expect(await page.getByTestId("policy-hooks-data").textContent()).toBe("before");
+    expect(await page.content()).not.toContain(hookLog);
     await allRun(EVERY_20_S);
     // A backup from the policy's schedule (a system job, not a run-now) succeeds on each host.
     for (const id of hostIds) {
       await eventually(
         async () => {
           const { jobs } = await stack.api.get<{
-            jobs: Array<{ kind: string; status: string; scheduled_id: string | null }>;
+            jobs: Array<{ id: string; kind: string; status: string; scheduled_id: string | null }>;
           }>(`/api/jobs?host_id=${id}&kind=backup`);
-          return jobs.some((job) => job.status === "succeeded" && job.scheduled_id !== null)
-            ? jobs
-            : undefined;
+          return jobs.find((job) => job.status === "succeeded" && job.scheduled_id !== null);
         },
         { what: `a scheduled backup on host ${id}`, ...WAIT },
-      );
+      ).then((job) => {
+        // The policy's hook ran on the agent, before that very backup.
+        expect(readFileSync(hookLog, "utf8").split("\n")).toContain(job.id);
+      });
       // What the repository holds, as the agent's restic lists it: a snapshot under the group's tag.
       await eventually(
         async () => {

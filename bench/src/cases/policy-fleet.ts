@@ -6,8 +6,8 @@
  * fleet with a group and a schedule, and one policy (`base`, empty selector) covers every host.
  *
  * The subject is `updatePolicy` of `base`, alternating between two versions that differ in its
- * group's excludes and its schedule's cron, so every round changes a group and a schedule on every
- * host: one transaction with the new version, the plan, the writes, the audit entry. The hosts
+ * group's excludes, its pre-backup hook and its schedule's cron, so every round changes a group
+ * (its hook opened from every host's row, sealed anew for each) and a schedule on every host: one transaction with the new version, the plan, the writes, the audit entry. The hosts
  * are offline (no agent runs here), so "pushes queued" is the schedule_version bump on each host
  * row, which the agent receives as its schedule.set at its next hello; the round checks that
  * every host's version moved. The part spent computing (reading the fleet and planning every
@@ -59,6 +59,7 @@ function baseBody(round: number): PolicyBody {
           includes: ["/etc", "/var/lib"],
           excludes: even ? ["*.tmp"] : ["*.tmp", "*.cache"],
           retention_policy: { daily: 7, weekly: 4 },
+          pre_hook: even ? "/usr/local/bin/quiesce --all" : "/usr/local/bin/quiesce --all --fast",
         },
       ],
       schedules: [{ name: "nightly", cron: even ? "0 2 * * *" : "30 2 * * *", groups: ["system"] }],
@@ -98,6 +99,7 @@ async function runOn(label: string, databaseUrl: string | undefined, hostCount: 
       // Every host is offline: pushSchedules skips them, their set goes out at the next hello.
       hub: { isOnline: () => false, send: () => false } as unknown as StoreDeps["hub"],
       log: createLogger("silent"),
+      keys: { secret: new Uint8Array(32).fill(7) } as StoreDeps["keys"],
     };
     const audit = {
       actor: {
@@ -148,7 +150,7 @@ async function runOn(label: string, databaseUrl: string | undefined, hostCount: 
         );
       }
       started = performance.now();
-      await previewPolicy(db, baseBody(round + 1), base.id);
+      await previewPolicy(deps, baseBody(round + 1), base.id);
       compute.push(performance.now() - started);
       started = performance.now();
       await db.transaction(async (tx) => {

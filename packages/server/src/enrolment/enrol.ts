@@ -74,7 +74,7 @@ function isRepository(value: unknown): value is Repository {
  */
 export async function createInitialGroup(
   tx: Transaction,
-  deps: { ids: Ids; clock: Clock },
+  deps: { ids: Ids; clock: Clock; keys: { secret: Uint8Array } },
   hostId: string,
   paths: string[],
   initial: InitialSchedule | null,

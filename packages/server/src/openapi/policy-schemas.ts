@@ -3,8 +3,28 @@
  * What the policies API answers, as the OpenAPI document gives it (routes/policies-api.ts).
  */
 import { Type } from "typebox";
-import { PolicySpec } from "../policies/policy-spec.js";
+import { PolicyGroup, PolicySpec } from "../policies/policy-spec.js";
 import { DateTime, Id } from "./common-schemas.js";
+
+const { pre_hook: _pre, post_hook: _post, ...shownGroupFields } = PolicyGroup.properties;
+
+/** A spec as answered: each group's hooks said as set or not, never their text. */
+const ShownSpec = Type.Object(
+  {
+    ...PolicySpec.properties,
+    groups: Type.Array(
+      Type.Object(
+        {
+          ...shownGroupFields,
+          has_pre_hook: Type.Boolean({ description: "the group has a pre-backup hook (write-only)" }),
+          has_post_hook: Type.Boolean({ description: "the group has a post-backup hook (write-only)" }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 const Ref = Type.Object({ id: Type.String(), name: Type.String(), version: Type.Integer() });
 
@@ -15,7 +35,7 @@ export const PolicyJson = Type.Object(
     version: Type.Integer({ minimum: 1 }),
     selector: Type.String({ description: "canonical text; empty: every host" }),
     priority: Type.Integer(),
-    spec: PolicySpec,
+    spec: ShownSpec,
     created_at: DateTime,
     updated_at: DateTime,
   },
@@ -65,7 +85,7 @@ export const VersionJson = Type.Object({
   name: Type.String(),
   selector: Type.String(),
   priority: Type.Integer(),
-  spec: PolicySpec,
+  spec: ShownSpec,
   actor_user_id: Type.Union([Type.String(), Type.Null()]),
   note: Type.Union([Type.String(), Type.Null()]),
   created_at: DateTime,

@@ -10,10 +10,25 @@ import { type Database, hosts, scheduleSourceGroups, schedules, sourceGroups } f
 import { and, inArray, isNotNull, type SQL, sql } from "drizzle-orm";
 import type { Ids } from "../ids.js";
 import { changedConflictMarks } from "../sources/conflict-dimension.js";
+import { sealHook } from "../sources/hooks.js";
 import type { GroupSettings } from "./effective-config.js";
 import { changesHost, type FleetState, type HostPlan } from "./fleet-plan.js";
+import type { HookBook } from "./policy-hooks.js";
 
 const BATCH = 500;
+
+/** A hook as the host's row holds it: sealed for that host (sources/hooks.ts), from its digest. */
+function sealedFor(book: HookBook, hostId: string, digest: string | null): Uint8Array | null {
+  if (digest === null) {
+    return null;
+  }
+  const text = book.text(digest);
+  if (text === undefined) {
+    // Every digest planning compares was made by this book from a text it read.
+    throw new Error("a planned hook has no text in this planning run");
+  }
+  return sealHook(book.key, hostId, text);
+}
 
 function columns(settings: GroupSettings) {
   return {
@@ -56,6 +71,9 @@ interface GroupUpdate {
   settings: GroupSettings;
   policyId: string;
   policyVersion: number;
+  /** Set only for a hook that changed: sealing again what did not would rewrite every row. */
+  preHook?: Uint8Array | null;
+  postHook?: Uint8Array | null;
 }
 
 interface ScheduleUpdate {
@@ -69,12 +87,21 @@ interface ScheduleUpdate {
 
 /** The same columns the per-row `.set(...)` wrote, for every changed group. */
 function updateGroups(tx: Database, updates: GroupUpdate[], now: Date): Promise<void> {
-  const rows = updates.map((u) => ({
-    id: u.id,
-    ...u.settings,
-    policy_id: u.policyId,
-    policy_version: u.policyVersion,
-  }));
+  const hex = (sealed: Uint8Array | null | undefined) =>
+    sealed === undefined || sealed === null ? null : Buffer.from(sealed).toString("hex");
+  const rows = updates.map(({ id, settings, policyId, policyVersion, preHook, postHook }) => {
+    const { pre_hook: _pre, post_hook: _post, ...fields } = settings;
+    return {
+      id,
+      ...fields,
+      policy_id: policyId,
+      policy_version: policyVersion,
+      set_pre: preHook !== undefined,
+      pre_hook: hex(preHook),
+      set_post: postHook !== undefined,
+      post_hook: hex(postHook),
+    };
+  });
   return inBulk(
     tx,
     rows,
@@ -83,10 +110,14 @@ function updateGroups(tx: Database, updates: GroupUpdate[], now: Date): Promise<
         retry_max = v.retry_max, retry_backoff_seconds = v.retry_backoff_seconds,
         grace_seconds = v.grace_seconds, bandwidth_up_kbps = v.bandwidth_up_kbps,
         bandwidth_down_kbps = v.bandwidth_down_kbps, policy_id = v.policy_id,
-        policy_version = v.policy_version, updated_at = ${timestamp(now)}
+        policy_version = v.policy_version,
+        pre_hook = case when v.set_pre then decode(v.pre_hook, 'hex') else g.pre_hook end,
+        post_hook = case when v.set_post then decode(v.post_hook, 'hex') else g.post_hook end,
+        updated_at = ${timestamp(now)}
       from ${records} as v(id text, includes jsonb, excludes jsonb, retention_policy jsonb,
         retry_max integer, retry_backoff_seconds integer, grace_seconds integer,
-        bandwidth_up_kbps integer, bandwidth_down_kbps integer, policy_id text, policy_version integer)
+        bandwidth_up_kbps integer, bandwidth_down_kbps integer, policy_id text, policy_version integer,
+        set_pre boolean, pre_hook text, set_post boolean, post_hook text)
       where g.id = v.id`,
   );
 }
@@ -123,6 +154,7 @@ function sameMembers(current: readonly string[], wanted: readonly string[]): boo
 export async function applyHostPlans(
   tx: Database,
   deps: { ids: Ids },
+  book: HookBook,
   state: FleetState,
   plans: readonly HostPlan[],
   now: Date,
@@ -157,16 +189,31 @@ export async function applyHostPlans(
           hostId: plan.hostId,
           name: group.name,
           ...columns(group.settings),
+          preHook: sealedFor(book, plan.hostId, group.settings.pre_hook),
+          postHook: sealedFor(book, plan.hostId, group.settings.post_hook),
           ...provenance,
           createdAt: now,
           updatedAt: now,
         });
-      } else if (
-        plan.groups.changed.some((changed) => changed.name === group.name) ||
-        row.policyId !== provenance.policyId ||
-        row.policyVersion !== provenance.policyVersion
-      ) {
-        groupUpdates.push({ id: row.id, settings: group.settings, ...provenance });
+      } else {
+        const fields = plan.groups.changed.find((changed) => changed.name === group.name)?.fields ?? [];
+        if (
+          fields.length > 0 ||
+          row.policyId !== provenance.policyId ||
+          row.policyVersion !== provenance.policyVersion
+        ) {
+          groupUpdates.push({
+            id: row.id,
+            settings: group.settings,
+            ...provenance,
+            ...(fields.includes("pre_hook")
+              ? { preHook: sealedFor(book, plan.hostId, group.settings.pre_hook) }
+              : {}),
+            ...(fields.includes("post_hook")
+              ? { postHook: sealedFor(book, plan.hostId, group.settings.post_hook) }
+              : {}),
+          });
+        }
       }
     }
     for (const name of plan.groups.removed) {

@@ -38,6 +38,8 @@ describe("a host's effective configuration", () => {
           grace_seconds: null,
           bandwidth_up_kbps: null,
           bandwidth_down_kbps: null,
+          pre_hook: null,
+          post_hook: null,
         },
         from: { id: "id-prod", name: "prod", version: 3 },
         overridden: [],

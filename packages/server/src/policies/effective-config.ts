@@ -17,6 +17,7 @@ import type { RetentionPolicy } from "@fleetback/db";
 import type { Labels } from "../labels/label-rules.js";
 import { matchesSelector, type Selector } from "../labels/selector.js";
 import { GROUP_SETTING_KEYS } from "../sources/source-group-schema.js";
+import { POLICY_HOOK_FIELDS } from "./policy-hooks.js";
 import type { PolicyGroup, PolicySpec } from "./policy-spec.js";
 
 export interface PolicyRef {
@@ -28,6 +29,7 @@ export interface PolicyRef {
 export interface ActivePolicy extends PolicyRef {
   priority: number;
   selector: Selector;
+  /** As planning reads it: hooks by digest (policy-hooks.ts' plannedGroups). */
   spec: PolicySpec;
 }
 
@@ -41,9 +43,14 @@ export interface GroupSettings {
   grace_seconds: number | null;
   bandwidth_up_kbps: number | null;
   bandwidth_down_kbps: number | null;
+  /** The hooks by their keyed digest (policy-hooks.ts' HookBook), never their text; null: none. */
+  pre_hook: string | null;
+  post_hook: string | null;
 }
 
-export const SETTING_KEYS = GROUP_SETTING_KEYS satisfies ReadonlyArray<keyof GroupSettings>;
+export const SETTING_KEYS = [...GROUP_SETTING_KEYS, ...POLICY_HOOK_FIELDS] as const satisfies ReadonlyArray<
+  keyof GroupSettings
+>;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
 export interface HostConfigInput {
@@ -98,7 +105,10 @@ function ref(policy: ActivePolicy): PolicyRef {
   return { id: policy.id, name: policy.name, version: policy.version };
 }
 
-/** A policy group's settings with the defaults a host's own group gets for what it leaves out. */
+/**
+ * A policy group's settings with the defaults a host's own group gets for what it leaves out. The
+ * group is as planning reads it (policy-hooks.ts' plannedGroups): its hooks are digests.
+ */
 export function settingsOf(group: PolicyGroup): GroupSettings {
   return {
     includes: group.includes,
@@ -109,6 +119,8 @@ export function settingsOf(group: PolicyGroup): GroupSettings {
     grace_seconds: group.grace_seconds ?? null,
     bandwidth_up_kbps: group.bandwidth_up_kbps ?? null,
     bandwidth_down_kbps: group.bandwidth_down_kbps ?? null,
+    pre_hook: group.pre_hook ?? null,
+    post_hook: group.post_hook ?? null,
   };
 }
 

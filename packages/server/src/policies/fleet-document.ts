@@ -36,9 +36,10 @@ import {
 } from "./fleet-maintenance.js";
 import { loadMaintenance } from "./maintenance-plan.js";
 import { pushSchedules, reconcileHosts } from "./policy-apply.js";
+import { exportedContent, shownContent } from "./policy-hooks.js";
 import { checkPolicyBody, PolicyBody } from "./policy-spec.js";
-import { named, type PlanSummary, storeVersion, summarise } from "./policy-store.js";
-import { type Change, specDiff } from "./spec-diff.js";
+import { named, type PlanSummary, sealedSpec, storeVersion, summarise } from "./policy-store.js";
+import { type Change, contentChanges, specDiff } from "./spec-diff.js";
 
 export const FLEET_DOCUMENT_VERSION = 1;
 const MAX_HOSTS = 20_000;
@@ -117,7 +118,8 @@ export async function exportFleet(
       name: row.name,
       selector: row.selector,
       priority: row.priority,
-      spec: row.spec as PolicyBody["spec"],
+      // Hooks left out, as channel secrets are: applied back, the document keeps them.
+      spec: exportedContent(row.spec as Record<string, unknown>) as PolicyBody["spec"],
     })),
     channels: await exportChannels(db, deps),
   };
@@ -218,14 +220,21 @@ async function planDocument(
     const content = { selector: checked.selector, priority: checked.priority, spec: checked.spec };
     if (!row) {
       planned.upserts.push({ id: undefined, checked });
-      planned.changes.push({ subject: `policy ${checked.name}`, path: "", before: null, after: content });
+      // Hooks said as has_ flags: the dry run prints this, and a hook's text is a secret.
+      const shown = { ...content, spec: shownContent(sealedSpec(deps.keys.secret, "(new)", checked.spec)) };
+      planned.changes.push({ subject: `policy ${checked.name}`, path: "", before: null, after: shown });
       return;
     }
     const stored = { selector: row.selector, priority: row.priority, spec: row.spec };
-    if (canonical(stored) !== canonical(content)) {
+    // Sealed as storing it would: a hook the document leaves out or repeats is no change.
+    const wanted = { ...content, spec: sealedSpec(deps.keys.secret, row.id, checked.spec, row.spec) };
+    if (canonical(stored) !== canonical(wanted)) {
       planned.upserts.push({ id: row.id, checked });
       planned.changes.push(
-        ...specDiff(stored, content).map((change) => ({ subject: `policy ${checked.name}`, ...change })),
+        ...contentChanges(deps.keys.secret, row.id, stored, wanted).map((change) => ({
+          subject: `policy ${checked.name}`,
+          ...change,
+        })),
       );
     }
   });
@@ -307,7 +316,10 @@ async function reconcileAfter(tx: Database, deps: DocDeps, planned: Planned, aud
   for (const upsert of planned.upserts) {
     const id = upsert.id ?? deps.ids.ulid(now);
     await named(upsert.checked.name, () =>
-      storeVersion(tx, now, audit, id, { ...upsert.checked, note: "applied from a fleet document" }),
+      storeVersion(tx, deps.keys.secret, now, audit, id, {
+        ...upsert.checked,
+        note: "applied from a fleet document",
+      }),
     );
   }
   const fleet = await reconcileHosts(tx, deps);

@@ -15,6 +15,7 @@ import {
 } from "@fleetback/db";
 import { type AnyColumn, asc, eq, inArray } from "drizzle-orm";
 import type { Labels } from "../labels/label-rules.js";
+import { openHook } from "../sources/hooks.js";
 import {
   type ActivePolicy,
   canonical,
@@ -26,6 +27,7 @@ import {
   SETTING_KEYS,
   type SettingKey,
 } from "./effective-config.js";
+import { type HookBook, POLICY_HOOK_FIELDS } from "./policy-hooks.js";
 
 export interface GroupRow {
   id: string;
@@ -77,16 +79,24 @@ export interface FleetState {
   ownScheduled: Set<string>;
 }
 
-export function rowSettings(row: {
-  includes: string[];
-  excludes: string[];
-  retentionPolicy: RetentionPolicy;
-  retryMax: number;
-  retryBackoffSeconds: number;
-  graceSeconds: number | null;
-  bandwidthUpKbps: number | null;
-  bandwidthDownKbps: number | null;
-}): GroupSettings {
+/** A host's group row's settings; its hooks opened (host's key) and taken by their digest. */
+export function rowSettings(
+  book: HookBook,
+  row: {
+    hostId: string;
+    preHook: Uint8Array | null;
+    postHook: Uint8Array | null;
+    includes: string[];
+    excludes: string[];
+    retentionPolicy: RetentionPolicy;
+    retryMax: number;
+    retryBackoffSeconds: number;
+    graceSeconds: number | null;
+    bandwidthUpKbps: number | null;
+    bandwidthDownKbps: number | null;
+  },
+): GroupSettings {
+  const hook = (sealed: Uint8Array | null) => book.digest(openHook(book.key, row.hostId, sealed));
   return {
     includes: row.includes,
     excludes: row.excludes,
@@ -96,6 +106,8 @@ export function rowSettings(row: {
     grace_seconds: row.graceSeconds,
     bandwidth_up_kbps: row.bandwidthUpKbps,
     bandwidth_down_kbps: row.bandwidthDownKbps,
+    pre_hook: hook(row.preHook),
+    post_hook: hook(row.postHook),
   };
 }
 
@@ -109,7 +121,11 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 }
 
 /** Reads what planning needs of the given hosts (all when undefined), in a few statements. */
-export async function loadFleetState(db: Database, hostIds?: readonly string[]): Promise<FleetState> {
+export async function loadFleetState(
+  db: Database,
+  book: HookBook,
+  hostIds?: readonly string[],
+): Promise<FleetState> {
   const of = (column: AnyColumn) => (hostIds === undefined ? undefined : inArray(column, [...hostIds]));
   const hostRows = await db
     .select({ id: hosts.id, name: hosts.name, labels: hosts.labels })
@@ -126,7 +142,7 @@ export async function loadFleetState(db: Database, hostIds?: readonly string[]):
       policyId: row.policyId,
       policyVersion: row.policyVersion,
       overrides: row.overrides,
-      settings: rowSettings(row),
+      settings: rowSettings(book, row),
       includes: row.includes,
       createdAt: row.createdAt,
       conflictDimension: row.conflictDimension,
@@ -169,10 +185,16 @@ export async function loadFleetState(db: Database, hostIds?: readonly string[]):
   return { hosts: hostRows, groups, policySchedules, ownScheduled };
 }
 
-/** The fields of `overrides` that are settings, as settings. */
+/**
+ * The fields of `overrides` that are settings, as settings. A hook the host set itself is only
+ * marked there (its text is sealed in the row, never in `overrides`): its value is the row's.
+ */
 function overridesOf(row: GroupRow): Partial<GroupSettings> {
   return Object.fromEntries(
-    SETTING_KEYS.filter((key) => Object.hasOwn(row.overrides, key)).map((key) => [key, row.overrides[key]]),
+    SETTING_KEYS.filter((key) => Object.hasOwn(row.overrides, key)).map((key) => [
+      key,
+      (POLICY_HOOK_FIELDS as readonly string[]).includes(key) ? row.settings[key] : row.overrides[key],
+    ]),
   );
 }
 

@@ -19,20 +19,30 @@ import {
   type MaintenancePlan,
   planMaintenance,
 } from "./maintenance-plan.js";
+import { type HookBook, hookBook, plannedGroups } from "./policy-hooks.js";
 import type { PolicySpec } from "./policy-spec.js";
 
 export const POLICY_LOCK = "policies.apply";
 
-export async function loadActivePolicies(db: Database): Promise<ActivePolicy[]> {
+/** The stored policies as planning reads them: their hooks by digest in `book`. */
+export async function loadActivePolicies(db: Database, book: HookBook): Promise<ActivePolicy[]> {
   const rows = await db.select().from(policies).orderBy(asc(policies.name));
-  return rows.map((row) => ({
+  return rows.map((row) => activePolicy(book, row));
+}
+
+export function activePolicy(
+  book: HookBook,
+  row: { id: string; name: string; version: number; priority: number; selector: string; spec: unknown },
+): ActivePolicy {
+  const spec = row.spec as unknown as PolicySpec;
+  return {
     id: row.id,
     name: row.name,
     version: row.version,
     priority: row.priority,
     selector: parseSelector(row.selector),
-    spec: row.spec as unknown as PolicySpec,
-  }));
+    spec: { ...spec, groups: plannedGroups(book, row.id, spec.groups) as PolicySpec["groups"] },
+  };
 }
 
 export interface FleetPlan {
@@ -46,10 +56,11 @@ export interface FleetPlan {
 /** Plans the hosts (all when undefined) against `active`; writes nothing. */
 export async function planFleet(
   db: Database,
+  book: HookBook,
   active: readonly ActivePolicy[],
   hostIds?: readonly string[],
 ): Promise<Omit<FleetPlan, "rescheduled">> {
-  const state = await loadFleetState(db, hostIds);
+  const state = await loadFleetState(db, book, hostIds);
   const rows = await loadMaintenance(db, hostIds);
   return {
     plans: state.hosts.map((host) => planHost(host, state, active)),
@@ -63,17 +74,18 @@ export async function planFleet(
  */
 export async function reconcileHosts(
   tx: Transaction | Database,
-  deps: Pick<ServerDeps, "clock" | "ids">,
+  deps: Pick<ServerDeps, "clock" | "ids"> & { keys: { secret: Uint8Array } },
   hostIds?: readonly string[],
   except: readonly string[] = [],
 ): Promise<FleetPlan> {
   await acquireAdvisoryXactLock(tx as Transaction, POLICY_LOCK);
+  const book = hookBook(deps.keys.secret);
   // `except`: policies about to be deleted; what they gave goes before their rows do.
-  const active = (await loadActivePolicies(tx)).filter((policy) => !except.includes(policy.id));
-  const state = await loadFleetState(tx, hostIds);
+  const active = (await loadActivePolicies(tx, book)).filter((policy) => !except.includes(policy.id));
+  const state = await loadFleetState(tx, book, hostIds);
   const plans = state.hosts.map((host) => planHost(host, state, active));
   const now = deps.clock.now();
-  const rescheduled = await applyHostPlans(tx, deps, state, plans, now);
+  const rescheduled = await applyHostPlans(tx, deps, book, state, plans, now);
   const rows = await loadMaintenance(tx, hostIds);
   const maintenance = state.hosts.map((host) => planMaintenance(host, rows.get(host.id), active));
   await applyMaintenancePlans(tx, maintenance, rows, now);
@@ -102,7 +114,7 @@ export async function pushSchedules(
  * brings those hosts in line inside that change's transaction, `push` sends their schedule sets
  * once it has committed.
  */
-export function followPolicies(deps: Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log">) {
+export function followPolicies(deps: Pick<ServerDeps, "db" | "clock" | "ids" | "keys" | "hub" | "log">) {
   const toPush: string[] = [];
   return {
     onChanged: async (tx: Database, hostIds: string[]) => {

@@ -82,12 +82,12 @@ describe("hooks in a policy's groups", () => {
     const changes = hookChanges(key, "p1", v1, v2);
     noText(changes);
     expect(changes).toEqual([
-      { path: "spec.groups.0.post_hook", before: null, after: "(set)" },
-      { path: "spec.groups.1.pre_hook", before: "(set)", after: "(changed)" },
+      { path: 'spec.groups["etc"].post_hook', before: null, after: "(set)" },
+      { path: 'spec.groups["db"].pre_hook', before: "(set)", after: "(changed)" },
     ]);
     const v3 = sealPolicyHooks(key, "p1", [{ name: "etc" }], v2);
     expect(hookChanges(key, "p1", v2, v3)).toEqual([
-      { path: "spec.groups.1.pre_hook", before: "(set)", after: "(removed)" },
+      { path: 'spec.groups["db"].pre_hook', before: "(set)", after: "(removed)" },
     ]);
   });
 

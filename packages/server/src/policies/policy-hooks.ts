@@ -11,9 +11,9 @@
  */
 import { createHmac } from "node:crypto";
 import { openString, sealString } from "@fleetback/crypto";
-import type { Change } from "./spec-diff.js";
+import { HOOK_FIELDS } from "../sources/source-group-schema.js";
 
-export const POLICY_HOOK_FIELDS = ["pre_hook", "post_hook"] as const;
+export const POLICY_HOOK_FIELDS = HOOK_FIELDS;
 export type PolicyHookField = (typeof POLICY_HOOK_FIELDS)[number];
 
 const SEALED: Record<PolicyHookField, string> = {
@@ -22,7 +22,14 @@ const SEALED: Record<PolicyHookField, string> = {
 };
 const FLAG: Record<PolicyHookField, string> = { pre_hook: "has_pre_hook", post_hook: "has_post_hook" };
 
-type Group = Record<string, unknown> & { name: string };
+export type Group = Record<string, unknown> & { name: string };
+
+/** A change at a path, as spec-diff.ts says one (it imports this module, so not its type). */
+interface HookChange {
+  path: string;
+  before: unknown;
+  after: unknown;
+}
 
 export function policyHookAad(policyId: string): string {
   return `policy:${policyId}`;
@@ -120,8 +127,8 @@ export function hookDigest(key: Uint8Array, text: string | undefined): string | 
 
 /**
  * How the hooks changed between two stored versions of a policy's groups, said without the
- * text: "(set)", "(removed)" or "(changed)" at `spec.groups.N.pre_hook` (N: the group's index
- * in `after`, or in `before` for a group that went).
+ * text: "(set)", "(removed)" or "(changed)" at `spec.groups["name"].pre_hook`, the path
+ * spec-diff.ts gives the group's other fields.
  */
 export function hookChanges(
   key: Uint8Array,
@@ -129,11 +136,11 @@ export function hookChanges(
   before: readonly Group[],
   after: readonly Group[],
   prefix = "spec.groups",
-): Change[] {
-  const out: Change[] = [];
-  const old = new Map(before.map((group, i) => [group.name, { group, i }]));
+): HookChange[] {
+  const out: HookChange[] = [];
+  const old = new Map(before.map((group) => [group.name, group]));
   const seen = new Set<string>();
-  const compare = (at: number, a: Group | undefined, b: Group | undefined) => {
+  const compare = (name: string, a: Group | undefined, b: Group | undefined) => {
     for (const field of POLICY_HOOK_FIELDS) {
       const was = openPolicyHook(key, policyId, a, field);
       const is = openPolicyHook(key, policyId, b, field);
@@ -141,20 +148,104 @@ export function hookChanges(
         continue;
       }
       out.push({
-        path: `${prefix}.${at}.${field}`,
+        path: `${prefix}[${JSON.stringify(name)}].${field}`,
         before: was === undefined ? null : "(set)",
         after: is === undefined ? "(removed)" : was === undefined ? "(set)" : "(changed)",
       });
     }
   };
-  after.forEach((group, i) => {
+  for (const group of after) {
     seen.add(group.name);
-    compare(i, old.get(group.name)?.group, group);
-  });
-  for (const [name, { group, i }] of old) {
+    compare(group.name, old.get(group.name), group);
+  }
+  for (const [name, group] of old) {
     if (!seen.has(name)) {
-      compare(i, group, undefined);
+      compare(name, group, undefined);
     }
   }
   return out;
+}
+
+/** A policy content (or a spec: anything with `spec.groups` or `groups`) with `map` over its groups. */
+function mapGroups<T extends Record<string, unknown>>(content: T, map: (group: Group) => Group): T {
+  const spec = content.spec as { groups?: Group[] } | undefined;
+  if (spec?.groups !== undefined) {
+    return { ...content, spec: { ...spec, groups: spec.groups.map(map) } };
+  }
+  const groups = content.groups as Group[] | undefined;
+  return groups === undefined ? content : { ...content, groups: groups.map(map) };
+}
+
+/** A stored content or spec as the API shows it: has_ flags for the hooks. */
+export function shownContent<T extends Record<string, unknown>>(content: T): T {
+  return mapGroups(content, shownGroup);
+}
+
+/** A stored content or spec as a fleet document and the edit form hold it: no hooks at all. */
+export function exportedContent<T extends Record<string, unknown>>(content: T): T {
+  return mapGroups(content, exportedGroup);
+}
+
+/**
+ * A stored version's groups with their hooks opened (null: none), as a body that writes exactly
+ * them again: a rollback carries the hooks of the version it goes back to.
+ */
+export function openedGroups(key: Uint8Array, policyId: string, groups: readonly Group[]): Group[] {
+  return groups.map((group) => {
+    const opened: Group = exportedGroup(group);
+    for (const field of POLICY_HOOK_FIELDS) {
+      opened[field] = openPolicyHook(key, policyId, group, field) ?? null;
+    }
+    return opened;
+  });
+}
+
+/**
+ * Hooks as one planning run compares them: each text by its keyed digest (hookDigest), which
+ * stands for the text in the effective configuration, and the text back from the digest when a
+ * host's row is written. Lives as long as the run; holds no more than the hooks it read.
+ */
+export interface HookBook {
+  readonly key: Uint8Array;
+  digest(text: string | undefined): string | null;
+  text(digest: string): string | undefined;
+}
+
+export function hookBook(key: Uint8Array): HookBook {
+  const texts = new Map<string, string>();
+  const digests = new Map<string, string>();
+  return {
+    key,
+    digest(text) {
+      if (text === undefined) {
+        return null;
+      }
+      let digest = digests.get(text);
+      if (digest === undefined) {
+        digest = hookDigest(key, text) as string;
+        digests.set(text, digest);
+        texts.set(digest, text);
+      }
+      return digest;
+    },
+    text: (digest) => texts.get(digest),
+  };
+}
+
+/**
+ * A stored policy's groups as planning reads them: the sealed hooks replaced by their digests
+ * under `pre_hook` / `post_hook` (absent: no hook), so two policies giving the same hook agree
+ * and a changed hook is a changed setting.
+ */
+export function plannedGroups(book: HookBook, policyId: string, groups: readonly Group[]): Group[] {
+  return groups.map((group) => {
+    const planned = exportedGroup(group);
+    for (const field of POLICY_HOOK_FIELDS) {
+      const digest = book.digest(openPolicyHook(book.key, policyId, group, field));
+      if (digest !== null) {
+        planned[field] = digest;
+      }
+    }
+    return planned;
+  });
 }

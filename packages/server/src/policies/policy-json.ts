@@ -1,7 +1,9 @@
 /**
  * @module policies/policy-json
- * A policy and a version as the policies API answers them (openapi/policy-schemas.ts).
+ * A policy and a version as the policies API answers them (openapi/policy-schemas.ts): a group's
+ * hooks as has_pre_hook / has_post_hook, never their text or sealed bytes.
  */
+import { shownContent } from "./policy-hooks.js";
 import type { PolicySpec } from "./policy-spec.js";
 
 export interface PolicyAnswer {
@@ -42,7 +44,7 @@ export function policyJson(row: {
     version: row.version,
     selector: row.selector,
     priority: row.priority,
-    spec: row.spec as PolicySpec,
+    spec: shownContent(row.spec as Record<string, unknown>) as PolicySpec,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -63,7 +65,7 @@ export function versionJson(row: {
     name: row.name,
     selector: row.selector,
     priority: row.priority,
-    spec: row.spec as PolicySpec,
+    spec: shownContent(row.spec as Record<string, unknown>) as PolicySpec,
     actor_user_id: row.actorUserId,
     note: row.note,
     created_at: row.createdAt.toISOString(),

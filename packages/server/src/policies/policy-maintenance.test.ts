@@ -28,7 +28,7 @@ runDbSuite("policy maintenance", (getDb) => {
         maintenance: { prune_cron: "0 1 * * 6", drill_enabled: true, drill_cron: "0 7 * * 1" },
       },
     };
-    const preview = await previewPolicy(deps.db, base);
+    const preview = await previewPolicy(deps, base);
     expect(preview.hosts.map((h) => h.maintenance)).toEqual([
       ["drill_cron", "drill_enabled", "prune_cron"],
       ["drill_cron", "drill_enabled", "prune_cron"],
@@ -47,7 +47,7 @@ runDbSuite("policy maintenance", (getDb) => {
       drillCron: "0 7 * * 1",
     });
     expect(await rowOf(db.id)).toMatchObject({ pruneCron: "30 2 * * *", drillEnabled: true });
-    expect((await hostPolicies(deps.db, db.id)).maintenance.from.prune_cron).toEqual({
+    expect((await hostPolicies(deps, db.id)).maintenance.from.prune_cron).toEqual({
       id: dbPolicy.id,
       name: "db",
       version: 1,
@@ -68,7 +68,7 @@ runDbSuite("policy maintenance", (getDb) => {
       checkEnabled: false,
       pruneCron: "0 1 * * 6",
     });
-    expect((await hostPolicies(deps.db, web.id)).maintenance.overridden).toEqual(["drill_cron"]);
+    expect((await hostPolicies(deps, web.id)).maintenance.overridden).toEqual(["drill_cron"]);
 
     await deletePolicy(deps, audit, prod.id);
     const back = await rowOf(web.id);

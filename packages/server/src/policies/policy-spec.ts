@@ -1,9 +1,8 @@
 /**
  * @module policies/policy-spec
- * What a fleet policy holds (issue 37.2): source groups with the fields a host's own group has
- * (but hooks: a policy document is plain text that may live in git, and a hook runs as root, so
- * hooks stay the host's, sealed), schedules firing those groups by name, a label selector and a
- * priority. Checked whole before anything is stored: every error names its path in the document
+ * What a fleet policy holds (issue 37.2): source groups with the fields a host's own group has,
+ * hooks included (sealed when stored and never shown or exported: policy-hooks.ts), schedules
+ * firing those groups by name, a label selector and a priority. Checked whole before anything is stored: every error names its path in the document
  * (`spec.groups.1.includes.0`), and nothing is written when one is wrong.
  */
 import { type Static, Type } from "typebox";
@@ -12,7 +11,7 @@ import { agentDirPathProblem, PACKAGED_AGENT_DIRS } from "../hosts/agent-dirs.js
 import { formatSelector, parseSelector, selectorFromRequest } from "../labels/selector.js";
 import { MaintenanceBody, maintenancePatch } from "../maintenance/maintenance-record.js";
 import { checkCron } from "../sources/cron.js";
-import { CreateGroupBody, GroupName } from "../sources/source-group-schema.js";
+import { CreateGroupBody, GroupName, MAX_HOOK_LENGTH } from "../sources/source-group-schema.js";
 
 export const MAX_POLICY_GROUPS = 50;
 export const MAX_POLICY_SCHEDULES = 50;
@@ -20,7 +19,26 @@ export const POLICY_NAME_PATTERN = "^[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?$";
 
 const { name: _name, pre_hook: _pre, post_hook: _post, ...groupFields } = CreateGroupBody.properties;
 
-export const PolicyGroup = Type.Object({ name: GroupName, ...groupFields }, { additionalProperties: false });
+const hook = (when: string) =>
+  Type.Optional(
+    Type.Union([Type.String({ maxLength: MAX_HOOK_LENGTH }), Type.Null()], {
+      description: `shell run as root ${when} the backup; write-only: left out keeps the current version's, null or "" removes it`,
+    }),
+  );
+
+/**
+ * A hook left out keeps the one the policy's current version has for the group of that name
+ * (write-only, as a channel's secrets are); null or "" removes it.
+ */
+export const PolicyGroup = Type.Object(
+  {
+    name: GroupName,
+    ...groupFields,
+    pre_hook: hook("before"),
+    post_hook: hook("after"),
+  },
+  { additionalProperties: false },
+);
 export type PolicyGroup = Static<typeof PolicyGroup>;
 
 export const PolicySchedule = Type.Object(

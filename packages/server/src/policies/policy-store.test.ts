@@ -96,7 +96,7 @@ runDbSuite("fleet policies", (getDb) => {
         schedules: [{ name: "nightly", cron: "30 1 * * *", groups: ["etc"] }],
       },
     };
-    const preview = await previewPolicy(deps.db, edit, id);
+    const preview = await previewPolicy(deps, edit, id);
     expect(preview.hosts_changed).toBe(2);
     expect(preview.hosts.find((h) => h.host_id === db.id)).toMatchObject({
       groups: { changed: [{ name: "etc", fields: ["includes"] }] },

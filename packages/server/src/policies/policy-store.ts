@@ -10,19 +10,19 @@ import { and, asc, desc, eq } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { conflict, notFound } from "../errors.js";
-import { parseSelector } from "../labels/selector.js";
-import type { ActivePolicy } from "./effective-config.js";
 import { changesHost, type HostPlan } from "./fleet-plan.js";
 import {
+  activePolicy,
   type FleetPlan,
   loadActivePolicies,
   planFleet,
   pushSchedules,
   reconcileHosts,
 } from "./policy-apply.js";
+import { type Group, hookBook, openedGroups, sealPolicyHooks } from "./policy-hooks.js";
 import { checkPolicyBody, type PolicyBody, type PolicySpec } from "./policy-spec.js";
 
-type StoreDeps = Pick<ServerDeps, "db" | "clock" | "ids" | "hub" | "log">;
+type StoreDeps = Pick<ServerDeps, "db" | "clock" | "ids" | "keys" | "hub" | "log">;
 
 /** What an applied or previewed change does, in counts and per changed host. */
 export interface PlanSummary {
@@ -70,17 +70,6 @@ export function summarise(fleet: Omit<FleetPlan, "rescheduled">, policyId?: stri
   };
 }
 
-function active(id: string, version: number, body: ReturnType<typeof checkPolicyBody>): ActivePolicy {
-  return {
-    id,
-    name: body.name,
-    version,
-    priority: body.priority,
-    selector: parseSelector(body.selector),
-    spec: body.spec as PolicySpec,
-  };
-}
-
 export function listPolicies(db: Database) {
   return db.select().from(policies).orderBy(asc(policies.name));
 }
@@ -114,17 +103,37 @@ export async function getVersion(db: Database, id: string, version: number) {
 }
 
 /** What the fleet would look like with `body` as policy `id` (a new one when undefined). */
-export async function previewPolicy(db: Database, body: PolicyBody, id?: string): Promise<PlanSummary> {
+export async function previewPolicy(
+  deps: Pick<ServerDeps, "db" | "keys">,
+  body: PolicyBody,
+  id?: string,
+): Promise<PlanSummary> {
   const checked = checkPolicyBody(body);
-  const current = await loadActivePolicies(db);
-  const existing = id === undefined ? undefined : current.find((policy) => policy.id === id);
-  if (id !== undefined && existing === undefined) {
-    throw notFound(`No policy ${id}`);
-  }
+  const book = hookBook(deps.keys.secret);
+  const current = await loadActivePolicies(deps.db, book);
+  const existing = id === undefined ? undefined : await getPolicy(deps.db, id);
   const candidateId = id ?? "(new)";
-  const candidate = active(candidateId, (existing?.version ?? 0) + 1, checked);
-  const plans = await planFleet(db, [...current.filter((policy) => policy.id !== id), candidate]);
+  const candidate = activePolicy(book, {
+    id: candidateId,
+    name: checked.name,
+    version: (existing?.version ?? 0) + 1,
+    priority: checked.priority,
+    selector: checked.selector,
+    spec: sealedSpec(deps.keys.secret, candidateId, checked.spec, existing?.spec),
+  });
+  const plans = await planFleet(deps.db, book, [...current.filter((policy) => policy.id !== id), candidate]);
   return summarise(plans, candidateId);
+}
+
+/** A checked spec as stored: its hooks sealed, left-out ones carried from `current`'s groups. */
+export function sealedSpec(
+  key: Uint8Array,
+  id: string,
+  spec: PolicySpec,
+  current?: unknown,
+): Record<string, unknown> {
+  const groups = ((current as PolicySpec | undefined)?.groups ?? []) as Group[];
+  return { ...spec, groups: sealPolicyHooks(key, id, spec.groups as Group[], groups) };
 }
 
 export async function named<T>(name: string, run: () => Promise<T>): Promise<T> {
@@ -144,6 +153,7 @@ export async function named<T>(name: string, run: () => Promise<T>): Promise<T> 
  */
 export async function storeVersion(
   tx: Database,
+  key: Uint8Array,
   now: Date,
   audit: AuditContext,
   id: string,
@@ -156,7 +166,7 @@ export async function storeVersion(
     version,
     selector: checked.selector,
     priority: checked.priority,
-    spec: checked.spec as Record<string, unknown>,
+    spec: sealedSpec(key, id, checked.spec, current?.spec),
     updatedAt: now,
   };
   if (current) {
@@ -190,7 +200,7 @@ async function writeVersion(
   const checked = checkPolicyBody(body);
   const result = await named(checked.name, () =>
     deps.db.transaction(async (tx) => {
-      const version = await storeVersion(tx, deps.clock.now(), audit, id, checked);
+      const version = await storeVersion(tx, deps.keys.secret, deps.clock.now(), audit, id, checked);
       const fleet = await reconcileHosts(tx, deps);
       const plan = summarise(fleet, id);
       await writeAudit(tx, deps, {
@@ -228,11 +238,16 @@ export async function updatePolicy(deps: StoreDeps, audit: AuditContext, id: str
 export async function rollbackPolicy(deps: StoreDeps, audit: AuditContext, id: string, version: number) {
   const before = await getPolicy(deps.db, id);
   const old = await getVersion(deps.db, id, version);
+  const spec = old.spec as unknown as PolicySpec;
   const body: PolicyBody = {
     name: old.name,
     selector: old.selector,
     priority: old.priority,
-    spec: old.spec as unknown as PolicySpec,
+    // The old version's hooks as text, so that they are what the new version holds.
+    spec: {
+      ...spec,
+      groups: openedGroups(deps.keys.secret, id, spec.groups as Group[]) as PolicySpec["groups"],
+    },
     note: `rollback to version ${version}`,
   };
   return writeVersion(deps, audit, "policy.rollback", id, body, {

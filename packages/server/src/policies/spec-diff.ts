@@ -4,6 +4,7 @@
  * includes`): a group or schedule is matched by its name, not its index, so moving one is no change.
  */
 import { canonical } from "./effective-config.js";
+import { exportedContent, type Group, hookChanges } from "./policy-hooks.js";
 
 export interface Change {
   path: string;
@@ -55,4 +56,46 @@ export function specDiff(before: Json, after: Json): Change[] {
   const out: Change[] = [];
   walk("", before, after, out);
   return out;
+}
+
+/**
+ * What changed between two stored policy contents (name, selector, priority, spec), as the
+ * versions list and a fleet document's dry run say it: the diff above over the contents without
+ * their sealed hooks, and the hooks' changes said without their text.
+ */
+export function contentChanges(
+  key: Uint8Array,
+  policyId: string,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Change[] {
+  const groupsOf = (content: Record<string, unknown>) =>
+    ((content.spec as { groups?: Group[] } | undefined)?.groups ?? []) as Group[];
+  return [
+    ...specDiff(exportedContent(before), exportedContent(after)),
+    ...hookChanges(key, policyId, groupsOf(before), groupsOf(after)),
+  ];
+}
+
+/** What a stored version changed from the one before it (rows as policy_versions holds them). */
+export function versionChanges(
+  key: Uint8Array,
+  policyId: string,
+  before: VersionContent,
+  after: VersionContent,
+): Change[] {
+  const content = (v: VersionContent) => ({
+    name: v.name,
+    selector: v.selector,
+    priority: v.priority,
+    spec: v.spec as Record<string, unknown>,
+  });
+  return contentChanges(key, policyId, content(before), content(after));
+}
+
+interface VersionContent {
+  name: string;
+  selector: string;
+  priority: number;
+  spec: unknown;
 }

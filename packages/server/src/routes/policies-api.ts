@@ -37,7 +37,7 @@ import {
   rollbackPolicy,
   updatePolicy,
 } from "../policies/policy-store.js";
-import { specDiff } from "../policies/spec-diff.js";
+import { versionChanges } from "../policies/spec-diff.js";
 
 const POLICY_ID = { id: "The policy's id." };
 const VERSION = { ...POLICY_ID, version: "A version of the policy, from 1." };
@@ -92,7 +92,7 @@ POLICY_API.add({
   access: "viewer",
   body: PolicyBody,
   responses: { 200: { description: "Hosts covered and changed, and how.", schema: PlanJson } },
-  handler: async (c, { body }, deps) => c.json(await previewPolicy(deps.db, body)),
+  handler: async (c, { body }, deps) => c.json(await previewPolicy(deps, body)),
 });
 
 POLICY_API.add({
@@ -136,7 +136,7 @@ POLICY_API.add({
   params: POLICY_ID,
   body: PolicyBody,
   responses: { 200: { description: "Hosts covered and changed, and how.", schema: PlanJson } },
-  handler: async (c, { body }, deps) => c.json(await previewPolicy(deps.db, body, c.req.param("id"))),
+  handler: async (c, { body }, deps) => c.json(await previewPolicy(deps, body, c.req.param("id"))),
 });
 
 POLICY_API.add({
@@ -184,14 +184,11 @@ POLICY_API.add({
     const id = c.req.param("id");
     const number = versionParam(c.req.param("version"));
     const version = await getVersion(deps.db, id, number);
-    const before = number > 1 ? versionJson(await getVersion(deps.db, id, number - 1)) : undefined;
-    const now = versionJson(version);
-    const { version: _v, created_at: _c, actor_user_id: _a, note: _n, ...content } = now;
-    const previous =
-      before === undefined
-        ? {}
-        : { name: before.name, selector: before.selector, priority: before.priority, spec: before.spec };
-    return c.json({ version: now, changes: before === undefined ? [] : specDiff(previous, content) });
+    const before = number > 1 ? await getVersion(deps.db, id, number - 1) : undefined;
+    return c.json({
+      version: versionJson(version),
+      changes: before === undefined ? [] : versionChanges(deps.keys.secret, id, before, version),
+    });
   },
 });
 
@@ -222,7 +219,7 @@ POLICY_API.add({
   access: "viewer",
   params: HOST_ID,
   responses: { 200: { description: "The host's effective configuration.", schema: HostPoliciesAnswer } },
-  handler: async (c, _input, deps) => c.json(await hostPolicies(deps.db, c.req.param("id"))),
+  handler: async (c, _input, deps) => c.json(await hostPolicies(deps, c.req.param("id"))),
 });
 
 POLICY_API.add({

@@ -126,7 +126,10 @@ describe("policy pages", () => {
     const { policy } = (await (await admin.json("GET", `/api${page}`)).json()) as {
       policy: { spec: unknown };
     };
-    expect(policy.spec).toEqual(SPEC);
+    expect(policy.spec).toEqual({
+      ...SPEC,
+      groups: [{ ...SPEC.groups[0], has_pre_hook: false, has_post_hook: false }],
+    });
     const shown = await (await admin.request(page)).text();
     const textarea = /data-testid="policy-spec">([^<]*)<\/textarea>/.exec(shown)?.[1] ?? "";
     expect(textarea).toContain("groups:\n  - name: etc");
@@ -136,6 +139,48 @@ describe("policy pages", () => {
     expect(broken.status).toBe(400);
     expect(await broken.text()).toMatch(
       /data-testid="field-error-spec"[^>]*>not YAML: [^<]* at line \d+, column \d+/,
+    );
+  });
+
+  it("takes a group's hook from the document, shows only that it is there, and keeps it when the shown document comes back", async () => {
+    const canary = "echo canary-page-hook-31c7 && systemctl stop app";
+    const spec = { ...SPEC, groups: [{ ...SPEC.groups[0], pre_hook: canary }] };
+    const fields = {
+      name: "prod",
+      selector: "env=prod",
+      priority: "100",
+      spec: JSON.stringify(spec),
+      note: "",
+    };
+    // The preview answers the admin's own POST with the document it previewed, to apply exactly
+    // that: the only page that holds the text. Every page read afterwards shows it as set.
+    expect((await post("/policies/preview", fields, "/policies")).status).toBe(200);
+    const applied = await post("/policies", fields, "/policies");
+    expect(applied.status).toBe(303);
+    const page = applied.headers.get("Location") ?? "";
+    const shown = await (await admin.request(page)).text();
+    expect(shown).not.toContain("canary-page-hook");
+    expect(shown).toMatch(/data-testid="policy-hooks-etc">before</);
+    // The form holds the document without the hook; sent back with a change, the hook stays.
+    const textarea = /data-testid="policy-spec">([^<]*)<\/textarea>/.exec(shown)?.[1] ?? "";
+    expect(textarea).not.toContain("pre_hook");
+    const again = { ...fields, spec: textarea.replaceAll("&quot;", '"').replace("daily: 7", "daily: 9") };
+    const editPreview = await (await post(`${page}/preview`, again, page)).text();
+    expect(editPreview).toContain("~ etc (retention_policy)");
+    expect((await post(page, again, page)).status).toBe(303);
+    const second = await (await admin.request(page)).text();
+    expect(second).not.toContain("canary-page-hook");
+    expect(second).toMatch(/data-testid="policy-hooks-etc">before</);
+    // On the host's page the hook is the host's like any other: its text only in an admin's edit form.
+    const listed = (await (await admin.json("GET", "/api/hosts")).json()) as {
+      hosts: Array<{ id: string; name: string }>;
+    };
+    const web = listed.hosts.find((h) => h.name === "web-1");
+    expect(await (await viewer.request(`/hosts/${web?.id}/sources`)).text()).not.toContain(
+      "canary-page-hook",
+    );
+    expect(await (await admin.request(`/hosts/${web?.id}/sources`)).text()).toContain(
+      "canary-page-hook-31c7 &amp;&amp; systemctl stop app</textarea>",
     );
   });
 });

@@ -17,6 +17,7 @@ import { readForm, validate } from "../http/validate.js";
 import { parseSelector } from "../labels/selector.js";
 import { selectorSql } from "../labels/selector-sql.js";
 import { documentText, parseDocumentText } from "../policies/document-text.js";
+import { exportedContent } from "../policies/policy-hooks.js";
 import { policyJson, versionJson } from "../policies/policy-json.js";
 import { PolicyBody } from "../policies/policy-spec.js";
 import {
@@ -30,7 +31,7 @@ import {
   rollbackPolicy,
   updatePolicy,
 } from "../policies/policy-store.js";
-import { specDiff } from "../policies/spec-diff.js";
+import { versionChanges } from "../policies/spec-diff.js";
 
 const PolicyForm = Type.Object(
   {
@@ -90,7 +91,8 @@ function formOf(policy?: { name: string; selector: string; priority: number; spe
     name: policy?.name ?? "",
     selector: policy?.selector ?? "",
     priority: String(policy?.priority ?? 100),
-    spec: documentText(policy?.spec ?? EXAMPLE_SPEC),
+    // Hooks left out: the form is posted back, and a left-out hook is kept.
+    spec: documentText(policy ? exportedContent(policy.spec as Record<string, unknown>) : EXAMPLE_SPEC),
     note: "",
   };
 }
@@ -127,24 +129,21 @@ export function policyPageRoutes(deps: AppDeps): Hono<AppEnv> {
     status: 200 | 400 = 200,
   ) {
     const policy = await getPolicy(deps.db, id);
-    const versions = (await listVersions(deps.db, id)).map(versionJson);
-    const withChanges = versions.map((version, i) => {
-      const before = versions[i + 1];
-      const content = (v: typeof version) => ({
-        name: v.name,
-        selector: v.selector,
-        priority: v.priority,
-        spec: v.spec,
-      });
-      return { ...version, changes: before ? specDiff(content(before), content(version)) : [] };
+    const rows = await listVersions(deps.db, id);
+    const withChanges = rows.map((row, i) => {
+      const before = rows[i + 1];
+      return {
+        ...versionJson(row),
+        changes: before ? versionChanges(deps.keys.secret, id, before, row) : [],
+      };
     });
     const current = await previewPolicy(
-      deps.db,
+      deps,
       {
         name: policy.name,
         selector: policy.selector,
         priority: policy.priority,
-        spec: policy.spec as PolicyBody["spec"],
+        spec: exportedContent(policy.spec as Record<string, unknown>) as PolicyBody["spec"],
       },
       id,
     );
@@ -170,7 +169,7 @@ export function policyPageRoutes(deps: AppDeps): Hono<AppEnv> {
   // A new policy: preview first (nothing written), then apply what was previewed.
   routes.post("/policies/preview", admin, async (c) => {
     const form = await readForm(c, PolicyForm);
-    const plan: PlanSummary = await atSpec(() => previewPolicy(deps.db, bodyOf(form)));
+    const plan: PlanSummary = await atSpec(() => previewPolicy(deps, bodyOf(form)));
     return renderPage(c, deps.views, "pages/policies.njk", {
       title: "Policies",
       policies: await listed(),
@@ -186,7 +185,7 @@ export function policyPageRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/policies/:id/preview", admin, async (c) => {
     const form = await readForm(c, PolicyForm);
     const id = c.req.param("id");
-    const plan = await atSpec(() => previewPolicy(deps.db, bodyOf(form), id));
+    const plan = await atSpec(() => previewPolicy(deps, bodyOf(form), id));
     return renderPolicy(c, id, { form, preview: plan });
   });
   routes.post("/policies/:id", admin, async (c) => {

@@ -120,7 +120,7 @@ export function sourceGroupPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const names = Object.fromEntries(groups.map((group) => [group.id, group.name]));
     const freshness = await hostFreshness(deps, hostId);
     // Issue 37.2: where each group and schedule comes from, and what the policies give but do not apply.
-    const policies = await hostPolicies(deps.db, hostId);
+    const policies = await hostPolicies(deps, hostId);
     const origin = new Map(policies.groups.map((group) => [group.name, group]));
     const policyNames = new Map(policies.matched.map((policy) => [policy.id, policy]));
     const scheduleZone = host.timeZone ?? deps.config.timeZone;

@@ -29,6 +29,7 @@ import { type RetentionChange, retentionDetails } from "./retention-change.js";
 import {
   type CreateGroupBody,
   GROUP_SETTING_KEYS,
+  HOOK_FIELDS,
   type HostHooksBody,
   type UpdateGroupBody,
 } from "./source-group-schema.js";
@@ -67,9 +68,12 @@ export async function policyName(db: Database, policyId: string): Promise<string
 /**
  * For a policy's group (policies/): the settings this edit sets become the host's overrides, kept
  * over every next version of the policy; its name is the policy's. Undefined for a host's own group.
+ * A hook the edit changes is marked `true` there, never its text (that stays sealed in the row);
+ * a form sending the hook it already has marks nothing.
  */
 async function policyOverrides(
   db: Database,
+  key: Uint8Array,
   group: SourceGroup,
   body: UpdateGroupBody,
 ): Promise<Record<string, unknown> | undefined> {
@@ -82,8 +86,19 @@ async function policyOverrides(
       { field: "name" },
     );
   }
-  const set = GROUP_SETTING_KEYS.filter((key) => body[key] !== undefined).map((key) => [key, body[key]]);
-  return { ...group.overrides, ...Object.fromEntries(set) };
+  const set = GROUP_SETTING_KEYS.filter((field) => body[field] !== undefined).map((field) => [
+    field,
+    body[field],
+  ]);
+  const current = { pre_hook: group.preHook, post_hook: group.postHook };
+  const hooks = HOOK_FIELDS.filter((field) => {
+    const given = body[field];
+    return (
+      given !== undefined &&
+      (given === "" ? null : given) !== (openHook(key, group.hostId, current[field]) ?? null)
+    );
+  }).map((field) => [field, true]);
+  return { ...group.overrides, ...Object.fromEntries(set), ...Object.fromEntries(hooks) };
 }
 
 /** Recomputes conflict_dimension of every group of the host; `tx` is the caller's transaction. */
@@ -188,7 +203,7 @@ export async function updateGroup(
   retention?: RetentionChange,
 ): Promise<SourceGroup> {
   const group = await getGroup(deps.db, hostId, groupId);
-  const overrides = await policyOverrides(deps.db, group, body);
+  const overrides = await policyOverrides(deps.db, deps.keys.secret, group, body);
   if (body.includes !== undefined) {
     refuseAgentDirPaths("includes", body.includes, agentDirsOf(await requireHost(deps.db, hostId)));
   }
