@@ -28,6 +28,8 @@ export const enrolmentTokens = pgTable(
     consumedAt: timestamptz("consumed_at"),
     // Audit only: the host outlives nothing here, so its deletion just clears the link.
     consumedByHostId: text("consumed_by_host_id").references(() => hosts.id, { onDelete: "set null" }),
+    // Issue 38.2: the host the machine enrolling with this token replaces (its row is taken over).
+    successorOf: text("successor_of").references(() => hosts.id, { onDelete: "cascade" }),
   },
   (t) => [check("enrolment_tokens_labels_object_check", sql`jsonb_typeof(${t.labels}) = 'object'`)],
 );

@@ -19,6 +19,7 @@ import {
 } from "@fleetback/db";
 import type { Repository } from "@fleetback/protocol";
 import { and, eq, gt, isNull } from "drizzle-orm";
+import { writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
@@ -45,6 +46,8 @@ export interface HostInfo {
 export interface Enrolled {
   hostId: string;
   agentToken: string;
+  /** The token made the machine an existing host's successor (issue 38.2): a live old agent must go. */
+  replaced: boolean;
 }
 
 /**
@@ -141,6 +144,9 @@ export async function enrolWithToken(
     if (!row) {
       return undefined;
     }
+    if (row.successorOf !== null) {
+      return takeOver(tx, deps, row, info, agentToken, now);
+    }
     await tx.insert(hosts).values({
       id: hostId,
       name: info.hostname,
@@ -171,10 +177,76 @@ export async function enrolWithToken(
       .update(enrolmentTokens)
       .set({ consumedByHostId: hostId, sealedRepository: null })
       .where(eq(enrolmentTokens.id, row.id));
-    return { hostId, agentToken };
+    return { hostId, agentToken, replaced: false };
   });
   if (!enrolled) {
     throw new RequestError("unauthorised", REFUSED);
   }
   return enrolled;
+}
+
+/**
+ * The machine enrolling with a successor token becomes the host it names (issue 38.2): the same
+ * row, so its name, labels, groups, schedules, repository credentials and snapshot history (and
+ * the hostname its backups are made under) carry over, and its first hello gets them all. What
+ * described the old machine is the new one's; the old agent's token stops working at once.
+ * Its jobs still marked running end as lost at the new agent's hello, which names none of them.
+ */
+async function takeOver(
+  tx: Transaction,
+  deps: { ids: Ids; clock: Clock },
+  token: typeof enrolmentTokens.$inferSelect,
+  info: HostInfo,
+  agentToken: string,
+  now: Date,
+): Promise<Enrolled | undefined> {
+  const hostId = token.successorOf as string;
+  const [old] = await tx.select().from(hosts).where(eq(hosts.id, hostId)).for("update");
+  if (!old) {
+    // Deleting the host deletes its successor tokens; one burned in the same instant finds none.
+    return undefined;
+  }
+  await tx
+    .update(hosts)
+    .set({
+      agentTokenHash: hashToken(agentToken),
+      reportedHostname: info.hostname,
+      os: info.os,
+      arch: info.arch,
+      agentVersion: info.agentVersion,
+      toolVersion: info.toolVersion,
+      protocolVersion: null,
+      status: "offline",
+      scheduleAckedVersion: 0,
+      updateVersion: null,
+      updateState: null,
+      updateError: null,
+      updateRequestedAt: null,
+      updateStateAt: null,
+      refusedProtocolVersion: null,
+      refusedAt: null,
+      updatedAt: now,
+    })
+    .where(eq(hosts.id, hostId));
+  await tx.update(enrolmentTokens).set({ consumedByHostId: hostId }).where(eq(enrolmentTokens.id, token.id));
+  await writeAudit(tx, deps, {
+    actor: "agent",
+    action: "host.replace",
+    targetKind: "host",
+    targetId: hostId,
+    details: {
+      name: old.name,
+      token_id: token.id,
+      minted_by: token.createdBy,
+      predecessor: {
+        hostname: old.reportedHostname,
+        os: old.os,
+        arch: old.arch,
+        agent_version: old.agentVersion,
+        last_seen_at: old.lastSeenAt?.toISOString() ?? null,
+      },
+      successor: { hostname: info.hostname, os: info.os, arch: info.arch, agent_version: info.agentVersion },
+    },
+  });
+  return { hostId, agentToken, replaced: true };
 }

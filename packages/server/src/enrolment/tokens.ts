@@ -6,7 +6,7 @@
  */
 
 import { generateRepositoryPassword, hashToken, randomToken, sealJson } from "@fleetback/crypto";
-import { type Database, enrolmentTokens, users } from "@fleetback/db";
+import { type Database, enrolmentTokens, hosts, users } from "@fleetback/db";
 import { renderInstallCommand } from "@fleetback/installer";
 import type { Repository } from "@fleetback/protocol";
 import { and, desc, eq, gt, isNull, sql } from "drizzle-orm";
@@ -146,6 +146,63 @@ export async function mintEnrolmentToken(
   };
 }
 
+/**
+ * A token that makes the machine enrolling with it the successor of `hostId` (issue 38.2): it
+ * carries no repository, paths or labels (the host has its own), and it is for admins only, as
+ * the machine gets the host's repository credentials at its first hello. The host's deletion
+ * deletes it.
+ */
+export async function mintSuccessorToken(
+  deps: { db: Database; clock: Clock; ids: Ids; config: { baseUrl: string } },
+  audit: AuditContext,
+  hostId: string,
+): Promise<MintedToken & { hostName: string }> {
+  const now = deps.clock.now();
+  const token = randomToken("fbe");
+  const id = deps.ids.ulid(now);
+  const expiresAt = capAtCredentialExpiry(audit.actor, new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS));
+  const hostName = await deps.db.transaction(async (tx) => {
+    const [host] = await tx
+      .select({ name: hosts.name })
+      .from(hosts)
+      .where(eq(hosts.id, hostId))
+      .for("update");
+    if (!host) {
+      throw notFound(`No host ${hostId}`);
+    }
+    await tx.insert(enrolmentTokens).values({
+      id,
+      tokenHash: hashToken(token),
+      initialPaths: [],
+      initialSchedule: null,
+      labels: {},
+      successorOf: hostId,
+      createdBy: audit.actor.userId,
+      createdAt: now,
+      expiresAt,
+    });
+    await writeAudit(tx, deps, {
+      ...audit,
+      action: "enrolment_token.create",
+      targetKind: "enrolment_token",
+      targetId: id,
+      details: { successor_of: hostId, host_name: host.name },
+    });
+    return host.name;
+  });
+  return {
+    id,
+    token,
+    expiresAt,
+    hostName,
+    generatedPassword: undefined,
+    generatedLoginPassword: undefined,
+    htpasswdSnippet: undefined,
+    htpasswdNewFileSnippet: undefined,
+    installCommand: renderInstallCommand({ baseUrl: deps.config.baseUrl, token }),
+  };
+}
+
 function usable(clock: Clock) {
   return and(isNull(enrolmentTokens.consumedAt), gt(enrolmentTokens.expiresAt, clock.now()));
 }
@@ -161,6 +218,7 @@ export async function listUsableTokens(db: Database, clock: Clock) {
       initialSchedule: enrolmentTokens.initialSchedule,
       labels: enrolmentTokens.labels,
       hasRepository: sql<boolean>`${enrolmentTokens.sealedRepository} is not null`,
+      successorOf: enrolmentTokens.successorOf,
       createdBy: enrolmentTokens.createdBy,
       createdByName: users.username,
     })

@@ -49,10 +49,25 @@ export const EnrolmentTokenList = Type.Object({
         },
       ),
       has_repository: Type.Boolean(),
+      successor_of: Type.Union([Id, Type.Null()], {
+        description:
+          "the host whose successor the machine enrolling with it becomes (issue 38.2); null: a new host",
+      }),
       created_by: NullableString,
       created_by_username: NullableString,
     }),
   ),
+});
+
+export const SuccessorToken = Type.Object({
+  token: Type.String({ description: "shown this once" }),
+  expires_at: DateTime,
+  host_id: Id,
+  host_name: Type.String(),
+  install_command: Type.String({
+    description:
+      "run on the new machine: its agent enrols as this host, taking over its configuration and history",
+  }),
 });
 
 export const PendingHostList = Type.Object({

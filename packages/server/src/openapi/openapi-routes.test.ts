@@ -625,6 +625,15 @@ describe("answers match their documented schemas", () => {
       has_repository: boolean;
     }>;
     const spareId = tokens.find((t) => !t.has_repository)?.id;
+    const successor = await call(admin, "POST", `/api/hosts/${offlineHostId}/successor-token`, {});
+    expect(successor.status).toBe(201);
+    expect(successor.body.host_id).toBe(offlineHostId);
+    const successors = (await call(admin, "GET", "/api/enrollment-tokens")).body.enrollment_tokens as Array<{
+      id: string;
+      successor_of: string | null;
+    }>;
+    const successorId = successors.find((t) => t.successor_of === offlineHostId)?.id;
+    expect((await call(admin, "DELETE", `/api/enrollment-tokens/${successorId}`)).status).toBe(204);
     expect((await call(admin, "DELETE", `/api/enrollment-tokens/${spareId}`)).status).toBe(204);
     expect(spare.status).toBe(201);
 

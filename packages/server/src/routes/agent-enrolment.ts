@@ -6,6 +6,7 @@
  */
 
 import { encodePublicKey } from "@fleetback/crypto";
+import { CLOSE_CODES, ERROR_CODES } from "@fleetback/protocol";
 import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
@@ -82,7 +83,20 @@ AGENT_ENROLMENT_API.add({
       toolVersion: body.tool_version,
       labels: checkLabels(body.labels ?? {}, "labels"),
     });
-    deps.log.info({ host_id: enrolled.hostId, hostname: body.hostname }, "host enrolled with a token");
+    if (enrolled.replaced) {
+      // The old machine, if it still runs, stops for good: its token no longer works anyway.
+      deps.hub.send(enrolled.hostId, "error", {
+        code: ERROR_CODES.hostDeleted,
+        message: "This host was taken over by a successor machine.",
+      });
+      deps.hub.disconnect(enrolled.hostId, CLOSE_CODES.hostDeleted, "host replaced by a successor");
+      deps.log.info(
+        { host_id: enrolled.hostId, hostname: body.hostname },
+        "a successor machine took over the host",
+      );
+    } else {
+      deps.log.info({ host_id: enrolled.hostId, hostname: body.hostname }, "host enrolled with a token");
+    }
     return c.json(
       { host_id: enrolled.hostId, agent_token: enrolled.agentToken, release_public_key: releasePublicKey },
       201,

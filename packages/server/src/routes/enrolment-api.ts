@@ -18,7 +18,12 @@ import {
 import { type InitialSchedule, InitialScheduleBody } from "../enrolment/initial-schedule.js";
 import { checkApproveInput, checkMintInput, mintJson } from "../enrolment/mint-request.js";
 import { NetworkText, PendingId, pendingSelection } from "../enrolment/pending-selection.js";
-import { listUsableTokens, mintEnrolmentToken, revokeEnrolmentToken } from "../enrolment/tokens.js";
+import {
+  listUsableTokens,
+  mintEnrolmentToken,
+  mintSuccessorToken,
+  revokeEnrolmentToken,
+} from "../enrolment/tokens.js";
 import { sourceNetwork } from "../http/client-address.js";
 import { LabelsSchema } from "../labels/label-rules.js";
 import { apiGroup } from "../openapi/api-route.js";
@@ -28,6 +33,7 @@ import {
   PendingApproved,
   PendingHostList,
   PendingRejected,
+  SuccessorToken,
 } from "../openapi/fleet-access-schemas.js";
 
 const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
@@ -98,6 +104,32 @@ ENROLMENT_API.add({
 });
 
 ENROLMENT_API.add({
+  id: "mintSuccessorToken",
+  method: "post",
+  path: "/api/hosts/:id/successor-token",
+  tag: "Enrolment",
+  summary: "Mint a one-time token that makes a new machine this host's successor (valid 1 hour)",
+  description:
+    "For a host whose machine is gone: the agent installed with this token enrols as the same host. It keeps the host's id, name, labels, groups, schedules, repository and snapshot history, and receives the repository credentials at its first hello; the old agent's token stops working and a still-connected old agent is told the host was replaced. Admins only, as the new machine gets the host's credentials.",
+  access: "admin",
+  params: { id: "The host to be replaced." },
+  responses: { 201: { description: "The token and the install command.", schema: SuccessorToken } },
+  handler: async (c, _input, deps) => {
+    const minted = await mintSuccessorToken(deps, auditOf(c), c.req.param("id"));
+    return c.json(
+      {
+        token: minted.token,
+        expires_at: minted.expiresAt,
+        host_id: c.req.param("id"),
+        host_name: minted.hostName,
+        install_command: minted.installCommand,
+      },
+      201,
+    );
+  },
+});
+
+ENROLMENT_API.add({
   id: "listEnrolmentTokens",
   method: "get",
   path: "/api/enrollment-tokens",
@@ -116,6 +148,7 @@ ENROLMENT_API.add({
         initial_schedule: t.initialSchedule,
         labels: t.labels,
         has_repository: t.hasRepository,
+        successor_of: t.successorOf,
         created_by: t.createdBy,
         created_by_username: t.createdByName,
       })),

@@ -134,6 +134,7 @@ const FORMS: Record<string, Refusal | string> = {
   },
   "/hosts/:id/rename": { page: (ids) => `/hosts/${ids.host}`, fields: { name: LONG }, at: "name" },
   "/hosts/:id/delete": BUTTON,
+  "/hosts/:id/successor-token": BUTTON,
   "/jobs/:id/cancel": BUTTON,
   "/settings/notifications/:id/test": BUTTON,
   "/settings/notifications/:id/state": "a button: the state is its own value",

@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { mintSuccessorToken } from "../enrolment/tokens.js";
 import { RequestError } from "../errors.js";
 import { getHostDetail } from "../fleet/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../fleet/host-requests.js";
@@ -132,6 +133,18 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const job = await startHostJob(deps, auditOf(c), c.req.param("id"), form.kind);
     // Straight to the live job page: the button's feedback is the job itself (issue 17).
     return redirectAfterPost(c, `/jobs/${job.id}`);
+  });
+  // Rendered in the response, never redirected: the token is shown once and never in a URL.
+  routes.post("/hosts/:id/successor-token", admin, async (c) => {
+    await readForm(c, Type.Object({}, { additionalProperties: false }));
+    const hostId = c.req.param("id");
+    const minted = await mintSuccessorToken(deps, auditOf(c), hostId);
+    c.header("Cache-Control", "no-store");
+    return renderPage(c, deps.views, "pages/host-successor.njk", {
+      title: `Replace ${minted.hostName}`,
+      host: { id: hostId, name: minted.hostName },
+      minted: { token: minted.token, install_command: minted.installCommand },
+    });
   });
   routes.post("/hosts/:id/delete", admin, async (c) => {
     await readForm(c, Type.Object({}, { additionalProperties: false }));
