@@ -2,9 +2,10 @@
  * Issue 38.2 end to end with real processes (restic 0.18, rest-server, real agents): a host's
  * machine dies (its agent stops and its disk is gone); an admin mints a successor token on the
  * host; a new agent with empty directories enrols with it and becomes the same host. Its first
- * hello gets the repository, groups and schedules; its first backup lists the old machine's
- * snapshot beside its own in one history, and that old snapshot restores on the new machine
- * byte-identical. The old agent's token no longer opens anything.
+ * hello gets the repository, groups and schedules; one action ("recover everything") brings the
+ * group's files back in place from the old machine's snapshot, byte-identical with their mode; its
+ * first backup lists that snapshot beside its own in one history. The old agent's token no longer
+ * opens anything.
  */
 import { chmodSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -116,6 +117,18 @@ describe.skipIf(missing !== "")(`a successor machine takes over a dead host${mis
     });
     expect(refused.status).toBe(401);
 
+    // One action brings every group back in place from its newest snapshot: the old machine's.
+    const recovery = await stack.api.send<{
+      started: Array<{ group: string; snapshot_id: string; job_id: string }>;
+      skipped: Array<{ group: string }>;
+    }>("POST", `/api/hosts/${old.hostId}/recover`, { in_place: true, confirm_hostname: "db-primary" });
+    expect(recovery.status, JSON.stringify(recovery.body)).toBe(201);
+    expect(recovery.body.started.map((s) => [s.group, s.snapshot_id])).toEqual([["data", first.id]]);
+    const recovered = await waitJob(recovery.body.started[0]?.job_id ?? "");
+    expect(recovered.status, recovered.error ?? "").toBe("succeeded");
+    expect(readFileSync(file).equals(original)).toBe(true);
+    expect(lstatSync(file).mode & 0o7777).toBe(0o600);
+
     // The new machine's first backup lists the old snapshot beside its own: one history.
     writeFileSync(file, "written on the new machine\n");
     await runGroup();
@@ -128,7 +141,7 @@ describe.skipIf(missing !== "")(`a successor machine takes over a dead host${mis
     );
     expect(new Set(both.map((s) => s.hostname)).size).toBe(1);
 
-    // And the old snapshot restores on the new machine, byte-identical with its mode.
+    // And the old snapshot still restores by id after the new one, beside the files.
     const target = mkdtempSync(join(tmpdir(), "fleetback-successor-to-"));
     const restore = await stack.api.send<{ job_id: string }>("POST", `/api/hosts/${old.hostId}/restore`, {
       snapshot_id: first.id,

@@ -37,6 +37,16 @@ describe("validate", () => {
     }
   });
 
+  it("says a made-up field name with control characters or of a kilobyte escaped and cut, at its holder", () => {
+    expect(describeProblems(User, { username: "ann", role: "viewer", "pa\u0019ss": 1 })).toEqual([
+      { field: "body", message: 'has a field that is not known: "pa\\u0019ss"' },
+    ]);
+    const long = "x".repeat(1000);
+    expect(describeProblems(User, { username: "ann", role: "viewer", [long]: 1 })).toEqual([
+      { field: "body", message: `has a field that is not known: "${"x".repeat(64)}"` },
+    ]);
+  });
+
   it("names a missing field", () => {
     expect(describeProblems(User, { role: "admin" })).toEqual([
       { field: "username", message: "is required" },

@@ -35,6 +35,11 @@ function fieldName(instancePath: string, params: Record<string, unknown>): strin
     const base = instancePath.replace(/^\//, "").replaceAll("/", ".");
     return base ? `${base}.${String(required[0])}` : String(required[0]);
   }
+  return instancePathField(instancePath);
+}
+
+/** The field an error's instance path names: `a.b.0`, or the whole body. */
+function instancePathField(instancePath: string): string {
   return instancePath.replace(/^\//, "").replaceAll("/", ".") || "body";
 }
 
@@ -59,7 +64,16 @@ export function describeProblems(schema: TSchema, value: unknown): FieldProblem[
       continue;
     }
     if (error.keyword === "additionalProperties") {
-      byField.set(field, "is not a known field");
+      // A name the client made up is echoed only if it reads as one: a control character or a
+      // kilobyte of it is said escaped and cut, at the object that holds it.
+      if (/^[A-Za-z_][\w.-]{0,127}$/.test(field)) {
+        byField.set(field, "is not a known field");
+      } else {
+        byField.set(
+          instancePathField(error.instancePath),
+          `has a field that is not known: ${JSON.stringify(field.slice(0, 64))}`,
+        );
+      }
       continue;
     }
     if (error.keyword === "required") {

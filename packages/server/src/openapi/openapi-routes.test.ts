@@ -577,6 +577,9 @@ describe("answers match their documented schemas", () => {
     expect(
       (await call(admin, "POST", `${base}/restore`, { snapshot_id: "", paths: [], in_place: false })).status,
     ).toBe(400);
+    const recovered = await call(admin, "POST", `${base}/recover`, { in_place: false });
+    expect(recovered.status, JSON.stringify(recovered.body)).toBe(201);
+    expect(recovered.body.started.length).toBeGreaterThan(0);
     expect(
       (await call(admin, "POST", `${base}/diff`, { snapshot_a: snapshotId(1), snapshot_b: snapshotId(2) }))
         .status,

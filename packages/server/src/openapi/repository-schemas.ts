@@ -59,6 +59,15 @@ export const TreeFolder = Type.Object({
   ),
 });
 
+export const RecoveryStarted = Type.Object({
+  started: Type.Array(Type.Object({ group: Type.String(), snapshot_id: Type.String(), job_id: Id }), {
+    description: "one restore job per group, from the newest of the host's own snapshots of it",
+  }),
+  skipped: Type.Array(Type.Object({ group: Type.String(), reason: Type.String() }), {
+    description: "groups with no snapshot to restore (or whose restore the host went offline before)",
+  }),
+});
+
 export const RestoreStarted = Type.Object({
   job_id: Id,
   target_dir: Type.String({ description: "where the files go, with the job id filled in" }),

@@ -18,7 +18,7 @@ import { startJob } from "../jobs/start-job.js";
 import { signRestoreOrder } from "./restore-order.js";
 import { type RestorePlan, targetForJob } from "./restore-request.js";
 
-type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
+export type JobDeps = Pick<ServerDeps, "db" | "keys" | "log" | "hub" | "clock" | "ids">;
 
 export type StartOutcome = { ok: true; job: Job } | { ok: false; reason: "offline" };
 

@@ -133,6 +133,37 @@ export function cleanPaths(paths: readonly string[]): string[] {
   return [...seen];
 }
 
+/**
+ * What is wrong with where a restore goes, before any snapshot is looked at: in place needs the
+ * host's name typed; a new directory must be one the agent may expand.
+ */
+export function restoreWhereProblem(
+  host: Pick<Host, "name">,
+  input: Pick<RestoreInput, "inPlace" | "confirmHostname" | "targetDir">,
+): FieldProblem | undefined {
+  if (input.inPlace) {
+    // Against the name the host was enrolled under, which no hello changes (the reported
+    // hostname is kept beside it): an agent cannot make itself confirmable as another host.
+    return input.confirmHostname.trim() === host.name
+      ? undefined
+      : {
+          field: "confirm_hostname",
+          message: `type the host name ${host.name} to confirm that files on it are overwritten`,
+        };
+  }
+  const targetDir = input.targetDir.trim();
+  if (targetDir === "") {
+    return { field: "target_dir", message: "is required for a restore to a new directory" };
+  }
+  return isRestoreTarget(targetDir)
+    ? undefined
+    : {
+        field: "target_dir",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell variable form, not a template
+        message: "must be an absolute path or start with $HOME, ${HOME} or ~/, and use no other variable",
+      };
+}
+
 export async function checkRestore(
   db: Database,
   host: Pick<Host, "id" | "name" | "agentDirs" | "protocolVersion" | "toolVersion">,
@@ -167,28 +198,11 @@ export async function checkRestore(
     problems.push({ field: "paths", message: "a path may not contain control characters" });
   }
 
-  let targetDir = IN_PLACE_TARGET;
-  if (input.inPlace) {
-    // Against the name the host was enrolled under, which no hello changes (the reported
-    // hostname is kept beside it): an agent cannot make itself confirmable as another host.
-    if (input.confirmHostname.trim() !== host.name) {
-      problems.push({
-        field: "confirm_hostname",
-        message: `type the host name ${host.name} to confirm that files on it are overwritten`,
-      });
-    }
-  } else {
-    targetDir = input.targetDir.trim();
-    if (targetDir === "") {
-      problems.push({ field: "target_dir", message: "is required for a restore to a new directory" });
-    } else if (!isRestoreTarget(targetDir)) {
-      problems.push({
-        field: "target_dir",
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell variable form, not a template
-        message: "must be an absolute path or start with $HOME, ${HOME} or ~/, and use no other variable",
-      });
-    }
+  const whereTo = restoreWhereProblem(host, input);
+  if (whereTo !== undefined) {
+    problems.push(whereTo);
   }
+  const targetDir = input.inPlace ? IN_PLACE_TARGET : input.targetDir.trim();
   // $HOME and ~ are known only on the host: the agent checks those targets once expanded.
   const absoluteTarget = input.inPlace || targetDir.startsWith("/");
   const checkable = !problems.some((problem) => problem.field === "paths" || problem.field === "target_dir");

@@ -113,6 +113,8 @@ ENROLMENT_API.add({
     "For a host whose machine is gone: the agent installed with this token enrols as the same host. It keeps the host's id, name, labels, groups, schedules, repository and snapshot history, and receives the repository credentials at its first hello; the old agent's token stops working and a still-connected old agent is told the host was replaced. Admins only, as the new machine gets the host's credentials.",
   access: "admin",
   params: { id: "The host to be replaced." },
+  // Nothing to say but `{}`: a body with anything in it is refused, not ignored.
+  body: Type.Object({}, { additionalProperties: false }),
   responses: { 201: { description: "The token and the install command.", schema: SuccessorToken } },
   handler: async (c, _input, deps) => {
     const minted = await mintSuccessorToken(deps, auditOf(c), c.req.param("id"));

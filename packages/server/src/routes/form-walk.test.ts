@@ -135,6 +135,11 @@ const FORMS: Record<string, Refusal | string> = {
   "/hosts/:id/rename": { page: (ids) => `/hosts/${ids.host}`, fields: { name: LONG }, at: "name" },
   "/hosts/:id/delete": BUTTON,
   "/hosts/:id/successor-token": BUTTON,
+  "/hosts/:id/recover": {
+    page: (ids) => `/hosts/${ids.host}`,
+    fields: { where: "in_place", confirm_hostname: "not-the-name", target_dir: "" },
+    at: "confirm_hostname",
+  },
   "/jobs/:id/cancel": BUTTON,
   "/settings/notifications/:id/test": BUTTON,
   "/settings/notifications/:id/state": "a button: the state is its own value",

@@ -7,18 +7,31 @@
 import { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { type AppEnv, actorOf, auditOf, requireRole } from "../auth/actor.js";
 import { mintSuccessorToken } from "../enrolment/tokens.js";
-import { RequestError } from "../errors.js";
+import { RequestError, unavailable } from "../errors.js";
 import { getHostDetail } from "../fleet/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../fleet/host-requests.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
-import { redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm } from "../http/validate.js";
+import { requireHost } from "../hosts/require-host.js";
+import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
+import { invalidFrom, readForm } from "../http/validate.js";
 import { changeHostLabels } from "../labels/host-labels.js";
 import { formatLabels, labelsOf, parseLabelText } from "../labels/label-rules.js";
 import { followPolicies } from "../policies/policy-apply.js";
+import { recoverHost } from "../restore/recover-host.js";
+
+// The host page's "recover everything" form (issue 38.2): in place, confirmed by the host's name,
+// or beside the files under a directory.
+const RecoverForm = Type.Object(
+  {
+    where: Type.Union([Type.Literal("in_place"), Type.Literal("directory")]),
+    confirm_hostname: Type.Optional(Type.String({ maxLength: 255 })),
+    target_dir: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
 
 // The host page's labels box: every label as `key=value`, comma or line separated; empty: none.
 const LabelsForm = Type.Object(
@@ -133,6 +146,29 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
     const job = await startHostJob(deps, auditOf(c), c.req.param("id"), form.kind);
     // Straight to the live job page: the button's feedback is the job itself (issue 17).
     return redirectAfterPost(c, `/jobs/${job.id}`);
+  });
+  routes.post("/hosts/:id/recover", operator, async (c) => {
+    const form = await readForm(c, RecoverForm);
+    const host = await requireHost(deps.db, c.req.param("id"));
+    const outcome = await recoverHost(
+      deps,
+      host,
+      {
+        inPlace: form.where === "in_place",
+        confirmHostname: form.confirm_hostname ?? "",
+        targetDir: form.target_dir ?? "",
+      },
+      actorOf(c),
+      clientIp(c),
+    );
+    if (!outcome.ok) {
+      if ("offline" in outcome) {
+        throw unavailable(`${host.name} is offline; nothing was sent.`);
+      }
+      throw invalidFrom(outcome.problems);
+    }
+    // The jobs, one per group, are followed on the host's jobs page.
+    return redirectAfterPost(c, `/hosts/${encodeURIComponent(host.id)}/jobs`);
   });
   // Rendered in the response, never redirected: the token is shown once and never in a URL.
   routes.post("/hosts/:id/successor-token", admin, async (c) => {

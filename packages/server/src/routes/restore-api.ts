@@ -16,7 +16,8 @@ import { requireHost } from "../hosts/require-host.js";
 import { clientIp } from "../http/render.js";
 import { invalidFrom } from "../http/validate.js";
 import { apiGroup, HOST_ID, OFFLINE } from "../openapi/api-route.js";
-import { RestoreStarted, TreeFolder } from "../openapi/repository-schemas.js";
+import { RecoveryStarted, RestoreStarted, TreeFolder } from "../openapi/repository-schemas.js";
+import { RecoverBody, recoverHost } from "../restore/recover-host.js";
 import { PathText, SnapshotIdField, TreePath, WizardSession } from "../restore/restore-fields.js";
 import { startRestore } from "../restore/restore-jobs.js";
 import {
@@ -147,6 +148,42 @@ RESTORE_API.add({
       throw unavailable(`${host.name} is offline; nothing was sent.`);
     }
     return c.json({ job_id: started.job.id, target_dir: started.job.params.target_dir }, 201);
+  },
+});
+
+RESTORE_API.add({
+  id: "recoverHost",
+  method: "post",
+  path: "/api/hosts/:id/recover",
+  tag: "Restore",
+  summary: "Restore every source group from its newest snapshot, one job per group",
+  description:
+    "What a machine that took over a dead host (a successor) runs first: for each of the host's groups, the newest of its own snapshots under the group's tag is restored whole, in place (`confirm_hostname` equal to the host's name) or under `target_dir`. Every group is checked first; a refusal starts nothing. A group without a snapshot is listed in `skipped`.",
+  access: "operator",
+  params: HOST_ID,
+  body: RecoverBody,
+  responses: { 201: { description: "The restore jobs started.", schema: RecoveryStarted } },
+  errors: { 503: OFFLINE },
+  handler: async (c, { body }, { deps }) => {
+    const host = await requireHost(deps.db, c.req.param("id"));
+    const outcome = await recoverHost(
+      deps,
+      host,
+      {
+        inPlace: body.in_place,
+        confirmHostname: body.confirm_hostname ?? "",
+        targetDir: body.target_dir ?? "",
+      },
+      actorOf(c),
+      clientIp(c),
+    );
+    if (!outcome.ok) {
+      if ("offline" in outcome) {
+        throw unavailable(`${host.name} is offline; nothing was sent.`);
+      }
+      throw invalidFrom(outcome.problems);
+    }
+    return c.json(outcome.recovery, 201);
   },
 });
 
