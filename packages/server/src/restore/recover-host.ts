@@ -13,6 +13,8 @@ import { type Database, type Host, snapshots, sourceGroups } from "@fleetback/db
 import { and, asc, desc, eq, sql } from "drizzle-orm";
 import { Type } from "typebox";
 import type { Actor } from "../auth/actor.js";
+import { unavailable } from "../errors.js";
+import { invalidFrom } from "../http/validate.js";
 import { type JobDeps, startRestore } from "./restore-jobs.js";
 import {
   checkRestore,
@@ -50,11 +52,6 @@ export interface Recovery {
   skipped: Array<{ group: string; reason: string }>;
 }
 
-export type RecoverOutcome =
-  | { ok: true; recovery: Recovery }
-  | { ok: false; problems: Array<{ field: string; message: string }> }
-  | { ok: false; offline: true };
-
 /** The newest of the host's own snapshots carrying `tag`. */
 async function newestOwn(db: Database, hostId: string, tag: string) {
   const [row] = await db
@@ -78,11 +75,11 @@ export async function recoverHost(
   input: RecoverInput,
   actor: Actor,
   ip: string | undefined,
-): Promise<RecoverOutcome> {
+): Promise<Recovery> {
   const target = input.inPlace ? "" : input.targetDir || DEFAULT_RESTORE_TARGET;
   const whereTo = restoreWhereProblem(host, { ...input, targetDir: target });
   if (whereTo !== undefined) {
-    return { ok: false, problems: [whereTo] };
+    throw invalidFrom([whereTo]);
   }
   // Read here rather than through sources/, whose imports lead back to this folder.
   const groups = await deps.db
@@ -91,10 +88,7 @@ export async function recoverHost(
     .where(eq(sourceGroups.hostId, host.id))
     .orderBy(asc(sourceGroups.name));
   if (groups.length === 0) {
-    return {
-      ok: false,
-      problems: [{ field: "host", message: `${host.name} has no source groups to recover` }],
-    };
+    throw invalidFrom([{ field: "host", message: `${host.name} has no source groups to recover` }]);
   }
   const plans: Array<{ group: string; plan: RestorePlan }> = [];
   const skipped: Recovery["skipped"] = [];
@@ -120,27 +114,21 @@ export async function recoverHost(
         continue;
       }
       // The same confirmation or target is wrong for every group: nothing is started.
-      return {
-        ok: false,
-        problems: checked.problems.filter((problem) => problem.field !== "paths"),
-      };
+      throw invalidFrom(checked.problems.filter((problem) => problem.field !== "paths"));
     }
     plans.push({ group: group.name, plan: checked.plan });
   }
   if (plans.length === 0) {
-    return {
-      ok: false,
-      problems: [
-        { field: "host", message: `no group of ${host.name} has a snapshot yet; nothing to recover` },
-      ],
-    };
+    throw invalidFrom([
+      { field: "host", message: `no group of ${host.name} has a snapshot yet; nothing to recover` },
+    ]);
   }
   const started: Recovery["started"] = [];
   for (const { group, plan } of plans) {
     const outcome = await startRestore(deps, host.id, plan, actor, ip);
     if (!outcome.ok) {
       if (started.length === 0) {
-        return { ok: false, offline: true };
+        throw unavailable(`${host.name} is offline; nothing was sent.`);
       }
       // The host went away part-way: what was sent runs; the rest is named, not retried.
       skipped.push({ group, reason: "the host went offline before its restore was sent" });
@@ -148,5 +136,5 @@ export async function recoverHost(
     }
     started.push({ group, snapshot_id: plan.snapshot.id, job_id: outcome.job.id });
   }
-  return { ok: true, recovery: { started, skipped } };
+  return { started, skipped };
 }

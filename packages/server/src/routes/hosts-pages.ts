@@ -9,14 +9,14 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, actorOf, auditOf, requireRole } from "../auth/actor.js";
 import { mintSuccessorToken } from "../enrolment/tokens.js";
-import { RequestError, unavailable } from "../errors.js";
+import { RequestError } from "../errors.js";
 import { getHostDetail } from "../fleet/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../fleet/host-requests.js";
 import { deleteHost } from "../hosts/delete-host.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { requireHost } from "../hosts/require-host.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
-import { invalidFrom, readForm } from "../http/validate.js";
+import { readForm } from "../http/validate.js";
 import { changeHostLabels } from "../labels/host-labels.js";
 import { formatLabels, labelsOf, parseLabelText } from "../labels/label-rules.js";
 import { followPolicies } from "../policies/policy-apply.js";
@@ -150,7 +150,7 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/hosts/:id/recover", operator, async (c) => {
     const form = await readForm(c, RecoverForm);
     const host = await requireHost(deps.db, c.req.param("id"));
-    const outcome = await recoverHost(
+    await recoverHost(
       deps,
       host,
       {
@@ -161,12 +161,6 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
       actorOf(c),
       clientIp(c),
     );
-    if (!outcome.ok) {
-      if ("offline" in outcome) {
-        throw unavailable(`${host.name} is offline; nothing was sent.`);
-      }
-      throw invalidFrom(outcome.problems);
-    }
     // The jobs, one per group, are followed on the host's jobs page.
     return redirectAfterPost(c, `/hosts/${encodeURIComponent(host.id)}/jobs`);
   });

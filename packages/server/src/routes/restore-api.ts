@@ -166,7 +166,7 @@ RESTORE_API.add({
   errors: { 503: OFFLINE },
   handler: async (c, { body }, { deps }) => {
     const host = await requireHost(deps.db, c.req.param("id"));
-    const outcome = await recoverHost(
+    const recovery = await recoverHost(
       deps,
       host,
       {
@@ -177,13 +177,7 @@ RESTORE_API.add({
       actorOf(c),
       clientIp(c),
     );
-    if (!outcome.ok) {
-      if ("offline" in outcome) {
-        throw unavailable(`${host.name} is offline; nothing was sent.`);
-      }
-      throw invalidFrom(outcome.problems);
-    }
-    return c.json(outcome.recovery, 201);
+    return c.json(recovery, 201);
   },
 });
 
