@@ -5,6 +5,7 @@
  */
 import { withAdvisoryLock } from "@fleetback/db";
 import type { ServerDeps } from "./deps.js";
+import { DIGEST_TICK_PERIOD_MS, digestTick } from "./digest/digest-ticker.js";
 import { PENDING_SWEEP_PERIOD_MS, sweepPendingHosts } from "./enrolment/announce.js";
 import { EVIDENCE_PRUNE_PERIOD_MS, pruneEvidence } from "./evidence/evidence-record.js";
 import { createCronTimes } from "./freshness/cron-times.js";
@@ -22,7 +23,8 @@ export type ServerTickerName =
   | "maintenance-ticker"
   | "health-ticker"
   | "rollout-ticker"
-  | "evidence-pruner";
+  | "evidence-pruner"
+  | "digest-ticker";
 
 export interface ServerTickerOptions {
   /** Milliseconds between ticks, per ticker (tests shorten them). */
@@ -48,6 +50,7 @@ export function startServerTickers(deps: ServerDeps, options: ServerTickerOption
       EVIDENCE_PRUNE_PERIOD_MS,
       () => withAdvisoryLock(deps.db, "evidence-pruner", (tx) => pruneEvidence(tx, clock.now())),
     ],
+    ["digest-ticker", DIGEST_TICK_PERIOD_MS, () => digestTick(deps, clock.now())],
   ];
   const tickers = table.map(([name, periodMs, tick]) =>
     startTicker(tick, options.periodMs?.[name] ?? periodMs, { name, log }),

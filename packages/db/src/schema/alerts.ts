@@ -3,7 +3,17 @@
  * and every delivery attempt.
  */
 import { sql } from "drizzle-orm";
-import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  smallint,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { users } from "./auth.js";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 import { hosts } from "./hosts.js";
@@ -53,6 +63,11 @@ export const notificationChannels = pgTable(
     sealedConfig: bytea("sealed_config").notNull(),
     enabled: boolean("enabled").notNull().default(true),
     notifyResolved: boolean("notify_resolved").notNull().default(false),
+    // The fleet digest (issue 39.1): none, daily or weekly, at digest_time ("HH:MM", FLEETBACK_TZ)
+    // on digest_weekday (0 = Sunday, weekly only).
+    digestPeriod: text("digest_period").$type<DigestPeriod>(),
+    digestTime: text("digest_time"),
+    digestWeekday: smallint("digest_weekday"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -61,8 +76,32 @@ export const notificationChannels = pgTable(
       "notification_channels_kind_check",
       sql`${t.kind} in ('webhook', 'slack', 'discord', 'ntfy', 'gotify', 'email')`,
     ),
+    check(
+      "notification_channels_digest_check",
+      sql`(${t.digestPeriod} is null and ${t.digestTime} is null and ${t.digestWeekday} is null)
+        or (${t.digestPeriod} = 'daily' and ${t.digestTime} ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$' and ${t.digestWeekday} is null)
+        or (${t.digestPeriod} = 'weekly' and ${t.digestTime} ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$' and ${t.digestWeekday} between 0 and 6)`,
+    ),
   ],
 );
+
+export const DIGEST_PERIODS = ["daily", "weekly"] as const;
+export type DigestPeriod = (typeof DIGEST_PERIODS)[number];
+
+/**
+ * Where each channel's digest stands: the last slot taken (so a second server or a restart never
+ * sends it twice), what that digest saw (the next one says what changed against it) and when one
+ * was last delivered (fleetback_digest_last_sent_timestamp_seconds).
+ */
+export const channelDigests = pgTable("channel_digests", {
+  channelId: text("channel_id")
+    .primaryKey()
+    .references(() => notificationChannels.id, { onDelete: "cascade" }),
+  slotAt: timestamptz("slot_at").notNull(),
+  state: jsonb("state"),
+  queuedAt: timestamptz("queued_at"),
+  sentAt: timestamptz("sent_at"),
+});
 
 export const notificationLog = pgTable(
   "notification_log",
@@ -93,7 +132,11 @@ export interface QueuedNotification {
   body: string;
   link: string;
   data: Record<string, unknown>;
+  /** The same as an HTML page, for mail (digests). */
+  html?: string;
 }
+
+export type QueuedEvent = "alert.opened" | "alert.resolved" | "digest";
 
 /**
  * Deliveries not yet sent nor given up, one per (notification, channel). A server claims a due row
@@ -108,7 +151,7 @@ export const notificationDeliveries = pgTable(
       .references(() => notificationChannels.id, { onDelete: "cascade" }),
     alertId: text("alert_id").references(() => alerts.id, { onDelete: "set null" }),
     // Test notifications are sent at once, never queued.
-    event: text("event").$type<"alert.opened" | "alert.resolved">().notNull(),
+    event: text("event").$type<QueuedEvent>().notNull(),
     notification: jsonb("notification").$type<QueuedNotification>().notNull(),
     // Attempts made so far; the next one is attempts + 1.
     attempts: integer("attempts").notNull().default(0),
@@ -117,7 +160,10 @@ export const notificationDeliveries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    check("notification_deliveries_event_check", sql`${t.event} in ('alert.opened', 'alert.resolved')`),
+    check(
+      "notification_deliveries_event_check",
+      sql`${t.event} in ('alert.opened', 'alert.resolved', 'digest')`,
+    ),
     check("notification_deliveries_attempts_check", sql`${t.attempts} >= 0`),
     // Every delivery pass scans for due rows.
     index("notification_deliveries_next_attempt_at_idx").on(t.nextAttemptAt),
@@ -132,4 +178,5 @@ export type NewNotificationChannel = typeof notificationChannels.$inferInsert;
 export type NotificationLogEntry = typeof notificationLog.$inferSelect;
 export type NewNotificationLogEntry = typeof notificationLog.$inferInsert;
 export type NotificationDelivery = typeof notificationDeliveries.$inferSelect;
+export type ChannelDigest = typeof channelDigests.$inferSelect;
 export type NewNotificationDelivery = typeof notificationDeliveries.$inferInsert;

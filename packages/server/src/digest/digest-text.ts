@@ -4,6 +4,7 @@
  * it), a plain-text body and the same as HTML for mail. Every list is its count and at most a few
  * names ("a, b and 3 more"); the link leads to the host list for the rest.
  */
+import type { DigestPeriod, QueuedNotification } from "@fleetback/db";
 import { formatBytes } from "@fleetback/web";
 import type { Digest, NamedList } from "./digest-content.js";
 
@@ -84,9 +85,39 @@ export function digestLines(digest: Digest): { title: string; lines: string[] } 
 
 export function digestText(digest: Digest, link: string): DigestText {
   const { title, lines } = digestLines(digest);
+  const [first, ...rest] = lines;
   const text = `${lines.join("\n")}\n\nEvery host: ${link}\n`;
-  const html = `<!doctype html><html><body><h1 style="font-size:1.1em">${escapeHtml(title)}</h1>${lines
-    .map((line) => `<p>${escapeHtml(line)}</p>`)
-    .join("")}<p><a href="${escapeHtml(link)}">Every host</a></p></body></html>`;
+  // Inline styles only: mail clients drop style sheets.
+  const html = [
+    `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>`,
+    `<body style="font-family:system-ui,sans-serif;line-height:1.4;max-width:40em">`,
+    `<h1 style="font-size:1.15em;color:${digest.all_well ? "#14632d" : "#8a1c1c"}">${escapeHtml(title)}</h1>`,
+    `<p>${escapeHtml(first ?? "")}</p>`,
+    `<ul>${rest.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`,
+    `<p><a href="${escapeHtml(link)}">Every host in Fleetback</a></p>`,
+    `</body></html>`,
+  ].join("");
   return { title, text, html };
+}
+
+/**
+ * The digest as a queued notification: text for chat and push channels (each line a sentence),
+ * HTML beside it for mail, and for webhooks the digest as data without the ids it keeps for the
+ * next one.
+ */
+export function digestNotification(
+  digest: Digest,
+  period: DigestPeriod,
+  baseUrl: string,
+): QueuedNotification {
+  const link = `${baseUrl}/hosts`;
+  const words = digestText(digest, link);
+  const { state: _kept, ...shown } = digest;
+  return {
+    title: words.title,
+    body: digestLines(digest).lines.join("\n"),
+    link,
+    html: words.html,
+    data: { event: "digest", sent_at: digest.generated_at, url: link, period, digest: shown },
+  };
 }

@@ -197,5 +197,15 @@ export function fleetRegistry(snapshot: FleetSnapshot, registry: Registry): Regi
   ])) {
     notificationFailures.inc({ channel_kind: kind }, snapshot.notificationFailuresByKind.get(kind) ?? 0);
   }
+
+  const digestSent = new Gauge({
+    name: "fleetback_digest_last_sent_timestamp_seconds",
+    help: "Unix time the fleet digest of a notification channel was last delivered; absent before its first. A digest goes out even when nothing happened, so one older than its period is the alarm.",
+    labelNames: ["channel", "period"],
+    registers,
+  });
+  for (const digest of snapshot.digests) {
+    digestSent.set({ channel: digest.channel, period: digest.period }, digest.sentAt.getTime() / 1000);
+  }
   return registry;
 }

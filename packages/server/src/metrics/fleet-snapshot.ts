@@ -6,8 +6,16 @@
  * numbers agree with each other. Only hosts, groups and kinds leave this module: no credential
  * column is read.
  */
-import { alerts, hosts, repoStats, repositoryOutages } from "@fleetback/db";
-import { count, eq, isNotNull, isNull } from "drizzle-orm";
+import {
+  alerts,
+  channelDigests,
+  type DigestPeriod,
+  hosts,
+  notificationChannels,
+  repoStats,
+  repositoryOutages,
+} from "@fleetback/db";
+import { and, count, eq, isNotNull, isNull } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { loadHostProblems } from "../freshness/host-states.js";
 import { isUnprotected } from "../freshness/protection.js";
@@ -33,6 +41,8 @@ export interface FleetSnapshot {
   notificationFailuresByKind: Map<string, number>;
   /** Hosts protected by a keeper, and those not protected against deletion from the host. */
   protection: ProtectionCounts;
+  /** Channels with a digest that has been delivered at least once, and when it last was. */
+  digests: { channel: string; period: DigestPeriod; sentAt: Date }[];
 }
 
 export async function loadFleetSnapshot(
@@ -62,6 +72,15 @@ export async function loadFleetSnapshot(
         .from(hosts)
         .leftJoin(repositoryOutages, eq(repositoryOutages.hostId, hosts.id));
       const { groups, problems } = await loadHostProblems({ db: tx, config: deps.config }, now);
+      const digests = await tx
+        .select({
+          channel: notificationChannels.name,
+          period: notificationChannels.digestPeriod,
+          sentAt: channelDigests.sentAt,
+        })
+        .from(channelDigests)
+        .innerJoin(notificationChannels, eq(notificationChannels.id, channelDigests.channelId))
+        .where(and(isNotNull(notificationChannels.digestPeriod), isNotNull(channelDigests.sentAt)));
       return {
         hostsOnline: byStatus.find((row) => row.status === "online")?.hosts ?? 0,
         hostsOffline: byStatus.find((row) => row.status === "offline")?.hosts ?? 0,
@@ -83,6 +102,9 @@ export async function loadFleetSnapshot(
         openAlertsByKind: new Map(openAlerts.map((row) => [row.kind, row.open])),
         notificationFailuresByKind: await readNotificationFailures(tx),
         protection: await protectionCounts(tx),
+        digests: digests.flatMap((row) =>
+          row.period && row.sentAt ? [{ channel: row.channel, period: row.period, sentAt: row.sentAt }] : [],
+        ),
       };
     },
     { isolationLevel: "repeatable read", accessMode: "read only" },

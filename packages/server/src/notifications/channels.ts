@@ -6,6 +6,7 @@
  */
 import { openJson, sealJson } from "@fleetback/crypto";
 import {
+  channelDigests,
   type Database,
   isUniqueViolation,
   type NotificationChannel,
@@ -27,6 +28,13 @@ import {
   parseChannelConfig,
   publicConfig,
 } from "./channel-config.js";
+import {
+  type DigestSetting,
+  describeDigest,
+  digestColumns,
+  digestOf,
+  sameDigest,
+} from "./digest-schedule.js";
 import type { Notifier, TestOutcome } from "./notifier-port.js";
 
 const NAME_CONSTRAINT = "notification_channels_name_key";
@@ -67,6 +75,8 @@ export interface NewChannelInput {
   kind: NotificationChannelKind;
   enabled?: boolean | undefined;
   notifyResolved?: boolean | undefined;
+  /** The fleet digest this channel gets; none when left out. */
+  digest?: DigestSetting | null | undefined;
   config: unknown;
 }
 
@@ -74,6 +84,8 @@ export interface ChannelPatch {
   name?: string | undefined;
   enabled?: boolean | undefined;
   notifyResolved?: boolean | undefined;
+  /** A new digest setting, `null` for none; left out keeps the current one. */
+  digest?: DigestSetting | null | undefined;
   /** Fields to change; fields left out keep their value, `null` removes an optional one. */
   config?: Record<string, unknown> | undefined;
 }
@@ -124,6 +136,7 @@ export async function createChannel(
           sealedConfig: sealJson(deps.keys.secret, settings.config, channelAad(id)),
           enabled: input.enabled ?? true,
           notifyResolved: input.notifyResolved ?? false,
+          ...digestColumns(input.digest ?? null),
           createdAt: now,
           updatedAt: now,
         })
@@ -131,10 +144,14 @@ export async function createChannel(
       if (!row) {
         throw new Error("insert into notification_channels returned no row");
       }
+      if (input.digest) {
+        await startDigestClock(tx, id, now);
+      }
       await auditChannel(tx, deps, audit, "notification_channel.create", id, {
         name: row.name,
         kind: row.kind,
         fields: Object.keys(input.config as Record<string, unknown>),
+        digest: describeDigest(input.digest ?? null),
       });
       return { row, settings };
     });
@@ -203,6 +220,10 @@ export async function updateChannel(
   if (patch.notifyResolved !== undefined) {
     values.notifyResolved = patch.notifyResolved;
   }
+  const digestChanged = patch.digest !== undefined && !sameDigest(digestOf(current.row), patch.digest);
+  if (digestChanged) {
+    Object.assign(values, digestColumns(patch.digest ?? null));
+  }
   if (patch.config !== undefined && settings) {
     values.sealedConfig = sealJson(deps.keys.secret, settings.config, channelAad(id));
   }
@@ -210,6 +231,7 @@ export async function updateChannel(
     name: patch.name,
     enabled: patch.enabled,
     notify_resolved: patch.notifyResolved,
+    digest: digestChanged ? patch.digest : undefined,
   })
     .filter(([, value]) => value !== undefined)
     .map(([key]) => key);
@@ -223,9 +245,13 @@ export async function updateChannel(
       if (!row) {
         throw notFound(`No notification channel ${id}.`);
       }
+      if (digestChanged && patch.digest) {
+        await startDigestClock(tx, id, values.updatedAt as Date);
+      }
       await auditChannel(tx, deps, audit, "notification_channel.update", id, {
         fields: changed,
         config_fields: Object.keys(patch.config ?? {}),
+        ...(digestChanged ? { digest: describeDigest(patch.digest ?? null) } : {}),
       });
       return { row, settings, ...(settings ? {} : { problem: current.problem }) };
     });
@@ -255,6 +281,18 @@ export async function deleteChannel(
   });
 }
 
+/**
+ * A digest set or changed counts its slots from now: the first goes out at the next chosen time,
+ * not at once for a time already passed today. What the last digest saw is kept, so the next one
+ * still says what changed.
+ */
+async function startDigestClock(db: Database, channelId: string, now: Date): Promise<void> {
+  await db
+    .insert(channelDigests)
+    .values({ channelId, slotAt: now })
+    .onConflictDoUpdate({ target: channelDigests.channelId, set: { slotAt: now } });
+}
+
 /** One test send, awaited; audited with its outcome, since what it proves is when it was tried. */
 export async function testChannel(
   deps: Pick<ChannelStoreDeps, "db" | "clock" | "ids"> & { notifier: Pick<Notifier, "sendTest"> },
@@ -275,6 +313,7 @@ export function channelJson(channel: StoredChannel) {
     kind: channel.row.kind,
     enabled: channel.row.enabled,
     notify_resolved: channel.row.notifyResolved,
+    digest: digestOf(channel.row),
     target: channel.settings ? channelTarget(channel.settings) : null,
     config: shown.config,
     secrets: shown.secrets,

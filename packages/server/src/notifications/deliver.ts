@@ -28,7 +28,13 @@ export type AttemptResult =
 
 /** The part of a nodemailer transport an attempt uses. */
 export interface MailTransport {
-  sendMail(message: { from: string; to: string[]; subject: string; text: string }): Promise<unknown>;
+  sendMail(message: {
+    from: string;
+    to: string[];
+    subject: string;
+    text: string;
+    html?: string;
+  }): Promise<unknown>;
   close(): void;
 }
 export type MailTransportFactory = (options: SMTPTransport.Options) => Promise<MailTransport>;
@@ -113,7 +119,13 @@ function httpRequestFor(settings: Exclude<ChannelSettings, { kind: "email" }>, n
         "User-Agent": USER_AGENT,
         Title: headerText(n.title),
         Priority: String(settings.config.priority ?? (opened ? 4 : 3)),
-        Tags: opened ? "warning" : n.event === "alert.resolved" ? "white_check_mark" : "bell",
+        Tags: opened
+          ? "warning"
+          : n.event === "alert.resolved"
+            ? "white_check_mark"
+            : n.event === "digest"
+              ? "clipboard"
+              : "bell",
         Click: n.link,
       };
       if (settings.config.token) {
@@ -267,6 +279,8 @@ async function sendEmail(
         to: config.to,
         subject: `[Fleetback] ${n.title}`,
         text: `${n.body}\n\n${n.link}\n`,
+        // A digest goes as HTML with the text as its alternative part.
+        ...(n.html ? { html: n.html } : {}),
       }),
       aborted,
     ]);

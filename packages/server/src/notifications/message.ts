@@ -4,7 +4,7 @@
  * the host page. Each channel kind then shapes this into its own payload (deliver.ts).
  */
 
-export type NotificationEvent = "alert.opened" | "alert.resolved" | "test";
+export type NotificationEvent = "alert.opened" | "alert.resolved" | "digest" | "test";
 
 /** The alert fields a notification needs; an `alerts` row satisfies it as it is. */
 export interface NotifiableAlert {
@@ -39,6 +39,8 @@ export interface Notification {
   alertId: string | null;
   /** The webhook payload: stable snake_case fields for machines. */
   data: Record<string, unknown>;
+  /** The body as an HTML page, sent by mail beside the text (digests). */
+  html?: string | undefined;
 }
 
 export function alertNotification(

@@ -6,6 +6,7 @@
  */
 import {
   alerts,
+  channelDigests,
   type Database,
   hosts,
   isForeignKeyViolation,
@@ -53,6 +54,13 @@ export async function recordAttempt(
       await tx.insert(notificationLog).values(row);
       if (record.status === "failed" && record.event !== "test") {
         await countNotificationFailure(tx, record.channelId);
+      }
+      if (record.status === "sent" && record.event === "digest") {
+        // fleetback_digest_last_sent_timestamp_seconds: a digest that stops arriving is the alarm.
+        await tx
+          .update(channelDigests)
+          .set({ sentAt: record.at })
+          .where(eq(channelDigests.channelId, record.channelId));
       }
     });
   try {

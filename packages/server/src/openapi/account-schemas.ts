@@ -5,6 +5,7 @@
  * channels with their delivery attempts (notifications/channels.ts channelJson,
  * notifications/notification-log.ts).
  */
+
 import {
   AUDIT_ACTOR_KINDS,
   NOTIFICATION_CHANNEL_KINDS,
@@ -12,6 +13,7 @@ import {
   USER_ROLES,
 } from "@fleetback/db";
 import { Type } from "typebox";
+import { DigestSetting } from "../notifications/digest-schedule.js";
 import {
   DateTime,
   Enum,
@@ -89,6 +91,9 @@ export const NotificationChannel = Type.Object(
     kind: Enum(NOTIFICATION_CHANNEL_KINDS),
     enabled: Type.Boolean(),
     notify_resolved: Type.Boolean(),
+    digest: Type.Union([DigestSetting, Type.Null()], {
+      description: "the fleet digest this channel gets (daily or weekly at a local time), or none",
+    }),
     target: Type.Union([Type.String(), Type.Null()], { description: "where it sends, as a host only" }),
     config: Type.Record(Type.String(), Type.Unknown(), { description: "the settings that are not secret" }),
     secrets: Type.Record(Type.String(), Type.Boolean(), { description: "whether each secret is set" }),

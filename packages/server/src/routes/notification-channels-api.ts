@@ -19,6 +19,7 @@ import {
   testChannel,
   updateChannel,
 } from "../notifications/channels.js";
+import { DigestSetting } from "../notifications/digest-schedule.js";
 import { listNotificationLog } from "../notifications/notification-log.js";
 import {
   NotificationChannelAnswer,
@@ -30,6 +31,11 @@ import { apiGroup, NO_CONTENT } from "../openapi/api-route.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: "\\S" });
 const ConfigBody = Type.Record(Type.String(), Type.Unknown());
+const DigestBody = Type.Optional(
+  Type.Union([DigestSetting, Type.Null()], {
+    description: "a daily or weekly fleet digest at a local time (FLEETBACK_TZ); null for none",
+  }),
+);
 
 export const NewChannelBody = Type.Object(
   {
@@ -37,6 +43,7 @@ export const NewChannelBody = Type.Object(
     kind: ChannelKind,
     enabled: Type.Optional(Type.Boolean()),
     notify_resolved: Type.Optional(Type.Boolean()),
+    digest: DigestBody,
     config: ConfigBody,
   },
   { additionalProperties: false },
@@ -47,6 +54,7 @@ export const ChannelChangeBody = Type.Object(
     name: Type.Optional(Name),
     enabled: Type.Optional(Type.Boolean()),
     notify_resolved: Type.Optional(Type.Boolean()),
+    digest: DigestBody,
     config: Type.Optional(ConfigBody),
   },
   { additionalProperties: false },
@@ -103,6 +111,7 @@ CHANNEL_API.add({
       kind: body.kind,
       enabled: body.enabled,
       notifyResolved: body.notify_resolved,
+      digest: body.digest,
       config: body.config,
     });
     return c.json({ notification_channel: channelJson(channel) }, 201);
@@ -143,6 +152,7 @@ CHANNEL_API.add({
       name: body.name?.trim(),
       enabled: body.enabled,
       notifyResolved: body.notify_resolved,
+      digest: body.digest,
       config: body.config,
     });
     return c.json({ notification_channel: channelJson(channel) });

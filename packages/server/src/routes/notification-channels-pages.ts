@@ -28,6 +28,12 @@ import {
   testChannel,
   updateChannel,
 } from "../notifications/channels.js";
+import {
+  DIGEST_FORM_FIELDS,
+  describeDigest,
+  digestFromForm,
+  WEEKDAYS,
+} from "../notifications/digest-schedule.js";
 import { listNotificationLog } from "../notifications/notification-log.js";
 
 const formFields: Record<string, ReturnType<typeof Type.Optional>> = {
@@ -38,6 +44,9 @@ const formFields: Record<string, ReturnType<typeof Type.Optional>> = {
 };
 for (const name of CONFIG_FORM_FIELDS) {
   formFields[name] = Type.Optional(Type.String({ maxLength: 4096 }));
+}
+for (const name of DIGEST_FORM_FIELDS) {
+  formFields[name] = Type.Optional(Type.String({ maxLength: 16 }));
 }
 const ChannelForm = Type.Object(formFields, { additionalProperties: false });
 const StateForm = Type.Object(
@@ -56,7 +65,9 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
     updateChannel(deps, auditOf(c), id, patch);
 
   routes.get("/settings/notifications", admin, async (c) => {
-    const channels = (await listChannels(deps)).map(channelJson);
+    const channels = (await listChannels(deps))
+      .map(channelJson)
+      .map((channel) => ({ ...channel, digest_text: describeDigest(channel.digest) }));
     const log = await listNotificationLog(deps.db, { limit: PAGE_LOG_LIMIT });
     const testedId = c.req.query("tested");
     const tested = testedId
@@ -76,6 +87,8 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
       })),
       kindFields: KIND_FIELDS,
       kindLabels: KIND_LABELS,
+      weekdays: WEEKDAYS,
+      timeZone: deps.config.timeZone,
     });
   });
   routes.post("/settings/notifications", admin, async (c) => {
@@ -86,6 +99,7 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
       kind,
       enabled: form.enabled === "on",
       notifyResolved: form.notify_resolved === "on",
+      digest: digestFromForm(form),
       config: configFromForm(kind, form, "create"),
     });
     return redirectAfterPost(c, "/settings/notifications");
@@ -97,6 +111,7 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
     await change(c, id, {
       name: form.name?.trim() || undefined,
       notifyResolved: form.notify_resolved === "on",
+      digest: digestFromForm(form),
       config: configFromForm(current.row.kind, form, "update"),
     });
     return redirectAfterPost(c, "/settings/notifications");

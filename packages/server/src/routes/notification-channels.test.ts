@@ -226,6 +226,81 @@ runServerSuite("notification channel routes", (server) => {
     expect((await json<{ message: string }>(dup)).message).toMatch(/^name: /);
   });
 
+  it("sets, changes and removes a channel's digest by API and by form, naming a wrong field", async () => {
+    const created = await admin.json("POST", API, {
+      ...webhook(),
+      digest: { period: "weekly", time: "07:30" },
+    });
+    expect(created.status).toBe(201);
+    const channel = (await json<ChannelBody & { notification_channel: { digest: unknown } }>(created))
+      .notification_channel;
+    // A weekly digest without a day goes out on Monday.
+    expect(channel.digest).toEqual({ period: "weekly", time: "07:30", weekday: 1 });
+    const refusals: Array<[unknown, RegExp]> = [
+      [{ period: "daily", time: "07:30", weekday: 3 }, /^digest\.weekday: only a weekly digest/],
+      [{ period: "daily", time: "7:30" }, /^digest\.time: /],
+      [{ period: "monthly", time: "07:30" }, /^digest\.period: /],
+      [{ period: "weekly", time: "07:30", weekday: 7 }, /^digest\.weekday: /],
+    ];
+    for (const [digest, pattern] of refusals) {
+      const res = await admin.json("PUT", `${API}/${channel.id}`, { digest });
+      expect([JSON.stringify(digest), res.status, (await json<{ message: string }>(res)).message]).toEqual([
+        JSON.stringify(digest),
+        400,
+        expect.stringMatching(pattern),
+      ]);
+    }
+    const daily = await admin.json("PUT", `${API}/${channel.id}`, {
+      digest: { period: "daily", time: "06:00" },
+    });
+    expect(
+      (await json<{ notification_channel: { digest: unknown } }>(daily)).notification_channel.digest,
+    ).toEqual({
+      period: "daily",
+      time: "06:00",
+    });
+
+    const page = await read(await admin.request("/settings/notifications"));
+    expect(page).toContain('data-testid="channel-digest-ops hook">digest daily at 06:00<');
+    const csrf = csrfFrom(page);
+    const bad = await admin.form(
+      `/settings/notifications/${channel.id}`,
+      { _csrf: csrf, name: "ops hook", digest_period: "weekly", digest_time: "25:00", digest_weekday: "5" },
+      { "HX-Request": "true" },
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("HX-Trigger")).toContain("digest_time");
+    const weekly = await admin.form(`/settings/notifications/${channel.id}`, {
+      _csrf: csrf,
+      name: "ops hook",
+      digest_period: "weekly",
+      digest_time: "18:15",
+      digest_weekday: "5",
+    });
+    expect(weekly.status).toBe(303);
+    expect(await read(await admin.request("/settings/notifications"))).toContain(
+      'data-testid="channel-digest-ops hook">digest weekly on Friday at 18:15<',
+    );
+    await admin.form(`/settings/notifications/${channel.id}`, {
+      _csrf: csrf,
+      name: "ops hook",
+      digest_period: "",
+      digest_time: "18:15",
+      digest_weekday: "5",
+    });
+    const [row] = await server.deps.db.select().from(notificationChannels);
+    expect(row).toMatchObject({ digestPeriod: null, digestTime: null, digestWeekday: null });
+    const audits = (await server.deps.db.select().from(auditLog)).filter(
+      (entry) => entry.targetId === channel.id,
+    );
+    expect(
+      audits
+        .map((entry) => (entry.details as { digest?: string }).digest)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(["daily at 06:00", "none", "weekly on Friday at 18:15", "weekly on Monday at 07:30"].sort());
+  });
+
   it("keeps stored secrets when an update leaves them out, and deletes", async () => {
     const created = await json<ChannelBody>(
       await admin.json("POST", API, {
