@@ -30,6 +30,7 @@ import { MIRROR_API } from "./routes/mirror-api.js";
 import { CHANNEL_API } from "./routes/notification-channels-api.js";
 import { POLICY_API } from "./routes/policies-api.js";
 import { RECOVERY_KIT_API } from "./routes/recovery-kit.js";
+import { REPORT_SCHEDULE_API } from "./routes/report-schedules-api.js";
 import { RESTORE_API } from "./routes/restore-api.js";
 import { SCHEDULE_API } from "./routes/schedules-api.js";
 import { SNAPSHOT_API } from "./routes/snapshots-api.js";
@@ -44,6 +45,7 @@ export const API_GROUPS: readonly { readonly operations: readonly ApiOperation[]
   AUDIT_API,
   EVIDENCE_API,
   DIGEST_API,
+  REPORT_SCHEDULE_API,
   CHANNEL_API,
   DASHBOARD_API,
   FLEET_API,

@@ -60,6 +60,7 @@ import { notificationChannelPageRoutes } from "./routes/notification-channels-pa
 import { policyApiRoutes } from "./routes/policies-api.js";
 import { policyPageRoutes } from "./routes/policies-pages.js";
 import { recoveryKitRoutes } from "./routes/recovery-kit.js";
+import { reportScheduleApiRoutes } from "./routes/report-schedules-api.js";
 import { restoreApiRoutes } from "./routes/restore-api.js";
 import { restorePageRoutes } from "./routes/restore-pages.js";
 import { scheduleApiRoutes } from "./routes/schedules-api.js";
@@ -136,6 +137,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", auditPageRoutes(deps));
   app.route("/", evidenceApiRoutes(deps));
   app.route("/", digestApiRoutes(deps));
+  app.route("/", reportScheduleApiRoutes(deps));
   app.route("/", evidencePageRoutes(deps));
   app.route("/", notificationChannelApiRoutes(deps));
   app.route("/", notificationChannelPageRoutes(deps));

@@ -11,6 +11,7 @@ import { EVIDENCE_PRUNE_PERIOD_MS, pruneEvidence } from "./evidence/evidence-rec
 import { createCronTimes } from "./freshness/cron-times.js";
 import { healthTick } from "./freshness/health-alerts.js";
 import { maintenanceTick } from "./maintenance/maintenance-ticker.js";
+import { REPORT_TICK_PERIOD_MS, reportTick } from "./reports/report-ticker.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./sources/retry-ticker.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";
@@ -24,7 +25,8 @@ export type ServerTickerName =
   | "health-ticker"
   | "rollout-ticker"
   | "evidence-pruner"
-  | "digest-ticker";
+  | "digest-ticker"
+  | "report-ticker";
 
 export interface ServerTickerOptions {
   /** Milliseconds between ticks, per ticker (tests shorten them). */
@@ -51,6 +53,7 @@ export function startServerTickers(deps: ServerDeps, options: ServerTickerOption
       () => withAdvisoryLock(deps.db, "evidence-pruner", (tx) => pruneEvidence(tx, clock.now())),
     ],
     ["digest-ticker", DIGEST_TICK_PERIOD_MS, () => digestTick(deps, clock.now())],
+    ["report-ticker", REPORT_TICK_PERIOD_MS, () => reportTick(deps, clock.now())],
   ];
   const tickers = table.map(([name, periodMs, tick]) =>
     startTicker(tick, options.periodMs?.[name] ?? periodMs, { name, log }),

@@ -132,11 +132,15 @@ export interface QueuedNotification {
   body: string;
   link: string;
   data: Record<string, unknown>;
-  /** The same as an HTML page, for mail (digests). */
+  /** The same as an HTML page, for mail (digests, reports). */
   html?: string;
+  /** Mail only: these recipients instead of the channel's (a scheduled report's list). */
+  to?: string[];
+  /** Mail only: one file attached (a report's CSV). */
+  attachment?: { filename: string; contentType: string; content: string };
 }
 
-export type QueuedEvent = "alert.opened" | "alert.resolved" | "digest";
+export type QueuedEvent = "alert.opened" | "alert.resolved" | "digest" | "report";
 
 /**
  * Deliveries not yet sent nor given up, one per (notification, channel). A server claims a due row
@@ -162,7 +166,7 @@ export const notificationDeliveries = pgTable(
   (t) => [
     check(
       "notification_deliveries_event_check",
-      sql`${t.event} in ('alert.opened', 'alert.resolved', 'digest')`,
+      sql`${t.event} in ('alert.opened', 'alert.resolved', 'digest', 'report')`,
     ),
     check("notification_deliveries_attempts_check", sql`${t.attempts} >= 0`),
     // Every delivery pass scans for due rows.
@@ -180,3 +184,42 @@ export type NewNotificationLogEntry = typeof notificationLog.$inferInsert;
 export type NotificationDelivery = typeof notificationDeliveries.$inferSelect;
 export type ChannelDigest = typeof channelDigests.$inferSelect;
 export type NewNotificationDelivery = typeof notificationDeliveries.$inferInsert;
+
+export const REPORT_PERIODS = ["weekly", "monthly"] as const;
+export type ReportPeriod = (typeof REPORT_PERIODS)[number];
+
+/**
+ * The evidence report for the last period, mailed on a schedule (issue 39.3) through an email
+ * channel's SMTP settings to a list of its own. slot_at is the last slot taken, as for digests.
+ */
+export const reportSchedules = pgTable(
+  "report_schedules",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull().unique("report_schedules_name_key"),
+    channelId: text("channel_id")
+      .notNull()
+      .references(() => notificationChannels.id, { onDelete: "cascade" }),
+    recipients: jsonb("recipients").$type<string[]>().notNull(),
+    period: text("period").$type<ReportPeriod>().notNull(),
+    // "HH:MM" in FLEETBACK_TZ; weekly on `weekday` (0 = Sunday), monthly on the 1st.
+    time: text("time").notNull(),
+    weekday: smallint("weekday"),
+    selector: text("selector").notNull().default(""),
+    groups: text("groups").notNull().default(""),
+    enabled: boolean("enabled").notNull().default(true),
+    slotAt: timestamptz("slot_at").notNull(),
+    queuedAt: timestamptz("queued_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    check(
+      "report_schedules_when_check",
+      sql`${t.time} ~ '^([01][0-9]|2[0-3]):[0-5][0-9]$'
+        and ((${t.period} = 'weekly' and ${t.weekday} between 0 and 6) or (${t.period} = 'monthly' and ${t.weekday} is null))`,
+    ),
+    index("report_schedules_channel_id_idx").on(t.channelId),
+  ],
+);
+export type ReportSchedule = typeof reportSchedules.$inferSelect;

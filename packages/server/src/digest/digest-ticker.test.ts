@@ -75,6 +75,12 @@ runDbSuite("fleet digest delivery", (getDb) => {
         to: ["ops@example.org"],
       },
     });
+    await createChannel(deps, audit, {
+      name: "ops-slack",
+      kind: "slack",
+      digest: daily,
+      config: { url: `${webhook.url}/slack` },
+    });
     const quiet = await createChannel(deps, audit, {
       name: "alerts-only",
       kind: "webhook",
@@ -109,12 +115,18 @@ runDbSuite("fleet digest delivery", (getDb) => {
       digestTick(deps, deps.clock.now()),
       digestTick(deps, deps.clock.now()),
     ]);
-    expect([...a.queued, ...b.queued].sort()).toHaveLength(2);
+    expect([...a.queued, ...b.queued].sort()).toHaveLength(3);
     await deps.notifier.idle();
     expect((await tickAndDeliver(deps)).queued).toEqual([]);
 
-    const [request] = await webhook.waitFor(1);
-    expect(webhook.requests.map((r) => r.path)).toEqual(["/digest"]);
+    await webhook.waitFor(2);
+    expect(webhook.requests.map((r) => r.path).sort()).toEqual(["/digest", "/slack"]);
+    const request = webhook.requests.find((r) => r.path === "/digest");
+    // Chat gets its own markup: the verdict in bold, a sentence a line, the link as a Slack link.
+    const slack = JSON.parse(webhook.requests.find((r) => r.path === "/slack")?.body ?? "{}");
+    expect(slack.text).toMatch(/^\*Fleetback: 2 things need attention \(1 overdue, 1 failed drill\)\*\n/);
+    expect(slack.text).toContain("\nNeeds attention: 1 overdue: web-1.\n");
+    expect(slack.text).toMatch(/<http:\/\/127\.0\.0\.1:8080\/hosts\|Open in Fleetback>$/);
     expect(request?.headers["x-fleetback-event"]).toBe("digest");
     const body = request?.body ?? "";
     expect(request?.headers["x-fleetback-signature"]).toBe(
@@ -151,9 +163,9 @@ runDbSuite("fleet digest delivery", (getDb) => {
     expect(kept?.sentAt?.toISOString()).toBe("2026-11-22T07:00:00.000Z");
     expect(kept?.slotAt.toISOString()).toBe("2026-11-22T07:00:00.000Z");
     const snapshot = await loadFleetSnapshot(deps, deps.clock.now());
-    expect(snapshot.digests.map((d) => d.channel).sort()).toEqual(["ops-hook", "ops-mail"]);
+    expect(snapshot.digests.map((d) => d.channel).sort()).toEqual(["ops-hook", "ops-mail", "ops-slack"]);
     const logged = await deps.db.select().from(notificationLog).where(eq(notificationLog.event, "digest"));
-    expect(logged.map((row) => row.status)).toEqual(["sent", "sent"]);
+    expect(logged.map((row) => row.status)).toEqual(["sent", "sent", "sent"]);
     expect(logged.some((row) => row.channelId === quiet.row.id || row.channelId === off.row.id)).toBe(false);
 
     // The next day: web backed up, db's drill passed.
@@ -165,8 +177,9 @@ runDbSuite("fleet digest delivery", (getDb) => {
     );
     deps.clock.set(new Date("2026-11-23T07:00:00Z"));
     await reportSnapshots(deps, web.id, [{ time: deps.clock.now().toISOString(), tags: ["etc"] }]);
-    expect((await tickAndDeliver(deps)).queued).toHaveLength(2);
-    const second = JSON.parse((await webhook.waitFor(2))[1]?.body ?? "{}");
+    expect((await tickAndDeliver(deps)).queued).toHaveLength(3);
+    await webhook.waitFor(4);
+    const second = JSON.parse(webhook.requests.filter((r) => r.path === "/digest")[1]?.body ?? "{}");
     expect(second.digest.all_well).toBe(true);
     expect(second.digest.since).toBe("2026-11-22T07:00:00.000Z");
     expect(second.digest.changes.resolved).toEqual({ count: 2, names: ["db-1", "web-1"] });

@@ -34,6 +34,7 @@ export interface MailTransport {
     subject: string;
     text: string;
     html?: string;
+    attachments?: Array<{ filename: string; contentType: string; content: string }>;
   }): Promise<unknown>;
   close(): void;
 }
@@ -276,11 +277,13 @@ async function sendEmail(
     await Promise.race([
       transport.sendMail({
         from: config.from,
-        to: config.to,
+        // A scheduled report goes to its own list through the channel's server.
+        to: n.to ?? config.to,
         subject: `[Fleetback] ${n.title}`,
         text: `${n.body}\n\n${n.link}\n`,
         // A digest goes as HTML with the text as its alternative part.
         ...(n.html ? { html: n.html } : {}),
+        ...(n.attachment ? { attachments: [n.attachment] } : {}),
       }),
       aborted,
     ]);

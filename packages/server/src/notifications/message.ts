@@ -4,7 +4,7 @@
  * the host page. Each channel kind then shapes this into its own payload (deliver.ts).
  */
 
-export type NotificationEvent = "alert.opened" | "alert.resolved" | "digest" | "test";
+export type NotificationEvent = "alert.opened" | "alert.resolved" | "digest" | "report" | "test";
 
 /** The alert fields a notification needs; an `alerts` row satisfies it as it is. */
 export interface NotifiableAlert {
@@ -39,8 +39,12 @@ export interface Notification {
   alertId: string | null;
   /** The webhook payload: stable snake_case fields for machines. */
   data: Record<string, unknown>;
-  /** The body as an HTML page, sent by mail beside the text (digests). */
+  /** The body as an HTML page, sent by mail beside the text (digests, reports). */
   html?: string | undefined;
+  /** Mail only: these recipients instead of the channel's. */
+  to?: string[] | undefined;
+  /** Mail only: one attached file. */
+  attachment?: { filename: string; contentType: string; content: string } | undefined;
 }
 
 export function alertNotification(

@@ -3,6 +3,7 @@
  * The audit evidence report's answer (evidence/evidence-report.ts EvidenceReport).
  */
 import { Type } from "typebox";
+import { DateTime, Id, NullableDateTime } from "./common-schemas.js";
 
 const Day = Type.String({ description: "a UTC day, YYYY-MM-DD" });
 const DayMark = Type.Union([Type.Literal("yes"), Type.Literal("no"), Type.Literal("not yet")], {
@@ -48,3 +49,27 @@ export const EvidenceReportJson = Type.Object(
   },
   { $id: "EvidenceReport" },
 );
+
+export const ReportScheduleJson = Type.Object(
+  {
+    id: Id,
+    name: Type.String(),
+    channel_id: Type.String({ description: "the email channel whose SMTP server sends it" }),
+    recipients: Type.Array(Type.String()),
+    period: Type.Union([Type.Literal("weekly"), Type.Literal("monthly")]),
+    time: Type.String({ description: "local time HH:MM (FLEETBACK_TZ)" }),
+    weekday: Type.Union([Type.Integer({ minimum: 0, maximum: 6 }), Type.Null()], {
+      description: "weekly: 0 = Sunday; null for monthly (sent on the 1st)",
+    }),
+    selector: Type.String(),
+    groups: Type.String(),
+    enabled: Type.Boolean(),
+    when: Type.String({ description: "in words, e.g. weekly on Monday at 08:00" }),
+    last_queued_at: NullableDateTime,
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { $id: "ReportSchedule" },
+);
+export const ReportScheduleAnswer = Type.Object({ report_schedule: ReportScheduleJson });
+export const ReportScheduleList = Type.Object({ report_schedules: Type.Array(ReportScheduleJson) });

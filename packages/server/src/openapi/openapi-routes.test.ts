@@ -743,6 +743,37 @@ describe("answers match their documented schemas", () => {
     const digest = await call(admin, "GET", "/api/reports/digest?period=weekly");
     expect(digest.body.digest.hosts.total).toBe(report.body.hosts.length);
     expect(digest.body.title).toMatch(/^Fleetback: /);
+
+    const mail = await call(admin, "POST", "/api/notification-channels", {
+      name: "report mail",
+      kind: "email",
+      config: {
+        host: "smtp.example.org",
+        port: 25,
+        security: "none",
+        from: "f@example.org",
+        to: ["a@example.org"],
+      },
+    });
+    const schedule = await call(admin, "POST", "/api/reports/schedules", {
+      name: "weekly prod",
+      channel_id: mail.body.notification_channel.id,
+      recipients: ["auditor@example.org"],
+      period: "weekly",
+      time: "08:00",
+      selector: "env=prod",
+    });
+    expect(schedule.status).toBe(201);
+    const id = schedule.body.report_schedule.id as string;
+    expect(schedule.body.report_schedule.when).toBe("weekly on Monday at 08:00");
+    const changed = await call(admin, "PUT", `/api/reports/schedules/${id}`, { period: "monthly" });
+    expect(changed.body.report_schedule).toMatchObject({
+      weekday: null,
+      when: "monthly on the 1st at 08:00",
+    });
+    expect((await call(admin, "GET", "/api/reports/schedules")).body.report_schedules).toHaveLength(1);
+    expect((await call(admin, "DELETE", `/api/reports/schedules/${id}`)).status).toBe(204);
+    await call(admin, "DELETE", `/api/notification-channels/${mail.body.notification_channel.id}`);
   });
 
   it("fleet policies: create, preview, edit, versions, rollback, a host's provenance, delete", async () => {

@@ -150,6 +150,18 @@ const FORMS: Record<string, Refusal | string> = {
     fields: { name: LONG.slice(0, 101) },
     at: "name",
   },
+  "/settings/notifications/reports/:id/delete": BUTTON,
+  "/settings/notifications/reports": {
+    page: () => "/settings/notifications",
+    fields: {
+      name: "weekly",
+      channel_id: "none",
+      recipients: "a@example.org",
+      period: "weekly",
+      time: "25:99",
+    },
+    at: "time",
+  },
   "/settings/notifications": {
     page: () => "/settings/notifications",
     fields: {
@@ -243,6 +255,7 @@ const SAVES = [
   "/policies/:id",
   "/settings/notifications/:id",
   "/settings/notifications",
+  "/settings/notifications/reports",
   "/settings/users/:id",
   "/settings/users/:id/password",
   "/settings/users",
@@ -299,6 +312,18 @@ async function fixtures(admin: TestClient, db: Database): Promise<Ids> {
       config: { url: "https://hooks.example.org/ops", secret: "0123456789abcdef" },
     })
   ).json()) as { channel?: { id: string }; notification_channel?: { id: string } };
+  // The scheduled report's form is shown once an email channel exists to send it.
+  await admin.json("POST", "/api/notification-channels", {
+    kind: "email",
+    name: "mail",
+    config: {
+      host: "smtp.example.org",
+      port: 25,
+      security: "none",
+      from: "f@example.org",
+      to: ["a@example.org"],
+    },
+  });
   const created = await admin.json("POST", "/api/users", {
     username: "carol",
     password: "a long pass phrase 42",

@@ -6,11 +6,11 @@
  */
 import { NOTIFICATION_CHANNEL_KINDS, type NotificationChannelKind } from "@fleetback/db";
 import { type Context, Hono } from "hono";
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm } from "../http/validate.js";
+import { describeProblems, invalidFrom, readForm } from "../http/validate.js";
 import { ChannelKind } from "../notifications/channel-config.js";
 import {
   CONFIG_FORM_FIELDS,
@@ -35,6 +35,13 @@ import {
   WEEKDAYS,
 } from "../notifications/digest-schedule.js";
 import { listNotificationLog } from "../notifications/notification-log.js";
+import {
+  createReportSchedule,
+  deleteReportSchedule,
+  listReportSchedules,
+  NewReportScheduleBody,
+  reportScheduleJson,
+} from "../reports/report-schedules.js";
 
 const formFields: Record<string, ReturnType<typeof Type.Optional>> = {
   name: Type.Optional(Type.String({ maxLength: 100 })),
@@ -54,6 +61,47 @@ const StateForm = Type.Object(
   { additionalProperties: false },
 );
 const EmptyForm = Type.Object({}, { additionalProperties: false });
+const ReportForm = Type.Object(
+  {
+    name: Type.String({ maxLength: 100 }),
+    channel_id: Type.String({ maxLength: 64 }),
+    recipients: Type.String({ maxLength: 8192 }),
+    period: Type.String({ maxLength: 16 }),
+    time: Type.String({ maxLength: 16 }),
+    weekday: Type.Optional(Type.String({ maxLength: 4 })),
+    selector: Type.Optional(Type.String({ maxLength: 4096 })),
+    groups: Type.Optional(Type.String({ maxLength: 2048 })),
+  },
+  { additionalProperties: false },
+);
+
+/** The report form as the API's body, so one schema names whatever is wrong. */
+function reportBodyOf(form: Static<typeof ReportForm>) {
+  const body = {
+    name: form.name.trim(),
+    channel_id: form.channel_id,
+    recipients: form.recipients.split(/[\s,;]+/).filter((address) => address !== ""),
+    period: form.period,
+    time: form.time,
+    // The day select is always sent; it means something for a weekly report only.
+    ...(form.period === "weekly" && form.weekday ? { weekday: Number(form.weekday) } : {}),
+    selector: form.selector ?? "",
+    groups: form.groups ?? "",
+  };
+  // One textarea holds the list: a bad address is that input's problem ("recipients.2" in JSON).
+  const problems = describeProblems(NewReportScheduleBody, body).map((problem) =>
+    problem.field.startsWith("recipients.")
+      ? {
+          field: "recipients",
+          message: `${problem.message} (address ${Number(problem.field.slice(11)) + 1})`,
+        }
+      : problem,
+  );
+  if (problems.length > 0) {
+    throw invalidFrom(problems);
+  }
+  return body as Static<typeof NewReportScheduleBody>;
+}
 
 const PAGE_LOG_LIMIT = 50;
 
@@ -69,6 +117,7 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
       .map(channelJson)
       .map((channel) => ({ ...channel, digest_text: describeDigest(channel.digest) }));
     const log = await listNotificationLog(deps.db, { limit: PAGE_LOG_LIMIT });
+    const reports = (await listReportSchedules(deps.db)).map(reportScheduleJson);
     const testedId = c.req.query("tested");
     const tested = testedId
       ? (await listNotificationLog(deps.db, { limit: 10, channelId: testedId })).find(
@@ -89,6 +138,9 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
       kindLabels: KIND_LABELS,
       weekdays: WEEKDAYS,
       timeZone: deps.config.timeZone,
+      reports,
+      emailChannels: channels.filter((channel) => channel.kind === "email"),
+      channelNames: Object.fromEntries(channels.map((channel) => [channel.id, channel.name])),
     });
   });
   routes.post("/settings/notifications", admin, async (c) => {
@@ -103,6 +155,17 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
       config: configFromForm(kind, form, "create"),
     });
     return redirectAfterPost(c, "/settings/notifications");
+  });
+  // Before "/settings/notifications/:id", which would take "reports" for a channel id.
+  routes.post("/settings/notifications/reports", admin, async (c) => {
+    const form = await readForm(c, ReportForm);
+    await createReportSchedule(deps, auditOf(c), reportBodyOf(form));
+    return redirectAfterPost(c, "/settings/notifications#reports-heading");
+  });
+  routes.post("/settings/notifications/reports/:id/delete", admin, async (c) => {
+    await readForm(c, EmptyForm);
+    await deleteReportSchedule(deps, auditOf(c), c.req.param("id"));
+    return redirectAfterPost(c, "/settings/notifications#reports-heading");
   });
   routes.post("/settings/notifications/:id", admin, async (c) => {
     const form = (await readForm(c, ChannelForm)) as Record<string, string | undefined>;

@@ -301,6 +301,91 @@ runServerSuite("notification channel routes", (server) => {
     ).toEqual(["daily at 06:00", "none", "weekly on Friday at 18:15", "weekly on Monday at 07:30"].sort());
   });
 
+  it("schedules evidence reports through an email channel only, by API and by form", async () => {
+    const hook = await json<ChannelBody>(await admin.json("POST", API, webhook()));
+    const mail = await json<ChannelBody>(
+      await admin.json("POST", API, {
+        name: "mail",
+        kind: "email",
+        config: {
+          host: smtp.host,
+          port: smtp.port,
+          security: "none",
+          from: "f@example.org",
+          to: ["a@example.org"],
+        },
+      }),
+    );
+    const good = {
+      name: "weekly prod",
+      channel_id: mail.notification_channel.id,
+      recipients: ["auditor@example.org"],
+      period: "weekly",
+      time: "08:00",
+    };
+    const refusals: Array<[Record<string, unknown>, RegExp]> = [
+      [{ ...good, channel_id: hook.notification_channel.id }, /^channel_id: must be an email channel/],
+      [{ ...good, channel_id: "nope" }, /^channel_id: no such notification channel/],
+      [{ ...good, period: "monthly", weekday: 2 }, /^weekday: only a weekly report has a weekday/],
+      [{ ...good, selector: "env in (prod" }, /^selector: /],
+      [{ ...good, recipients: [] }, /^recipients: /],
+      [{ ...good, recipients: ["not-an-address"] }, /^recipients\.0: /],
+      [{ ...good, time: "8:00" }, /^time: /],
+    ];
+    for (const [body, pattern] of refusals) {
+      const res = await admin.json("POST", "/api/reports/schedules", body);
+      expect([JSON.stringify(body), res.status, (await json<{ message: string }>(res)).message]).toEqual([
+        JSON.stringify(body),
+        400,
+        expect.stringMatching(pattern),
+      ]);
+    }
+    expect((await admin.json("POST", "/api/reports/schedules", good)).status).toBe(201);
+    expect((await admin.json("POST", "/api/reports/schedules", good)).status).toBe(409);
+    expect((await operator.json("POST", "/api/reports/schedules", { ...good, name: "x" })).status).toBe(403);
+
+    const page = await read(await admin.request("/settings/notifications"));
+    expect(page).toContain('data-testid="report-when-weekly prod">weekly on Monday at 08:00<');
+    const csrf = csrfFrom(page);
+    const form = {
+      _csrf: csrf,
+      name: "monthly all",
+      channel_id: mail.notification_channel.id,
+      recipients: "auditor@example.org\nbad address",
+      period: "monthly",
+      weekday: "1",
+      time: "07:00",
+      selector: "",
+      groups: "",
+    };
+    const bad = await admin.form("/settings/notifications/reports", form, { "HX-Request": "true" });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("HX-Trigger")).toContain("recipients");
+    const made = await admin.form("/settings/notifications/reports", {
+      ...form,
+      recipients: "auditor@example.org cfo@example.org",
+    });
+    expect(made.status).toBe(303);
+    const listed = await json<{
+      report_schedules: Array<{ id: string; name: string; when: string; recipients: string[] }>;
+    }>(await admin.request("/api/reports/schedules"));
+    const monthly = listed.report_schedules.find((entry) => entry.name === "monthly all");
+    // The day select is sent with the form; a monthly report ignores it.
+    expect(monthly).toMatchObject({
+      when: "monthly on the 1st at 07:00",
+      recipients: ["auditor@example.org", "cfo@example.org"],
+    });
+    expect(
+      (await admin.form(`/settings/notifications/reports/${monthly?.id}/delete`, { _csrf: csrf })).status,
+    ).toBe(303);
+    // Deleting the channel stops its reports.
+    expect((await admin.json("DELETE", `${API}/${mail.notification_channel.id}`)).status).toBe(204);
+    expect(
+      (await json<{ report_schedules: unknown[] }>(await admin.request("/api/reports/schedules")))
+        .report_schedules,
+    ).toEqual([]);
+  });
+
   it("keeps stored secrets when an update leaves them out, and deletes", async () => {
     const created = await json<ChannelBody>(
       await admin.json("POST", API, {
