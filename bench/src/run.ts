@@ -6,7 +6,9 @@
  * it), the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
  * skips it; health/freshness-bench.ts), a policy change over FLEETBACK_BENCH_POLICY_HOSTS hosts under
  * 50 policies (default 10,000, 0 skips it; cases/policy-fleet.ts), the digest of
- * FLEETBACK_BENCH_DIGEST_HOSTS hosts (default 5,000, 0 skips it; cases/digest-fleet.ts), and the start and idle-memory budgets of the built server
+ * FLEETBACK_BENCH_DIGEST_HOSTS hosts (default 5,000, 0 skips it; cases/digest-fleet.ts), the embedded
+ * database's upkeep over FLEETBACK_BENCH_UPKEEP_ROUNDS replacements (default 1,000, 0 skips it;
+ * health/embedded-upkeep-bench.ts), and the start and idle-memory budgets of the built server
  * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them), and the cases with a real agent,
  * restic 0.18 and rest-server: B1's backup, B4's restore browser and the agent's idle memory
  * (restic/restic-bench.ts; FLEETBACK_BENCH_RESTIC=0 skips them). The budget rows are printed as
@@ -21,6 +23,7 @@ import { runPolicyFleetBench } from "./cases/policy-fleet.js";
 import { protocolCases } from "./cases/protocol.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
 import { type BenchResult, formatResults, runCase } from "./harness.js";
+import { runEmbeddedUpkeepBench } from "./health/embedded-upkeep-bench.js";
 import { runFreshnessBench } from "./health/freshness-bench.js";
 import { reapChildrenOnExit } from "./reap-children.js";
 import { runResticBench } from "./restic/restic-bench.js";
@@ -72,6 +75,7 @@ await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, runFleetBench);
 await sizedCase("FLEETBACK_BENCH_GROUPS", 10_000, runFreshnessBench);
 await sizedCase("FLEETBACK_BENCH_POLICY_HOSTS", 10_000, runPolicyFleetBench);
 await sizedCase("FLEETBACK_BENCH_DIGEST_HOSTS", 5000, runDigestFleetBench);
+await sizedCase("FLEETBACK_BENCH_UPKEEP_ROUNDS", 1000, runEmbeddedUpkeepBench);
 
 if (process.env.FLEETBACK_BENCH_RESTIC !== "0") {
   const restic = await runResticBench();

@@ -37,4 +37,5 @@ export { channelName, NOTIFY_PAYLOAD_LIMIT, type PubSub } from "./pubsub.js";
 export { redactDatabaseUrl } from "./redact.js";
 export * from "./schema/index.js";
 export { insertTextRows, type TextColumn } from "./text-rows.js";
+export { type UpkeepOptions, type UpkeepReport, upkeep } from "./upkeep.js";
 export { withoutTriggers } from "./without-triggers.js";

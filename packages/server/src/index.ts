@@ -17,3 +17,4 @@ export { createLogger } from "./log.js";
 export type { PolicyBody } from "./policies/policy-spec.js";
 export { createPolicy, previewPolicy, updatePolicy } from "./policies/policy-store.js";
 export { type RunningServer, StartupError, startServer } from "./server.js";
+export { replaceSnapshots } from "./snapshots/snapshot-store.js";

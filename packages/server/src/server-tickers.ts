@@ -13,6 +13,7 @@ import { healthTick } from "./freshness/health-alerts.js";
 import { maintenanceTick } from "./maintenance/maintenance-ticker.js";
 import { REPORT_TICK_PERIOD_MS, reportTick } from "./reports/report-ticker.js";
 import { RETRY_TICK_PERIOD_MS, retryTick } from "./sources/retry-ticker.js";
+import { createDbUpkeep, DB_UPKEEP_PERIOD_MS } from "./tickers/db-upkeep.js";
 import { OFFLINE_SWEEP_PERIOD_MS, sweepOfflineHosts } from "./tickers/offline-sweeper.js";
 import { startTicker, type Ticker } from "./tickers/ticker.js";
 import { ROLLOUT_TICK_PERIOD_MS, rolloutTick } from "./updates/ring-rollout.js";
@@ -26,7 +27,8 @@ export type ServerTickerName =
   | "rollout-ticker"
   | "evidence-pruner"
   | "digest-ticker"
-  | "report-ticker";
+  | "report-ticker"
+  | "db-upkeep";
 
 export interface ServerTickerOptions {
   /** Milliseconds between ticks, per ticker (tests shorten them). */
@@ -55,6 +57,10 @@ export function startServerTickers(deps: ServerDeps, options: ServerTickerOption
     ["digest-ticker", DIGEST_TICK_PERIOD_MS, () => digestTick(deps, clock.now())],
     ["report-ticker", REPORT_TICK_PERIOD_MS, () => reportTick(deps, clock.now())],
   ];
+  if (!deps.config.databaseUrl) {
+    const dbUpkeep = createDbUpkeep(deps);
+    table.push(["db-upkeep", DB_UPKEEP_PERIOD_MS, () => dbUpkeep()]);
+  }
   const tickers = table.map(([name, periodMs, tick]) =>
     startTicker(tick, options.periodMs?.[name] ?? periodMs, { name, log }),
   );

@@ -4,9 +4,10 @@
  * name) or beside the files. A refusal sends nothing; a group without its own snapshot is named.
  */
 import { jobs, sourceGroups } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
 import { type CommandRunRestore, PROTOCOL_VERSION } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
@@ -22,70 +23,70 @@ let client: TestClient;
 let hostId: string;
 let agent: RecordingConnection;
 
-beforeEach(async () => {
-  deps = await createTestDeps();
-  client = createTestClient(createApp(deps), deps.config.baseUrl);
-  await client.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  await client.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-  await client.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD });
-  // A current agent: it leaves its own directories out of a restore beside the files.
-  const { host } = await seedHost(deps, { name: "db-1", protocolVersion: PROTOCOL_VERSION });
-  hostId = host.id;
-  const now = new Date();
-  for (const [name, includes] of [
-    ["etc", ["/etc"]],
-    ["nginx", ["/etc/nginx"]],
-    ["data", ["/srv/data", "/srv/more"]],
-    ["never", ["/opt/never"]],
-    ["foreign", ["/opt/foreign"]],
-  ] as const) {
-    await deps.db.insert(sourceGroups).values({
-      id: `01JGROUP${name.toUpperCase().padEnd(18, "0")}`,
-      hostId,
-      name,
-      includes: [...includes],
-      createdAt: now,
-    });
-  }
-  const entry = (n: number, time: string, tags: string[], paths: string[], hostname = host.resticHost) => ({
-    id: snap(n),
-    short_id: snap(n).slice(0, 8),
-    time,
-    hostname,
-    paths,
-    tags,
-    size_bytes: 1,
-    file_count: 1,
-  });
-  await replaceSnapshots(deps.db, hostId, {
-    refreshed_at: "2026-11-21T11:00:00Z",
-    snapshots: [
-      entry(1, "2026-11-19T10:00:00Z", ["etc"], ["/etc"]),
-      entry(2, "2026-11-20T10:00:00Z", ["etc"], ["/etc"]),
-      entry(3, "2026-11-20T09:00:00Z", ["data"], ["/srv/data", "/srv/more"]),
-      entry(5, "2026-11-20T08:00:00Z", ["nginx"], ["/etc/nginx"]),
-      // Another machine's snapshot in the shared repository is never this host's to restore.
-      entry(4, "2026-11-21T09:00:00Z", ["foreign"], ["/opt/foreign"], "other-box"),
-    ],
-  });
-  agent = createRecordingConnection(hostId);
-  deps.hub.register(agent);
-});
-afterEach(async () => {
-  await deps.close();
-});
-
 function restores() {
   return agent.frames
     .filter((frame) => frame.type === "command.run")
     .map((frame) => frame.payload as CommandRunRestore);
 }
 
-describe("recover every group of a host", () => {
+runDbSuite("recover every group of a host", (getDb) => {
+  beforeEach(async () => {
+    deps = await createTestDeps({ db: getDb() });
+    client = createTestClient(createApp(deps), deps.config.baseUrl);
+    await client.json("POST", "/api/auth/bootstrap", {
+      bootstrap_token: "test-bootstrap-token-0123456789",
+      username: "admin",
+      password: PASSWORD,
+    });
+    await client.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
+    await client.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD });
+    // A current agent: it leaves its own directories out of a restore beside the files.
+    const { host } = await seedHost(deps, { name: "db-1", protocolVersion: PROTOCOL_VERSION });
+    hostId = host.id;
+    const now = new Date();
+    for (const [name, includes] of [
+      ["etc", ["/etc"]],
+      ["nginx", ["/etc/nginx"]],
+      ["data", ["/srv/data", "/srv/more"]],
+      ["never", ["/opt/never"]],
+      ["foreign", ["/opt/foreign"]],
+    ] as const) {
+      await deps.db.insert(sourceGroups).values({
+        id: `01JGROUP${name.toUpperCase().padEnd(18, "0")}`,
+        hostId,
+        name,
+        includes: [...includes],
+        createdAt: now,
+      });
+    }
+    const entry = (n: number, time: string, tags: string[], paths: string[], hostname = host.resticHost) => ({
+      id: snap(n),
+      short_id: snap(n).slice(0, 8),
+      time,
+      hostname,
+      paths,
+      tags,
+      size_bytes: 1,
+      file_count: 1,
+    });
+    await replaceSnapshots(deps.db, hostId, {
+      refreshed_at: "2026-11-21T11:00:00Z",
+      snapshots: [
+        entry(1, "2026-11-19T10:00:00Z", ["etc"], ["/etc"]),
+        entry(2, "2026-11-20T10:00:00Z", ["etc"], ["/etc"]),
+        entry(3, "2026-11-20T09:00:00Z", ["data"], ["/srv/data", "/srv/more"]),
+        entry(5, "2026-11-20T08:00:00Z", ["nginx"], ["/etc/nginx"]),
+        // Another machine's snapshot in the shared repository is never this host's to restore.
+        entry(4, "2026-11-21T09:00:00Z", ["foreign"], ["/opt/foreign"], "other-box"),
+      ],
+    });
+    agent = createRecordingConnection(hostId);
+    deps.hub.register(agent);
+  });
+  afterEach(async () => {
+    await deps.close();
+  });
+
   it("refuses an unconfirmed in-place recovery naming the field, and sends nothing", async () => {
     const res = await client.json("POST", `/api/hosts/${hostId}/recover`, {
       in_place: true,

@@ -6,8 +6,9 @@
  */
 import { hashToken } from "@fleetback/crypto";
 import { auditLog, enrolmentTokens, hostCredentials, hosts, schedules, sourceGroups } from "@fleetback/db";
+import { runDbSuite } from "@fleetback/db/testing";
 import { asc, eq } from "drizzle-orm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { REFUSED } from "../enrolment/enrol.js";
 import { authenticateAgent } from "../hosts/agent-auth.js";
 import { HOST_INFO, startEnrolmentApp } from "../testing/enrolment-app.js";
@@ -17,13 +18,6 @@ import type { TestDeps } from "../testing/test-deps.js";
 let deps: TestDeps;
 let admin: TestClient;
 let agent: TestClient;
-
-beforeEach(async () => {
-  ({ deps, operator: admin, agent } = await startEnrolmentApp());
-});
-afterEach(async () => {
-  await deps.close();
-});
 
 async function enrol(token: string, hostname: string) {
   return agent.json("POST", "/api/agents/enroll", { token, ...HOST_INFO, hostname });
@@ -61,7 +55,14 @@ async function snapshotOf(hostId: string) {
   return { host, groups, crons, credentials };
 }
 
-describe("a successor machine", () => {
+runDbSuite("a successor machine", (getDb) => {
+  beforeEach(async () => {
+    ({ deps, operator: admin, agent } = await startEnrolmentApp({ db: getDb() }));
+  });
+  afterEach(async () => {
+    await deps.close();
+  });
+
   it("takes over the host: same id, name, labels, groups, schedules and credentials; the old agent token dies", async () => {
     const old = await enrolledHost();
     const before = await snapshotOf(old.host_id);

@@ -5,7 +5,7 @@
  */
 import type { TestClient } from "./http.js";
 import { startSignedInApp, TEST_PASSWORD } from "./signed-in-app.js";
-import type { TestDeps } from "./test-deps.js";
+import type { TestDeps, TestDepsOptions } from "./test-deps.js";
 
 export const ADMIN_PASSWORD = TEST_PASSWORD;
 
@@ -24,7 +24,8 @@ export interface EnrolmentApp {
   agent: TestClient;
 }
 
-export async function startEnrolmentApp(): Promise<EnrolmentApp> {
-  const { deps, admin, anonymous } = await startSignedInApp();
+/** `options` reach the deps: a test of both engines passes its database. */
+export async function startEnrolmentApp(options?: TestDepsOptions): Promise<EnrolmentApp> {
+  const { deps, admin, anonymous } = await startSignedInApp(options ? { deps: options } : {});
   return { deps, operator: admin, agent: anonymous() };
 }
