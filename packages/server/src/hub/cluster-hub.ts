@@ -207,12 +207,26 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
   }
 
   let beating: Promise<void> | undefined;
-  /** One at a time: a slow database must not pile heartbeats up. */
+  let queued: Promise<void> | undefined;
+  /**
+   * One at a time: a slow database must not pile heartbeats up. A call while one is in flight
+   * gets the next one (at most one waits): the beat in flight may have read the table before
+   * what the caller just changed (a replica's listener resync racing an explicit beat).
+   */
   function heartbeat(): Promise<void> {
-    beating ??= beat().finally(() => {
-      beating = undefined;
-    });
-    return beating;
+    if (!beating) {
+      beating = beat().finally(() => {
+        beating = undefined;
+      });
+      return beating;
+    }
+    queued ??= beating
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return heartbeat();
+      });
+    return queued;
   }
 
   async function beat(): Promise<void> {
