@@ -59,7 +59,8 @@ export async function startHttpReceiver(host = "127.0.0.1"): Promise<HttpReceive
     reply(...answers) {
       script.push(...answers);
     },
-    waitFor(count, timeoutMs = 5_000) {
+    // A hang guard, not a budget: a loaded machine is slow, not broken.
+    waitFor(count, timeoutMs = 30_000) {
       return eventually(
         () => requests,
         (seen) => seen.length >= count,

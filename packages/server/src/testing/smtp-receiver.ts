@@ -65,7 +65,8 @@ export async function startSmtpReceiver(
     host: "127.0.0.1",
     port,
     messages,
-    waitFor(count, timeoutMs = 5_000) {
+    // A hang guard, not a budget: a loaded machine is slow, not broken.
+    waitFor(count, timeoutMs = 30_000) {
       return eventually(
         () => messages,
         (seen) => seen.length >= count,
