@@ -199,6 +199,7 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
       { name: "policies", path: "/policies", role: "viewer" },
       { name: "evidence", path: "/reports/evidence", role: "viewer" },
       { name: "evidence-print", path: "/reports/evidence/print", role: "viewer" },
+      { name: "digest", path: "/reports/digest", role: "viewer" },
       { name: "policy", path: `/policies/${policyId}`, role: "viewer" },
       { name: "agent-rollouts", path: "/agent-rollouts", role: "viewer" },
       { name: "agent-rollout", path: `/agent-rollouts/${rolloutId}`, role: "viewer" },

@@ -35,6 +35,7 @@ import { dashboardPageRoutes } from "./routes/dashboard-pages.js";
 import { diffApiRoutes } from "./routes/diff-api.js";
 import { diffPageRoutes } from "./routes/diff-pages.js";
 import { digestApiRoutes } from "./routes/digest-api.js";
+import { digestPageRoutes } from "./routes/digest-pages.js";
 import { docsRoutes } from "./routes/docs.js";
 import { enrolmentApiRoutes } from "./routes/enrolment-api.js";
 import { enrolmentPageRoutes } from "./routes/enrolment-pages.js";
@@ -139,6 +140,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", digestApiRoutes(deps));
   app.route("/", reportScheduleApiRoutes(deps));
   app.route("/", evidencePageRoutes(deps));
+  app.route("/", digestPageRoutes(deps));
   app.route("/", notificationChannelApiRoutes(deps));
   app.route("/", notificationChannelPageRoutes(deps));
   app.route("/", enrolmentApiRoutes(deps));

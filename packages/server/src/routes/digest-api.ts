@@ -4,24 +4,13 @@
  * counted over the last day or week. Viewers may read it: it names no more than the host list.
  */
 import type { Hono } from "hono";
-import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
 import { buildDigest } from "../digest/digest-content.js";
+import { DigestQuery, previewPeriod } from "../digest/digest-query.js";
 import { digestText } from "../digest/digest-text.js";
 import { apiGroup } from "../openapi/api-route.js";
 import { DigestJson } from "../openapi/digest-schemas.js";
-
-const PERIOD_MS = { daily: 86_400_000, weekly: 7 * 86_400_000 } as const;
-
-const DigestQuery = Type.Object(
-  {
-    period: Type.Optional(
-      Type.Union([Type.Literal("daily"), Type.Literal("weekly")], { description: "default daily" }),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 export const DIGEST_API = apiGroup<AppDeps>();
 
@@ -37,7 +26,7 @@ DIGEST_API.add({
   query: DigestQuery,
   responses: { 200: { description: "The digest, as data and as text.", schema: DigestJson } },
   handler: async (c, { query }, deps) => {
-    const digest = await buildDigest(deps, undefined, PERIOD_MS[query.period ?? "daily"]);
+    const digest = await buildDigest(deps, undefined, previewPeriod(query).periodMs);
     const { title, text } = digestText(digest, `${deps.config.baseUrl}/hosts`);
     return c.json({ digest, title, text });
   },

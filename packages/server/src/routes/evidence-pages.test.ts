@@ -63,6 +63,45 @@ describe("evidence pages", () => {
       `attachment; filename="fleetback-evidence-${from}-to-${utcDay(now)}.csv"`,
     );
     expect(((await csv?.text()) ?? "").trimEnd().split("\r\n")).toHaveLength(1 + 3);
+    // Mailing it on a schedule is an admin's: the viewer gets no link.
+    expect(html).not.toContain('data-testid="evidence-schedule"');
+  });
+
+  it("leads an admin to schedule the same report by mail, the selector and groups filled in", async () => {
+    const { admin } = signed;
+    await admin.json("POST", "/api/notification-channels", {
+      name: "mail",
+      kind: "email",
+      config: {
+        host: "smtp.example.org",
+        port: 25,
+        security: "none",
+        from: "f@example.org",
+        to: ["a@example.org"],
+      },
+    });
+    const html = await (await admin.request("/reports/evidence?selector=env%3Dprod&groups=etc")).text();
+    const link = /data-testid="evidence-schedule"/.test(html)
+      ? (/href="([^"]+)" data-testid="evidence-schedule"/.exec(html)?.[1] ?? "").replaceAll("&amp;", "&")
+      : "";
+    expect(link).toBe("/settings/notifications?report_selector=env%3Dprod&report_groups=etc#reports-heading");
+    const settings = await (await admin.request(link.replace(/#.*$/, ""))).text();
+    expect(settings).toMatch(/<input name="selector"[^>]*value="env=prod"/);
+    expect(settings).toMatch(/<input name="groups"[^>]*value="etc"/);
+  });
+
+  it("shows what the fleet digest would say now, daily or weekly, and refuses another period by name", async () => {
+    const viewer = signed.users.looker;
+    const daily = (await (await viewer?.request("/reports/digest"))?.text()) ?? "";
+    // Neither host has a group: both are counted, nothing is overdue.
+    expect(daily).toMatch(/data-testid="digest-verdict">Fleetback: /);
+    expect(daily).toContain("Hosts: 2; online 0, offline 2");
+    expect(daily).toContain('data-testid="digest-weekly"');
+    const weekly = (await (await viewer?.request("/reports/digest?period=weekly"))?.text()) ?? "";
+    expect(weekly).toContain("What a weekly digest would say now");
+    const bad = await viewer?.request("/reports/digest?period=monthly");
+    expect(bad?.status).toBe(400);
+    expect(await bad?.text()).toContain("period");
   });
 
   it("says a bad query at its input and draws no report", async () => {

@@ -118,6 +118,11 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
       .map((channel) => ({ ...channel, digest_text: describeDigest(channel.digest) }));
     const log = await listNotificationLog(deps.db, { limit: PAGE_LOG_LIMIT });
     const reports = (await listReportSchedules(deps.db)).map(reportScheduleJson);
+    // From the evidence page's "mail it" link: the report's selector and groups, to start from.
+    const reportDefaults = {
+      selector: (c.req.query("report_selector") ?? "").slice(0, 4096),
+      groups: (c.req.query("report_groups") ?? "").slice(0, 2048),
+    };
     const testedId = c.req.query("tested");
     const tested = testedId
       ? (await listNotificationLog(deps.db, { limit: 10, channelId: testedId })).find(
@@ -139,6 +144,7 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
       weekdays: WEEKDAYS,
       timeZone: deps.config.timeZone,
       reports,
+      reportDefaults,
       emailChannels: channels.filter((channel) => channel.kind === "email"),
       channelNames: Object.fromEntries(channels.map((channel) => [channel.id, channel.name])),
     });

@@ -61,6 +61,7 @@ const EXPECTED: Record<string, Access> = {
   "DELETE /api/reports/schedules/:id": "admin",
   "GET /api/reports/evidence.csv": "viewer",
   "GET /reports/evidence": "viewer",
+  "GET /reports/digest": "viewer",
   "GET /reports/evidence/print": "viewer",
   "GET /audit": "admin",
   "GET /api/notification-channels": "admin",
