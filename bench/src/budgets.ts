@@ -7,16 +7,25 @@
 import { writeFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 
+/** Where a row was measured: the server's database, or neither (the agent and restic alone). */
+export type BudgetEngine = "pglite" | "postgres" | "none";
+
 export interface BudgetRow {
   /** B1…B8 of issue 19. */
   id: string;
   case: string;
+  engine: BudgetEngine;
   measured: number;
   unit: "ms" | "MiB" | "lines/s";
   baselineName: string;
   baseline: number;
   /** The most `measured` may be (for lines/s: the least). */
   budget: number;
+}
+
+/** The engine of a label or a server child's `engine` ("PGlite", "PostgreSQL", "pglite", ...). */
+export function engineOf(label: string): BudgetEngine {
+  return /postgres/i.test(label) ? "postgres" : "pglite";
 }
 
 export function withinBudget(row: BudgetRow): boolean {
@@ -31,9 +40,10 @@ function figure(value: number, unit: BudgetRow["unit"]): string {
 }
 
 export function formatBudgets(rows: BudgetRow[]): string {
-  const header = ["id", "case", "measured", "baseline", "baseline value", "ratio", "budget", "met"];
+  const header = ["id", "engine", "case", "measured", "baseline", "baseline value", "ratio", "budget", "met"];
   const cells = rows.map((row) => [
     row.id,
+    row.engine === "none" ? "–" : row.engine,
     row.case,
     figure(row.measured, row.unit),
     row.baselineName,

@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 import { connect, IN_MEMORY, migrate } from "@fleetback/db";
 import { buildDigest, createLogger, digestText, listFleet } from "@fleetback/server";
 import { sql } from "drizzle-orm";
-import type { BudgetRow } from "../budgets.js";
+import { type BudgetRow, engineOf } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
 
 export const DIGEST_BUDGET_MS = 1000;
@@ -88,6 +88,7 @@ async function runOn(label: string, databaseUrl: string | undefined, hostCount: 
       } satisfies BenchResult,
       budget: {
         id: "D1",
+        engine: engineOf(label),
         case: name,
         measured: ms,
         unit: "ms",

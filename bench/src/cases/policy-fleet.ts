@@ -29,7 +29,7 @@ import {
   updatePolicy,
 } from "@fleetback/server";
 import { sql } from "drizzle-orm";
-import type { BudgetRow } from "../budgets.js";
+import { type BudgetRow, engineOf } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
 
 /** "A few seconds" (issue 37.6), for the whole change on one 2-core machine. */
@@ -174,6 +174,7 @@ async function runOn(label: string, databaseUrl: string | undefined, hostCount: 
       } satisfies BenchResult,
       budget: {
         id: "P6",
+        engine: engineOf(label),
         case: name,
         measured: totalMs,
         unit: "ms",

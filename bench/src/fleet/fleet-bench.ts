@@ -9,7 +9,7 @@
  * tenth of it (1.0 = the cost per agent does not grow with the fleet). Memory is the server
  * process's resident size before and with the fleet online.
  */
-import type { BudgetRow } from "../budgets.js";
+import { type BudgetRow, engineOf } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
 import { bareWsRssBytes } from "./bare-ws.js";
 import { oneInsertPerLine, streamJobLogs } from "./job-logs-bench.js";
@@ -199,6 +199,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
       budgets: [
         {
           id: "B2",
+          engine: engineOf(server.engine),
           case: `hello storm: ${hosts} agents say hello at once, every hello answered`,
           measured: fullStorm * hosts,
           unit: "ms",
@@ -208,6 +209,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B2",
+          engine: engineOf(server.engine),
           case: `push to one agent (bandwidth PUT → config.update), p99 of ${pushes.length}, ${hosts} online`,
           measured: percentile(pushes, 99),
           unit: "ms",
@@ -217,6 +219,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B2",
+          engine: engineOf(server.engine),
           case: `server RSS with ${hosts} agents online (${server.engine})`,
           measured: rssOnline / MiB,
           unit: "MiB",
@@ -226,6 +229,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B6",
+          engine: engineOf(server.engine),
           case: `schedule storm: ${fired.hosts} hosts fire one slot at once, every backup dispatched (${fired.missing} missing, ${fired.duplicates} duplicates)`,
           measured: fired.missing + fired.duplicates > 0 ? Number.POSITIVE_INFINITY : fired.dispatchMs,
           unit: "ms",
@@ -235,6 +239,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B3",
+          engine: engineOf(server.engine),
           case: `${logs.jobs} jobs stream ${LINES_PER_JOB} log lines each, all stored (${server.engine}; ${logs.storedOfFirst} listed for one job)`,
           measured: logs.storedOfFirst === LINES_PER_JOB ? logs.linesPerSecond : 0,
           unit: "lines/s",
@@ -245,6 +250,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B5",
+          engine: engineOf(server.engine),
           case: "one host reports 10,000 snapshots (10 parts), until the API lists them",
           measured: reportLarge,
           unit: "ms",
@@ -254,6 +260,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B5",
+          engine: engineOf(server.engine),
           case: "the report after a backup: those 10,000 and one new snapshot, until listed",
           measured: reportOneMore,
           unit: "ms",
@@ -263,6 +270,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B5",
+          engine: engineOf(server.engine),
           case: "snapshots page of the host with 10,001 snapshots",
           measured: snapshotsPage,
           unit: "ms",
@@ -272,6 +280,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B5",
+          engine: engineOf(server.engine),
           case: `dashboard, ${hosts} hosts`,
           measured: dashboard,
           unit: "ms",
@@ -281,6 +290,7 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
         },
         {
           id: "B5",
+          engine: engineOf(server.engine),
           case: `fleet page (host list), ${hosts} hosts`,
           measured: fleetPage,
           unit: "ms",

@@ -163,6 +163,7 @@ export async function runBackupBench(
   const rows: BudgetRow[] = [
     {
       id: "B1",
+      engine: "pglite",
       case: `backup of ${label}: run-now → job recorded succeeded`,
       measured: fleetFirst.wallMs,
       unit: "ms",
@@ -172,6 +173,7 @@ export async function runBackupBench(
     },
     {
       id: "B1",
+      engine: "pglite",
       case: "that job's recorded duration (started → finished)",
       measured: fleetFirst.recordedMs,
       unit: "ms",

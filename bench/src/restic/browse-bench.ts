@@ -131,6 +131,7 @@ export async function runBrowseBench(
   const rows: BudgetRow[] = [
     {
       id: "B4",
+      engine: "pglite",
       case: `restore browser, ${tree.files.toLocaleString("en")}-file snapshot, no index: first folder`,
       measured: coldBrowse.first.ms,
       unit: "ms",
@@ -140,6 +141,7 @@ export async function runBrowseBench(
     },
     {
       id: "B4",
+      engine: "pglite",
       case: "no index: later folders (20 others clicked back to back, p90)",
       measured: percentile(coldBrowse.laterMs, 90),
       unit: "ms",
@@ -149,6 +151,7 @@ export async function runBrowseBench(
     },
     {
       id: "B4",
+      engine: "pglite",
       case: "the same folders again, server-cached (p90)",
       measured: percentile(cachedMs, 90),
       unit: "ms",
@@ -158,6 +161,7 @@ export async function runBrowseBench(
     },
     {
       id: "B4",
+      engine: "pglite",
       case: "indexed after its backup (the default): first folder",
       measured: warmBrowse.first.ms,
       unit: "ms",
@@ -167,6 +171,7 @@ export async function runBrowseBench(
     },
     {
       id: "B4",
+      engine: "pglite",
       case: "indexed after its backup: later folders (20, p90)",
       measured: percentile(warmBrowse.laterMs, 90),
       unit: "ms",
@@ -176,6 +181,7 @@ export async function runBrowseBench(
     },
     {
       id: "B4",
+      engine: "none",
       case: "agent peak RSS after browsing",
       measured: memory.peakBytes / 2 ** 20,
       unit: "MiB",

@@ -39,6 +39,7 @@ export async function runResticBench(): Promise<{ rows: BudgetRow[]; notes: stri
       const rows: BudgetRow[] = [
         {
           id: "B8",
+          engine: "none",
           case: "agent idle RSS, online",
           measured: idle.rssBytes / 2 ** 20,
           unit: "MiB",

@@ -154,6 +154,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
     rows.push(
       {
         id: "B7",
+        engine: "pglite",
         case: "first start on PGlite to /readyz 200",
         measured: first.readyMs,
         unit: "ms",
@@ -163,6 +164,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
       },
       {
         id: "B7",
+        engine: "pglite",
         case: "restart on the existing data dir to /readyz 200",
         measured: again.readyMs,
         unit: "ms",
@@ -172,6 +174,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
       },
       {
         id: "B8",
+        engine: "pglite",
         case: "idle server RSS on PGlite after its first start (the data dir created)",
         measured: idleFirst / MiB,
         unit: "MiB",
@@ -181,6 +184,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
       },
       {
         id: "B8",
+        engine: "pglite",
         case: "idle server RSS on PGlite",
         measured: idlePglite / MiB,
         unit: "MiB",
@@ -198,6 +202,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
       await stop(onPostgres);
       rows.push({
         id: "B8",
+        engine: "postgres",
         case: "idle server RSS on PostgreSQL",
         measured: idlePostgres / MiB,
         unit: "MiB",
