@@ -6,16 +6,13 @@
  */
 import type { DigestPeriod, QueuedNotification } from "@fleetback/db";
 import { formatBytes } from "@fleetback/web";
+import { mailHtml } from "../notifications/mail-html.js";
 import type { Digest, NamedList } from "./digest-content.js";
 
 export interface DigestText {
   title: string;
   text: string;
   html: string;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function names(list: NamedList): string {
@@ -87,16 +84,14 @@ export function digestText(digest: Digest, link: string): DigestText {
   const { title, lines } = digestLines(digest);
   const [first, ...rest] = lines;
   const text = `${lines.join("\n")}\n\nEvery host: ${link}\n`;
-  // Inline styles only: mail clients drop style sheets.
-  const html = [
-    `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>`,
-    `<body style="font-family:system-ui,sans-serif;line-height:1.4;max-width:40em">`,
-    `<h1 style="font-size:1.15em;color:${digest.all_well ? "#14632d" : "#8a1c1c"}">${escapeHtml(title)}</h1>`,
-    `<p>${escapeHtml(first ?? "")}</p>`,
-    `<ul>${rest.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`,
-    `<p><a href="${escapeHtml(link)}">Every host in Fleetback</a></p>`,
-    `</body></html>`,
-  ].join("");
+  const html = mailHtml({
+    title,
+    allWell: digest.all_well,
+    paragraphs: [first ?? ""],
+    items: rest,
+    link,
+    linkText: "Every host in Fleetback",
+  });
   return { title, text, html };
 }
 

@@ -4,7 +4,6 @@
  * history exactly, as data and as CSV, and forgetting snapshots or deleting a host afterwards
  * does not change it.
  */
-import { createHash } from "node:crypto";
 import { evidenceDays, evidenceHosts, hosts, sourceGroups } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import type { JobKind, Snapshot } from "@fleetback/protocol";
@@ -16,26 +15,12 @@ import { createJob } from "../jobs/create-job.js";
 import { createJobReports } from "../jobs/job-reports.js";
 import { parseSelector } from "../labels/selector.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { seedHost } from "../testing/seed.js";
+import { seedHost, snapshotAt } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { EVIDENCE_KEEP_DAYS, pruneEvidence, recordSnapshotEvidence } from "./evidence-record.js";
 import { evidenceCsv, evidenceReport } from "./evidence-report.js";
 
 const DAYS = 30;
-
-function snapshotAt(hostname: string, time: Date, tag: string): Snapshot {
-  const id = createHash("sha256").update(`${hostname}/${tag}/${time.toISOString()}`).digest("hex");
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    time: time.toISOString(),
-    hostname,
-    paths: [`/${tag}`],
-    tags: [tag],
-    size_bytes: 1,
-    file_count: 1,
-  };
-}
 
 runDbSuite("evidence report", (getDb) => {
   it("reports 30 days exactly as they happened, and forgetting or deleting afterwards changes nothing", async () => {

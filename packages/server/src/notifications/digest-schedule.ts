@@ -72,9 +72,22 @@ export function digestOf(
     : { period: "daily", time: row.digestTime };
 }
 
+/**
+ * A local time "HH:MM" as cron: every day, on a weekday (0 = Sunday), or on a day of the month.
+ * Digests and scheduled reports are both read in FLEETBACK_TZ by due-slot.ts.
+ */
+export function localTimeCron(time: string, on: { weekday?: number; monthDay?: number } = {}): string {
+  const [hours, minutes] = time.split(":").map(Number);
+  return `${minutes} ${hours} ${on.monthDay ?? "*"} * ${on.weekday ?? "*"}`;
+}
+
+/** The weekday's name; Monday for none, as a weekly schedule without a day means. */
+export function weekdayName(weekday: number | null | undefined): string {
+  return WEEKDAYS.find((entry) => entry.value === (weekday ?? 1))?.label ?? "Monday";
+}
+
 export function digestCron(setting: DigestSetting): string {
-  const [hours, minutes] = setting.time.split(":").map(Number);
-  return `${minutes} ${hours} * * ${setting.period === "weekly" ? (setting.weekday ?? 1) : "*"}`;
+  return localTimeCron(setting.time, setting.period === "weekly" ? { weekday: setting.weekday ?? 1 } : {});
 }
 
 export function sameDigest(a: DigestSetting | null, b: DigestSetting | null): boolean {
@@ -89,8 +102,7 @@ export function describeDigest(setting: DigestSetting | null): string {
   if (setting.period === "daily") {
     return `daily at ${setting.time}`;
   }
-  const day = WEEKDAYS.find((entry) => entry.value === (setting.weekday ?? 1))?.label ?? "Monday";
-  return `weekly on ${day} at ${setting.time}`;
+  return `weekly on ${weekdayName(setting.weekday)} at ${setting.time}`;
 }
 
 /** The settings form's three inputs, as the page sends them. */

@@ -8,14 +8,11 @@
 import type { QueuedNotification } from "@fleetback/db";
 import { evidenceFileName } from "../evidence/evidence-query.js";
 import { type EvidenceQuery, type EvidenceReport, evidenceCsv } from "../evidence/evidence-report.js";
+import { mailHtml } from "../notifications/mail-html.js";
 
 export const REPORT_MAIL_HOSTS = 25;
 /** A mail server's usual limit is 10–25 MiB; a CSV past this goes as a link. */
 export const REPORT_ATTACHMENT_MAX_BYTES = 5 * 1024 * 1024;
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
@@ -109,15 +106,14 @@ export function reportNotification(input: {
       : `The whole report is too large to attach; download it (signed in) from ${csvLink}`,
   ];
   const [first, second, ...rest] = lines;
-  const html = [
-    `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>`,
-    `<body style="font-family:system-ui,sans-serif;line-height:1.4;max-width:48em">`,
-    `<h1 style="font-size:1.15em;color:${problems.length === 0 ? "#14632d" : "#8a1c1c"}">${escapeHtml(title)}</h1>`,
-    `<p>${escapeHtml(first ?? "")}</p><p>${escapeHtml(second ?? "")}</p>`,
-    `<ul>${rest.map((line) => `<li>${escapeHtml(line)}</li>`).join("")}</ul>`,
-    `<p><a href="${escapeHtml(link)}">The report in Fleetback</a></p>`,
-    `</body></html>`,
-  ].join("");
+  const html = mailHtml({
+    title,
+    allWell: problems.length === 0,
+    paragraphs: [first ?? "", second ?? ""],
+    items: rest,
+    link,
+    linkText: "The report in Fleetback",
+  });
   return {
     title,
     body: lines.join("\n"),

@@ -21,7 +21,7 @@ import { type Clock, utcDay } from "../clock.js";
 import { conflict, invalid, notFound } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { selectorFromRequest } from "../labels/selector.js";
-import { DIGEST_TIME_PATTERN, WEEKDAYS } from "../notifications/digest-schedule.js";
+import { DIGEST_TIME_PATTERN, localTimeCron, weekdayName } from "../notifications/digest-schedule.js";
 
 export { REPORT_PERIODS, type ReportPeriod };
 
@@ -261,10 +261,7 @@ export async function deleteReportSchedule(
 }
 
 export function reportCron(row: Pick<ReportSchedule, "period" | "time" | "weekday">): string {
-  const [hours, minutes] = row.time.split(":").map(Number);
-  return row.period === "weekly"
-    ? `${minutes} ${hours} * * ${row.weekday ?? 1}`
-    : `${minutes} ${hours} 1 * *`;
+  return localTimeCron(row.time, row.period === "weekly" ? { weekday: row.weekday ?? 1 } : { monthDay: 1 });
 }
 
 /** "weekly on Monday at 08:00", "monthly on the 1st at 08:00". */
@@ -272,8 +269,7 @@ export function describeReportSchedule(row: Pick<ReportSchedule, "period" | "tim
   if (row.period === "monthly") {
     return `monthly on the 1st at ${row.time}`;
   }
-  const day = WEEKDAYS.find((entry) => entry.value === (row.weekday ?? 1))?.label ?? "Monday";
-  return `weekly on ${day} at ${row.time}`;
+  return `weekly on ${weekdayName(row.weekday)} at ${row.time}`;
 }
 
 const DAY_MS = 86_400_000;

@@ -4,7 +4,6 @@
  * same CSV the API serves attached; a monthly one covers the previous month; a report that cannot
  * be built is mailed saying why; a disabled channel sends none.
  */
-import { createHash } from "node:crypto";
 import { executeRows, notificationLog, sourceGroups } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import type { Snapshot } from "@fleetback/protocol";
@@ -14,59 +13,13 @@ import { evidenceCsv, evidenceReport } from "../evidence/evidence-report.js";
 import { parseSelector } from "../labels/selector.js";
 import { createChannel, updateChannel } from "../notifications/channels.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { seedAuditContext, seedHost } from "../testing/seed.js";
-import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
+import { seedAuditContext, seedHost, snapshotAt } from "../testing/seed.js";
+import { mailParts, type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { createReportSchedule } from "./report-schedules.js";
 import { reportTick } from "./report-ticker.js";
 
 const DAY = 86_400_000;
-
-function snapshotAt(hostname: string, time: Date, tag: string): Snapshot {
-  const id = createHash("sha256").update(`${hostname}/${tag}/${time.toISOString()}`).digest("hex");
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    time: time.toISOString(),
-    hostname,
-    paths: [`/${tag}`],
-    tags: [tag],
-    size_bytes: 1,
-    file_count: 1,
-  };
-}
-
-/** The parts of a MIME message by their headers, bodies decoded. */
-function mimeParts(raw: string): Array<{ headers: string; body: string }> {
-  const boundaries = [...raw.matchAll(/boundary="?([^";\r\n]+)"?/g)].map((m) => m[1] as string);
-  let parts = [raw];
-  for (const boundary of boundaries) {
-    parts = parts.flatMap((part) => (part.includes(`--${boundary}`) ? part.split(`--${boundary}`) : [part]));
-  }
-  return parts.flatMap((part) => {
-    const split = part.search(/\r?\n\r?\n/);
-    if (split < 0) {
-      return [];
-    }
-    const headers = part.slice(0, split).replace(/\r?\n[ \t]+/g, " ");
-    const content = part.slice(split).replace(/^\r?\n\r?\n/, "");
-    const encoding = /Content-Transfer-Encoding: (\S+)/i.exec(headers)?.[1]?.toLowerCase();
-    const body =
-      encoding === "base64"
-        ? Buffer.from(content.replace(/\s+/g, ""), "base64").toString("utf8")
-        : encoding === "quoted-printable"
-          ? Buffer.from(
-              content
-                .replace(/=\r?\n/g, "")
-                .replace(/=([0-9A-F]{2})/g, (_, hex: string) =>
-                  String.fromCharCode(Number.parseInt(hex, 16)),
-                ),
-              "latin1",
-            ).toString("utf8")
-          : content;
-    return [{ headers, body }];
-  });
-}
 
 runDbSuite("scheduled evidence report", (getDb) => {
   let smtp: SmtpReceiver;
@@ -156,7 +109,7 @@ runDbSuite("scheduled evidence report", (getDb) => {
     expect(raw).toMatch(
       /^Subject: \[Fleetback\] Evidence 2026-11-23 to 2026-11-29: 2 hosts, 1 host with gaps or failures$/m,
     );
-    const parts = mimeParts(mail?.raw ?? "");
+    const parts = mailParts(mail?.raw ?? "");
     const text = parts.find((part) => /Content-Type: text\/plain/i.test(part.headers))?.body ?? "";
     expect(text).toContain("2 hosts; 13 of 14 group-days had a snapshot; 1 gap.");
     expect(text).toContain("db: gaps: pg 2026-11-25");

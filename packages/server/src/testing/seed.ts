@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 /**
  * @module testing/seed
  * Rows that server tests build on: an enrolled host with its agent token, bound credentials,
@@ -14,7 +15,7 @@ import {
   type NewJob,
   users,
 } from "@fleetback/db";
-import type { Repository } from "@fleetback/protocol";
+import type { Repository, Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import type { AuditContext } from "../audit/audit.js";
@@ -106,4 +107,19 @@ export async function resticHostOf(deps: Pick<ServerDeps, "db">, hostId: string)
     throw new Error(`no host ${hostId}`);
   }
   return host.name;
+}
+
+/** A one-file snapshot of `tag` made at `time`, its id derived from both (evidence tests). */
+export function snapshotAt(hostname: string, time: Date, tag: string): WireSnapshot {
+  const id = createHash("sha256").update(`${hostname}/${tag}/${time.toISOString()}`).digest("hex");
+  return {
+    id,
+    short_id: id.slice(0, 8),
+    time: time.toISOString(),
+    hostname,
+    paths: [`/${tag}`],
+    tags: [tag],
+    size_bytes: 1,
+    file_count: 1,
+  };
 }

@@ -78,3 +78,35 @@ export async function startSmtpReceiver(
     },
   };
 }
+
+/** The parts of a MIME message by their headers, bodies decoded. */
+export function mailParts(raw: string): Array<{ headers: string; body: string }> {
+  const boundaries = [...raw.matchAll(/boundary="?([^";\r\n]+)"?/g)].map((m) => m[1] as string);
+  let parts = [raw];
+  for (const boundary of boundaries) {
+    parts = parts.flatMap((part) => (part.includes(`--${boundary}`) ? part.split(`--${boundary}`) : [part]));
+  }
+  return parts.flatMap((part) => {
+    const split = part.search(/\r?\n\r?\n/);
+    if (split < 0) {
+      return [];
+    }
+    const headers = part.slice(0, split).replace(/\r?\n[ \t]+/g, " ");
+    const content = part.slice(split).replace(/^\r?\n\r?\n/, "");
+    const encoding = /Content-Transfer-Encoding: (\S+)/i.exec(headers)?.[1]?.toLowerCase();
+    const body =
+      encoding === "base64"
+        ? Buffer.from(content.replace(/\s+/g, ""), "base64").toString("utf8")
+        : encoding === "quoted-printable"
+          ? Buffer.from(
+              content
+                .replace(/=\r?\n/g, "")
+                .replace(/=([0-9A-F]{2})/g, (_, hex: string) =>
+                  String.fromCharCode(Number.parseInt(hex, 16)),
+                ),
+              "latin1",
+            ).toString("utf8")
+          : content;
+    return [{ headers, body }];
+  });
+}
