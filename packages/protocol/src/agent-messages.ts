@@ -28,6 +28,7 @@ import {
   VERSION_MAX_LENGTH,
 } from "./constants.js";
 import { DumpChunk, DumpEnd } from "./dump.js";
+import { CatalogDelta } from "./file-catalog.js";
 import { SNAPSHOT_PATH_PATTERN, TIME_ZONE_PATTERN } from "./formats.js";
 
 /** Every string is bounded (since protocol 5): the server stores them in the host row. */
@@ -211,6 +212,7 @@ export const AgentMessages = {
   "update.result": UpdateResult,
   "dump.chunk": DumpChunk,
   "dump.end": DumpEnd,
+  "catalog.delta": CatalogDelta,
 } as const;
 export type AgentMessages = typeof AgentMessages;
 export type AgentMessageType = keyof AgentMessages;

@@ -11,6 +11,12 @@ import {
   AGENT_DIRS_MAX,
   AGENT_DIRS_PROTOCOL_VERSION,
   AGENT_KINDS,
+  CATALOG_ACK_STATUSES,
+  CATALOG_DELTA_MAX_PARTS,
+  CATALOG_PART_ENTRIES_MAX,
+  CATALOG_PATH_MAX_LENGTH,
+  CATALOG_PROTOCOL_VERSION,
+  CATALOG_TAG_MAX_LENGTH,
   CLOSE_CODES,
   CROSS_HOST_RESTORE_PROTOCOL_VERSION,
   DRILL_MAX_SAMPLE_FILES,
@@ -41,7 +47,13 @@ import {
 
 describe("contract constants", () => {
   it("freezes the literals other teams rely on", () => {
-    expect(PROTOCOL_VERSION).toBe(14);
+    expect(PROTOCOL_VERSION).toBe(15);
+    expect(CATALOG_PROTOCOL_VERSION).toBe(15);
+    expect(CATALOG_DELTA_MAX_PARTS).toBe(4096);
+    expect(CATALOG_PART_ENTRIES_MAX).toBe(10_000);
+    expect(CATALOG_PATH_MAX_LENGTH).toBe(4096);
+    expect(CATALOG_TAG_MAX_LENGTH).toBe(255);
+    expect(CATALOG_ACK_STATUSES).toEqual(["applied", "resend_full", "refused"]);
     expect(CROSS_HOST_RESTORE_PROTOCOL_VERSION).toBe(14);
     expect(AGENT_DIRS_PROTOCOL_VERSION).toBe(12);
     expect(RESTORE_ORDER_PROTOCOL_VERSION).toBe(13);

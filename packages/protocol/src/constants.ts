@@ -18,8 +18,10 @@
  * backup, restore, tree listing and download. 13: a restore carries the server's signed order
  * (`restore.order`), the only thing the host's restore helper runs. 14: a restore may be `kept`
  * (a snapshot of another host's repository, read with credentials pushed for that job alone).
+ * 15: after a backup the agent sends what changed in the group's files (`catalog.delta`) and the
+ * server answers `catalog.ack`: the fleet's file catalogue that search reads (issue 38).
  */
-export const PROTOCOL_VERSION = 14;
+export const PROTOCOL_VERSION = 15;
 
 /** `hello.time_zone`: IANA names are far shorter (the longest is 32 characters). */
 export const TIME_ZONE_MAX_LENGTH = 64;
@@ -88,6 +90,27 @@ export const RESTORE_ORDER_PROTOCOL_VERSION = 13;
  * server sends it to none.
  */
 export const CROSS_HOST_RESTORE_PROTOCOL_VERSION = 14;
+
+/**
+ * The first protocol whose agents send `catalog.delta` after a backup. The server needs no
+ * version check: it answers whatever arrives, and an older agent sends nothing.
+ */
+export const CATALOG_PROTOCOL_VERSION = 15;
+
+/** Most parts of one `catalog.delta`: ~10 million entries at the frame size. */
+export const CATALOG_DELTA_MAX_PARTS = 4096;
+
+/** Most entries of `catalog.delta.changed` plus `catalog.delta.removed` in one part. */
+export const CATALOG_PART_ENTRIES_MAX = 10_000;
+
+/** Longest path in a `catalog.delta` (Linux's PATH_MAX); a longer one is left out of the catalogue. */
+export const CATALOG_PATH_MAX_LENGTH = 4096;
+
+/** Longest `catalog.delta.tag`: a source group name. */
+export const CATALOG_TAG_MAX_LENGTH = 255;
+
+/** What the server made of a `catalog.delta` (`catalog.ack.status`). */
+export const CATALOG_ACK_STATUSES = ["applied", "resend_full", "refused"] as const;
 
 /** How long a signed restore order stays good: enough for a restore queued behind a long job. */
 export const RESTORE_ORDER_TTL_MS = 24 * 60 * 60 * 1000;

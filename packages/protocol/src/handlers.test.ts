@@ -32,6 +32,7 @@ const agentHandlers: AgentMessageHandlers<string> = {
   "update.result": (payload) => `update ${payload.version} ${payload.status}`,
   "dump.chunk": (payload) => `chunk ${payload.request_id} ${payload.seq}`,
   "dump.end": (payload) => `end ${payload.request_id} ${payload.status}`,
+  "catalog.delta": (payload) => `catalog ${payload.tag} ${payload.part}/${payload.parts}`,
 };
 
 function describeRun(run: CommandRun): string {
@@ -60,6 +61,7 @@ const serverHandlers: ServerMessageHandlers<string> = {
   "tree.list": (payload) => `tree ${payload.path}`,
   "dump.request": (payload) => `dump ${payload.path} ${payload.archive ?? "plain"}`,
   "dump.ack": (payload) => `ack ${payload.seq}`,
+  "catalog.ack": (payload) => `catalog ${payload.tag} ${payload.status}`,
   "dump.cancel": (payload) => `cancel ${payload.request_id}`,
   error: (payload) => `error ${payload.code}`,
 };

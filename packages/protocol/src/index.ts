@@ -13,6 +13,7 @@ export * from "./copy-summary.js";
 export * from "./drill-summary.js";
 export * from "./dump.js";
 export * from "./envelope.js";
+export * from "./file-catalog.js";
 export * from "./formats.js";
 export * from "./handlers.js";
 export * from "./protocol-error.js";

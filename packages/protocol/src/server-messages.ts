@@ -16,6 +16,7 @@ import {
   Ulid,
 } from "./common.js";
 import { DumpAck, DumpCancel, DumpRequest } from "./dump.js";
+import { CatalogAck } from "./file-catalog.js";
 import { ED25519_SIGNATURE_BASE64_PATTERN, HTTP_URL_PATTERN, SHA256_HEX_PATTERN } from "./formats.js";
 
 const Absent = Type.Optional(Type.Never());
@@ -120,6 +121,7 @@ export const ServerMessages = {
   "dump.request": DumpRequest,
   "dump.ack": DumpAck,
   "dump.cancel": DumpCancel,
+  "catalog.ack": CatalogAck,
   error: ErrorMessage,
 } as const;
 export type ServerMessages = typeof ServerMessages;
