@@ -43,6 +43,7 @@ import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
 import { localTimeZone } from "../time/time-zone.js";
 import { systemTimers, type Timers } from "../time/timers.js";
+import { createCatalogSender } from "../tree/catalog-sender.js";
 import { createTreeBrowser, type TreeBrowser } from "../tree/tree-browser.js";
 import { updateDir } from "../update/boot-record.js";
 import { downloadArtefact } from "../update/download.js";
@@ -90,7 +91,7 @@ export interface AgentOptions {
    * Whether a backup ends by building its new snapshot's browse index (tree-browser.ts
    * `prebuild`): one more full `restic ls` of the snapshot and ~45 bytes of disk a file, for a
    * restore browser that answers in milliseconds. FLEETBACK_TREE_INDEX_AFTER_BACKUP=0 turns it
-   * off. Default on.
+   * off, and with it the file catalogue (protocol 15), which is read from that index. Default on.
    */
   treeIndexAfterBackup?: boolean;
   /** Replaces the job handlers (tests); defaults to this version's set. */
@@ -218,6 +219,14 @@ export function createAgent(options: AgentOptions): Agent {
     return true;
   };
 
+  // `catalog.delta` is not queued: an agent that cannot send simply gets no ack and keeps its base.
+  const catalog = createCatalogSender({
+    stateDir: options.stateDir,
+    send: (delta) => send("catalog.delta", delta),
+    timers,
+    log,
+  });
+
   const queue = createJobQueue({
     handlers:
       options.jobHandlers ??
@@ -238,7 +247,9 @@ export function createAgent(options: AgentOptions): Agent {
         log,
         reportSnapshots: (report) => send("snapshots.report", report),
         reportStats: (stats) => send("repo.stats", stats),
-        ...(options.treeIndexAfterBackup === false ? {} : { prebuildTreeIndex: tree.prebuild }),
+        ...(options.treeIndexAfterBackup === false
+          ? {}
+          : { prebuildTreeIndex: tree.prebuild, catalogue: catalog.send }),
         // A mirror that does not open is as unreachable as a repository that stops answering.
         ...(options.repositoryUnreachableAfterMs === undefined
           ? {}
@@ -308,6 +319,7 @@ export function createAgent(options: AgentOptions): Agent {
     tree,
     dumps,
     update: (payload) => updater.handle(payload),
+    catalogAck: (payload) => catalog.ack(payload),
   });
 
   const agent: Agent = {

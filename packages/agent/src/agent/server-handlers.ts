@@ -3,8 +3,15 @@
  * What the agent does with each server message. The map is typed from the protocol catalog, so a
  * new server message type does not compile until it is handled here. `tree.list` is answered by
  * the tree browser with a `tree.list.result` carrying the request's id, entries or an error.
+ * `catalog.ack` goes to the file catalogue's sender, which waits for it (tree/catalog-sender.ts).
  */
-import type { AgentMessageType, CommandUpdate, PayloadOf, ServerMessageHandlers } from "@fleetback/protocol";
+import type {
+  AgentMessageType,
+  CatalogAck,
+  CommandUpdate,
+  PayloadOf,
+  ServerMessageHandlers,
+} from "@fleetback/protocol";
 import type { DumpStreamer } from "../dump/dump-streamer.js";
 import type { JobQueue } from "../jobs/job-queue.js";
 import type { Logger } from "../log/logger.js";
@@ -25,6 +32,8 @@ export interface ServerHandlerDeps {
   dumps: DumpStreamer;
   /** Self-update (update/updater.ts): answers with `update.result` itself. */
   update: (command: CommandUpdate) => Promise<void>;
+  /** The file catalogue (protocol 15): the answer to the delta in flight. */
+  catalogAck: (ack: CatalogAck) => void;
 }
 
 export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHandlers<void | Promise<void>> {
@@ -68,6 +77,7 @@ export function createServerHandlers(deps: ServerHandlerDeps): ServerMessageHand
     "dump.request": (payload) => deps.dumps.start(payload),
     "dump.ack": (payload) => deps.dumps.ack(payload),
     "dump.cancel": (payload) => deps.dumps.cancel(payload),
+    "catalog.ack": (payload) => deps.catalogAck(payload),
     error: (payload) => {
       log.warn("the server reported an error", {
         code: payload.code,

@@ -2,7 +2,8 @@
  * @module config/atomic-write
  * Writes a file so that readers see the old or the new content, never half of it, and so that
  * the content is never readable by others, not even for a moment: the temporary file is created
- * with the final mode, then renamed over the target.
+ * with the final mode, then renamed over the target. Content may come in pieces, so that a large
+ * file (the file catalogue's base, tree/catalog-state.ts) never needs one string of its own size.
  */
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
@@ -14,13 +15,24 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
   await chmod(dir, 0o700);
 }
 
-export async function writeFileAtomic(path: string, content: string, mode = 0o600): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  content: string | Iterable<string>,
+  mode = 0o600,
+): Promise<void> {
   const dir = dirname(path);
   await ensurePrivateDir(dir);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await open(temp, "wx", mode);
   try {
-    await handle.writeFile(content, "utf8");
+    if (typeof content === "string") {
+      await handle.writeFile(content, "utf8");
+    } else {
+      // Each writeFile goes on from where the last ended, and writes its piece whole.
+      for (const piece of content) {
+        await handle.writeFile(piece, "utf8");
+      }
+    }
     await handle.sync();
   } catch (cause) {
     await handle.close();

@@ -39,6 +39,7 @@ function recordingHandlers(seen: string[]): ServerMessageHandlers<void> {
     "dump.request": record("dump.request"),
     "dump.ack": record("dump.ack"),
     "dump.cancel": record("dump.cancel"),
+    "catalog.ack": record("catalog.ack"),
     error: record("error"),
   };
 }

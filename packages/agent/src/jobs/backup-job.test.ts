@@ -10,6 +10,7 @@ import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { type FixtureVersion, fixture, recordedLockedError, recordedScenario } from "../testing/job-run.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
+import type { CatalogSnapshot } from "../tree/catalog-sender.js";
 import {
   backupArgs,
   createBackupJob,
@@ -46,6 +47,8 @@ interface Ran {
   timers: ManualTimers;
   /** The snapshots whose browse index the backup asked for, and whether its signal was aborted. */
   prebuilt: { snapshotId: string; aborted: boolean }[];
+  /** The file catalogue deltas the backup asked for (after its prebuild). */
+  catalogued: CatalogSnapshot[];
 }
 
 interface RunOptions {
@@ -71,6 +74,8 @@ interface RunOptions {
   abortAfterFinishWith?: Error;
   /** Gives the job a prebuildTreeIndex that records its calls (the agent's default). */
   prebuild?: boolean;
+  /** What the prebuild resolves to (default: `/index/<snapshot id>`, an index that was built). */
+  prebuiltDir?: (snapshotId: string) => string | undefined;
   /** Sees each line the job logs as it is logged. */
   onLog?: (stream: string, line: string) => void;
   /** The agent's own directories (default: none). */
@@ -139,11 +144,16 @@ async function runBackup(options: RunOptions): Promise<Ran> {
   const reports: SnapshotsReport[] = [];
   const stats: RepoStats[] = [];
   const prebuilt: Ran["prebuilt"] = [];
+  const catalogued: Ran["catalogued"] = [];
   const job = createBackupJob({
     ...(options.prebuild
       ? {
           prebuildTreeIndex: async (snapshotId: string, signal: AbortSignal) => {
             prebuilt.push({ snapshotId, aborted: signal.aborted });
+            return (options.prebuiltDir ?? ((id) => `/index/${id}`))(snapshotId);
+          },
+          catalogue: async (snapshot: CatalogSnapshot) => {
+            catalogued.push(snapshot);
           },
         }
       : {}),
@@ -178,7 +188,7 @@ async function runBackup(options: RunOptions): Promise<Ran> {
     controller.abort(options.abortAfterFinishWith);
   }
   await stopping;
-  return { outcome, lines, progress, reports, reportsAtFinish, stats, calls, timers, prebuilt };
+  return { outcome, lines, progress, reports, reportsAtFinish, stats, calls, timers, prebuilt, catalogued };
 }
 
 const recording = (version: FixtureVersion, name: string) => fixture(version, name);
@@ -761,5 +771,42 @@ describe("browse index after a backup", () => {
     expect(failed.prebuilt).toEqual([]);
     const unlisted = await runBackup({ backup: recording("0.18.0", "backup-1"), prebuild: true });
     expect(unlisted.prebuilt).toEqual([]);
+    expect([...preempted.catalogued, ...failed.catalogued, ...unlisted.catalogued]).toEqual([]);
+  });
+});
+
+describe("file catalogue after a backup", () => {
+  it.each(["0.18.0", "0.14.0"] as const)(
+    "restic %s: sends the group's delta from the built index, with the listed snapshot's time",
+    async (version) => {
+      const ran = await runBackup({
+        backup: recording(version, "backup-1"),
+        snapshots: recording(version, "snapshots"),
+        prebuild: true,
+      });
+      const [snapshotId] = ran.prebuilt.map((call) => call.snapshotId);
+      const listed = ran.reports.flatMap((report) => report.snapshots).find((s) => s.id === snapshotId);
+      expect(listed?.time).toMatch(/Z$/);
+      expect(ran.catalogued).toEqual([
+        {
+          indexDir: `/index/${snapshotId}`,
+          repositoryUrl: "/srv/repo",
+          snapshotId,
+          tag: "t1",
+          time: listed?.time,
+        },
+      ]);
+    },
+  );
+
+  it("is not sent when no index was built", async () => {
+    const ran = await runBackup({
+      backup: recording("0.18.0", "backup-1"),
+      snapshots: recording("0.18.0", "snapshots"),
+      prebuild: true,
+      prebuiltDir: () => undefined,
+    });
+    expect(ran.prebuilt).toHaveLength(1);
+    expect(ran.catalogued).toEqual([]);
   });
 });

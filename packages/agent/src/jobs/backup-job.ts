@@ -8,10 +8,12 @@
  * protocol 10; the server starts the mirror copy when the list with the new snapshot arrives).
  * A job that arrives meanwhile skips the stats and gives the list LISTING_PREEMPT_GRACE_MS to end
  * (the server counts on it; against a healthy repository it takes ~1 s). Last, the new snapshot's
- * browse index is built (tree-browser.ts `prebuild`), stopped by a next job like the stats. argv is
- * `[global flags: caps, --json] backup --tag <tag> [--exclude <p>]... -- <includes...>`, so an
- * include that starts with `-` is never read as a flag. The agent's own config, state and install
- * directories are always excluded (issue 33), whatever the group includes, so that the agent's
+ * browse index is built (tree-browser.ts `prebuild`), stopped by a next job like the stats, and
+ * from that index the group's file catalogue delta is sent (tree/catalog-sender.ts, protocol 15),
+ * which a next job stops too: the catalogue keeps its base and catches up after a later backup.
+ * argv is `[global flags: caps, --json] backup --tag <tag> [--exclude <p>]... -- <includes...>`,
+ * so an include that starts with `-` is never read as a flag. The agent's own config, state and
+ * install directories are always excluded (issue 33), whatever the group includes, so that the agent's
  * token never reaches the repository: one literal `--exclude` for each form a snapshot could
  * name them by (restore-helper/agent-dirs.ts). Status lines become throttled
  * `job.progress` and are not logged; every other line is (stderr JSON errors as text). Exit 3
@@ -25,6 +27,7 @@ import { createErrorCollector } from "../restic/error-collector.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import type { ResticResult } from "../restic/restic.js";
 import { agentDirForms } from "../restore-helper/agent-dirs.js";
+import type { CatalogSnapshot } from "../tree/catalog-sender.js";
 import { type JobHandler, type JobOutcome, preemptedAfter, stoppedForGood } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { BACKUP_STATS_TIMEOUT_MS, readRawDataStats } from "./raw-data-stats.js";
@@ -40,8 +43,13 @@ export const UNREADABLE_FILES_ERROR = "some files could not be read";
 export const LISTING_PREEMPT_GRACE_MS = 10_000;
 
 export type BackupJobDeps = RepositoryJobDeps & {
-  /** Builds a snapshot's browse index ahead of browsing; absent when the host opts out. */
-  prebuildTreeIndex?: (snapshotId: string, signal: AbortSignal) => Promise<void>;
+  /**
+   * Builds a snapshot's browse index ahead of browsing, resolving to its directory when it was
+   * built; absent when the host opts out.
+   */
+  prebuildTreeIndex?: (snapshotId: string, signal: AbortSignal) => Promise<string | undefined>;
+  /** Sends the file catalogue's delta from the new snapshot's index (protocol 15); never throws. */
+  catalogue?: (snapshot: CatalogSnapshot, signal: AbortSignal) => Promise<unknown>;
   /** The agent's config, state and install directories: never backed up. */
   agentDirs: readonly string[];
 };
@@ -148,8 +156,21 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
           deps.reportStats(stats);
         }
         const snapshotId = backedUpSnapshot(listed, outcome.summary?.snapshot_id);
-        if (deps.prebuildTreeIndex !== undefined && snapshotId !== undefined && !run.signal.aborted) {
-          await deps.prebuildTreeIndex(snapshotId, run.signal);
+        if (deps.prebuildTreeIndex === undefined || snapshotId === undefined || run.signal.aborted) {
+          return;
+        }
+        const indexDir = await deps.prebuildTreeIndex(snapshotId, run.signal);
+        const time = listed?.find((snapshot) => snapshot.id === snapshotId)?.time;
+        if (
+          deps.catalogue !== undefined &&
+          indexDir !== undefined &&
+          time !== undefined &&
+          !run.signal.aborted
+        ) {
+          await deps.catalogue(
+            { indexDir, repositoryUrl: context.repository.url, snapshotId, tag: run.command.tag, time },
+            run.signal,
+          );
         }
       },
     });

@@ -22,7 +22,7 @@ export type JobHandlerDeps = InitJobDeps &
   RestoreJobDeps &
   Pick<DrillJobDeps, "stateDir" | "random" | "freeBytes"> &
   Pick<CopyJobDeps, "mirrorProbeTimeoutMs"> &
-  Pick<BackupJobDeps, "prebuildTreeIndex"> & {
+  Pick<BackupJobDeps, "prebuildTreeIndex" | "catalogue"> & {
     /**
      * Restores go through the restore helper (restore-helper/): its restic, and no target dir or
      * local-repository check of the agent's own, since the helper writes where the agent may not.

@@ -38,6 +38,7 @@ const noHandlers: ServerMessageHandlers<void> = {
   "dump.request": () => {},
   "dump.ack": () => {},
   "dump.cancel": () => {},
+  "catalog.ack": () => {},
   error: () => {},
 };
 

@@ -52,7 +52,8 @@ export async function runsOf(file: string, dir: string): Promise<DirRuns | undef
   return found;
 }
 
-function entryOf(dir: string, line: string): TreeEntry | undefined {
+/** One `entries.jsonl` line as the child of `dir` it is (also read whole by catalog-listing.ts). */
+export function entryOf(dir: string, line: string): TreeEntry | undefined {
   const parsed: unknown = JSON.parse(line);
   if (!Array.isArray(parsed) || typeof parsed[0] !== "string") {
     return undefined;

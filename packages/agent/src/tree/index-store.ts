@@ -32,6 +32,8 @@ export interface IndexStoreOptions {
 export interface IndexStore {
   readonly maxBytes: number;
   has(key: string): Promise<boolean>;
+  /** Where `key`'s index lies once committed. */
+  dirOf(key: string): string;
   /**
    * One page of the children of `dir` (those after `after`) from the index, or undefined when
    * there is no index for `key`.
@@ -61,6 +63,7 @@ export function createIndexStore(options: IndexStoreOptions): IndexStore {
   return {
     maxBytes,
     has: exists,
+    dirOf: pathOf,
     async lookup(key, dir, after) {
       const indexDir = pathOf(key);
       if (!(await exists(key))) {

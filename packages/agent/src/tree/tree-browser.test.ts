@@ -12,7 +12,7 @@ import { createMemoryLogger } from "../testing/memory-logger.js";
 import { systemClock } from "../time/clock.js";
 import type { Timers } from "../time/timers.js";
 import { parseLsLine } from "./ls-output.js";
-import { createTreeBrowser, indexRootOf } from "./tree-browser.js";
+import { createTreeBrowser, indexKey, indexRootOf } from "./tree-browser.js";
 import { parentOf } from "./tree-path.js";
 
 const VERSIONS = ["0.14.0", "0.18.0"] as const;
@@ -269,12 +269,14 @@ describe("tree.list while the index is being built", () => {
 describe("the index built after a backup", () => {
   it("answers even the first folder from the index, with no restic at browse time, and is pinned", async () => {
     const { browser, runner, stateDir } = await browserFor(lsReplay("0.18.0"));
-    await browser.prebuild(SNAPSHOT, new AbortController().signal);
+    const indexDir = await browser.prebuild(SNAPSHOT, new AbortController().signal);
     expect(runner.calls.map((call) => argsAfterSubcommand(call.args))).toEqual([["--no-lock", SNAPSHOT]]);
     expect((await readdir(indexRootOf(stateDir))).sort()).toEqual([
       expect.stringMatching(/^[0-9a-f]{32}$/),
       "pinned",
     ]);
+    // The file catalogue reads the pinned index whole from there.
+    expect(indexDir).toBe(join(indexRootOf(stateDir), indexKey("/srv/repo", SNAPSHOT)));
     const before = runner.calls.length;
     expect(names(await browser.list({ snapshot_id: SNAPSHOT, path: `${TREE}/docs` }))).toEqual([
       "notes.md",
@@ -283,7 +285,7 @@ describe("the index built after a backup", () => {
     ]);
     expect(runner.calls.length).toBe(before);
     // A second call finds the index and starts nothing.
-    await browser.prebuild(SNAPSHOT, new AbortController().signal);
+    expect(await browser.prebuild(SNAPSHOT, new AbortController().signal)).toBe(indexDir);
     expect(runner.calls.length).toBe(before);
   });
 
@@ -311,7 +313,7 @@ describe("the index built after a backup", () => {
     const building = browser.prebuild(SNAPSHOT, next.signal);
     await held.paused;
     next.abort();
-    await building;
+    expect(await building).toBeUndefined();
     expect(await readdir(indexRootOf(stateDir))).toEqual([]);
   });
 });

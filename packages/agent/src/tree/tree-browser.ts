@@ -65,9 +65,10 @@ export interface TreeBrowser {
   list(request: TreeList): Promise<TreeListResult>;
   /**
    * Builds `snapshotId`'s index now, unless it exists, and pins it (index-store.ts). Resolves when
-   * done, failed or aborted by `signal` (which leaves no index); never throws.
+   * done, failed or aborted by `signal` (which leaves no index), to the pinned index's directory
+   * (read whole by the file catalogue, tree/catalog-listing.ts) or undefined; never throws.
    */
-  prebuild(snapshotId: string, signal: AbortSignal): Promise<void>;
+  prebuild(snapshotId: string, signal: AbortSignal): Promise<string | undefined>;
   /** Resolves when no index build is running (tests, benchmarks). */
   idle(): Promise<void>;
   /** Ends running builds and waits for them. */
@@ -331,7 +332,7 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
     async prebuild(snapshotId, signal) {
       const repository = credentials.repository("repo");
       if (repository === undefined || signal.aborted) {
-        return;
+        return undefined;
       }
       const key = indexKey(repository.url, snapshotId);
       try {
@@ -342,10 +343,12 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
         const built = (await builds.get(key)) ?? (await store.has(key));
         if (built) {
           await store.pin(key);
+          return store.dirOf(key);
         }
       } catch (cause) {
         log.warn("pinning a tree index failed", { snapshot_id: snapshotId, error: String(cause) });
       }
+      return undefined;
     },
     async idle() {
       await Promise.all([...builds.values()]);

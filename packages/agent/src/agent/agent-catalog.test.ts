@@ -1,0 +1,87 @@
+/**
+ * The file catalogue through a real agent on a real socket (protocol 15): real restic backs up a
+ * temp tree, the agent indexes the new snapshot and sends `catalog.delta`; once the stand-in
+ * server answers `applied`, the next backup's delta holds only what changed since.
+ */
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CatalogDelta, CommandRunBackup } from "@fleetback/protocol";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { finishedOf, initCommand, nextUlid, runJob, startHarness } from "../testing/agent-harness.js";
+import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
+import { isBelow } from "../tree/tree-path.js";
+
+let server: TestServer;
+beforeEach(async () => {
+  server = await startTestServer();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+function backupCommand(includes: string[]): CommandRunBackup {
+  return {
+    job_id: nextUlid(),
+    kind: "backup",
+    requires_admin_creds: false,
+    includes,
+    excludes: [],
+    tag: "docs",
+  };
+}
+
+describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
+  const restic = resticBinary(version) ?? "";
+
+  it.skipIf(restic === "")(
+    `sends every path after the first backup, then only the change against it${resticNote(version)}`,
+    async () => {
+      const harness = await startHarness(server, { resticCommand: restic });
+      try {
+        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
+        harness.peer.send("config.update", {
+          slot: "repo",
+          repository: { url: repo, password: "catalog-pw" },
+        });
+        expect(finishedOf(await runJob(harness, initCommand()))?.status).toBe("succeeded");
+
+        const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
+        await mkdir(join(tree, "sub"));
+        const planted = join(tree, "sub", "planted.txt");
+        const steady = join(tree, "steady.txt");
+        await writeFile(planted, "catalogue me\n");
+        await writeFile(steady, "never changes\n");
+
+        expect(finishedOf(await runJob(harness, backupCommand([tree])))?.status).toBe("succeeded");
+        const first = (await harness.peer.next("catalog.delta", 60_000)).payload;
+        expect(first).toMatchObject({ tag: "docs", base_snapshot_id: null, part: 0, parts: 1, removed: [] });
+        const paths = first.changed.map((entry) => entry.path);
+        expect(paths).toEqual(expect.arrayContaining([tree, join(tree, "sub"), planted, steady]));
+        expect(first.changed.find((entry) => entry.path === planted)).toMatchObject({
+          type: "file",
+          size: 13,
+        });
+        harness.peer.send("catalog.ack", { snapshot_id: first.snapshot_id, tag: "docs", status: "applied" });
+
+        await writeFile(planted, "catalogue me again\n");
+        expect(finishedOf(await runJob(harness, backupCommand([tree])))?.status).toBe("succeeded");
+        const second: CatalogDelta = (await harness.peer.next("catalog.delta", 60_000)).payload;
+        expect(second.snapshot_id).not.toBe(first.snapshot_id);
+        expect(second).toMatchObject({ tag: "docs", base_snapshot_id: first.snapshot_id, removed: [] });
+        expect(second.changed.find((entry) => entry.path === planted)).toMatchObject({
+          type: "file",
+          size: 19,
+        });
+        // Only the file and, at most, directories above it (the temp root's mtime moves with other tests).
+        for (const entry of second.changed) {
+          expect(entry.path === planted || (entry.type === "dir" && isBelow(entry.path, planted))).toBe(true);
+        }
+        expect(second.changed.some((entry) => entry.path === steady)).toBe(false);
+      } finally {
+        await harness.stop();
+      }
+    },
+  );
+});
