@@ -8,7 +8,7 @@
 const SERVER = "^packages/server/src/";
 // Domain folders of the server: they own a concept and its data, and know nothing of HTTP routes.
 const DOMAIN =
-  "(agent-channel|alerts|audit|auth|enrolment|fleet|dashboard|freshness|hosts|hub|agent-artifacts|job-page|jobs|maintenance|metrics|notifications|digest|evidence|reports|policies|restore|retries|snapshots|sources|tickers|updates)";
+  "(agent-channel|alerts|audit|auth|enrolment|fleet|dashboard|freshness|hosts|hub|agent-artifacts|job-page|jobs|maintenance|metrics|notifications|digest|evidence|reports|catalog|policies|restore|retries|snapshots|sources|tickers|updates)";
 
 module.exports = {
   forbidden: [

@@ -4,7 +4,7 @@
  * migrated database back, so a word added to the protocol without a migration fails here, not on
  * the first job of that kind in production.
  */
-import { ACTOR_KINDS, JOB_KINDS, JOB_STATUSES, LOG_STREAMS } from "@fleetback/protocol";
+import { ACTOR_KINDS, JOB_KINDS, JOB_STATUSES, LOG_STREAMS, TREE_ENTRY_TYPES } from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { executeRows } from "./database.js";
@@ -15,6 +15,7 @@ const TIED: Record<string, readonly string[]> = {
   jobs_status_check: JOB_STATUSES,
   jobs_actor_kind_check: ACTOR_KINDS,
   job_logs_stream_check: LOG_STREAMS,
+  file_versions_type_check: TREE_ENTRY_TYPES,
 };
 
 /** The quoted words of a CHECK as PostgreSQL prints it: `(kind = ANY (ARRAY['a'::text, …]))`. */

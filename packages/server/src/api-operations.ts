@@ -33,6 +33,7 @@ import { RECOVERY_KIT_API } from "./routes/recovery-kit.js";
 import { REPORT_SCHEDULE_API } from "./routes/report-schedules-api.js";
 import { RESTORE_API } from "./routes/restore-api.js";
 import { SCHEDULE_API } from "./routes/schedules-api.js";
+import { SEARCH_API } from "./routes/search-api.js";
 import { SNAPSHOT_API } from "./routes/snapshots-api.js";
 import { SOURCE_GROUP_API } from "./routes/source-groups-api.js";
 import { USER_API } from "./routes/users-api.js";
@@ -61,6 +62,7 @@ export const API_GROUPS: readonly { readonly operations: readonly ApiOperation[]
   MAINTENANCE_API,
   SNAPSHOT_API,
   RESTORE_API,
+  SEARCH_API,
   DIFF_API,
   JOB_API,
   ENROLMENT_API,

@@ -66,6 +66,8 @@ import { restoreApiRoutes } from "./routes/restore-api.js";
 import { restorePageRoutes } from "./routes/restore-pages.js";
 import { scheduleApiRoutes } from "./routes/schedules-api.js";
 import { schedulePageRoutes } from "./routes/schedules-pages.js";
+import { searchApiRoutes } from "./routes/search-api.js";
+import { searchPageRoutes } from "./routes/search-pages.js";
 import { snapshotApiRoutes } from "./routes/snapshots-api.js";
 import { snapshotPageRoutes } from "./routes/snapshots-pages.js";
 import { sourceGroupApiRoutes } from "./routes/source-groups-api.js";
@@ -140,6 +142,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", digestApiRoutes(deps));
   app.route("/", reportScheduleApiRoutes(deps));
   app.route("/", evidencePageRoutes(deps));
+  app.route("/", searchApiRoutes(deps));
+  app.route("/", searchPageRoutes(deps));
   app.route("/", digestPageRoutes(deps));
   app.route("/", notificationChannelApiRoutes(deps));
   app.route("/", notificationChannelPageRoutes(deps));

@@ -5,6 +5,7 @@
 export * from "./alerts.js";
 export * from "./audit.js";
 export * from "./auth.js";
+export * from "./catalog.js";
 export * from "./cluster.js";
 export * from "./deletion-holds.js";
 export * from "./enrolment.js";

@@ -6,6 +6,8 @@
  * (state it replaces, not events it reports) are handled only from the host's current socket.
  */
 import type { AgentMessageHandlers } from "@fleetback/protocol";
+import { applyCatalogPart } from "../catalog/catalog-apply.js";
+import { pruneForgottenVersions } from "../catalog/catalog-prune.js";
 import { acknowledgeSchedule } from "../hosts/presence.js";
 import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import { recordRepositorySize } from "../maintenance/repository-growth.js";
@@ -74,7 +76,11 @@ export function createAgentHandlers(
         return;
       }
       const replaced = await replaceSnapshots(db, hostId, report);
-      log.debug({ host_id: hostId, count: replaced?.count }, "snapshot list replaced");
+      const pruned = replaced === undefined ? 0 : await pruneForgottenVersions(db, hostId);
+      log.debug(
+        { host_id: hostId, count: replaced?.count, pruned_versions: pruned },
+        "snapshot list replaced",
+      );
       await ctx.reports.snapshotsStored(hostId);
     }),
     "repo.stats": currentOnly(async (payload) => {
@@ -111,6 +117,18 @@ export function createAgentHandlers(
     "dump.end": async (payload, envelope) => {
       if (!hub.deliverStream(hostId, payload.request_id, envelope)) {
         log.debug({ host_id: hostId, request_id: payload.request_id }, "dump.end nobody waits for; dropped");
+      }
+    },
+
+    // The answer goes to the socket the delta came from: the agent there waits for it.
+    "catalog.delta": async (payload) => {
+      const answer = await applyCatalogPart(db, hostId, payload);
+      if (answer !== undefined) {
+        log.debug(
+          { host_id: hostId, tag: payload.tag, snapshot_id: payload.snapshot_id, status: answer.status },
+          "catalogue delta answered",
+        );
+        session.answer("catalog.ack", { snapshot_id: payload.snapshot_id, tag: payload.tag, ...answer });
       }
     },
 

@@ -19,6 +19,8 @@ import { API_OPERATIONS } from "../api-operations.js";
 import { createApp } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
 import type { AppEnv, Role } from "../auth/actor.js";
+import { applyCatalogPart } from "../catalog/catalog-apply.js";
+import { delta, entry, reportSnapshots, seedGroup } from "../catalog/catalog-test-support.js";
 import { openHold } from "../holds/deletion-holds.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import type { AgentConnection } from "../hub/local-hub.js";
@@ -726,6 +728,24 @@ describe("answers match their documented schemas", () => {
     });
     const bulk = await call(admin, "POST", "/api/hosts/labels", { selector: "env=prod", remove: ["role"] });
     expect(bulk.body).toEqual({ matched: 1, changed: 1, not_found: [] });
+  });
+
+  it("file search across the fleet, and one path's versions", async () => {
+    const { host } = await seedHost(deps, { name: "files-1" });
+    await seedGroup(deps.db, host.id);
+    await applyCatalogPart(deps.db, host.id, delta(0, { changed: [entry("/etc/ssh/id_rsa", 1600)] }));
+    await applyCatalogPart(deps.db, host.id, delta(1, { changed: [entry("/etc/ssh/id_rsa", 1700, 2)] }));
+    await reportSnapshots(deps.db, host.id, [0, 1]);
+    const found = await call(admin, "GET", `/api/search/files?q=id_rsa&hosts=${host.id}&limit=10`);
+    expect(found.body.hits.map((hit: { size: number }) => hit.size)).toEqual([1700, 1600]);
+    expect(found.body.more).toBe(false);
+    const everywhere = await call(admin, "GET", "/api/search/files?q=*.conf&from=2026-11-01&to=2026-11-30");
+    expect(everywhere.body.not_catalogued.map((h: { id: string }) => h.id)).toContain(offlineHostId);
+    const versions = await call(admin, "GET", `/api/hosts/${host.id}/file-versions?path=/etc/ssh/id_rsa`);
+    expect(versions.body.versions.map((v: { snapshots: unknown[] }) => v.snapshots.length)).toEqual([1, 1]);
+    const bad = await call(admin, "GET", "/api/search/files?q=/etc/");
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/^q: ends with/);
   });
 
   it("backup evidence, as JSON and as CSV, and the digest as it would read now", async () => {

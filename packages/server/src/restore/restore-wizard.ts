@@ -34,6 +34,8 @@ export interface WizardState {
   problems?: FieldProblem[];
   notice?: string;
   review?: boolean;
+  /** Issue 38.3: paths chosen before the wizard opened (a version found by search). */
+  paths?: readonly string[];
 }
 
 /** The wizard's form fields as posted, before any check: repeated `paths` arrive as an array. */
@@ -161,7 +163,7 @@ export async function wizardView(
   const q = state.q ?? "";
   const input: RestoreInput = state.input ?? {
     snapshotId: snapshot?.id ?? "",
-    paths: [],
+    paths: cleanPaths([...(state.paths ?? [])]),
     inPlace: false,
     targetDir: DEFAULT_RESTORE_TARGET,
     confirmHostname: "",

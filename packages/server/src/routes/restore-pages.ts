@@ -48,6 +48,7 @@ const WizardQuery = Type.Object(
     session: Type.Optional(WizardSession),
     q: Type.Optional(Type.String({ maxLength: 100 })),
     snapshot_id: Type.Optional(Type.String({ maxLength: 64 })),
+    path: Type.Optional(TreePath),
   },
   { additionalProperties: false },
 );
@@ -146,7 +147,11 @@ export function restorePageRoutes(deps: AppDeps, trees: TreeLister): Hono<AppEnv
         404,
       );
     }
-    return renderWizard(c, { host, session, snapshot, q: query.q ?? "" });
+    if (query.path !== undefined) {
+      refuseAgentDirPaths("path", [query.path], agentDirsOf(host));
+    }
+    const paths = query.path === undefined || snapshot === undefined ? [] : [query.path];
+    return renderWizard(c, { host, session, snapshot, q: query.q ?? "", paths });
   });
 
   routes.get("/hosts/:id/snapshots/:sid/restore", operator, async (c) => {
