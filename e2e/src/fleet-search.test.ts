@@ -41,15 +41,18 @@ async function search(api: Api, query: string): Promise<Search> {
 
 /** Runs the group's backup and waits until the catalogue holds its snapshot. */
 async function backUp(api: Api, hostId: string, groupId: string, probe: string): Promise<string> {
+  const list = async () =>
+    (await api.get<{ snapshots: { id: string }[] }>(`/api/hosts/${hostId}/snapshots`)).snapshots.map(
+      (s) => s.id,
+    );
+  const before = new Set(await list());
   const run = await api.send<{ job_id: string }>("POST", `/api/hosts/${hostId}/source-groups/${groupId}/run`);
   expect(run.status, JSON.stringify(run.body)).toBe(201);
   const job = await waitJob<{ status: string; error: string | null }>(api, run.body.job_id);
   expect(job.status, job.error ?? "").toBe("succeeded");
-  const newest = await eventually(
-    async () =>
-      (await api.get<{ snapshots: { id: string }[] }>(`/api/hosts/${hostId}/snapshots`)).snapshots[0]?.id,
-    { what: "the new snapshot in the list" },
-  );
+  const newest = await eventually(async () => (await list()).find((id) => !before.has(id)), {
+    what: "the new snapshot in the list",
+  });
   await eventually(
     async () =>
       (await search(api, probe)).hits.some(
@@ -88,6 +91,7 @@ describe.skipIf(missing !== "")(`search across the fleet's backups${missing}`, (
       await page.getByRole("link", { name: "Search", exact: true }).click();
       await page.getByTestId("search-q").fill("deploy_key.pem");
       await page.getByTestId("search-submit").click();
+      await page.waitForURL(/\/search\?q=/);
       await expect.poll(() => page.getByTestId("search-hit").count()).toBe(3);
       await fits();
       const history = `/hosts/${hostId}/versions?${new URLSearchParams({ path }).toString()}`;

@@ -16,8 +16,9 @@ import {
 import { SEARCH_LIMIT_MAX, type SearchFilters } from "./catalog-search.js";
 
 const Moment = Type.String({
-  pattern: "^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})?)?$",
-  description: "a day (YYYY-MM-DD, UTC) or an RFC 3339 time",
+  // Empty as a form's blank date input sends it: no bound.
+  pattern: "^(\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2})?)?)?$",
+  description: "a day (YYYY-MM-DD, UTC) or an RFC 3339 time; empty: no bound",
 });
 
 export const SearchQueryParams = Type.Object(
