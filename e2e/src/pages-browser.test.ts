@@ -92,6 +92,7 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
   let pendingId = "";
   let policyId = "";
   let rolloutId = "";
+  let cataloguedPath = "";
 
   beforeAll(async () => {
     mkdirSync(PAGE_SHOTS, { recursive: true });
@@ -113,8 +114,18 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
     agent = startAgent(["run"], host.dirs, host.env);
     await waitHostReady(api, hostId);
 
-    ({ snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId, policyId } =
-      await seedSweep(api, rest, hostId));
+    ({
+      snapshotId,
+      goodJob,
+      failedJob,
+      diffJob,
+      drillJob,
+      restoreJob,
+      longHostId,
+      pendingId,
+      policyId,
+      cataloguedPath,
+    } = await seedSweep(api, rest, hostId));
     // A ring rollout whose rings match no host: its pages, without updating the sweep's agent.
     const [held] = await api.get<Array<{ version: string }>>("/api/agent-versions");
     const rollout = await api.send<{ id: string }>("POST", "/api/agent-rollouts", {
@@ -200,6 +211,12 @@ describe.skipIf(missing !== "")(`every page for every role at 1280 and 390 px${m
       { name: "evidence", path: "/reports/evidence", role: "viewer" },
       { name: "evidence-print", path: "/reports/evidence/print", role: "viewer" },
       { name: "digest", path: "/reports/digest", role: "viewer" },
+      { name: "search", path: "/search?q=*.conf", role: "operator" },
+      {
+        name: "file-versions",
+        path: `/hosts/${hostId}/versions?${new URLSearchParams({ path: cataloguedPath }).toString()}`,
+        role: "operator",
+      },
       { name: "policy", path: `/policies/${policyId}`, role: "viewer" },
       { name: "agent-rollouts", path: "/agent-rollouts", role: "viewer" },
       { name: "agent-rollout", path: `/agent-rollouts/${rolloutId}`, role: "viewer" },

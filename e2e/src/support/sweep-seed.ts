@@ -43,6 +43,8 @@ export interface SweepData {
   pendingId: string;
   /** A policy with long names, at its second version. */
   policyId: string;
+  /** A file the catalogue holds (issue 38.3): the search and version pages list it. */
+  cataloguedPath: string;
 }
 
 /** Seeds the sweep's data on `hostId`, whose agent is running and its repository ready. */
@@ -122,6 +124,20 @@ export async function seedSweep(api: Api, rest: RestServer, hostId: string): Pro
     target_dir: join(mkdtempSync(join(tmpdir(), "fleetback-restored-")), LONG_DIR),
   });
 
+  // One more backup after the jobs above (each stops the catalogue step of the backup before it):
+  // its catalogue is what the search and version pages list.
+  writeFileSync(join(source, "etc", "nginx", "nginx.conf"), "worker_processes 4;\n");
+  const last = await run(group.body.source_group.id);
+  expect(last.status, last.error ?? "").toBe("succeeded");
+  const cataloguedPath = join(source, "etc", "nginx", "nginx.conf");
+  await eventually(
+    async () => {
+      const found = await api.get<{ hits: unknown[] }>("/api/search/files?q=nginx.conf");
+      return found.hits.length > 0;
+    },
+    { what: "nginx.conf in the catalogue" },
+  );
+
   // Two hosts that announced themselves with long names: one approved (never connected), one waiting.
   const announce = async (hostname: string) => {
     const key = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" }).x ?? "";
@@ -178,5 +194,16 @@ export async function seedSweep(api: Api, rest: RestServer, hostId: string): Pro
     initial_paths: [longPath],
   });
   expect(token.status, JSON.stringify(token.body)).toBe(201);
-  return { snapshotId, goodJob, failedJob, diffJob, drillJob, restoreJob, longHostId, pendingId, policyId };
+  return {
+    snapshotId,
+    goodJob,
+    failedJob,
+    diffJob,
+    drillJob,
+    restoreJob,
+    longHostId,
+    pendingId,
+    policyId,
+    cataloguedPath,
+  };
 }
