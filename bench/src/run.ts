@@ -8,7 +8,8 @@
  * 50 policies (default 10,000, 0 skips it; cases/policy-fleet.ts), the digest of
  * FLEETBACK_BENCH_DIGEST_HOSTS hosts (default 5,000, 0 skips it; cases/digest-fleet.ts), the embedded
  * database's upkeep over FLEETBACK_BENCH_UPKEEP_ROUNDS replacements (default 1,000, 0 skips it;
- * health/embedded-upkeep-bench.ts), and the start and idle-memory budgets of the built server
+ * health/embedded-upkeep-bench.ts), the file catalogue of FLEETBACK_BENCH_CATALOGUE_HOSTS hosts with
+ * 30 snapshots of 100,000 files each (default 200, 0 skips it; cases/catalogue-fleet.ts), and the start and idle-memory budgets of the built server
  * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them), and the cases with a real agent,
  * restic 0.18 and rest-server: B1's backup, B4's restore browser and the agent's idle memory
  * (restic/restic-bench.ts; FLEETBACK_BENCH_RESTIC=0 skips them). The budget rows are printed as
@@ -17,6 +18,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BudgetRow, formatBudgets, writeResults } from "./budgets.js";
+import { runCatalogueFleetBench } from "./cases/catalogue-fleet.js";
 import { cryptoCases } from "./cases/crypto.js";
 import { runDigestFleetBench } from "./cases/digest-fleet.js";
 import { runPolicyFleetBench } from "./cases/policy-fleet.js";
@@ -76,6 +78,7 @@ await sizedCase("FLEETBACK_BENCH_GROUPS", 10_000, runFreshnessBench);
 await sizedCase("FLEETBACK_BENCH_POLICY_HOSTS", 10_000, runPolicyFleetBench);
 await sizedCase("FLEETBACK_BENCH_DIGEST_HOSTS", 5000, runDigestFleetBench);
 await sizedCase("FLEETBACK_BENCH_UPKEEP_ROUNDS", 1000, runEmbeddedUpkeepBench);
+await sizedCase("FLEETBACK_BENCH_CATALOGUE_HOSTS", 200, runCatalogueFleetBench);
 
 if (process.env.FLEETBACK_BENCH_RESTIC !== "0") {
   const restic = await runResticBench();

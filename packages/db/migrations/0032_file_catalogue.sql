@@ -41,6 +41,6 @@ CREATE TABLE file_versions (
 --> statement-breakpoint
 CREATE INDEX file_versions_path_idx ON file_versions (lineage_id, dir_id, name, from_at);
 --> statement-breakpoint
-CREATE INDEX file_versions_name_idx ON file_versions (lower(name) text_pattern_ops);
+CREATE INDEX file_versions_name_idx ON file_versions (lineage_id, lower(name) text_pattern_ops);
 --> statement-breakpoint
-CREATE INDEX file_versions_name_reversed_idx ON file_versions (reverse(lower(name)) text_pattern_ops);
+CREATE INDEX file_versions_name_reversed_idx ON file_versions (lineage_id, reverse(lower(name)) text_pattern_ops);

@@ -5,6 +5,11 @@
 
 export { createApp } from "./app.js";
 export type { AppDeps } from "./app-deps.js";
+export { applyCatalogPart } from "./catalog/catalog-apply.js";
+export { lineageKey } from "./catalog/catalog-keys.js";
+export { parseCatalogQuery } from "./catalog/catalog-query.js";
+export { searchCatalogue } from "./catalog/catalog-search.js";
+export { fileHistory } from "./catalog/file-history.js";
 export { type Clock, createManualClock, systemClock } from "./clock.js";
 export { type Config, loadConfig, parseListen } from "./config.js";
 export { buildDigest } from "./digest/digest-content.js";

@@ -65,8 +65,13 @@ export const fileVersions = pgTable(
   },
   (t) => [
     index("file_versions_path_idx").on(t.lineageId, t.dirId, t.name, t.fromAt),
-    index("file_versions_name_idx").using("btree", sql`lower(${t.name}) text_pattern_ops`),
-    index("file_versions_name_reversed_idx").using("btree", sql`reverse(lower(${t.name})) text_pattern_ops`),
+    // Per lineage: search walks the fleet host by host and stops once a page is full.
+    index("file_versions_name_idx").using("btree", t.lineageId, sql`lower(${t.name}) text_pattern_ops`),
+    index("file_versions_name_reversed_idx").using(
+      "btree",
+      t.lineageId,
+      sql`reverse(lower(${t.name})) text_pattern_ops`,
+    ),
     check("file_versions_type_check", sql`${t.type} IN ('dir', 'file', 'symlink', 'other')`),
     check("file_versions_range_check", sql`${t.untilAt} IS NULL OR ${t.untilAt} >= ${t.fromAt}`),
   ],

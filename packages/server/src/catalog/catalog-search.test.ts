@@ -100,6 +100,16 @@ runDbSuite("fleet search", (getDb) => {
     const paged = await searchCatalogue(db, parseCatalogQuery("*"), {}, { limit: 2 });
     expect(paged.hits).toHaveLength(2);
     expect(paged.more).toBe(true);
+    const whole = await searchCatalogue(db, parseCatalogQuery("*"), {});
+    const second = await searchCatalogue(db, parseCatalogQuery("*"), {}, { limit: 2, offset: 2 });
+    expect(second.hits).toEqual(whole.hits.slice(2, 4));
+    const last = await searchCatalogue(
+      db,
+      parseCatalogQuery("*"),
+      {},
+      { limit: 100, offset: whole.hits.length - 1 },
+    );
+    expect(last).toMatchObject({ more: false, hits: whole.hits.slice(-1) });
   });
 
   it("lists a path's versions with the snapshots that hold each, and leaves out forgotten ones", async () => {

@@ -109,35 +109,49 @@ export function hitOf(row: HitRow): SearchHit {
 }
 
 /**
- * The version rows of `where`, each with the range of the group's snapshots that hold it (within
- * the filters' window); versions no snapshot holds are left out.
+ * The version rows of `where` (ordered by `order`, `limit` of them from `offset`), each with the
+ * range of the group's snapshots that hold it within the filters' window; versions no snapshot
+ * holds are left out. The range is computed for the rows of the page only: a version no snapshot
+ * holds is pruned once retention has moved past it (catalog-prune.ts), so a page is rarely short.
  */
 export function versionRowsSql(
   where: SQL,
   filters: SearchFilters,
-  order: SQL,
+  order: { inner: SQL; outer: SQL },
   limit: number,
-  offset: number,
 ): SQL {
   return sql`
-    select h.id as host_id, h.name as host_name, l.tag, d.path as dir, v.name, v.type, v.size, v.mtime,
-           v.until_at, v.from_at::text as from_key, v.until_at::text as until_key, held.snapshot_count, held.first_id, held.first_time, held.last_id, held.last_time
-      from file_versions v
-      join catalog_lineages l on l.id = v.lineage_id
-      join catalog_dirs d on d.lineage_id = v.lineage_id and d.id = v.dir_id
-      join hosts h on h.id = l.host_id
+    select c.*, held.snapshot_count, held.first_id, held.first_time, held.last_id, held.last_time
+      from (
+        select h.id as host_id, h.name as host_name, l.id as lineage_id, l.host_id as lineage_host, l.tag,
+               d.path as dir, v.name, v.type, v.size, v.mtime, v.from_at, v.until_at,
+               v.from_at::text as from_key, v.until_at::text as until_key
+          from file_versions v
+          join catalog_lineages l on l.id = v.lineage_id
+          join catalog_dirs d on d.lineage_id = v.lineage_id and d.id = v.dir_id
+          join hosts h on h.id = l.host_id
+         where ${where}
+         order by ${order.inner}
+         limit ${limit}
+      ) c
       cross join lateral (
         select count(*) as snapshot_count,
                (array_agg(s.id order by s.time asc))[1] as first_id, min(s.time) as first_time,
                (array_agg(s.id order by s.time desc))[1] as last_id, max(s.time) as last_time
           from snapshots s
-         where s.host_id = l.host_id and s.is_own and s.tags @> jsonb_build_array(l.tag)
-           and s.time >= v.from_at and (v.until_at is null or s.time < v.until_at)${snapshotWindow(filters)}
+         where s.host_id = c.lineage_host and s.is_own and s.tags @> jsonb_build_array(c.tag)
+           and s.time >= c.from_at and (c.until_at is null or s.time < c.until_at)${snapshotWindow(filters)}
       ) held
-     where ${where} and held.snapshot_count > 0
-     order by ${order}
-     limit ${limit} offset ${offset}`;
+     where held.snapshot_count > 0
+     order by ${order.outer}`;
 }
+
+/** Hosts searched a chunk at a time: a common name fills a page from the first chunk. */
+const HOST_CHUNK = 16;
+const ORDER = {
+  inner: sql`h.name, h.id, d.path, v.name, l.tag, v.from_at desc`,
+  outer: sql`host_name, host_id, dir, name, tag, from_at desc`,
+};
 
 export async function searchCatalogue(
   db: Database,
@@ -146,30 +160,44 @@ export async function searchCatalogue(
   page: { limit?: number; offset?: number } = {},
 ): Promise<SearchResult> {
   const limit = Math.min(page.limit ?? SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX);
-  const offset = page.offset ?? 0;
-  const where = [nameSql(sql`v.name`, query.name), ...hostFilters(filters)];
+  let skip = page.offset ?? 0;
+  const where = [nameSql(sql`v.name`, query.name)];
   if (query.dir !== undefined) {
     where.push(dirSql(sql`d.path`, query.dir));
   }
   if (filters.groups !== undefined && filters.groups.length > 0) {
     where.push(sql`l.tag = any(${sql.param([...filters.groups])}::text[])`);
   }
-  const rows = await executeRows<HitRow>(
+  const searched = await executeRows<{ id: string; name: string; catalogued: boolean }>(
     db,
-    versionRowsSql(
-      sql.join(where, sql` and `),
-      filters,
-      sql`h.name, h.id, d.path, v.name, l.tag, v.from_at desc`,
-      limit + 1,
-      offset,
-    ),
-  );
-  const notCatalogued = await executeRows<{ id: string; name: string }>(
-    db,
-    sql`select h.id, h.name from ${hosts} h
+    sql`select h.id, h.name,
+               exists (select 1 from catalog_lineages l where l.host_id = h.id and l.snapshot_id is not null) as catalogued
+          from ${hosts} h
          where ${sql.join([sql`true`, ...hostFilters(filters)], sql` and `)}
-           and not exists (select 1 from catalog_lineages l where l.host_id = h.id and l.snapshot_id is not null)
-         order by h.name, h.id limit 200`,
+         order by h.name, h.id`,
   );
-  return { hits: rows.slice(0, limit).map(hitOf), more: rows.length > limit, notCatalogued };
+  const ids = searched.filter((host) => host.catalogued).map((host) => host.id);
+  const hits: SearchHit[] = [];
+  for (let at = 0; at < ids.length && hits.length <= limit; at += HOST_CHUNK) {
+    const chunk = ids.slice(at, at + HOST_CHUNK);
+    const want = limit + 1 - hits.length;
+    const rows = await executeRows<HitRow>(
+      db,
+      versionRowsSql(
+        sql.join([sql`h.id = any(${sql.param(chunk)}::text[])`, ...where], sql` and `),
+        filters,
+        ORDER,
+        want + skip,
+      ),
+    );
+    const taken = rows.slice(Math.min(skip, rows.length));
+    skip -= Math.min(skip, rows.length);
+    hits.push(...taken.map(hitOf));
+  }
+  const notCatalogued = searched.filter((host) => !host.catalogued).slice(0, 200);
+  return {
+    hits: hits.slice(0, limit),
+    more: hits.length > limit,
+    notCatalogued: notCatalogued.map((host) => ({ id: host.id, name: host.name })),
+  };
 }

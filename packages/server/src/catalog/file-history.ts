@@ -27,9 +27,8 @@ export async function fileHistory(db: Database, hostId: string, path: string): P
     versionRowsSql(
       sql`l.host_id = ${hostId} and v.dir_id = ${dirKey(split.dir).toString()}::bigint and v.name = ${split.name}`,
       {},
-      sql`v.from_at desc, l.tag`,
+      { inner: sql`v.from_at desc, l.tag`, outer: sql`from_at desc, tag` },
       HISTORY_VERSIONS_MAX,
-      0,
     ),
   );
   return Promise.all(
