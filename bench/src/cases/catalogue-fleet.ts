@@ -153,7 +153,7 @@ async function copyFleet(db: Database, hosts: number): Promise<void> {
   await db.execute(sql`analyze`);
 }
 
-async function runOn(label: string, databaseUrl: string | undefined, hosts: number) {
+export async function runCatalogueFleetOn(label: string, databaseUrl: string | undefined, hosts: number) {
   const dataDir = await mkdtemp(join(tmpdir(), "fleetback-catalogue-bench-"));
   const connection = await connect({ dataDir, ...(databaseUrl ? { databaseUrl } : {}) });
   try {
@@ -253,10 +253,10 @@ async function runOn(label: string, databaseUrl: string | undefined, hosts: numb
 }
 
 export async function runCatalogueFleetBench(hosts: number) {
-  const runs = [await runOn("PGlite", undefined, hosts)];
+  const runs = [await runCatalogueFleetOn("PGlite", undefined, hosts)];
   const url = process.env.FLEETBACK_BENCH_DATABASE_URL;
   if (url) {
-    runs.push(await runOn("PostgreSQL", url, hosts));
+    runs.push(await runCatalogueFleetOn("PostgreSQL", url, hosts));
   }
   return {
     results: runs.flatMap((run) => run.results),

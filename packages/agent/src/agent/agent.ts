@@ -43,6 +43,7 @@ import { createScheduler, type Scheduler } from "../scheduler/scheduler.js";
 import { type Clock, systemClock } from "../time/clock.js";
 import { localTimeZone } from "../time/time-zone.js";
 import { systemTimers, type Timers } from "../time/timers.js";
+import { createCatalogCatchUp } from "../tree/catalog-catch-up.js";
 import { createCatalogSender } from "../tree/catalog-sender.js";
 import { createTreeBrowser, type TreeBrowser } from "../tree/tree-browser.js";
 import { updateDir } from "../update/boot-record.js";
@@ -226,6 +227,13 @@ export function createAgent(options: AgentOptions): Agent {
     timers,
     log,
   });
+  // After a backup: each snapshot owed, in order, through an index of its own (never pinned here).
+  const catalogue = createCatalogCatchUp({
+    stateDir: options.stateDir,
+    index: (snapshotId, signal) => tree.prebuild(snapshotId, signal, { pin: false }),
+    send: catalog.send,
+    log,
+  });
 
   const queue = createJobQueue({
     handlers:
@@ -247,9 +255,7 @@ export function createAgent(options: AgentOptions): Agent {
         log,
         reportSnapshots: (report) => send("snapshots.report", report),
         reportStats: (stats) => send("repo.stats", stats),
-        ...(options.treeIndexAfterBackup === false
-          ? {}
-          : { prebuildTreeIndex: tree.prebuild, catalogue: catalog.send }),
+        ...(options.treeIndexAfterBackup === false ? {} : { prebuildTreeIndex: tree.prebuild, catalogue }),
         // A mirror that does not open is as unreachable as a repository that stops answering.
         ...(options.repositoryUnreachableAfterMs === undefined
           ? {}

@@ -10,7 +10,7 @@ import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { type FixtureVersion, fixture, recordedLockedError, recordedScenario } from "../testing/job-run.js";
 import { createMemoryLogger } from "../testing/memory-logger.js";
 import { waitUntil } from "../testing/processes.js";
-import type { CatalogSnapshot } from "../tree/catalog-sender.js";
+import type { CatalogRequest } from "../tree/catalog-catch-up.js";
 import {
   backupArgs,
   createBackupJob,
@@ -47,8 +47,8 @@ interface Ran {
   timers: ManualTimers;
   /** The snapshots whose browse index the backup asked for, and whether its signal was aborted. */
   prebuilt: { snapshotId: string; aborted: boolean }[];
-  /** The file catalogue deltas the backup asked for (after its prebuild). */
-  catalogued: CatalogSnapshot[];
+  /** The file catalogue runs the backup asked for (after its prebuild). */
+  catalogued: CatalogRequest[];
 }
 
 interface RunOptions {
@@ -152,8 +152,8 @@ async function runBackup(options: RunOptions): Promise<Ran> {
             prebuilt.push({ snapshotId, aborted: signal.aborted });
             return (options.prebuiltDir ?? ((id) => `/index/${id}`))(snapshotId);
           },
-          catalogue: async (snapshot: CatalogSnapshot) => {
-            catalogued.push(snapshot);
+          catalogue: async (request: CatalogRequest) => {
+            catalogued.push(request);
           },
         }
       : {}),
@@ -777,7 +777,7 @@ describe("browse index after a backup", () => {
 
 describe("file catalogue after a backup", () => {
   it.each(["0.18.0", "0.14.0"] as const)(
-    "restic %s: sends the group's delta from the built index, with the listed snapshot's time",
+    "restic %s: catches the group up from the listed snapshots, under the new snapshot's hostname",
     async (version) => {
       const ran = await runBackup({
         backup: recording(version, "backup-1"),
@@ -785,16 +785,11 @@ describe("file catalogue after a backup", () => {
         prebuild: true,
       });
       const [snapshotId] = ran.prebuilt.map((call) => call.snapshotId);
-      const listed = ran.reports.flatMap((report) => report.snapshots).find((s) => s.id === snapshotId);
-      expect(listed?.time).toMatch(/Z$/);
+      const listed = ran.reports.flatMap((report) => report.snapshots);
+      const made = listed.find((s) => s.id === snapshotId);
+      expect(made?.hostname).not.toBe("");
       expect(ran.catalogued).toEqual([
-        {
-          indexDir: `/index/${snapshotId}`,
-          repositoryUrl: "/srv/repo",
-          snapshotId,
-          tag: "t1",
-          time: listed?.time,
-        },
+        { repositoryUrl: "/srv/repo", tag: "t1", hostname: made?.hostname, snapshots: listed },
       ]);
     },
   );

@@ -9,8 +9,11 @@
  * A job that arrives meanwhile skips the stats and gives the list LISTING_PREEMPT_GRACE_MS to end
  * (the server counts on it; against a healthy repository it takes ~1 s). Last, the new snapshot's
  * browse index is built (tree-browser.ts `prebuild`), stopped by a next job like the stats, and
- * from that index the group's file catalogue delta is sent (tree/catalog-sender.ts, protocol 15),
- * which a next job stops too: the catalogue keeps its base and catches up after a later backup.
+ * then the file catalogue (protocol 15) catches up (tree/catalog-catch-up.ts): every snapshot of
+ * the group made by this host since its base, in order, the new one last, then those of the
+ * repository's other groups with a base. The candidates come from the list just taken, and the
+ * host's name from the new snapshot itself (`--host`, or restic's own hostname without it). A next
+ * job stops it too: each group keeps the base last applied, and a later backup catches up.
  * argv is `[global flags: caps, --json] backup --tag <tag> [--exclude <p>]... -- <includes...>`,
  * so an include that starts with `-` is never read as a flag. The agent's own config, state and
  * install directories are always excluded (issue 33), whatever the group includes, so that the agent's
@@ -27,7 +30,7 @@ import { createErrorCollector } from "../restic/error-collector.js";
 import { literalPattern } from "../restic/literal-pattern.js";
 import type { ResticResult } from "../restic/restic.js";
 import { agentDirForms } from "../restore-helper/agent-dirs.js";
-import type { CatalogSnapshot } from "../tree/catalog-sender.js";
+import type { CatalogRequest } from "../tree/catalog-catch-up.js";
 import { type JobHandler, type JobOutcome, preemptedAfter, stoppedForGood } from "./job-types.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { BACKUP_STATS_TIMEOUT_MS, readRawDataStats } from "./raw-data-stats.js";
@@ -48,8 +51,11 @@ export type BackupJobDeps = RepositoryJobDeps & {
    * built; absent when the host opts out.
    */
   prebuildTreeIndex?: (snapshotId: string, signal: AbortSignal) => Promise<string | undefined>;
-  /** Sends the file catalogue's delta from the new snapshot's index (protocol 15); never throws. */
-  catalogue?: (snapshot: CatalogSnapshot, signal: AbortSignal) => Promise<unknown>;
+  /**
+   * Catalogues the group's snapshots since its base, then the other groups' (protocol 15), once
+   * the new snapshot's index is built; never throws.
+   */
+  catalogue?: (request: CatalogRequest, signal: AbortSignal) => Promise<unknown>;
   /** The agent's config, state and install directories: never backed up. */
   agentDirs: readonly string[];
 };
@@ -159,16 +165,23 @@ export function createBackupJob(deps: BackupJobDeps): JobHandler<CommandRunBacku
         if (deps.prebuildTreeIndex === undefined || snapshotId === undefined || run.signal.aborted) {
           return;
         }
+        // The new snapshot first, pinned: the one browsed first, even if the catalogue is stopped.
         const indexDir = await deps.prebuildTreeIndex(snapshotId, run.signal);
-        const time = listed?.find((snapshot) => snapshot.id === snapshotId)?.time;
+        const made = listed?.find((snapshot) => snapshot.id === snapshotId);
         if (
           deps.catalogue !== undefined &&
           indexDir !== undefined &&
-          time !== undefined &&
+          listed !== undefined &&
+          made !== undefined &&
           !run.signal.aborted
         ) {
           await deps.catalogue(
-            { indexDir, repositoryUrl: context.repository.url, snapshotId, tag: run.command.tag, time },
+            {
+              repositoryUrl: context.repository.url,
+              tag: run.command.tag,
+              hostname: made.hostname,
+              snapshots: listed,
+            },
             run.signal,
           );
         }

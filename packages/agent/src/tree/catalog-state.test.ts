@@ -3,7 +3,14 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CatalogFiles } from "./catalog-delta.js";
-import { type CatalogBase, catalogStateFile, readCatalogBase, writeCatalogBase } from "./catalog-state.js";
+import {
+  type CatalogBase,
+  catalogStateFile,
+  listCatalogBases,
+  readCatalogBase,
+  readCatalogHeader,
+  writeCatalogBase,
+} from "./catalog-state.js";
 
 const TIME = "2026-03-01T10:00:00.000Z";
 const URL = "rest:https://user:secret-pw@backup.example/host";
@@ -70,5 +77,29 @@ describe("catalogue state", () => {
       await writeFile(file, text);
       expect((await readCatalogBase(file, "docs")).kind, JSON.stringify(text)).toBe("corrupt");
     }
+  });
+
+  it("reads a header alone, and lists the repository's groups with a base by tag", async () => {
+    const dir = await stateDir();
+    const docs = catalogStateFile(dir, URL, "docs");
+    await writeCatalogBase(docs, base(new Map([["/a", `file\t1\t${TIME}`]])));
+    await writeCatalogBase(catalogStateFile(dir, URL, "mail"), base(new Map(), "mail"));
+    // Another repository's base, a damaged header and a stray temporary file are passed over.
+    await writeCatalogBase(catalogStateFile(dir, `${URL}2`, "logs"), base(new Map(), "logs"));
+    await writeFile(catalogStateFile(dir, URL, "broken"), "not json\n");
+    await writeFile(join(dirname(docs), `.${basename(docs)}.0123.tmp`), "");
+    // A header read alone: the damaged path after it shows only when the whole base is read.
+    const headerOnly = catalogStateFile(dir, URL, "half");
+    await writeCatalogBase(headerOnly, base(new Map(), "half"));
+    await writeFile(headerOnly, `${(await readFile(headerOnly, "utf8")).trimEnd()}\n["/b"]\n`);
+    expect(await readCatalogHeader(docs, "docs")).toEqual({
+      snapshot_id: "c".repeat(64),
+      time: "2026-03-02T00:00:00Z",
+      tag: "docs",
+    });
+    expect(await readCatalogHeader(docs, "mail")).toBeUndefined();
+    expect(await readCatalogHeader(catalogStateFile(dir, URL, "none"))).toBeUndefined();
+    expect((await listCatalogBases(dir, URL)).map((header) => header.tag)).toEqual(["docs", "half", "mail"]);
+    expect(await listCatalogBases(await stateDir(), URL)).toEqual([]);
   });
 });

@@ -7,11 +7,15 @@
  * holds it in clear. Line 1 is the header `{"snapshot_id","time","tag"}`, then one
  * `[path, "type\tsize\tmtime"]` line per path. A file that does not read back whole is no base at
  * all: a diff against half a base would tell the server that files vanished which never did,
- * where the full resend a missing base costs is only slower.
+ * where the full resend a missing base costs is only slower. The header alone (`readCatalogHeader`)
+ * is what the catch-up (catalog-catch-up.ts) needs to plan: which snapshot a group's base is, and
+ * which groups of a repository have one (`listCatalogBases`: a file whose header's tag hashes
+ * with the repository's URL to its own name), without holding every path of every group.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { join } from "node:path";
+import { readdir } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
 import { RFC3339_UTC_PATTERN, SNAPSHOT_ID_PATTERN } from "@fleetback/protocol";
 import { writeFileAtomic } from "../config/atomic-write.js";
@@ -29,19 +33,27 @@ export interface CatalogBase {
   files: CatalogFiles;
 }
 
+/** A base without its paths: which snapshot of which group it is. */
+export type CatalogBaseHeader = Omit<CatalogBase, "files">;
+
 export type CatalogBaseRead =
   | { kind: "none" }
   | { kind: "corrupt"; reason: string }
   | { kind: "base"; base: CatalogBase };
 
+function catalogDir(stateDir: string): string {
+  return join(stateDir, "catalog");
+}
+
 export function catalogStateFile(stateDir: string, repositoryUrl: string, tag: string): string {
   const key = createHash("sha256").update(`${repositoryUrl}\n${tag}`).digest("hex");
-  return join(stateDir, "catalog", key);
+  return join(catalogDir(stateDir), key);
 }
 
 class DamagedState extends Error {}
 
-function parseHeader(line: string, tag: string): Omit<CatalogBase, "files"> {
+/** `tag` undefined: any group's header (listing the bases). */
+function parseHeader(line: string, tag: string | undefined): CatalogBaseHeader {
   const parsed: unknown = JSON.parse(line);
   if (typeof parsed !== "object" || parsed === null) {
     throw new DamagedState("the header is not an object");
@@ -53,10 +65,10 @@ function parseHeader(line: string, tag: string): Omit<CatalogBase, "files"> {
   if (typeof time !== "string" || !TIME.test(time)) {
     throw new DamagedState("the header has no time");
   }
-  if (stored !== tag) {
+  if (typeof stored !== "string" || stored === "" || (tag !== undefined && stored !== tag)) {
     throw new DamagedState("the header names another source group");
   }
-  return { snapshot_id, time, tag };
+  return { snapshot_id, time, tag: stored };
 }
 
 function parseFileLine(line: string, files: CatalogFiles): void {
@@ -78,7 +90,7 @@ export async function readCatalogBase(file: string, tag: string): Promise<Catalo
       input: createReadStream(file, "utf8"),
       crlfDelay: Number.POSITIVE_INFINITY,
     });
-    let header: Omit<CatalogBase, "files"> | undefined;
+    let header: CatalogBaseHeader | undefined;
     const files: CatalogFiles = new Map();
     for await (const line of lines) {
       if (header === undefined) {
@@ -96,6 +108,58 @@ export async function readCatalogBase(file: string, tag: string): Promise<Catalo
     }
     return { kind: "corrupt", reason: cause instanceof Error ? cause.message : String(cause) };
   }
+}
+
+/** The first line of `file`, read no further; undefined for an empty file. */
+async function firstLine(file: string): Promise<string | undefined> {
+  const input = createReadStream(file, { encoding: "utf8", highWaterMark: 4096 });
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const line of lines) {
+      return line;
+    }
+    return undefined;
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+}
+
+/**
+ * The header of the base in `file` (of `tag`, when given); undefined when there is none or it is
+ * unreadable. The paths are not read: a damaged path line shows only when the sender reads it all.
+ */
+export async function readCatalogHeader(file: string, tag?: string): Promise<CatalogBaseHeader | undefined> {
+  try {
+    const line = await firstLine(file);
+    return line === undefined ? undefined : parseHeader(line, tag);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The headers of every base this agent keeps for `repositoryUrl`, by tag. A file of another
+ * repository, a temporary file or an unreadable header is passed over; never throws.
+ */
+export async function listCatalogBases(
+  stateDir: string,
+  repositoryUrl: string,
+): Promise<CatalogBaseHeader[]> {
+  let names: string[];
+  try {
+    names = await readdir(catalogDir(stateDir));
+  } catch {
+    return [];
+  }
+  const headers: CatalogBaseHeader[] = [];
+  for (const name of names.filter((entry) => !entry.startsWith(".")).sort()) {
+    const header = await readCatalogHeader(join(catalogDir(stateDir), name));
+    if (header !== undefined && basename(catalogStateFile(stateDir, repositoryUrl, header.tag)) === name) {
+      headers.push(header);
+    }
+  }
+  return headers.sort((a, b) => (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
 }
 
 function* stateText(base: CatalogBase): Generator<string> {

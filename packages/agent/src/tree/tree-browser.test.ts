@@ -1,4 +1,4 @@
-import { mkdtemp, readdir } from "node:fs/promises";
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TreeEntry } from "@fleetback/protocol";
@@ -287,6 +287,20 @@ describe("the index built after a backup", () => {
     // A second call finds the index and starts nothing.
     expect(await browser.prebuild(SNAPSHOT, new AbortController().signal)).toBe(indexDir);
     expect(runner.calls.length).toBe(before);
+  });
+
+  it("builds without pinning when asked (the catalogue's catch-up), keeping the pin where it was", async () => {
+    const { browser, stateDir } = await browserFor(lsReplay("0.18.0"));
+    const root = indexRootOf(stateDir);
+    // The replay lists the same tree for any id: another snapshot's index.
+    const older = recordedScenario("0.18.0").snapshots.S2.short_id;
+    await browser.prebuild(SNAPSHOT, new AbortController().signal);
+    const olderDir = await browser.prebuild(older, new AbortController().signal, { pin: false });
+    expect(olderDir).toBe(join(root, indexKey("/srv/repo", older)));
+    expect((await readdir(root)).sort()).toEqual(
+      [indexKey("/srv/repo", SNAPSHOT), indexKey("/srv/repo", older), "pinned"].sort(),
+    );
+    expect(await readFile(join(root, "pinned"), "utf8")).toBe(indexKey("/srv/repo", SNAPSHOT));
   });
 
   it("a build stopped by its signal (the next job) leaves no index", async () => {

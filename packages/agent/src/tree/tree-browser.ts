@@ -17,6 +17,8 @@
  * After a backup the agent builds its new snapshot's index ahead of any browsing (`prebuild`) and
  * pins it, so the snapshot a 3 a.m. restore most likely wants answers every folder, the first too,
  * from the index: restic's stream cannot keep up with clicks on a fresh 200,000-file snapshot.
+ * The file catalogue's catch-up (catalog-catch-up.ts) builds older snapshots' indexes the same
+ * way, unpinned, so that the pin stays on the backup's new snapshot.
  * The agent's own directories are never listed (issue 33): a snapshot taken before agents excluded
  * them may hold them, so a folder inside one is refused and a folder above one lacks its entry.
  */
@@ -61,14 +63,21 @@ export interface TreeBrowserOptions {
   indexMaxBytes?: number;
 }
 
+export interface PrebuildOptions {
+  /** Default true: the index outlives the TTL until the next pin. */
+  pin?: boolean;
+}
+
 export interface TreeBrowser {
   list(request: TreeList): Promise<TreeListResult>;
   /**
-   * Builds `snapshotId`'s index now, unless it exists, and pins it (index-store.ts). Resolves when
-   * done, failed or aborted by `signal` (which leaves no index), to the pinned index's directory
-   * (read whole by the file catalogue, tree/catalog-listing.ts) or undefined; never throws.
+   * Builds `snapshotId`'s index now, unless it exists, and pins it (index-store.ts) unless
+   * `pin` is false (the file catalogue's catch-up of older snapshots, which must not take the pin
+   * from the backup's new one). Resolves when done, failed or aborted by `signal` (which leaves no
+   * index), to the index's directory (read whole by the file catalogue, tree/catalog-listing.ts)
+   * or undefined; never throws.
    */
-  prebuild(snapshotId: string, signal: AbortSignal): Promise<string | undefined>;
+  prebuild(snapshotId: string, signal: AbortSignal, options?: PrebuildOptions): Promise<string | undefined>;
   /** Resolves when no index build is running (tests, benchmarks). */
   idle(): Promise<void>;
   /** Ends running builds and waits for them. */
@@ -329,7 +338,7 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
       }
       return withoutAgentDirs(await listFolder(request, normalised.path), agentDirs);
     },
-    async prebuild(snapshotId, signal) {
+    async prebuild(snapshotId, signal, prebuildOptions) {
       const repository = credentials.repository("repo");
       if (repository === undefined || signal.aborted) {
         return undefined;
@@ -342,7 +351,9 @@ export function createTreeBrowser(options: TreeBrowserOptions): TreeBrowser {
         }
         const built = (await builds.get(key)) ?? (await store.has(key));
         if (built) {
-          await store.pin(key);
+          if (prebuildOptions?.pin !== false) {
+            await store.pin(key);
+          }
           return store.dirOf(key);
         }
       } catch (cause) {
