@@ -1,8 +1,8 @@
 /**
  * Dependency rules of the workspace, checked by `pnpm lint` (depcruise). Why each rule exists is
  * in its comment; docs/DESIGN.md has the layering they enforce. That no folder of the server or the
- * agent loops back to itself is checked beside them by scripts/check-folder-cycles.mjs: depcruise
- * sees module cycles only.
+ * agent loops back to itself is checked beside them by .dependency-cruiser-folders.cjs, whose
+ * graph leaves test files out.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const SERVER = "^packages/server/src/";

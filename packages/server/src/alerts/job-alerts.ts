@@ -18,9 +18,9 @@ import type { Ids } from "../ids.js";
 import type { Logger } from "../log.js";
 import type { AlertContext } from "../notifications/message.js";
 import type { Notifier } from "../notifications/notifier-port.js";
-import { restoreRefusal } from "../restore/restore-refusal.js";
 import { type AlertKey, type AlertKind, raiseAlert, resolveKey } from "./alerts.js";
 import { isRepositoryOutage, recordRepositoryState, repositoryKey } from "./repository-alerts.js";
+import { restoreRefusal } from "./restore-refusal.js";
 
 export interface JobEnd {
   jobId: string;

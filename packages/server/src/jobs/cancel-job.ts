@@ -12,7 +12,7 @@ import { and, eq } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { RequestError } from "../errors.js";
-import { recordJobEnds } from "../metrics/job-metrics.js";
+import { recordJobEnds } from "./job-metrics.js";
 import { getJob } from "./job-queries.js";
 
 export type CancelOutcome =

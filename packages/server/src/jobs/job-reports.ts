@@ -14,10 +14,10 @@ import { recordJobEvidence } from "../evidence/evidence-record.js";
 import type { Ids } from "../ids.js";
 import { recordKeptSuccess } from "../keepers/kept-success.js";
 import type { Logger } from "../log.js";
-import { recordJobEnds } from "../metrics/job-metrics.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import type { JobEventMap, JobEventName, JobEvents } from "./job-events.js";
 import { createJobLogWriter } from "./job-log-writer.js";
+import { recordJobEnds } from "./job-metrics.js";
 import { runsOn } from "./job-runner.js";
 
 /** Stored progress is a convenience for page reloads; the live stream gets every report. */

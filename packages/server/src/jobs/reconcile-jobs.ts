@@ -11,7 +11,7 @@
  */
 import { type Database, jobs } from "@fleetback/db";
 import { and, eq, inArray, lt, notInArray, sql } from "drizzle-orm";
-import { recordJobEnds } from "../metrics/job-metrics.js";
+import { recordJobEnds } from "./job-metrics.js";
 import { runsOn } from "./job-runner.js";
 
 export interface ReconcileOutcome {

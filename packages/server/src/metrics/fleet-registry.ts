@@ -10,8 +10,8 @@ import { ACTIVE_JOB_STATUSES, JOB_KINDS, JOB_STATUSES, NOTIFICATION_CHANNEL_KIND
 import { Counter, Gauge, Histogram, type HistogramConfiguration, type Registry } from "prom-client";
 import { ALERT_KINDS } from "../alerts/alerts.js";
 import { HOST_STATES } from "../freshness/host-states.js";
+import { JOB_DURATION_BUCKETS_SECONDS, type JobOutcomeStats } from "../jobs/job-metrics.js";
 import type { FleetSnapshot } from "./fleet-snapshot.js";
-import { JOB_DURATION_BUCKETS_SECONDS, type JobOutcomeStats } from "./job-metrics.js";
 
 /** Final statuses: the `outcome` label of the job metrics. */
 export const JOB_OUTCOMES = JOB_STATUSES.filter(

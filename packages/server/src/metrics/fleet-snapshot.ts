@@ -19,10 +19,10 @@ import { and, count, eq, isNotNull, isNull } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { loadHostProblems } from "../freshness/host-states.js";
 import { isUnprotected } from "../freshness/protection.js";
+import { type JobOutcomeStats, readJobMetrics } from "../jobs/job-metrics.js";
 import { type ProtectionCounts, protectionCounts } from "../keepers/protection-view.js";
+import { readNotificationFailures } from "../notifications/notification-failures.js";
 import { type GroupMetric, groupMetrics } from "./group-freshness.js";
-import { type JobOutcomeStats, readJobMetrics } from "./job-metrics.js";
-import { readNotificationFailures } from "./notification-failures.js";
 
 export interface FleetSnapshot {
   hostsOnline: number;

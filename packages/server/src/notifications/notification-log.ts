@@ -15,8 +15,8 @@ import {
   notificationLog,
 } from "@fleetback/db";
 import { desc, eq } from "drizzle-orm";
-import { countNotificationFailure } from "../metrics/notification-failures.js";
 import type { NotificationEvent } from "./message.js";
+import { countNotificationFailure } from "./notification-failures.js";
 
 export interface AttemptRecord {
   id: string;

@@ -6,6 +6,7 @@ import { type Database, hosts, JOB_KINDS, JOB_STATUSES } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { Type } from "typebox";
+import { restoreRefusal } from "../alerts/restore-refusal.js";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { errorBody, RequestError } from "../errors.js";
@@ -19,7 +20,6 @@ import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, listJobs } from "../jobs/job-queries.js";
 import { loadOutage } from "../repository-outage/repository-outage.js";
 import { loadDiffView } from "../restore/diff-view.js";
-import { restoreRefusal } from "../restore/restore-refusal.js";
 
 export const HOST_JOBS_PAGE = 50;
 

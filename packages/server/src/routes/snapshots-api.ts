@@ -12,15 +12,15 @@ import { type AppEnv, auditOf } from "../auth/actor.js";
 import { invalid } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { readQuery } from "../http/validate.js";
-import { apiGroup, HOST_ID, OFFLINE } from "../openapi/api-route.js";
-import { JobStarted } from "../openapi/job-schemas.js";
-import { SnapshotPage } from "../openapi/repository-schemas.js";
 import {
   confirms,
   ForgetSnapshotBody,
   forgetSnapshot,
   requireHostSnapshot,
-} from "../snapshots/forget-snapshot.js";
+} from "../maintenance/forget-snapshot.js";
+import { apiGroup, HOST_ID, OFFLINE } from "../openapi/api-route.js";
+import { JobStarted } from "../openapi/job-schemas.js";
+import { SnapshotPage } from "../openapi/repository-schemas.js";
 import { SnapshotsQuery, snapshotPage } from "../snapshots/snapshot-page.js";
 import { snapshotJson } from "../snapshots/snapshot-store.js";
 

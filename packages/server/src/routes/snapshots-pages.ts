@@ -14,16 +14,16 @@ import { isRequestError } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, readQuery } from "../http/validate.js";
-import { listBackupRuns, listRepositorySizes, repositorySizeRange } from "../snapshots/backup-history.js";
-import { backupCharts } from "../snapshots/chart.js";
-import { defaultDiffPair } from "../snapshots/diff-pair.js";
 import {
   confirms,
   ForgetSnapshotForm,
   forgetSnapshot,
   requireHostSnapshot,
   speaksForgetSnapshots,
-} from "../snapshots/forget-snapshot.js";
+} from "../maintenance/forget-snapshot.js";
+import { listBackupRuns, listRepositorySizes, repositorySizeRange } from "../snapshots/backup-history.js";
+import { backupCharts } from "../snapshots/chart.js";
+import { defaultDiffPair } from "../snapshots/diff-pair.js";
 import { SnapshotsQuery, snapshotPage } from "../snapshots/snapshot-page.js";
 import { listSnapshotTags } from "../snapshots/snapshot-store.js";
 

@@ -24,8 +24,8 @@ import { and, asc, eq, gt, lte } from "drizzle-orm";
 import { createJobAlerts, type JobEnd } from "../alerts/job-alerts.js";
 import type { ServerDeps } from "../deps.js";
 import { createJob } from "../jobs/create-job.js";
+import { recordJobEnds } from "../jobs/job-metrics.js";
 import { startJob } from "../jobs/start-job.js";
-import { recordJobEnds } from "../metrics/job-metrics.js";
 import { HOST_OFFLINE_REASON, retryDelayMs } from "../retries/pending-runs.js";
 import { type BackupDeps, backupSpec } from "./dispatch-backup.js";
 

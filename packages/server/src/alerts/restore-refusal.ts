@@ -1,5 +1,5 @@
 /**
- * @module restore/restore-refusal
+ * @module alerts/restore-refusal
  * A restore the host refuses before restic runs is the operator's request that could not be
  * honoured, not the host failing: it opens no `restore_failed` (so the host does not count as
  * failing on the dashboard and host list), and the job page shows it as "refused" with the

@@ -1,5 +1,5 @@
 /**
- * @module metrics/job-metrics
+ * @module jobs/job-metrics
  * The job counter and duration histogram of /metrics, kept in `job_metrics`. Every place that
  * ends jobs (job reports, reconciliation, the server's own cancel, a retry giving up) calls
  * `recordJobEnds` in the transaction that moved them to a final status: the update only matches

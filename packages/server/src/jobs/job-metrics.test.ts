@@ -2,12 +2,12 @@ import { JOB_METRICS_NOT_STARTED, jobMetrics, jobs } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createJob } from "../jobs/create-job.js";
 import { retryTick } from "../sources/retry-ticker.js";
 import { createGroup } from "../sources/source-groups.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { startBackup } from "../testing/start-backup-test-support.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { createJob } from "./create-job.js";
 import { JOB_DURATION_BUCKETS_SECONDS, readJobMetrics, recordJobEnds } from "./job-metrics.js";
 
 const bucketIndex = (bound: number) => JOB_DURATION_BUCKETS_SECONDS.indexOf(bound as never);

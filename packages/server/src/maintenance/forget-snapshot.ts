@@ -1,5 +1,5 @@
 /**
- * @module snapshots/forget-snapshot
+ * @module maintenance/forget-snapshot
  * An admin forgets one snapshot of a host: a `forget` job whose `command.run` names the snapshot
  * (`snapshot_ids`, protocol 7) and no policy, so the agent runs `restic forget <id>` and nothing
  * else, then reports the snapshot list as after any forget. Only a snapshot in this host's cache,

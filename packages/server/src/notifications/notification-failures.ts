@@ -1,5 +1,5 @@
 /**
- * @module metrics/notification-failures
+ * @module notifications/notification-failures
  * fleetback_notification_failures_total, kept in `notification_failure_counts`: the notification
  * log writer counts an alert delivery that ended failed in the transaction that logs it, so the
  * counter is cluster-wide, never goes down when a channel and its log are deleted, and a scrape
