@@ -1,16 +1,9 @@
 /**
  * @module agent/agent
  * Composition of one running agent: connection, job queue, in-memory credentials and the server
- * message handlers. Jobs report through one emit path: straight onto the socket when it is up,
- * into the outbox when it is not, so a job that finishes during a reconnect is still reported.
+ * message handlers. Every message goes out through one emit path (agent-sender.ts).
  */
-import {
-  type AgentKind,
-  type AgentMessageType,
-  encode,
-  type PayloadOf,
-  PROTOCOL_VERSION,
-} from "@fleetback/protocol";
+import { type AgentKind, PROTOCOL_VERSION } from "@fleetback/protocol";
 import type { AgentConfig } from "../config/agent-config.js";
 import type { JobTimeouts } from "../config/job-timeouts.js";
 import type { OpenSocket } from "../connection/agent-socket.js";
@@ -19,7 +12,6 @@ import {
   type ConnectionOutcome,
   createAgentConnection,
 } from "../connection/connection.js";
-import { createOutbox } from "../connection/outbox.js";
 import { createDumpStreamer, type DumpStreamer } from "../dump/dump-streamer.js";
 import type { HostIdentity } from "../host-identity.js";
 import { createJobHandlers } from "../jobs/job-handlers.js";
@@ -52,6 +44,7 @@ import { nodeFileOps } from "../update/file-ops.js";
 import { createUpdatePlatform } from "../update/platform.js";
 import { createReleaseKeySource } from "../update/release-key.js";
 import { createUpdater, type UpdaterOptions } from "../update/updater.js";
+import { createAgentSender } from "./agent-sender.js";
 import { createServerHandlers } from "./server-handlers.js";
 
 export interface AgentOptions {
@@ -128,19 +121,6 @@ function dropsJobCredentials(reporter: JobReporter, credentials: CredentialStore
   };
 }
 
-/**
- * Kept in the outbox while disconnected. `snapshots.report` too: it replaces the server's list;
- * and `repo.stats`, whose `last_check_status` or `last_prune_at` would otherwise be lost.
- */
-const QUEUED_MESSAGES: ReadonlySet<string> = new Set([
-  "job.started",
-  "job.progress",
-  "job.finished",
-  "log.stream",
-  "snapshots.report",
-  "repo.stats",
-]);
-
 export function createAgent(options: AgentOptions): Agent {
   const { log } = options;
   const clock = options.clock ?? systemClock;
@@ -190,35 +170,11 @@ export function createAgent(options: AgentOptions): Agent {
     clock,
     log,
   });
-  const outbox = createOutbox();
+  const sender = createAgentSender(log);
+  const { send, outbox } = sender;
   let connection: AgentConnection | undefined;
   let stopped = false;
   let restartFor: string | undefined;
-
-  /** True when the frame went out or waits in the outbox; false when it was dropped. */
-  const send = <K extends AgentMessageType>(type: K, payload: PayloadOf<K>, id?: string): boolean => {
-    let frame: string;
-    try {
-      frame = encode(type, payload, id);
-    } catch (cause) {
-      log.error("refused to send an invalid message", { type, error: String(cause) });
-      return false;
-    }
-    const queued = QUEUED_MESSAGES.has(type);
-    // Queued kinds keep their order behind what already waits; the others only need a live socket.
-    if ((!queued || outbox.size === 0) && connection?.sendFrame(frame)) {
-      return true;
-    }
-    if (!queued) {
-      return false;
-    }
-    const jobId = "job_id" in payload && typeof payload.job_id === "string" ? payload.job_id : undefined;
-    outbox.push(frame, type, jobId);
-    if (connection) {
-      outbox.drain(connection.sendFrame);
-    }
-    return true;
-  };
 
   // `catalog.delta` is not queued: an agent that cannot send simply gets no ack and keeps its base.
   const catalog = createCatalogSender({
@@ -368,9 +324,7 @@ export function createAgent(options: AgentOptions): Agent {
         onReady: () => {
           // Downloads asked on an earlier connection have nobody left to read them.
           void dumps.cancelAll();
-          if (connection) {
-            outbox.drain(connection.sendFrame);
-          }
+          sender.drain();
           fireLedger.keepOnly(new Set(scheduler.armed()));
           for (const payload of fireLedger.replay(clock.now())) {
             log.info("schedule firing sent again on the new connection", { ...payload });
@@ -387,6 +341,7 @@ export function createAgent(options: AgentOptions): Agent {
         random: options.random,
         openSocket: options.openSocket,
       });
+      sender.attach(connection.sendFrame);
       const outcome = await connection.run();
       scheduler.stop();
       await Promise.all([queue.cancelAll(), tree.stop(), dumps.cancelAll()]);
