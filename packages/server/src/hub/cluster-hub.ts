@@ -286,13 +286,7 @@ export async function createClusterHub(options: ClusterHubOptions): Promise<Clus
     send(hostId, type, payload) {
       return hub.sendFrame(hostId, encode(type, payload));
     },
-    request<K extends ServerMessageType, R extends AgentMessageType>(
-      hostId: string,
-      type: K,
-      payload: PayloadOf<K>,
-      replyType: R,
-      timeoutMs: number,
-    ): Promise<AgentEnvelope<R>> {
+    request(hostId, type, payload, replyType, timeoutMs) {
       const where = local.isOnline(hostId) ? undefined : remote.where(hostId);
       if (!where) {
         return local.request(hostId, type, payload, replyType, timeoutMs);

@@ -95,13 +95,7 @@ export function createLocalHub(): LocalHub {
       return connections.has(hostId) && write(hostId, encode(type, payload));
     },
     sendFrame: write,
-    request<K extends ServerMessageType, R extends AgentMessageType>(
-      hostId: string,
-      type: K,
-      payload: PayloadOf<K>,
-      replyType: R,
-      timeoutMs: number,
-    ): Promise<AgentEnvelope<R>> {
+    request(hostId, type, payload, replyType, timeoutMs) {
       if (!connections.has(hostId)) {
         return Promise.reject(new HubOfflineError(`host ${hostId} is not connected`));
       }

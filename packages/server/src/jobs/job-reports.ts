@@ -6,7 +6,14 @@
  * job.finished never rewrites a result.
  */
 import { type Database, type JobKind, jobs } from "@fleetback/db";
-import type { JobFinished, JobProgress, JobStarted, LogStream, Timers } from "@fleetback/protocol";
+import {
+  type JobFinished,
+  type JobProgress,
+  type JobStarted,
+  type LogStream,
+  PROGRESS_MIN_INTERVAL_MS,
+  type Timers,
+} from "@fleetback/protocol";
 import { and, eq, inArray } from "drizzle-orm";
 import type { JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
@@ -20,8 +27,6 @@ import { createJobLogWriter } from "./job-log-writer.js";
 import { recordJobEnds } from "./job-metrics.js";
 import { runsOn } from "./job-runner.js";
 
-/** Stored progress is a convenience for page reloads; the live stream gets every report. */
-export const PROGRESS_WRITE_INTERVAL_MS = 1_000;
 /** `error` is "short text" on the wire; a longer one is cut before it reaches the database. */
 export const MAX_JOB_ERROR_LENGTH = 2_000;
 
@@ -117,7 +122,9 @@ export function createJobReports(options: JobReportsOptions): JobReports {
     async progress(hostId, report) {
       const now = clock.now().getTime();
       const known = progressWrites.get(report.job_id);
-      if (known && known.sender === hostId && now - known.at < PROGRESS_WRITE_INTERVAL_MS) {
+      // Stored progress only serves page reloads (the live stream gets every report): written at
+      // the agent's own pace, never more often.
+      if (known && known.sender === hostId && now - known.at < PROGRESS_MIN_INTERVAL_MS) {
         emit("job.updated", { jobId: report.job_id, hostId: known.hostId, progress: report });
         return;
       }
