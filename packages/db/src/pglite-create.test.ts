@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { connect, pgliteOptions } from "./connect.js";
 import { executeRows } from "./database.js";
 import { loadMigrations, MIGRATIONS_TABLE, migrate } from "./migrate.js";
-import { createPgliteDataDir, isPgliteDataDir } from "./pglite-create.js";
+import { createPgliteDataDir, isPgliteDataDir, PGLITE_TEMPLATE } from "./pglite-create.js";
 
 /** What connect() passes: PGlite's defaults plus the smaller buffers. */
 async function startParams(): Promise<string[]> {
@@ -28,16 +29,20 @@ describe("creating a PGlite data dir", () => {
     }
   }, 300_000);
 
-  // One initdb for both claims: each costs ~30 s of a loaded CI machine.
-  it("runs initdb in a child process and applies the migrations it is given there, which migrate() then finds applied", async () => {
+  // One creation for both claims: an initdb costs ~30 s of a loaded CI machine.
+  it("makes the dir from the build's template in a child process and applies the migrations it is given there, which migrate() then finds applied", async () => {
     const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
     try {
       const migrations = await loadMigrations();
       const location = join(dir, "pglite");
       await mkdir(location, { recursive: true });
       expect(isPgliteDataDir(location)).toBe(false);
+      // The build writes it (scripts/pglite-template.mjs); tests run after the build.
+      expect(existsSync(PGLITE_TEMPLATE)).toBe(true);
       const peakBefore = process.resourceUsage().maxRSS;
-      await createPgliteDataDir(location, await startParams(), migrations);
+      expect(await createPgliteDataDir(location, await startParams(), migrations)).toEqual({
+        from: "template",
+      });
       expect(isPgliteDataDir(location)).toBe(true);
       // initdb in this process would raise its peak by ~600 MiB (WASM memory grown to ~700 MiB),
       // and migrating here would grow it by tens of MiB more.
@@ -54,6 +59,28 @@ describe("creating a PGlite data dir", () => {
           sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('hosts', 'jobs', 'job_logs')`,
         );
         expect(tables[0]?.n).toBe(3);
+        expect(await migrate(connection.db)).toEqual({ applied: [], alreadyApplied: migrations.length });
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+
+  it("runs initdb instead when the template does not load, and the dir works the same", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
+    try {
+      const damaged = join(dir, "template.tar.gz");
+      await writeFile(damaged, "not a tar archive");
+      const location = join(dir, "pglite");
+      await mkdir(location, { recursive: true });
+      const migrations = await loadMigrations();
+      const created = await createPgliteDataDir(location, await startParams(), migrations, damaged);
+      expect(created.from).toBe("initdb");
+      expect(created.templateRefused).toBeTruthy();
+      const connection = await connect({ dataDir: dir });
+      try {
         expect(await migrate(connection.db)).toEqual({ applied: [], alreadyApplied: migrations.length });
       } finally {
         await connection.close();

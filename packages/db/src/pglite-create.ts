@@ -7,6 +7,11 @@
  * a child, that memory goes with the child; this process only opens the finished dir, which costs
  * a first start ~0.4 s (PGlite's reopen) against its 5 s budget (B7).
  *
+ * The child does not run initdb either when the build left its template (a data dir just after
+ * initdb, dumped by PGlite: scripts/pglite-template.mjs): loading it takes ~1 s where initdb in
+ * WebAssembly takes ~5 s, most of a first start (issue 40, B7). A template that does not load
+ * (another PGlite build, a damaged file) costs only the initdb it would have saved.
+ *
  * The child also applies the migrations it is given, in one transaction with their bookkeeping
  * rows, as migrate.ts would: on a new dir they grew this process's WASM memory by another ~20 MiB
  * for good (first start 207 MiB idle against 183 MiB on a restart). The server's own migrate() then
@@ -17,6 +22,7 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { MIGRATIONS_TABLE, MIGRATIONS_TABLE_DDL, type Migration } from "./migrate.js";
 
 /** Bounds a hung initdb; the first start on a slow disk takes a few seconds. */
@@ -24,16 +30,49 @@ export const PGLITE_CREATE_TIMEOUT_MS = 300_000;
 
 /** Starts the one line the child prints for an error it caught (PostgreSQL's message, say). */
 const ERROR_PREFIX = "pglite-create-error: ";
+/** Starts the line the child prints when the template did not load and initdb ran instead. */
+const TEMPLATE_PREFIX = "pglite-create-template-refused: ";
 
-// argv: PGlite's module URL, the data dir, the start parameters as JSON. stdin: the migrations as
-// JSON, with the bookkeeping table's DDL and its insert (a few dozen KiB: too much for argv).
+/**
+ * A data dir just after initdb, dumped by PGlite at build time (scripts/pglite-template.mjs).
+ * Resolved from the package root, so it is the same file from src/ (tests) and dist/.
+ */
+export const PGLITE_TEMPLATE = fileURLToPath(new URL("../dist/pglite-template.tar.gz", import.meta.url));
+
+/** How a new data dir was made, and why not from the template when it was not. */
+export interface CreatedDataDir {
+  from: "template" | "initdb";
+  /** The template's load error, when there was a template and it did not load. */
+  templateRefused?: string;
+}
+
+// argv: PGlite's module URL, the data dir, the start parameters as JSON, the template's path (or
+// ""). stdin: the migrations as JSON, with the bookkeeping table's DDL and its insert (a few dozen
+// KiB: too much for argv). stdout: "template" or "initdb", how the dir was made.
 const CREATE_SCRIPT = [
   "try {",
   "const { PGlite } = await import(process.argv[1]);",
+  "const { readFile, readdir, rm, mkdir } = await import('node:fs/promises');",
   "const chunks = [];",
   "for await (const chunk of process.stdin) chunks.push(chunk);",
   "const { ddl, insert, migrations } = JSON.parse(Buffer.concat(chunks).toString('utf8'));",
-  "const db = await PGlite.create(process.argv[2], { startParams: JSON.parse(process.argv[3]) });",
+  "const [dir, params, template] = [process.argv[2], JSON.parse(process.argv[3]), process.argv[4]];",
+  "let db;",
+  "if (template && (await readdir(dir)).length === 0) {",
+  "  try {",
+  "    const loadDataDir = new Blob([await readFile(template)]);",
+  "    db = await PGlite.create(dir, { startParams: params, loadDataDir });",
+  "    await db.query('SELECT 1');",
+  "  } catch (err) {",
+  "    await db?.close().catch(() => {});",
+  "    db = undefined;",
+  `    process.stderr.write(\`${TEMPLATE_PREFIX}\${err instanceof Error ? err.message : String(err)}\\n\`);`,
+  "    await rm(dir, { recursive: true, force: true });",
+  "    await mkdir(dir, { recursive: true });",
+  "  }",
+  "}",
+  "const how = db ? 'template' : 'initdb';",
+  "db ??= await PGlite.create(dir, { startParams: params });",
   "if (migrations.length > 0) {",
   "  await db.transaction(async (tx) => {",
   "    await tx.query(ddl);",
@@ -44,6 +83,7 @@ const CREATE_SCRIPT = [
   "  });",
   "}",
   "await db.close();",
+  "process.stdout.write(how);",
   "} catch (err) {",
   `  process.stderr.write(\`${ERROR_PREFIX}\${err instanceof Error ? err.message : String(err)}\\n\`);`,
   "  process.exit(1);",
@@ -56,14 +96,15 @@ export function isPgliteDataDir(location: string): boolean {
 }
 
 /**
- * Runs PGlite's initdb for `location` in a child process, and applies `migrations` there; rejects
- * with the error it printed.
+ * Makes `location` a PGlite data dir in a child process, from the build's template when there is
+ * one (else initdb), and applies `migrations` there; rejects with the error it printed.
  */
 export function createPgliteDataDir(
   location: string,
   startParams: readonly string[],
   migrations: readonly Migration[] = [],
-): Promise<void> {
+  template: string | null = existsSync(PGLITE_TEMPLATE) ? PGLITE_TEMPLATE : null,
+): Promise<CreatedDataDir> {
   // Resolved here, as this module's own import of PGlite would be (also inside the server bundle).
   const pgliteUrl = import.meta.resolve("@electric-sql/pglite");
   const payload = JSON.stringify({
@@ -71,15 +112,16 @@ export function createPgliteDataDir(
     insert: `INSERT INTO ${MIGRATIONS_TABLE} (id, name, checksum) VALUES ($1, $2, $3)`,
     migrations: migrations.map(({ id, name, checksum, statements }) => ({ id, name, checksum, statements })),
   });
+  const args = [pgliteUrl, location, JSON.stringify(startParams), template ?? ""];
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,
-      ["--input-type=module", "-e", CREATE_SCRIPT, pgliteUrl, location, JSON.stringify(startParams)],
+      ["--input-type=module", "-e", CREATE_SCRIPT, ...args],
       { timeout: PGLITE_CREATE_TIMEOUT_MS, maxBuffer: 1024 * 1024 },
-      (error, _stdout, stderr) => {
+      (error, stdout, stderr) => {
+        const lines = stderr.trim().split("\n");
         if (error) {
           // Node prints the thrown error's own line among the stack and its version banner.
-          const lines = stderr.trim().split("\n");
           const caught = lines.find((line) => line.startsWith(ERROR_PREFIX))?.slice(ERROR_PREFIX.length);
           const said = (caught ?? lines.find((line) => /Error\b/.test(line)) ?? lines.at(-1) ?? "")
             .trim()
@@ -87,7 +129,11 @@ export function createPgliteDataDir(
           reject(new Error(`creating it failed (${error.message.split("\n")[0]})${said ? `: ${said}` : ""}`));
           return;
         }
-        resolve();
+        const refused = lines.find((line) => line.startsWith(TEMPLATE_PREFIX))?.slice(TEMPLATE_PREFIX.length);
+        resolve({
+          from: stdout.trim() === "template" ? "template" : "initdb",
+          ...(refused === undefined ? {} : { templateRefused: refused.trim().slice(0, 500) }),
+        });
       },
     );
     child.stdin?.end(payload);
