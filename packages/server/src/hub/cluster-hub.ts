@@ -20,8 +20,6 @@ import {
   CLOSE_CODES,
   type Clock,
   encode,
-  type PayloadOf,
-  type ServerMessageType,
   systemClock,
   systemTimers,
   type Timers,

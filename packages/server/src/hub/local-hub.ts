@@ -3,13 +3,7 @@
  * The in-process agent hub: one live connection per host, request/reply correlation by message
  * id, and eviction of an older connection when the same host connects again (last one wins).
  */
-import {
-  type AgentEnvelope,
-  type AgentMessageType,
-  encode,
-  type PayloadOf,
-  type ServerMessageType,
-} from "@fleetback/protocol";
+import { type AgentEnvelope, encode } from "@fleetback/protocol";
 import { createPendingRequests } from "./pending-requests.js";
 import { type AgentHub, HubOfflineError, type StreamHandle, type StreamSink } from "./types.js";
 
