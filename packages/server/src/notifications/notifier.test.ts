@@ -1,170 +1,29 @@
+/**
+ * @module notifications/notifier.test
+ * The notifier's attempts at each kind of channel: the payload each one gets, retries and what
+ * ends them, timeouts, which channels an event goes to, and what reaches the logs. The queue of
+ * deliveries across channel edits, shutdowns, restarts and several servers is in
+ * notifier-queue.test.ts.
+ */
 import { createHmac } from "node:crypto";
 import { sealJson } from "@fleetback/crypto";
-import {
-  type Alert,
-  alerts,
-  notificationChannels,
-  notificationDeliveries,
-  notificationLog,
-} from "@fleetback/db";
-import { createManualTimers } from "@fleetback/protocol/manual-timers";
-import { asc, eq } from "drizzle-orm";
+import { type Alert, notificationChannels } from "@fleetback/db";
 import { ulid } from "ulidx";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { createLogger } from "../log.js";
+import { beforeEach, expect, it } from "vitest";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
-import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { CANARY, clockTimers, useNotifierHarness } from "../testing/notifier-harness.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
-import type { TestDeps } from "../testing/test-deps.js";
-import { createChannel, deleteChannel, type NewChannelInput, updateChannel } from "./channels.js";
-import { createNotifier, NOTIFIER_DEFAULTS, type NotifierOptions } from "./notifier.js";
-import type { Notifier } from "./notifier-port.js";
-
-const CANARY = "canary-SECRET-123";
-
-/**
- * Timers on the suite's manual clock, so that a wait is both measured and skipped: `next()` moves
- * the clock to the earliest timer, runs every timer due by then and says how far it moved.
- */
-function clockTimers(clock: TestDeps["clock"]) {
-  const timers = createManualTimers(clock);
-  const earliest = () => {
-    const [delay] = timers.pendingDelays();
-    if (delay === undefined) {
-      throw new Error("no timer is set");
-    }
-    return Math.max(0, delay);
-  };
-  return {
-    timers,
-    pending: () => timers.pending(),
-    nextAt: () => clock.now().getTime() + (timers.pendingDelays()[0] ?? Number.POSITIVE_INFINITY),
-    runDue: () => timers.advance(0),
-    next(): number {
-      const moved = earliest();
-      timers.advance(moved);
-      return moved;
-    },
-  };
-}
+import type { SmtpReceiver } from "../testing/smtp-receiver.js";
 
 runServerSuite("notifier", (server) => {
+  const harness = useNotifierHarness(server);
+  const { context, channel, start, logRows, queued, settle, recorded } = harness;
   let receiver: HttpReceiver;
   let smtp: SmtpReceiver;
-  let notifier: Notifier | undefined;
-  /** Every notifier a test started; several stand for servers sharing the database. */
-  const started: Notifier[] = [];
   let alert: Alert;
-  const context = { hostName: "db-01", sourceGroupName: "etc" };
-
-  beforeAll(async () => {
-    // The test server's own notifier would claim the deliveries of the notifiers under test.
-    await server.deps.notifier.close();
-    receiver = await startHttpReceiver();
-    smtp = await startSmtpReceiver({ username: "mailer", password: CANARY });
+  beforeEach(() => {
+    ({ receiver, smtp, alert } = harness);
   });
-  afterAll(async () => {
-    await Promise.all(started.splice(0).map((n) => n.close()));
-    await receiver.close();
-    await smtp.close();
-  });
-  beforeEach(async () => {
-    await Promise.all(started.splice(0).map((n) => n.close()));
-    notifier = undefined;
-    receiver.requests.length = 0;
-    smtp.messages.length = 0;
-    await server.deps.db.delete(notificationChannels);
-    const { host } = await seedHost(server.deps, { name: "db-01" });
-    const [row] = await server.deps.db
-      .insert(alerts)
-      .values({
-        id: ulid(),
-        hostId: host.id,
-        kind: "backup_failed",
-        dedupKey: "group-1",
-        message: "restic exited with status 1: repository is locked",
-        createdAt: new Date("2026-11-21T12:00:00Z"),
-      })
-      .returning();
-    if (!row) {
-      throw new Error("no alert row");
-    }
-    alert = row;
-  });
-
-  /** Waiting on an attempt's record: resolved by the log line written right after its row. */
-  const logWatchers = new Set<(line: string) => void>();
-  const log = createLogger("debug", {
-    write(line: string) {
-      server.deps.logLines.push(line);
-      for (const watch of logWatchers) {
-        watch(line);
-      }
-    },
-  });
-
-  function recorded(channelId: string, status: string): Promise<void> {
-    return new Promise((resolve) => {
-      const watch = (line: string) => {
-        const fields = JSON.parse(line) as { channel_id?: string; status?: string };
-        if (fields.channel_id === channelId && fields.status === status) {
-          logWatchers.delete(watch);
-          resolve();
-        }
-      };
-      logWatchers.add(watch);
-    });
-  }
-
-  function start(options: NotifierOptions = {}) {
-    // A deadline on the real clock is no assertion: a loaded machine once took over 2 s to load
-    // nodemailer and send the first mail. Tests of the deadline itself pass manual timers.
-    const created = createNotifier({ ...server.deps, log }, { attemptTimeoutMs: 30_000, ...options });
-    started.push(created);
-    notifier = created;
-    return created;
-  }
-
-  async function openAlert(dedupKey: string) {
-    const [row] = await server.deps.db
-      .insert(alerts)
-      .values({ ...alert, id: ulid(), dedupKey, createdAt: server.deps.clock.now() })
-      .returning();
-    if (!row) {
-      throw new Error("no alert row");
-    }
-    return row;
-  }
-
-  function queued() {
-    return server.deps.db.select().from(notificationDeliveries).orderBy(asc(notificationDeliveries.id));
-  }
-
-  /** Lets the retries happen on the clock until nothing is queued; answers the waits it skipped. */
-  async function settle(n: Notifier, timers: ReturnType<typeof clockTimers>) {
-    const waits: number[] = [];
-    for (let round = 0; round < 20; round++) {
-      await n.idle();
-      if ((await queued()).length === 0) {
-        return waits;
-      }
-      waits.push(timers.next());
-    }
-    throw new Error(`deliveries still queued after ${waits.length} waits: ${waits.join(", ")}`);
-  }
-
-  async function channel(input: Omit<NewChannelInput, "kind"> & { kind: NewChannelInput["kind"] }) {
-    return (await createChannel(server.deps, await seedAuditContext(server.deps), input)).row;
-  }
-
-  async function logRows(channelId?: string) {
-    return server.deps.db
-      .select()
-      .from(notificationLog)
-      .where(channelId ? eq(notificationLog.channelId, channelId) : undefined)
-      .orderBy(asc(notificationLog.id));
-  }
 
   it("sends webhook, slack, discord, ntfy and gotify payloads in their own shapes", async () => {
     const secret = `hmac-${CANARY}`;
@@ -182,7 +41,7 @@ runServerSuite("notifier", (server) => {
       config: { server_url: `${receiver.url}/gotify`, token: "AbCgotifyToken", priority: 7 },
     });
     start().alertOpened(alert, context);
-    await notifier?.idle();
+    await harness.notifier?.idle();
 
     const byPath = new Map(receiver.requests.map((req) => [req.path.split("/")[1], req]));
     expect(receiver.requests).toHaveLength(5);
@@ -268,7 +127,7 @@ runServerSuite("notifier", (server) => {
     });
     start().alertOpened(alert, context);
     const [mail] = await smtp.waitFor(1);
-    await notifier?.idle();
+    await harness.notifier?.idle();
     expect(mail?.from).toBe("fleetback@example.com");
     expect(mail?.to).toEqual(["ops@example.com", "oncall@example.com"]);
     expect(mail?.username).toBe("mailer");
@@ -306,7 +165,7 @@ runServerSuite("notifier", (server) => {
     const row = await channel({ name: "gone", kind: "discord", config: { url: `${receiver.url}/gone` } });
     receiver.reply(404);
     start({ timers: clockTimers(server.deps.clock).timers }).alertOpened(alert, context);
-    await notifier?.idle();
+    await harness.notifier?.idle();
     expect((await logRows(row.id)).map((r) => [r.attempt, r.status, r.statusCode])).toEqual([
       [1, "failed", 404],
     ]);
@@ -369,7 +228,7 @@ runServerSuite("notifier", (server) => {
     await channel({ name: "quiet", kind: "slack", config: { url: `${receiver.url}/quiet` } });
     await channel({ name: "off", kind: "slack", enabled: false, config: { url: `${receiver.url}/off` } });
     start().alertResolved({ ...alert, resolvedAt: new Date("2026-11-21T13:00:00Z") }, context);
-    await notifier?.idle();
+    await harness.notifier?.idle();
     expect(receiver.requests.map((req) => req.path)).toEqual(["/wants"]);
     expect(JSON.parse(receiver.requests[0]?.body ?? "{}")).toMatchObject({
       event: "alert.resolved",
@@ -377,8 +236,8 @@ runServerSuite("notifier", (server) => {
     });
     expect(await logRows(wants.id)).toMatchObject([{ status: "sent", event: "alert.resolved" }]);
     receiver.requests.length = 0;
-    notifier?.alertOpened(alert, context);
-    await notifier?.idle();
+    harness.notifier?.alertOpened(alert, context);
+    await harness.notifier?.idle();
     expect(receiver.requests.map((req) => req.path).sort()).toEqual(["/quiet", "/wants"]);
   });
 
@@ -412,7 +271,7 @@ runServerSuite("notifier", (server) => {
       sealedConfig: sealJson(server.deps.keys.secret, { url: `${receiver.url}/x` }, "channel:other"),
     });
     start().alertOpened(alert, context);
-    await notifier?.idle();
+    await harness.notifier?.idle();
     expect(receiver.requests).toEqual([]);
     expect(await logRows(id)).toMatchObject([{ status: "failed", attempt: 1 }]);
   });
@@ -438,197 +297,5 @@ runServerSuite("notifier", (server) => {
       ["test", "failed", null],
     ]);
     await expect(n.sendTest("01JD0000000000000000000000")).rejects.toMatchObject({ code: "not_found" });
-  });
-
-  it("a retry follows the channel as it is now: edited, disabled or deleted meanwhile", async () => {
-    const timers = clockTimers(server.deps.clock);
-    const n = start({ timers: timers.timers });
-    const edited = await channel({ name: "edited", kind: "slack", config: { url: `${receiver.url}/old` } });
-    const audit = await seedAuditContext(server.deps);
-    receiver.reply(500);
-    n.alertOpened(alert, context);
-    await n.idle();
-    await updateChannel(server.deps, audit, edited.id, { config: { url: `${receiver.url}/new` } });
-    await settle(n, timers);
-    expect(receiver.requests.map((req) => req.path)).toEqual(["/old", "/new"]);
-
-    const disabled = await channel({ name: "disabled", kind: "slack", config: { url: `${receiver.url}/d` } });
-    const deleted = await channel({ name: "deleted", kind: "slack", config: { url: `${receiver.url}/x` } });
-    await updateChannel(server.deps, audit, edited.id, { enabled: false });
-    receiver.requests.length = 0;
-    receiver.reply(500, 500);
-    n.alertOpened(alert, context);
-    await n.idle();
-    expect(await queued()).toHaveLength(2);
-    await updateChannel(server.deps, audit, disabled.id, { enabled: false });
-    await deleteChannel(server.deps, audit, deleted.id);
-    await settle(n, timers);
-    expect(receiver.requests).toHaveLength(2);
-    expect((await logRows(disabled.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
-      [1, "retrying", "HTTP 500"],
-      [2, "failed", "not attempted: the channel was disabled"],
-    ]);
-    expect(server.deps.logLines.join("\n")).not.toContain("crashed");
-  });
-
-  it("close leaves waiting retries queued, aborts hanging attempts after its bound, queues later alerts", async () => {
-    const hangReceiver = await startHttpReceiver();
-    hangReceiver.reply("hang");
-    const retrying = await channel({ name: "retrying", kind: "slack", config: { url: `${receiver.url}/r` } });
-    const hanging = await channel({
-      name: "hanging",
-      kind: "discord",
-      config: { url: `${hangReceiver.url}/h` },
-    });
-    receiver.reply(500);
-    const timers = clockTimers(server.deps.clock);
-    const n = start({ timers: timers.timers, closeTimeoutMs: 200, attemptTimeoutMs: 60_000 });
-    const retryLogged = recorded(retrying.id, "retrying");
-    n.alertOpened(alert, context);
-    await hangReceiver.waitFor(1);
-    await retryLogged;
-    // The hanging attempt's own deadline is on the manual clock and never falls: close ends only
-    // because its bound aborted the attempt. How soon after the bound is the machine's speed.
-    await n.close();
-    expect(timers.pending()).toBe(0);
-    expect((await logRows(retrying.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
-      [1, "retrying", "HTTP 500"],
-    ]);
-    expect((await logRows(hanging.id)).map((r) => [r.attempt, r.status, r.error])).toEqual([
-      [1, "retrying", "aborted: the server shut down"],
-    ]);
-    // A job ending during shutdown: its alert waits in the queue for the next start.
-    n.alertOpened(alert, context);
-    await n.idle();
-    expect(receiver.requests).toHaveLength(1);
-    expect(hangReceiver.requests).toHaveLength(1);
-    const rows = await queued();
-    expect(rows.map((row) => [row.channelId, row.attempts, row.claimedUntil]).sort()).toEqual(
-      [
-        [retrying.id, 1, null],
-        [retrying.id, 0, null],
-        [hanging.id, 1, null],
-        [hanging.id, 0, null],
-      ].sort(),
-    );
-    await hangReceiver.close();
-  });
-
-  it("a retry pending at shutdown is made once by the next start, when its backoff is due", async () => {
-    const secret = `hmac-${CANARY}`;
-    const row = await channel({
-      name: "restart",
-      kind: "webhook",
-      config: { url: `${receiver.url}/restart`, secret },
-    });
-    receiver.reply(503);
-    const first = start({ timers: clockTimers(server.deps.clock).timers });
-    first.alertOpened(alert, context);
-    await first.idle();
-    await first.close();
-    expect(receiver.requests).toHaveLength(1);
-    expect(await queued()).toMatchObject([{ channelId: row.id, attempts: 1, claimedUntil: null }]);
-
-    // The next process: nothing in memory, only the database.
-    const timers = clockTimers(server.deps.clock);
-    const second = start({ timers: timers.timers });
-    await second.idle();
-    expect(receiver.requests).toHaveLength(1);
-    // Its first pass at start finds the retry waiting and wakes up when the backoff is over.
-    expect(await settle(second, timers)).toEqual([0, NOTIFIER_DEFAULTS.backoffMs]);
-    expect(receiver.requests).toHaveLength(2);
-    const [failed, sent] = receiver.requests;
-    expect(sent?.body).toBe(failed?.body);
-    expect(JSON.parse(sent?.body ?? "{}")).toMatchObject({ event: "alert.opened", alert: { id: alert.id } });
-    expect(sent?.headers["x-fleetback-signature"]).toBe(
-      `sha256=${createHmac("sha256", secret)
-        .update(sent?.body ?? "")
-        .digest("hex")}`,
-    );
-    expect((await logRows(row.id)).map((r) => [r.attempt, r.status, r.statusCode])).toEqual([
-      [1, "retrying", 503],
-      [2, "sent", 200],
-    ]);
-    server.deps.clock.advance(3_600_000);
-    timers.runDue();
-    await second.idle();
-    expect(receiver.requests).toHaveLength(2);
-  });
-
-  it("two notifiers on one database (two servers) make every attempt exactly once", async () => {
-    const paths = ["/one", "/two", "/three"];
-    const channels = [];
-    for (const path of paths) {
-      channels.push(
-        await channel({
-          name: `shared${path}`,
-          kind: "webhook",
-          config: { url: `${receiver.url}${path}`, secret: CANARY },
-        }),
-      );
-    }
-    const raised = [
-      alert,
-      await openAlert("group-2"),
-      await openAlert("group-3"),
-      await openAlert("group-4"),
-    ];
-    receiver.reply(500, 500, 500);
-    const timers = [clockTimers(server.deps.clock), clockTimers(server.deps.clock)];
-    const servers = timers.map((t) => start({ timers: t.timers, concurrency: 2 }));
-    raised.forEach((raisedAlert, i) => {
-      servers[i % 2]?.alertOpened(raisedAlert, context);
-    });
-    for (let round = 0; ; round++) {
-      expect(round).toBeLessThan(20);
-      await Promise.all(servers.map((n) => n.idle()));
-      if ((await queued()).length === 0) {
-        break;
-      }
-      // Both servers wake at the same moment and race for the same due rows.
-      server.deps.clock.set(new Date(Math.min(...timers.map((t) => t.nextAt()))));
-      for (const t of timers) {
-        t.runDue();
-      }
-    }
-
-    const delivered = receiver.requests.slice(3).map((req) => {
-      const body = JSON.parse(req.body) as { alert: { id: string } };
-      return `${req.path} ${body.alert.id}`;
-    });
-    const expected = paths.flatMap((path) => raised.map((a) => `${path} ${a.id}`));
-    expect(delivered.sort()).toEqual(expected.sort());
-    const log = await logRows();
-    for (const c of channels) {
-      for (const a of raised) {
-        const attempts = log
-          .filter((entry) => entry.channelId === c.id && entry.alertId === a.id)
-          .sort((x, y) => x.attempt - y.attempt)
-          .map((entry) => `${entry.attempt}:${entry.status}`)
-          .join(" ");
-        expect(["1:sent", "1:retrying 2:sent"]).toContain(attempts);
-      }
-    }
-    expect(log.filter((entry) => entry.status === "retrying")).toHaveLength(3);
-  });
-
-  it("an alert raised while no notifier runs its passes is sent at the next pass", async () => {
-    const row = await channel({ name: "later", kind: "slack", config: { url: `${receiver.url}/later` } });
-    const stopped = start();
-    await stopped.close();
-    stopped.alertOpened(alert, context);
-    await stopped.idle();
-    expect(receiver.requests).toEqual([]);
-    expect(await queued()).toMatchObject([{ channelId: row.id, attempts: 0, claimedUntil: null }]);
-
-    const timers = clockTimers(server.deps.clock);
-    const next = start({ timers: timers.timers });
-    expect(timers.pending()).toBe(1);
-    expect(timers.next()).toBe(0);
-    await receiver.waitFor(1);
-    await next.idle();
-    expect(receiver.requests.map((req) => req.path)).toEqual(["/later"]);
-    expect((await logRows(row.id)).map((r) => [r.attempt, r.status])).toEqual([[1, "sent"]]);
-    expect(await queued()).toEqual([]);
   });
 });
