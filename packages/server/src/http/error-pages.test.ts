@@ -1,15 +1,14 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { RequestError } from "../errors.js";
 import { createLogger } from "../log.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 import type { AppEnv } from "./app-env.js";
 import { handleError, notFoundHandler } from "./error-handler.js";
 
-const PASSWORD = "correct horse battery";
 /** What Chromium sends when a person follows a link or types an address. */
 const BROWSER = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
 const MISSING = "01JD0000000000000000000000";
@@ -19,17 +18,9 @@ let admin: TestClient;
 let viewer: TestClient;
 
 beforeAll(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  admin = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  await admin.json("POST", "/api/users", { username: "watcher", password: PASSWORD, role: "viewer" });
-  viewer = createTestClient(app, deps.config.baseUrl);
-  await viewer.json("POST", "/api/auth/login", { username: "watcher", password: PASSWORD });
+  const started = await startSignedInApp({ users: [{ username: "watcher", role: "viewer" }] });
+  ({ deps, admin } = started);
+  viewer = started.users.watcher;
 });
 afterAll(async () => {
   await deps.close();

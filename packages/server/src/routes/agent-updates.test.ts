@@ -10,31 +10,24 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { sha256Hex } from "../agent-artifacts/signed-file.js";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { readHost, seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const BUNDLE = new TextEncoder().encode("// fleetback-agent 2.0.0\nconsole.log('agent 2');\n");
 const SEA = new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 9, 9, 9]);
 
 async function setup(db: Database): Promise<{ deps: TestDeps; admin: TestClient; operator: TestClient }> {
-  const deps = await createTestDeps({ db });
-  const app = createApp(deps);
-  const admin = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "root",
-    password: PASSWORD,
+  const { deps, admin, users } = await startSignedInApp({
+    deps: { db },
+    adminName: "root",
+    users: [{ username: "olga", role: "operator" }],
   });
-  await admin.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-  const operator = createTestClient(app, deps.config.baseUrl);
-  await operator.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD });
   await deps.agentBundles.add("2.0.0", BUNDLE);
   await deps.agentBundles.addSea("2.0.0", "linux", "x64", SEA);
-  return { deps, admin, operator };
+  return { deps, admin, operator: users.olga };
 }
 
 runDbSuite("agent rollout", (getDb) => {

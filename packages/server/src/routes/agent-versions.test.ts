@@ -7,27 +7,22 @@ import { BUNDLE_FILE } from "../agent-artifacts/bundle-store.js";
 import { SEA_FILE } from "../agent-artifacts/sea-store.js";
 import { sha256Hex } from "../agent-artifacts/signed-file.js";
 import { createApp } from "../app.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import type { TestClient } from "../testing/http.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
 let viewer: TestClient;
-const PASSWORD = "correct horse battery";
 const newer = new TextEncoder().encode("#!/usr/bin/env node\nconsole.log('agent 9.9.9');\n");
 const sea = new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 1, 2, 3, 4, 5]);
 
 beforeAll(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  const admin = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "walker",
-    password: PASSWORD,
+  const started = await startSignedInApp({
+    adminName: "walker",
+    users: [{ username: "watcher", role: "viewer" }],
   });
-  await admin.json("POST", "/api/users", { username: "watcher", password: PASSWORD, role: "viewer" });
-  viewer = createTestClient(app, deps.config.baseUrl);
-  await viewer.json("POST", "/api/auth/login", { username: "watcher", password: PASSWORD });
+  deps = started.deps;
+  viewer = started.users.watcher;
   deps.clock.advance(60_000);
   await deps.agentBundles.add("9.9.9", newer);
   await deps.agentBundles.addSea("9.9.9", "linux", "x64", sea);

@@ -3,11 +3,11 @@ import { auditLog, pendingHosts } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import type { Hono } from "hono";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import type { AppEnv } from "../auth/actor.js";
 import { sweepPendingHosts } from "../enrolment/announce.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 const HOST = { os: "linux", arch: "amd64", agent_version: "0.1.0", tool_version: "0.18.0" };
 
@@ -16,15 +16,7 @@ let app: Hono<AppEnv>;
 let operator: TestClient;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  app = createApp(deps);
-  operator = createTestClient(app, deps.config.baseUrl);
-  const res = await operator.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: "correct horse battery",
-  });
-  expect(res.status).toBe(201);
+  ({ deps, app, admin: operator } = await startSignedInApp());
 });
 afterEach(async () => {
   await deps.close();

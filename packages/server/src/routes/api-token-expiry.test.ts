@@ -9,47 +9,38 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatIso } from "@fleetback/web";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { plainHttpWarning } from "../http/plain-http.js";
 import { createLogger } from "../log.js";
 import { startServer } from "../server.js";
 import { createTestClient, csrfFrom } from "../testing/http.js";
-import { createTestDeps, type TestDeps, testConfig } from "../testing/test-deps.js";
+import { type SignedInApp, startSignedInApp, TEST_PASSWORD } from "../testing/signed-in-app.js";
+import { type TestDeps, testConfig } from "../testing/test-deps.js";
 
-const BOOTSTRAP = "test-bootstrap-token-0123456789";
-const PASSWORD = "correct horse battery";
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
+let signed: SignedInApp;
 let deps: TestDeps;
 beforeAll(async () => {
-  deps = await createTestDeps();
+  signed = await startSignedInApp({ adminName: "root-admin" });
+  deps = signed.deps;
 });
 afterAll(async () => {
   await deps.close();
 });
 
-async function signedIn(app: ReturnType<typeof createApp>) {
-  const client = createTestClient(app, deps.config.baseUrl);
-  const res = await client.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: BOOTSTRAP,
-    username: "root-admin",
-    password: PASSWORD,
-  });
-  if (res.status !== 201) {
-    await client.json("POST", "/api/auth/login", { username: "root-admin", password: PASSWORD });
-  }
-  return client;
+/** A session per test: the shared clock only moves on, and a test's session must outlast its own moves. */
+function signedIn() {
+  return signed.login("root-admin");
 }
 
-function me(app: ReturnType<typeof createApp>, token: string) {
+function me(app: SignedInApp["app"], token: string) {
   return app.request("/api/auth/me", { headers: { Authorization: `Bearer ${token}` } });
 }
 
 describe("API token expiry", () => {
   it("refuses an expiry that is malformed or past, naming expires_at", async () => {
-    const app = createApp(deps);
-    const client = await signedIn(app);
+    const client = await signedIn();
     for (const expires_at of ["tomorrow", "2027-01-01T00:00:00", "2026-13-45", "2027-02-30", "2020-01-01"]) {
       const res = await client.json("POST", "/api/api-tokens", { name: "bad", expires_at });
       expect([expires_at, res.status]).toEqual([expires_at, 400]);
@@ -58,8 +49,8 @@ describe("API token expiry", () => {
   });
 
   it("accepts a token until it expires, then answers 401; the list says so", async () => {
-    const app = createApp(deps);
-    const client = await signedIn(app);
+    const { app } = signed;
+    const client = await signedIn();
     // An hour, so the session that lists the tokens afterwards is still valid.
     const expiresAt = new Date(deps.clock.now().getTime() + HOUR).toISOString();
     const created = await client.json("POST", "/api/api-tokens", { name: "short", expires_at: expiresAt });
@@ -93,8 +84,7 @@ describe("API token expiry", () => {
   });
 
   it("the tokens page creates a token that expires at the end of the chosen day (UTC)", async () => {
-    const app = createApp(deps);
-    const client = await signedIn(app);
+    const client = await signedIn();
     const csrf = csrfFrom(await (await client.request("/settings/tokens")).text());
     const day = new Date(deps.clock.now().getTime() + 3 * DAY).toISOString().slice(0, 10);
     const res = await client.form("/settings/tokens", { _csrf: csrf, name: "dated", expires_at: day });
@@ -123,15 +113,20 @@ describe("plain http:// base URL", () => {
   });
 
   it("shows a warning on the enrol page, and none on loopback", async () => {
-    const app = createApp(deps);
-    const client = await signedIn(app);
+    const { app } = signed;
+    const client = await signedIn();
     expect(await (await client.request("/enroll")).text()).not.toContain("plain-http-warning");
     const previous = deps.config.baseUrl;
     deps.config.baseUrl = "http://fleet.example:8080";
     try {
       const origin = { Origin: "http://fleet.example:8080" };
       const remote = createTestClient(app, deps.config.baseUrl);
-      await remote.json("POST", "/api/auth/login", { username: "root-admin", password: PASSWORD }, origin);
+      await remote.json(
+        "POST",
+        "/api/auth/login",
+        { username: "root-admin", password: TEST_PASSWORD },
+        origin,
+      );
       const page = await (await remote.request("/enroll")).text();
       expect(page).toContain('data-testid="plain-http-warning"');
       expect(page).toContain("sudo bash");

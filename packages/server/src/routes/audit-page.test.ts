@@ -4,10 +4,9 @@
  * sign-in's user) shown escaped and cut to a bound, as the API gives them whole.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
-import { createTestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 import { AUDIT_DETAIL_MAX } from "./audit-pages.js";
 
 let deps: TestDeps | undefined;
@@ -33,14 +32,9 @@ function cell(tr: string, testid: string): string {
 
 describe("audit page", () => {
   it("separates kinds from names and shows the details, escaped and bounded", async () => {
-    deps = await createTestDeps();
-    const admin = createTestClient(createApp(deps), deps.config.baseUrl);
-    const created = await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "alice",
-      password: "correct horse battery",
-    });
-    const aliceId = ((await created.json()) as { user: { id: string } }).user.id;
+    const started = await startSignedInApp({ adminName: "alice" });
+    deps = started.deps;
+    const { admin, adminId: aliceId } = started;
     await writeAudit(deps.db, deps, {
       actor: "system",
       action: "policy.changed",
@@ -67,13 +61,12 @@ describe("audit page", () => {
   });
 
   it("prints each entry's moment in FLEETBACK_TZ with the zone's name, ISO on hover", async () => {
-    deps = await createTestDeps({ config: { timeZone: "Europe/Berlin" } });
-    const admin = createTestClient(createApp(deps), deps.config.baseUrl);
-    await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "alice",
-      password: "correct horse battery",
+    const started = await startSignedInApp({
+      adminName: "alice",
+      deps: { config: { timeZone: "Europe/Berlin" } },
     });
+    deps = started.deps;
+    const { admin } = started;
     const page = await (await admin.request("/audit", { headers: { Accept: "text/html" } })).text();
     const iso = deps.clock
       .now()

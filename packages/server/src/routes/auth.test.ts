@@ -2,10 +2,8 @@ import { sessions } from "@fleetback/db";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { createTestClient, csrfFrom } from "../testing/http.js";
+import { BOOTSTRAP_TOKEN, signInOn, TEST_PASSWORD } from "../testing/signed-in-app.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-
-const BOOTSTRAP = "test-bootstrap-token-0123456789";
-const PASSWORD = "correct horse battery";
 
 let deps: TestDeps;
 beforeEach(async () => {
@@ -16,14 +14,7 @@ afterEach(async () => {
 });
 
 async function withAdmin() {
-  const app = createApp(deps);
-  const client = createTestClient(app, deps.config.baseUrl);
-  const res = await client.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: BOOTSTRAP,
-    username: "root-admin",
-    password: PASSWORD,
-  });
-  expect(res.status).toBe(201);
+  const { app, admin: client } = await signInOn(deps, { adminName: "root-admin" });
   return { app, client };
 }
 
@@ -34,21 +25,21 @@ describe("bootstrap", () => {
     const wrong = await client.json("POST", "/api/auth/bootstrap", {
       bootstrap_token: "nope",
       username: "a",
-      password: PASSWORD,
+      password: TEST_PASSWORD,
     });
     expect(wrong.status).toBe(401);
     const ok = await client.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: BOOTSTRAP,
+      bootstrap_token: BOOTSTRAP_TOKEN,
       username: "first",
-      password: PASSWORD,
+      password: TEST_PASSWORD,
     });
     expect(ok.status).toBe(201);
     expect(await ok.json()).toMatchObject({ user: { username: "first", role: "admin" } });
     expect(client.cookie).toMatch(/^fleetback_session=fbs_/);
     const again = await client.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: BOOTSTRAP,
+      bootstrap_token: BOOTSTRAP_TOKEN,
       username: "second",
-      password: PASSWORD,
+      password: TEST_PASSWORD,
     });
     expect(again.status).toBe(401);
     expect((await client.request("/bootstrap")).status).toBe(303);
@@ -60,14 +51,14 @@ describe("bootstrap", () => {
     const b = createTestClient(app, deps.config.baseUrl);
     const results = await Promise.all([
       a.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: BOOTSTRAP,
+        bootstrap_token: BOOTSTRAP_TOKEN,
         username: "alpha",
-        password: PASSWORD,
+        password: TEST_PASSWORD,
       }),
       b.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: BOOTSTRAP,
+        bootstrap_token: BOOTSTRAP_TOKEN,
         username: "bravo",
-        password: PASSWORD,
+        password: TEST_PASSWORD,
       }),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
@@ -76,7 +67,7 @@ describe("bootstrap", () => {
   it("names the field of a weak password", async () => {
     const client = createTestClient(createApp(deps), deps.config.baseUrl);
     const res = await client.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: BOOTSTRAP,
+      bootstrap_token: BOOTSTRAP_TOKEN,
       username: "x",
       password: "short",
     });
@@ -141,7 +132,7 @@ describe("login and sessions", () => {
     const browser = createTestClient(app, deps.config.baseUrl);
     const res = await browser.form("/login", {
       username: "root-admin",
-      password: PASSWORD,
+      password: TEST_PASSWORD,
       next: "//evil.example/x",
     });
     expect(res.status).toBe(303);
@@ -155,7 +146,7 @@ describe("login and sessions", () => {
 describe("CSRF and origin", () => {
   it("accepts a session JSON call only with our Origin", async () => {
     const { client } = await withAdmin();
-    const body = { username: "viewer1", password: PASSWORD, role: "viewer" };
+    const body = { username: "viewer1", password: TEST_PASSWORD, role: "viewer" };
     const noOrigin = await client.request("/api/users", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
@@ -169,7 +160,7 @@ describe("CSRF and origin", () => {
 
   it("accepts a session form post only with the session's CSRF token", async () => {
     const { client } = await withAdmin();
-    const fields = { username: "op1", password: PASSWORD, role: "operator" };
+    const fields = { username: "op1", password: TEST_PASSWORD, role: "operator" };
     expect((await client.form("/settings/users", fields)).status).toBe(403);
     expect((await client.form("/settings/users", { ...fields, _csrf: "forged" })).status).toBe(403);
     const csrf = csrfFrom(await (await client.request("/settings/users")).text());
@@ -188,7 +179,7 @@ describe("CSRF and origin", () => {
     const csrf = csrfFrom(await (await client.request("/settings/users")).text());
     const res = await client.form(
       "/settings/users",
-      { username: "root-admin", password: PASSWORD, role: "viewer" },
+      { username: "root-admin", password: TEST_PASSWORD, role: "viewer" },
       { "X-CSRF-Token": csrf, "HX-Request": "true" },
     );
     expect(res.status).toBe(409);
@@ -227,14 +218,14 @@ describe("users", () => {
     const { app, client } = await withAdmin();
     const created = await client.json("POST", "/api/users", {
       username: "op",
-      password: PASSWORD,
+      password: TEST_PASSWORD,
       role: "operator",
     });
     const { user } = (await created.json()) as { user: { id: string } };
     const op = createTestClient(app, deps.config.baseUrl);
-    expect((await op.json("POST", "/api/auth/login", { username: "op", password: PASSWORD })).status).toBe(
-      200,
-    );
+    expect(
+      (await op.json("POST", "/api/auth/login", { username: "op", password: TEST_PASSWORD })).status,
+    ).toBe(200);
     expect((await op.request("/api/auth/me")).status).toBe(200);
     expect((await client.json("PUT", `/api/users/${user.id}`, { role: "viewer" })).status).toBe(200);
     expect((await op.request("/api/auth/me")).status).toBe(401);

@@ -3,12 +3,10 @@
  * who may enrol (operators and admins), and whom to ask for the others.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 let deps: TestDeps | undefined;
 afterEach(async () => {
   await deps?.close();
@@ -17,17 +15,10 @@ afterEach(async () => {
 
 describe("empty dashboard", () => {
   it("links operators to the enrol page, tells viewers whom to ask, and goes once a host exists", async () => {
-    deps = await createTestDeps();
-    const app = createApp(deps);
-    const admin = createTestClient(app, deps.config.baseUrl);
-    await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: PASSWORD,
-    });
-    await admin.json("POST", "/api/users", { username: "looker", password: PASSWORD, role: "viewer" });
-    const viewer = createTestClient(app, deps.config.baseUrl);
-    await viewer.json("POST", "/api/auth/login", { username: "looker", password: PASSWORD });
+    const started = await startSignedInApp({ users: [{ username: "looker", role: "viewer" }] });
+    deps = started.deps;
+    const { admin, users } = started;
+    const viewer = users.looker;
 
     const forAdmin = await (await admin.request("/")).text();
     expect(forAdmin).toContain('data-testid="empty-fleet"');

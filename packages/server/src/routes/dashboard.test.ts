@@ -3,20 +3,18 @@
  * small fleet inserted row by row: an online host whose group is fresh, an offline host with two
  * overdue groups, an online host with an open alert whose group is due, and an offline idle host.
  */
-import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
 import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
-import { createApp } from "../app.js";
 import { recordRepositorySize } from "../maintenance/repository-growth.js";
 import { applyRepoStats } from "../snapshots/repo-stats.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
-import { resticHostOf, seedHost, seedJob } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import type { TestClient } from "../testing/http.js";
+import { resticHostOf, seedHost, seedJob, seedScheduledGroup } from "../testing/seed.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 /** The test clock's instant (testing/test-deps.ts). */
 const NOW = new Date("2026-11-21T12:00:00Z");
 const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000);
@@ -47,11 +45,12 @@ for (const engine of testEngines()) {
     const ids = { web: "", db: "", mail: "", idle: "" };
 
     async function group(hostId: string, name: string, cron: string, snapshotAt: Date | undefined) {
-      const groupId = deps.ids.ulid(NOW);
-      await deps.db.insert(sourceGroups).values({ id: groupId, hostId, name, includes: [`/${name}`] });
-      const scheduleId = deps.ids.ulid(NOW);
-      await deps.db.insert(schedules).values({ id: scheduleId, hostId, cron, updatedAt: hoursAgo(24 * 30) });
-      await deps.db.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
+      await seedScheduledGroup(deps, hostId, {
+        name,
+        cron,
+        idsAt: NOW,
+        scheduleUpdatedAt: hoursAgo(24 * 30),
+      });
       return { name, snapshotAt };
     }
 
@@ -82,13 +81,7 @@ for (const engine of testEngines()) {
     }
 
     beforeAll(async () => {
-      deps = await createTestDeps({ engine });
-      admin = createTestClient(createApp(deps), deps.config.baseUrl);
-      await admin.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "admin",
-        password: PASSWORD,
-      });
+      ({ deps, admin } = await startSignedInApp({ deps: { engine } }));
       const created = hoursAgo(24 * 60);
       const web = (await seedHost(deps, { name: "web-ok", status: "online", createdAt: created })).host;
       const db = (await seedHost(deps, { name: "db-late", status: "offline", createdAt: created })).host;

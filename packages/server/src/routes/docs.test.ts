@@ -9,23 +9,17 @@ import { MIN_AGENT_PROTOCOL_VERSION, PROTOCOL_VERSION } from "@fleetback/protoco
 import { describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { createTestClient } from "../testing/http.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { AGENT_UPGRADE_PATH, helpUrl } from "../updates/agent-upgrade-help.js";
 import { AGENT_EXIT_PROTOCOL_TOO_OLD } from "./docs.js";
 
-const PASSWORD = "correct horse battery";
-
 async function page(baseUrl: string, signIn = false): Promise<{ status: number; html: string }> {
   const deps = await createTestDeps({ config: { baseUrl } });
   try {
-    const client = createTestClient(createApp(deps), deps.config.baseUrl);
-    if (signIn) {
-      await client.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "admin",
-        password: PASSWORD,
-      });
-    }
+    const client = signIn
+      ? (await signInOn(deps)).admin
+      : createTestClient(createApp(deps), deps.config.baseUrl);
     const res = await client.request(AGENT_UPGRADE_PATH);
     return { status: res.status, html: await res.text() };
   } finally {

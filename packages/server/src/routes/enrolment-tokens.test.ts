@@ -10,11 +10,10 @@ import { auditLog } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps, type TestDepsOptions } from "../testing/test-deps.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps, TestDepsOptions } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const HOST = {
   hostname: "web-01",
   os: "linux",
@@ -44,26 +43,15 @@ async function setup(
   viewer: TestClient;
   agent: TestClient;
 }> {
-  const deps = await createTestDeps({ db, config });
-  const app = createApp(deps);
-  const client = () => createTestClient(app, deps.config.baseUrl);
-  const admin = client();
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "root",
-    password: PASSWORD,
+  const { deps, admin, users, anonymous } = await startSignedInApp({
+    deps: { db, config },
+    adminName: "root",
+    users: [
+      { username: "olga", role: "operator" },
+      { username: "vera", role: "viewer" },
+    ],
   });
-  await admin.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-  await admin.json("POST", "/api/users", { username: "vera", password: PASSWORD, role: "viewer" });
-  const operator = client();
-  expect(
-    (await operator.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD })).status,
-  ).toBe(200);
-  const viewer = client();
-  expect(
-    (await viewer.json("POST", "/api/auth/login", { username: "vera", password: PASSWORD })).status,
-  ).toBe(200);
-  return { deps, admin, operator, viewer, agent: client() };
+  return { deps, admin, operator: users.olga, viewer: users.vera, agent: anonymous() };
 }
 
 async function mint(client: TestClient, body: unknown) {

@@ -9,18 +9,16 @@
  *   idle          offline, no group, no snapshot, no job;
  *   web_2         online, hourly group "etc", a job still running after a succeeded check.
  */
-import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
 import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
-import { bindCredentials, resticHostOf, seedHost, seedJob } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import type { TestClient } from "../testing/http.js";
+import { bindCredentials, resticHostOf, seedHost, seedJob, seedScheduledGroup } from "../testing/seed.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 /** The test clock's instant (testing/test-deps.ts). */
 const NOW = new Date("2026-11-21T12:00:00Z");
 const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000);
@@ -54,11 +52,12 @@ for (const engine of testEngines()) {
     const jobIds = { web: "", mail: "", web2: "" };
 
     async function groupWithSnapshot(hostId: string, name: string, cron: string, snapshotAt: Date) {
-      const groupId = deps.ids.ulid(NOW);
-      await deps.db.insert(sourceGroups).values({ id: groupId, hostId, name, includes: [`/${name}`] });
-      const scheduleId = deps.ids.ulid(NOW);
-      await deps.db.insert(schedules).values({ id: scheduleId, hostId, cron, updatedAt: hoursAgo(24 * 30) });
-      await deps.db.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
+      await seedScheduledGroup(deps, hostId, {
+        name,
+        cron,
+        idsAt: NOW,
+        scheduleUpdatedAt: hoursAgo(24 * 30),
+      });
       const id = `${hostId.toLowerCase()}`.padEnd(64, "0").replace(/[^0-9a-f]/g, "a");
       const snapshot: WireSnapshot = {
         id,
@@ -74,13 +73,7 @@ for (const engine of testEngines()) {
     }
 
     beforeAll(async () => {
-      deps = await createTestDeps({ engine });
-      admin = createTestClient(createApp(deps), deps.config.baseUrl);
-      await admin.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "admin",
-        password: PASSWORD,
-      });
+      ({ deps, admin } = await startSignedInApp({ deps: { engine } }));
       const created = hoursAgo(24 * 60);
       const host = async (name: string, status: "online" | "offline") => {
         const id = (await seedHost(deps, { name, status, createdAt: created })).host.id;

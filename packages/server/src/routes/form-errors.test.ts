@@ -12,28 +12,22 @@ import { expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { PASSWORD_RULES } from "../auth/users.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 const PASSWORD = "correct horse battery";
-const BOOTSTRAP = "test-bootstrap-token-0123456789";
 const SLOW = 120_000;
 
-async function setup(db: Database): Promise<{ deps: TestDeps; admin: TestClient; fresh: TestClient }> {
+async function setup(db: Database): Promise<{ deps: TestDeps; admin: TestClient }> {
   const deps = await createTestDeps({ db });
-  const app = createApp(deps);
-  const fresh = createTestClient(app, deps.config.baseUrl);
-  const bootstrapPage = await fresh.request("/bootstrap");
+  // Read before the first admin exists: afterwards the page is gone.
+  const bootstrapPage = await createTestClient(createApp(deps), deps.config.baseUrl).request("/bootstrap");
   const rules = await bootstrapPage.text();
   for (const entry of PASSWORD_RULES) {
     expect(rules).toContain(entry.rule);
   }
-  const admin = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: BOOTSTRAP,
-    username: "root",
-    password: PASSWORD,
-  });
-  return { deps, admin, fresh };
+  const { admin } = await signInOn(deps, { adminName: "root" });
+  return { deps, admin };
 }
 
 runDbSuite("form errors at their fields", (getDb) => {

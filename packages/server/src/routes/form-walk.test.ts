@@ -11,10 +11,9 @@ import type { Database } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { viewsDir } from "@fleetback/web";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
 
 interface Ids {
   host: string;
@@ -346,14 +345,8 @@ async function fixtures(admin: TestClient, db: Database): Promise<Ids> {
 
 runDbSuite("every plain form refused at its field", (getDb) => {
   it("answers each with its own page, the message at the input and the typed value kept", async () => {
-    const deps = await createTestDeps({ db: getDb() });
+    const { deps, admin } = await startSignedInApp({ deps: { db: getDb() }, adminName: "root" });
     try {
-      const admin = createTestClient(createApp(deps), deps.config.baseUrl);
-      await admin.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "root",
-        password: "correct horse battery",
-      });
       const ids = await fixtures(admin, getDb());
       const failures: string[] = [];
       for (const [action, refusal] of Object.entries(FORMS)) {

@@ -7,6 +7,7 @@ import { auditLog, hosts, jobs } from "@fleetback/db";
 import { PROTOCOL_VERSION, SNAPSHOT_OWNER_PROTOCOL_VERSION } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { enrolHost, HOST_INFO } from "../testing/enrolment-app.js";
 import type { TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
@@ -41,16 +42,7 @@ let hostId: string;
 
 beforeEach(async () => {
   ({ deps, admin } = await startSignedInApp());
-  const minted = (await (await admin.json("POST", "/api/enrollment-tokens", {})).json()) as { token: string };
-  const enrolled = await admin.json("POST", "/api/agents/enroll", {
-    token: minted.token,
-    hostname: "db-01",
-    os: "linux",
-    arch: "amd64",
-    agent_version: "0.1.0",
-    tool_version: "",
-  });
-  hostId = ((await enrolled.json()) as { host_id: string }).host_id;
+  hostId = await enrolHost(admin, { ...HOST_INFO, hostname: "db-01", tool_version: "" });
 });
 afterEach(async () => {
   await deps.close();

@@ -9,17 +9,15 @@
  *   lapsed   as new but created two days ago: past its first deadline, so overdue;
  *   ok       a repository, an hourly group snapshotted 10 minutes ago: fresh.
  */
-import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
 import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
-import { bindCredentials, resticHostOf, seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import type { TestClient } from "../testing/http.js";
+import { bindCredentials, resticHostOf, seedHost, seedScheduledGroup } from "../testing/seed.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const NOW = new Date("2026-11-21T12:00:00Z");
 const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000);
 const repo = { url: "s3:https://s3.example/bucket", password: "repo-pw" };
@@ -31,25 +29,17 @@ for (const engine of testEngines()) {
     const ids: Record<string, string> = {};
 
     async function group(hostId: string, name: string, cron: string | null, createdAt: Date) {
-      const groupId = deps.ids.ulid(createdAt);
-      await deps.db
-        .insert(sourceGroups)
-        .values({ id: groupId, hostId, name, includes: [`/${name}`], createdAt });
-      if (cron !== null) {
-        const scheduleId = deps.ids.ulid(createdAt);
-        await deps.db.insert(schedules).values({ id: scheduleId, hostId, cron, updatedAt: createdAt });
-        await deps.db.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
-      }
+      await seedScheduledGroup(deps, hostId, {
+        name,
+        cron,
+        idsAt: createdAt,
+        createdAt,
+        scheduleUpdatedAt: createdAt,
+      });
     }
 
     beforeAll(async () => {
-      deps = await createTestDeps({ engine });
-      admin = createTestClient(createApp(deps), deps.config.baseUrl);
-      await admin.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "admin",
-        password: PASSWORD,
-      });
+      ({ deps, admin } = await startSignedInApp({ deps: { engine } }));
       for (const name of ["bare", "empty", "manual", "new", "lapsed", "ok"]) {
         const { host } = await seedHost(deps, { name, status: "online", createdAt: hoursAgo(72) });
         ids[name] = host.id;

@@ -6,13 +6,12 @@
 import { auditLog } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { readHost, seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 let deps: TestDeps | undefined;
 afterEach(async () => {
   await deps?.close();
@@ -20,19 +19,13 @@ afterEach(async () => {
 });
 
 async function setUp(): Promise<{ deps: TestDeps; admin: TestClient; viewer: TestClient }> {
-  const made = await createTestDeps();
+  const {
+    deps: made,
+    admin,
+    users,
+  } = await startSignedInApp({ users: [{ username: "looker", role: "viewer" }] });
   deps = made;
-  const app = createApp(made);
-  const admin = createTestClient(app, made.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  await admin.json("POST", "/api/users", { username: "looker", password: PASSWORD, role: "viewer" });
-  const viewer = createTestClient(app, made.config.baseUrl);
-  await viewer.json("POST", "/api/auth/login", { username: "looker", password: PASSWORD });
-  return { deps: made, admin, viewer };
+  return { deps: made, admin, viewer: users.looker };
 }
 
 describe("renaming a host", () => {

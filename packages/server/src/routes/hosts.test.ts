@@ -2,10 +2,11 @@ import { auditLog, hostCredentials, hosts } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
+import { enrolHost, HOST_INFO } from "../testing/enrolment-app.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const CANARY = "Canary-Host-Pw-7731";
 
 let deps: TestDeps;
@@ -14,27 +15,10 @@ let viewer: TestClient;
 let hostId: string;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  admin = createTestClient(app, deps.config.baseUrl);
-  viewer = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  await admin.json("POST", "/api/users", { username: "looker", password: PASSWORD, role: "viewer" });
-  await viewer.json("POST", "/api/auth/login", { username: "looker", password: PASSWORD });
-  const minted = (await (await admin.json("POST", "/api/enrollment-tokens", {})).json()) as { token: string };
-  const enrolled = await admin.json("POST", "/api/agents/enroll", {
-    token: minted.token,
-    hostname: "db-01",
-    os: "linux",
-    arch: "arm64",
-    agent_version: "0.1.0",
-    tool_version: "",
-  });
-  hostId = ((await enrolled.json()) as { host_id: string }).host_id;
+  const started = await startSignedInApp({ users: [{ username: "looker", role: "viewer" }] });
+  ({ deps, admin } = started);
+  viewer = started.users.looker;
+  hostId = await enrolHost(admin, { ...HOST_INFO, hostname: "db-01", arch: "arm64", tool_version: "" });
 });
 afterEach(async () => {
   await deps.close();

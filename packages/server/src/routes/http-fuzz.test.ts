@@ -14,10 +14,9 @@ import { MAX_JSON_DEPTH } from "../http/validate.js";
 import { forceGc } from "../testing/force-gc.js";
 import { csrfFrom } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 
-const BOOTSTRAP = "test-bootstrap-token-0123456789";
-const PASSWORD = "correct horse battery";
 const MAX_REQUESTS = 2_000;
 /** Would end the fuzzing session, or delete the host the other routes are fuzzed against. */
 const SKIPPED = new Set([
@@ -229,13 +228,7 @@ function rss(): number {
 beforeAll(async () => {
   server = await startTestServer();
   origin = new URL(server.deps.config.baseUrl).origin;
-  const res = await fetch(`${server.url}/api/auth/bootstrap`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Origin: origin },
-    body: JSON.stringify({ bootstrap_token: BOOTSTRAP, username: "fuzz-admin", password: PASSWORD }),
-  });
-  expect(res.status).toBe(201);
-  cookie = (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  cookie = (await signInOn(server.deps, { adminName: "fuzz-admin" })).admin.cookie ?? "";
   csrf = csrfFrom(
     await (await fetch(`${server.url}/settings/tokens`, { headers: { Cookie: cookie } })).text(),
   );

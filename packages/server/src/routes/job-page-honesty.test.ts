@@ -1,29 +1,20 @@
 import { hosts } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import type { TestClient } from "../testing/http.js";
 import { seedHost, seedJob } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 let deps: TestDeps;
 let operator: TestClient;
 let hostId: string;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  const admin = createTestClient(app, deps.config.baseUrl);
-  operator = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  await admin.json("POST", "/api/users", { username: "alice", password: PASSWORD, role: "operator" });
-  await operator.json("POST", "/api/auth/login", { username: "alice", password: PASSWORD });
+  const started = await startSignedInApp({ users: [{ username: "alice", role: "operator" }] });
+  deps = started.deps;
+  operator = started.users.alice;
   hostId = (await seedHost(deps, { name: "web-1" })).host.id;
 });
 afterEach(async () => {

@@ -1,32 +1,26 @@
 import { auditLog, jobLogs } from "@fleetback/db";
 import { formatIso as iso } from "@fleetback/web";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { readJob, seedHost, seedJob } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 let deps: TestDeps;
 let operator: TestClient;
 let viewer: TestClient;
 let hostId: string;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  const admin = createTestClient(app, deps.config.baseUrl);
-  operator = createTestClient(app, deps.config.baseUrl);
-  viewer = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
+  const started = await startSignedInApp({
+    users: [
+      { username: "ops", role: "operator" },
+      { username: "looker", role: "viewer" },
+    ],
   });
-  await admin.json("POST", "/api/users", { username: "ops", password: PASSWORD, role: "operator" });
-  await admin.json("POST", "/api/users", { username: "looker", password: PASSWORD, role: "viewer" });
-  await operator.json("POST", "/api/auth/login", { username: "ops", password: PASSWORD });
-  await viewer.json("POST", "/api/auth/login", { username: "looker", password: PASSWORD });
+  deps = started.deps;
+  operator = started.users.ops;
+  viewer = started.users.looker;
   hostId = (await seedHost(deps, { name: "db-<01>" })).host.id;
 });
 afterEach(async () => {

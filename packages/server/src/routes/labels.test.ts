@@ -6,12 +6,11 @@
 import { auditLog } from "@fleetback/db";
 import { eq, like } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { readHost, seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 let deps: TestDeps | undefined;
 afterEach(async () => {
   await deps?.close();
@@ -24,24 +23,18 @@ async function setUp(): Promise<{
   operator: TestClient;
   viewer: TestClient;
 }> {
-  const made = await createTestDeps();
-  deps = made;
-  const app = createApp(made);
-  const admin = createTestClient(app, made.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
+  const {
+    deps: made,
+    admin,
+    users,
+  } = await startSignedInApp({
+    users: [
+      { username: "operator", role: "operator" },
+      { username: "viewer", role: "viewer" },
+    ],
   });
-  const clients: TestClient[] = [];
-  for (const role of ["operator", "viewer"] as const) {
-    await admin.json("POST", "/api/users", { username: role, password: PASSWORD, role });
-    const client = createTestClient(app, made.config.baseUrl);
-    await client.json("POST", "/api/auth/login", { username: role, password: PASSWORD });
-    clients.push(client);
-  }
-  const [operator, viewer] = clients as [TestClient, TestClient];
-  return { deps: made, admin, operator, viewer };
+  deps = made;
+  return { deps: made, admin, ...users };
 }
 
 async function bodyOf(res: Response): Promise<{ message?: string } & Record<string, unknown>> {

@@ -3,13 +3,10 @@ import { auditLog } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import type { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createApp } from "../app.js";
 import type { AppEnv } from "../auth/actor.js";
 import type { Config } from "../config.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-
-const BOOTSTRAP = "test-bootstrap-token-0123456789";
-const PASSWORD = "correct horse battery";
+import { startSignedInApp, TEST_PASSWORD } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps | undefined;
 afterEach(async () => {
@@ -19,8 +16,9 @@ afterEach(async () => {
 
 /** An app with one admin, and a way to post as if from a given peer socket address. */
 async function setUp(config: Partial<Config> = {}) {
-  deps = await createTestDeps({ config });
-  const app = createApp(deps);
+  const started = await startSignedInApp({ deps: { config } });
+  deps = started.deps;
+  const { app } = started;
   const origin = new URL(deps.config.baseUrl).origin;
   const post = async (app: Hono<AppEnv>, peer: string, path: string, body: unknown, headers = {}) =>
     app.request(
@@ -32,12 +30,6 @@ async function setUp(config: Partial<Config> = {}) {
       },
       { incoming: { socket: { remoteAddress: peer } } },
     );
-  const created = await post(app, "127.0.0.1", "/api/auth/bootstrap", {
-    bootstrap_token: BOOTSTRAP,
-    username: "admin",
-    password: PASSWORD,
-  });
-  expect(created.status).toBe(201);
   const login = (peer: string, password: string, headers: Record<string, string> = {}) =>
     post(app, peer, "/api/auth/login", { username: "admin", password }, headers);
   return { app, login };
@@ -58,9 +50,9 @@ describe("sign-in limits", () => {
     expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
     expect(statuses[10]).toBe(429);
     // The attacker's address stays limited, even with the right password...
-    expect((await login("203.0.113.5", PASSWORD)).status).toBe(429);
+    expect((await login("203.0.113.5", TEST_PASSWORD)).status).toBe(429);
     // ...but the user at their own address signs in.
-    expect((await login("198.51.100.7", PASSWORD)).status).toBe(200);
+    expect((await login("198.51.100.7", TEST_PASSWORD)).status).toBe(200);
     // A dozen argon2 hashes at production cost: seconds each on a busy CI machine.
   }, 120_000);
 
@@ -70,14 +62,14 @@ describe("sign-in limits", () => {
     for (let i = 1; i <= 10; i++) {
       expect((await login(`2001:db8:1:2::${i.toString(16)}`, `wrong-${i}`)).status).toBe(401);
     }
-    expect((await login("2001:db8:1:2:ffff::1", PASSWORD)).status).toBe(429);
-    expect((await login("2001:db8:1:3::1", PASSWORD)).status).toBe(200);
+    expect((await login("2001:db8:1:2:ffff::1", TEST_PASSWORD)).status).toBe(429);
+    expect((await login("2001:db8:1:3::1", TEST_PASSWORD)).status).toBe(200);
     for (let i = 0; i < 10; i++) {
       expect((await login("::ffff:203.0.113.5", `wrong-${i}`)).status).toBe(401);
     }
     // The mapped form and the plain form are one address; its neighbour is another.
-    expect((await login("203.0.113.5", PASSWORD)).status).toBe(429);
-    expect((await login("203.0.113.6", PASSWORD)).status).toBe(200);
+    expect((await login("203.0.113.5", TEST_PASSWORD)).status).toBe(429);
+    expect((await login("203.0.113.6", TEST_PASSWORD)).status).toBe(200);
   }, 120_000);
 
   it("audits a failed sign-in with the address and a known user, never the typed password or name", async () => {
@@ -109,15 +101,15 @@ describe("sign-in limits", () => {
 
   it("ignores a spoofed X-Forwarded-For when no proxy is trusted", async () => {
     const { login } = await setUp();
-    expect((await login("198.51.100.7", PASSWORD, { "X-Forwarded-For": "192.0.2.1" })).status).toBe(200);
+    expect((await login("198.51.100.7", TEST_PASSWORD, { "X-Forwarded-For": "192.0.2.1" })).status).toBe(200);
     expect(await loginAuditIps()).toEqual(["198.51.100.7"]);
   });
 
   it("uses the forwarded address only from a trusted proxy", async () => {
     const { login } = await setUp({ trustedProxies: ["10.0.0.0/8"] });
-    const viaProxy = await login("10.0.0.2", PASSWORD, { "X-Forwarded-For": "198.51.100.7, 10.0.0.9" });
+    const viaProxy = await login("10.0.0.2", TEST_PASSWORD, { "X-Forwarded-For": "198.51.100.7, 10.0.0.9" });
     expect(viaProxy.status).toBe(200);
-    const direct = await login("203.0.113.5", PASSWORD, { "X-Forwarded-For": "192.0.2.1" });
+    const direct = await login("203.0.113.5", TEST_PASSWORD, { "X-Forwarded-For": "192.0.2.1" });
     expect(direct.status).toBe(200);
     expect(await loginAuditIps()).toEqual(["198.51.100.7", "203.0.113.5"]);
   });

@@ -4,13 +4,10 @@
  * can sign the victim into someone else's account.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { safeNext } from "../http/safe-next.js";
 import { createTestClient } from "../testing/http.js";
+import { signInOn, TEST_PASSWORD } from "../testing/signed-in-app.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-
-const BOOTSTRAP = "test-bootstrap-token-0123456789";
-const PASSWORD = "correct horse battery";
 
 let deps: TestDeps;
 function withDeps() {
@@ -23,14 +20,7 @@ function withDeps() {
 }
 
 async function withAdmin() {
-  const app = createApp(deps);
-  const client = createTestClient(app, deps.config.baseUrl);
-  const res = await client.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: BOOTSTRAP,
-    username: "root-admin",
-    password: PASSWORD,
-  });
-  expect(res.status).toBe(201);
+  const { app, admin: client } = await signInOn(deps, { adminName: "root-admin" });
   return { app, client };
 }
 
@@ -78,7 +68,7 @@ describe("sign-in next", () => {
     const browser = createTestClient(app, deps.config.baseUrl);
     const res = await browser.form("/login", {
       username: "root-admin",
-      password: PASSWORD,
+      password: TEST_PASSWORD,
       next: "/\t/evil.example",
     });
     expect(res.status).toBe(303);
@@ -94,7 +84,7 @@ describe("Origin: null", () => {
     const victim = createTestClient(app, deps.config.baseUrl);
     const res = await victim.form(
       "/login",
-      { username: "root-admin", password: PASSWORD },
+      { username: "root-admin", password: TEST_PASSWORD },
       { Origin: "null" },
     );
     expect(res.status).toBe(403);
@@ -102,7 +92,7 @@ describe("Origin: null", () => {
     const api = await victim.json(
       "POST",
       "/api/auth/login",
-      { username: "root-admin", password: PASSWORD },
+      { username: "root-admin", password: TEST_PASSWORD },
       { Origin: "null" },
     );
     expect(api.status).toBe(403);
@@ -112,14 +102,14 @@ describe("Origin: null", () => {
   it("still accepts our own origin, and API-token calls without any Origin", async () => {
     const { app, client } = await withAdmin();
     const browser = createTestClient(app, deps.config.baseUrl);
-    const res = await browser.form("/login", { username: "root-admin", password: PASSWORD });
+    const res = await browser.form("/login", { username: "root-admin", password: TEST_PASSWORD });
     expect(res.status).toBe(303);
     const created = await client.json("POST", "/api/api-tokens", { name: "script" });
     const { token } = (await created.json()) as { token: string };
     const scripted = await app.request("/api/users", {
       method: "POST",
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ username: "viewer1", password: PASSWORD, role: "viewer" }),
+      body: JSON.stringify({ username: "viewer1", password: TEST_PASSWORD, role: "viewer" }),
     });
     expect(scripted.status).toBe(201);
   });

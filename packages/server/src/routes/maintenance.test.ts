@@ -5,14 +5,12 @@ import { auditLog, hostCredentials, jobs, maintenance } from "@fleetback/db";
 import { formatBytes } from "@fleetback/web";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { applyRepoStats } from "../snapshots/repo-stats.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-
-const PASSWORD = "correct horse battery";
+import { type SignedInApp, startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -29,17 +27,12 @@ const REPO = { url: "rest:https://backup.example.org/db-01/", username: "db-01",
 
 let deps: TestDeps;
 let admin: TestClient;
+let addUser: SignedInApp["addUser"];
 let hostId: string;
 let agent: RecordingConnection;
 
 beforeEach(async () => {
-  deps = await createTestDeps({ config: { timeZone: "Europe/Berlin" } });
-  admin = createTestClient(createApp(deps), deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
+  ({ deps, admin, addUser } = await startSignedInApp({ deps: { config: { timeZone: "Europe/Berlin" } } }));
   hostId = (await seedHost(deps, { name: "db-01" })).host.id;
   await bindCredentials(deps, hostId, { repo: REPO });
   agent = createRecordingConnection(hostId);
@@ -164,9 +157,7 @@ describe("manual jobs", () => {
   });
 
   it("only an admin may start a prune: an operator gets 403 and nothing is sent (issue 13)", async () => {
-    await admin.json("POST", "/api/users", { username: "oper", password: PASSWORD, role: "operator" });
-    const operator = createTestClient(createApp(deps), deps.config.baseUrl);
-    await operator.json("POST", "/api/auth/login", { username: "oper", password: PASSWORD });
+    const operator = await addUser("oper", "operator");
     await admin.json("PUT", `/api/hosts/${hostId}/admin-credentials`, {
       url: REPO.url,
       username: "admin",

@@ -2,18 +2,17 @@ import { alerts, auditLog } from "@fleetback/db";
 import { and, eq, isNull } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createJobAlerts } from "../alerts/job-alerts.js";
-import { createApp } from "../app.js";
 import { createJob } from "../jobs/create-job.js";
 import { createJobReports, type JobReports } from "../jobs/job-reports.js";
 import { createBackupCopies } from "../mirror/mirror-copy.js";
 import { upkeepMirrorAfter } from "../mirror/mirror-upkeep.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const MIRROR_CANARY = "Mirror-Canary-8812-secret";
 
 let deps: TestDeps;
@@ -24,17 +23,9 @@ let agent: RecordingConnection;
 let reports: JobReports;
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  admin = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  await admin.json("POST", "/api/users", { username: "oper", password: PASSWORD, role: "operator" });
-  operator = createTestClient(app, deps.config.baseUrl);
-  await operator.json("POST", "/api/auth/login", { username: "oper", password: PASSWORD });
+  const started = await startSignedInApp({ users: [{ username: "oper", role: "operator" }] });
+  ({ deps, admin } = started);
+  operator = started.users.oper;
   hostId = (await seedHost(deps, { name: "db-01", protocolVersion: 8 })).host.id;
   agent = createRecordingConnection(hostId);
   deps.hub.register(agent);

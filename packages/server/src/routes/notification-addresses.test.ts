@@ -5,12 +5,11 @@
  */
 import { notificationLog } from "@fleetback/db";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
 import { runServerSuite } from "../testing/server-suite.js";
+import { signInOn } from "../testing/signed-in-app.js";
 
-const PASSWORD = "correct horse battery";
 const API = "/api/notification-channels";
 const MARKER = "internal-body-MARKER-7731";
 /** The only internal network this suite allows: a receiver listens there, another on 127.0.0.1. */
@@ -43,12 +42,7 @@ runServerSuite(
     beforeAll(async () => {
       refused = await startHttpReceiver();
       allowed = await startHttpReceiver(ALLOWED);
-      admin = createTestClient(createApp(server.deps), server.deps.config.baseUrl);
-      await admin.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "admin",
-        password: PASSWORD,
-      });
+      ({ admin } = await signInOn(server.deps));
     });
     afterAll(async () => {
       await refused.close();

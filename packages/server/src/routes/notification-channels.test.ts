@@ -1,13 +1,12 @@
 import { auditLog, notificationChannels, notificationLog } from "@fleetback/db";
 import { asc, like } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
 import { runServerSuite } from "../testing/server-suite.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
 
-const PASSWORD = "correct horse battery";
 const CANARY = "canary-SECRET-123";
 const API = "/api/notification-channels";
 
@@ -44,16 +43,9 @@ runServerSuite("notification channel routes", (server) => {
   beforeAll(async () => {
     receiver = await startHttpReceiver();
     smtp = await startSmtpReceiver({ username: "mailer", password: CANARY });
-    const app = createApp(server.deps);
-    admin = createTestClient(app, server.deps.config.baseUrl);
-    await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: PASSWORD,
-    });
-    await admin.json("POST", "/api/users", { username: "oper", password: PASSWORD, role: "operator" });
-    operator = createTestClient(app, server.deps.config.baseUrl);
-    await operator.json("POST", "/api/auth/login", { username: "oper", password: PASSWORD });
+    const signed = await signInOn(server.deps, { users: [{ username: "oper", role: "operator" }] });
+    admin = signed.admin;
+    operator = signed.users.oper;
   });
   afterAll(async () => {
     await receiver.close();

@@ -10,11 +10,10 @@ import { auditLog } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const ADMIN_PASSWORD = "correct horse battery";
 const OLD = "the first passphrase";
 const NEW = "a brand new passphrase";
 // Every step hashes or verifies with argon2id (64 MiB, 3 passes) on a shared test machine.
@@ -29,19 +28,7 @@ interface Setup {
 }
 
 async function setup(db: Database): Promise<Setup> {
-  const deps = await createTestDeps({ db });
-  const app = createApp(deps);
-  const client = () => createTestClient(app, deps.config.baseUrl);
-  const admin = client();
-  expect(
-    (
-      await admin.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "root",
-        password: ADMIN_PASSWORD,
-      })
-    ).status,
-  ).toBe(201);
+  const { deps, admin, anonymous: client } = await startSignedInApp({ deps: { db }, adminName: "root" });
   const created = await admin.json("POST", "/api/users", { username: "olga", password: OLD, role: "viewer" });
   const { user } = (await created.json()) as { user: { id: string } };
   const signIn = async (password: string) => {

@@ -4,12 +4,11 @@
  * rolled back; a viewer reads it all and changes nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 let deps: TestDeps;
 let admin: TestClient;
 let viewer: TestClient;
@@ -20,17 +19,9 @@ const SPEC = {
 };
 
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  admin = createTestClient(app, deps.config.baseUrl);
-  viewer = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  await admin.json("POST", "/api/users", { username: "looker", password: PASSWORD, role: "viewer" });
-  await viewer.json("POST", "/api/auth/login", { username: "looker", password: PASSWORD });
+  const started = await startSignedInApp({ users: [{ username: "looker", role: "viewer" }] });
+  ({ deps, admin } = started);
+  viewer = started.users.looker;
   await seedHost(deps, { name: "web-1", labels: { env: "prod" } });
   await seedHost(deps, { name: "web-2", labels: { env: "prod" } });
   await seedHost(deps, { name: "dev-1", labels: { env: "dev" } });

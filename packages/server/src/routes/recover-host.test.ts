@@ -8,14 +8,13 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { type CommandRunRestore, PROTOCOL_VERSION } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const snap = (n: number) => n.toString(16).padStart(64, "a");
 
 let deps: TestDeps;
@@ -31,15 +30,12 @@ function restores() {
 
 runDbSuite("recover every group of a host", (getDb) => {
   beforeEach(async () => {
-    deps = await createTestDeps({ db: getDb() });
-    client = createTestClient(createApp(deps), deps.config.baseUrl);
-    await client.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: PASSWORD,
+    const started = await startSignedInApp({
+      deps: { db: getDb() },
+      users: [{ username: "olga", role: "operator" }],
     });
-    await client.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-    await client.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD });
+    deps = started.deps;
+    client = started.users.olga;
     // A current agent: it leaves its own directories out of a restore beside the files.
     const { host } = await seedHost(deps, { name: "db-1", protocolVersion: PROTOCOL_VERSION });
     hostId = host.id;

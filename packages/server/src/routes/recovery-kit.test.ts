@@ -10,12 +10,13 @@ import { auditLog, users } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { like } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createApp } from "../app.js";
+import type { createApp } from "../app.js";
 import { createSession, SESSION_COOKIE } from "../auth/sessions.js";
 import { SSO_SIGN_IN_PATH } from "../auth/step-up.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { bindCredentials, seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 import { SSO_START_PATH } from "./sso-pages.js";
 
 const PASSWORD = "correct horse battery";
@@ -33,15 +34,7 @@ interface Setup {
 }
 
 async function setUp(getDb: () => TestDeps["db"]): Promise<Setup> {
-  const deps = await createTestDeps({ db: getDb() });
-  const app = createApp(deps);
-  const admin = createTestClient(app, deps.config.baseUrl);
-  const boot = await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
-  expect(boot.status).toBe(201);
+  const { deps, app, admin } = await startSignedInApp({ deps: { db: getDb() } });
   const { host } = await seedHost(deps, { name: "web-1", resticHost: "web-1-kit", toolVersion: "0.18.0" });
   await bindCredentials(deps, host.id, {
     repo: {

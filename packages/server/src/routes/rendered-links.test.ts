@@ -18,12 +18,12 @@ import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
 import { ulid } from "ulidx";
 import { expect, it } from "vitest";
 import { ALERTS_PAGE } from "../alerts/alert-query.js";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { eventually } from "../testing/eventually.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import type { TestClient } from "../testing/http.js";
 import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { connectAgent, type TestAgent } from "../testing/test-agent.js";
 import { HOST_JOBS_PAGE } from "./job-pages.js";
 
@@ -355,13 +355,7 @@ runServerSuite("rendered links", (server) => {
 
   it("every link rendered on the pages and in wire errors answers 200", { timeout: 180_000 }, async () => {
     const { deps } = server;
-    const app = createApp(deps);
-    const admin = createTestClient(app, deps.config.baseUrl);
-    await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: PASSWORD,
-    });
+    const { admin } = await signInOn(deps);
     const { hostId, refusedHostId, wireHelpUrl } = await seedFleet(admin);
 
     // Links are made against the configured base URL (the agent's help URL is absolute).

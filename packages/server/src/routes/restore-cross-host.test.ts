@@ -18,14 +18,13 @@ import {
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createJobAlerts } from "../alerts/job-alerts.js";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const SNAP_A = "c503a2e1411551581f05e3024dc276492c1af6f7dafd51834fef527d035c3680";
 const SNAP_B = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const A_URL = "rest:https://backup.example.net/web-1/";
@@ -54,15 +53,11 @@ function snapshot(id: string, hostname: string) {
 }
 
 async function setup(db: Database): Promise<Setup> {
-  const deps = await createTestDeps({ db });
-  const client = createTestClient(createApp(deps), deps.config.baseUrl);
-  await client.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
+  const { deps, users } = await startSignedInApp({
+    deps: { db },
+    users: [{ username: "olga", role: "operator" }],
   });
-  await client.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-  await client.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD });
+  const client = users.olga;
   const { host: a } = await seedHost(deps, {
     name: "web-1",
     protocolVersion: CROSS_HOST_RESTORE_PROTOCOL_VERSION,

@@ -15,83 +15,50 @@ import {
 } from "@fleetback/protocol";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createApp } from "../app.js";
-import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
-import { seedHost } from "../testing/seed.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import type { TestClient } from "../testing/http.js";
+import { seedEmptySnapshot, seedHost } from "../testing/seed.js";
+import { signInOn } from "../testing/signed-in-app.js";
+import { connectOnlineAgent, type TestAgent } from "../testing/test-agent.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 
-const PASSWORD = "correct horse battery";
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const OTHER_SNAP = "c7a37df5c67f19e63f34c58fe24ed8d1f4bef8f9fbcf29c4ee7db91af88ea074";
 const CAP = 64 * 1024;
-
-function snapshotRow(id: string, hostname: string, paths: string[]) {
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    time: "2026-11-21T10:00:00Z",
-    hostname,
-    paths,
-    tags: [],
-    size_bytes: 0,
-    file_count: 0,
-  };
-}
 
 for (const engine of testEngines()) {
   describe(`snapshot downloads (${engine})`, () => {
     let server: TestServer;
     let deps: TestDeps;
-    let app: ReturnType<typeof createApp>;
     let olga: TestClient;
     let vera: TestClient;
     let hostId: string;
     let oldHostId: string;
     let agent: TestAgent;
 
-    async function login(username: string): Promise<TestClient> {
-      const client = createTestClient(app, deps.config.baseUrl);
-      await client.json("POST", "/api/auth/login", { username, password: PASSWORD });
-      return client;
-    }
-
     beforeAll(async () => {
       deps = await createTestDeps({ engine, config: { downloadMaxBytes: CAP } });
       server = await startTestServer({ deps });
-      app = createApp(deps);
-      const admin = createTestClient(app, deps.config.baseUrl);
-      await admin.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "admin",
-        password: PASSWORD,
+      const { users } = await signInOn(deps, {
+        users: [
+          { username: "olga", role: "operator" },
+          { username: "vera", role: "viewer" },
+        ],
       });
-      await admin.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-      await admin.json("POST", "/api/users", { username: "vera", password: PASSWORD, role: "viewer" });
-      olga = await login("olga");
-      vera = await login("vera");
+      ({ olga, vera } = users);
       const seeded = await seedHost(deps, { name: "web-1" });
       hostId = seeded.host.id;
-      await replaceSnapshots(deps.db, hostId, {
-        refreshed_at: "2026-11-21T11:00:00Z",
-        snapshots: [snapshotRow(SNAP, "web-1", ["/srv/docs"])],
-      });
+      await seedEmptySnapshot(deps, hostId, { id: SNAP, hostname: "web-1", paths: ["/srv/docs"] });
       const other = await seedHost(deps, { name: "db-1" });
-      await replaceSnapshots(deps.db, other.host.id, {
-        refreshed_at: "2026-11-21T11:00:00Z",
-        snapshots: [snapshotRow(OTHER_SNAP, "db-1", ["/var/lib/db"])],
+      await seedEmptySnapshot(deps, other.host.id, {
+        id: OTHER_SNAP,
+        hostname: "db-1",
+        paths: ["/var/lib/db"],
       });
       const old = await seedHost(deps, { name: "old-1", protocolVersion: DOWNLOAD_PROTOCOL_VERSION - 1 });
       oldHostId = old.host.id;
-      await replaceSnapshots(deps.db, oldHostId, {
-        refreshed_at: "2026-11-21T11:00:00Z",
-        snapshots: [snapshotRow(SNAP, "old-1", ["/srv/docs"])],
-      });
-      agent = await connectAgent(server.wsUrl, seeded.token);
-      agent.hello();
-      await agent.waitFor((frame) => frame.type === "schedule.set");
+      await seedEmptySnapshot(deps, oldHostId, { id: SNAP, hostname: "old-1", paths: ["/srv/docs"] });
+      agent = await connectOnlineAgent(server.wsUrl, seeded.token);
     }, 180_000);
     afterAll(async () => {
       await agent?.close();
@@ -188,10 +155,7 @@ for (const engine of testEngines()) {
         protocolVersion: AGENT_DIRS_PROTOCOL_VERSION - 1,
         agentDirs: ["/srv/agent-state"],
       });
-      await replaceSnapshots(deps.db, full.host.id, {
-        refreshed_at: "2026-11-21T11:00:00Z",
-        snapshots: [snapshotRow(SNAP, "full-1", ["/"])],
-      });
+      await seedEmptySnapshot(deps, full.host.id, { id: SNAP, hostname: "full-1", paths: ["/"] });
       const before = dumpRequests().length;
       const refusal = async (path: string) => {
         const res = await olga.request(downloadUrl(path, "&archive=tar", full.host.id));

@@ -7,16 +7,15 @@ import { alerts, hosts } from "@fleetback/db";
 import { PROTOCOL_VERSION } from "@fleetback/protocol";
 import { and, eq, isNull } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import type { JobEventMap } from "../jobs/job-events.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { eventually } from "../testing/eventually.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
+import type { TestClient } from "../testing/http.js";
 import { seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { connectAgent } from "../testing/test-agent.js";
 
-const PASSWORD = "correct horse battery";
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const HELPER_REFUSAL =
   "restore helper: restores in place only with restic 0.16 or later (this host has 0.14.0); nothing was restored";
@@ -24,12 +23,7 @@ const HELPER_REFUSAL =
 runServerSuite("restore refused by the host", (server) => {
   let client: TestClient;
   beforeAll(async () => {
-    client = createTestClient(createApp(server.deps), server.deps.config.baseUrl);
-    await client.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: PASSWORD,
-    });
+    ({ admin: client } = await signInOn(server.deps));
   });
 
   async function hostWithRestic(name: string, toolVersion: string) {

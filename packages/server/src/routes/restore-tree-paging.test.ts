@@ -7,15 +7,13 @@
 import { testEngines } from "@fleetback/db/testing";
 import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { seedHost } from "../testing/seed.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
+import { seedEmptySnapshot, seedHost } from "../testing/seed.js";
+import { signInOn } from "../testing/signed-in-app.js";
+import { connectAgent, connectOnlineAgent, type TestAgent } from "../testing/test-agent.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 
-const PASSWORD = "correct horse battery";
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const SESSION = "wizard-session-paging-0123";
 const DIR = "/var/mail/cur";
@@ -42,24 +40,6 @@ const entryPaths = (html: string) =>
     match[1]?.replaceAll("&amp;", "&"),
   );
 
-async function seedSnapshot(deps: TestDeps, hostId: string, hostname: string) {
-  await replaceSnapshots(deps.db, hostId, {
-    refreshed_at: "2026-11-21T11:00:00Z",
-    snapshots: [
-      {
-        id: SNAP,
-        short_id: SNAP.slice(0, 8),
-        time: "2026-11-21T10:00:00Z",
-        hostname,
-        paths: ["/var/mail"],
-        tags: [],
-        size_bytes: 0,
-        file_count: 0,
-      },
-    ],
-  });
-}
-
 for (const engine of testEngines()) {
   describe(`restore tree in pages (${engine})`, () => {
     let server: TestServer;
@@ -71,19 +51,11 @@ for (const engine of testEngines()) {
     beforeAll(async () => {
       deps = Object.assign(await createTestDeps({ engine }), { treeListing: { timeoutMs: 2_000 } });
       server = await startTestServer({ deps });
-      olga = createTestClient(createApp(deps), deps.config.baseUrl);
-      await olga.json("POST", "/api/auth/bootstrap", {
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "olga",
-        password: PASSWORD,
-      });
-      await olga.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD });
+      ({ admin: olga } = await signInOn(deps, { adminName: "olga" }));
       const seeded = await seedHost(deps, { name: "mail-1" });
       hostId = seeded.host.id;
-      await seedSnapshot(deps, hostId, "mail-1");
-      agent = await connectAgent(server.wsUrl, seeded.token);
-      agent.hello();
-      await agent.waitFor((frame) => frame.type === "schedule.set");
+      await seedEmptySnapshot(deps, hostId, { id: SNAP, hostname: "mail-1", paths: ["/var/mail"] });
+      agent = await connectOnlineAgent(server.wsUrl, seeded.token);
     }, 180_000);
     afterAll(async () => {
       await agent?.close();
@@ -248,7 +220,7 @@ for (const engine of testEngines()) {
 
     it("does not ask an agent older than protocol 4 for a later page", async () => {
       const old = await seedHost(deps, { name: "legacy-1" });
-      await seedSnapshot(deps, old.host.id, "legacy-1");
+      await seedEmptySnapshot(deps, old.host.id, { id: SNAP, hostname: "legacy-1", paths: ["/var/mail"] });
       const legacy = await connectAgent(server.wsUrl, old.token);
       try {
         legacy.hello({ protocol_version: 3, hostname: "legacy-1" });

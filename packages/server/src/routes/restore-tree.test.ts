@@ -8,15 +8,13 @@ import { testEngines } from "@fleetback/db/testing";
 import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, type TestClient } from "../testing/http.js";
-import { seedHost } from "../testing/seed.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import type { TestClient } from "../testing/http.js";
+import { seedEmptySnapshot, seedHost } from "../testing/seed.js";
+import { signInOn } from "../testing/signed-in-app.js";
+import { connectAgent, connectOnlineAgent, type TestAgent } from "../testing/test-agent.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
 
-const PASSWORD = "correct horse battery";
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const SESSION = "wizard-session-0123456789";
 // Long enough for an answered request on a loaded machine, short enough for the silent agent's wait.
@@ -34,32 +32,6 @@ const ENTRIES: TreeEntry[] = [
   { name: "link <b>", path: "/srv/docs/link <b>", type: "symlink", size: 0, mtime: "2026-11-20T09:00:00Z" },
 ];
 
-async function login(deps: TestDeps, username: string, setupAdmin: boolean): Promise<TestClient> {
-  const client = createTestClient(createAppOnce(deps), deps.config.baseUrl);
-  if (setupAdmin) {
-    await client.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: PASSWORD,
-    });
-    await client.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-    await client.json("POST", "/api/users", { username: "otto", password: PASSWORD, role: "operator" });
-  }
-  await client.json("POST", "/api/auth/login", { username, password: PASSWORD });
-  return client;
-}
-
-// Every client of a test talks to one app, so they share its tree cache as browsers share a server's.
-const apps = new WeakMap<TestDeps, ReturnType<typeof createApp>>();
-function createAppOnce(deps: TestDeps) {
-  let app = apps.get(deps);
-  if (!app) {
-    app = createApp(deps);
-    apps.set(deps, app);
-  }
-  return app;
-}
-
 for (const engine of testEngines()) {
   describe(`restore tree partial (${engine})`, () => {
     let server: TestServer;
@@ -73,28 +45,18 @@ for (const engine of testEngines()) {
       const base = await createTestDeps({ engine });
       deps = Object.assign(base, { treeListing: { timeoutMs: TIMEOUT_MS } });
       server = await startTestServer({ deps });
-      olga = await login(deps, "olga", true);
-      otto = await login(deps, "otto", false);
-      const seeded = await seedHost(deps, { name: "web-1" });
-      hostId = seeded.host.id;
-      await replaceSnapshots(deps.db, hostId, {
-        refreshed_at: "2026-11-21T11:00:00Z",
-        snapshots: [
-          {
-            id: SNAP,
-            short_id: SNAP.slice(0, 8),
-            time: "2026-11-21T10:00:00Z",
-            hostname: "web-1",
-            paths: ["/srv/docs"],
-            tags: [],
-            size_bytes: 0,
-            file_count: 0,
-          },
+      // Both users' clients talk to one app, so they share its tree cache as browsers share a server's.
+      const { users } = await signInOn(deps, {
+        users: [
+          { username: "olga", role: "operator" },
+          { username: "otto", role: "operator" },
         ],
       });
-      agent = await connectAgent(server.wsUrl, seeded.token);
-      agent.hello();
-      await agent.waitFor((frame) => frame.type === "schedule.set");
+      ({ olga, otto } = users);
+      const seeded = await seedHost(deps, { name: "web-1" });
+      hostId = seeded.host.id;
+      await seedEmptySnapshot(deps, hostId, { id: SNAP, hostname: "web-1", paths: ["/srv/docs"] });
+      agent = await connectOnlineAgent(server.wsUrl, seeded.token);
     }, 180_000);
     afterAll(async () => {
       await agent?.close();
@@ -210,21 +172,7 @@ for (const engine of testEngines()) {
 
     it("refuses a path in the agent's own directories, the defaults and those its hello named, without asking (issue 33)", async () => {
       const { host, token } = await seedHost(deps, { name: "app-1" });
-      await replaceSnapshots(deps.db, host.id, {
-        refreshed_at: "2026-11-21T11:00:00Z",
-        snapshots: [
-          {
-            id: SNAP,
-            short_id: SNAP.slice(0, 8),
-            time: "2026-11-21T10:00:00Z",
-            hostname: "app-1",
-            paths: ["/"],
-            tags: [],
-            size_bytes: 0,
-            file_count: 0,
-          },
-        ],
-      });
+      await seedEmptySnapshot(deps, host.id, { id: SNAP, hostname: "app-1", paths: ["/"] });
       const own = await connectAgent(server.wsUrl, token);
       try {
         own.hello({ hostname: "app-1", agent_dirs: ["/srv/app/agent-state", "/etc/fleetback-agent"] });
@@ -258,21 +206,7 @@ for (const engine of testEngines()) {
 
     it("says the host is offline without waiting", async () => {
       const { host } = await seedHost(deps, { name: "db-1" });
-      await replaceSnapshots(deps.db, host.id, {
-        refreshed_at: "2026-11-21T11:00:00Z",
-        snapshots: [
-          {
-            id: SNAP,
-            short_id: SNAP.slice(0, 8),
-            time: "2026-11-21T10:00:00Z",
-            hostname: "db-1",
-            paths: ["/"],
-            tags: [],
-            size_bytes: 0,
-            file_count: 0,
-          },
-        ],
-      });
+      await seedEmptySnapshot(deps, host.id, { id: SNAP, hostname: "db-1", paths: ["/"] });
       const res = await olga.request(
         `/hosts/${host.id}/restore/tree?session=${SESSION}&snapshot_id=${SNAP}&path=%2F`,
       );

@@ -18,15 +18,14 @@ import {
 } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { restoreOrderPublicKey } from "../restore/restore-order.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const SNAP_OLD = "c503a2e1411551581f05e3024dc276492c1af6f7dafd51834fef527d035c3680";
 const SNAP_NEW = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const SESSION = "wizard-session-0123456789";
@@ -39,15 +38,11 @@ interface Setup {
 }
 
 async function setup(db: Database, options: { online?: boolean } = {}): Promise<Setup> {
-  const deps = await createTestDeps({ db });
-  const client = createTestClient(createApp(deps), deps.config.baseUrl);
-  await client.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
+  const { deps, users } = await startSignedInApp({
+    deps: { db },
+    users: [{ username: "olga", role: "operator" }],
   });
-  await client.json("POST", "/api/users", { username: "olga", password: PASSWORD, role: "operator" });
-  await client.json("POST", "/api/auth/login", { username: "olga", password: PASSWORD });
+  const client = users.olga;
   const { host } = await seedHost(deps, { name: "web-1" });
   await replaceSnapshots(deps.db, host.id, {
     refreshed_at: "2026-11-21T11:00:00Z",

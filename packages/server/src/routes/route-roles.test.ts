@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import type { Role } from "../auth/actor.js";
-import { createTestClient } from "../testing/http.js";
+import type { TestClient } from "../testing/http.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 
 type Access = Role | "public";
@@ -236,7 +237,6 @@ const EXPECTED: Record<string, Access> = {
 };
 
 const BELOW: Record<Role, Role | undefined> = { viewer: undefined, operator: "viewer", admin: "operator" };
-const PASSWORD = "correct horse battery";
 
 let deps: TestDeps;
 beforeAll(async () => {
@@ -271,27 +271,24 @@ describe("route roles", () => {
   });
 
   it("refuses each protected route without a session and with the role below", async () => {
-    const app = createApp(deps);
-    const admin = createTestClient(app, deps.config.baseUrl);
-    await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "walker",
-      password: PASSWORD,
+    const signed = await signInOn(deps, {
+      adminName: "walker",
+      users: [
+        { username: "as-viewer", role: "viewer" },
+        { username: "as-operator", role: "operator" },
+      ],
     });
-    const clients: Partial<Record<Role, ReturnType<typeof createTestClient>>> = {};
-    for (const role of ["viewer", "operator"] as const) {
-      await admin.json("POST", "/api/users", { username: `as-${role}`, password: PASSWORD, role });
-      const client = createTestClient(app, deps.config.baseUrl);
-      await client.json("POST", "/api/auth/login", { username: `as-${role}`, password: PASSWORD });
-      clients[role] = client;
-    }
+    const clients: Partial<Record<Role, TestClient>> = {
+      viewer: signed.users["as-viewer"],
+      operator: signed.users["as-operator"],
+    };
     for (const [key, access] of Object.entries(EXPECTED)) {
       if (access === "public") {
         continue;
       }
       const [method = "GET", pattern = "/"] = key.split(" ");
       const path = pattern.replace(/:[a-z]+/g, "01JD0000000000000000000000");
-      const anonymous = createTestClient(app, deps.config.baseUrl);
+      const anonymous = signed.anonymous();
       const res = await anonymous.json(method, path, method === "GET" ? undefined : {});
       const isPage = !path.startsWith("/api/") && method === "GET";
       expect([key, res.status]).toEqual([key, isPage ? 303 : 401]);

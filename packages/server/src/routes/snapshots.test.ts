@@ -11,14 +11,12 @@ import type { CommandRun } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { seedHost, seedJob } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-
-const PASSWORD = "correct horse battery";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
 interface Setup {
   deps: TestDeps;
@@ -49,23 +47,11 @@ function snap(index: number, time: string, tags: string[] = ["srv"], paths: stri
 const idOf = (index: number) => snap(index, "").id;
 
 async function setup(db: Database): Promise<Setup> {
-  const deps = await createTestDeps({ db });
-  const app = createApp(deps);
-  const admin = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
-  });
+  const { deps, admin, addUser } = await startSignedInApp({ deps: { db } });
   const signedIn = (username: string, role: "operator" | "viewer") => {
     let client: Promise<TestClient> | undefined;
     return () => {
-      client ??= (async () => {
-        const created = createTestClient(app, deps.config.baseUrl);
-        await admin.json("POST", "/api/users", { username, password: PASSWORD, role });
-        await created.json("POST", "/api/auth/login", { username, password: PASSWORD });
-        return created;
-      })();
+      client ??= addUser(username, role);
       return client;
     };
   };

@@ -1,16 +1,15 @@
 import { auditLog, hosts, jobs, pendingRuns, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { retryTick } from "../sources/retry-ticker.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { startSignedInApp } from "../testing/signed-in-app.js";
+import type { TestDeps } from "../testing/test-deps.js";
 
-const PASSWORD = "correct horse battery";
 const CANARY = "echo Canary-Hook-4417";
 
 let deps: TestDeps;
@@ -19,24 +18,15 @@ let operator: TestClient;
 let viewer: TestClient;
 let hostId: string;
 
-async function login(app: ReturnType<typeof createApp>, username: string, role: string): Promise<TestClient> {
-  await admin.json("POST", "/api/users", { username, password: PASSWORD, role });
-  const client = createTestClient(app, deps.config.baseUrl);
-  await client.json("POST", "/api/auth/login", { username, password: PASSWORD });
-  return client;
-}
-
 beforeEach(async () => {
-  deps = await createTestDeps();
-  const app = createApp(deps);
-  admin = createTestClient(app, deps.config.baseUrl);
-  await admin.json("POST", "/api/auth/bootstrap", {
-    bootstrap_token: "test-bootstrap-token-0123456789",
-    username: "admin",
-    password: PASSWORD,
+  const started = await startSignedInApp({
+    users: [
+      { username: "oper", role: "operator" },
+      { username: "looker", role: "viewer" },
+    ],
   });
-  operator = await login(app, "oper", "operator");
-  viewer = await login(app, "looker", "viewer");
+  ({ deps, admin } = started);
+  ({ oper: operator, looker: viewer } = started.users);
   hostId = (await seedHost(deps, { name: "db-01" })).host.id;
 });
 afterEach(async () => {

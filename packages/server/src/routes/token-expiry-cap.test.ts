@@ -7,6 +7,7 @@ import { apiTokens, enrolmentTokens } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { runServerSuite } from "../testing/server-suite.js";
+import { signInOn } from "../testing/signed-in-app.js";
 
 const MINUTE = 60 * 1000;
 
@@ -36,17 +37,7 @@ runServerSuite("tokens minted with an expiring API token", (server) => {
   }
 
   it("caps API and enrolment tokens at the parent's expiry", async () => {
-    const boot = await fetch(`${server.url}/api/auth/bootstrap`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Origin: origin() },
-      body: JSON.stringify({
-        bootstrap_token: "test-bootstrap-token-0123456789",
-        username: "admin",
-        password: "correct horse battery",
-      }),
-    });
-    expect(boot.status).toBe(201);
-    const session = (boot.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const session = (await signInOn(server.deps)).admin.cookie ?? "";
     const now = server.deps.clock.now().getTime();
     const parentEnd = new Date(now + 30 * MINUTE).toISOString();
     const parent = await mintApiToken(session, { name: "parent", expires_at: parentEnd });

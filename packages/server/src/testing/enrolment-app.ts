@@ -1,7 +1,8 @@
 /**
  * @module testing/enrolment-app
  * What the enrolment tests start from: a fresh app whose first admin is signed in (the operator's
- * client), a second client for the agent's requests, and the host facts an agent sends.
+ * client), a second client for the agent's requests, the host facts an agent sends, and a host
+ * enrolled through the API for tests that start from one.
  */
 import type { TestClient } from "./http.js";
 import { startSignedInApp, TEST_PASSWORD } from "./signed-in-app.js";
@@ -28,4 +29,16 @@ export interface EnrolmentApp {
 export async function startEnrolmentApp(options?: TestDepsOptions): Promise<EnrolmentApp> {
   const { deps, admin, anonymous } = await startSignedInApp(options ? { deps: options } : {});
   return { deps, operator: admin, agent: anonymous() };
+}
+
+/**
+ * Mints a plain token as `client` and enrols `host` with it: a host that exists only as the API
+ * made it, with nothing bound. Returns its id.
+ */
+export async function enrolHost(client: TestClient, host: typeof HOST_INFO): Promise<string> {
+  const minted = (await (await client.json("POST", "/api/enrollment-tokens", {})).json()) as {
+    token: string;
+  };
+  const enrolled = await client.json("POST", "/api/agents/enroll", { token: minted.token, ...host });
+  return ((await enrolled.json()) as { host_id: string }).host_id;
 }

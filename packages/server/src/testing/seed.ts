@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 /**
  * @module testing/seed
  * Rows that server tests build on: an enrolled host with its agent token, bound credentials,
- * jobs in a given state. Inserted through the same schema and sealing the server uses.
+ * jobs in a given state, scheduled source groups, a host's reported snapshots. Inserted through
+ * the same schema and sealing the server uses.
  */
 import { hashToken, randomToken } from "@fleetback/crypto";
 import {
@@ -13,6 +14,9 @@ import {
   jobs,
   type NewHost,
   type NewJob,
+  scheduleSourceGroups,
+  schedules,
+  sourceGroups,
   users,
 } from "@fleetback/db";
 import type { Repository, Snapshot as WireSnapshot } from "@fleetback/protocol";
@@ -22,6 +26,7 @@ import type { AuditContext } from "../audit/audit.js";
 import type { ServerDeps } from "../deps.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
 import { createJob, type NewJobInput } from "../jobs/create-job.js";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 
 export async function seedHost(
   deps: Pick<ServerDeps, "db">,
@@ -122,4 +127,53 @@ export function snapshotAt(hostname: string, time: Date, tag: string): WireSnaps
     size_bytes: 1,
     file_count: 1,
   };
+}
+
+/**
+ * Reports one empty snapshot of `paths`, taken an hour before the list was refreshed, as the
+ * host's only one: what the restore tree and download tests browse and fetch from.
+ */
+export async function seedEmptySnapshot(
+  deps: Pick<ServerDeps, "db">,
+  hostId: string,
+  snapshot: { id: string; hostname: string; paths: string[] },
+): Promise<void> {
+  const { id, hostname, paths } = snapshot;
+  await replaceSnapshots(deps.db, hostId, {
+    refreshed_at: "2026-11-21T11:00:00Z",
+    snapshots: [
+      {
+        id,
+        short_id: id.slice(0, 8),
+        time: "2026-11-21T10:00:00Z",
+        hostname,
+        paths,
+        tags: [],
+        size_bytes: 0,
+        file_count: 0,
+      },
+    ],
+  });
+}
+
+/**
+ * A source group backing up `/${name}`, on a schedule of its own unless `cron` is null, written as
+ * rows: fleet views judge a group's freshness from these and its snapshots. Both ids are minted at
+ * `idsAt`; the group's creation time is the column default unless given.
+ */
+export async function seedScheduledGroup(
+  deps: Pick<ServerDeps, "db" | "ids">,
+  hostId: string,
+  group: { name: string; cron: string | null; idsAt: Date; createdAt?: Date; scheduleUpdatedAt: Date },
+): Promise<void> {
+  const { name, cron, idsAt, createdAt, scheduleUpdatedAt } = group;
+  const groupId = deps.ids.ulid(idsAt);
+  await deps.db
+    .insert(sourceGroups)
+    .values({ id: groupId, hostId, name, includes: [`/${name}`], ...(createdAt ? { createdAt } : {}) });
+  if (cron !== null) {
+    const scheduleId = deps.ids.ulid(idsAt);
+    await deps.db.insert(schedules).values({ id: scheduleId, hostId, cron, updatedAt: scheduleUpdatedAt });
+    await deps.db.insert(scheduleSourceGroups).values({ scheduleId, sourceGroupId: groupId });
+  }
 }

@@ -129,6 +129,17 @@ export async function connectAgent(wsUrl: string, token: string): Promise<TestAg
   };
 }
 
+/**
+ * An agent that has said hello and been sent its schedule: the server counts it online, so a
+ * test may ask it for tree listings or downloads at once.
+ */
+export async function connectOnlineAgent(wsUrl: string, token: string): Promise<TestAgent> {
+  const agent = await connectAgent(wsUrl, token);
+  agent.hello();
+  await agent.waitFor((frame) => frame.type === "schedule.set");
+  return agent;
+}
+
 /** Tries the upgrade and reports the HTTP answer when the server refuses it. */
 export function refusedUpgrade(
   wsUrl: string,
