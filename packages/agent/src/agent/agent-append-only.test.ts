@@ -8,17 +8,10 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEnvelope, CommandRun, Snapshot } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { AgentEnvelope, Snapshot } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
 import { APPEND_ONLY_ERROR } from "../jobs/append-only.js";
-import {
-  finishedOf,
-  type Harness,
-  jobReports,
-  logLines,
-  nextUlid,
-  startHarness,
-} from "../testing/agent-harness.js";
+import { finishedOf, logLines, nextUlid, runJob, startHarness } from "../testing/agent-harness.js";
 import {
   hasRestServer,
   listedSnapshotIds,
@@ -26,7 +19,7 @@ import {
   restServerNote,
   startRestServer,
 } from "../testing/rest-server.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const USER = "keeper";
@@ -36,18 +29,7 @@ const JOB_TIMEOUT_MS = 240_000;
 const TEST_TIMEOUT_MS = 900_000;
 const STOPPED = "the repository refused a delete (HTTP 403); restic is stopped instead of left to retry it";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
-
-async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", command);
-  return jobReports(harness.peer, command.job_id, JOB_TIMEOUT_MS);
-}
+const server = useTestServer();
 
 function reportedLists(reports: AgentEnvelope[]): Snapshot[][] {
   return reports.flatMap((message) =>
@@ -77,7 +59,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       }
 
       const rest = await startRestServer(USER, PASSWORD, { appendOnly: true, dir: filling.dir });
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic, reportWaitMs: JOB_TIMEOUT_MS });
       try {
         const restic_ = resticOn(restic, rest, { user: USER, password: PASSWORD, cacheDir });
         const before = await listedSnapshotIds(restic_);

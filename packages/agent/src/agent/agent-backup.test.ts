@@ -3,43 +3,26 @@
  * repository in a temp dir (init, backup, snapshots.report), and a cancel that must leave no
  * process behind (a stand-in restic that sleeps).
  */
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CommandRunBackup } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  backupCommand,
   finishedOf,
-  initCommand,
+  initRepository,
   jobReports,
   logLines,
-  nextUlid,
+  runJob,
   startHarness,
+  tempRepository,
 } from "../testing/agent-harness.js";
-import { createSleepingRestic } from "../testing/fake-restic.js";
+import { createSleepingRestic, sleepingPids } from "../testing/fake-restic.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
-
-function backupCommand(includes: string[], overrides: Partial<CommandRunBackup> = {}): CommandRunBackup {
-  return {
-    job_id: nextUlid(),
-    kind: "backup",
-    requires_admin_creds: false,
-    includes,
-    excludes: [],
-    tag: "docs",
-    ...overrides,
-  };
-}
+const server = useTestServer();
 
 async function sourceTree(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), "fleetback-src-"));
@@ -56,25 +39,16 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   it.skipIf(restic === "")(
     `backs up a temp tree and reports the snapshot list${resticNote(version)}`,
     async () => {
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
-        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
-        harness.peer.send("config.update", {
-          slot: "repo",
-          repository: { url: repo, password: "backup-test-pw" },
-        });
-        const init = initCommand();
-        harness.peer.send("command.run", init);
-        expect(finishedOf(await jobReports(harness.peer, init.job_id))).toMatchObject({
-          status: "succeeded",
-        });
+        const repository = { url: await tempRepository(), password: "backup-test-pw" };
+        expect(finishedOf(await initRepository(harness, repository))).toMatchObject({ status: "succeeded" });
         // The init lists the new repository (issue 31: an adopted one shows its snapshots).
         expect((await harness.peer.next("snapshots.report")).payload.snapshots).toEqual([]);
 
         const tree = await sourceTree();
         const job = backupCommand([tree], { excludes: ["*.log"] });
-        harness.peer.send("command.run", job);
-        const reports = await jobReports(harness.peer, job.job_id);
+        const reports = await runJob(harness, job);
         const finished = finishedOf(reports);
         expect(finished).toMatchObject({ job_id: job.job_id, status: "succeeded", exit_code: 0 });
         expect(finished?.error).toBeUndefined();
@@ -115,7 +89,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 describe("backup cancel", () => {
   it("kills restic's whole process group and reports cancelled; the post-hook still runs", async () => {
     const fake = await createSleepingRestic();
-    const harness = await startHarness(server, { resticCommand: fake.path });
+    const harness = await startHarness(server(), { resticCommand: fake.path });
     try {
       harness.peer.send("config.update", {
         slot: "repo",
@@ -123,10 +97,7 @@ describe("backup cancel", () => {
       });
       const job = backupCommand(["/srv"], { post_hook: 'echo "post saw $FLEETBACK_JOB_STATUS"' });
       harness.peer.send("command.run", job);
-      await waitUntil(
-        async () => (await readFile(fake.pidFile, "utf8").catch(() => "")).trim().split("\n").length === 2,
-      );
-      const pids = (await readFile(fake.pidFile, "utf8")).trim().split("\n").map(Number);
+      const pids = await sleepingPids(fake.pidFile);
       expect(pids.every(isRunning)).toBe(true);
       harness.peer.send("command.cancel", { job_id: job.job_id });
       const reports = await jobReports(harness.peer, job.job_id);

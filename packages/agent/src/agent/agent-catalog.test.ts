@@ -8,32 +8,22 @@
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CatalogDelta, CommandRunBackup } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { finishedOf, initCommand, nextUlid, runJob, startHarness } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import type { CatalogDelta } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
+import {
+  backupCommand,
+  finishedOf,
+  initRepository,
+  runJob,
+  startHarness,
+  tempRepository,
+} from "../testing/agent-harness.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 import { catalogStateFile, readCatalogHeader } from "../tree/catalog-state.js";
 import { isBelow } from "../tree/tree-path.js";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
-
-function backupCommand(includes: string[], tag = "docs"): CommandRunBackup {
-  return {
-    job_id: nextUlid(),
-    kind: "backup",
-    requires_admin_creds: false,
-    includes,
-    excludes: [],
-    tag,
-  };
-}
+const server = useTestServer();
 
 describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   const restic = resticBinary(version) ?? "";
@@ -41,14 +31,11 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   it.skipIf(restic === "")(
     `sends every path after the first backup, then only the change against it${resticNote(version)}`,
     async () => {
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
-        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
-        harness.peer.send("config.update", {
-          slot: "repo",
-          repository: { url: repo, password: "catalog-pw" },
-        });
-        expect(finishedOf(await runJob(harness, initCommand()))?.status).toBe("succeeded");
+        const repo = await tempRepository();
+        const init = await initRepository(harness, { url: repo, password: "catalog-pw" });
+        expect(finishedOf(init)?.status).toBe("succeeded");
 
         const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
         await mkdir(join(tree, "sub"));
@@ -95,11 +82,11 @@ const NEWEST = resticBinary(RESTIC_VERSIONS[0]) ?? "";
 it.skipIf(NEWEST === "")(
   `catches up a group whose catalogue the next group's backup stopped${resticNote(RESTIC_VERSIONS[0])}`,
   async () => {
-    const harness = await startHarness(server, { resticCommand: NEWEST });
+    const harness = await startHarness(server(), { resticCommand: NEWEST });
     try {
-      const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
-      harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: "catalog-pw" } });
-      expect(finishedOf(await runJob(harness, initCommand()))?.status).toBe("succeeded");
+      const repo = await tempRepository();
+      const init = await initRepository(harness, { url: repo, password: "catalog-pw" });
+      expect(finishedOf(init)?.status).toBe("succeeded");
       const docs = await mkdtemp(join(tmpdir(), "fleetback-docs-"));
       const mail = await mkdtemp(join(tmpdir(), "fleetback-mail-"));
       const changing = join(docs, "changing.txt");
@@ -121,7 +108,7 @@ it.skipIf(NEWEST === "")(
       // docs then mail, back to back: mail's arrival stops docs' catalogue before it starts.
       await writeFile(changing, "one, two\n");
       const docsJob = backupCommand([docs]);
-      const mailJob = backupCommand([mail], "mail");
+      const mailJob = backupCommand([mail], { tag: "mail" });
       harness.peer.send("command.run", docsJob);
       harness.peer.send("command.run", mailJob);
       const mailFirst = (await harness.peer.next("catalog.delta", 120_000)).payload;

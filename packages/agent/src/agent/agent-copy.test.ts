@@ -10,36 +10,25 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEnvelope, CommandRunCopy, CopySummary, PayloadOf } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CommandRunCopy, CopySummary } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
 import { NO_MIRROR_CREDENTIALS_ERROR } from "../jobs/copy-job.js";
 import {
+  backupCommand,
   finishedOf,
-  type Harness,
-  initCommand,
-  jobReports,
+  initRepository,
   logLines,
   nextUlid,
+  runJob,
   startHarness,
 } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const REPO_PASSWORD = "copy-source-Canary-pw";
 const MIRROR_PASSWORD = "copy-mirror-Canary-pw";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
-
-async function runJob(harness: Harness, job: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", job);
-  return jobReports(harness.peer, job.job_id, 120_000);
-}
+const server = useTestServer();
 
 const copyCommand = (ids: string[]): CommandRunCopy => ({
   job_id: nextUlid(),
@@ -60,27 +49,17 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   it.skipIf(restic === "")(
     `copies every named snapshot to the mirror, creating it first, and reports what it holds${resticNote(version)}`,
     async () => {
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
         const base = await mkdtemp(join(tmpdir(), "fleetback-copy-"));
         const repo = join(base, "repo");
         const mirror = join(base, "mirror");
         const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
         await writeFile(join(tree, "a.txt"), "first\n");
-        harness.peer.send("config.update", {
-          slot: "repo",
-          repository: { url: repo, password: REPO_PASSWORD },
-        });
-        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        const init = await initRepository(harness, { url: repo, password: REPO_PASSWORD });
+        expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
         const backup = async () => {
-          const reports = await runJob(harness, {
-            job_id: nextUlid(),
-            requires_admin_creds: false,
-            kind: "backup",
-            includes: [tree],
-            excludes: [],
-            tag: "docs",
-          });
+          const reports = await runJob(harness, backupCommand([tree]));
           expect(finishedOf(reports)).toMatchObject({ status: "succeeded" });
           // 0.14's backup summary names the snapshot by its short id: the newest full id is listed.
           const [newest] = listSnapshots(repo, REPO_PASSWORD).sort(
@@ -187,18 +166,15 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   it.skipIf(restic === "")(
     `a mirror that cannot be reached fails the copy and is never taken for a missing one${resticNote(version)}`,
     async () => {
-      const harness = await startHarness(server, {
+      const harness = await startHarness(server(), {
         resticCommand: restic,
         // The agent's unreachable setting bounds the wait for the mirror too.
         repositoryUnreachableAfterMs: 5_000,
       });
       try {
         const repo = join(await mkdtemp(join(tmpdir(), "fleetback-copy-")), "repo");
-        harness.peer.send("config.update", {
-          slot: "repo",
-          repository: { url: repo, password: REPO_PASSWORD },
-        });
-        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        const init = await initRepository(harness, { url: repo, password: REPO_PASSWORD });
+        expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
         // Port 1 on loopback: nothing listens, so every connection is refused.
         harness.peer.send("config.update", {
           slot: "mirror",

@@ -8,37 +8,27 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, open, readdir, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEnvelope, CommandRunDrill, DrillSummary, PayloadOf } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CommandRunDrill, DrillSummary } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
 import { DRILL_DIR_NAME } from "../jobs/drill-job.js";
 import {
+  backupCommand,
   finishedOf,
-  type Harness,
-  initCommand,
-  jobReports,
+  initRepository,
   logLines,
   nextUlid,
+  runJob,
   startHarness,
+  tempRepository,
 } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const PASSWORD = "drill-test-pw";
 /** Incompressible, so each file's blobs are as large on disk as in the tree. */
 const FILES = { "a.bin": 300_000, "b.bin": 200_000, "docs/c.txt": 0, "docs/d [1].bin": 150_000 };
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
-
-async function runJob(harness: Harness, job: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", job);
-  return jobReports(harness.peer, job.job_id, 120_000);
-}
+const server = useTestServer();
 
 function drillCommand(snapshotId: string, sampleFiles: number): CommandRunDrill {
   return {
@@ -83,26 +73,17 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   it.skipIf(restic === "")(
     `a drill passes on an intact repository and fails after a pack is damaged, leaving no scratch copy${resticNote(version)}`,
     async () => {
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
-        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
+        const repo = await tempRepository();
         const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
         await mkdir(join(tree, "docs"));
         for (const [name, size] of Object.entries(FILES)) {
           await writeFile(join(tree, name), randomBytes(size));
         }
-        harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: PASSWORD } });
-        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
-        const backup = finishedOf(
-          await runJob(harness, {
-            job_id: nextUlid(),
-            requires_admin_creds: false,
-            kind: "backup",
-            includes: [tree],
-            excludes: [],
-            tag: "drill",
-          }),
-        );
+        const init = await initRepository(harness, { url: repo, password: PASSWORD });
+        expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
+        const backup = finishedOf(await runJob(harness, backupCommand([tree], { tag: "drill" })));
         expect(backup).toMatchObject({ status: "succeeded" });
         const snapshotId = String(backup?.summary?.snapshot_id);
 

@@ -11,10 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { CommandRun } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NO_JOB_CREDENTIALS_ERROR } from "../jobs/kept-job.js";
 import { finishedOf, nextUlid, runJob, startHarness } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const OTHER_PASSWORD = "other-host-canary-pw-5f1c";
@@ -22,13 +22,7 @@ const OWN_PASSWORD = "own-repository-pw";
 const TEST_TIMEOUT_MS = 300_000;
 const run = promisify(execFile);
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 async function resticIn(restic: string, repository: string, password: string, ...args: string[]) {
   const { stdout } = await run(restic, args, {
@@ -88,7 +82,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       }[];
       const snapshotId = listed[0]?.id ?? "";
 
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
         harness.peer.send("config.update", {
           slot: "repo",

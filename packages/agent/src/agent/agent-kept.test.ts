@@ -9,10 +9,10 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEnvelope, CommandRun } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CommandRun } from "@fleetback/protocol";
+import { describe, expect, it } from "vitest";
 import { NO_JOB_CREDENTIALS_ERROR } from "../jobs/kept-job.js";
-import { finishedOf, type Harness, jobReports, nextUlid, startHarness } from "../testing/agent-harness.js";
+import { finishedOf, type Harness, nextUlid, runJob, startHarness } from "../testing/agent-harness.js";
 import {
   hasRestServer,
   listedSnapshotIds,
@@ -20,7 +20,7 @@ import {
   restServerNote,
   startRestServer,
 } from "../testing/rest-server.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const USER = "vm";
@@ -28,18 +28,7 @@ const PASSWORD = "kept-repository-pw";
 const JOB_TIMEOUT_MS = 240_000;
 const TEST_TIMEOUT_MS = 900_000;
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
-
-async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", command);
-  return jobReports(harness.peer, command.job_id, JOB_TIMEOUT_MS);
-}
+const server = useTestServer();
 
 function repositoryReports(harness: Harness): number {
   return harness.peer.received.filter(
@@ -57,7 +46,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       const source = await mkdtemp(join(tmpdir(), "fleetback-src-"));
       const full = await startRestServer(USER, PASSWORD);
       const appendOnly = await startRestServer(USER, PASSWORD, { appendOnly: true, dir: full.dir });
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic, reportWaitMs: JOB_TIMEOUT_MS });
       try {
         const maintenance = resticOn(restic, full, { user: USER, password: PASSWORD, cacheDir });
         await maintenance("init");

@@ -5,45 +5,40 @@
  * that must leave no process behind (a stand-in restic that sleeps).
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type {
-  AgentEnvelope,
-  CommandRunCheck,
   CommandRunForget,
   CommandRunPrune,
   CommandRunUnlock,
   ForgetGroup,
-  PayloadOf,
   RepoStats,
-  Snapshot,
 } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  backupCommand,
+  checkCommand,
   finishedOf,
   type Harness,
-  initCommand,
+  initRepository,
   jobReports,
+  latestSnapshots,
   logLines,
   nextUlid,
+  runJob,
   startHarness,
+  tempRepository,
 } from "../testing/agent-harness.js";
-import { createSleepingRestic } from "../testing/fake-restic.js";
+import { createSleepingRestic, sleepingPids } from "../testing/fake-restic.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const PASSWORD = "maintenance-test-pw";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 const common = () => ({ job_id: nextUlid(), requires_admin_creds: false });
 
@@ -52,26 +47,8 @@ const forgetCommand = (forget_groups: ForgetGroup[]): CommandRunForget => ({
   kind: "forget",
   forget_groups,
 });
-const checkCommand = (check: CommandRunCheck["check"] = {}): CommandRunCheck => ({
-  ...common(),
-  kind: "check",
-  check,
-});
 const pruneCommand = (): CommandRunPrune => ({ ...common(), kind: "prune", requires_admin_creds: true });
 const unlockCommand = (): CommandRunUnlock => ({ ...common(), kind: "unlock", requires_admin_creds: true });
-
-async function runJob(harness: Harness, job: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", job);
-  return jobReports(harness.peer, job.job_id, 120_000);
-}
-
-/** The snapshots of the latest snapshots.report (small lists come whole, in one frame). */
-function latestSnapshots(harness: Harness): Snapshot[] {
-  const reports = harness.peer.received.flatMap((message) =>
-    message.type === "snapshots.report" ? [message.payload] : [],
-  );
-  return reports.at(-1)?.snapshots ?? [];
-}
 
 function statsSince(harness: Harness, count: number): RepoStats[] {
   return harness.peer.received
@@ -111,26 +88,20 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   const restic = resticBinary(version) ?? "";
 
   async function setUp(): Promise<{ harness: Harness; repo: string; tree: string }> {
-    const harness = await startHarness(server, { resticCommand: restic });
-    const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
+    const harness = await startHarness(server(), { resticCommand: restic });
+    const repo = await tempRepository();
     const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
     // The admin slot of a local repository: the same location and key, delete authority implied.
-    harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: PASSWORD } });
     harness.peer.send("config.update", { slot: "admin", repository: { url: repo, password: PASSWORD } });
-    expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+    const init = await initRepository(harness, { url: repo, password: PASSWORD });
+    expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
     return { harness, repo, tree };
   }
 
   async function backup(harness: Harness, tree: string, tag: string, content: string): Promise<string> {
     await writeFile(join(tree, "file.txt"), content);
     const statsBefore = statsCount(harness);
-    const reports = await runJob(harness, {
-      ...common(),
-      kind: "backup",
-      includes: [tree],
-      excludes: [],
-      tag,
-    });
+    const reports = await runJob(harness, backupCommand([tree], { tag }));
     const finished = finishedOf(reports);
     expect(finished).toMatchObject({ status: "succeeded" });
     // The backup's stats follow its job.finished (protocol 9); the counts below start after them.
@@ -264,7 +235,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 describe("maintenance cancel", () => {
   it("a cancelled prune kills restic's whole process group and reports no stats", async () => {
     const fake = await createSleepingRestic();
-    const harness = await startHarness(server, { resticCommand: fake.path });
+    const harness = await startHarness(server(), { resticCommand: fake.path });
     try {
       harness.peer.send("config.update", {
         slot: "admin",
@@ -272,10 +243,7 @@ describe("maintenance cancel", () => {
       });
       const job = pruneCommand();
       harness.peer.send("command.run", job);
-      await waitUntil(
-        async () => (await readFile(fake.pidFile, "utf8").catch(() => "")).trim().split("\n").length === 2,
-      );
-      const pids = (await readFile(fake.pidFile, "utf8")).trim().split("\n").map(Number);
+      const pids = await sleepingPids(fake.pidFile);
       expect(pids.every(isRunning)).toBe(true);
       harness.peer.send("command.cancel", { job_id: job.job_id });
       const reports = await jobReports(harness.peer, job.job_id);

@@ -11,30 +11,27 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEnvelope, PayloadOf, TreeListResult } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  backupCommand,
   finishedOf,
   type Harness,
-  initCommand,
-  jobReports,
+  initRepository,
   logLines,
   nextUlid,
+  restoreCommand,
+  runJob,
   startHarness,
+  tempRepository,
+  treeList,
 } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const PASSWORD = "own-dirs-test-pw";
 const TOKEN = '{"agent_token":"fa_never-data"}\n';
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 /** `<root>/etc/agent[1]` (the config dir, with the token), its siblings `agent1` and `nginx`, and `srv`. */
 async function hostTree(): Promise<{ root: string; etc: string; config: string }> {
@@ -50,22 +47,6 @@ async function hostTree(): Promise<{ root: string; etc: string; config: string }
   await mkdir(join(root, "srv"));
   await writeFile(join(root, "srv", "data.txt"), "data\n");
   return { root, etc, config };
-}
-
-async function runJob(harness: Harness, command: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", command);
-  return jobReports(harness.peer, command.job_id);
-}
-
-async function treeList(harness: Harness, snapshot_id: string, path: string): Promise<TreeListResult> {
-  const id = nextUlid();
-  harness.peer.send("tree.list", { snapshot_id, path }, id);
-  return harness.peer.until(() => {
-    const reply = harness.peer.received.find(
-      (message) => message.type === "tree.list.result" && message.id === id,
-    );
-    return reply?.type === "tree.list.result" ? reply.payload : undefined;
-  }, 60_000);
 }
 
 /** Sends a dump.request, acknowledges every chunk, and returns the bytes and the end. */
@@ -144,7 +125,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     async () => {
       const { root, etc, config } = await hostTree();
       const home = await mkdtemp(join(tmpdir(), "fleetback-own-dirs-home-"));
-      const harness = await startHarness(server, {
+      const harness = await startHarness(server(), {
         resticCommand: restic,
         configDir: config,
         parentEnv: { ...process.env, HOME: home },
@@ -153,21 +134,14 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         const hello = harness.peer.received.find((message) => message.type === "hello");
         expect(hello?.type === "hello" && hello.payload.agent_dirs).toEqual([harness.stateDir, config]);
 
-        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-own-dirs-repo-")), "repo");
-        harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: PASSWORD } });
-        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        const repo = await tempRepository("fleetback-own-dirs-repo-");
+        const init = await initRepository(harness, { url: repo, password: PASSWORD });
+        expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
         const old = oldSnapshot(restic, repo, root);
         expect(resticLs(restic, repo, old)).toContain(join(config, "agent.json"));
 
         // A backup of the folder above the config dir: everything but the config dir.
-        const backup = await runJob(harness, {
-          job_id: nextUlid(),
-          kind: "backup",
-          requires_admin_creds: false,
-          includes: [root],
-          excludes: [],
-          tag: "etc",
-        });
+        const backup = await runJob(harness, backupCommand([root], { tag: "etc" }));
         expect(finishedOf(backup)).toMatchObject({ status: "succeeded" });
         expect(logLines(backup)).toContain(
           `agent: the agent's own directories are never backed up: ${harness.stateDir}, ${config}`,
@@ -206,13 +180,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         expect(freshEtc.data.includes(Buffer.from("fa_never-data"))).toBe(false);
 
         // A restore of the folder above it, to a new directory: all around it, not the token.
-        const jobId = nextUlid();
-        const restored = await runJob(harness, {
-          job_id: jobId,
-          kind: "restore",
-          requires_admin_creds: false,
-          restore: { snapshot_id: old, paths: [etc], in_place: false, target_dir: "$HOME/restored" },
-        });
+        const restored = await runJob(harness, restoreCommand(old, [etc], { target_dir: "$HOME/restored" }));
         expect(finishedOf(restored)).toMatchObject({ status: "succeeded" });
         expect(logLines(restored)).toContain(
           `agent: left out: the agent's own directory ${config}, which this snapshot holds; restoring the 2 path(s) around it`,
@@ -220,12 +188,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         const target = join(home, "restored");
         expect(await filesBelow(join(target, etc))).toEqual(["agent1/keep.txt", "nginx/nginx.conf"]);
         expect(await readFile(join(target, etc, "nginx", "nginx.conf"), "utf8")).toBe("server {}\n");
-        const direct = await runJob(harness, {
-          job_id: nextUlid(),
-          kind: "restore",
-          requires_admin_creds: false,
-          restore: { snapshot_id: old, paths: [config], in_place: false, target_dir: "$HOME/direct" },
-        });
+        const direct = await runJob(harness, restoreCommand(old, [config], { target_dir: "$HOME/direct" }));
         expect(finishedOf(direct)).toMatchObject({ status: "failed" });
         expect(finishedOf(direct)?.error).toContain("whose files are never restored");
       } finally {

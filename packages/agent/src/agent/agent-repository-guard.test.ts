@@ -6,45 +6,19 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, readdir } from "node:fs/promises";
-import { createServer } from "node:net";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CommandRunCheck } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { finishedOf, jobReports, logLines, nextUlid, startHarness } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { describe, expect, it } from "vitest";
+import { checkCommand, finishedOf, logLines, runJob, startHarness } from "../testing/agent-harness.js";
+import { deadRestUrl } from "../testing/rest-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { resticBinary, resticNote } from "../testing/tools.js";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 const restic18 = resticBinary("0.18") ?? "";
 const restic14 = resticBinary("0.14") ?? "";
 const PASSWORD = "guard-test-Pa55";
-
-/** A loopback port that was free a moment ago and has nobody listening now. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (address === null || typeof address === "string") {
-    throw new Error("no port");
-  }
-  return address.port;
-}
-
-const checkCommand = (): CommandRunCheck => ({
-  job_id: nextUlid(),
-  requires_admin_creds: false,
-  kind: "check",
-  check: {},
-});
 
 // The jobs below wait up to 60 s for restic's reports: a bound for a loaded machine, so the tests'
 // own timeout sits above it.
@@ -55,21 +29,19 @@ describe.skipIf(restic18 === "")(
   GUARD_TESTS,
   () => {
     it("fails the job as unreachable once restic and a direct request got no answer for the watch's time", async () => {
-      const harness = await startHarness(server, {
+      const harness = await startHarness(server(), {
         resticCommand: restic18,
         repositoryUnreachableAfterMs: 2_000,
       });
       try {
-        const url = `rest:http://127.0.0.1:${await closedPort()}/dead`;
+        const url = await deadRestUrl();
         harness.peer.send("config.update", {
           slot: "repo",
           repository: { url, username: "u", password: PASSWORD },
         });
-        const job = checkCommand();
-        harness.peer.send("command.run", job);
         // restic 0.18 alone would retry opening the repository for 15 minutes, far past this bound;
         // the error below says the watch (2 s here) ended it, which no clock reading has to prove.
-        const reports = await jobReports(harness.peer, job.job_id, 60_000);
+        const reports = await runJob(harness, checkCommand(), 60_000);
         const finished = finishedOf(reports);
         expect(finished).toMatchObject({ status: "failed", repository_unreachable: true });
         // The silence is measured, so a loaded machine may see more than the watch's 2 s, never less.
@@ -102,13 +74,11 @@ describe.skipIf(restic14 === "")(
   GUARD_TESTS,
   () => {
     it("fails the job as unreachable at once: 0.14 gives up opening a repository nobody answers for", async () => {
-      const harness = await startHarness(server, { resticCommand: restic14 });
+      const harness = await startHarness(server(), { resticCommand: restic14 });
       try {
-        const url = `rest:http://127.0.0.1:${await closedPort()}/dead`;
+        const url = await deadRestUrl();
         harness.peer.send("config.update", { slot: "repo", repository: { url, password: PASSWORD } });
-        const job = checkCommand();
-        harness.peer.send("command.run", job);
-        const finished = finishedOf(await jobReports(harness.peer, job.job_id, 60_000));
+        const finished = finishedOf(await runJob(harness, checkCommand(), 60_000));
         expect(finished).toMatchObject({
           status: "failed",
           exit_code: 1,
@@ -183,12 +153,10 @@ describe.each([
       const { dir, holder } = await lockedRepository(restic);
       // A backup stopped where it could not remove its lock: same host, its PID gone.
       await killed(holder);
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
         harness.peer.send("config.update", { slot: "repo", repository: { url: dir, password: PASSWORD } });
-        const job = checkCommand();
-        harness.peer.send("command.run", job);
-        const reports = await jobReports(harness.peer, job.job_id, 60_000);
+        const reports = await runJob(harness, checkCommand(), 60_000);
         expect(finishedOf(reports)).toMatchObject({ status: "succeeded", exit_code: 0 });
         const lines = logLines(reports);
         expect(lines).toContain(
@@ -217,12 +185,10 @@ describe.each([
     `stays when its process still runs: the job names it and the command an admin may run${resticNote(version)}`,
     async () => {
       const { dir, holder } = await lockedRepository(restic);
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
         harness.peer.send("config.update", { slot: "repo", repository: { url: dir, password: PASSWORD } });
-        const job = checkCommand();
-        harness.peer.send("command.run", job);
-        const finished = finishedOf(await jobReports(harness.peer, job.job_id, 60_000));
+        const finished = finishedOf(await runJob(harness, checkCommand(), 60_000));
         expect(finished?.status).toBe("failed");
         expect(finished?.repository_unreachable).toBeUndefined();
         expect(finished?.error).toMatch(

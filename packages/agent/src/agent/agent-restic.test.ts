@@ -7,38 +7,33 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CommandRunBackup } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NO_CREDENTIALS_ERROR } from "../jobs/init-job.js";
 import {
+  backupCommand,
   finishedOf,
   initCommand,
-  jobReports,
+  initRepository,
   logLines,
-  nextUlid,
+  runJob,
   startHarness,
+  tempRepository,
 } from "../testing/agent-harness.js";
 import { hasRestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const CANARY = "canary-7f3e9d1b-Pa55";
 const LOGIN_CANARY = "login-canary-2c4a8e60";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   const restic = resticBinary(version) ?? "";
 
   describe.skipIf(restic === "")(`init through the agent${resticNote(version)}`, () => {
     it("initialises a local repository, then succeeds again with 'already exists', leaking no secret", async () => {
-      const harness = await startHarness(server, {
+      const harness = await startHarness(server(), {
         resticCommand: restic,
         parentEnv: {
           ...process.env,
@@ -47,12 +42,11 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         },
       });
       expect(harness.peer.received[0]?.payload).toMatchObject({ tool_version: `${version}.0` });
-      const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
+      const repo = await tempRepository();
       harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: CANARY } });
 
       const first = initCommand();
-      harness.peer.send("command.run", first);
-      const reports = await jobReports(harness.peer, first.job_id);
+      const reports = await runJob(harness, first);
       expect(reports[0]?.type).toBe("job.started");
       expect(finishedOf(reports)).toEqual({ job_id: first.job_id, status: "succeeded", exit_code: 0 });
       // 0.18 answers --json with a JSON line, 0.14 ignores --json... and is not given it anyway.
@@ -61,8 +55,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       expect(logLines(reports).join("\n")).toMatch(new RegExp(created));
 
       const second = initCommand();
-      harness.peer.send("command.run", second);
-      const again = await jobReports(harness.peer, second.job_id);
+      const again = await runJob(harness, second);
       expect(finishedOf(again)).toEqual({ job_id: second.job_id, status: "succeeded", exit_code: 1 });
       expect(logLines(again)).toContain("agent: the repository already exists; nothing to do");
 
@@ -86,14 +79,9 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       async () => {
         const rest = await startRestServer("alice", CANARY);
         try {
-          const harness = await startHarness(server, { resticCommand: restic });
-          harness.peer.send("config.update", {
-            slot: "repo",
-            repository: { url: rest.url, username: "alice", password: CANARY },
-          });
-          const job = initCommand();
-          harness.peer.send("command.run", job);
-          const reports = await jobReports(harness.peer, job.job_id);
+          const harness = await startHarness(server(), { resticCommand: restic });
+          const repository = { url: rest.url, username: "alice", password: CANARY };
+          const reports = await initRepository(harness, repository);
           expect(finishedOf(reports)).toMatchObject({ status: "succeeded", exit_code: 0 });
           const [call] = harness.calls.filter((entry) => entry.args.includes("init"));
           // The same password authenticates to rest-server (URL) and opens the repository.
@@ -118,15 +106,15 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         // Protocol 11: htpasswd holds LOGIN_CANARY; CANARY only opens the repository. Before, the
         // agent merged the repository password into the URL and rest-server refused the login.
         const rest = await startRestServer("alice", LOGIN_CANARY);
-        const harness = await startHarness(server, { resticCommand: restic });
+        const harness = await startHarness(server(), { resticCommand: restic });
         try {
-          harness.peer.send("config.update", {
-            slot: "repo",
-            repository: { url: rest.url, username: "alice", password: CANARY, login_password: LOGIN_CANARY },
-          });
-          const init = initCommand();
-          harness.peer.send("command.run", init);
-          expect(finishedOf(await jobReports(harness.peer, init.job_id))).toMatchObject({
+          const repository = {
+            url: rest.url,
+            username: "alice",
+            password: CANARY,
+            login_password: LOGIN_CANARY,
+          };
+          expect(finishedOf(await initRepository(harness, repository))).toMatchObject({
             status: "succeeded",
           });
           // The init lists the new repository (issue 31: an adopted one shows its snapshots).
@@ -134,16 +122,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 
           const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
           await writeFile(join(tree, "a.txt"), "hello fleetback\n");
-          const backup: CommandRunBackup = {
-            job_id: nextUlid(),
-            kind: "backup",
-            requires_admin_creds: false,
-            includes: [tree],
-            excludes: [],
-            tag: "docs",
-          };
-          harness.peer.send("command.run", backup);
-          const reports = await jobReports(harness.peer, backup.job_id);
+          const reports = await runJob(harness, backupCommand([tree]));
           expect(finishedOf(reports)).toMatchObject({ status: "succeeded", exit_code: 0 });
           const call = harness.calls.find((entry) => entry.args.includes("backup"));
           expect(call?.env.RESTIC_REPOSITORY).toBe(
@@ -167,10 +146,9 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     );
 
     it("fails init when no credentials were pushed, without running restic", async () => {
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       const job = initCommand();
-      harness.peer.send("command.run", job);
-      const reports = await jobReports(harness.peer, job.job_id);
+      const reports = await runJob(harness, job);
       expect(finishedOf(reports)).toEqual({
         job_id: job.job_id,
         status: "failed",

@@ -7,59 +7,27 @@
 import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEnvelope, CommandRun, TreeListResult } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  backupCommand,
   finishedOf,
-  type Harness,
-  initCommand,
-  jobReports,
+  initRepository,
   logLines,
-  nextUlid,
+  restoreCommand,
+  runJob,
   startHarness,
+  treeList,
 } from "../testing/agent-harness.js";
 import { hasRestServer, restServerNote, startRestServer } from "../testing/rest-server.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const USER = "adopt";
 const PASSWORD = "restore-matches-pw";
-/** A hang guard far above the run time on a loaded machine, not a budget. */
+/** A hang guard far above the run time on a loaded machine, not a budget (runJob's is the same). */
 const JOB_TIMEOUT_MS = 120_000;
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
-
-async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", command);
-  return jobReports(harness.peer, command.job_id, JOB_TIMEOUT_MS);
-}
-
-async function treeList(harness: Harness, snapshot_id: string, path: string): Promise<TreeListResult> {
-  const id = nextUlid();
-  harness.peer.send("tree.list", { snapshot_id, path }, id);
-  for (;;) {
-    const reply = await harness.peer.next("tree.list.result", JOB_TIMEOUT_MS);
-    if (reply.id === id) {
-      return reply.payload;
-    }
-  }
-}
-
-function restoreCommand(snapshot_id: string, paths: string[]): CommandRun {
-  const job_id = nextUlid();
-  return {
-    job_id,
-    kind: "restore",
-    requires_admin_creds: false,
-    restore: { snapshot_id, paths, in_place: false, target_dir: `$HOME/fleetback-restore/${job_id}/` },
-  };
-}
+const server = useTestServer();
 
 describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   const restic = resticBinary(version) ?? "";
@@ -69,34 +37,24 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     async () => {
       const rest = await startRestServer(USER, PASSWORD);
       const home = await mkdtemp(join(tmpdir(), "fleetback-home-"));
-      const harness = await startHarness(server, {
+      const harness = await startHarness(server(), {
         resticCommand: restic,
         parentEnv: { ...process.env, HOME: home },
       });
       try {
-        harness.peer.send("config.update", {
-          slot: "repo",
-          repository: { url: rest.url, username: USER, password: PASSWORD },
-        });
-        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        const repository = { url: rest.url, username: USER, password: PASSWORD };
+        expect(finishedOf(await initRepository(harness, repository))).toMatchObject({ status: "succeeded" });
         const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
         const folder = join(tree, `${USER}-alpha`);
         await mkdir(join(folder, "sub"), { recursive: true });
         await writeFile(join(folder, "notes.txt"), "alpha notes\n");
         await writeFile(join(folder, "sub", "deep.txt"), "deep\n");
-        const backup = await runJob(harness, {
-          job_id: nextUlid(),
-          kind: "backup",
-          requires_admin_creds: false,
-          includes: [tree],
-          excludes: [],
-          tag: "matches",
-        });
+        const backup = await runJob(harness, backupCommand([tree], { tag: "matches" }));
         const snapshot = String(finishedOf(backup)?.summary?.snapshot_id);
         expect(finishedOf(backup)).toMatchObject({ status: "succeeded" });
 
         // The browser lists the folder under its real name, and restoring what it lists works.
-        const listed = await treeList(harness, snapshot, tree);
+        const listed = await treeList(harness, snapshot, tree, JOB_TIMEOUT_MS);
         expect(listed.entries?.map((entry) => entry.path)).toEqual([folder]);
         const browsed = listed.entries?.[0]?.path ?? "";
         const command = restoreCommand(snapshot, [browsed]);

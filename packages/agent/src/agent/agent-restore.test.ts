@@ -21,30 +21,27 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentEnvelope, CommandRun, TreeListResult } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  backupCommand,
   finishedOf,
   type Harness,
-  initCommand,
-  jobReports,
+  initRepository,
   logLines,
   nextUlid,
+  restoreCommand,
+  runJob,
   startHarness,
+  tempRepository,
+  treeList,
 } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const PASSWORD = "restore-test-pw";
 const isRoot = process.getuid?.() === 0;
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 async function sourceTree(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), "fleetback-restore-src-"));
@@ -96,31 +93,8 @@ async function snapshotOf(dir: string, prefix = ""): Promise<Record<string, Node
   return result;
 }
 
-async function runJob(harness: Harness, command: CommandRun): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", command);
-  return jobReports(harness.peer, command.job_id);
-}
-
-async function treeList(harness: Harness, snapshot_id: string, path: string): Promise<TreeListResult> {
-  const id = nextUlid();
-  harness.peer.send("tree.list", { snapshot_id, path }, id);
-  for (;;) {
-    const reply = await harness.peer.next("tree.list.result", 60_000);
-    if (reply.id === id) {
-      return reply.payload;
-    }
-  }
-}
-
 async function backup(harness: Harness, tree: string): Promise<string> {
-  const reports = await runJob(harness, {
-    job_id: nextUlid(),
-    kind: "backup",
-    requires_admin_creds: false,
-    includes: [tree],
-    excludes: [],
-    tag: "restore-test",
-  });
+  const reports = await runJob(harness, backupCommand([tree], { tag: "restore-test" }));
   const finished = finishedOf(reports);
   expect(finished).toMatchObject({ status: "succeeded" });
   return String(finished?.summary?.snapshot_id);
@@ -133,33 +107,22 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     `restores to a new directory and in place, browses the tree and diffs${resticNote(version)}`,
     async () => {
       const home = await mkdtemp(join(tmpdir(), "fleetback-home-"));
-      const harness = await startHarness(server, {
+      const harness = await startHarness(server(), {
         resticCommand: restic,
         parentEnv: { ...process.env, HOME: home },
       });
       try {
-        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-repo-")), "repo");
-        harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: PASSWORD } });
-        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        const repository = { url: await tempRepository(), password: PASSWORD };
+        expect(finishedOf(await initRepository(harness, repository))).toMatchObject({ status: "succeeded" });
         const tree = await sourceTree();
         const first = await backup(harness, tree);
         const sub = join(tree, "projects", "ü nicode dir");
 
         // New directory: $HOME expanded, the subfolder comes back byte, mode and owner identical.
-        const newDir = nextUlid();
-        const restored = await runJob(harness, {
-          job_id: newDir,
-          kind: "restore",
-          requires_admin_creds: false,
-          restore: {
-            snapshot_id: first,
-            paths: [sub],
-            in_place: false,
-            target_dir: `$HOME/fleetback-restore/${newDir}/`,
-          },
-        });
+        const toNewDir = restoreCommand(first, [sub]);
+        const restored = await runJob(harness, toNewDir);
         expect(finishedOf(restored)).toMatchObject({ status: "succeeded", exit_code: 0 });
-        const target = join(home, "fleetback-restore", newDir);
+        const target = join(home, "fleetback-restore", toNewDir.job_id);
         expect(await snapshotOf(join(target, sub))).toEqual(await snapshotOf(sub));
         await expect(lstat(join(target, tree, "top.txt"))).rejects.toThrow();
         if (isRoot) {
@@ -182,12 +145,10 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         const changed = join(sub, "file with spaces.txt");
         await writeFile(changed, "overwritten by accident\n");
         await writeFile(join(sub, "a1.txt"), "changed after the backup\n");
-        const inPlace = await runJob(harness, {
-          job_id: nextUlid(),
-          kind: "restore",
-          requires_admin_creds: false,
-          restore: { snapshot_id: first, paths: [changed], in_place: true, target_dir: "/" },
-        });
+        const inPlace = await runJob(
+          harness,
+          restoreCommand(first, [changed], { in_place: true, target_dir: "/" }),
+        );
         expect(finishedOf(inPlace)).toMatchObject({ status: "succeeded" });
         expect(await readFile(changed, "utf8")).toBe("spaces and ünïcödé\n");
         expect(await readFile(join(sub, "a1.txt"), "utf8")).toBe("changed after the backup\n");

@@ -2,24 +2,20 @@
  * The scheduler behind a real agent on a real socket: schedule.set is acked and a tick becomes a
  * schedule.fire frame the protocol accepts (unit tests with fake timers are in scheduler/).
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { type Harness, nextUlid, startHarness } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 
-let server: TestServer;
+const server = useTestServer();
 let harness: Harness | undefined;
-beforeEach(async () => {
-  server = await startTestServer();
-});
 afterEach(async () => {
   await harness?.stop();
   harness = undefined;
-  await server.stop();
 });
 
 describe("agent schedules", () => {
   it("acks schedule.set and sends schedule.fire at the tick with the tick's UTC time", async () => {
-    harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
+    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
     const id = nextUlid();
     harness.peer.send("schedule.set", {
       version: 5,
@@ -39,7 +35,7 @@ describe("agent schedules", () => {
   });
 
   it("sends the last firing again on the next connection: the server that took it may have died unread", async () => {
-    harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
+    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
     const id = nextUlid();
     harness.peer.send("schedule.set", {
       version: 1,
@@ -49,7 +45,7 @@ describe("agent schedules", () => {
     const first = (await harness.peer.next("schedule.fire", 4_000)).payload;
     // The server goes away right after the firing (a replica killed): the agent reconnects at once.
     harness.peer.close(1012, "restarting");
-    const peer = await server.nextPeer(5_000);
+    const peer = await server().nextPeer(5_000);
     await peer.next("hello");
     const again = (await peer.next("schedule.fire", 1_500)).payload;
     expect(again).toEqual(first);

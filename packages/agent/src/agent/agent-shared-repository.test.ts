@@ -11,8 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Snapshot } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  backupCommand,
   finishedOf,
   type Harness,
   initCommand,
@@ -22,18 +23,12 @@ import {
   startHarness,
 } from "../testing/agent-harness.js";
 import { waitUntil } from "../testing/processes.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const PASSWORD = "shared-repository-pw";
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 function reportsSoFar(harness: Harness): number {
   return harness.peer.received.filter((message) => message.type === "snapshots.report").length;
@@ -59,7 +54,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         await cli(repo, "backup", "--host", machine, "--tag", "default", tree);
       }
 
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: PASSWORD } });
       const before = reportsSoFar(harness);
       expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
@@ -74,15 +69,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       for (const content of ["one\n", "two\n"]) {
         await writeFile(join(tree, "file.txt"), content);
         const count = reportsSoFar(harness);
-        const backup = await runJob(harness, {
-          job_id: nextUlid(),
-          kind: "backup",
-          requires_admin_creds: false,
-          includes: [tree],
-          excludes: [],
-          tag: "default",
-          host: "web",
-        });
+        const backup = await runJob(harness, backupCommand([tree], { tag: "default", host: "web" }));
         expect(finishedOf(backup)).toMatchObject({ status: "succeeded" });
         await waitUntil(() => reportsSoFar(harness) > count, 60_000);
       }

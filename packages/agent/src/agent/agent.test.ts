@@ -3,9 +3,8 @@
  * truthful answers for what this version does not implement, the tool's environment, and job
  * reports that survive a reconnect.
  */
-import { readFile } from "node:fs/promises";
 import { CLOSE_CODES } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { NO_CREDENTIALS_ERROR } from "../jobs/init-job.js";
 import {
   finishedOf,
@@ -14,44 +13,34 @@ import {
   jobReports,
   logLines,
   nextUlid,
+  runJob,
   startHarness,
 } from "../testing/agent-harness.js";
-import { createEchoRestic, createSleepingRestic } from "../testing/fake-restic.js";
+import { createEchoRestic, createSleepingRestic, sleepingPids } from "../testing/fake-restic.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 
 const repository = { url: "/tmp/fleetback-unused-repo", password: "repo-password-1" };
 
-let server: TestServer;
+const server = useTestServer();
 let harness: Harness | undefined;
-beforeEach(async () => {
-  server = await startTestServer();
-});
 afterEach(async () => {
   await harness?.stop();
   harness = undefined;
-  await server.stop();
   vi.unstubAllEnvs();
 });
-
-async function readPids(pidFile: string): Promise<number[]> {
-  await waitUntil(
-    async () => (await readFile(pidFile, "utf8").catch(() => "")).trim().split("\n").length === 2,
-  );
-  return (await readFile(pidFile, "utf8")).trim().split("\n").map(Number);
-}
 
 describe("agent", () => {
   it("cancels the running job by killing its whole process group, and a queued one without running it", async () => {
     const fake = await createSleepingRestic();
-    harness = await startHarness(server, { resticCommand: fake.path });
+    harness = await startHarness(server(), { resticCommand: fake.path });
     const { peer } = harness;
     peer.send("config.update", { slot: "repo", repository });
     const running = initCommand();
     const queued = initCommand();
     peer.send("command.run", running);
     peer.send("command.run", queued);
-    const pids = await readPids(fake.pidFile);
+    const pids = await sleepingPids(fake.pidFile);
     expect(pids.every(isRunning)).toBe(true);
 
     await waitUntil(() => harness?.agent.queue.activeJobIds().length === 2);
@@ -72,7 +61,7 @@ describe("agent", () => {
   });
 
   it("answers tree.list with an error result carrying the request id", async () => {
-    harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
+    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
     const id = nextUlid();
     harness.peer.send("tree.list", { snapshot_id: "473f1494", path: "/srv" }, id);
     const result = await harness.peer.next("tree.list.result");
@@ -84,7 +73,7 @@ describe("agent", () => {
   });
 
   it("fails a restore without credentials at once, acks schedule.set, and refuses an update from another origin", async () => {
-    harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
+    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
     const { peer, log } = harness;
     expect(peer.received[0]?.payload).toMatchObject({ tool_version: "" });
     const restore = { job_id: nextUlid(), requires_admin_creds: false };
@@ -115,17 +104,15 @@ describe("agent", () => {
     expect((await peer.next("update.result")).payload).toEqual({
       version: "0.2.0",
       status: "refused",
-      error: `the update URL is not on this agent's server (${server.url})`,
+      error: `the update URL is not on this agent's server (${server().url})`,
     });
     expect(log.entries.some((entry) => entry.message === "update refused")).toBe(true);
   });
 
   it("reports a restic that is missing as a failed job", async () => {
-    harness = await startHarness(server, { resticCommand: "/nonexistent/restic" });
+    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
     harness.peer.send("config.update", { slot: "repo", repository });
-    const job = initCommand();
-    harness.peer.send("command.run", job);
-    expect(finishedOf(await jobReports(harness.peer, job.job_id))).toMatchObject({
+    expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({
       status: "failed",
       exit_code: null,
       error: "restic not found (/nonexistent/restic)",
@@ -136,7 +123,10 @@ describe("agent", () => {
     vi.stubEnv("RESTIC_PASSWORD_COMMAND", "echo from-parent");
     vi.stubEnv("RESTIC_REPOSITORY", "/tmp/parent-repo");
     vi.stubEnv("AWS_SECRET_ACCESS_KEY", "parent-aws-secret");
-    harness = await startHarness(server, { resticCommand: await createEchoRestic(), parentEnv: process.env });
+    harness = await startHarness(server(), {
+      resticCommand: await createEchoRestic(),
+      parentEnv: process.env,
+    });
     harness.peer.send("config.update", {
       slot: "repo",
       repository,
@@ -162,12 +152,12 @@ describe("agent", () => {
   it("reports a job that finished while disconnected after the next hello, which still lists it", async () => {
     const sleeper = await createSleepingRestic();
     // Half a second before the reconnect: the job ends inside that window.
-    harness = await startHarness(server, { resticCommand: sleeper.path, random: () => 0.5 });
+    harness = await startHarness(server(), { resticCommand: sleeper.path, random: () => 0.5 });
     harness.peer.send("config.update", { slot: "repo", repository });
     const job = initCommand();
     harness.peer.send("command.run", job);
     await harness.peer.next("job.started");
-    await readPids(sleeper.pidFile);
+    await sleepingPids(sleeper.pidFile);
     harness.peer.close(CLOSE_CODES.replaced);
     await waitUntil(
       () => harness?.log.entries.some((entry) => entry.message.includes("reconnecting")) === true,
@@ -175,7 +165,7 @@ describe("agent", () => {
     // Cancelled locally while there is no connection, as a shutdown would: the report must wait.
     harness.agent.queue.cancel(job.job_id);
     await harness.agent.queue.idle();
-    const again = await server.nextPeer();
+    const again = await server().nextPeer();
     const hello = await again.next("hello");
     expect(hello.payload.running_job_ids).toEqual([job.job_id]);
     expect((await again.next("job.finished")).payload).toMatchObject({

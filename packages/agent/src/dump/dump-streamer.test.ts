@@ -18,28 +18,24 @@ import {
   type DumpRequest,
   type PayloadOf,
 } from "@fleetback/protocol";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
+  backupCommand,
   finishedOf,
   type Harness,
-  initCommand,
-  jobReports,
+  initRepository,
   nextUlid,
+  runJob,
   startHarness,
+  tempRepository,
 } from "../testing/agent-harness.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
+import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
 const PASSWORD = "dump-test-pw";
 const BIG = randomBytes(2_500_000);
 
-let server: TestServer;
-beforeEach(async () => {
-  server = await startTestServer();
-});
-afterEach(async () => {
-  await server.stop();
-});
+const server = useTestServer();
 
 async function sourceTree(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), "fleetback-dump-src-"));
@@ -49,11 +45,6 @@ async function sourceTree(): Promise<string> {
   await writeFile(join(root, "docs", "inner", "deep.bin"), Buffer.alloc(10_000, 7));
   await writeFile(join(root, "big.bin"), BIG);
   return root;
-}
-
-async function runJob(harness: Harness, command: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
-  harness.peer.send("command.run", command);
-  return jobReports(harness.peer, command.job_id);
 }
 
 interface Received {
@@ -127,20 +118,12 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   it.skipIf(restic === "")(
     `streams files and folders with restic dump${resticNote(version)}`,
     async () => {
-      const harness = await startHarness(server, { resticCommand: restic });
+      const harness = await startHarness(server(), { resticCommand: restic });
       try {
-        const repo = join(await mkdtemp(join(tmpdir(), "fleetback-dump-repo-")), "repo");
-        harness.peer.send("config.update", { slot: "repo", repository: { url: repo, password: PASSWORD } });
-        expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({ status: "succeeded" });
+        const repository = { url: await tempRepository("fleetback-dump-repo-"), password: PASSWORD };
+        expect(finishedOf(await initRepository(harness, repository))).toMatchObject({ status: "succeeded" });
         const tree = await sourceTree();
-        const backup = await runJob(harness, {
-          job_id: nextUlid(),
-          kind: "backup",
-          requires_admin_creds: false,
-          includes: [tree],
-          excludes: [],
-          tag: "dump-test",
-        });
+        const backup = await runJob(harness, backupCommand([tree], { tag: "dump-test" }));
         const snapshotId = String(finishedOf(backup)?.summary?.snapshot_id);
         const max = 1024 * 1024 * 1024;
 

@@ -1,14 +1,19 @@
-import type { CommandRunBackup, LogStreamName, RepoStats, SnapshotsReport } from "@fleetback/protocol";
-import { createManualTimers, type ManualTimers } from "@fleetback/protocol/manual-timers";
+import type { CommandRunBackup } from "@fleetback/protocol";
+import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createCredentialStore } from "../restic/credential-store.js";
-import { createToolVersionProbe } from "../restic/detect-version.js";
-import { createReplayRunner, type Recording } from "../restic/replay-adapter.js";
-import { createRestic } from "../restic/restic.js";
-import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.js";
-import { createSpawnRunner } from "../restic/spawn-adapter.js";
-import { type FixtureVersion, fixture, recordedLockedError, recordedScenario } from "../testing/job-run.js";
-import { createMemoryLogger } from "../testing/memory-logger.js";
+import type { Recording } from "../restic/replay-adapter.js";
+import type { ProcessResult, ProcessSpec } from "../restic/runner.js";
+import {
+  type FixtureVersion,
+  fixture,
+  JOB_TEST_START,
+  type JobTestOptions,
+  type JobTestRun,
+  recordedLockedError,
+  recordedScenario,
+  runJobForTest,
+  TEST_PASSWORD,
+} from "../testing/job-run.js";
 import { waitUntil } from "../testing/processes.js";
 import type { CatalogRequest } from "../tree/catalog-catch-up.js";
 import {
@@ -17,10 +22,11 @@ import {
   LISTING_PREEMPT_GRACE_MS,
   UNREADABLE_FILES_ERROR,
 } from "./backup-job.js";
-import { type JobOutcome, NextJobWaiting, type ProgressState } from "./job-types.js";
+import { NextJobWaiting } from "./job-types.js";
 import { BACKUP_STATS_TIMEOUT_MS } from "./raw-data-stats.js";
+import type { RepositoryJobDeps } from "./repository-job.js";
 
-const PASSWORD = "testpass-secret-1";
+const PASSWORD = TEST_PASSWORD;
 const TREE = recordedScenario("0.18.0").tree;
 
 function backupCommand(overrides: Partial<CommandRunBackup> = {}): CommandRunBackup {
@@ -35,161 +41,89 @@ function backupCommand(overrides: Partial<CommandRunBackup> = {}): CommandRunBac
   };
 }
 
-interface Ran {
-  outcome: JobOutcome;
-  lines: { stream: LogStreamName; line: string }[];
-  progress: { at: number; progress: ProgressState }[];
-  reports: SnapshotsReport[];
+interface Ran extends JobTestRun {
   /** How many snapshot reports had gone out when the outcome (job.finished) came back. */
   reportsAtFinish: number;
-  stats: RepoStats[];
-  calls: ProcessSpec[];
-  timers: ManualTimers;
   /** The snapshots whose browse index the backup asked for, and whether its signal was aborted. */
   prebuilt: { snapshotId: string; aborted: boolean }[];
   /** The file catalogue runs the backup asked for (after its prebuild). */
   catalogued: CatalogRequest[];
 }
 
-interface RunOptions {
+interface RunOptions
+  extends Pick<
+    JobTestOptions,
+    "msPerLine" | "hostCaps" | "signal" | "realHooks" | "timers" | "onLog" | "abortAfterFinishWith"
+  > {
   command?: CommandRunBackup;
   backup: Recording;
   snapshots?: Recording;
   stats?: Recording;
-  /** Fake time that passes after each stdout line of the backup. */
-  msPerLine?: number;
-  hostCaps?: { up: number | null; down: number | null };
-  signal?: AbortSignal;
-  /** Real processes for hooks (/bin/sh); restic itself is replayed. */
-  realHooks?: boolean;
-  /** The test's own timers (default: fresh ones). */
-  timers?: ManualTimers;
   /** Runs `restic backup` in place of its recording. */
   backupRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
   /** Runs `restic snapshots` in place of its recording. */
   snapshotsRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
   /** Runs `restic stats` in place of its recording. */
   statsRun?: (spec: ProcessSpec) => Promise<ProcessResult>;
-  /** Aborts the run's signal with this reason between job.finished and the after-finish work. */
-  abortAfterFinishWith?: Error;
   /** Gives the job a prebuildTreeIndex that records its calls (the agent's default). */
   prebuild?: boolean;
   /** What the prebuild resolves to (default: `/index/<snapshot id>`, an index that was built). */
   prebuiltDir?: (snapshotId: string) => string | undefined;
-  /** Sees each line the job logs as it is logged. */
-  onLog?: (stream: string, line: string) => void;
   /** The agent's own directories (default: none). */
   agentDirs?: string[];
 }
 
 async function runBackup(options: RunOptions): Promise<Ran> {
-  const timers = options.timers ?? createManualTimers(new Date("2026-11-21T23:00:00Z"));
-  const replay = createReplayRunner((spec) => {
-    if (spec.args.includes("version")) {
-      return recording("0.18.0", "version");
-    }
-    if (spec.args.includes("stats")) {
-      return options.stats ?? recording("0.18.0", "stats-raw");
-    }
-    return spec.args.includes("snapshots")
-      ? (options.snapshots ?? { stdout: "[]", stderr: "", exitCode: 0 })
-      : options.backup;
-  });
-  const spawn = createSpawnRunner({ killGraceMs: 500 });
-  const calls: ProcessSpec[] = [];
-  const runner: ResticRunner = {
-    run(spec) {
-      if (!spec.args.includes("version")) {
-        calls.push(spec);
-      }
-      if (spec.command !== "restic") {
-        return options.realHooks
-          ? spawn.run(spec)
-          : Promise.resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
-      }
-      if (options.backupRun && spec.args.includes("backup")) {
-        return options.backupRun(spec);
-      }
-      if (options.snapshotsRun && spec.args.includes("snapshots")) {
-        return options.snapshotsRun(spec);
-      }
-      if (options.statsRun && spec.args.includes("stats")) {
-        return options.statsRun(spec);
-      }
-      const msPerLine = options.msPerLine;
-      return replay.run(
-        msPerLine === undefined
-          ? spec
-          : {
-              ...spec,
-              onLine: (line) => {
-                spec.onLine(line);
-                if (line.stream === "stdout") {
-                  timers.advance(msPerLine);
-                }
-              },
-            },
-      );
-    },
-  };
-  const restic = createRestic({ runner, command: "restic", stateDir: "/state", parentEnv: {} });
-  const credentials = createCredentialStore();
-  credentials.setRepository("repo", { url: "/srv/repo", password: PASSWORD });
-  if (options.hostCaps) {
-    credentials.setCaps({
-      bandwidth_up_kbps: options.hostCaps.up,
-      bandwidth_down_kbps: options.hostCaps.down,
-    });
-  }
-  const reports: SnapshotsReport[] = [];
-  const stats: RepoStats[] = [];
+  const { command, backup, snapshots, stats, backupRun, snapshotsRun, statsRun, prebuild, ...rest } = options;
   const prebuilt: Ran["prebuilt"] = [];
   const catalogued: Ran["catalogued"] = [];
-  const job = createBackupJob({
-    ...(options.prebuild
-      ? {
-          prebuildTreeIndex: async (snapshotId: string, signal: AbortSignal) => {
-            prebuilt.push({ snapshotId, aborted: signal.aborted });
-            return (options.prebuiltDir ?? ((id) => `/index/${id}`))(snapshotId);
-          },
-          catalogue: async (request: CatalogRequest) => {
-            catalogued.push(request);
-          },
-        }
-      : {}),
-    restic,
-    toolVersion: createToolVersionProbe(restic),
-    credentials,
-    runner,
-    agentDirs: options.agentDirs ?? [],
-    parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD: "parent-secret" },
-    timers,
-    clock: timers.clock,
-    log: createMemoryLogger(),
-    reportSnapshots: (report) => reports.push(report),
-    reportStats: (report) => stats.push(report),
+  const create = (deps: RepositoryJobDeps) =>
+    createBackupJob({
+      ...deps,
+      ...(prebuild
+        ? {
+            prebuildTreeIndex: async (snapshotId: string, signal: AbortSignal) => {
+              prebuilt.push({ snapshotId, aborted: signal.aborted });
+              return (options.prebuiltDir ?? ((id) => `/index/${id}`))(snapshotId);
+            },
+            catalogue: async (request: CatalogRequest) => {
+              catalogued.push(request);
+            },
+          }
+        : {}),
+      agentDirs: options.agentDirs ?? [],
+    });
+  const ran = await runJobForTest(create, command ?? backupCommand(), {
+    ...rest,
+    replay: (subcommand) =>
+      subcommand === "stats"
+        ? (stats ?? recording("0.18.0", "stats-raw"))
+        : subcommand === "snapshots"
+          ? (snapshots ?? { stdout: "[]", stderr: "", exitCode: 0 })
+          : backup,
+    runs: { backup: backupRun, snapshots: snapshotsRun, stats: statsRun },
   });
-  const lines: Ran["lines"] = [];
-  const progress: Ran["progress"] = [];
-  const controller = new AbortController();
-  const { afterFinish, ...outcome } = await job({
-    command: options.command ?? backupCommand(),
-    signal: options.signal ?? controller.signal,
-    log: (stream, line) => {
-      lines.push({ stream, line });
-      options.onLog?.(stream, line);
-    },
-    progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
-  });
-  const reportsAtFinish = reports.length;
-  // As the queue does: job.finished, then the after-finish work (snapshot list, raw-data stats).
-  const stopping = afterFinish?.();
-  if (options.abortAfterFinishWith !== undefined) {
-    controller.abort(options.abortAfterFinishWith);
-  }
-  await stopping;
-  return { outcome, lines, progress, reports, reportsAtFinish, stats, calls, timers, prebuilt, catalogued };
+  return { ...ran, reportsAtFinish: ran.finishedWith.reports, prebuilt, catalogued };
 }
+
+/** Ends of a stand-in restic run: stopped by the agent's SIGINT, or done. */
+const INTERRUPTED: ProcessResult = {
+  kind: "exited",
+  exitCode: null,
+  signal: "SIGINT",
+  cancelled: true,
+  timedOut: false,
+};
+const EXITED_0: ProcessResult = {
+  kind: "exited",
+  exitCode: 0,
+  signal: null,
+  cancelled: false,
+  timedOut: false,
+};
+
+/** The reason the queue stops a job's after-finish work with when another job arrives. */
+const nextJobWaiting = () => new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" });
 
 const recording = (version: FixtureVersion, name: string) => fixture(version, name);
 
@@ -525,9 +459,7 @@ describe("backup hooks", () => {
       // restic reports having read everything, then waits on its upload until it is interrupted.
       backupRun: (spec) =>
         new Promise((resolve) => {
-          spec.signal?.addEventListener("abort", () =>
-            resolve({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled: true, timedOut: false }),
-          );
+          spec.signal?.addEventListener("abort", () => resolve(INTERRUPTED));
           spec.onLine({
             stream: "stdout",
             text: '{"message_type":"status","percent_done":1,"total_files":4,"files_done":4,"total_bytes":9,"bytes_done":9}',
@@ -546,7 +478,7 @@ describe("backup hooks", () => {
 describe("snapshot listing after a backup", () => {
   it("comes after job.finished (protocol 10) and runs to its end when the next job is waiting", async () => {
     let listingSignal: AbortSignal | undefined;
-    const next = new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" });
+    const next = nextJobWaiting();
     const ran = await runBackup({
       backup: recording("0.18.0", "backup-1"),
       snapshotsRun: (spec) => {
@@ -555,7 +487,7 @@ describe("snapshot listing after a backup", () => {
         return new Promise((resolve) =>
           setTimeout(() => {
             spec.onLine({ stream: "stdout", text: recording("0.18.0", "snapshots").stdout.trim() });
-            resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+            resolve(EXITED_0);
           }, 10),
         );
       },
@@ -573,7 +505,7 @@ describe("snapshot listing after a backup", () => {
   });
 
   it("gives the listing 10 s once the next job is waiting, then stops it", async () => {
-    const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
+    const timers = createManualTimers(JOB_TEST_START);
     let listing: ProcessSpec | undefined;
     let stopped = false;
     const running = runBackup({
@@ -585,11 +517,11 @@ describe("snapshot listing after a backup", () => {
         return new Promise((resolve) => {
           spec.signal?.addEventListener("abort", () => {
             stopped = true;
-            resolve({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled: true, timedOut: false });
+            resolve(INTERRUPTED);
           });
         });
       },
-      abortAfterFinishWith: new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" }),
+      abortAfterFinishWith: nextJobWaiting(),
     });
     await waitUntil(() => listing !== undefined);
     timers.advance(LISTING_PREEMPT_GRACE_MS - 1);
@@ -610,12 +542,10 @@ describe("snapshot listing after a backup", () => {
       backup: recording("0.18.0", "backup-1"),
       snapshotsRun: (spec) =>
         new Promise((resolve) => {
-          spec.signal?.addEventListener("abort", () =>
-            resolve({ kind: "exited", exitCode: null, signal: "SIGINT", cancelled: true, timedOut: false }),
-          );
+          spec.signal?.addEventListener("abort", () => resolve(INTERRUPTED));
           setTimeout(() => {
             listed = true;
-            resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
+            resolve(EXITED_0);
           }, 5_000);
         }),
       abortAfterFinishWith: new Error("the agent is stopping"),
@@ -626,7 +556,7 @@ describe("snapshot listing after a backup", () => {
   });
 
   it("gives restic snapshots 60 s: still listing at 59.999 s, given up at 60 s, and the backup succeeds", async () => {
-    const timers = createManualTimers(new Date("2026-11-21T23:00:00Z"));
+    const timers = createManualTimers(JOB_TEST_START);
     let listing: ProcessSpec | undefined;
     let ended = false;
     const running = runBackup({
@@ -717,7 +647,7 @@ describe("backup repository stats", () => {
           }
           spec.signal?.addEventListener("abort", stopped);
         }),
-      abortAfterFinishWith: new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" }),
+      abortAfterFinishWith: nextJobWaiting(),
     });
     expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
     expect(ran.reports).toHaveLength(1);
@@ -759,7 +689,7 @@ describe("browse index after a backup", () => {
     const preempted = await runBackup({
       backup: recording("0.18.0", "backup-1"),
       snapshots: recording("0.18.0", "snapshots"),
-      abortAfterFinishWith: new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" }),
+      abortAfterFinishWith: nextJobWaiting(),
       prebuild: true,
     });
     expect(preempted.reports).toHaveLength(1);

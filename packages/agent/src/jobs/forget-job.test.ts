@@ -24,6 +24,16 @@ function forgetCommand(overrides: Partial<CommandRunForget> = {}): CommandRunFor
   };
 }
 
+/** Two groups, so that a test sees whether the second one ran. */
+function twoGroups(): CommandRunForget {
+  return forgetCommand({
+    forget_groups: [
+      { tag: "t1", keep: { last: 1 } },
+      { tag: "t2", keep: { last: 1 } },
+    ],
+  });
+}
+
 function replayForget(version: FixtureVersion, forget = "forget-tag") {
   return (subcommand: string) =>
     subcommand === "snapshots" ? fixture(version, "snapshots-after-forget") : fixture(version, forget);
@@ -172,16 +182,10 @@ describe("forget on recorded restic output", () => {
   ] as const)(
     "%s %s: fails with restic's reason, stops, and reports no forget time",
     async (version, name, code) => {
-      const ran = await runJobForTest(
-        createForgetJob,
-        forgetCommand({
-          forget_groups: [
-            { tag: "t1", keep: { last: 1 } },
-            { tag: "t2", keep: { last: 1 } },
-          ],
-        }),
-        { replay: replayForget(version, name), version },
-      );
+      const ran = await runJobForTest(createForgetJob, twoGroups(), {
+        replay: replayForget(version, name),
+        version,
+      });
       expect(ran.outcome).toEqual({
         status: "failed",
         exit_code: code,
@@ -195,24 +199,15 @@ describe("forget on recorded restic output", () => {
 
   it("when a later group fails after an earlier one removed snapshots, the changed list is still reported", async () => {
     let forgets = 0;
-    const ran = await runJobForTest(
-      createForgetJob,
-      forgetCommand({
-        forget_groups: [
-          { tag: "t1", keep: { last: 1 } },
-          { tag: "t2", keep: { last: 1 } },
-        ],
-      }),
-      {
-        replay: (subcommand) => {
-          if (subcommand === "snapshots") {
-            return fixture("0.18.0", "snapshots-after-forget");
-          }
-          forgets += 1;
-          return fixture("0.18.0", forgets === 1 ? "forget-tag" : "err-locked-forget-json");
-        },
+    const ran = await runJobForTest(createForgetJob, twoGroups(), {
+      replay: (subcommand) => {
+        if (subcommand === "snapshots") {
+          return fixture("0.18.0", "snapshots-after-forget");
+        }
+        forgets += 1;
+        return fixture("0.18.0", forgets === 1 ? "forget-tag" : "err-locked-forget-json");
       },
-    );
+    });
     expect(ran.outcome).toMatchObject({
       status: "failed",
       exit_code: 11,
@@ -233,24 +228,15 @@ describe("forget on recorded restic output", () => {
 
   it("a cancel during a group reports cancelled and runs no further group", async () => {
     const controller = new AbortController();
-    const ran = await runJobForTest(
-      createForgetJob,
-      forgetCommand({
-        forget_groups: [
-          { tag: "t1", keep: { last: 1 } },
-          { tag: "t2", keep: { last: 1 } },
-        ],
-      }),
-      {
-        replay: (subcommand) => {
-          if (subcommand === "forget") {
-            controller.abort();
-          }
-          return fixture("0.18.0", "forget-tag");
-        },
-        signal: controller.signal,
+    const ran = await runJobForTest(createForgetJob, twoGroups(), {
+      replay: (subcommand) => {
+        if (subcommand === "forget") {
+          controller.abort();
+        }
+        return fixture("0.18.0", "forget-tag");
       },
-    );
+      signal: controller.signal,
+    });
     expect(ran.outcome.status).toBe("cancelled");
     expect(resticCalls(ran, "forget")).toHaveLength(1);
     expect(ran.stats).toEqual([]);

@@ -27,15 +27,17 @@ function recordingReporter() {
   return { events, reporter };
 }
 
-/** A handler that runs until released or aborted. */
+/** A handler that runs until released or aborted; it keeps each run's signal, by job id. */
 function controllableHandler() {
   const releases = new Map<string, (outcome: JobOutcome) => void>();
+  const signals = new Map<string, AbortSignal>();
   const handler: JobHandler = (run) =>
     new Promise((resolve) => {
       releases.set(run.command.job_id, resolve);
+      signals.set(run.command.job_id, run.signal);
       run.signal.addEventListener("abort", () => resolve({ status: "cancelled", exit_code: null }));
     });
-  return { handler, releases };
+  return { handler, releases, signals };
 }
 
 function handlers(init: JobHandler | undefined): JobHandlers {
@@ -77,13 +79,8 @@ describe("createJobQueue", () => {
 
   it("runs a job's after-finish work after its job.finished and before the next job, reporting it no longer", async () => {
     const { events, reporter } = recordingReporter();
-    const signals = new Map<string, AbortSignal>();
-    const { handler, releases } = controllableHandler();
-    const recording: JobHandler = (run) => {
-      signals.set(run.command.job_id, run.signal);
-      return handler(run);
-    };
-    const queue = createJobQueue({ handlers: handlers(recording), reporter, log: createMemoryLogger() });
+    const { handler, releases, signals } = controllableHandler();
+    const queue = createJobQueue({ handlers: handlers(handler), reporter, log: createMemoryLogger() });
     const a = command();
     queue.submit(a);
     await tick();
@@ -130,13 +127,8 @@ describe("createJobQueue", () => {
 
   it("stops a job's after-finish work at once when the next job is already queued", async () => {
     const { events, reporter } = recordingReporter();
-    const signals = new Map<string, AbortSignal>();
-    const { handler, releases } = controllableHandler();
-    const recording: JobHandler = (run) => {
-      signals.set(run.command.job_id, run.signal);
-      return handler(run);
-    };
-    const queue = createJobQueue({ handlers: handlers(recording), reporter, log: createMemoryLogger() });
+    const { handler, releases, signals } = controllableHandler();
+    const queue = createJobQueue({ handlers: handlers(handler), reporter, log: createMemoryLogger() });
     const [a, b] = [command(), command()];
     queue.submit(a);
     queue.submit(b);

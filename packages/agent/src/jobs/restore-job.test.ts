@@ -69,6 +69,11 @@ function help017(listsNoOwnership: boolean): Recording {
   };
 }
 
+/** Replays `helpText` for `restore --help` (the flag probe) and `recording` for everything else. */
+function withHelp(recording: Recording, helpText: Recording = help("0.18.0")): JobTestOptions["replay"] {
+  return (_subcommand, spec) => (spec.args.includes("--help") ? helpText : recording);
+}
+
 /**
  * Replays `recording` and, as real restic does for an include that matches, writes
  * `<target>/<include>`: restic before 0.16 says nothing about what it restored, so the job looks.
@@ -117,9 +122,7 @@ const restoreArgv = (ran: Awaited<ReturnType<typeof runRestore>>) => {
 
 describe("restore argv", () => {
   it("new directory on 0.18: JSON, -vv, expanded and created target, no --no-ownership (help lacks it)", async () => {
-    const ran = await runRestore(restoreCommand(), (_subcommand, spec) =>
-      spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-include-vv-json"),
-    );
+    const ran = await runRestore(restoreCommand(), withHelp(fixture("0.18.0", "restore-include-vv-json")));
     const target = join(ran.home, "fleetback-restore", JOB_ID);
     expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
     expect(restoreArgv(ran)?.after).toEqual([SNAPSHOT, "--target", target, "-vv", "--include", DOCS]);
@@ -139,7 +142,7 @@ describe("restore argv", () => {
   it("in place targets / and never probes or passes --no-ownership", async () => {
     const ran = await runRestore(
       restoreCommand({ in_place: true, target_dir: "/" }),
-      (_subcommand, spec) => (spec.args.includes("--help") ? help017(true) : EMPTY_OK),
+      withHelp(EMPTY_OK, help017(true)),
       { versionRecording: VERSION_017 },
     );
     expect(ran.outcome).toMatchObject({ status: "succeeded" });
@@ -149,8 +152,7 @@ describe("restore argv", () => {
   });
 
   it("a 0.17 whose help lists --no-ownership gets it for a new directory, never in place", async () => {
-    const replay: JobTestOptions["replay"] = (_subcommand, spec) =>
-      spec.args.includes("--help") ? help017(true) : EMPTY_OK;
+    const replay = withHelp(EMPTY_OK, help017(true));
     const newDir = await runRestore(restoreCommand({ paths: ["/a b/ü[1]", "/c"] }), replay, {
       versionRecording: VERSION_017,
     });
@@ -175,7 +177,7 @@ describe("restore argv", () => {
   it("a 0.17 whose help does not list --no-ownership does not get it", async () => {
     const ran = await runRestore(
       restoreCommand({ target_dir: "~/out" }),
-      (_subcommand, spec) => (spec.args.includes("--help") ? help017(false) : EMPTY_OK),
+      withHelp(EMPTY_OK, help017(false)),
       { versionRecording: VERSION_017 },
     );
     expect(restoreArgv(ran)?.after).toEqual([
@@ -269,9 +271,7 @@ describe("restore refusals (issue 13)", () => {
     expect(ran.outcome.error).toMatch(/is not empty \(restic older than 0\.16 follows symlinks/);
     expect(ran.calls).toHaveLength(0);
     // 0.18 does not follow them: the same target is fine.
-    const newer = await runRestore(restoreCommand({ target_dir: target }), (_subcommand, spec) =>
-      spec.args.includes("--help") ? help("0.18.0") : EMPTY_OK,
-    );
+    const newer = await runRestore(restoreCommand({ target_dir: target }), withHelp(EMPTY_OK));
     expect(newer.outcome).toMatchObject({ status: "succeeded" });
   });
 
@@ -407,10 +407,9 @@ describe("a restore that restores nothing fails (issue 31)", () => {
 
   it("0.18: restic's bare summary (includes matched nothing, exit 0) fails the job with a sentence", async () => {
     // What restic 0.18 prints for `--json restore <id> --include /srv/x` when nothing matches.
-    const ran = await runRestore(restoreCommand({ paths: ["/srv/x"] }), (_subcommand, spec) =>
-      spec.args.includes("--help")
-        ? help("0.18.0")
-        : { stdout: '{"message_type":"summary"}\n', stderr: "", exitCode: 0 },
+    const ran = await runRestore(
+      restoreCommand({ paths: ["/srv/x"] }),
+      withHelp({ stdout: '{"message_type":"summary"}\n', stderr: "", exitCode: 0 }),
     );
     expect(ran.outcome).toMatchObject({ status: "failed", exit_code: 0, error: nothing(["/srv/x"]) });
     expect(linesOf(ran, "agent")).toContain(nothing(["/srv/x"]));
@@ -449,11 +448,7 @@ describe("a restore that restores nothing fails (issue 31)", () => {
 describe("restore output", () => {
   it("status lines become progress (first at once, files clamped, agent ETA), never log lines", async () => {
     const recording = fixture("0.18.0", "restore-big-json");
-    const ran = await runRestore(
-      restoreCommand(),
-      (_subcommand, spec) => (spec.args.includes("--help") ? help("0.18.0") : recording),
-      { msPerLine: 400 },
-    );
+    const ran = await runRestore(restoreCommand(), withHelp(recording), { msPerLine: 400 });
     // restic's summary of 5,000 restored files counts the directories too, beyond total_files.
     const { message_type: _type, ...summary } = JSON.parse(
       recording.stdout.trimEnd().split("\n").at(-1) ?? "",
@@ -470,11 +465,7 @@ describe("restore output", () => {
 
   it("per-file lines set current_file and are logged as they are", async () => {
     const recording = fixture("0.18.0", "restore-include-vv-json");
-    const ran = await runRestore(
-      restoreCommand(),
-      (_subcommand, spec) => (spec.args.includes("--help") ? help("0.18.0") : recording),
-      { msPerLine: 1_000 },
-    );
+    const ran = await runRestore(restoreCommand(), withHelp(recording), { msPerLine: 1_000 });
     const stdout = linesOf(ran, "stdout");
     // 3 files, sub/, docs/ and the 4 folders above it, then the summary.
     expect(stdout).toHaveLength(10);
@@ -492,9 +483,7 @@ describe("restore output", () => {
   });
 
   it("an unknown flag error fails the job with restic's message", async () => {
-    const ran = await runRestore(restoreCommand(), (_subcommand, spec) =>
-      spec.args.includes("--help") ? help("0.18.0") : fixture("0.18.0", "restore-no-ownership"),
-    );
+    const ran = await runRestore(restoreCommand(), withHelp(fixture("0.18.0", "restore-no-ownership")));
     expect(ran.outcome).toMatchObject({
       status: "failed",
       exit_code: 1,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createEchoRestic } from "../testing/fake-restic.js";
-import { createReplayRunner } from "./replay-adapter.js";
-import { buildArgs, createRestic } from "./restic.js";
+import { createReplayRunner, type Recording } from "./replay-adapter.js";
+import { buildArgs, createRestic, type ResticRequest } from "./restic.js";
 import type { OutputLine } from "./runner.js";
 import { createSpawnRunner } from "./spawn-adapter.js";
 
@@ -16,6 +16,33 @@ const fromRepository = {
   username: "carol",
   password: "from-Canary:pw",
 };
+
+/** restic over a replay runner that answers every call with `recording`. */
+function replayedRestic(
+  recording: Recording = { stdout: "", stderr: "", exitCode: 0 },
+  parentEnv: NodeJS.ProcessEnv = {},
+  stateDir = "/s",
+) {
+  const runner = createReplayRunner(recording);
+  return { runner, restic: createRestic({ runner, command: "restic", stateDir, parentEnv }) };
+}
+
+/** Runs `request` through a stand-in restic that prints its argv, its environment, then `output`. */
+async function echoRun(
+  output: string,
+  request: Omit<ResticRequest, "onLine">,
+  parentEnv: NodeJS.ProcessEnv = {},
+) {
+  const restic = createRestic({
+    runner: createSpawnRunner(),
+    command: await createEchoRestic(output),
+    stateDir: "/tmp/state",
+    parentEnv,
+  });
+  const lines: string[] = [];
+  const result = await restic.run({ ...request, onLine: (line) => lines.push(line.text) });
+  return { result, lines };
+}
 
 describe("buildArgs", () => {
   it("puts global flags before the subcommand and never a credential", () => {
@@ -36,13 +63,11 @@ describe("buildArgs", () => {
 
 describe("createRestic with the replay runner", () => {
   it("hands credentials over in the environment only, merged into the URL for rest:", async () => {
-    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
-    const restic = createRestic({
-      runner,
-      command: "restic",
-      stateDir: "/var/lib/fa",
-      parentEnv: { PATH: "/bin", RESTIC_PASSWORD_FILE: "/etc/evil", AWS_SECRET_ACCESS_KEY: "x" },
-    });
+    const { runner, restic } = replayedRestic(
+      undefined,
+      { PATH: "/bin", RESTIC_PASSWORD_FILE: "/etc/evil", AWS_SECRET_ACCESS_KEY: "x" },
+      "/var/lib/fa",
+    );
     await restic.run({ subcommand: "init", repository, onLine: () => {} });
     const [spec] = runner.calls;
     expect(spec?.env).toEqual({
@@ -57,8 +82,7 @@ describe("createRestic with the replay runner", () => {
   });
 
   it("merges the login password into the URL and keeps the repository password for RESTIC_PASSWORD", async () => {
-    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
-    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
+    const { runner, restic } = replayedRestic();
     await restic.run({
       subcommand: "copy",
       repository: { ...repository, login_password: "login-Canary#1" },
@@ -76,8 +100,7 @@ describe("createRestic with the replay runner", () => {
   });
 
   it("hands the source repository of a copy over as RESTIC_FROM_*, merged the same way", async () => {
-    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
-    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
+    const { runner, restic } = replayedRestic();
     await restic.run({
       subcommand: "copy",
       args: ["a".repeat(64)],
@@ -96,8 +119,7 @@ describe("createRestic with the replay runner", () => {
   });
 
   it("refuses source credentials that cannot be put into a URL before starting anything", async () => {
-    const runner = createReplayRunner({ stdout: "", stderr: "", exitCode: 0 });
-    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
+    const { runner, restic } = replayedRestic();
     const result = await restic.run({
       subcommand: "copy",
       repository,
@@ -113,12 +135,11 @@ describe("createRestic with the replay runner", () => {
   });
 
   it("leaves a local path untouched and unscrubbed", async () => {
-    const runner = createReplayRunner({
+    const { runner, restic } = replayedRestic({
       stdout: "created restic repository 1 at /tmp/repo\n",
       stderr: "",
       exitCode: 0,
     });
-    const restic = createRestic({ runner, command: "restic", stateDir: "/s", parentEnv: {} });
     const lines: OutputLine[] = [];
     await restic.run({
       subcommand: "init",
@@ -132,21 +153,11 @@ describe("createRestic with the replay runner", () => {
 
 describe("createRestic with a real process", () => {
   it("scrubs the password and merged URL from every line and redacts URLs", async () => {
-    const path = await createEchoRestic(
+    const { result, lines } = await echoRun(
       "raw canary-Pa55/word@x and encoded canary-Pa55%2Fword%40x and rest:http://bob:hunter22@host/\n",
+      { subcommand: "init", repository },
+      { PATH: process.env.PATH, RESTIC_PASSWORD_COMMAND: "echo parent" },
     );
-    const restic = createRestic({
-      runner: createSpawnRunner(),
-      command: path,
-      stateDir: "/tmp/state",
-      parentEnv: { PATH: process.env.PATH, RESTIC_PASSWORD_COMMAND: "echo parent" },
-    });
-    const lines: string[] = [];
-    const result = await restic.run({
-      subcommand: "init",
-      repository,
-      onLine: (line) => lines.push(line.text),
-    });
     expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
     const text = lines.join("\n");
     expect(text).not.toContain("canary");
@@ -159,22 +170,14 @@ describe("createRestic with a real process", () => {
   });
 
   it("scrubs the login passwords of both repositories and the URLs they were merged into", async () => {
-    const path = await createEchoRestic(
+    const { result, lines } = await echoRun(
       "login login-Canary#1 login-Canary%231 from-login:2 from-login%3a2\n",
+      {
+        subcommand: "copy",
+        repository: { ...repository, login_password: "login-Canary#1" },
+        fromRepository: { ...fromRepository, login_password: "from-login:2" },
+      },
     );
-    const restic = createRestic({
-      runner: createSpawnRunner(),
-      command: path,
-      stateDir: "/tmp/state",
-      parentEnv: {},
-    });
-    const lines: string[] = [];
-    const result = await restic.run({
-      subcommand: "copy",
-      repository: { ...repository, login_password: "login-Canary#1" },
-      fromRepository: { ...fromRepository, login_password: "from-login:2" },
-      onLine: (line) => lines.push(line.text),
-    });
     expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
     const text = lines.join("\n");
     expect(text).not.toMatch(/login-canary|from-login/i);
@@ -186,22 +189,10 @@ describe("createRestic with a real process", () => {
   it("keeps a user name that is part of a path: only credentials are secret (issue 31)", async () => {
     // rest-server user "alice"; her host backs up /srv/alice-alpha. Scrubbed, the browser showed
     // /srv/***-alpha, and restoring that path restored nothing.
-    const path = await createEchoRestic(
+    const { result, lines } = await echoRun(
       '{"path":"/srv/alice-alpha/notes.txt"}\nrestored /home/alice/alice.txt for alice\n',
+      { subcommand: "ls", repository, fromRepository },
     );
-    const restic = createRestic({
-      runner: createSpawnRunner(),
-      command: path,
-      stateDir: "/tmp/state",
-      parentEnv: {},
-    });
-    const lines: string[] = [];
-    const result = await restic.run({
-      subcommand: "ls",
-      repository,
-      fromRepository,
-      onLine: (line) => lines.push(line.text),
-    });
     expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
     expect(lines).toContain('{"path":"/srv/alice-alpha/notes.txt"}');
     expect(lines).toContain("restored /home/alice/alice.txt for alice");
@@ -211,20 +202,11 @@ describe("createRestic with a real process", () => {
   });
 
   it("scrubs the source repository's password and merged URL too, not its user name", async () => {
-    const path = await createEchoRestic("source carol from-Canary:pw and from-Canary%3Apw\n");
-    const restic = createRestic({
-      runner: createSpawnRunner(),
-      command: path,
-      stateDir: "/tmp/state",
-      parentEnv: { PATH: process.env.PATH, RESTIC_FROM_PASSWORD_COMMAND: "echo parent" },
-    });
-    const lines: string[] = [];
-    const result = await restic.run({
-      subcommand: "copy",
-      repository,
-      fromRepository,
-      onLine: (line) => lines.push(line.text),
-    });
+    const { result, lines } = await echoRun(
+      "source carol from-Canary:pw and from-Canary%3Apw\n",
+      { subcommand: "copy", repository, fromRepository },
+      { PATH: process.env.PATH, RESTIC_FROM_PASSWORD_COMMAND: "echo parent" },
+    );
     expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
     const text = lines.join("\n");
     expect(text).not.toMatch(/canary/i);

@@ -247,17 +247,22 @@ describe("splitReport", () => {
   });
 });
 
+/** A recorded backup whose listing afterwards prints `stdout`. */
+function backupListing(stdout: string) {
+  return runJobForTest((deps) => createBackupJob({ ...deps, agentDirs: [] }), BACKUP, {
+    replay: (subcommand) => {
+      if (subcommand === "snapshots") {
+        return { stdout, stderr: "", exitCode: 0 };
+      }
+      return subcommand === "backup" ? fixture("0.18.0", "backup-1") : EMPTY_OK;
+    },
+  });
+}
+
 describe("a backup's snapshot report", () => {
   it("reaches the server as parts when the repository holds 10,000 snapshots", async () => {
     const stdout = bigSnapshotsStdout(10_000);
-    const ran = await runJobForTest((deps) => createBackupJob({ ...deps, agentDirs: [] }), BACKUP, {
-      replay: (subcommand) => {
-        if (subcommand === "snapshots") {
-          return { stdout, stderr: "", exitCode: 0 };
-        }
-        return subcommand === "backup" ? fixture("0.18.0", "backup-1") : EMPTY_OK;
-      },
-    });
+    const ran = await backupListing(stdout);
     expect(ran.outcome.status).toBe("succeeded");
     expect(ran.reports.length).toBeGreaterThan(2);
     const { snapshots, reportIds } = reassemble(
@@ -273,14 +278,7 @@ describe("a backup's snapshot report", () => {
   it("reads a snapshot list printed as one line longer than the default 16 MiB line cap", async () => {
     const stdout = bigSnapshotsStdout(30_000);
     expect(Buffer.byteLength(stdout)).toBeGreaterThan(16 * 1024 * 1024);
-    const ran = await runJobForTest((deps) => createBackupJob({ ...deps, agentDirs: [] }), BACKUP, {
-      replay: (subcommand) => {
-        if (subcommand === "snapshots") {
-          return { stdout, stderr: "", exitCode: 0 };
-        }
-        return subcommand === "backup" ? fixture("0.18.0", "backup-1") : EMPTY_OK;
-      },
-    });
+    const ran = await backupListing(stdout);
     expect(ran.outcome.status).toBe("succeeded");
     const { snapshots } = reassemble(ran.reports.map((report) => encode("snapshots.report", report)));
     expect(snapshots).toHaveLength(30_000);

@@ -1,17 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import { createSleepingRestic } from "../testing/fake-restic.js";
+import { createSleepingRestic, sleepingPids } from "../testing/fake-restic.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
 import type { ProcessSpec } from "./runner.js";
 import { createSpawnRunner } from "./spawn-adapter.js";
-
-async function readPids(pidFile: string): Promise<number[]> {
-  await waitUntil(
-    async () => (await readFile(pidFile, "utf8").catch(() => "")).trim().split("\n").length === 2,
-  );
-  return (await readFile(pidFile, "utf8")).trim().split("\n").map(Number);
-}
 
 function spec(command: string, overrides: Partial<ProcessSpec> = {}): ProcessSpec {
   return { command, args: ["init"], env: { PATH: process.env.PATH }, onLine: () => {}, ...overrides };
@@ -24,7 +17,7 @@ describe("createSpawnRunner", () => {
     const running = createSpawnRunner({ killGraceMs: 2_000 }).run(
       spec(fake.path, { signal: controller.signal }),
     );
-    const pids = await readPids(fake.pidFile);
+    const pids = await sleepingPids(fake.pidFile);
     expect(pids.every(isRunning)).toBe(true);
     controller.abort();
     const result = await running;
@@ -38,7 +31,7 @@ describe("createSpawnRunner", () => {
     const running = createSpawnRunner({ killGraceMs: 5_000 }).run(
       spec(fake.path, { signal: controller.signal }),
     );
-    const pids = await readPids(fake.pidFile);
+    const pids = await sleepingPids(fake.pidFile);
     controller.abort();
     expect(await running).toMatchObject({ kind: "exited", cancelled: true, exitCode: 130 });
     expect((await readFile(fake.cleanedFile, "utf8")).trim()).toBe("cleaned");
@@ -51,7 +44,7 @@ describe("createSpawnRunner", () => {
     const running = createSpawnRunner({ killGraceMs: 200 }).run(
       spec(fake.path, { signal: controller.signal }),
     );
-    const pids = await readPids(fake.pidFile);
+    const pids = await sleepingPids(fake.pidFile);
     controller.abort();
     expect(await running).toMatchObject({ kind: "exited", cancelled: true, signal: "SIGKILL" });
     await waitUntil(() => !pids.some(isRunning));
@@ -63,7 +56,7 @@ describe("createSpawnRunner", () => {
     const running = createSpawnRunner({ killGraceMs: 10_000, timers: manual }).run(
       spec(fake.path, { timeoutMs: 60_000 }),
     );
-    const pids = await readPids(fake.pidFile);
+    const pids = await sleepingPids(fake.pidFile);
     expect(manual.pendingDelays()).toEqual([60_000]);
     // SIGINT, then SIGTERM half a grace later: both ignored, so the group is still there.
     manual.advance(65_000);
@@ -80,7 +73,7 @@ describe("createSpawnRunner", () => {
     // loaded machine ended restic before it had written them.
     const manual = createManualTimers();
     const running = createSpawnRunner({ timers: manual }).run(spec(fake.path, { timeoutMs: 300 }));
-    const pids = await readPids(fake.pidFile);
+    const pids = await sleepingPids(fake.pidFile);
     expect(pids.every(isRunning)).toBe(true);
     manual.advance(300);
     expect(await running).toMatchObject({ kind: "exited", timedOut: true, cancelled: false });

@@ -9,9 +9,14 @@ import { join } from "node:path";
 import {
   type AgentEnvelope,
   type CommandRun,
+  type CommandRunBackup,
+  type CommandRunCheck,
+  type CommandRunRestore,
   createUlidGenerator,
   type PayloadOf,
+  type Repository,
   type Snapshot,
+  type TreeListResult,
 } from "@fleetback/protocol";
 import { type Agent, type AgentOptions, type AgentOutcome, createAgent } from "../agent/agent.js";
 import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
@@ -29,6 +34,8 @@ export interface Harness {
   calls: ProcessSpec[];
   stateDir: string;
   outcome: Promise<AgentOutcome>;
+  /** How long runJob waits for a job's reports unless told otherwise. */
+  reportWaitMs: number;
   stop(): Promise<void>;
 }
 
@@ -43,6 +50,8 @@ export interface HarnessOptions {
   /** The agent's config and install directories (its state dir is a fresh temp dir). */
   configDir?: string;
   installDir?: string;
+  /** runJob's hang guard for this agent's jobs; 120 s when absent. */
+  reportWaitMs?: number;
 }
 
 export async function startHarness(server: TestServer, options: HarnessOptions): Promise<Harness> {
@@ -82,6 +91,7 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
     calls,
     stateDir,
     outcome,
+    reportWaitMs: options.reportWaitMs ?? 120_000,
     async stop() {
       await agent.stop();
       await outcome;
@@ -91,6 +101,54 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
 
 export function initCommand(): PayloadOf<"command.run"> & CommandRun {
   return { job_id: nextUlid(), kind: "init", requires_admin_creds: false };
+}
+
+export function backupCommand(
+  includes: string[],
+  overrides: Partial<CommandRunBackup> = {},
+): CommandRunBackup {
+  return {
+    job_id: nextUlid(),
+    kind: "backup",
+    requires_admin_creds: false,
+    includes,
+    excludes: [],
+    tag: "docs",
+    ...overrides,
+  };
+}
+
+export function checkCommand(check: CommandRunCheck["check"] = {}): CommandRunCheck {
+  return { job_id: nextUlid(), kind: "check", requires_admin_creds: false, check };
+}
+
+/**
+ * A restore; by default to a new directory, `$HOME/fleetback-restore/<job id>/`, as the server
+ * words one.
+ */
+export function restoreCommand(
+  snapshot_id: string,
+  paths: string[],
+  where: Partial<Pick<CommandRunRestore["restore"], "in_place" | "target_dir">> = {},
+): CommandRunRestore {
+  const job_id = nextUlid();
+  return {
+    job_id,
+    kind: "restore",
+    requires_admin_creds: false,
+    restore: {
+      snapshot_id,
+      paths,
+      in_place: false,
+      target_dir: `$HOME/fleetback-restore/${job_id}/`,
+      ...where,
+    },
+  };
+}
+
+/** Where a local repository may be created: `<fresh temp dir>/repo`, which does not exist yet. */
+export async function tempRepository(prefix = "fleetback-repo-"): Promise<string> {
+  return join(await mkdtemp(join(tmpdir(), prefix)), "repo");
 }
 
 /** Everything the peer received about one job, once its job.finished arrived. */
@@ -121,9 +179,36 @@ export function finishedOf(reports: AgentEnvelope[]): PayloadOf<"job.finished"> 
 }
 
 /** Sends one command and waits for everything about it, as the real-restic agent tests do. */
-export function runJob(harness: Harness, job: PayloadOf<"command.run">): Promise<AgentEnvelope[]> {
+export function runJob(
+  harness: Harness,
+  job: PayloadOf<"command.run">,
+  timeoutMs = harness.reportWaitMs,
+): Promise<AgentEnvelope[]> {
   harness.peer.send("command.run", job);
-  return jobReports(harness.peer, job.job_id, 120_000);
+  return jobReports(harness.peer, job.job_id, timeoutMs);
+}
+
+/** Pushes `repository` to the repo slot and runs init there, as most real-restic tests begin. */
+export function initRepository(harness: Harness, repository: Repository): Promise<AgentEnvelope[]> {
+  harness.peer.send("config.update", { slot: "repo", repository });
+  return runJob(harness, initCommand());
+}
+
+/** Asks for one directory listing and waits for the answer to that very request. */
+export function treeList(
+  harness: Harness,
+  snapshot_id: string,
+  path: string,
+  timeoutMs = 60_000,
+): Promise<TreeListResult> {
+  const id = nextUlid();
+  harness.peer.send("tree.list", { snapshot_id, path }, id);
+  return harness.peer.until(() => {
+    const reply = harness.peer.received.find(
+      (message) => message.type === "tree.list.result" && message.id === id,
+    );
+    return reply?.type === "tree.list.result" ? reply.payload : undefined;
+  }, timeoutMs);
 }
 
 /** The snapshots of the latest snapshots.report (small lists come whole, in one frame). */

@@ -4,9 +4,10 @@
  * a job that runs long and starts children of its own (process-group kill on cancel), or one
  * that prints its environment (what reaches the tool).
  */
-import { chmod, mkdtemp, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "./processes.js";
 
 const VERSION_BRANCH = `for arg in "$@"; do
   if [ "$arg" = version ]; then echo "restic 0.18.0 compiled with go1.24.4 on linux/amd64"; exit 0; fi
@@ -44,6 +45,14 @@ echo $! >> "$(dirname "$0")/${pidFile}.tmp"
 mv "$(dirname "$0")/${pidFile}.tmp" "$(dirname "$0")/${pidFile}"
 wait`);
   return { path, pidFile: join(dir, pidFile), cleanedFile: join(dir, cleanedFile) };
+}
+
+/** The two pids a sleeping restic wrote (itself, its child), once both are there. */
+export async function sleepingPids(pidFile: string): Promise<number[]> {
+  await waitUntil(
+    async () => (await readFile(pidFile, "utf8").catch(() => "")).trim().split("\n").length === 2,
+  );
+  return (await readFile(pidFile, "utf8")).trim().split("\n").map(Number);
 }
 
 /** Prints its argv and environment, then the given text, and exits with `exitCode`. */

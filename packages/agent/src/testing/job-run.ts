@@ -15,7 +15,7 @@ import { createCredentialStore } from "../restic/credential-store.js";
 import { createToolVersionProbe } from "../restic/detect-version.js";
 import { createReplayRunner, loadRecording, type Recording } from "../restic/replay-adapter.js";
 import { createRestic } from "../restic/restic.js";
-import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
+import type { ProcessResult, ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
 import { createMemoryLogger, type MemoryLogger } from "./memory-logger.js";
 import { resticFixturesDir } from "./tools.js";
@@ -122,6 +122,14 @@ export interface JobTestOptions {
   realHooks?: boolean;
   /** Fake time that passes after each replayed stdout line. */
   msPerLine?: number;
+  /** The test's own timers (default: fresh ones starting at JOB_TEST_START). */
+  timers?: ManualTimers;
+  /** Runs a restic subcommand in place of its recording (one that hangs, say). */
+  runs?: Partial<Record<string, (spec: ProcessSpec) => Promise<ProcessResult>>>;
+  /** Sees each line the job logs as it is logged. */
+  onLog?: (stream: LogStreamName, line: string) => void;
+  /** Aborts the run's own signal with this reason between job.finished and the after-finish work. */
+  abortAfterFinishWith?: Error;
 }
 
 export interface JobTestRun {
@@ -154,7 +162,7 @@ export async function runJobForTest<C extends CommandRun>(
   command: C,
   options: JobTestOptions,
 ): Promise<JobTestRun> {
-  const timers = createManualTimers(JOB_TEST_START);
+  const timers = options.timers ?? createManualTimers(JOB_TEST_START);
   const version = options.version ?? "0.18.0";
   const replay = createReplayRunner((spec) => {
     const subcommand = subcommandOf(spec.args) ?? "";
@@ -173,8 +181,13 @@ export async function runJobForTest<C extends CommandRun>(
           ? spawn.run(spec)
           : Promise.resolve({ kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false });
       }
-      if (subcommandOf(spec.args) !== "version") {
+      const subcommand = subcommandOf(spec.args);
+      if (subcommand !== "version") {
         calls.push(spec);
+      }
+      const run = subcommand === undefined ? undefined : options.runs?.[subcommand];
+      if (run) {
+        return run(spec);
       }
       const msPerLine = options.msPerLine;
       return replay.run(
@@ -227,14 +240,22 @@ export async function runJobForTest<C extends CommandRun>(
   });
   const lines: JobTestRun["lines"] = [];
   const progress: JobTestRun["progress"] = [];
+  const controller = new AbortController();
   const { afterFinish, ...outcome } = await job({
     command,
-    signal: options.signal ?? new AbortController().signal,
-    log: (stream, line) => lines.push({ stream, line }),
+    signal: options.signal ?? controller.signal,
+    log: (stream, line) => {
+      lines.push({ stream, line });
+      options.onLog?.(stream, line);
+    },
     progress: (state) => progress.push({ at: timers.clock.now().getTime(), progress: state }),
   });
   // As the queue does: the outcome is what job.finished says, then the after-finish work runs.
   const finishedWith = { reports: reports.length, stats: stats.length };
-  await afterFinish?.();
+  const finishing = afterFinish?.();
+  if (options.abortAfterFinishWith !== undefined) {
+    controller.abort(options.abortAfterFinishWith);
+  }
+  await finishing;
   return { outcome, lines, progress, reports, stats, calls, timers, log, finishedWith };
 }

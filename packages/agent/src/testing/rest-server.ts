@@ -3,11 +3,13 @@
  * A real restic rest-server (from scripts/fetch-tools.sh) with private repositories and one
  * htpasswd user, on a port the server picks itself and prints. Optionally append-only (DELETE
  * answered 403 except for locks), and on the data of an earlier server, so a test can fill a
- * repository first and then meet it as append-only storage.
+ * repository first and then meet it as append-only storage. Also a rest-server URL that nobody
+ * answers on, for a repository that is down.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -27,6 +29,18 @@ export interface RestServerOptions {
   appendOnly?: boolean;
   /** The `dir` of a stopped server: its user and repositories are served again. */
   dir?: string;
+}
+
+/** A rest-server URL on a loopback port that was free a moment ago and has nobody listening now. */
+export async function deadRestUrl(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const address = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  if (address === null || typeof address === "string") {
+    throw new Error("no port");
+  }
+  return `rest:http://127.0.0.1:${address.port}/dead`;
 }
 
 function tool(name: string, binary: string): string | undefined {

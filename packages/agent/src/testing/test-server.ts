@@ -14,6 +14,7 @@ import {
   type PayloadOf,
   type ServerMessageType,
 } from "@fleetback/protocol";
+import { afterEach, beforeEach } from "vitest";
 import { type WebSocket, WebSocketServer } from "ws";
 import { systemTimers } from "../time/timers.js";
 
@@ -165,4 +166,26 @@ export async function startTestServer(): Promise<TestServer> {
   }
   test.url = `http://127.0.0.1:${address.port}`;
   return test;
+}
+
+/**
+ * A fresh test server for each test of the calling file, stopped after it; call the returned
+ * function for the current one. Vitest runs after-hooks in reverse, so an afterEach the file
+ * registers later (stopping its harness, say) runs while this server still listens.
+ */
+export function useTestServer(): () => TestServer {
+  let current: TestServer | undefined;
+  beforeEach(async () => {
+    current = await startTestServer();
+  });
+  afterEach(async () => {
+    await current?.stop();
+    current = undefined;
+  });
+  return () => {
+    if (current === undefined) {
+      throw new Error("the test server runs only inside a test");
+    }
+    return current;
+  };
 }

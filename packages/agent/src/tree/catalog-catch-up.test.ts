@@ -5,39 +5,24 @@ import type { CatalogAckStatus, CatalogDelta, Snapshot, TreeEntry } from "@fleet
 import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger, type MemoryLogger } from "../testing/memory-logger.js";
+import { newestFirst, groupSnapshot as snap, writeIndex } from "../testing/tree-index.js";
 import { type CatalogRequest, createCatalogCatchUp } from "./catalog-catch-up.js";
 import { CATALOG_CATCH_UP_MAX } from "./catalog-plan.js";
 import { type CatalogSender, createCatalogSender } from "./catalog-sender.js";
 import { catalogStateFile, readCatalogHeader, writeCatalogBase } from "./catalog-state.js";
-import { createIndexWriter } from "./index-writer.js";
 
 const URL = "/srv/repo";
+/** groupSnapshot's default host. */
 const HOST = "web1";
 const MTIME = "2026-03-01T10:00:00.000Z";
 
-/** Snapshot `n` of `tag` by `hostname`, n hours into the day; its /srv/a is n bytes long. */
-function snap(n: number, tag = "docs", hostname = HOST): Snapshot {
-  const codes = ["docs", "mail", "logs"];
-  const id = `${codes.indexOf(tag) + 1}${hostname.slice(-1)}${String(n).padStart(2, "0")}`.padEnd(64, "a");
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    time: new Date(Date.UTC(2026, 2, 1, n)).toISOString(),
-    hostname,
-    paths: ["/srv"],
-    tags: [tag],
-    size_bytes: 0,
-    file_count: 0,
-  };
-}
-
+/** The hour of each snapshot listed so far (groupSnapshot keeps it in its id); it sizes /srv/a. */
 const byId = new Map<string, number>();
 function known(snapshots: Snapshot[]): Snapshot[] {
   for (const snapshot of snapshots) {
     byId.set(snapshot.id, Number(snapshot.id.slice(2, 4)));
   }
-  // As restic/snapshots-report.ts hands them: newest first.
-  return [...snapshots].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
+  return newestFirst(snapshots);
 }
 
 function nodes(n: number): TreeEntry[] {
@@ -45,16 +30,6 @@ function nodes(n: number): TreeEntry[] {
     { name: "srv", path: "/srv", type: "dir", size: 0, mtime: MTIME },
     { name: "a", path: "/srv/a", type: "file", size: n, mtime: MTIME },
   ];
-}
-
-async function indexOf(n: number): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "fleetback-catch-up-index-"));
-  const writer = createIndexWriter(dir);
-  for (const entry of nodes(n)) {
-    writer.add(entry);
-  }
-  writer.finish();
-  return dir;
 }
 
 let stateDir: string;
@@ -108,7 +83,7 @@ function catchUp(maxSnapshots?: number) {
       if (onIndex(snapshotId, signal) === "fail" || signal.aborted) {
         return undefined;
       }
-      return indexOf(byId.get(snapshotId) ?? 0);
+      return writeIndex(nodes(byId.get(snapshotId) ?? 0));
     },
     ...(maxSnapshots === undefined ? {} : { maxSnapshots }),
   });

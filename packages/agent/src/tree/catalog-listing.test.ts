@@ -1,26 +1,15 @@
-import { appendFile, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { appendFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CATALOG_PATH_MAX_LENGTH, type TreeEntry } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
+import { writeIndex } from "../testing/tree-index.js";
 import { catalogFiles, indexEntries } from "./catalog-listing.js";
-import { createIndexWriter, DIRS_FILE, ENTRIES_FILE } from "./index-writer.js";
+import { DIRS_FILE, ENTRIES_FILE } from "./index-writer.js";
 
 const MTIME = "2026-11-21T23:40:02.000Z";
 
 function node(path: string, type: TreeEntry["type"] = "file", size = type === "file" ? 10 : 0): TreeEntry {
   return { name: path.slice(path.lastIndexOf("/") + 1), path, type, size, mtime: MTIME };
-}
-
-/** An index as a backup's prebuild writes it: restic's depth-first order, through the real writer. */
-async function indexOf(nodes: TreeEntry[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "fleetback-catalog-listing-"));
-  const writer = createIndexWriter(dir);
-  for (const entry of nodes) {
-    writer.add(entry);
-  }
-  writer.finish();
-  return dir;
 }
 
 async function all(indexDir: string): Promise<TreeEntry[]> {
@@ -48,7 +37,7 @@ describe("catalogue listing of a tree index", () => {
       node("/srv", "dir"),
       node("/srv/e", "file", 123_456_789_012),
     ];
-    expect(await all(await indexOf(nodes))).toEqual(nodes);
+    expect(await all(await writeIndex(nodes))).toEqual(nodes);
   });
 
   it("reads an index far larger than one read chunk, every path once", async () => {
@@ -60,23 +49,23 @@ describe("catalogue listing of a tree index", () => {
         nodes.push(node(`/mail/${String(i).padStart(6, "0")}-dir/inner`));
       }
     }
-    const paths = (await all(await indexOf(nodes))).map((entry) => entry.path);
+    const paths = (await all(await writeIndex(nodes))).map((entry) => entry.path);
     expect(paths).toHaveLength(nodes.length);
     expect(new Set(paths)).toEqual(new Set(nodes.map((entry) => entry.path)));
   });
 
   it("leaves over-long paths out of the catalogue's files", async () => {
     const long = `/d/${"x".repeat(CATALOG_PATH_MAX_LENGTH)}`;
-    const files = await catalogFiles(await indexOf([node("/d", "dir"), node(long), node("/d/short")]));
+    const files = await catalogFiles(await writeIndex([node("/d", "dir"), node(long), node("/d/short")]));
     expect([...files.keys()]).toEqual(["/d", "/d/short"]);
     expect(files.get("/d/short")).toBe(`file\t10\t${MTIME}`);
   });
 
   it("throws on a damaged index instead of yielding part of it", async () => {
-    const cut = await indexOf([node("/a", "dir"), node("/a/b")]);
+    const cut = await writeIndex([node("/a", "dir"), node("/a/b")]);
     await appendFile(join(cut, ENTRIES_FILE), '["half"');
     await expect(all(cut)).rejects.toThrow(/ends inside a line/);
-    const bad = await indexOf([node("/a", "dir")]);
+    const bad = await writeIndex([node("/a", "dir")]);
     await writeFile(join(bad, DIRS_FILE), "{}\n");
     await expect(all(bad)).rejects.toThrow(/damaged/);
   });

@@ -1,27 +1,9 @@
 import type { Snapshot } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
+import { newestFirst, groupSnapshot as snapshot } from "../testing/tree-index.js";
 import { CATALOG_CATCH_UP_MAX, planCatalogue } from "./catalog-plan.js";
 
 const GROUP = { tag: "docs", hostname: "web1" };
-
-/** Snapshot `n` of `tag` by `hostname`, n hours into the day. */
-function snapshot(n: number, tag = "docs", hostname = "web1"): Snapshot {
-  const id = `${tag.slice(0, 1)}${hostname.slice(-1)}${String(n).padStart(2, "0")}`.padEnd(64, "0");
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    time: new Date(Date.UTC(2026, 2, 1, n)).toISOString(),
-    hostname,
-    paths: ["/srv"],
-    tags: [tag],
-    size_bytes: 0,
-    file_count: 0,
-  };
-}
-
-/** As restic/snapshots-report.ts hands them: newest first. */
-const newestFirst = (snapshots: Snapshot[]) =>
-  [...snapshots].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
 
 const ids = (snapshots: Snapshot[]) => snapshots.map((s) => s.id);
 
@@ -58,7 +40,10 @@ describe("which snapshots the file catalogue owes", () => {
       snapshot(4, "mail", "web1"),
       { ...snapshot(6), tags: ["docs-old"] },
     ]);
-    const plan = planCatalogue(listed, GROUP, { snapshot_id: snapshot(1).id, time: snapshot(1).time });
+    const plan = planCatalogue(listed, GROUP, {
+      snapshot_id: snapshot(1).id,
+      time: snapshot(1).time,
+    });
     expect(ids(plan.snapshots)).toEqual(ids(own));
     // Without a base the newest of the group is this host's, not another's newer one.
     expect(ids(planCatalogue(listed, { tag: "docs", hostname: "web2" }, undefined).snapshots)).toEqual([

@@ -6,6 +6,7 @@ import type { CatalogAck, CatalogAckStatus, CatalogDelta, TreeEntry } from "@fle
 import { createManualTimers, type ManualTimers } from "@fleetback/protocol/manual-timers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createMemoryLogger, type MemoryLogger } from "../testing/memory-logger.js";
+import { writeIndex } from "../testing/tree-index.js";
 import { DEFAULT_PART_LIMITS } from "./catalog-delta.js";
 import {
   CATALOG_ACK_TIMEOUT_MS,
@@ -15,7 +16,6 @@ import {
   createCatalogSender,
 } from "./catalog-sender.js";
 import { catalogStateFile, readCatalogBase } from "./catalog-state.js";
-import { createIndexWriter } from "./index-writer.js";
 
 const URL = "/srv/repo";
 const TAG = "docs";
@@ -30,16 +30,6 @@ function node(path: string, type: TreeEntry["type"] = "file", size = 1): TreeEnt
 const FIRST_TREE = [node("/srv", "dir", 0), node("/srv/a"), node("/srv/b"), node("/srv/c")];
 /** /srv/a grew, /srv/b went, /srv/d came. */
 const SECOND_TREE = [node("/srv", "dir", 0), node("/srv/a", "file", 2), node("/srv/c"), node("/srv/d")];
-
-async function indexOf(nodes: TreeEntry[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "fleetback-catalog-index-"));
-  const writer = createIndexWriter(dir);
-  for (const entry of nodes) {
-    writer.add(entry);
-  }
-  writer.finish();
-  return dir;
-}
 
 let stateDir: string;
 let timers: ManualTimers;
@@ -89,7 +79,7 @@ async function snapshot(
   nodes: TreeEntry[],
   time = "2026-03-02T00:00:00Z",
 ): Promise<CatalogSnapshot> {
-  return { indexDir: await indexOf(nodes), repositoryUrl: URL, snapshotId: id, tag: TAG, time };
+  return { indexDir: await writeIndex(nodes), repositoryUrl: URL, snapshotId: id, tag: TAG, time };
 }
 
 async function baseId(): Promise<string | null> {

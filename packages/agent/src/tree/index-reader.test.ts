@@ -3,11 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TreeEntry, TreeListResult } from "@fleetback/protocol";
 import { beforeAll, describe, expect, it } from "vitest";
+import { writeIndex } from "../testing/tree-index.js";
 import { systemClock } from "../time/clock.js";
 import { runsOf } from "./index-reader.js";
 import { seekRuns } from "./index-seek.js";
 import { createIndexStore, type IndexStore } from "./index-store.js";
-import { createIndexWriter, DIRS_FILE, ENTRIES_FILE } from "./index-writer.js";
+import { DIRS_FILE, ENTRIES_FILE } from "./index-writer.js";
 import { compareNames } from "./tree-page.js";
 
 const MTIME = "2026-11-21T23:40:02.000Z";
@@ -27,11 +28,7 @@ async function indexOf(nodes: TreeEntry[]): Promise<IndexStore> {
   lastRoot = await mkdtemp(join(tmpdir(), "fleetback-reader-"));
   const store = createIndexStore({ root: lastRoot, clock: systemClock });
   const target = await store.begin("k");
-  const writer = createIndexWriter(target.dir);
-  for (const entry of nodes) {
-    writer.add(entry);
-  }
-  writer.finish();
+  await writeIndex(nodes, target.dir);
   await target.commit();
   return store;
 }

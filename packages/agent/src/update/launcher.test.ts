@@ -72,6 +72,7 @@ async function setUp(
   return {
     dir,
     ref,
+    writeRecord: (written: BootRecord) => platform.writeRecord(written),
     env,
     imported,
     timers,
@@ -92,10 +93,7 @@ describe("launcher", () => {
 
   it("imports the active bundle with FLEETBACK_AGENT_LAUNCHED set and passes its exit status on", async () => {
     const setup = await setUp(undefined);
-    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      active: setup.ref,
-    });
+    await setup.writeRecord({ format: 1, active: setup.ref });
     const outcome = setup.start();
     await waitUntil(() => setup.imported.length === 1);
     expect(setup.imported).toEqual([join(setup.dir, "agent-0.2.0.mjs")]);
@@ -106,10 +104,7 @@ describe("launcher", () => {
 
   it("runs itself when the active file was altered", async () => {
     const setup = await setUp(undefined);
-    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      active: { ...setup.ref, sha256: sha256Hex("other") },
-    });
+    await setup.writeRecord({ format: 1, active: { ...setup.ref, sha256: sha256Hex("other") } });
     expect(await setup.start()).toEqual({ kind: "self" });
   });
 
@@ -122,10 +117,7 @@ describe("launcher", () => {
       "bm90IGEgc2ln",
     ]) {
       const setup = await setUp(undefined);
-      await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
-        format: 1,
-        active: { ...setup.ref, signature },
-      });
+      await setup.writeRecord({ format: 1, active: { ...setup.ref, signature } });
       expect(await setup.start(), signature).toEqual({ kind: "self" });
       expect(setup.imported).toEqual([]);
       expect(JSON.stringify(setup.log.entries), signature).toMatch(/signature/);
@@ -135,24 +127,18 @@ describe("launcher", () => {
   it("runs itself for an older record without a signature, or without a pinned key", async () => {
     const { signature: _none, ...unsigned } = (await setUp(undefined)).ref;
     const older = await setUp(undefined);
-    await createPosixPlatform({ dir: older.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      active: unsigned,
-    });
+    await older.writeRecord({ format: 1, active: unsigned });
     expect(await older.start()).toEqual({ kind: "self" });
     expect(JSON.stringify(older.log.entries)).toMatch(/keeps no release signature/);
     const keyless = await setUp(undefined, "bundle", null);
-    await createPosixPlatform({ dir: keyless.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      active: keyless.ref,
-    });
+    await keyless.writeRecord({ format: 1, active: keyless.ref });
     expect(await keyless.start()).toEqual({ kind: "self" });
     expect(keyless.imported).toEqual([]);
   });
 
   it("rolls back a trial whose signature does not verify, without starting it", async () => {
     const setup = await setUp(undefined);
-    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
+    await setup.writeRecord({
       format: 1,
       trial: { ...setup.ref, signature: createReleaseSigner().sign(Buffer.from("two")), staged_at: "s" },
     });
@@ -165,19 +151,13 @@ describe("launcher", () => {
 
   it("never imports a bundle into a single executable", async () => {
     const setup = await setUp(undefined, "sea");
-    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      active: setup.ref,
-    });
+    await setup.writeRecord({ format: 1, active: setup.ref });
     expect(await setup.start()).toEqual({ kind: "self" });
   });
 
   it("ends a trial that misses its deadline with 75, rolled back", async () => {
     const setup = await setUp(undefined);
-    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      trial: { ...setup.ref, staged_at: "s" },
-    });
+    await setup.writeRecord({ format: 1, trial: { ...setup.ref, staged_at: "s" } });
     const outcome = setup.start();
     await waitUntil(() => setup.imported.length === 1);
     expect((await setup.readRecord())?.trial?.started_at).toBe("2026-01-01T00:00:00.000Z");
@@ -193,10 +173,7 @@ describe("launcher", () => {
 
   it("ends a trial at the period it was given instead of UPDATE_TRIAL_MS", async () => {
     const setup = await setUp(undefined);
-    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      trial: { ...setup.ref, staged_at: "s" },
-    });
+    await setup.writeRecord({ format: 1, trial: { ...setup.ref, staged_at: "s" } });
     const outcome = setup.start(5_000);
     await waitUntil(() => setup.imported.length === 1);
     setup.timers.advance(4_999);
@@ -214,10 +191,7 @@ describe("launcher", () => {
     // A bundle whose top level returns while its timers and sockets keep running (and never
     // connect) must still be rolled back at the deadline.
     const setup = await setUp(undefined);
-    await createPosixPlatform({ dir: setup.dir, fs: nodeFileOps }).writeRecord({
-      format: 1,
-      trial: { ...setup.ref, staged_at: "s" },
-    });
+    await setup.writeRecord({ format: 1, trial: { ...setup.ref, staged_at: "s" } });
     const outcome = setup.start();
     await waitUntil(() => setup.imported.length === 1);
     setup.finish(0);
