@@ -102,6 +102,22 @@ export function argsAfterSubcommand(args: readonly string[]): string[] {
   return subcommand === undefined ? [] : args.slice(args.indexOf(subcommand) + 1);
 }
 
+/** Ends of a stand-in restic run (JobTestOptions.runs): stopped by the agent's SIGINT, or done. */
+export const INTERRUPTED: ProcessResult = {
+  kind: "exited",
+  exitCode: null,
+  signal: "SIGINT",
+  cancelled: true,
+  timedOut: false,
+};
+export const EXITED_0: ProcessResult = {
+  kind: "exited",
+  exitCode: 0,
+  signal: null,
+  cancelled: false,
+  timedOut: false,
+};
+
 export interface JobTestOptions {
   /** The recording restic replays for each invocation other than `version`. */
   replay: (subcommand: string, spec: ProcessSpec) => Recording;

@@ -1,13 +1,23 @@
 /**
  * @module testing/tree-index
- * For the tests under tree/: tree indexes written by the real writer, and made-up snapshots (one
- * per tag, host and hour, with an id that tells them apart and encodes the hour).
+ * For the tests under tree/: tree indexes written by the real writer, made-up snapshots (one per
+ * tag, host and hour, with an id that tells them apart and encodes the hour), and a tree browser
+ * whose restic replays the recorded `restic ls` of the recorded tree.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Snapshot, TreeEntry } from "@fleetback/protocol";
+import { createCredentialStore } from "../restic/credential-store.js";
+import { createReplayRunner, type Recording } from "../restic/replay-adapter.js";
+import { createRestic } from "../restic/restic.js";
+import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
+import { systemClock } from "../time/clock.js";
+import type { Timers } from "../time/timers.js";
 import { createIndexWriter } from "../tree/index-writer.js";
+import { createTreeBrowser } from "../tree/tree-browser.js";
+import { argsAfterSubcommand, type FixtureVersion, fixture, recordedScenario } from "./job-run.js";
+import { createMemoryLogger } from "./memory-logger.js";
 
 /**
  * Writes `nodes` as a tree index into `dir` (a fresh temp dir when absent) and returns the dir. The
@@ -52,3 +62,59 @@ export function groupSnapshot(n: number, tag = "docs", hostname = "web1"): Snaps
 export function newestFirst(snapshots: Snapshot[]): Snapshot[] {
   return [...snapshots].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
 }
+
+/** The recordings list S1 of this tree (the same path and snapshot in both versions' runs). */
+const LISTED_TREE = recordedScenario("0.18.0").tree;
+
+/** Replays the recorded ls outputs by the directory asked for. */
+export function lsReplay(version: FixtureVersion) {
+  return (spec: ProcessSpec): Recording => {
+    const [, , dir] = argsAfterSubcommand(spec.args);
+    switch (dir) {
+      case undefined:
+        return fixture(version, "ls-whole");
+      case "/":
+        return fixture(version, "ls-root");
+      case `${LISTED_TREE}/docs`:
+        return fixture(version, "ls-dir");
+      case `${LISTED_TREE}/docs/readme.txt`:
+        return fixture(version, "ls-file");
+      default:
+        return fixture(version, "ls-nonexistent-path");
+    }
+  };
+}
+
+/** A tree browser over its own fresh state dir, whose restic is `replay` (through `wrap`, if given). */
+export async function browserFor(
+  replay: (spec: ProcessSpec) => Recording,
+  url = "/srv/repo",
+  options: {
+    buildWaitMs?: number;
+    timers?: Timers;
+    wrap?: (runner: ResticRunner) => ResticRunner;
+    agentDirs?: string[];
+  } = {},
+) {
+  const stateDir = await mkdtemp(join(tmpdir(), "fleetback-tree-"));
+  const runner = createReplayRunner(replay);
+  const used = options.wrap?.(runner) ?? runner;
+  const restic = createRestic({ runner: used, command: "restic", stateDir, parentEnv: {} });
+  const credentials = createCredentialStore();
+  credentials.setRepository("repo", { url, password: "tree-test-pw" });
+  const log = createMemoryLogger();
+  const browser = createTreeBrowser({
+    restic,
+    credentials,
+    stateDir,
+    agentDirs: options.agentDirs ?? [stateDir],
+    clock: systemClock,
+    log,
+    buildWaitMs: options.buildWaitMs,
+    ...(options.timers ? { timers: options.timers } : {}),
+  });
+  return { browser, runner, stateDir, log };
+}
+
+/** The names of a tree.list answer's entries, in its order. */
+export const names = (result: { entries?: TreeEntry[] }) => result.entries?.map((entry) => entry.name);
