@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { connect, pgliteOptions } from "./connect.js";
 import { executeRows } from "./database.js";
 import { loadMigrations, MIGRATIONS_TABLE, migrate } from "./migrate.js";
-import { createPgliteDataDir, isPgliteDataDir, PGLITE_TEMPLATE } from "./pglite-create.js";
+import { buildTemplate, createPgliteDataDir, heldBy, isPgliteDataDir } from "./pglite-create.js";
 
 /** What connect() passes: PGlite's defaults plus the smaller buffers. */
 async function startParams(): Promise<string[]> {
@@ -16,6 +15,20 @@ async function startParams(): Promise<string[]> {
 }
 
 describe("creating a PGlite data dir", () => {
+  it("uses a template only when its migrations begin the list asked for, and then applies the rest", async () => {
+    const migrations = await loadMigrations();
+    const held = (list: typeof migrations) => list.map(({ id, checksum }) => ({ id, checksum }));
+    const older = { file: "t.tar.gz", holds: held(migrations.slice(0, -2)) };
+    expect(heldBy(older, migrations)).toBe(migrations.length - 2);
+    expect(heldBy({ file: "t.tar.gz", holds: held(migrations) }, migrations)).toBe(migrations.length);
+    // A newer build's template, an edited migration, another project's list: not this database.
+    expect(heldBy({ file: "t.tar.gz", holds: held(migrations) }, migrations.slice(0, -1))).toBeUndefined();
+    const edited = held(migrations).map((m, i) => (i === 3 ? { ...m, checksum: "0".repeat(64) } : m));
+    expect(heldBy({ file: "t.tar.gz", holds: edited }, migrations)).toBeUndefined();
+    expect(heldBy({ file: "t.tar.gz", holds: held(migrations) }, [])).toBeUndefined();
+    expect(heldBy({ file: "t.tar.gz", holds: [] }, migrations)).toBe(0);
+  });
+
   it("fails with what the child said when the dir cannot be made", async () => {
     const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
     try {
@@ -38,7 +51,9 @@ describe("creating a PGlite data dir", () => {
       await mkdir(location, { recursive: true });
       expect(isPgliteDataDir(location)).toBe(false);
       // The build writes it (scripts/pglite-template.mjs); tests run after the build.
-      expect(existsSync(PGLITE_TEMPLATE)).toBe(true);
+      const template = buildTemplate();
+      expect(template?.holds.length).toBe(migrations.length);
+      const createdAfter = new Date(Date.now() - 1_000);
       const peakBefore = process.resourceUsage().maxRSS;
       expect(await createPgliteDataDir(location, await startParams(), migrations)).toEqual({
         from: "template",
@@ -49,11 +64,17 @@ describe("creating a PGlite data dir", () => {
       expect(process.resourceUsage().maxRSS - peakBefore).toBeLessThan(100 * 1024);
       const connection = await connect({ dataDir: dir });
       try {
-        const recorded = await executeRows<{ name: string; checksum: string }>(
+        const recorded = await executeRows<{ name: string; checksum: string; applied_at: Date | string }>(
           connection.db,
-          sql.raw(`SELECT name, checksum FROM ${MIGRATIONS_TABLE} ORDER BY id`),
+          sql.raw(`SELECT name, checksum, applied_at FROM ${MIGRATIONS_TABLE} ORDER BY id`),
         );
-        expect(recorded).toEqual(migrations.map(({ name, checksum }) => ({ name, checksum })));
+        expect(recorded.map(({ name, checksum }) => ({ name, checksum }))).toEqual(
+          migrations.map(({ name, checksum }) => ({ name, checksum })),
+        );
+        // Applied to this install when it was made, not when the build dumped the template.
+        for (const row of recorded) {
+          expect(new Date(row.applied_at).getTime()).toBeGreaterThanOrEqual(createdAfter.getTime());
+        }
         const tables = await executeRows<{ n: number }>(
           connection.db,
           sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('hosts', 'jobs', 'job_logs')`,
@@ -76,7 +97,10 @@ describe("creating a PGlite data dir", () => {
       const location = join(dir, "pglite");
       await mkdir(location, { recursive: true });
       const migrations = await loadMigrations();
-      const created = await createPgliteDataDir(location, await startParams(), migrations, damaged);
+      const created = await createPgliteDataDir(location, await startParams(), migrations, {
+        file: damaged,
+        holds: [],
+      });
       expect(created.from).toBe("initdb");
       expect(created.templateRefused).toBeTruthy();
       const connection = await connect({ dataDir: dir });
