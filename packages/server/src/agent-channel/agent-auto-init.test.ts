@@ -5,18 +5,13 @@ import { NEVER_RECEIVED_REASON } from "../jobs/reconcile-jobs.js";
 import { eventually } from "../testing/eventually.js";
 import { bindCredentials, readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { connectAgent, connectSettledAgent } from "../testing/test-agent.js";
 
 const repo = { url: "rest:https://backup.example:8000/web-1", password: "repo-secret-1" };
 
 runServerSuite("agent channel: auto-init and reconciliation", (server) => {
-  async function connected(token: string, runningJobIds: string[] = []): Promise<TestAgent> {
-    const agent = await connectAgent(server.wsUrl, token);
-    agent.hello({ running_job_ids: runningJobIds });
-    await agent.waitFor((frame) => frame.type === "schedule.set");
-    await server.channel.idle();
-    return agent;
-  }
+  const connected = (token: string, runningJobIds: string[] = []) =>
+    connectSettledAgent(server, token, { running_job_ids: runningJobIds });
 
   const jobsOf = (hostId: string, kind: Job["kind"]) =>
     server.deps.db

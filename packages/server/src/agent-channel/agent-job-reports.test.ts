@@ -6,17 +6,12 @@ import { eventually } from "../testing/eventually.js";
 import { readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { spyOnTableWrites } from "../testing/table-writes.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { connectAgent, connectSettledAgent } from "../testing/test-agent.js";
 import { startTestServer } from "../testing/test-server.js";
 
 runServerSuite("agent channel: job reports", (server) => {
-  async function connected(token: string, runningJobIds: string[] = []): Promise<TestAgent> {
-    const agent = await connectAgent(server.wsUrl, token);
-    agent.hello({ running_job_ids: runningJobIds });
-    await agent.waitFor((frame) => frame.type === "schedule.set");
-    await server.channel.idle();
-    return agent;
-  }
+  const connected = (token: string, runningJobIds: string[] = []) =>
+    connectSettledAgent(server, token, { running_job_ids: runningJobIds });
 
   const now = () => server.deps.clock.now().toISOString();
 

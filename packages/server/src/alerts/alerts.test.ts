@@ -13,7 +13,7 @@ import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.j
 import { readJob, seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { connectSettledAgent, type TestAgent } from "../testing/test-agent.js";
 import { raiseAlert, resolveKey } from "./alerts.js";
 
 let webhook: HttpReceiver;
@@ -30,13 +30,7 @@ afterAll(async () => {
 runServerSuite("alerts from job outcomes", (server) => {
   let agent: TestAgent | undefined;
 
-  async function connected(token: string): Promise<TestAgent> {
-    const next = await connectAgent(server.wsUrl, token);
-    next.hello();
-    await next.waitFor((frame) => frame.type === "schedule.set");
-    await server.channel.idle();
-    return next;
-  }
+  const connected = (token: string) => connectSettledAgent(server, token);
 
   async function finish(
     hostId: string,

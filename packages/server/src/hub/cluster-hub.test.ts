@@ -8,21 +8,9 @@ import { markHostOffline } from "../hosts/presence.js";
 import { createIds } from "../ids.js";
 import { createLogger } from "../log.js";
 import { eventually as pollUntil } from "../testing/eventually.js";
+import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import type { AgentConnection } from "./local-hub.js";
 import { HubOfflineError, HubTimeoutError } from "./types.js";
-
-/** A socket as the hub sees it: the agent channel adapts a real `ws` socket to this interface. */
-function connectionOf(hostId: string) {
-  const frames: string[] = [];
-  const closed: Array<{ code: number; reason: string }> = [];
-  const connection: AgentConnection = {
-    hostId,
-    send: (frame) => frames.push(frame),
-    close: (code, reason) => closed.push({ code, reason }),
-  };
-  return { connection, frames, closed };
-}
 
 /**
  * What another replica heard over LISTEN/NOTIFY shows only in its state, so that state is polled;
@@ -68,15 +56,15 @@ runDbSuite("cluster hub", (getDb, context) => {
     expect(b.hub.hasPeers()).toBe(true);
     await eventually(() => a.hub.hasPeers(), "A to know B");
     const { host } = await seedHost({ db: getDb() });
-    const socket = connectionOf(host.id);
-    a.hub.register(socket.connection);
+    const socket = createRecordingConnection(host.id);
+    a.hub.register(socket);
     await a.hub.settle(host.id);
     await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
     expect(b.hub.onlineHostIds()).toEqual([host.id]);
 
     expect(b.hub.send(host.id, "command.cancel", { job_id: JOB_ID })).toBe(true);
-    await eventually(() => socket.frames.length === 1, "the frame on A's socket");
-    const sent = decodeServerMessage(socket.frames[0] ?? "");
+    await eventually(() => socket.sent.length === 1, "the frame on A's socket");
+    const sent = decodeServerMessage(socket.sent[0] ?? "");
     expect(sent.ok && sent.message.type).toBe("command.cancel");
 
     // A request from B; the agent's reply reaches A's channel, which hands it to A's hub.
@@ -88,7 +76,7 @@ runDbSuite("cluster hub", (getDb, context) => {
       "tree.list.result",
       5_000,
     );
-    const frame = await eventually(() => socket.frames[1], "the request on A's socket");
+    const frame = await eventually(() => socket.sent[1], "the request on A's socket");
     const request = JSON.parse(frame) as { id: string; type: string };
     expect(request.type).toBe("tree.list");
     const entries = Array.from({ length: 200 }, (_, i) => ({
@@ -114,7 +102,7 @@ runDbSuite("cluster hub", (getDb, context) => {
   it("times out a request the agent never answers, and refuses a host no replica holds", async () => {
     const [a, b] = [await replica(), await replica()];
     const { host } = await seedHost({ db: getDb() });
-    a.hub.register(connectionOf(host.id).connection);
+    a.hub.register(createRecordingConnection(host.id));
     await a.hub.settle(host.id);
     await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
     await expect(
@@ -135,23 +123,25 @@ runDbSuite("cluster hub", (getDb, context) => {
   it("the newest connection wins across replicas: the older socket is closed, the host stays online", async () => {
     const [a, b] = [await replica(), await replica()];
     const { host } = await seedHost({ db: getDb() });
-    const older = connectionOf(host.id);
-    a.hub.register(older.connection);
+    const older = createRecordingConnection(host.id);
+    a.hub.register(older);
     await a.hub.settle(host.id);
-    const newer = connectionOf(host.id);
-    b.hub.register(newer.connection);
+    const newer = createRecordingConnection(host.id);
+    b.hub.register(newer);
     await b.hub.settle(host.id);
-    await eventually(() => older.closed[0], "A to close the older socket");
-    expect(older.closed).toEqual([{ code: CLOSE_CODES.replaced, reason: "replaced by a newer connection" }]);
+    await eventually(() => older.closedWith[0], "A to close the older socket");
+    expect(older.closedWith).toEqual([
+      { code: CLOSE_CODES.replaced, reason: "replaced by a newer connection" },
+    ]);
     // The older socket's close runs through A's channel: its cleanup must not remove B's row.
-    a.hub.unregister(older.connection);
+    a.hub.unregister(older);
     await a.hub.settle(host.id);
     const rows = await getDb().select().from(hostConnections).where(eq(hostConnections.hostId, host.id));
     expect(rows.map((row) => row.replicaId)).toEqual([b.replicaId]);
     await eventually(() => a.hub.isOnline(host.id), "A to see the host online through B");
     expect(a.hub.send(host.id, "command.cancel", { job_id: JOB_ID })).toBe(true);
-    await eventually(() => newer.frames.length === 1, "A's message on B's socket");
-    expect(older.frames).toEqual([]);
+    await eventually(() => newer.sent.length === 1, "A's message on B's socket");
+    expect(older.sent).toEqual([]);
     // And the host is not marked offline by the older socket's end.
     await getDb().update(hosts).set({ status: "online" }).where(eq(hosts.id, host.id));
     await markHostOffline(getDb(), host.id, new Date());
@@ -162,14 +152,14 @@ runDbSuite("cluster hub", (getDb, context) => {
   it("disconnects a host held by another replica", async () => {
     const [a, b] = [await replica(), await replica()];
     const { host } = await seedHost({ db: getDb() });
-    const socket = connectionOf(host.id);
-    a.hub.register(socket.connection);
+    const socket = createRecordingConnection(host.id);
+    a.hub.register(socket);
     await a.hub.settle(host.id);
     await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
     b.hub.disconnect(host.id, CLOSE_CODES.hostDeleted, "host deleted");
     expect(b.hub.isOnline(host.id)).toBe(false);
-    await eventually(() => socket.closed[0], "A to close the socket");
-    expect(socket.closed[0]).toEqual({ code: CLOSE_CODES.hostDeleted, reason: "host deleted" });
+    await eventually(() => socket.closedWith[0], "A to close the socket");
+    expect(socket.closedWith[0]).toEqual({ code: CLOSE_CODES.hostDeleted, reason: "host deleted" });
     await a.hub.settle(host.id);
     expect(a.hub.isOnline(host.id)).toBe(false);
     expect(await getDb().select().from(hostConnections)).toEqual([]);
@@ -180,15 +170,15 @@ runDbSuite("cluster hub", (getDb, context) => {
     const hostIds: string[] = [];
     for (const name of ["web-1", "web-2", "web-3"]) {
       const { host } = await seedHost({ db: getDb() }, { name });
-      const socket = connectionOf(host.id);
-      a.hub.register(socket.connection);
+      const socket = createRecordingConnection(host.id);
+      a.hub.register(socket);
       hostIds.push(host.id);
     }
     await Promise.all(hostIds.map((id) => a.hub.settle(id)));
     await eventually(() => hostIds.every((id) => b.hub.isOnline(id)), "B to see the three hosts");
     const draining = a.hub.drain();
     // Sockets closing while draining are not recorded one by one.
-    a.hub.unregister(connectionOf(hostIds[0] ?? "").connection);
+    a.hub.unregister(createRecordingConnection(hostIds[0] ?? ""));
     await draining;
     expect(await getDb().select().from(hostConnections)).toEqual([]);
     await eventually(() => hostIds.every((id) => !b.hub.isOnline(id)), "B to see them gone");
@@ -198,7 +188,7 @@ runDbSuite("cluster hub", (getDb, context) => {
     const [a, b] = [await replica(), await replica()];
     const one = await seedHost({ db: getDb() });
     const two = await seedHost({ db: getDb() }, { name: "web-2" });
-    a.hub.register(connectionOf(one.host.id).connection);
+    a.hub.register(createRecordingConnection(one.host.id));
     await a.hub.settle(one.host.id);
     await eventually(() => b.hub.isOnline(one.host.id), "B to see host one online");
     // A freezes (kill -9, a network split): no heartbeat for longer than the TTL.
@@ -216,7 +206,7 @@ runDbSuite("cluster hub", (getDb, context) => {
     expect(b.hub.isOnline(one.host.id)).toBe(true);
 
     const c = await replica();
-    c.hub.register(connectionOf(two.host.id).connection);
+    c.hub.register(createRecordingConnection(two.host.id));
     await c.hub.settle(two.host.id);
     await eventually(() => b.hub.isOnline(two.host.id), "B to see host two online");
     await c.close();

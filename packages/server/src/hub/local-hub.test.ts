@@ -1,18 +1,8 @@
 import { decodeServerMessage, encode } from "@fleetback/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AgentConnection, createLocalHub } from "./local-hub.js";
+import { createRecordingConnection } from "../testing/recording-connection.js";
+import { createLocalHub } from "./local-hub.js";
 import { HubOfflineError, HubTimeoutError } from "./types.js";
-
-function fakeConnection(hostId: string) {
-  const frames: string[] = [];
-  const closed: Array<{ code: number; reason: string }> = [];
-  const connection: AgentConnection = {
-    hostId,
-    send: (frame) => frames.push(frame),
-    close: (code, reason) => closed.push({ code, reason }),
-  };
-  return { connection, frames, closed };
-}
 
 afterEach(() => {
   vi.useRealTimers();
@@ -21,32 +11,32 @@ afterEach(() => {
 describe("local hub", () => {
   it("sends to the current connection and reports offline hosts", () => {
     const hub = createLocalHub();
-    const a = fakeConnection("h1");
+    const a = createRecordingConnection("h1");
     expect(hub.send("h1", "command.cancel", { job_id: "01JD0000000000000000000000" })).toBe(false);
-    hub.register(a.connection);
+    hub.register(a);
     expect(hub.isOnline("h1")).toBe(true);
     expect(hub.send("h1", "command.cancel", { job_id: "01JD0000000000000000000000" })).toBe(true);
-    const decoded = decodeServerMessage(a.frames[0] ?? "");
+    const decoded = decodeServerMessage(a.sent[0] ?? "");
     expect(decoded.ok && decoded.message.type).toBe("command.cancel");
   });
 
   it("lets the newest connection win and ignores the old one's unregister", () => {
     const hub = createLocalHub();
-    const first = fakeConnection("h1");
-    const second = fakeConnection("h1");
-    expect(hub.register(first.connection)).toBeUndefined();
-    expect(hub.register(second.connection)).toBe(first.connection);
-    expect(hub.unregister(first.connection)).toBe(false);
+    const first = createRecordingConnection("h1");
+    const second = createRecordingConnection("h1");
+    expect(hub.register(first)).toBeUndefined();
+    expect(hub.register(second)).toBe(first);
+    expect(hub.unregister(first)).toBe(false);
     expect(hub.isOnline("h1")).toBe(true);
-    expect(hub.isCurrent(second.connection)).toBe(true);
-    expect(hub.unregister(second.connection)).toBe(true);
+    expect(hub.isCurrent(second)).toBe(true);
+    expect(hub.unregister(second)).toBe(true);
     expect(hub.isOnline("h1")).toBe(false);
   });
 
   it("correlates a reply by id and drops replies nobody waits for", async () => {
     const hub = createLocalHub();
-    const a = fakeConnection("h1");
-    hub.register(a.connection);
+    const a = createRecordingConnection("h1");
+    hub.register(a);
     const waiting = hub.request(
       "h1",
       "tree.list",
@@ -54,7 +44,7 @@ describe("local hub", () => {
       "tree.list.result",
       5_000,
     );
-    const sent = JSON.parse(a.frames[0] ?? "{}") as { id: string };
+    const sent = JSON.parse(a.sent[0] ?? "{}") as { id: string };
     const reply = JSON.parse(encode("tree.list.result", { entries: [] }, sent.id));
     expect(hub.deliverReply("h2", reply)).toBe(false);
     expect(hub.deliverReply("h1", reply)).toBe(true);
@@ -65,7 +55,7 @@ describe("local hub", () => {
   it("ends a waiting request at its timeout", async () => {
     vi.useFakeTimers();
     const hub = createLocalHub();
-    hub.register(fakeConnection("h1").connection);
+    hub.register(createRecordingConnection("h1"));
     const waiting = hub.request(
       "h1",
       "tree.list",
@@ -79,8 +69,8 @@ describe("local hub", () => {
 
   it("fails waiting requests when the host disconnects, and closes with the given code", async () => {
     const hub = createLocalHub();
-    const a = fakeConnection("h1");
-    hub.register(a.connection);
+    const a = createRecordingConnection("h1");
+    hub.register(a);
     const waiting = hub.request(
       "h1",
       "tree.list",
@@ -90,7 +80,7 @@ describe("local hub", () => {
     );
     hub.disconnect("h1", 4003, "host deleted");
     await expect(waiting).rejects.toBeInstanceOf(HubOfflineError);
-    expect(a.closed).toEqual([{ code: 4003, reason: "host deleted" }]);
+    expect(a.closedWith).toEqual([{ code: 4003, reason: "host deleted" }]);
     await expect(
       hub.request("h1", "tree.list", { snapshot_id: "abcd1234", path: "/" }, "tree.list.result", 5_000),
     ).rejects.toBeInstanceOf(HubOfflineError);

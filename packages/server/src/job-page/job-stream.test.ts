@@ -6,7 +6,7 @@ import { WebSocket } from "ws";
 import { eventually } from "../testing/eventually.js";
 import { readJob, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { connectSettledAgent } from "../testing/test-agent.js";
 import { startTestServer } from "../testing/test-server.js";
 import { REAUTHORISE_MS, type StreamMessage } from "./job-stream.js";
 
@@ -109,13 +109,7 @@ runServerSuite("job page live stream", (server) => {
     return (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
   }
 
-  async function connected(token: string): Promise<TestAgent> {
-    const agent = await connectAgent(server.wsUrl, token);
-    agent.hello();
-    await agent.waitFor((frame) => frame.type === "schedule.set");
-    await server.channel.idle();
-    return agent;
-  }
+  const connected = (token: string) => connectSettledAgent(server, token);
 
   const apiPost = async (path: string) =>
     fetch(`${server.url}${path}`, {

@@ -2,22 +2,12 @@
  * The job log's human lines, from restic's recorded output in testdata/restic (0.14 and 0.18, made
  * by scripts/record-restic-fixtures.mjs), plus the retry lines 0.18 prints for a dead repository.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { recordedOutput } from "../testing/restic-binaries.js";
 import { RETRY_LINE, renderLogLine } from "./log-render.js";
 
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
-    dir = dirname(dir);
-  }
-  return dir;
-}
-
 const lines = (version: string, name: string, stream = "stdout") =>
-  readFileSync(join(repoRoot(), "testdata", "restic", version, "local", `${name}.${stream}`), "utf8")
+  recordedOutput(version, `${name}.${stream}`)
     .split("\n")
     .filter((line) => line !== "");
 

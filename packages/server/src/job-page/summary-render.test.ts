@@ -3,26 +3,15 @@
  * forwards backup's and restore's summary message without `message_type`, and diff's statistics
  * with its own change counts).
  */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { recordedOutput, repoRoot } from "../testing/restic-binaries.js";
 import { summaryRows } from "./summary-render.js";
-
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
-    dir = dirname(dir);
-  }
-  return dir;
-}
 
 /** The last JSON line of a recording, without message_type: what job.finished.summary carries. */
 function recorded(version: string, name: string): Record<string, unknown> {
-  const text = readFileSync(
-    join(repoRoot(), "testdata", "restic", version, "local", `${name}.stdout`),
-    "utf8",
-  );
+  const text = recordedOutput(version, `${name}.stdout`);
   const last = text.trim().split("\n").at(-1) ?? "{}";
   const { message_type: _type, ...summary } = JSON.parse(last) as Record<string, unknown>;
   return summary;

@@ -6,33 +6,23 @@
  */
 import { encodePublicKey, generateSigningKeyPair, sign } from "@fleetback/crypto";
 import type { Hono } from "hono";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../auth/actor.js";
 import { applyCatalogPart } from "../catalog/catalog-apply.js";
 import { delta, entry, reportSnapshots, seedGroup } from "../catalog/catalog-test-support.js";
-import { createAnswerChecker } from "../testing/documented-answers.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { unansweredInShare } from "../testing/openapi-route-shares.js";
 import { seedHost } from "../testing/seed.js";
-import { documentedCall, type SeededApi, startSeededApi } from "../testing/seeded-api.js";
+import { useSeededApi } from "../testing/seeded-api.js";
 import type { TestDeps } from "../testing/test-deps.js";
 
-const checker = createAnswerChecker();
-const call = documentedCall(checker);
-let seeded: SeededApi | undefined;
 let deps: TestDeps;
 let app: Hono<AppEnv>;
 let admin: TestClient;
 let hostId: string;
 let offlineHostId: string;
-
-beforeAll(async () => {
-  seeded = await startSeededApi(call);
-  ({ deps, app, admin, hostId, offlineHostId } = seeded);
-});
-
-afterAll(async () => {
-  await seeded?.close();
+const { checker, call } = useSeededApi((api) => {
+  ({ deps, app, admin, hostId, offlineHostId } = api);
 });
 
 describe("answers match their documented schemas", () => {

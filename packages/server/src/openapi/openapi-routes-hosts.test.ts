@@ -6,38 +6,21 @@
  */
 import { alerts, jobLogs, schedules, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
 import { openHold } from "../holds/deletion-holds.js";
-import { createAnswerChecker } from "../testing/documented-answers.js";
 import type { TestClient } from "../testing/http.js";
 import { unansweredInShare } from "../testing/openapi-route-shares.js";
 import { seedHost, seedJob } from "../testing/seed.js";
-import {
-  DAY,
-  documentedCall,
-  PASSWORD,
-  type SeededApi,
-  snapshotId,
-  startSeededApi,
-} from "../testing/seeded-api.js";
+import { DAY, PASSWORD, snapshotId, useSeededApi } from "../testing/seeded-api.js";
 import type { TestDeps } from "../testing/test-deps.js";
 
-const checker = createAnswerChecker();
-const call = documentedCall(checker);
-let seeded: SeededApi | undefined;
 let deps: TestDeps;
 let admin: TestClient;
 let hostId: string;
 let offlineHostId: string;
-
-beforeAll(async () => {
-  seeded = await startSeededApi(call);
-  ({ deps, admin, hostId, offlineHostId } = seeded);
-});
-
-afterAll(async () => {
-  await seeded?.close();
+const { checker, call } = useSeededApi((api) => {
+  ({ deps, admin, hostId, offlineHostId } = api);
 });
 
 describe("answers match their documented schemas", () => {

@@ -11,32 +11,23 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { Hono } from "hono";
 import { Type } from "typebox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { API_OPERATIONS } from "../api-operations.js";
 import type { AppEnv, Role } from "../auth/actor.js";
 import { createAnswerChecker } from "../testing/documented-answers.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import type { HttpReceiver } from "../testing/http-receiver.js";
 import { shareProblems, unansweredInShare } from "../testing/openapi-route-shares.js";
-import { documentedCall, PASSWORD, type SeededApi, startSeededApi } from "../testing/seeded-api.js";
+import { PASSWORD, useSeededApi } from "../testing/seeded-api.js";
 import type { TestDeps } from "../testing/test-deps.js";
 import { createSchemaCollector } from "./json-schema.js";
 
-const checker = createAnswerChecker();
-const call = documentedCall(checker);
-let seeded: SeededApi | undefined;
 let deps: TestDeps;
 let app: Hono<AppEnv>;
 let admin: TestClient;
 let receiver: HttpReceiver;
-
-beforeAll(async () => {
-  seeded = await startSeededApi(call);
-  ({ deps, app, admin, receiver } = seeded);
-});
-
-afterAll(async () => {
-  await seeded?.close();
+const { checker, call } = useSeededApi((api) => {
+  ({ deps, app, admin, receiver } = api);
 });
 
 describe("the OpenAPI document", () => {

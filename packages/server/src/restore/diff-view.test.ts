@@ -1,36 +1,19 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { recordedOutput } from "../testing/restic-binaries.js";
 import { parseDiffLines } from "./diff-view.js";
-
-/** The repository root: the folder above this package that holds pnpm-workspace.yaml. */
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error("pnpm-workspace.yaml not found above the server package");
-    }
-    dir = parent;
-  }
-  return dir;
-}
 
 /**
  * restic's recorded output in testdata/restic (made by scripts/record-restic-fixtures.mjs and
  * committed): `diff` of the snapshots S1 and S4, between which one file was added, one removed
  * and two changed. A missing recording fails the test.
  */
-const fixturesDir = join(repoRoot(), "testdata", "restic");
-
 function stdoutOf(version: string, name: string): string[] {
-  return readFileSync(join(fixturesDir, version, "local", `${name}.stdout`), "utf8").split("\n");
+  return recordedOutput(version, `${name}.stdout`).split("\n");
 }
 
 /** The backed-up tree's path, the same in every recording. */
 function recordedTree(version: string): string {
-  const scenario = JSON.parse(readFileSync(join(fixturesDir, version, "local", "_scenario.json"), "utf8"));
+  const scenario = JSON.parse(recordedOutput(version, "_scenario.json"));
   return scenario.tree;
 }
 

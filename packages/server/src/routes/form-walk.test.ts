@@ -173,7 +173,8 @@ const FORMS: Record<string, Refusal | string> = {
   },
   ":action": "the recovery kit's password is checked by the kit's own test (recovery-kit.test)",
   "/hosts/:id/restore": "the restore wizard's steps, with their own refusals in restore-refused.test",
-  "/hosts/:id/snapshots/:id/forget": "exists only for a snapshot; its confirmation is in snapshots.test",
+  "/hosts/:id/snapshots/:id/forget":
+    "exists only for a snapshot; its confirmation is in snapshots-forget.test",
   "/settings/tokens/:id/revoke": BUTTON,
   "/policies/preview": {
     page: () => "/policies",

@@ -1,6 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { auditLog, hostCredentials, jobs, maintenance } from "@fleetback/db";
 import { formatBytes } from "@fleetback/web";
 import { eq } from "drizzle-orm";
@@ -8,21 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyRepoStats } from "../snapshots/repo-stats.js";
 import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
+import { recordedOutput } from "../testing/restic-binaries.js";
 import { bindCredentials, seedHost, seedJob } from "../testing/seed.js";
 import { type SignedInApp, startSignedInApp } from "../testing/signed-in-app.js";
 import type { TestDeps } from "../testing/test-deps.js";
 
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error("pnpm-workspace.yaml not found above the server package");
-    }
-    dir = parent;
-  }
-  return dir;
-}
 const REPO = { url: "rest:https://backup.example.org/db-01/", username: "db-01", password: "repo-pass" };
 
 let deps: TestDeps;
@@ -232,9 +219,11 @@ describe("repository stats", () => {
   // that mapping to the API and the page, which must name restic's numbers for what they are.
   for (const version of ["0.14.0", "0.18.0"] as const) {
     it(`restic ${version}: stored and uncompressed sizes are restic's total_size and total_uncompressed_size`, async () => {
-      const restic = JSON.parse(
-        readFileSync(join(repoRoot(), "testdata", "restic", version, "local", "stats-raw.stdout"), "utf8"),
-      ) as { total_size: number; total_uncompressed_size?: number; snapshots_count: number };
+      const restic = JSON.parse(recordedOutput(version, "stats-raw.stdout")) as {
+        total_size: number;
+        total_uncompressed_size?: number;
+        snapshots_count: number;
+      };
       // As the agent reports it: restic 0.14 has no uncompressed size at all.
       await applyRepoStats(
         deps.db,

@@ -7,6 +7,7 @@ import type { Snapshot, SnapshotsReportPart } from "@fleetback/protocol";
 import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../log.js";
+import { numberedSnapshot } from "../testing/seed.js";
 import { createReportAssembler, type ReportAssemblerOptions } from "./report-assembler.js";
 
 const REFRESHED_AT = "2026-11-22T03:00:00Z";
@@ -15,17 +16,12 @@ const REPORT_ID = "01M807RS6G7E17QDDMMZWYAX15";
 const NEWER_ID = "01M807RS6G7E17QDDMMZWYAX16";
 
 function snapshot(index: number): Snapshot {
-  const id = index.toString(16).padStart(64, "0");
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    time: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
-    hostname: "web-1",
+  return numberedSnapshot(index, {
     paths: ["/srv/secret-project"],
     tags: ["etc"],
     size_bytes: index,
     file_count: index,
-  };
+  });
 }
 
 /** `total` snapshots newest first, cut into `parts` parts of one report. */

@@ -1,27 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { executeRows, hosts, snapshots, snapshotTags } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
-import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { eq, getTableName, sql } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { seedHost } from "../testing/seed.js";
+import { numberedSnapshot, seedHost } from "../testing/seed.js";
 import { insertSnapshots } from "./snapshot-rows.js";
 import { listSnapshots, replaceSnapshots, snapshotJson } from "./snapshot-store.js";
-
-function wireSnapshot(index: number, fields: Partial<WireSnapshot> = {}): WireSnapshot {
-  const id = index.toString(16).padStart(64, "0");
-  return {
-    id,
-    short_id: id.slice(0, 8),
-    time: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
-    hostname: "web-1",
-    paths: ["/etc"],
-    tags: [],
-    size_bytes: 1_000 + index,
-    file_count: 10 + index,
-    ...fields,
-  };
-}
 
 runDbSuite("snapshot rows", (getDb, { engine, current }) => {
   it("stores every field as sent, whatever characters it holds, and times to the millisecond", async () => {
@@ -30,7 +14,7 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
     // What would end a COPY field or row, start an escape, or break an array literal.
     const odd = 'tab\there, newline\nCR\r back\\slash \\N "quoted" {braced} comma, ünï 🦀';
     const sent = [
-      wireSnapshot(2, {
+      numberedSnapshot(2, {
         hostname: odd,
         paths: [odd, "C:\\Users\\x", "/srv/a b"],
         tags: [odd, "{}", ""],
@@ -38,10 +22,10 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
         size_bytes: Number.MAX_SAFE_INTEGER,
         file_count: 7,
       }),
-      wireSnapshot(1, { hostname: "", paths: [], tags: ["NULL"] }),
+      numberedSnapshot(1, { hostname: "", paths: [], tags: ["NULL"] }),
     ];
     // restic before 0.17 reports no size or count (the agent sends 0 and 0): unknown, stored as null.
-    const unknown = wireSnapshot(3, { size_bytes: 0, file_count: 0 });
+    const unknown = numberedSnapshot(3, { size_bytes: 0, file_count: 0 });
     await replaceSnapshots(db, host.id, {
       snapshots: [unknown, ...sent],
       refreshed_at: "2026-01-02T00:00:00Z",
@@ -68,7 +52,7 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
       "2026-03-02T00:00:00.5Z",
       "2026-03-03T00:00:00.123456Z",
     ];
-    const sent = times.map((time, index) => wireSnapshot(index + 1, { time }));
+    const sent = times.map((time, index) => numberedSnapshot(index + 1, { time }));
     await replaceSnapshots(db, host.id, { snapshots: sent, refreshed_at: "2026-05-01T00:00:00Z" });
     const stored = await listSnapshots(db, host.id, { limit: 10 });
     expect(Object.fromEntries(stored.map((row) => [row.id, row.time.toISOString()]))).toEqual(
@@ -80,9 +64,9 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
     const db = getDb();
     const { host } = await seedHost({ db });
     const sent = [
-      wireSnapshot(1, { time: "2016-12-31T23:59:60Z" }),
-      wireSnapshot(2, { time: "2016-12-31T23:59:60.5Z" }),
-      wireSnapshot(3, { time: "2026-05-01T00:00:00Z" }),
+      numberedSnapshot(1, { time: "2016-12-31T23:59:60Z" }),
+      numberedSnapshot(2, { time: "2016-12-31T23:59:60.5Z" }),
+      numberedSnapshot(3, { time: "2026-05-01T00:00:00Z" }),
     ];
     await replaceSnapshots(db, host.id, { snapshots: sent, refreshed_at: "2026-05-01T00:00:00Z" });
     const stored = await listSnapshots(db, host.id, { limit: 10 });
@@ -113,17 +97,17 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
         snapshot_count: row.snapshotCount,
       }));
     const first = [
-      wireSnapshot(5, { tags: ["daily", "etc"] }),
-      wireSnapshot(4, { tags: ["etc", "etc"] }),
-      wireSnapshot(3, { tags: [] }),
-      wireSnapshot(9, { tags: ["daily"], time: "2026-01-01T00:09:00.999999Z" }),
-      wireSnapshot(1, { tags: ["weekly"] }),
+      numberedSnapshot(5, { tags: ["daily", "etc"] }),
+      numberedSnapshot(4, { tags: ["etc", "etc"] }),
+      numberedSnapshot(3, { tags: [] }),
+      numberedSnapshot(9, { tags: ["daily"], time: "2026-01-01T00:09:00.999999Z" }),
+      numberedSnapshot(1, { tags: ["weekly"] }),
     ];
     await replaceSnapshots(db, host.id, { snapshots: first, refreshed_at: "2026-01-02T00:00:00Z" });
     expect(await projected()).toEqual(await aggregated());
     expect((await projected()).map((row) => row.tag)).toEqual(["daily", "etc", "weekly"]);
     // Kept, gone and new rows at once: the newest "daily" goes, "weekly" goes entirely.
-    const second = [wireSnapshot(6, { tags: ["etc"] }), ...first.slice(0, 3)];
+    const second = [numberedSnapshot(6, { tags: ["etc"] }), ...first.slice(0, 3)];
     await replaceSnapshots(db, host.id, { snapshots: second, refreshed_at: "2026-01-03T00:00:00Z" });
     expect(await projected()).toEqual(await aggregated());
     expect((await projected()).map((row) => row.tag)).toEqual(["daily", "etc"]);
@@ -135,7 +119,7 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
     const roles = await db.transaction(async (tx) => {
       // As replaceSnapshots does: the host's row is held before the rows that refer to it go in.
       await tx.update(hosts).set({ snapshotCount: 1 }).where(eq(hosts.id, host.id));
-      await insertSnapshots(tx, host.id, [wireSnapshot(1)], () => true);
+      await insertSnapshots(tx, host.id, [numberedSnapshot(1)], () => true);
       return executeRows<{ role: string }>(
         tx,
         sql`select current_setting('session_replication_role') as role`,
@@ -157,7 +141,7 @@ runDbSuite("snapshot rows", (getDb, { engine, current }) => {
         await db.execute(sql.raw(`grant select, insert on ${getTableName(snapshots)} to ${role}`));
         const settings = await db.transaction(async (tx) => {
           await tx.execute(sql.raw(`set local role ${role}`));
-          await insertSnapshots(tx, host.id, [wireSnapshot(1)], () => true);
+          await insertSnapshots(tx, host.id, [numberedSnapshot(1)], () => true);
           return executeRows<{ role: string; superuser: string }>(
             tx,
             sql`select current_setting('session_replication_role') as role,

@@ -6,7 +6,7 @@ import { pushScheduleSet } from "../hosts/host-push.js";
 import { eventually } from "../testing/eventually.js";
 import { seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { connectAgent } from "../testing/test-agent.js";
+import { connectOnlineAgent } from "../testing/test-agent.js";
 import { handleScheduleFire } from "./schedule-fire.js";
 import { createSchedule } from "./schedules.js";
 import { createGroup } from "./source-groups.js";
@@ -14,9 +14,7 @@ import { createGroup } from "./source-groups.js";
 runServerSuite("schedule.fire", (server) => {
   async function connectedHost(name: string) {
     const { host, token } = await seedHost(server.deps, { name });
-    const agent = await connectAgent(server.wsUrl, token);
-    agent.hello({ hostname: name });
-    await agent.waitFor((frame) => frame.type === "schedule.set");
+    const agent = await connectOnlineAgent(server.wsUrl, token, { hostname: name });
     return { host, agent };
   }
 

@@ -1,7 +1,8 @@
 /**
  * @module testing/http
  * Small helpers for driving the real app in-process: a cookie-keeping client that behaves like
- * a browser on our own origin (Origin header, CSRF token from the session).
+ * a browser on our own origin (Origin header, CSRF token from the session), and what a page or
+ * an error answer carries (the CSRF token, the message).
  */
 import type { Hono } from "hono";
 import type { AppEnv } from "../auth/actor.js";
@@ -46,6 +47,11 @@ export function createTestClient(app: Hono<AppEnv>, baseUrl: string): TestClient
     },
   };
   return client;
+}
+
+/** The message of a JSON error answer (400, 403, 409 ...): what the caller is told was wrong. */
+export async function messageOf(res: Response): Promise<string> {
+  return ((await res.json()) as { message: string }).message;
 }
 
 /** Reads the CSRF token a page embeds for its forms. */

@@ -4,10 +4,14 @@
  * login, an open alert seeded before each test with no channel left from the one before, and
  * notifiers started on the suite's database and closed after each test. The test server's own
  * notifier is closed first, or it would claim the deliveries of the notifiers under test.
+ * `useChannelRoutes` is what both notification-channel route test files stand on: the same
+ * receivers, an admin and an operator signed in, and a check after the suite that no answer, log
+ * row, audit entry or log line showed the canary.
  */
 import {
   type Alert,
   alerts,
+  auditLog,
   notificationChannels,
   notificationDeliveries,
   notificationLog,
@@ -15,13 +19,15 @@ import {
 import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { asc, eq } from "drizzle-orm";
 import { ulid } from "ulidx";
-import { afterAll, beforeAll, beforeEach } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect } from "vitest";
 import { createLogger } from "../log.js";
 import { createChannel, type NewChannelInput } from "../notifications/channels.js";
 import { createNotifier, type NotifierOptions } from "../notifications/notifier.js";
 import type { Notifier } from "../notifications/notifier-port.js";
+import type { TestClient } from "./http.js";
 import { type HttpReceiver, startHttpReceiver } from "./http-receiver.js";
 import { seedAuditContext, seedHost } from "./seed.js";
+import { signInOn } from "./signed-in-app.js";
 import { type SmtpReceiver, startSmtpReceiver } from "./smtp-receiver.js";
 import type { TestDeps } from "./test-deps.js";
 import type { TestServer } from "./test-server.js";
@@ -190,5 +196,86 @@ export function useNotifierHarness(server: TestServer) {
         .where(channelId ? eq(notificationLog.channelId, channelId) : undefined)
         .orderBy(asc(notificationLog.id));
     },
+  };
+}
+
+/** A channel as the notification-channel routes answer it. */
+export interface ChannelBody {
+  notification_channel: {
+    id: string;
+    name: string;
+    kind: string;
+    enabled: boolean;
+    notify_resolved: boolean;
+    target: string;
+    config: Record<string, unknown>;
+    secrets: Record<string, boolean>;
+  };
+}
+
+/**
+ * Registers its hooks in the calling suite: no channel is left from the test before. Answers are
+ * read through `read` and `json`, so that the check after the suite sees every one of them.
+ */
+export function useChannelRoutes(server: TestServer) {
+  let receiver: HttpReceiver;
+  let smtp: SmtpReceiver;
+  let admin: TestClient;
+  let operator: TestClient;
+  const seen: string[] = [];
+  const read = async (res: Response): Promise<string> => {
+    const text = await res.text();
+    seen.push(text);
+    return text;
+  };
+
+  beforeAll(async () => {
+    receiver = await startHttpReceiver();
+    smtp = await startSmtpReceiver({ username: "mailer", password: CANARY });
+    const signed = await signInOn(server.deps, { users: [{ username: "oper", role: "operator" }] });
+    admin = signed.admin;
+    operator = signed.users.oper;
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await smtp.close();
+    const everything = [
+      ...seen,
+      JSON.stringify(await server.deps.db.select().from(notificationLog)),
+      JSON.stringify(await server.deps.db.select().from(auditLog)),
+      server.deps.logLines.join("\n"),
+    ].join("\n");
+    expect(everything).not.toContain(CANARY);
+  });
+  beforeEach(async () => {
+    await server.deps.db.delete(notificationChannels);
+    receiver.requests.length = 0;
+    smtp.messages.length = 0;
+  });
+
+  return {
+    get receiver() {
+      return receiver;
+    },
+    get smtp() {
+      return smtp;
+    },
+    get admin() {
+      return admin;
+    },
+    get operator() {
+      return operator;
+    },
+    read,
+    async json<T>(res: Response): Promise<T> {
+      return JSON.parse(await read(res)) as T;
+    },
+    /** A webhook channel whose URL and secret both hold the canary. */
+    webhook: () => ({
+      name: "ops hook",
+      kind: "webhook",
+      notify_resolved: true,
+      config: { url: `${receiver.url}/hooks/${CANARY}`, secret: `${CANARY}-hmac` },
+    }),
   };
 }

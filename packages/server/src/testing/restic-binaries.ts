@@ -2,16 +2,19 @@
  * @module testing/restic-binaries
  * The real restic binaries scripts/prepare-tools.mjs unpacks into `<repo root>/.cache/tools/`.
  * Without CI a test that needs a missing one skips and says why in its title; with CI=true nothing
- * may pass by skipping, so the test runs and fails on the missing binary.
+ * may pass by skipping, so the test runs and fails on the missing binary. Also restic's output
+ * recorded in `testdata/restic/` (scripts/record-restic-fixtures.mjs), which a test reads as is:
+ * a missing recording fails it.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const RESTIC_VERSIONS = ["0.18", "0.14"] as const;
 export type ResticVersion = (typeof RESTIC_VERSIONS)[number];
 
-function repoRoot(): string {
+/** The repository root: the folder above this package that holds pnpm-workspace.yaml. */
+export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
     const parent = dirname(dir);
@@ -47,4 +50,9 @@ export function resticSuite(title: string, version: ResticVersion): { title: str
     title: `${title} (skipped: restic ${version} not found; run node scripts/prepare-tools.mjs)`,
     skip: true,
   };
+}
+
+/** A file restic's `version` wrote against the local repository, e.g. `diff.stdout`, as text. */
+export function recordedOutput(version: string, file: string): string {
+  return readFileSync(join(repoRoot(), "testdata", "restic", version, "local", file), "utf8");
 }

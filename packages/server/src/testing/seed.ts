@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 /**
  * @module testing/seed
  * Rows that server tests build on: an enrolled host with its agent token, bound credentials,
- * jobs in a given state, scheduled source groups, a host's reported snapshots. Inserted through
+ * jobs in a given state, scheduled source groups, a host's reported snapshots (and the wire
+ * snapshots a report carries). Inserted through
  * the same schema and sealing the server uses.
  */
 import { hashToken, randomToken } from "@fleetback/crypto";
@@ -112,6 +113,25 @@ export async function resticHostOf(deps: Pick<ServerDeps, "db">, hostId: string)
     throw new Error(`no host ${hostId}`);
   }
   return host.name;
+}
+
+/**
+ * Snapshot `index` of host web-1, its id the index in hex and taken `index` minutes into 2026, so
+ * that a test names it, and orders it, by number; `fields` give what the test is about.
+ */
+export function numberedSnapshot(index: number, fields: Partial<WireSnapshot> = {}): WireSnapshot {
+  const id = index.toString(16).padStart(64, "0");
+  return {
+    id,
+    short_id: id.slice(0, 8),
+    time: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
+    hostname: "web-1",
+    paths: ["/etc"],
+    tags: [],
+    size_bytes: 1_000 + index,
+    file_count: 10 + index,
+    ...fields,
+  };
 }
 
 /** A one-file snapshot of `tag` made at `time`, its id derived from both (evidence tests). */

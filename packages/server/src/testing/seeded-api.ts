@@ -4,19 +4,20 @@
  * in through the bootstrap call, a host online through an agent that answers tree.list (protocol
  * 8, with snapshots, a drill with a mismatch, a copy to its mirror and repository stats) and a
  * host offline. Each file starts its own, so each can run alone; every call goes through the
- * file's answer checker, which is what its coverage test reads.
+ * file's answer checker, which is what its coverage test reads. `useSeededApi` is that per file:
+ * its checker, its call, and the app started before its tests and closed after.
  */
 import { repoStats } from "@fleetback/db";
 import { decodeServerMessage } from "@fleetback/protocol";
 import type { Hono } from "hono";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { createApp } from "../app.js";
 import { writeAudit } from "../audit/audit.js";
 import type { AppEnv } from "../auth/actor.js";
 import { HOSTNAME_CHANGED_ACTION } from "../hosts/host-audit.js";
 import type { AgentConnection } from "../hub/local-hub.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import type { AnswerChecker } from "./documented-answers.js";
+import { type AnswerChecker, createAnswerChecker } from "./documented-answers.js";
 import { createTestClient, type TestClient } from "./http.js";
 import { type HttpReceiver, startHttpReceiver } from "./http-receiver.js";
 import { seedHost, seedJob } from "./seed.js";
@@ -78,6 +79,27 @@ function treeAnsweringAgent(deps: TestDeps, id: string): AgentConnection {
     },
     close() {},
   };
+}
+
+/**
+ * Starts the calling file's seeded app before its tests and closes it after; `use` is handed the
+ * app once started, for the file to keep the parts it calls.
+ */
+export function useSeededApi(use: (api: SeededApi) => void): {
+  checker: AnswerChecker;
+  call: DocumentedCall;
+} {
+  const checker = createAnswerChecker();
+  const call = documentedCall(checker);
+  let seeded: SeededApi | undefined;
+  beforeAll(async () => {
+    seeded = await startSeededApi(call);
+    use(seeded);
+  });
+  afterAll(async () => {
+    await seeded?.close();
+  });
+  return { checker, call };
 }
 
 export async function startSeededApi(call: DocumentedCall): Promise<SeededApi> {

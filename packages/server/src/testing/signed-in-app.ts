@@ -2,14 +2,17 @@
  * @module testing/signed-in-app
  * What most route tests start from: real deps on a fresh database, the app, its first admin
  * bootstrapped and signed in, and any other users created and signed in, each with a client of
- * its own. `deps.close()` ends it. `signInOn` does the same over deps a test already holds (a test
+ * its own, or on first use. `deps.close()` ends it. `signInOn` does the same over deps a test already holds (a test
  * server's, or deps it had to shape first) and leaves closing them to their owner.
+ * `signedInHostPerTest` starts one with an operator, a viewer and a host before each test of a file.
  */
 
-import { expect } from "vitest";
+import type { NewHost } from "@fleetback/db";
+import { afterEach, beforeEach, expect } from "vitest";
 import { createApp } from "../app.js";
 import type { Role } from "../http/app-env.js";
 import { createTestClient, type TestClient } from "./http.js";
+import { seedHost } from "./seed.js";
 import { createTestDeps, type TestDeps, type TestDepsOptions } from "./test-deps.js";
 
 export const TEST_PASSWORD = "correct horse battery";
@@ -37,6 +40,11 @@ export interface SignedInApp<U extends string = string> {
   login: (username: string) => Promise<TestClient>;
   /** Creates a user with the test password, as the admin, and signs it in on a new client. */
   addUser: (username: string, role: Role) => Promise<TestClient>;
+  /**
+   * `addUser` deferred to the first call, then the same client: each user costs a password hash,
+   * which a busy machine makes slow, and not every test of a file needs every role.
+   */
+  userOnDemand: (username: string, role: Role) => () => Promise<TestClient>;
 }
 
 export async function startSignedInApp<const U extends string = never>(
@@ -72,9 +80,50 @@ export async function signInOn<const U extends string = never>(
     );
     return login(username);
   };
+  const userOnDemand = (username: string, role: Role) => {
+    let signedIn: Promise<TestClient> | undefined;
+    return () => {
+      signedIn ??= addUser(username, role);
+      return signedIn;
+    };
+  };
   const users = {} as Record<U, TestClient>;
   for (const { username, role } of options.users ?? []) {
     users[username] = await addUser(username, role);
   }
-  return { deps, app, admin, adminId, users, anonymous: client, login, addUser };
+  return { deps, app, admin, adminId, users, anonymous: client, login, addUser, userOnDemand };
+}
+
+export interface SignedInHost extends SignedInApp<"oper" | "looker"> {
+  operator: TestClient;
+  viewer: TestClient;
+  /** The one host seeded; no agent is connected to it. */
+  hostId: string;
+}
+
+/**
+ * An app with its admin, an operator ("oper"), a viewer ("looker") and one host, started before
+ * each test of the calling file and closed after it. The object answered is refilled for each
+ * test, so the file's tests share a name for it and none of its state.
+ */
+export function signedInHostPerTest(host: Partial<NewHost> = {}): SignedInHost {
+  const current = {} as SignedInHost;
+  beforeEach(async () => {
+    const started = await startSignedInApp({
+      users: [
+        { username: "oper", role: "operator" },
+        { username: "looker", role: "viewer" },
+      ],
+    });
+    const seeded = await seedHost(started.deps, host);
+    Object.assign(current, started, {
+      operator: started.users.oper,
+      viewer: started.users.looker,
+      hostId: seeded.host.id,
+    });
+  });
+  afterEach(async () => {
+    await current.deps.close();
+  });
+  return current;
 }

@@ -133,10 +133,28 @@ export async function connectAgent(wsUrl: string, token: string): Promise<TestAg
  * An agent that has said hello and been sent its schedule: the server counts it online, so a
  * test may ask it for tree listings or downloads at once.
  */
-export async function connectOnlineAgent(wsUrl: string, token: string): Promise<TestAgent> {
+export async function connectOnlineAgent(
+  wsUrl: string,
+  token: string,
+  hello: Partial<Hello> = {},
+): Promise<TestAgent> {
   const agent = await connectAgent(wsUrl, token);
-  agent.hello();
+  agent.hello(hello);
   await agent.waitFor((frame) => frame.type === "schedule.set");
+  return agent;
+}
+
+/**
+ * `connectOnlineAgent` on a test server, once the channel has also finished what the hello
+ * started (reconciling running jobs, an auto-init): a test then reads the database as it stays.
+ */
+export async function connectSettledAgent(
+  server: { wsUrl: string; channel: { idle(): Promise<void> } },
+  token: string,
+  hello: Partial<Hello> = {},
+): Promise<TestAgent> {
+  const agent = await connectOnlineAgent(server.wsUrl, token, hello);
+  await server.channel.idle();
   return agent;
 }
 
