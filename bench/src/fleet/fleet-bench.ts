@@ -245,8 +245,9 @@ export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
           unit: "lines/s",
           baselineName: "one INSERT per line, in-memory PGlite in the bench",
           baseline: insertEach,
-          // Both of B3's bounds: the engine's floor and ten times one INSERT per line.
-          budget: Math.max(server.engine === "PGlite" ? 15_000 : 50_000, 10 * insertEach),
+          // Both of B3's bounds: the engine's floor (raised by issue 40 once met: 15,000 and
+          // 50,000 before) and ten times one INSERT per line.
+          budget: Math.max(server.engine === "PGlite" ? 40_000 : 60_000, 10 * insertEach),
         },
         {
           id: "B5",

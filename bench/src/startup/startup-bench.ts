@@ -130,6 +130,10 @@ function pgliteEntry(): string {
 }
 
 const MiB = 2 ** 20;
+// Issue 40 raised B8 once it was met (200 and 100 before): 150 MB on PGlite, 70 MB on PostgreSQL,
+// in the issue's decimal megabytes.
+const B8_PGLITE_BUDGET_MIB = 150e6 / MiB;
+const B8_POSTGRES_BUDGET_MIB = 70e6 / MiB;
 
 export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: string[] }> {
   const notes: string[] = [];
@@ -180,7 +184,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
         unit: "MiB",
         baselineName: "PGlite alone, having created its data dir",
         baseline: (bareFirst.rss ?? Number.NaN) / MiB,
-        budget: 200,
+        budget: B8_PGLITE_BUDGET_MIB,
       },
       {
         id: "B8",
@@ -190,7 +194,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
         unit: "MiB",
         baselineName: "PGlite alone, open and idle",
         baseline: (bareAgain.rss ?? Number.NaN) / MiB,
-        budget: 200,
+        budget: B8_PGLITE_BUDGET_MIB,
       },
     );
 
@@ -208,7 +212,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
         unit: "MiB",
         baselineName: "bare Node HTTP server, idle",
         baseline: (bareHttp.rss ?? Number.NaN) / MiB,
-        budget: 100,
+        budget: B8_POSTGRES_BUDGET_MIB,
       });
     } else {
       notes.push("B8 on PostgreSQL: skipped, FLEETBACK_BENCH_DATABASE_URL is not set (an empty database).");
