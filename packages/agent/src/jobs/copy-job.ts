@@ -28,13 +28,13 @@ import {
   type CommandRunCopy,
   type CopySummary,
   type Repository,
-  renderStderrLine,
 } from "@fleetback/protocol";
 import { isObject } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { OutputLine } from "../restic/runner.js";
 import { REPOSITORY_UNREACHABLE_MS } from "../restic/unreachable-watch.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
+import { keepStdout } from "./kept-stdout.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { SNAPSHOTS_MAX_LINE_LENGTH, SNAPSHOTS_TIMEOUT_MS } from "./snapshot-listing.js";
@@ -181,8 +181,8 @@ async function listMirror(
   deps: RepositoryJobDeps,
   { run, context, mirror }: MirrorRun,
 ): Promise<MirrorListing | { outcome: JobOutcome }> {
-  const stdout: string[] = [];
-  const errors = createErrorCollector();
+  const kept = keepStdout(run);
+  const { stdout, errors } = kept;
   const result = await deps.restic.run({
     subcommand: "snapshots",
     repository: mirror,
@@ -191,14 +191,7 @@ async function listMirror(
     signal: run.signal,
     timeoutMs: SNAPSHOTS_TIMEOUT_MS,
     maxLineLength: SNAPSHOTS_MAX_LINE_LENGTH,
-    onLine: (line) => {
-      if (line.stream === "stdout") {
-        stdout.push(line.text);
-        return;
-      }
-      errors.observe("stderr", line.text);
-      run.log("stderr", renderStderrLine(line.text));
-    },
+    onLine: kept.onLine,
   });
   const outcome = toolOutcome(result, deps.restic.command, errors.best());
   if (outcome.status !== "succeeded") {

@@ -8,7 +8,7 @@
  * The statistics, plus the agent's count of change lines by kind, become `job.finished.summary`.
  */
 import { type CommandRunDiff, type JobSummary, renderStderrLine } from "@fleetback/protocol";
-import { isObject } from "../restic/backup-output.js";
+import { parseJsonObject } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { JobHandler } from "./job-types.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
@@ -28,16 +28,8 @@ export type DiffLine =
   | { kind: "other" };
 
 export function parseDiffLine(text: string): DiffLine {
-  if (!text.startsWith("{")) {
-    return { kind: "other" };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return { kind: "other" };
-  }
-  if (!isObject(parsed)) {
+  const parsed = parseJsonObject(text);
+  if (parsed === undefined) {
     return { kind: "other" };
   }
   if (

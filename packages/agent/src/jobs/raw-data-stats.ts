@@ -13,11 +13,11 @@
  * 0.18 omits fields that are 0, so when the version has the compression fields a missing size is 0.
  * A failed, timed-out or unreadable stats run is logged and reports nothing.
  */
-import { describeRepoStats, type RepoStats, renderStderrLine } from "@fleetback/protocol";
+import { describeRepoStats, type RepoStats } from "@fleetback/protocol";
 import { count, isObject } from "../restic/backup-output.js";
-import { createErrorCollector } from "../restic/error-collector.js";
 import { isAtLeast } from "../restic/version.js";
 import { type JobRun, NextJobWaiting } from "./job-types.js";
+import { keepStdout } from "./kept-stdout.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
 import { toolOutcome } from "./tool-outcome.js";
 
@@ -75,8 +75,8 @@ export async function readRawDataStats(
     return undefined;
   }
   const version = await deps.toolVersion.version();
-  const stdout: string[] = [];
-  const errors = createErrorCollector();
+  const kept = keepStdout(run);
+  const { stdout, errors } = kept;
   const result = await deps.restic.run({
     subcommand: "stats",
     args: ["--no-lock", "--mode", "raw-data"],
@@ -85,14 +85,7 @@ export async function readRawDataStats(
     json: true,
     signal: run.signal,
     timeoutMs,
-    onLine: (line) => {
-      if (line.stream === "stdout") {
-        stdout.push(line.text);
-        return;
-      }
-      errors.observe("stderr", line.text);
-      run.log("stderr", renderStderrLine(line.text));
-    },
+    onLine: kept.onLine,
   });
   const fail = (reason: string) => {
     run.log(

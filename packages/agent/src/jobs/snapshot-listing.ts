@@ -8,10 +8,10 @@
  * the job's status: the job's own work is done either way.
  */
 
-import { renderStderrLine, type Snapshot } from "@fleetback/protocol";
-import { createErrorCollector } from "../restic/error-collector.js";
+import type { Snapshot } from "@fleetback/protocol";
 import { parseSnapshots, splitReport } from "../restic/snapshots-report.js";
 import type { JobRun } from "./job-types.js";
+import { keepStdout } from "./kept-stdout.js";
 import type { RepositoryContext, RepositoryJobDeps } from "./repository-job.js";
 import { toolOutcome } from "./tool-outcome.js";
 
@@ -35,8 +35,8 @@ export async function reportSnapshotList(
   context: RepositoryContext,
   signal: AbortSignal = run.signal,
 ): Promise<readonly Snapshot[] | undefined> {
-  const stdout: string[] = [];
-  const errors = createErrorCollector();
+  const kept = keepStdout(run);
+  const { stdout, errors } = kept;
   const result = await deps.restic.run({
     subcommand: "snapshots",
     args: ["--no-lock"],
@@ -46,14 +46,7 @@ export async function reportSnapshotList(
     signal,
     timeoutMs: SNAPSHOTS_TIMEOUT_MS,
     maxLineLength: SNAPSHOTS_MAX_LINE_LENGTH,
-    onLine: (line) => {
-      if (line.stream === "stdout") {
-        stdout.push(line.text);
-        return;
-      }
-      errors.observe("stderr", line.text);
-      run.log("stderr", renderStderrLine(line.text));
-    },
+    onLine: kept.onLine,
   });
   const fail = (reason: string) => {
     run.log("agent", `listing snapshots failed: ${reason}; the ${run.command.kind} itself is not affected`);

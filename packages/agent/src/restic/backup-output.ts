@@ -25,7 +25,8 @@ export function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-function parseObject(text: string): JsonObject | undefined {
+/** One line of restic's JSON output as an object; undefined for any other line (text, arrays, junk). */
+export function parseJsonObject(text: string): JsonObject | undefined {
   if (!text.startsWith("{")) {
     return undefined;
   }
@@ -72,7 +73,7 @@ export function progressOf(status: JsonObject): ProgressState {
 
 /** Classifies one stdout line. */
 export function parseBackupLine(text: string): BackupLine {
-  const parsed = parseObject(text);
+  const parsed = parseJsonObject(text);
   // 0.14 prints verbose `scan_finished` as message_type "status": it has no percent.
   if (parsed?.message_type === "status" && typeof parsed.percent_done === "number") {
     // restic leaves out zero counts. A line with neither files_done nor bytes_done is the one

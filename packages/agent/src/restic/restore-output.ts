@@ -8,25 +8,13 @@
  * includes match nothing ends with exit 0 and a bare `{"message_type":"summary"}` (0.18).
  */
 import type { JobSummary } from "@fleetback/protocol";
-import { count, isObject, type ProgressState } from "./backup-output.js";
+import { count, type ProgressState, parseJsonObject } from "./backup-output.js";
 
 export type RestoreLine =
   | { kind: "status"; progress: ProgressState; secondsElapsed: number | undefined }
   | { kind: "file"; item: string }
   | { kind: "summary"; summary: JobSummary; progress: ProgressState }
   | { kind: "other" };
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  if (!text.startsWith("{")) {
-    return undefined;
-  }
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return isObject(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function progressOf(fields: Record<string, unknown>, percent: number): ProgressState {
   const filesTotal = count(fields.total_files);
@@ -42,7 +30,7 @@ function progressOf(fields: Record<string, unknown>, percent: number): ProgressS
 }
 
 export function parseRestoreLine(text: string): RestoreLine {
-  const parsed = parseObject(text);
+  const parsed = parseJsonObject(text);
   if (parsed === undefined) {
     return { kind: "other" };
   }

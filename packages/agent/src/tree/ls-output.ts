@@ -6,7 +6,7 @@
  * the type is folded to dir/file/symlink/other and the time to UTC.
  */
 import type { TreeEntry, TreeEntryType } from "@fleetback/protocol";
-import { count, isObject } from "../restic/backup-output.js";
+import { count, parseJsonObject } from "../restic/backup-output.js";
 
 export type LsLine =
   | { kind: "snapshot"; id: string }
@@ -34,16 +34,8 @@ export function utcTime(value: unknown): string {
 }
 
 export function parseLsLine(text: string): LsLine {
-  if (!text.startsWith("{")) {
-    return { kind: "other" };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return { kind: "other" };
-  }
-  if (!isObject(parsed)) {
+  const parsed = parseJsonObject(text);
+  if (parsed === undefined) {
     return { kind: "other" };
   }
   if (parsed.struct_type === "snapshot" || parsed.message_type === "snapshot") {

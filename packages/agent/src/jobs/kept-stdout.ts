@@ -1,0 +1,34 @@
+/**
+ * @module jobs/kept-stdout
+ * The runs whose stdout is one JSON document read after restic ends (a snapshot list, a mirror's
+ * list, raw-data stats): stdout is kept whole for that parse and never logged (a list of 10,000
+ * snapshots is no log), while stderr goes to the job's log as the user would read it and to the
+ * error collector that names the run's failure.
+ */
+import { renderStderrLine } from "@fleetback/protocol";
+import { createErrorCollector, type ErrorCollector } from "../restic/error-collector.js";
+import type { OutputLine } from "../restic/runner.js";
+import type { JobRun } from "./job-types.js";
+
+export interface KeptStdout {
+  stdout: string[];
+  errors: ErrorCollector;
+  onLine: (line: OutputLine) => void;
+}
+
+export function keepStdout(run: Pick<JobRun, "log">): KeptStdout {
+  const stdout: string[] = [];
+  const errors = createErrorCollector();
+  return {
+    stdout,
+    errors,
+    onLine: (line) => {
+      if (line.stream === "stdout") {
+        stdout.push(line.text);
+        return;
+      }
+      errors.observe("stderr", line.text);
+      run.log("stderr", renderStderrLine(line.text));
+    },
+  };
+}
