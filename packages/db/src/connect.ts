@@ -12,7 +12,7 @@ import { sql } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Database } from "./database.js";
 import type { Migration } from "./migrate.js";
-import { createPgliteDataDir, isPgliteDataDir } from "./pglite-create.js";
+import { type CreatedDataDir, createPgliteDataDir, isPgliteDataDir } from "./pglite-create.js";
 import { type PubSub, pglitePubSub, postgresPubSub } from "./pubsub.js";
 import { redactDatabaseUrl, scrubPassword } from "./redact.js";
 import * as schema from "./schema/index.js";
@@ -45,6 +45,8 @@ export interface Connection {
   ping(): Promise<void>;
   /** Closes the pool or the embedded instance; safe to call twice. */
   close(): Promise<void>;
+  /** Set when this connect made the embedded data dir (a first start): from the template or initdb. */
+  created?: CreatedDataDir;
 }
 
 /** The database could not be opened; the message never contains a password. */
@@ -101,18 +103,20 @@ export function pgliteOptions(defaults: readonly string[]): { startParams: strin
 
 /**
  * Creates the embedded database of `dataDir` (`<dataDir>/pglite`) as a first start does, initdb
- * and `migrations` in a child process, unless it exists; opens nothing in this process.
+ * and `migrations` in a child process, unless it exists; opens nothing in this process. Says how
+ * it made the dir, or undefined when the dir was there.
  */
 export async function createEmbeddedDatabase(
   dataDir: string,
   migrations: readonly Migration[],
-): Promise<void> {
+): Promise<CreatedDataDir | undefined> {
   const location = resolve(dataDir, "pglite");
   const { PGlite } = await import("@electric-sql/pglite");
   await mkdir(location, { recursive: true });
-  if (!isPgliteDataDir(location)) {
-    await createPgliteDataDir(location, pgliteOptions(PGlite.defaultStartParams).startParams, migrations);
+  if (isPgliteDataDir(location)) {
+    return undefined;
   }
+  return createPgliteDataDir(location, pgliteOptions(PGlite.defaultStartParams).startParams, migrations);
 }
 
 async function connectPglite(
@@ -122,11 +126,12 @@ async function connectPglite(
 ): Promise<Connection> {
   const location = dataDir === IN_MEMORY ? IN_MEMORY : resolve(dataDir, "pglite");
   let client: PGlite;
+  let created: CreatedDataDir | undefined;
   try {
     const { PGlite } = await import("@electric-sql/pglite");
     const options = pgliteOptions(PGlite.defaultStartParams);
     if (location !== IN_MEMORY) {
-      await createEmbeddedDatabase(dataDir, migrations);
+      created = await createEmbeddedDatabase(dataDir, migrations);
     }
     client = await PGlite.create(location, options);
     if (searchPath !== undefined) {
@@ -143,6 +148,7 @@ async function connectPglite(
   return {
     db,
     engine: "pglite",
+    ...(created === undefined ? {} : { created }),
     pubsub: pglitePubSub(client, searchPath ?? "public"),
     ping: async () => {
       await db.execute(sql`select 1`);

@@ -119,6 +119,7 @@ describe("creating a PGlite data dir", () => {
     try {
       const migrations = await loadMigrations();
       const first = await connect({ dataDir: dir, migrations });
+      expect(first.created).toEqual({ from: "template" });
       expect(await migrate(first.db)).toEqual({ applied: [], alreadyApplied: migrations.length });
       await first.close();
       const bogus = [
@@ -126,6 +127,7 @@ describe("creating a PGlite data dir", () => {
       ];
       const again = await connect({ dataDir: dir, migrations: bogus });
       try {
+        expect(again.created).toBeUndefined();
         const rows = await executeRows<{ n: number }>(
           again.db,
           sql.raw(`SELECT count(*)::int AS n FROM ${MIGRATIONS_TABLE}`),

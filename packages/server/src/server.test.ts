@@ -41,6 +41,12 @@ describe("startServer: release key and agent bundles", () => {
     );
     expect(firstLines.some((line) => line.includes("release key created"))).toBe(true);
     expect(firstLines.some((line) => line.includes("agent bundle imported"))).toBe(true);
+    // The build's template made the data dir (packages/db/scripts/pglite-template.mjs).
+    expect(
+      firstLines.some(
+        (line) => line.includes('"from":"template"') && line.includes("embedded database created"),
+      ),
+    ).toBe(true);
 
     const secondLines: string[] = [];
     const second = await start(dataDir, secondLines);
@@ -49,6 +55,7 @@ describe("startServer: release key and agent bundles", () => {
     expect(await readFile(join(dataDir, "agent-bundles", shipped.version, "bundle.json"), "utf8")).toBe(meta);
     expect(secondLines.some((line) => line.includes("release key created"))).toBe(false);
     expect(secondLines.some((line) => line.includes("agent bundle imported"))).toBe(false);
+    expect(secondLines.some((line) => line.includes("embedded database created"))).toBe(false);
   }, 120_000);
 
   it("refuses to start with a short release.key, naming the file, and leaves it alone", async () => {

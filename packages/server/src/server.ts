@@ -150,6 +150,18 @@ export async function startServer(
     throw new StartupError(`cannot open database ${where}`);
   }
   const db = database;
+  if (db.created) {
+    // A first start: whether the build's template made the dir, or initdb because it could not.
+    const { from, templateRefused } = db.created;
+    if (templateRefused === undefined) {
+      log.info({ from, data_dir: config.dataDir }, "embedded database created");
+    } else {
+      log.warn(
+        { from, template_refused: templateRefused },
+        "embedded database created by initdb: the template did not load",
+      );
+    }
+  }
   try {
     await describe("database migration failed", async () => {
       const report = await migrate(db.db);
