@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import {
-  type CommandRunBackup,
   decodeAgentMessage,
   encode,
   isSnapshotsReportPart,
@@ -11,6 +10,7 @@ import {
 } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
 import { createBackupJob } from "../jobs/backup-job.js";
+import { backupCommand } from "../testing/backup-run.js";
 import {
   EMPTY_OK,
   type FixtureVersion,
@@ -22,14 +22,7 @@ import { parseSnapshots, REPORT_PART_BYTES, splitReport } from "./snapshots-repo
 
 const stdoutOf = (version: FixtureVersion, name: string) => fixture(version, name).stdout;
 const REPORT_ID = "01M807RS6G7E17QDDMMZWYAX14";
-const BACKUP: CommandRunBackup = {
-  job_id: "01M807SKJ8H7QEZZS1A0ZWSK9T",
-  kind: "backup",
-  requires_admin_creds: false,
-  includes: [recordedScenario("0.18.0").tree],
-  excludes: [],
-  tag: "t1",
-};
+const BACKUP = backupCommand();
 
 /** restic's RFC3339Nano UTC time cut to milliseconds (Go drops trailing zeros of the fraction). */
 function toMillis(time: string): string {
