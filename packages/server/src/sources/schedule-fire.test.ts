@@ -103,6 +103,27 @@ runServerSuite("schedule.fire", (server) => {
     await agent.close();
   });
 
+  it("two fires of one slot at once dispatch its backup once", async () => {
+    const { deps } = server;
+    const { host, agent } = await connectedHost("fire-4");
+    const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
+      name: "etc",
+      includes: ["/etc"],
+    });
+    const schedule = await createSchedule(deps, await seedAuditContext(deps), host.id, {
+      cron: "0 2 * * *",
+      source_group_ids: [group.id],
+    });
+    const fire = { schedule_id: schedule.id, scheduled_at: "2026-11-22T02:00:00Z" };
+    const outcomes = await Promise.all([
+      handleScheduleFire(deps, host.id, fire),
+      handleScheduleFire(deps, host.id, fire),
+    ]);
+    expect(outcomes.map((list) => list.map((o) => o.outcome)).sort()).toEqual([[], ["dispatched"]]);
+    expect(await deps.db.select().from(jobs).where(eq(jobs.hostId, host.id))).toHaveLength(1);
+    await agent.close();
+  });
+
   it("dispatches nothing for a disabled schedule, another host's schedule or an unknown one", async () => {
     const { deps } = server;
     const { host, agent } = await connectedHost("fire-2");
