@@ -32,11 +32,21 @@ export function withinBudget(row: BudgetRow): boolean {
   return row.unit === "lines/s" ? row.measured >= row.budget : row.measured <= row.budget;
 }
 
-function figure(value: number, unit: BudgetRow["unit"]): string {
+export function figure(value: number, unit: BudgetRow["unit"]): string {
   if (!Number.isFinite(value)) {
     return "–";
   }
-  return unit === "MiB" ? `${value.toFixed(1)} MiB` : `${Math.round(value).toLocaleString("en")} ${unit}`;
+  if (unit === "MiB" || (unit === "ms" && value < 10)) {
+    return `${value.toFixed(1)} ${unit}`;
+  }
+  return `${Math.round(value).toLocaleString("en")} ${unit}`;
+}
+
+/** measured ÷ baseline, or "–" where the baseline is not a positive figure. */
+export function ratioText(row: Pick<BudgetRow, "measured" | "baseline">): string {
+  return Number.isFinite(row.baseline) && row.baseline > 0
+    ? `${(row.measured / row.baseline).toFixed(2)}×`
+    : "–";
 }
 
 export function formatBudgets(rows: BudgetRow[]): string {
@@ -48,7 +58,7 @@ export function formatBudgets(rows: BudgetRow[]): string {
     figure(row.measured, row.unit),
     row.baselineName,
     figure(row.baseline, row.unit),
-    Number.isFinite(row.baseline) && row.baseline > 0 ? `${(row.measured / row.baseline).toFixed(2)}×` : "–",
+    ratioText(row),
     `${row.unit === "lines/s" ? "≥" : "≤"} ${figure(row.budget, row.unit)}`,
     withinBudget(row) ? "yes" : "NO",
   ]);

@@ -3,17 +3,20 @@
  * `pnpm bench`: runs every case and prints speed as ratios against baselines measured in the
  * same run, plus memory: the bench process's after the in-process cases, and the server's with a
  * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 1,000, 0 skips
- * it), the fleet health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0
- * skips it; health/freshness-bench.ts), a policy change over FLEETBACK_BENCH_POLICY_HOSTS hosts under
- * 50 policies (default 10,000, 0 skips it; cases/policy-fleet.ts), the digest of
- * FLEETBACK_BENCH_DIGEST_HOSTS hosts (default 5,000, 0 skips it; cases/digest-fleet.ts), the embedded
- * database's upkeep over FLEETBACK_BENCH_UPKEEP_ROUNDS replacements (default 1,000, 0 skips it;
- * health/embedded-upkeep-bench.ts), the file catalogue of FLEETBACK_BENCH_CATALOGUE_HOSTS hosts with
- * 30 snapshots of 100,000 files each (default 200, 0 skips it; cases/catalogue-fleet.ts), and the start and idle-memory budgets of the built server
- * (startup/startup-bench.ts; FLEETBACK_BENCH_STARTUP=0 skips them), and the cases with a real agent,
- * restic 0.18 and rest-server: B1's backup, B4's restore browser and the agent's idle memory
+ * it; on PGlite, and again on PostgreSQL when FLEETBACK_BENCH_DATABASE_URL is set), the fleet
+ * health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0 skips it;
+ * health/freshness-bench.ts), a policy change over FLEETBACK_BENCH_POLICY_HOSTS hosts under 50
+ * policies (default 10,000, 0 skips it; cases/policy-fleet.ts), the digest of
+ * FLEETBACK_BENCH_DIGEST_HOSTS hosts (default 5,000, 0 skips it; cases/digest-fleet.ts), the
+ * embedded database's upkeep over FLEETBACK_BENCH_UPKEEP_ROUNDS replacements (default 1,000, 0
+ * skips it; health/embedded-upkeep-bench.ts), the file catalogue of FLEETBACK_BENCH_CATALOGUE_HOSTS
+ * hosts with 30 snapshots of 100,000 files each (default 200, 0 skips it; cases/catalogue-fleet.ts),
+ * the start and idle-memory budgets of the built server (startup/startup-bench.ts;
+ * FLEETBACK_BENCH_STARTUP=0 skips them), and the cases with a real agent, restic 0.18 and
+ * rest-server: B1's backup, B4's restore browser and the agent's idle memory
  * (restic/restic-bench.ts; FLEETBACK_BENCH_RESTIC=0 skips them). The budget rows are printed as
- * one table and written, with every other result, to bench/results.json.
+ * one table and written, with every other result, to bench/results.json, from which
+ * `pnpm --filter @fleetback/bench run table` writes the table of docs/DEVELOPMENT.md.
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -73,7 +76,12 @@ async function sizedCase(
   process.stdout.write(`\n${formatResults(report.results)}\n\n${report.notes.join("\n")}\n`);
 }
 
-await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, runFleetBench);
+// Most installs start on the embedded database: the fleet runs on PGlite first, then on the
+// PostgreSQL of FLEETBACK_BENCH_DATABASE_URL when one is named (an empty database).
+await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, (hosts) => runFleetBench(hosts, { embedded: true }));
+if (process.env.FLEETBACK_BENCH_DATABASE_URL) {
+  await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, (hosts) => runFleetBench(hosts));
+}
 await sizedCase("FLEETBACK_BENCH_GROUPS", 10_000, runFreshnessBench);
 await sizedCase("FLEETBACK_BENCH_POLICY_HOSTS", 10_000, runPolicyFleetBench);
 await sizedCase("FLEETBACK_BENCH_DIGEST_HOSTS", 5000, runDigestFleetBench);

@@ -95,8 +95,12 @@ const MS = 1e6;
 const LINES_PER_JOB = 1_000;
 const MiB = 2 ** 20;
 
-export async function runFleetBench(hosts: number): Promise<FleetBenchReport> {
-  const server = await startServerChild();
+/** `embedded`: on PGlite even when FLEETBACK_BENCH_DATABASE_URL names a PostgreSQL database. */
+export async function runFleetBench(
+  hosts: number,
+  options: { embedded?: boolean } = {},
+): Promise<FleetBenchReport> {
+  const server = await startServerChild(options);
   const agents: SimAgent[] = [];
   try {
     const rssStarted = await server.rssBytes();
