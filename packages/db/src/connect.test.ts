@@ -1,5 +1,4 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -8,12 +7,12 @@ import { executeRows } from "./database.js";
 import { migrate } from "./migrate.js";
 import { hosts } from "./schema/index.js";
 import { insertHost } from "./test-support/fixtures.js";
+import { withConnection, withTempDir } from "./test-support/scratch.js";
 import { postgresNote, testDatabaseUrl } from "./testing/test-engine.js";
 
 describe("connect with PGlite", () => {
   it("keeps data in <dataDir>/pglite across restarts", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "fleetback-data-"));
-    try {
+    await withTempDir("fleetback-data-", async (dataDir) => {
       const first = await connect({ dataDir });
       expect(first.engine).toBe("pglite");
       await migrate(first.db);
@@ -22,32 +21,24 @@ describe("connect with PGlite", () => {
       await first.close();
 
       expect((await stat(join(dataDir, "pglite"))).isDirectory()).toBe(true);
-      const second = await connect({ dataDir });
-      try {
+      await withConnection({ dataDir }, async (second) => {
         expect(await migrate(second.db)).toMatchObject({ applied: [] });
         expect((await second.db.select().from(hosts)).map((h) => h.name)).toEqual(["persisted"]);
         await expect(second.ping()).resolves.toBeUndefined();
         // The smaller buffers hold on every open, not only the one that created the data dir.
         const [setting] = await executeRows<{ shared_buffers: string }>(second.db, sql`show shared_buffers`);
         expect(setting?.shared_buffers).toBe(PGLITE_SHARED_BUFFERS);
-      } finally {
-        await second.close();
-      }
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
+      });
+    });
     // Creating a data dir (initdb) and opening it again takes ~6 s alone, but over 30 s when CI
     // runs every package at once on 2 cores (two fresh-clone CIs timed out here): speed belongs to
     // the bench (B7), so this test only bounds a hang.
   }, 300_000);
 
   it("runs in memory for memory://", async () => {
-    const connection = await connect({ dataDir: IN_MEMORY });
-    try {
+    await withConnection({ dataDir: IN_MEMORY }, async (connection) => {
       await expect(connection.ping()).resolves.toBeUndefined();
-    } finally {
-      await connection.close();
-    }
+    });
   }, 300_000);
 });
 

@@ -143,23 +143,15 @@ async function connectPglite(
       codeOf(error),
     );
   }
-  const db = await drizzlePglite(client);
-  let closed = false;
-  return {
-    db,
-    engine: "pglite",
-    ...(created === undefined ? {} : { created }),
-    pubsub: pglitePubSub(client, searchPath ?? "public"),
-    ping: async () => {
-      await db.execute(sql`select 1`);
+  return openConnection(
+    {
+      db: await drizzlePglite(client),
+      engine: "pglite",
+      pubsub: pglitePubSub(client, searchPath ?? "public"),
+      ...(created === undefined ? {} : { created }),
     },
-    close: async () => {
-      if (!closed) {
-        closed = true;
-        await client.close();
-      }
-    },
-  };
+    () => client.close(),
+  );
 }
 
 async function connectPostgres(url: string, searchPath: string | undefined): Promise<Connection> {
@@ -187,19 +179,28 @@ async function connectPostgres(url: string, searchPath: string | undefined): Pro
     );
   }
   const pool = client;
-  const db = await drizzlePostgres(pool);
+  return openConnection(
+    {
+      db: await drizzlePostgres(pool),
+      engine: "postgres",
+      pubsub: postgresPubSub(pool, searchPath ?? "public"),
+    },
+    () => pool.end({ timeout: 5 }),
+  );
+}
+
+/** The Connection over an open client of either engine; `end` runs on the first close only. */
+function openConnection(opened: Omit<Connection, "ping" | "close">, end: () => Promise<void>): Connection {
   let closed = false;
   return {
-    db,
-    engine: "postgres",
-    pubsub: postgresPubSub(pool, searchPath ?? "public"),
+    ...opened,
     ping: async () => {
-      await db.execute(sql`select 1`);
+      await opened.db.execute(sql`select 1`);
     },
     close: async () => {
       if (!closed) {
         closed = true;
-        await pool.end({ timeout: 5 });
+        await end();
       }
     },
   };

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import type { Database } from "./database.js";
 import { isCheckViolation, isForeignKeyViolation, isUniqueViolation } from "./errors.js";
 import {
   alerts,
@@ -14,8 +15,24 @@ import {
   snapshots,
   sourceGroups,
 } from "./schema/index.js";
-import { insertHost, insertJob, insertSourceGroup, testId } from "./test-support/fixtures.js";
+import {
+  insertAlert,
+  insertHost,
+  insertJob,
+  insertSchedule,
+  insertSourceGroup,
+  testId,
+} from "./test-support/fixtures.js";
 import { runDbSuite } from "./testing/db-suite.js";
+
+/** A source group of the host (a new one by default) and a schedule that fires it. */
+async function insertFiredGroup(db: Database, hostId?: string) {
+  const host = hostId ?? (await insertHost(db)).id;
+  const group = await insertSourceGroup(db, host);
+  const schedule = await insertSchedule(db, host);
+  await db.insert(scheduleSourceGroups).values({ scheduleId: schedule.id, sourceGroupId: group.id });
+  return { group, schedule };
+}
 
 runDbSuite("database constraints", (getDb) => {
   it("rejects a second source group of the same name on one host, allows it on another", async () => {
@@ -51,11 +68,8 @@ runDbSuite("database constraints", (getDb) => {
   it("defaults an alert's dedup_key to the empty string", async () => {
     const db = getDb();
     const host = await insertHost(db);
-    const [row] = await db
-      .insert(alerts)
-      .values({ id: testId("alert"), hostId: host.id, kind: "prune_failed", message: "m" })
-      .returning();
-    expect(row?.dedupKey).toBe("");
+    const row = await insertAlert(db, host.id, { kind: "prune_failed", message: "m" });
+    expect(row.dedupKey).toBe("");
   });
 
   it("keeps a job but clears its source_group_id when the group is deleted", async () => {
@@ -72,13 +86,7 @@ runDbSuite("database constraints", (getDb) => {
   it("keeps a job but clears its scheduled_id when the schedule is deleted", async () => {
     const db = getDb();
     const host = await insertHost(db);
-    const [schedule] = await db
-      .insert(schedules)
-      .values({ id: testId("schedule"), hostId: host.id, cron: "0 * * * *" })
-      .returning();
-    if (!schedule) {
-      throw new Error("no schedule");
-    }
+    const schedule = await insertSchedule(db, host.id);
     const job = await insertJob(db, host.id, { actorKind: "schedule", scheduledId: schedule.id });
 
     await db.delete(schedules).where(eq(schedules.id, schedule.id));
@@ -92,15 +100,7 @@ runDbSuite("database constraints", (getDb) => {
     const host = await insertHost(db);
     const other = await insertHost(db, { name: "other" });
     await db.insert(hostCredentials).values({ hostId: host.id, repoSealed: new Uint8Array([1, 2, 3]) });
-    const group = await insertSourceGroup(db, host.id);
-    const [schedule] = await db
-      .insert(schedules)
-      .values({ id: testId("schedule"), hostId: host.id, cron: "0 * * * *" })
-      .returning();
-    if (!schedule) {
-      throw new Error("no schedule");
-    }
-    await db.insert(scheduleSourceGroups).values({ scheduleId: schedule.id, sourceGroupId: group.id });
+    const { group } = await insertFiredGroup(db, host.id);
     await insertJob(db, host.id, { sourceGroupId: group.id });
     await insertJob(db, other.id);
     const snapshot = { shortId: "abcd1234", time: new Date(), hostname: "web-1" };
@@ -119,16 +119,7 @@ runDbSuite("database constraints", (getDb) => {
 
   it("refuses to delete a source group a schedule still fires", async () => {
     const db = getDb();
-    const host = await insertHost(db);
-    const group = await insertSourceGroup(db, host.id);
-    const [schedule] = await db
-      .insert(schedules)
-      .values({ id: testId("schedule"), hostId: host.id, cron: "0 * * * *" })
-      .returning();
-    if (!schedule) {
-      throw new Error("no schedule");
-    }
-    await db.insert(scheduleSourceGroups).values({ scheduleId: schedule.id, sourceGroupId: group.id });
+    const { group, schedule } = await insertFiredGroup(db);
 
     const error = await db
       .delete(sourceGroups)
@@ -143,16 +134,7 @@ runDbSuite("database constraints", (getDb) => {
 
   it("refuses the group deletion at commit inside a transaction, leaving the group in place", async () => {
     const db = getDb();
-    const host = await insertHost(db);
-    const group = await insertSourceGroup(db, host.id);
-    const [schedule] = await db
-      .insert(schedules)
-      .values({ id: testId("schedule"), hostId: host.id, cron: "0 * * * *" })
-      .returning();
-    if (!schedule) {
-      throw new Error("no schedule");
-    }
-    await db.insert(scheduleSourceGroups).values({ scheduleId: schedule.id, sourceGroupId: group.id });
+    const { group } = await insertFiredGroup(db);
 
     const error = await db
       .transaction(async (tx) => {
@@ -231,10 +213,7 @@ runDbSuite("database constraints", (getDb) => {
   it("drops pending deliveries with their channel, keeps them without their alert, knows two events", async () => {
     const db = getDb();
     const host = await insertHost(db);
-    const [alert] = await db
-      .insert(alerts)
-      .values({ id: testId("alert"), hostId: host.id, kind: "backup_failed", message: "failed" })
-      .returning();
+    const alert = await insertAlert(db, host.id);
     const channel = (name: string) => ({
       id: testId("channel"),
       name,
@@ -247,7 +226,7 @@ runDbSuite("database constraints", (getDb) => {
     const delivery = (channelId: string) => ({
       id: testId("delivery"),
       channelId,
-      alertId: alert?.id ?? null,
+      alertId: alert.id,
       event: "alert.opened" as const,
       notification: { title: "t", body: "b", link: "https://fleetback.example/hosts/1", data: {} },
       nextAttemptAt: new Date(),

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -7,6 +6,14 @@ import { connect, pgliteOptions } from "./connect.js";
 import { executeRows } from "./database.js";
 import { loadMigrations, MIGRATIONS_TABLE, migrate } from "./migrate.js";
 import { buildTemplate, createPgliteDataDir, heldBy, isPgliteDataDir } from "./pglite-create.js";
+import { withConnection, withTempDir } from "./test-support/scratch.js";
+
+/** `<dataDir>/pglite` made empty, where connect() would look for the embedded database. */
+async function emptyLocation(dataDir: string): Promise<string> {
+  const location = join(dataDir, "pglite");
+  await mkdir(location, { recursive: true });
+  return location;
+}
 
 /** What connect() passes: PGlite's defaults plus the smaller buffers. */
 async function startParams(): Promise<string[]> {
@@ -30,25 +37,20 @@ describe("creating a PGlite data dir", () => {
   });
 
   it("fails with what the child said when the dir cannot be made", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
-    try {
+    await withTempDir("fleetback-create-", async (dir) => {
       const file = join(dir, "a-file");
       await writeFile(file, "not a directory");
       await expect(createPgliteDataDir(join(file, "pglite"), await startParams())).rejects.toThrow(
         /^creating it failed .*: .*(ENOTDIR|EEXIST|not a directory)/i,
       );
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   }, 300_000);
 
   // One creation for both claims: an initdb costs ~30 s of a loaded CI machine.
   it("makes the dir from the build's template in a child process and applies the migrations it is given there, which migrate() then finds applied", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
-    try {
+    await withTempDir("fleetback-create-", async (dir) => {
       const migrations = await loadMigrations();
-      const location = join(dir, "pglite");
-      await mkdir(location, { recursive: true });
+      const location = await emptyLocation(dir);
       expect(isPgliteDataDir(location)).toBe(false);
       // The build writes it (scripts/pglite-template.mjs); tests run after the build.
       const template = buildTemplate();
@@ -62,8 +64,7 @@ describe("creating a PGlite data dir", () => {
       // initdb in this process would raise its peak by ~600 MiB (WASM memory grown to ~700 MiB),
       // and migrating here would grow it by tens of MiB more.
       expect(process.resourceUsage().maxRSS - peakBefore).toBeLessThan(100 * 1024);
-      const connection = await connect({ dataDir: dir });
-      try {
+      await withConnection({ dataDir: dir }, async (connection) => {
         const recorded = await executeRows<{ name: string; checksum: string; applied_at: Date | string }>(
           connection.db,
           sql.raw(`SELECT name, checksum, applied_at FROM ${MIGRATIONS_TABLE} ORDER BY id`),
@@ -81,21 +82,15 @@ describe("creating a PGlite data dir", () => {
         );
         expect(tables[0]?.n).toBe(3);
         expect(await migrate(connection.db)).toEqual({ applied: [], alreadyApplied: migrations.length });
-      } finally {
-        await connection.close();
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+      });
+    });
   }, 300_000);
 
   it("runs initdb instead when the template does not load, and the dir works the same", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
-    try {
+    await withTempDir("fleetback-create-", async (dir) => {
       const damaged = join(dir, "template.tar.gz");
       await writeFile(damaged, "not a tar archive");
-      const location = join(dir, "pglite");
-      await mkdir(location, { recursive: true });
+      const location = await emptyLocation(dir);
       const migrations = await loadMigrations();
       const created = await createPgliteDataDir(location, await startParams(), migrations, {
         file: damaged,
@@ -103,20 +98,14 @@ describe("creating a PGlite data dir", () => {
       });
       expect(created.from).toBe("initdb");
       expect(created.templateRefused).toBeTruthy();
-      const connection = await connect({ dataDir: dir });
-      try {
+      await withConnection({ dataDir: dir }, async (connection) => {
         expect(await migrate(connection.db)).toEqual({ applied: [], alreadyApplied: migrations.length });
-      } finally {
-        await connection.close();
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+      });
+    });
   }, 300_000);
 
   it("connect() hands a new data dir's migrations to the child, and ignores them for an existing dir", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
-    try {
+    await withTempDir("fleetback-create-", async (dir) => {
       const migrations = await loadMigrations();
       const first = await connect({ dataDir: dir, migrations });
       expect(first.created).toEqual({ from: "template" });
@@ -125,27 +114,20 @@ describe("creating a PGlite data dir", () => {
       const bogus = [
         { id: 99, name: "0099_never", checksum: "x", statements: ["CREATE TABLE never (id int)"] },
       ];
-      const again = await connect({ dataDir: dir, migrations: bogus });
-      try {
+      await withConnection({ dataDir: dir, migrations: bogus }, async (again) => {
         expect(again.created).toBeUndefined();
         const rows = await executeRows<{ n: number }>(
           again.db,
           sql.raw(`SELECT count(*)::int AS n FROM ${MIGRATIONS_TABLE}`),
         );
         expect(rows[0]?.n).toBe(migrations.length);
-      } finally {
-        await again.close();
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+      });
+    });
   }, 300_000);
 
   it("fails the creation when a migration fails, leaving no migration recorded", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "fleetback-create-"));
-    try {
-      const location = join(dir, "pglite");
-      await mkdir(location, { recursive: true });
+    await withTempDir("fleetback-create-", async (dir) => {
+      const location = await emptyLocation(dir);
       const migrations = [
         { id: 1, name: "0001_ok", checksum: "a", statements: ["CREATE TABLE t_ok (id int)"] },
         { id: 2, name: "0002_bad", checksum: "b", statements: ["CREATE TABLE t_bad (id nosuchtype)"] },
@@ -155,18 +137,13 @@ describe("creating a PGlite data dir", () => {
       );
       // The dir exists; a start migrates it in process, where the same error is reported.
       expect(isPgliteDataDir(location)).toBe(true);
-      const connection = await connect({ dataDir: dir });
-      try {
+      await withConnection({ dataDir: dir }, async (connection) => {
         const tables = await executeRows<{ n: number }>(
           connection.db,
           sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name IN ('t_ok', ${MIGRATIONS_TABLE})`,
         );
         expect(tables[0]?.n).toBe(0);
-      } finally {
-        await connection.close();
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+      });
+    });
   }, 300_000);
 });

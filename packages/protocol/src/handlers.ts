@@ -17,21 +17,27 @@ export type AgentMessageHandlers<R = void> = MessageHandlers<AgentMessages, R>;
 /** What the agent implements. */
 export type ServerMessageHandlers<R = void> = MessageHandlers<ServerMessages, R>;
 
-/** Calls the handler of the envelope's type. */
+/** Calls the handler of the envelope's type, in the catalog of either direction. */
+function dispatchMessage<C extends MessageCatalog, R, K extends keyof C & string>(
+  handlers: MessageHandlers<C, R>,
+  envelope: EnvelopeOf<C, K>,
+): R {
+  const handler: (payload: Static<C[K]>, envelope: EnvelopeOf<C, K>) => R = handlers[envelope.type];
+  return handler(envelope.payload, envelope);
+}
+
+/** Calls the server's handler of the envelope's type. */
 export function dispatchAgentMessage<R, K extends AgentMessageType>(
   handlers: AgentMessageHandlers<R>,
   envelope: AgentEnvelope<K>,
 ): R {
-  const handler: (payload: Static<AgentMessages[K]>, envelope: AgentEnvelope<K>) => R =
-    handlers[envelope.type];
-  return handler(envelope.payload, envelope);
+  return dispatchMessage(handlers, envelope);
 }
 
+/** Calls the agent's handler of the envelope's type. */
 export function dispatchServerMessage<R, K extends ServerMessageType>(
   handlers: ServerMessageHandlers<R>,
   envelope: ServerEnvelope<K>,
 ): R {
-  const handler: (payload: Static<ServerMessages[K]>, envelope: ServerEnvelope<K>) => R =
-    handlers[envelope.type];
-  return handler(envelope.payload, envelope);
+  return dispatchMessage(handlers, envelope);
 }

@@ -14,18 +14,15 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
-import { hosts } from "./hosts.js";
 import { jobs } from "./jobs.js";
+import { hostIdColumn, userRef } from "./references.js";
 
 export const alerts = pgTable(
   "alerts",
   {
     id: text("id").primaryKey(),
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     // `<job kind>_failed` (backup_failed, forget_failed, ...) or agent_update_failed.
     kind: text("kind").notNull(),
     // The source group id for backup_failed; empty for repository-scoped kinds.
@@ -37,7 +34,7 @@ export const alerts = pgTable(
     lastSeenAt: timestamptz("last_seen_at").notNull().defaultNow(),
     resolvedAt: timestamptz("resolved_at"),
     // The operator who resolved it; null when a successful job resolved it.
-    resolvedBy: text("resolved_by").references(() => users.id, { onDelete: "set null" }),
+    resolvedBy: userRef("resolved_by"),
   },
   (t) => [
     // At most one open alert per (host, kind, dedup_key); raising again under a race is a
@@ -88,6 +85,13 @@ export const notificationChannels = pgTable(
 export const DIGEST_PERIODS = ["daily", "weekly"] as const;
 export type DigestPeriod = (typeof DIGEST_PERIODS)[number];
 
+/** `channel_id`, cascading: a row that means nothing without its channel. */
+function channelIdColumn() {
+  return text("channel_id")
+    .notNull()
+    .references(() => notificationChannels.id, { onDelete: "cascade" });
+}
+
 /**
  * Where each channel's digest stands: the last slot taken (so a second server or a restart never
  * sends it twice), what that digest saw (the next one says what changed against it) and when one
@@ -107,9 +111,7 @@ export const notificationLog = pgTable(
   "notification_log",
   {
     id: text("id").primaryKey(),
-    channelId: text("channel_id")
-      .notNull()
-      .references(() => notificationChannels.id, { onDelete: "cascade" }),
+    channelId: channelIdColumn(),
     alertId: text("alert_id").references(() => alerts.id, { onDelete: "set null" }),
     // e.g. alert.opened, alert.resolved, test.
     event: text("event").notNull(),
@@ -150,9 +152,7 @@ export const notificationDeliveries = pgTable(
   "notification_deliveries",
   {
     id: text("id").primaryKey(),
-    channelId: text("channel_id")
-      .notNull()
-      .references(() => notificationChannels.id, { onDelete: "cascade" }),
+    channelId: channelIdColumn(),
     alertId: text("alert_id").references(() => alerts.id, { onDelete: "set null" }),
     // Test notifications are sent at once, never queued.
     event: text("event").$type<QueuedEvent>().notNull(),
@@ -197,9 +197,7 @@ export const reportSchedules = pgTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull().unique("report_schedules_name_key"),
-    channelId: text("channel_id")
-      .notNull()
-      .references(() => notificationChannels.id, { onDelete: "cascade" }),
+    channelId: channelIdColumn(),
     recipients: jsonb("recipients").$type<string[]>().notNull(),
     period: text("period").$type<ReportPeriod>().notNull(),
     // "HH:MM" in FLEETBACK_TZ; weekly on `weekday` (0 = Sunday), monthly on the 1st.

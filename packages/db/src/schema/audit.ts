@@ -3,8 +3,8 @@
  */
 import { sql } from "drizzle-orm";
 import { check, index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
 import { timestamptz } from "./columns.js";
+import { userRef } from "./references.js";
 
 export const AUDIT_ACTOR_KINDS = ["user", "system", "agent"] as const;
 export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
@@ -16,7 +16,7 @@ export const auditLog = pgTable(
     at: timestamptz("at").notNull().defaultNow(),
     actorKind: text("actor_kind").$type<AuditActorKind>().notNull(),
     // Null once the user is deleted; the entry itself stays.
-    actorUserId: text("actor_user_id").references(() => users.id, { onDelete: "set null" }),
+    actorUserId: userRef("actor_user_id"),
     action: text("action").notNull(),
     targetKind: text("target_kind"),
     targetId: text("target_id"),

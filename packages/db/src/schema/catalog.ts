@@ -8,16 +8,14 @@
 import type { TREE_ENTRY_TYPES } from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
-import { timestamptz } from "./columns.js";
-import { hosts } from "./hosts.js";
+import { timestamptz, updatedAt } from "./columns.js";
+import { hostIdColumn } from "./references.js";
 
 export const catalogLineages = pgTable(
   "catalog_lineages",
   {
     id: bigint("id", { mode: "bigint" }).primaryKey(),
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     tag: text("tag").notNull(),
     // The applied base: the newest snapshot of the group the catalogue is up to date with.
     snapshotId: text("snapshot_id"),
@@ -26,7 +24,7 @@ export const catalogLineages = pgTable(
     pendingSnapshotId: text("pending_snapshot_id"),
     pendingAt: timestamptz("pending_at"),
     pendingPart: integer("pending_part"),
-    updatedAt: timestamptz("updated_at").notNull().defaultNow(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     unique("catalog_lineages_host_id_tag_key").on(t.hostId, t.tag),
@@ -37,12 +35,17 @@ export const catalogLineages = pgTable(
   ],
 );
 
+/** `lineage_id`, cascading: a lineage's rows go with it. */
+function lineageIdColumn() {
+  return bigint("lineage_id", { mode: "bigint" })
+    .notNull()
+    .references(() => catalogLineages.id, { onDelete: "cascade" });
+}
+
 export const catalogDirs = pgTable(
   "catalog_dirs",
   {
-    lineageId: bigint("lineage_id", { mode: "bigint" })
-      .notNull()
-      .references(() => catalogLineages.id, { onDelete: "cascade" }),
+    lineageId: lineageIdColumn(),
     id: bigint("id", { mode: "bigint" }).notNull(),
     path: text("path").notNull(),
   },
@@ -52,9 +55,7 @@ export const catalogDirs = pgTable(
 export const fileVersions = pgTable(
   "file_versions",
   {
-    lineageId: bigint("lineage_id", { mode: "bigint" })
-      .notNull()
-      .references(() => catalogLineages.id, { onDelete: "cascade" }),
+    lineageId: lineageIdColumn(),
     dirId: bigint("dir_id", { mode: "bigint" }).notNull(),
     name: text("name").notNull(),
     type: text("type").$type<(typeof TREE_ENTRY_TYPES)[number]>().notNull(),

@@ -5,7 +5,7 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { createdAt, timestamptz } from "./columns.js";
-import { hosts } from "./hosts.js";
+import { hostIdKey } from "./references.js";
 
 export const serverReplicas = pgTable("server_replicas", {
   id: text("id").primaryKey(),
@@ -17,9 +17,7 @@ export const serverReplicas = pgTable("server_replicas", {
 export const hostConnections = pgTable(
   "host_connections",
   {
-    hostId: text("host_id")
-      .primaryKey()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdKey(),
     replicaId: text("replica_id")
       .notNull()
       .references(() => serverReplicas.id, { onDelete: "cascade" }),

@@ -4,9 +4,8 @@
  */
 import { sql } from "drizzle-orm";
 import { check, jsonb, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
-import { timestamptz } from "./columns.js";
-import { hosts } from "./hosts.js";
+import { createdAt, timestamptz } from "./columns.js";
+import { hostIdColumn, userRef } from "./references.js";
 
 export const DELETION_HOLD_KINDS = ["backup_anomaly", "large_forget"] as const;
 export type DeletionHoldKind = (typeof DELETION_HOLD_KINDS)[number];
@@ -15,17 +14,15 @@ export const deletionHolds = pgTable(
   "deletion_holds",
   {
     id: text("id").primaryKey(),
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     kind: text("kind").$type<DeletionHoldKind>().notNull(),
     // What opened it, as a sentence with its numbers.
     reason: text("reason").notNull(),
     // backup_anomaly: the backup's job id and figures; large_forget: the held plan and its ids.
     details: jsonb("details").$type<Record<string, unknown>>().notNull().default({}),
-    createdAt: timestamptz("created_at").notNull().defaultNow(),
+    createdAt: createdAt(),
     releasedAt: timestamptz("released_at"),
-    releasedBy: text("released_by").references(() => users.id, { onDelete: "set null" }),
+    releasedBy: userRef("released_by"),
     releaseReason: text("release_reason"),
   },
   (t) => [

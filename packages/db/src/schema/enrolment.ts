@@ -3,9 +3,9 @@
  */
 import { sql } from "drizzle-orm";
 import { check, index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
 import { bytea, createdAt, timestamptz } from "./columns.js";
 import { hosts } from "./hosts.js";
+import { userRef } from "./references.js";
 
 export const enrolmentTokens = pgTable(
   "enrolment_tokens",
@@ -22,7 +22,7 @@ export const enrolmentTokens = pgTable(
     } | null>(),
     // The labels every host enrolled with the token gets (issue 37).
     labels: jsonb("labels").$type<Record<string, string>>().notNull().default({}),
-    createdBy: text("created_by").references(() => users.id, { onDelete: "set null" }),
+    createdBy: userRef("created_by"),
     createdAt: createdAt(),
     expiresAt: timestamptz("expires_at").notNull(),
     consumedAt: timestamptz("consumed_at"),
@@ -50,7 +50,7 @@ export const pendingHosts = pgTable(
     createdAt: createdAt(),
     expiresAt: timestamptz("expires_at").notNull(),
     approvedAt: timestamptz("approved_at"),
-    approvedBy: text("approved_by").references(() => users.id, { onDelete: "set null" }),
+    approvedBy: userRef("approved_by"),
     hostId: text("host_id").references(() => hosts.id, { onDelete: "set null" }),
     // Handed out once at claim, then set to null.
     sealedAgentToken: bytea("sealed_agent_token"),

@@ -12,9 +12,9 @@ import {
 } from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, jsonb, pgTable, text } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
 import { createdAt, timestamptz } from "./columns.js";
 import { hosts } from "./hosts.js";
+import { hostIdColumn, userRef } from "./references.js";
 import { schedules, sourceGroups } from "./sources.js";
 
 // The vocabulary is the wire contract's: a kind, status or stream the protocol adds is one the
@@ -41,13 +41,11 @@ export const jobs = pgTable(
   {
     // ULID, so ids sort by creation time.
     id: text("id").primaryKey(),
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     kind: text("kind").$type<JobKind>().notNull(),
     status: text("status").$type<JobStatus>().notNull().default("queued"),
     actorKind: text("actor_kind").$type<ActorKind>().notNull(),
-    actorUserId: text("actor_user_id").references(() => users.id, { onDelete: "set null" }),
+    actorUserId: userRef("actor_user_id"),
     // Set at insert for actor_kind 'schedule'; not a constraint because deleting the schedule
     // clears it later while the job stays in history.
     scheduledId: text("scheduled_id").references(() => schedules.id, { onDelete: "set null" }),

@@ -4,26 +4,23 @@
  */
 import { sql } from "drizzle-orm";
 import { check, index, integer, pgTable, text } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
 import { createdAt, timestamptz, updatedAt } from "./columns.js";
-import { hosts } from "./hosts.js";
 import { type ActorKind, jobs } from "./jobs.js";
+import { hostIdColumn, userRef } from "./references.js";
 import { schedules, sourceGroups } from "./sources.js";
 
 export const pendingRuns = pgTable(
   "pending_runs",
   {
     id: text("id").primaryKey(),
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     // A retry of a deleted group has nothing left to back up.
     sourceGroupId: text("source_group_id")
       .notNull()
       .references(() => sourceGroups.id, { onDelete: "cascade" }),
     scheduleId: text("schedule_id").references(() => schedules.id, { onDelete: "set null" }),
     actorKind: text("actor_kind").$type<ActorKind>().notNull(),
-    actorUserId: text("actor_user_id").references(() => users.id, { onDelete: "set null" }),
+    actorUserId: userRef("actor_user_id"),
     // Attempts made so far; bounded by the group's retry_max.
     attempt: integer("attempt").notNull().default(0),
     nextAttemptAt: timestamptz("next_attempt_at").notNull(),

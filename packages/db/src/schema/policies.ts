@@ -6,8 +6,8 @@
 
 import { sql } from "drizzle-orm";
 import { check, integer, jsonb, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
 import { createdAt, updatedAt } from "./columns.js";
+import { userRef } from "./references.js";
 
 /** A policy's content as stored; its shape is checked by the server (policies/policy-spec.ts). */
 export type PolicySpecJson = Record<string, unknown>;
@@ -43,7 +43,7 @@ export const policyVersions = pgTable(
     selector: text("selector").notNull(),
     priority: integer("priority").notNull(),
     spec: jsonb("spec").$type<PolicySpecJson>().notNull(),
-    actorUserId: text("actor_user_id").references(() => users.id, { onDelete: "set null" }),
+    actorUserId: userRef("actor_user_id"),
     note: text("note"),
     createdAt: createdAt(),
   },

@@ -2,17 +2,15 @@
  * @module How big each host's repository was, day by day: the history behind the fleet's
  * repository growth chart (repo_stats holds only the latest size).
  */
-import { bigint, date, index, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { bigint, date, index, pgTable, primaryKey } from "drizzle-orm/pg-core";
 import { timestamptz } from "./columns.js";
-import { hosts } from "./hosts.js";
+import { hostIdColumn } from "./references.js";
 
 /** One row per host and UTC day; the day's last repo.stats carrying a size overwrites it. */
 export const repositorySizes = pgTable(
   "repository_sizes",
   {
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     // "YYYY-MM-DD" in UTC, so a change of FLEETBACK_TZ never splits or merges recorded days.
     day: date("day", { mode: "string" }).notNull(),
     rawSizeBytes: bigint("raw_size_bytes", { mode: "number" }),

@@ -6,15 +6,13 @@
 import { sql } from "drizzle-orm";
 import { check, integer, pgTable, text } from "drizzle-orm/pg-core";
 import { timestamptz } from "./columns.js";
-import { hosts } from "./hosts.js";
 import { jobs } from "./jobs.js";
+import { hostIdKey } from "./references.js";
 
 export const repositoryOutages = pgTable(
   "repository_outages",
   {
-    hostId: text("host_id")
-      .primaryKey()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdKey(),
     // When the first failing job of this outage ended.
     since: timestamptz("since").notNull(),
     lastFailedAt: timestamptz("last_failed_at").notNull(),

@@ -16,7 +16,7 @@ import {
   text,
 } from "drizzle-orm/pg-core";
 import { timestamptz, updatedAt } from "./columns.js";
-import { hosts } from "./hosts.js";
+import { hostIdColumn, hostIdKey } from "./references.js";
 
 export const CHECK_STATUSES = ["ok", "errors", "failed"] as const;
 export type CheckStatus = (typeof CHECK_STATUSES)[number];
@@ -25,9 +25,7 @@ export type CheckStatus = (typeof CHECK_STATUSES)[number];
 export const snapshots = pgTable(
   "snapshots",
   {
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     // The tool's full snapshot id; unique only within one repository, hence the composite key.
     id: text("id").notNull(),
     shortId: text("short_id").notNull(),
@@ -59,9 +57,7 @@ export const snapshots = pgTable(
 export const snapshotTags = pgTable(
   "snapshot_tags",
   {
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     tag: text("tag").notNull(),
     latestAt: timestamptz("latest_at").notNull(),
     snapshotCount: integer("snapshot_count").notNull(),
@@ -76,9 +72,7 @@ export const snapshotTags = pgTable(
 export const repoStats = pgTable(
   "repo_stats",
   {
-    hostId: text("host_id")
-      .primaryKey()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdKey(),
     lastCheckStatus: text("last_check_status").$type<CheckStatus>(),
     lastCheckAt: timestamptz("last_check_at"),
     // The last check that found no error (last_check_at moves on with a failed one).

@@ -4,8 +4,8 @@
  */
 import { sql } from "drizzle-orm";
 import { check, index, integer, jsonb, pgTable, text } from "drizzle-orm/pg-core";
-import { users } from "./auth.js";
 import { createdAt, updatedAt } from "./columns.js";
+import { userRef } from "./references.js";
 
 export const ROLLOUT_STATES = ["running", "halted", "completed"] as const;
 export type RolloutState = (typeof ROLLOUT_STATES)[number];
@@ -28,7 +28,7 @@ export const agentRollouts = pgTable(
     ring: integer("ring").notNull().default(0),
     ringHosts: jsonb("ring_hosts").$type<string[][]>().notNull().default([]),
     haltedReason: text("halted_reason"),
-    actorUserId: text("actor_user_id").references(() => users.id, { onDelete: "set null" }),
+    actorUserId: userRef("actor_user_id"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -15,8 +15,8 @@ import {
   unique,
 } from "drizzle-orm/pg-core";
 import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
-import { hosts } from "./hosts.js";
 import { policies } from "./policies.js";
+import { hostIdColumn, hostIdKey } from "./references.js";
 
 /**
  * Keep-style retention values; key names mirror the wire's `keep` (KEEP_KEYS in @fleetback/protocol).
@@ -41,9 +41,7 @@ export const sourceGroups = pgTable(
   "source_groups",
   {
     id: text("id").primaryKey(),
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     // Doubles as the snapshot tag, hence unique per host.
     name: text("name").notNull(),
     includes: jsonb("includes").$type<string[]>().notNull().default([]),
@@ -84,9 +82,7 @@ export const schedules = pgTable(
   "schedules",
   {
     id: text("id").primaryKey(),
-    hostId: text("host_id")
-      .notNull()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdColumn(),
     cron: text("cron").notNull(),
     enabled: boolean("enabled").notNull().default(true),
     // The scheduled_at of the last fire acted on: a repeated or older fire dispatches nothing.
@@ -131,9 +127,7 @@ export const scheduleSourceGroups = pgTable(
 export const maintenance = pgTable(
   "maintenance",
   {
-    hostId: text("host_id")
-      .primaryKey()
-      .references(() => hosts.id, { onDelete: "cascade" }),
+    hostId: hostIdKey(),
     forgetCron: text("forget_cron").notNull().default("0 3 * * *"),
     forgetEnabled: boolean("forget_enabled").notNull().default(true),
     pruneCron: text("prune_cron").notNull().default("0 4 * * 0"),
