@@ -1,28 +1,19 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { renderInstallScript } from "./install-script.js";
 import {
   TEST_BASE_URL as BASE,
-  createSandbox,
+  expectRefusal,
+  expectUntouched,
   findOnPath,
-  type RunResult,
+  runOutput as output,
   type Sandbox,
+  sandboxPerTest,
+  TEST_TOKEN as TOKEN,
 } from "./testing/install-sandbox.js";
 
-const TOKEN = "enrol-7f3c9a-secret-token";
-
-const sandboxes: Sandbox[] = [];
-async function sandbox(): Promise<Sandbox> {
-  const created = await createSandbox();
-  sandboxes.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(sandboxes.splice(0).map((s) => s.dispose()));
-});
-
-const output = (result: RunResult) => result.stdout + result.stderr;
+const sandbox = sandboxPerTest();
 
 describe("options", () => {
   it("announces without a token and passes a normalised --tls-pin to the agent", async () => {
@@ -94,7 +85,7 @@ describe("options", () => {
     const result = sb.run(await sb.installScript(), ["--help"]);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`curl -fsSL ${BASE}/install/install.sh | sudo bash -s -- [options]`);
-    expect(readdirSync(sb.root)).toEqual(["run"]);
+    expectUntouched(sb);
   });
 
   it.each([
@@ -114,8 +105,6 @@ describe("options", () => {
 });
 
 describe("refusals before anything changes", () => {
-  const untouched = (sb: Sandbox) => expect(readdirSync(sb.root)).toEqual(["run"]);
-
   it("refuses a bundle whose SHA-256 differs from the embedded one", async () => {
     const sb = await sandbox();
     await sb.serveBundle("1.0.0", "console.log('tampered');\n");
@@ -124,41 +113,31 @@ describe("refusals before anything changes", () => {
       agentVersion: "1.0.0",
       bundleSha256: "0".repeat(64),
     });
-    const result = sb.run(script, ["--token", TOKEN]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("expected 0000");
-    untouched(sb);
+    expectRefusal(sb, sb.run(script, ["--token", TOKEN]), "expected 0000");
     expect(await sb.calls("systemctl")).toEqual([]);
     expect(await sb.agentCalls()).toEqual([]);
   });
 
-  it("refuses Node.js older than 20, naming the version needed and how to get it", async () => {
+  it.each([
+    {
+      what: "refuses Node.js older than 20, naming the version needed and how to get it",
+      host: (sb: Sandbox) => sb.stub("node", "echo v18.19.1"),
+      says: ["Node.js >= 20 is required", "v18.19.1", "https://nodejs.org"],
+    },
+    {
+      what: "refuses when node is missing, suggesting --node",
+      host: (sb: Sandbox) => sb.removeStub("node"),
+      says: ["--node /path/to/node"],
+    },
+    {
+      what: "refuses to run as another user than root",
+      host: (sb: Sandbox) => sb.stub("id", "echo 1000"),
+      says: ["must run as root"],
+    },
+  ])("$what", async ({ host, says }) => {
     const sb = await sandbox();
-    await sb.stub("node", "echo v18.19.1");
-    const result = sb.run(await sb.installScript(), ["--token", TOKEN]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("Node.js >= 20 is required");
-    expect(result.stderr).toContain("v18.19.1");
-    expect(result.stderr).toContain("https://nodejs.org");
-    untouched(sb);
-  });
-
-  it("refuses when node is missing, suggesting --node", async () => {
-    const sb = await sandbox();
-    await sb.removeStub("node");
-    const result = sb.run(await sb.installScript(), ["--token", TOKEN]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("--node /path/to/node");
-    untouched(sb);
-  });
-
-  it("refuses to run as another user than root", async () => {
-    const sb = await sandbox();
-    await sb.stub("id", "echo 1000");
-    const result = sb.run(await sb.installScript(), ["--token", TOKEN]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("must run as root");
-    untouched(sb);
+    await host(sb);
+    expectRefusal(sb, sb.run(await sb.installScript(), ["--token", TOKEN]), ...says);
   });
 
   const sh = findOnPath("dash") ?? findOnPath("sh");
@@ -171,7 +150,7 @@ describe("refusals before anything changes", () => {
       expect(result.stderr).toBe(
         `install.sh needs bash, not sh: curl -fsSL ${BASE}/install/install.sh | sudo bash -s -- --token TOKEN\n`,
       );
-      untouched(sb);
+      expectUntouched(sb);
     },
   );
 });

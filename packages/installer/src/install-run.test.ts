@@ -6,11 +6,10 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  statSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   DEFAULT_AGENT_PATHS,
   parseUnitDirectives,
@@ -21,26 +20,26 @@ import {
 import {
   TEST_BASE_URL as BASE,
   createSandbox,
+  FIRST_INSTALL_SYSTEMCTL,
   findOnPath,
+  fileMode as mode,
+  runOutput as output,
   type RunResult,
   type Sandbox,
+  sandboxPerTest,
+  TEST_TOKEN as TOKEN,
+  tokenEnrolment,
+  AGENT_UNIT as UNIT,
 } from "./testing/install-sandbox.js";
 
-const UNIT = "etc/systemd/system/fleetback-agent.service";
-const TOKEN = "enrol-7f3c9a-secret-token";
-
-const sandboxes: Sandbox[] = [];
-async function sandbox(): Promise<Sandbox> {
-  const created = await createSandbox();
-  sandboxes.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(sandboxes.splice(0).map((s) => s.dispose()));
-});
-
-const mode = (path: string) => statSync(path).mode & 0o777;
-const output = (result: RunResult) => result.stdout + result.stderr;
+const sandbox = sandboxPerTest();
+/** What a re-run asks of systemctl after the first install: the service restarts, not starts. */
+const SYSTEMCTL_INSTALL_THEN_RERUN = [
+  ...FIRST_INSTALL_SYSTEMCTL,
+  "daemon-reload",
+  "enable --now fleetback-agent-restore.socket",
+  "restart fleetback-agent",
+];
 
 describe("--label", () => {
   it("passes every label to the agent's enrolment, in order", async () => {
@@ -112,22 +111,7 @@ describe("a fresh install with --token", () => {
 
   it("enrols once, handing the token over in FLEETBACK_ENROLL_TOKEN and not in argv", async () => {
     const calls = await sb.agentCalls();
-    expect(calls).toEqual([
-      {
-        kind: "bundle",
-        command: "enroll",
-        argv: [
-          "enroll",
-          "--server",
-          BASE,
-          "--config-dir",
-          at(DEFAULT_AGENT_PATHS.configDir),
-          "--state-dir",
-          at(DEFAULT_AGENT_PATHS.stateDir),
-        ],
-        token: TOKEN,
-      },
-    ]);
+    expect(calls).toEqual([tokenEnrolment(sb, "bundle")]);
     expect(mode(at(`${DEFAULT_AGENT_PATHS.configDir}/agent.json`))).toBe(0o600);
   });
 
@@ -159,11 +143,7 @@ describe("a fresh install with --token", () => {
   });
 
   it("reloads systemd, then enables and starts the service", async () => {
-    expect(await sb.calls("systemctl")).toEqual([
-      "daemon-reload",
-      "enable --now fleetback-agent-restore.socket",
-      "enable --now fleetback-agent",
-    ]);
+    expect(await sb.calls("systemctl")).toEqual(FIRST_INSTALL_SYSTEMCTL);
   });
 
   it("leaves no temporary files behind", () => {
@@ -234,14 +214,7 @@ describe("re-running the installer", () => {
     expect(snapshot()).toEqual(before);
     expect(await sb.agentCalls()).toHaveLength(1);
     expect(await sb.calls("curl")).toHaveLength(1);
-    expect(await sb.calls("systemctl")).toEqual([
-      "daemon-reload",
-      "enable --now fleetback-agent-restore.socket",
-      "enable --now fleetback-agent",
-      "daemon-reload",
-      "enable --now fleetback-agent-restore.socket",
-      "restart fleetback-agent",
-    ]);
+    expect(await sb.calls("systemctl")).toEqual(SYSTEMCTL_INSTALL_THEN_RERUN);
   });
 
   it("removes the self-update boot record so that the version installed now runs", async () => {
@@ -257,14 +230,7 @@ describe("re-running the installer", () => {
     expect(again.status).toBe(0);
     expect(again.stdout).toContain("removed /var/lib/fleetback-agent/update/boot.json");
     expect(readdirSync(update)).toEqual(["agent-1.1.0.mjs"]);
-    expect(await sb.calls("systemctl")).toEqual([
-      "daemon-reload",
-      "enable --now fleetback-agent-restore.socket",
-      "enable --now fleetback-agent",
-      "daemon-reload",
-      "enable --now fleetback-agent-restore.socket",
-      "restart fleetback-agent",
-    ]);
+    expect(await sb.calls("systemctl")).toEqual(SYSTEMCTL_INSTALL_THEN_RERUN);
 
     const third = sb.run(await sb.installScript("1.0.0"), []);
     expect(third.status).toBe(0);

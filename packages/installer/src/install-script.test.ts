@@ -41,23 +41,17 @@ describe("renderInstallScript", () => {
     expect(lines[6]).toBe("set -euo pipefail");
   });
 
+  /** The agent unit at the default paths for `options`' server. */
+  const unitOf = (execPath: string, bundle: string) =>
+    renderAgentUnit({ ...DEFAULT_AGENT_PATHS, execPath, bundle, serverUrl: options.baseUrl });
+
   it("embeds the unit of renderAgentUnit, with a placeholder for the node path", () => {
-    const unit = renderAgentUnit({
-      ...DEFAULT_AGENT_PATHS,
-      execPath: "@FLEETBACK_NODE@",
-      bundle: "/opt/fleetback-agent/current.mjs",
-      serverUrl: "https://backup.example.org",
-    });
+    const unit = unitOf("@FLEETBACK_NODE@", "/opt/fleetback-agent/current.mjs");
     expect(script).toContain(`cat <<'FLEETBACK_UNIT_EOF'\n${unit}FLEETBACK_UNIT_EOF\n`);
   });
 
   it("embeds the unit of the single-executable agent, run from its current link", () => {
-    const unit = renderAgentUnit({
-      ...DEFAULT_AGENT_PATHS,
-      execPath: "/opt/fleetback-agent/current",
-      bundle: "",
-      serverUrl: "https://backup.example.org",
-    });
+    const unit = unitOf("/opt/fleetback-agent/current", "");
     expect(script).toContain(
       `sea_unit_template() {\n  cat <<'FLEETBACK_UNIT_EOF'\n${unit}FLEETBACK_UNIT_EOF\n`,
     );

@@ -1,32 +1,27 @@
-import { readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { renderInstallScript } from "./install-script.js";
 import { DEFAULT_AGENT_PATHS, parseUnitDirectives, renderAgentUnit } from "./systemd-unit.js";
 import {
   TEST_BASE_URL as BASE,
   createSandbox,
+  expectRefusal,
+  FIRST_INSTALL_SYSTEMCTL,
+  fileMode as mode,
+  runOutput as output,
   type RunResult,
   type Sandbox,
+  sandboxPerTest,
+  TEST_TOKEN as TOKEN,
+  tokenEnrolment,
+  AGENT_UNIT as UNIT,
 } from "./testing/install-sandbox.js";
 
-const UNIT = "etc/systemd/system/fleetback-agent.service";
-const TOKEN = "enrol-7f3c9a-secret-token";
 const SEA_UNIT_EXEC =
   "/opt/fleetback-agent/current run --config-dir /etc/fleetback-agent --state-dir /var/lib/fleetback-agent";
 
-const sandboxes: Sandbox[] = [];
-async function sandbox(): Promise<Sandbox> {
-  const created = await createSandbox();
-  sandboxes.push(created);
-  return created;
-}
-afterEach(async () => {
-  await Promise.all(sandboxes.splice(0).map((s) => s.dispose()));
-});
-
-const mode = (path: string) => statSync(path).mode & 0o777;
-const output = (result: RunResult) => result.stdout + result.stderr;
+const sandbox = sandboxPerTest();
 const execStart = (sb: Sandbox) =>
   parseUnitDirectives(readFileSync(join(sb.root, UNIT), "utf8")).find((d) => d.key === "ExecStart")?.value;
 
@@ -67,22 +62,7 @@ describe("a host without node, where the server has single-executable agents", (
   });
 
   it("enrols through the SEA itself", async () => {
-    expect(await sb.agentCalls()).toEqual([
-      {
-        kind: "sea",
-        command: "enroll",
-        argv: [
-          "enroll",
-          "--server",
-          BASE,
-          "--config-dir",
-          at(DEFAULT_AGENT_PATHS.configDir),
-          "--state-dir",
-          at(DEFAULT_AGENT_PATHS.stateDir),
-        ],
-        token: TOKEN,
-      },
-    ]);
+    expect(await sb.agentCalls()).toEqual([tokenEnrolment(sb, "sea")]);
   });
 
   it("writes a unit that runs the SEA with no node and no bundle", async () => {
@@ -95,11 +75,7 @@ describe("a host without node, where the server has single-executable agents", (
       }),
     );
     expect(execStart(sb)).toBe(SEA_UNIT_EXEC);
-    expect(await sb.calls("systemctl")).toEqual([
-      "daemon-reload",
-      "enable --now fleetback-agent-restore.socket",
-      "enable --now fleetback-agent",
-    ]);
+    expect(await sb.calls("systemctl")).toEqual(FIRST_INSTALL_SYSTEMCTL);
   });
 });
 
@@ -171,16 +147,16 @@ describe("choosing the single-executable agent", () => {
 });
 
 describe("refusals", () => {
-  const untouched = (sb: Sandbox) => expect(readdirSync(sb.root)).toEqual(["run"]);
-
   it("keeps today's Node.js error where the server has no SEA for this host", async () => {
     const sb = await sandbox();
     await sb.removeStub("node");
     const result = sb.run(await sb.installScript("1.0.0", { seaArches: ["arm64"] }), ["--token", TOKEN]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("Node.js >= 20 is required but node is not on root's PATH");
-    expect(result.stderr).toContain("--node /path/to/node");
-    untouched(sb);
+    expectRefusal(
+      sb,
+      result,
+      "Node.js >= 20 is required but node is not on root's PATH",
+      "--node /path/to/node",
+    );
   });
 
   it("refuses a SEA whose SHA-256 differs from the embedded one", async () => {
@@ -194,49 +170,32 @@ describe("refusals", () => {
       seaArtefacts: [{ os: "linux", arch: "x64", sha256: "0".repeat(64) }],
     });
     const result = sb.run(script, ["--token", TOKEN]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("the downloaded single-executable agent has SHA-256");
-    expect(result.stderr).toContain("expected 0000");
-    untouched(sb);
+    expectRefusal(sb, result, "the downloaded single-executable agent has SHA-256", "expected 0000");
     expect(await sb.agentCalls()).toEqual([]);
   });
 
-  it("refuses --sea when the server has no SEA for this host", async () => {
+  it.each([
+    {
+      what: "refuses --sea when the server has no SEA for this host",
+      host: (sb: Sandbox) => sb.stub("uname", "echo riscv64"),
+      args: () => ["--token", TOKEN, "--sea"],
+      says: "no single-executable agent 1.0.0 for linux-riscv64",
+    },
+    {
+      what: "refuses --sea together with --node",
+      host: async () => {},
+      args: (sb: Sandbox) => ["--sea", "--node", sb.nodePath, "--announce"],
+      says: "use either --node or --sea, not both",
+    },
+    {
+      what: "never falls back from an explicit --node",
+      host: (sb: Sandbox) => sb.stub("old-node", "echo v18.0.0"),
+      args: (sb: Sandbox) => ["--node", join(sb.bin, "old-node"), "--announce"],
+      says: "Node.js >= 20 is required",
+    },
+  ])("$what", async ({ host, args, says }) => {
     const sb = await sandbox();
-    await sb.stub("uname", "echo riscv64");
-    const result = sb.run(await sb.installScript("1.0.0", { seaArches: ["x64"] }), [
-      "--token",
-      TOKEN,
-      "--sea",
-    ]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("no single-executable agent 1.0.0 for linux-riscv64");
-    untouched(sb);
-  });
-
-  it("refuses --sea together with --node", async () => {
-    const sb = await sandbox();
-    const result = sb.run(await sb.installScript("1.0.0", { seaArches: ["x64"] }), [
-      "--sea",
-      "--node",
-      sb.nodePath,
-      "--announce",
-    ]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("use either --node or --sea, not both");
-    untouched(sb);
-  });
-
-  it("never falls back from an explicit --node", async () => {
-    const sb = await sandbox();
-    await sb.stub("old-node", "echo v18.0.0");
-    const result = sb.run(await sb.installScript("1.0.0", { seaArches: ["x64"] }), [
-      "--node",
-      join(sb.bin, "old-node"),
-      "--announce",
-    ]);
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain("Node.js >= 20 is required");
-    untouched(sb);
+    await host(sb);
+    expectRefusal(sb, sb.run(await sb.installScript("1.0.0", { seaArches: ["x64"] }), args(sb)), says);
   });
 });

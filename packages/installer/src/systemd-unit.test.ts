@@ -85,32 +85,27 @@ describe("agent systemd unit", () => {
     expect(withoutExec(sea)).toEqual(withoutExec(unit));
   });
 
-  it("quotes paths with spaces in ExecStart", () => {
-    const spaced = renderAgentUnit({
+  it.each([
+    {
+      what: "quotes paths with spaces in ExecStart",
       execPath: "/opt/my node/node",
-      bundle: "",
-      configDir: "/etc/fb",
-      stateDir: "/var/lib/fb",
-      restoreDir: "/root/r",
-      serverUrl: "http://x",
-    });
-    expect(parseUnitDirectives(spaced).find((d) => d.key === "ExecStart")?.value).toBe(
-      '"/opt/my node/node" run --config-dir /etc/fb --state-dir /var/lib/fb',
-    );
-  });
-
-  it("doubles % and $ in ExecStart so that systemd expands neither specifiers nor variables", () => {
-    const odd = renderAgentUnit({
+      execStart: '"/opt/my node/node" run --config-dir /etc/fb --state-dir /var/lib/fb',
+    },
+    {
+      what: "doubles % and $ in ExecStart so that systemd expands neither specifiers nor variables",
       execPath: "/opt/100%/$node",
+      execStart: "/opt/100%%/$$node run --config-dir /etc/fb --state-dir /var/lib/fb",
+    },
+  ])("$what", ({ execPath, execStart }) => {
+    const rendered = renderAgentUnit({
+      execPath,
       bundle: "",
       configDir: "/etc/fb",
       stateDir: "/var/lib/fb",
       restoreDir: "/root/r",
       serverUrl: "http://x",
     });
-    expect(parseUnitDirectives(odd).find((d) => d.key === "ExecStart")?.value).toBe(
-      "/opt/100%%/$$node run --config-dir /etc/fb --state-dir /var/lib/fb",
-    );
+    expect(parseUnitDirectives(rendered).find((d) => d.key === "ExecStart")?.value).toBe(execStart);
   });
 });
 

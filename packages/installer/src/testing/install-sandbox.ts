@@ -6,13 +6,25 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { afterEach, expect } from "vitest";
 import { type InstallSeaArtefact, renderInstallScript } from "../install-script.js";
+import { DEFAULT_AGENT_PATHS } from "../systemd-unit.js";
 
 export const TEST_BASE_URL = "https://backup.example.test:8443";
+/** An enrolment token no output may ever show. */
+export const TEST_TOKEN = "enrol-7f3c9a-secret-token";
+/** The agent's unit, relative to the sandbox root. */
+export const AGENT_UNIT = "etc/systemd/system/fleetback-agent.service";
+/** What a first install asks of a running systemd: reload, then enable and start socket and service. */
+export const FIRST_INSTALL_SYSTEMCTL = [
+  "daemon-reload",
+  "enable --now fleetback-agent-restore.socket",
+  "enable --now fleetback-agent",
+];
 
 /** Real tools the script and the stubs use; everything else on PATH is a stub. */
 const TOOLS = ["cat", "chmod", "cp", "install", "ln", "mkdir", "mktemp", "mv", "rm", "sha256sum"];
@@ -33,12 +45,67 @@ export interface RunResult {
   stderr: string;
 }
 
+/** Both streams of a run: an assertion's message, or where a secret must not show. */
+export function runOutput(result: RunResult): string {
+  return result.stdout + result.stderr;
+}
+
+/** The permission bits of a file. */
+export function fileMode(path: string): number {
+  return statSync(path).mode & 0o777;
+}
+
+/** Asserts that the script changed nothing: the root holds only what createSandbox made. */
+export function expectUntouched(sb: Sandbox): void {
+  expect(readdirSync(sb.root)).toEqual(["run"]);
+}
+
+/** Asserts that the run failed with each of `messages` on stderr before changing anything. */
+export function expectRefusal(sb: Sandbox, result: RunResult, ...messages: string[]): void {
+  expect(result.status, runOutput(result)).not.toBe(0);
+  for (const message of messages) {
+    expect(result.stderr).toContain(message);
+  }
+  expectUntouched(sb);
+}
+
+/** A sandbox factory for one test file; every sandbox it made is disposed after each test. */
+export function sandboxPerTest(): () => Promise<Sandbox> {
+  const sandboxes: Sandbox[] = [];
+  afterEach(async () => {
+    await Promise.all(sandboxes.splice(0).map((s) => s.dispose()));
+  });
+  return async () => {
+    const created = await createSandbox();
+    sandboxes.push(created);
+    return created;
+  };
+}
+
 export interface AgentCall {
   /** Which fake ran: the bundle (run by node) or the single-executable agent (run by itself). */
   kind: "bundle" | "sea";
   command: string;
   argv: string[];
   token: string | null;
+}
+
+/** The agent call of an enrolment with TEST_TOKEN into the default paths under `sb`'s root. */
+export function tokenEnrolment(sb: Sandbox, kind: AgentCall["kind"]): AgentCall {
+  return {
+    kind,
+    command: "enroll",
+    argv: [
+      "enroll",
+      "--server",
+      TEST_BASE_URL,
+      "--config-dir",
+      join(sb.root, DEFAULT_AGENT_PATHS.configDir),
+      "--state-dir",
+      join(sb.root, DEFAULT_AGENT_PATHS.stateDir),
+    ],
+    token: TEST_TOKEN,
+  };
 }
 
 export interface Sandbox {
