@@ -1,6 +1,7 @@
 /**
  * @module Managed hosts and their sealed repository credentials.
  */
+import { AGENT_KINDS } from "@fleetback/protocol";
 import { sql } from "drizzle-orm";
 import {
   type AnyPgColumn,
@@ -18,8 +19,11 @@ import { bytea, createdAt, timestamptz, updatedAt } from "./columns.js";
 export const HOST_STATUSES = ["online", "offline"] as const;
 export type HostStatus = (typeof HOST_STATUSES)[number];
 
-/** What the agent runs as: one JavaScript bundle run by node, or a Node single executable. */
-export const HOST_AGENT_KINDS = ["bundle", "sea"] as const;
+/**
+ * What the agent runs as: one JavaScript bundle run by node, or a Node single executable. The
+ * hello's vocabulary (protocol's AGENT_KINDS); vocabulary.test.ts ties the CHECK to it.
+ */
+export const HOST_AGENT_KINDS = AGENT_KINDS;
 export type HostAgentKind = (typeof HOST_AGENT_KINDS)[number];
 
 /** How far a requested agent update got (pending: waits for the host; sent: command.update out). */
