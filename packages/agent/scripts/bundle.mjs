@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
+import { bundleBanner } from "./bundle-banner.mjs";
 
 const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 const { values } = parseArgs({ options: { outfile: { type: "string" } } });
@@ -37,16 +38,7 @@ const result = await build({
   // setting misses cron-parser's dates (and the bundle carries luxon twice).
   alias: { luxon: createRequire(import.meta.url).resolve("luxon") },
   logLevel: "warning",
-  // CommonJS dependencies (ws) call require() for Node built-ins; ESM output needs a real require.
-  // The banner's first line is read by the server (`// fleetback-agent <version>`): keep it first.
-  banner: {
-    js: [
-      `// fleetback-agent ${version}`,
-      'import { createRequire as __fleetbackCreateRequire } from "node:module";',
-      "const require = __fleetbackCreateRequire(import.meta.url);",
-      `globalThis.__FLEETBACK_AGENT_VERSION__ = ${JSON.stringify(version)};`,
-    ].join("\n"),
-  },
+  banner: { js: bundleBanner(version) },
 });
 
 // esbuild puts the entry's hashbang above the banner; the banner line must be first, and the

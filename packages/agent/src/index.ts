@@ -32,6 +32,9 @@ export type { OutputLine, ProcessResult, ProcessSpec, ResticRunner } from "./res
 export { createSpawnRunner } from "./restic/spawn-adapter.js";
 export { formatToolVersion, isAtLeast, parseToolVersion, type ToolVersion } from "./restic/version.js";
 export { createFireLedger, type FireLedger } from "./scheduler/fire-ledger.js";
+// Where the real restic binaries of the tests are: the server's tests look them up here too, so
+// this one file of testing/ is built (tsconfig.build.json leaves the rest out).
+export { RESTIC_VERSIONS, type ResticVersion, repoRoot, resticBinary } from "./testing/tools.js";
 export { type Clock, systemClock } from "./time/clock.js";
 export { systemTimers, type Timers } from "./time/timers.js";
 export { detectAgentKind } from "./update/agent-kind.js";

@@ -5,7 +5,7 @@
  * policy, forget by id and prune must each fail with the append-only sentence, and restic itself
  * must still list every snapshot afterwards (a listing that takes a lock: none was left behind).
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentEnvelope, Snapshot } from "@fleetback/protocol";
@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { APPEND_ONLY_ERROR } from "../jobs/append-only.js";
 import { finishedOf, logLines, nextUlid, runJob, startHarness } from "../testing/agent-harness.js";
 import {
+  fillRepository,
   hasRestServer,
   listedSnapshotIds,
   resticOn,
@@ -44,15 +45,10 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     `forget by policy and by id, and prune, fail on append-only storage and every snapshot stays${resticNote(version)}${restServerNote()}`,
     async () => {
       const cacheDir = await mkdtemp(join(tmpdir(), "fleetback-cache-"));
-      const source = await mkdtemp(join(tmpdir(), "fleetback-src-"));
       const filling = await startRestServer(USER, PASSWORD);
       try {
         const fill = resticOn(restic, filling, { user: USER, password: PASSWORD, cacheDir });
-        await fill("init");
-        for (const round of [1, 2, 3]) {
-          await writeFile(join(source, "data.txt"), `round ${round}\n`.repeat(round * 100));
-          await fill("backup", "--tag", "t", source);
-        }
+        await fillRepository(fill);
         await fill("forget", "--tag", "t", "--keep-last", "2");
       } finally {
         await filling.stop();

@@ -9,16 +9,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   backupCommand,
+  cancelOnSleepingRestic,
   finishedOf,
-  initRepository,
-  jobReports,
+  initTempRepository,
   logLines,
   runJob,
   startHarness,
-  tempRepository,
 } from "../testing/agent-harness.js";
-import { createSleepingRestic, sleepingPids } from "../testing/fake-restic.js";
-import { isRunning, waitUntil } from "../testing/processes.js";
 import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
@@ -41,8 +38,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     async () => {
       const harness = await startHarness(server(), { resticCommand: restic });
       try {
-        const repository = { url: await tempRepository(), password: "backup-test-pw" };
-        expect(finishedOf(await initRepository(harness, repository))).toMatchObject({ status: "succeeded" });
+        await initTempRepository(harness, "backup-test-pw");
         // The init lists the new repository (issue 31: an adopted one shows its snapshots).
         expect((await harness.peer.next("snapshots.report")).payload.snapshots).toEqual([]);
 
@@ -88,25 +84,12 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 
 describe("backup cancel", () => {
   it("kills restic's whole process group and reports cancelled; the post-hook still runs", async () => {
-    const fake = await createSleepingRestic();
-    const harness = await startHarness(server(), { resticCommand: fake.path });
-    try {
-      harness.peer.send("config.update", {
-        slot: "repo",
-        repository: { url: "/tmp/unused", password: "pw-cancel-1" },
-      });
-      const job = backupCommand(["/srv"], { post_hook: 'echo "post saw $FLEETBACK_JOB_STATUS"' });
-      harness.peer.send("command.run", job);
-      const pids = await sleepingPids(fake.pidFile);
-      expect(pids.every(isRunning)).toBe(true);
-      harness.peer.send("command.cancel", { job_id: job.job_id });
-      const reports = await jobReports(harness.peer, job.job_id);
-      expect(finishedOf(reports)).toMatchObject({ job_id: job.job_id, status: "cancelled" });
-      expect(logLines(reports)).toContain("agent: post-hook: post saw cancelled");
-      await waitUntil(() => !pids.some(isRunning));
-      expect(harness.peer.received.some((message) => message.type === "snapshots.report")).toBe(false);
-    } finally {
-      await harness.stop();
-    }
+    const { reports, received } = await cancelOnSleepingRestic(
+      server(),
+      "repo",
+      backupCommand(["/srv"], { post_hook: 'echo "post saw $FLEETBACK_JOB_STATUS"' }),
+    );
+    expect(logLines(reports)).toContain("agent: post-hook: post saw cancelled");
+    expect(received.some((message) => message.type === "snapshots.report")).toBe(false);
   });
 });

@@ -13,10 +13,9 @@ import { describe, expect, it } from "vitest";
 import {
   backupCommand,
   finishedOf,
-  initRepository,
+  initTempRepository,
   runJob,
   startHarness,
-  tempRepository,
 } from "../testing/agent-harness.js";
 import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
@@ -33,9 +32,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     async () => {
       const harness = await startHarness(server(), { resticCommand: restic });
       try {
-        const repo = await tempRepository();
-        const init = await initRepository(harness, { url: repo, password: "catalog-pw" });
-        expect(finishedOf(init)?.status).toBe("succeeded");
+        await initTempRepository(harness, "catalog-pw");
 
         const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
         await mkdir(join(tree, "sub"));
@@ -84,9 +81,7 @@ it.skipIf(NEWEST === "")(
   async () => {
     const harness = await startHarness(server(), { resticCommand: NEWEST });
     try {
-      const repo = await tempRepository();
-      const init = await initRepository(harness, { url: repo, password: "catalog-pw" });
-      expect(finishedOf(init)?.status).toBe("succeeded");
+      const repo = await initTempRepository(harness, "catalog-pw");
       const docs = await mkdtemp(join(tmpdir(), "fleetback-docs-"));
       const mail = await mkdtemp(join(tmpdir(), "fleetback-mail-"));
       const changing = join(docs, "changing.txt");

@@ -14,12 +14,11 @@ import { DRILL_DIR_NAME } from "../jobs/drill-job.js";
 import {
   backupCommand,
   finishedOf,
-  initRepository,
+  initTempRepository,
   logLines,
   nextUlid,
   runJob,
   startHarness,
-  tempRepository,
 } from "../testing/agent-harness.js";
 import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
@@ -75,14 +74,12 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     async () => {
       const harness = await startHarness(server(), { resticCommand: restic });
       try {
-        const repo = await tempRepository();
+        const repo = await initTempRepository(harness, PASSWORD);
         const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
         await mkdir(join(tree, "docs"));
         for (const [name, size] of Object.entries(FILES)) {
           await writeFile(join(tree, name), randomBytes(size));
         }
-        const init = await initRepository(harness, { url: repo, password: PASSWORD });
-        expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
         const backup = finishedOf(await runJob(harness, backupCommand([tree], { tag: "drill" })));
         expect(backup).toMatchObject({ status: "succeeded" });
         const snapshotId = String(backup?.summary?.snapshot_id);

@@ -6,14 +6,15 @@
  * to the agent's own slots, never reports the repository as the agent's own, and its credentials
  * are gone once it ended.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CommandRun } from "@fleetback/protocol";
+import type { CommandRun, CommandRunForget, CommandRunPrune, Repository } from "@fleetback/protocol";
 import { describe, expect, it } from "vitest";
 import { NO_JOB_CREDENTIALS_ERROR } from "../jobs/kept-job.js";
 import { finishedOf, type Harness, nextUlid, runJob, startHarness } from "../testing/agent-harness.js";
 import {
+  fillRepository,
   hasRestServer,
   listedSnapshotIds,
   resticOn,
@@ -30,6 +31,28 @@ const TEST_TIMEOUT_MS = 900_000;
 
 const server = useTestServer();
 
+/** A kept forget of `ids`, or a kept prune: the keeper's jobs for another host. */
+const keptForget = (ids: string[]): CommandRunForget => ({
+  job_id: nextUlid(),
+  kind: "forget",
+  requires_admin_creds: true,
+  kept: true,
+  forget_groups: [],
+  snapshot_ids: ids,
+});
+const keptPrune = (): CommandRunPrune => ({
+  job_id: nextUlid(),
+  kind: "prune",
+  requires_admin_creds: true,
+  kept: true,
+});
+
+/** Runs `job` with `repository` pushed to the admin slot for that job alone (protocol 12). */
+function runWithJobCredentials(harness: Harness, repository: Repository, job: CommandRun) {
+  harness.peer.send("config.update", { slot: "admin", repository, job_id: job.job_id });
+  return runJob(harness, job);
+}
+
 function repositoryReports(harness: Harness): number {
   return harness.peer.received.filter(
     (message) => message.type === "snapshots.report" || message.type === "repo.stats",
@@ -43,17 +66,12 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
     `a kept forget and prune run with the job's own credentials, never the agent's${resticNote(version)}${restServerNote()}`,
     async () => {
       const cacheDir = await mkdtemp(join(tmpdir(), "fleetback-cache-"));
-      const source = await mkdtemp(join(tmpdir(), "fleetback-src-"));
       const full = await startRestServer(USER, PASSWORD);
       const appendOnly = await startRestServer(USER, PASSWORD, { appendOnly: true, dir: full.dir });
       const harness = await startHarness(server(), { resticCommand: restic, reportWaitMs: JOB_TIMEOUT_MS });
       try {
         const maintenance = resticOn(restic, full, { user: USER, password: PASSWORD, cacheDir });
-        await maintenance("init");
-        for (const round of [1, 2, 3]) {
-          await writeFile(join(source, "data.txt"), `round ${round}\n`.repeat(round * 100));
-          await maintenance("backup", "--tag", "t", source);
-        }
+        await fillRepository(maintenance);
         const before = await listedSnapshotIds(maintenance);
         const [first] = before;
         // The agent's own slots hold only what a protected host holds: the append-only endpoint.
@@ -64,46 +82,19 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         const reportsBefore = repositoryReports(harness);
 
         // Without its own credentials a kept job does not run, whatever the agent's slots hold.
-        const bare = await runJob(harness, {
-          job_id: nextUlid(),
-          kind: "forget",
-          requires_admin_creds: true,
-          kept: true,
-          forget_groups: [],
-          snapshot_ids: [first ?? ""],
-        });
+        const bare = await runJob(harness, keptForget([first ?? ""]));
         expect(finishedOf(bare)).toMatchObject({ status: "failed", error: NO_JOB_CREDENTIALS_ERROR });
 
-        const forgetId = nextUlid();
-        harness.peer.send("config.update", { slot: "admin", repository: kept, job_id: forgetId });
-        const forgotten = await runJob(harness, {
-          job_id: forgetId,
-          kind: "forget",
-          requires_admin_creds: true,
-          kept: true,
-          forget_groups: [],
-          snapshot_ids: [first ?? ""],
-        });
+        const forget = keptForget([first ?? ""]);
+        const forgotten = await runWithJobCredentials(harness, kept, forget);
         expect(finishedOf(forgotten)).toMatchObject({ status: "succeeded" });
         expect(await listedSnapshotIds(maintenance)).toEqual(before.slice(1));
 
         // The credentials went with the job.
-        const forgetCommand: CommandRun = {
-          job_id: forgetId,
-          kind: "prune",
-          requires_admin_creds: true,
-          kept: true,
-        };
+        const forgetCommand = { ...keptPrune(), job_id: forget.job_id };
         expect(harness.agent.credentials.forCommand(forgetCommand).repository("admin")).toBeUndefined();
 
-        const pruneId = nextUlid();
-        harness.peer.send("config.update", { slot: "admin", repository: kept, job_id: pruneId });
-        const pruned = await runJob(harness, {
-          job_id: pruneId,
-          kind: "prune",
-          requires_admin_creds: true,
-          kept: true,
-        });
+        const pruned = await runWithJobCredentials(harness, kept, keptPrune());
         expect(finishedOf(pruned)).toMatchObject({ status: "succeeded" });
         await maintenance("check");
 

@@ -19,20 +19,18 @@ import type {
 import { describe, expect, it } from "vitest";
 import {
   backupCommand,
+  cancelOnSleepingRestic,
   checkCommand,
   finishedOf,
   type Harness,
-  initRepository,
-  jobReports,
+  initTempRepository,
   latestSnapshots,
   logLines,
   nextUlid,
   runJob,
   startHarness,
-  tempRepository,
 } from "../testing/agent-harness.js";
-import { createSleepingRestic, sleepingPids } from "../testing/fake-restic.js";
-import { isRunning, waitUntil } from "../testing/processes.js";
+import { waitUntil } from "../testing/processes.js";
 import { useTestServer } from "../testing/test-server.js";
 import { RESTIC_VERSIONS, resticBinary, resticNote } from "../testing/tools.js";
 
@@ -89,12 +87,10 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 
   async function setUp(): Promise<{ harness: Harness; repo: string; tree: string }> {
     const harness = await startHarness(server(), { resticCommand: restic });
-    const repo = await tempRepository();
+    const repo = await initTempRepository(harness, PASSWORD);
     const tree = await mkdtemp(join(tmpdir(), "fleetback-src-"));
     // The admin slot of a local repository: the same location and key, delete authority implied.
     harness.peer.send("config.update", { slot: "admin", repository: { url: repo, password: PASSWORD } });
-    const init = await initRepository(harness, { url: repo, password: PASSWORD });
-    expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
     return { harness, repo, tree };
   }
 
@@ -234,24 +230,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
 
 describe("maintenance cancel", () => {
   it("a cancelled prune kills restic's whole process group and reports no stats", async () => {
-    const fake = await createSleepingRestic();
-    const harness = await startHarness(server(), { resticCommand: fake.path });
-    try {
-      harness.peer.send("config.update", {
-        slot: "admin",
-        repository: { url: "/tmp/unused", password: "pw-cancel-2" },
-      });
-      const job = pruneCommand();
-      harness.peer.send("command.run", job);
-      const pids = await sleepingPids(fake.pidFile);
-      expect(pids.every(isRunning)).toBe(true);
-      harness.peer.send("command.cancel", { job_id: job.job_id });
-      const reports = await jobReports(harness.peer, job.job_id);
-      expect(finishedOf(reports)).toMatchObject({ job_id: job.job_id, status: "cancelled" });
-      await waitUntil(() => !pids.some(isRunning));
-      expect(harness.peer.received.some((message) => message.type === "repo.stats")).toBe(false);
-    } finally {
-      await harness.stop();
-    }
+    const { received } = await cancelOnSleepingRestic(server(), "admin", pruneCommand());
+    expect(received.some((message) => message.type === "repo.stats")).toBe(false);
   });
 });

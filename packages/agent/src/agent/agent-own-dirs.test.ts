@@ -16,13 +16,12 @@ import {
   backupCommand,
   finishedOf,
   type Harness,
-  initRepository,
+  initTempRepository,
   logLines,
   nextUlid,
   restoreCommand,
   runJob,
   startHarness,
-  tempRepository,
   treeList,
 } from "../testing/agent-harness.js";
 import { useTestServer } from "../testing/test-server.js";
@@ -134,9 +133,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         const hello = harness.peer.received.find((message) => message.type === "hello");
         expect(hello?.type === "hello" && hello.payload.agent_dirs).toEqual([harness.stateDir, config]);
 
-        const repo = await tempRepository("fleetback-own-dirs-repo-");
-        const init = await initRepository(harness, { url: repo, password: PASSWORD });
-        expect(finishedOf(init)).toMatchObject({ status: "succeeded" });
+        const repo = await initTempRepository(harness, PASSWORD, "fleetback-own-dirs-repo-");
         const old = oldSnapshot(restic, repo, root);
         expect(resticLs(restic, repo, old)).toContain(join(config, "agent.json"));
 

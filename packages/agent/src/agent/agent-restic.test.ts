@@ -8,10 +8,11 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NO_CREDENTIALS_ERROR } from "../jobs/init-job.js";
+import { NO_CREDENTIALS_ERROR } from "../jobs/repository-refusal.js";
 import {
   backupCommand,
   finishedOf,
+  type Harness,
   initCommand,
   initRepository,
   logLines,
@@ -27,6 +28,15 @@ const CANARY = "canary-7f3e9d1b-Pa55";
 const LOGIN_CANARY = "login-canary-2c4a8e60";
 
 const server = useTestServer();
+
+/** All the agent sent, logged and put in an argv: where no secret may ever show. */
+function everythingSaid(harness: Harness): string {
+  return [
+    ...harness.peer.received.map((message) => JSON.stringify(message)),
+    harness.log.text(),
+    ...harness.calls.flatMap((call) => [call.command, ...call.args]),
+  ].join("\n");
+}
 
 describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
   const restic = resticBinary(version) ?? "";
@@ -65,11 +75,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
       expect(initCalls[0]?.args.includes("--json")).toBe(version !== "0.14");
       await harness.stop();
 
-      const everything = [
-        ...harness.peer.received.map((message) => JSON.stringify(message)),
-        harness.log.text(),
-        ...harness.calls.flatMap((call) => [call.command, ...call.args]),
-      ].join("\n");
+      const everything = everythingSaid(harness);
       expect(everything).not.toContain(CANARY);
       expect(everything).not.toContain("parent-password");
     });
@@ -88,11 +94,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
           expect(call?.env.RESTIC_REPOSITORY).toBe(rest.url.replace("http://", `http://alice:${CANARY}@`));
           expect(call?.env.RESTIC_PASSWORD).toBe(CANARY);
           await harness.stop();
-          const everything = [
-            ...harness.peer.received.map((message) => JSON.stringify(message)),
-            harness.log.text(),
-            ...(call?.args ?? []),
-          ].join("\n");
+          const everything = everythingSaid(harness);
           expect(everything).not.toContain(CANARY);
         } finally {
           await rest.stop();
@@ -135,11 +137,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
           await harness.stop();
           await rest.stop();
         }
-        const everything = [
-          ...harness.peer.received.map((message) => JSON.stringify(message)),
-          harness.log.text(),
-          ...harness.calls.flatMap((entry) => [entry.command, ...entry.args]),
-        ].join("\n");
+        const everything = everythingSaid(harness);
         expect(everything).not.toContain(CANARY);
         expect(everything).not.toContain(LOGIN_CANARY);
       },

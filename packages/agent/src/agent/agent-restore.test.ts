@@ -26,13 +26,12 @@ import {
   backupCommand,
   finishedOf,
   type Harness,
-  initRepository,
+  initTempRepository,
   logLines,
   nextUlid,
   restoreCommand,
   runJob,
   startHarness,
-  tempRepository,
   treeList,
 } from "../testing/agent-harness.js";
 import { useTestServer } from "../testing/test-server.js";
@@ -112,8 +111,7 @@ describe.each(RESTIC_VERSIONS)("restic %s", (version) => {
         parentEnv: { ...process.env, HOME: home },
       });
       try {
-        const repository = { url: await tempRepository(), password: PASSWORD };
-        expect(finishedOf(await initRepository(harness, repository))).toMatchObject({ status: "succeeded" });
+        await initTempRepository(harness, PASSWORD);
         const tree = await sourceTree();
         const first = await backup(harness, tree);
         const sub = join(tree, "projects", "ü nicode dir");

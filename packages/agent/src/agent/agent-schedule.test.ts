@@ -2,20 +2,16 @@
  * The scheduler behind a real agent on a real socket: schedule.set is acked and a tick becomes a
  * schedule.fire frame the protocol accepts (unit tests with fake timers are in scheduler/).
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { type Harness, nextUlid, startHarness } from "../testing/agent-harness.js";
+import { describe, expect, it } from "vitest";
+import { nextUlid, useHarness } from "../testing/agent-harness.js";
 import { useTestServer } from "../testing/test-server.js";
 
 const server = useTestServer();
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.stop();
-  harness = undefined;
-});
+const startAgent = useHarness(server);
 
 describe("agent schedules", () => {
   it("acks schedule.set and sends schedule.fire at the tick with the tick's UTC time", async () => {
-    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
+    const harness = await startAgent({ resticCommand: "/nonexistent/restic" });
     const id = nextUlid();
     harness.peer.send("schedule.set", {
       version: 5,
@@ -35,7 +31,7 @@ describe("agent schedules", () => {
   });
 
   it("sends the last firing again on the next connection: the server that took it may have died unread", async () => {
-    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
+    const harness = await startAgent({ resticCommand: "/nonexistent/restic" });
     const id = nextUlid();
     harness.peer.send("schedule.set", {
       version: 1,

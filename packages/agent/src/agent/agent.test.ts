@@ -5,16 +5,15 @@
  */
 import { CLOSE_CODES } from "@fleetback/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { NO_CREDENTIALS_ERROR } from "../jobs/init-job.js";
+import { NO_CREDENTIALS_ERROR } from "../jobs/repository-refusal.js";
 import {
   finishedOf,
-  type Harness,
   initCommand,
   jobReports,
   logLines,
   nextUlid,
   runJob,
-  startHarness,
+  useHarness,
 } from "../testing/agent-harness.js";
 import { createEchoRestic, createSleepingRestic, sleepingPids } from "../testing/fake-restic.js";
 import { isRunning, waitUntil } from "../testing/processes.js";
@@ -23,17 +22,15 @@ import { useTestServer } from "../testing/test-server.js";
 const repository = { url: "/tmp/fleetback-unused-repo", password: "repo-password-1" };
 
 const server = useTestServer();
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.stop();
-  harness = undefined;
+const startAgent = useHarness(server);
+afterEach(() => {
   vi.unstubAllEnvs();
 });
 
 describe("agent", () => {
   it("cancels the running job by killing its whole process group, and a queued one without running it", async () => {
     const fake = await createSleepingRestic();
-    harness = await startHarness(server(), { resticCommand: fake.path });
+    const harness = await startAgent({ resticCommand: fake.path });
     const { peer } = harness;
     peer.send("config.update", { slot: "repo", repository });
     const running = initCommand();
@@ -43,7 +40,7 @@ describe("agent", () => {
     const pids = await sleepingPids(fake.pidFile);
     expect(pids.every(isRunning)).toBe(true);
 
-    await waitUntil(() => harness?.agent.queue.activeJobIds().length === 2);
+    await waitUntil(() => harness.agent.queue.activeJobIds().length === 2);
     peer.send("command.cancel", { job_id: queued.job_id });
     expect(finishedOf(await jobReports(peer, queued.job_id))).toEqual({
       job_id: queued.job_id,
@@ -61,7 +58,7 @@ describe("agent", () => {
   });
 
   it("answers tree.list with an error result carrying the request id", async () => {
-    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
+    const harness = await startAgent({ resticCommand: "/nonexistent/restic" });
     const id = nextUlid();
     harness.peer.send("tree.list", { snapshot_id: "473f1494", path: "/srv" }, id);
     const result = await harness.peer.next("tree.list.result");
@@ -73,7 +70,7 @@ describe("agent", () => {
   });
 
   it("fails a restore without credentials at once, acks schedule.set, and refuses an update from another origin", async () => {
-    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
+    const harness = await startAgent({ resticCommand: "/nonexistent/restic" });
     const { peer, log } = harness;
     expect(peer.received[0]?.payload).toMatchObject({ tool_version: "" });
     const restore = { job_id: nextUlid(), requires_admin_creds: false };
@@ -110,7 +107,7 @@ describe("agent", () => {
   });
 
   it("reports a restic that is missing as a failed job", async () => {
-    harness = await startHarness(server(), { resticCommand: "/nonexistent/restic" });
+    const harness = await startAgent({ resticCommand: "/nonexistent/restic" });
     harness.peer.send("config.update", { slot: "repo", repository });
     expect(finishedOf(await runJob(harness, initCommand()))).toMatchObject({
       status: "failed",
@@ -123,7 +120,7 @@ describe("agent", () => {
     vi.stubEnv("RESTIC_PASSWORD_COMMAND", "echo from-parent");
     vi.stubEnv("RESTIC_REPOSITORY", "/tmp/parent-repo");
     vi.stubEnv("AWS_SECRET_ACCESS_KEY", "parent-aws-secret");
-    harness = await startHarness(server(), {
+    const harness = await startAgent({
       resticCommand: await createEchoRestic(),
       parentEnv: process.env,
     });
@@ -152,7 +149,7 @@ describe("agent", () => {
   it("reports a job that finished while disconnected after the next hello, which still lists it", async () => {
     const sleeper = await createSleepingRestic();
     // Half a second before the reconnect: the job ends inside that window.
-    harness = await startHarness(server(), { resticCommand: sleeper.path, random: () => 0.5 });
+    const harness = await startAgent({ resticCommand: sleeper.path, random: () => 0.5 });
     harness.peer.send("config.update", { slot: "repo", repository });
     const job = initCommand();
     harness.peer.send("command.run", job);
@@ -160,7 +157,7 @@ describe("agent", () => {
     await sleepingPids(sleeper.pidFile);
     harness.peer.close(CLOSE_CODES.replaced);
     await waitUntil(
-      () => harness?.log.entries.some((entry) => entry.message.includes("reconnecting")) === true,
+      () => harness.log.entries.some((entry) => entry.message.includes("reconnecting")) === true,
     );
     // Cancelled locally while there is no connection, as a shutdown would: the report must wait.
     harness.agent.queue.cancel(job.job_id);

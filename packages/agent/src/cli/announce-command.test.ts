@@ -1,18 +1,14 @@
-import { access, readFile, stat } from "node:fs/promises";
+import { access, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { fingerprint, parsePublicKey, verifySignature } from "@fleetback/crypto";
-import { afterEach, describe, expect, it } from "vitest";
-import { createTestCliDeps } from "../testing/cli-deps.js";
-import { type HttpStub, type StubAnswer, type StubRequest, startHttpStub } from "../testing/http-stub.js";
+import { describe, expect, it } from "vitest";
+import { createTestCliDeps, writtenAgentConfig } from "../testing/cli-deps.js";
+import { type StubAnswer, type StubRequest, useHttpStub } from "../testing/http-stub.js";
 import { claimMessage } from "./announce-command.js";
 import { EXIT } from "./exit-codes.js";
 import { runCli } from "./run-cli.js";
 
-let stub: HttpStub | undefined;
-afterEach(async () => {
-  await stub?.stop();
-  stub = undefined;
-});
+const startStub = useHttpStub();
 
 function bodyOf(request: StubRequest): Record<string, unknown> {
   const body = request.body;
@@ -38,7 +34,7 @@ function announceServer(claims: StubAnswer[]) {
 
 describe("fleetback-agent announce", () => {
   it("prints the fingerprint, polls with signed claims through 202 and 404, and writes the config on 200", async () => {
-    stub = await startHttpStub(
+    const stub = await startStub(
       announceServer([
         { status: 202, body: { code: "pending", message: "waiting for approval" } },
         { status: 404 },
@@ -82,19 +78,17 @@ describe("fleetback-agent announce", () => {
       "fleetback-claim:01PENDING:2026-01-01T00:00:00Z",
     );
 
-    const config = join(deps.configDir, "agent.json");
-    expect(JSON.parse(await readFile(config, "utf8"))).toEqual({
+    expect(await writtenAgentConfig(deps)).toEqual({
       server_url: stub.url,
       host_id: "01HOST",
       agent_token: "fa_claimedtoken",
     });
-    expect((await stat(config)).mode & 0o777).toBe(0o600);
     // The key pair has done its job once the token is claimed.
     await expect(access(join(deps.stateDir, "announce-key.json"))).rejects.toThrow();
   });
 
   it("keeps the key pair (mode 0600) and the fingerprint across runs until claimed", async () => {
-    stub = await startHttpStub(
+    const stub = await startStub(
       announceServer([{ status: 410, body: { code: "gone", message: "expired" } }, { status: 410 }]),
     );
     const deps = await createTestCliDeps();
@@ -115,14 +109,14 @@ describe("fleetback-agent announce", () => {
       "fleetback-agent: the server refused the claim (HTTP 403): rejected by the operator",
     ],
   ])("exits 4 on %i", async (status, message, line) => {
-    stub = await startHttpStub(announceServer([{ status, body: { code: "x", message } }]));
+    const stub = await startStub(announceServer([{ status, body: { code: "x", message } }]));
     const deps = await createTestCliDeps();
     expect(await runCli(["announce", "--server", stub.url], deps)).toBe(EXIT.refused);
     expect(deps.stderr).toEqual([line]);
   });
 
   it("keeps polling through server errors and says so once", async () => {
-    stub = await startHttpStub(
+    const stub = await startStub(
       announceServer([
         { status: 503 },
         { status: 503 },

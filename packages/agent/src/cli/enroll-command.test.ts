@@ -1,21 +1,16 @@
-import { readFile, stat } from "node:fs/promises";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { createTestCliDeps } from "../testing/cli-deps.js";
-import { type HttpStub, startHttpStub } from "../testing/http-stub.js";
+import { stat } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { createTestCliDeps, writtenAgentConfig } from "../testing/cli-deps.js";
+import { useHttpStub } from "../testing/http-stub.js";
 import { createReleaseSigner } from "../testing/release-signing.js";
 import { EXIT } from "./exit-codes.js";
 import { runCli } from "./run-cli.js";
 
-let stub: HttpStub | undefined;
-afterEach(async () => {
-  await stub?.stop();
-  stub = undefined;
-});
+const startStub = useHttpStub();
 
 describe("fleetback-agent enroll", () => {
   it("posts the token and host facts, then writes agent.json with mode 0600 in a 0700 dir", async () => {
-    stub = await startHttpStub(() => ({
+    const stub = await startStub(() => ({
       status: 201,
       body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl" },
     }));
@@ -36,20 +31,18 @@ describe("fleetback-agent enroll", () => {
         },
       }),
     ]);
-    const path = join(deps.configDir, "agent.json");
-    expect(JSON.parse(await readFile(path, "utf8"))).toEqual({
+    expect(await writtenAgentConfig(deps)).toEqual({
       server_url: stub.url,
       host_id: "01HOST",
       agent_token: "fa_abcdefghijkl",
     });
-    expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect((await stat(deps.configDir)).mode & 0o777).toBe(0o700);
     expect(deps.stdout.join("\n")).toContain("Enrolled as host 01HOST");
     expect(deps.stdout.join("\n")).not.toContain("fa_abcdefghijkl");
   });
 
   it("takes the token from FLEETBACK_ENROLL_TOKEN, so an installer keeps it out of argv", async () => {
-    stub = await startHttpStub(() => ({
+    const stub = await startStub(() => ({
       status: 201,
       body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl" },
     }));
@@ -61,21 +54,20 @@ describe("fleetback-agent enroll", () => {
   it("pins the release key the server answers with, and leaves out a malformed one", async () => {
     const signer = createReleaseSigner();
     let key = signer.publicKeyBase64;
-    stub = await startHttpStub(() => ({
+    const stub = await startStub(() => ({
       status: 201,
       body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl", release_public_key: key },
     }));
     const deps = await createTestCliDeps();
     expect(await runCli(["enroll", "--server", stub.url, "--token", "fe_1"], deps)).toBe(EXIT.ok);
-    const path = join(deps.configDir, "agent.json");
-    expect(JSON.parse(await readFile(path, "utf8")).release_public_key).toBe(signer.publicKeyBase64);
+    expect((await writtenAgentConfig(deps)).release_public_key).toBe(signer.publicKeyBase64);
     key = "not a key";
     expect(await runCli(["enroll", "--server", stub.url, "--token", "fe_2"], deps)).toBe(EXIT.ok);
-    expect(JSON.parse(await readFile(path, "utf8")).release_public_key).toBeUndefined();
+    expect((await writtenAgentConfig(deps)).release_public_key).toBeUndefined();
   });
 
   it("sends --label flags as the request's labels, and none at all without them", async () => {
-    stub = await startHttpStub(() => ({
+    const stub = await startStub(() => ({
       status: 201,
       body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl" },
     }));
@@ -88,7 +80,7 @@ describe("fleetback-agent enroll", () => {
   });
 
   it("exits 2 on a --label that is not key=value or names a key twice, sending nothing", async () => {
-    stub = await startHttpStub(() => ({ status: 201, body: {} }));
+    const stub = await startStub(() => ({ status: 201, body: {} }));
     for (const labels of [["env"], ["=prod"], ["env=a", "env=b"]]) {
       const deps = await createTestCliDeps();
       const argv = [
@@ -112,7 +104,7 @@ describe("fleetback-agent enroll", () => {
   });
 
   it("exits 4 with the server's message when the token is refused", async () => {
-    stub = await startHttpStub(() => ({
+    const stub = await startStub(() => ({
       status: 401,
       body: { code: "unauthorised", message: "token expired" },
     }));
@@ -139,7 +131,7 @@ describe("fleetback-agent enroll", () => {
 
 describe("fleetback-agent status", () => {
   it("shows the config with the token cut to 6 characters, restic and server health", async () => {
-    stub = await startHttpStub((request) => ({
+    const stub = await startStub((request) => ({
       status: request.path === "/healthz" ? 200 : 201,
       body: { host_id: "01HOST", agent_token: "fa_abcdefghijkl" },
     }));

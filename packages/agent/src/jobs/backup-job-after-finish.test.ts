@@ -1,7 +1,7 @@
-import { createManualTimers } from "@fleetback/protocol/manual-timers";
+import { createManualTimers, type ManualTimers } from "@fleetback/protocol/manual-timers";
 import { describe, expect, it } from "vitest";
-import type { ProcessSpec } from "../restic/runner.js";
-import { recordedStats, runBackup } from "../testing/backup-run.js";
+import type { ProcessResult, ProcessSpec } from "../restic/runner.js";
+import { type BackupRunOptions, runBackup } from "../testing/backup-run.js";
 import {
   EXITED_0,
   type FixtureVersion,
@@ -11,6 +11,7 @@ import {
   recordedLockedError,
 } from "../testing/job-run.js";
 import { waitUntil } from "../testing/processes.js";
+import { RAW_DATA_STATS_ARGS, recordedRepoStats } from "../testing/recorded-stats.js";
 import { LISTING_PREEMPT_GRACE_MS } from "./backup-job.js";
 import { NextJobWaiting } from "./job-types.js";
 import { BACKUP_STATS_TIMEOUT_MS } from "./raw-data-stats.js";
@@ -19,6 +20,56 @@ import { BACKUP_STATS_TIMEOUT_MS } from "./raw-data-stats.js";
 const nextJobWaiting = () => new NextJobWaiting({ job_id: "01JNEXTJOB0000000000000000", kind: "check" });
 
 const recording = (version: FixtureVersion, name: string) => fixture(version, name);
+
+/** The recorded backup of `version` that succeeds, with the snapshot list recorded after it. */
+const recordedBackup = (
+  version: FixtureVersion,
+  options: Omit<BackupRunOptions, "backup" | "snapshots"> = {},
+) =>
+  runBackup({
+    backup: recording(version, "backup-1"),
+    snapshots: recording(version, "snapshots"),
+    ...options,
+  });
+
+/**
+ * A backup on the manual clock whose snapshot listing never answers by itself: `stop` is given
+ * the listing and the way to end it. `endsAt(ms)` checks the listing still runs 1 ms before `ms`
+ * and has ended at `ms`, with no sleep: the stop must follow the timer within advance itself.
+ */
+function backupWithHangingListing(
+  stop: (listing: ProcessSpec, timers: ManualTimers, end: (result: ProcessResult) => void) => void,
+  options: Pick<BackupRunOptions, "abortAfterFinishWith"> = {},
+) {
+  const timers = createManualTimers(JOB_TEST_START);
+  let listing: ProcessSpec | undefined;
+  let ended = false;
+  const running = runBackup({
+    backup: recording("0.18.0", "backup-1"),
+    timers,
+    snapshotsRun: (spec) => {
+      listing = spec;
+      return new Promise((resolve) => {
+        stop(spec, timers, (result) => {
+          ended = true;
+          resolve(result);
+        });
+      });
+    },
+    ...options,
+  });
+  return {
+    running,
+    async endsAt(ms: number): Promise<ProcessSpec | undefined> {
+      await waitUntil(() => listing !== undefined);
+      timers.advance(ms - 1);
+      expect(ended).toBe(false);
+      timers.advance(1);
+      expect(ended).toBe(true);
+      return listing;
+    },
+  };
+}
 
 describe("snapshot listing after a backup", () => {
   it("comes after job.finished (protocol 10) and runs to its end when the next job is waiting", async () => {
@@ -50,32 +101,13 @@ describe("snapshot listing after a backup", () => {
   });
 
   it("gives the listing 10 s once the next job is waiting, then stops it", async () => {
-    const timers = createManualTimers(JOB_TEST_START);
-    let listing: ProcessSpec | undefined;
-    let stopped = false;
-    const running = runBackup({
-      backup: recording("0.18.0", "backup-1"),
-      timers,
-      // A repository that stopped answering right after the backup: the listing hangs.
-      snapshotsRun: (spec) => {
-        listing = spec;
-        return new Promise((resolve) => {
-          spec.signal?.addEventListener("abort", () => {
-            stopped = true;
-            resolve(INTERRUPTED);
-          });
-        });
-      },
-      abortAfterFinishWith: nextJobWaiting(),
-    });
-    await waitUntil(() => listing !== undefined);
-    timers.advance(LISTING_PREEMPT_GRACE_MS - 1);
-    expect(stopped).toBe(false);
-    timers.advance(1);
-    // The stop follows the timer within advance itself: had it been due a millisecond earlier, the
-    // check above would have seen it, with no sleep to give it time.
-    expect(stopped).toBe(true);
-    const ran = await running;
+    // A repository that stopped answering right after the backup: the listing hangs.
+    const backup = backupWithHangingListing(
+      (spec, _timers, end) => spec.signal?.addEventListener("abort", () => end(INTERRUPTED)),
+      { abortAfterFinishWith: nextJobWaiting() },
+    );
+    await backup.endsAt(LISTING_PREEMPT_GRACE_MS);
+    const ran = await backup.running;
     expect(LISTING_PREEMPT_GRACE_MS).toBe(10_000);
     expect(ran.reports).toEqual([]);
     expect(ran.calls.filter((call) => call.args.includes("stats"))).toEqual([]);
@@ -101,32 +133,17 @@ describe("snapshot listing after a backup", () => {
   });
 
   it("gives restic snapshots 60 s: still listing at 59.999 s, given up at 60 s, and the backup succeeds", async () => {
-    const timers = createManualTimers(JOB_TEST_START);
-    let listing: ProcessSpec | undefined;
-    let ended = false;
-    const running = runBackup({
-      backup: recording("0.18.0", "backup-1"),
-      timers,
-      // A restic that never answers; the runner ends it at spec.timeoutMs, as the spawn adapter
-      // does with a real process (spawn-adapter.test.ts), here on the manual clock.
-      snapshotsRun: (spec) => {
-        listing = spec;
-        return new Promise((resolve) => {
-          timers.after(spec.timeoutMs ?? Number.POSITIVE_INFINITY, () => {
-            ended = true;
-            resolve({ kind: "exited", exitCode: null, signal: "SIGTERM", cancelled: false, timedOut: true });
-          });
-        });
-      },
-    });
-    await waitUntil(() => listing !== undefined);
+    // A restic that never answers; the runner ends it at spec.timeoutMs, as the spawn adapter
+    // does with a real process (spawn-adapter.test.ts), here on the manual clock.
+    const backup = backupWithHangingListing((spec, timers, end) =>
+      timers.after(spec.timeoutMs ?? Number.POSITIVE_INFINITY, () =>
+        end({ kind: "exited", exitCode: null, signal: "SIGTERM", cancelled: false, timedOut: true }),
+      ),
+    );
     // The listing after a backup is bounded by 60 s, written out here rather than read from the code.
+    const listing = await backup.endsAt(60_000);
     expect(listing?.timeoutMs).toBe(60_000);
-    timers.advance(59_999);
-    expect(ended).toBe(false);
-    timers.advance(1);
-    expect(ended).toBe(true);
-    const ran = await running;
+    const ran = await backup.running;
     expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
     expect(ran.reports).toEqual([]);
     expect(ran.lines.map((entry) => entry.line)).toContain(
@@ -137,40 +154,16 @@ describe("snapshot listing after a backup", () => {
 
 describe("backup repository stats", () => {
   it("after success runs one raw-data stats with a timeout and reports its sizes", async () => {
-    const ran = await runBackup({
-      backup: recording("0.18.0", "backup-1"),
-      snapshots: recording("0.18.0", "snapshots"),
-      stats: recording("0.18.0", "stats-raw"),
-    });
+    const ran = await recordedBackup("0.18.0", { stats: recording("0.18.0", "stats-raw") });
     expect(ran.outcome.status).toBe("succeeded");
     const statsCall = ran.calls.find((call) => call.args.includes("stats"));
-    expect(statsCall?.args).toEqual([
-      "--cache-dir",
-      "/state/cache",
-      "--json",
-      "stats",
-      "--no-lock",
-      "--mode",
-      "raw-data",
-    ]);
+    expect(statsCall?.args).toEqual(RAW_DATA_STATS_ARGS);
     expect(statsCall?.timeoutMs).toBe(BACKUP_STATS_TIMEOUT_MS);
-    const raw = recordedStats();
-    expect(ran.stats).toEqual([
-      {
-        raw_size_bytes: raw.total_size,
-        total_size_bytes: raw.total_uncompressed_size,
-        snapshot_count: 6,
-        compression_ratio: raw.compression_ratio,
-      },
-    ]);
+    expect(ran.stats).toEqual([recordedRepoStats("0.18.0")]);
   });
 
   it("a failing stats run is logged and changes neither the outcome nor the snapshot report", async () => {
-    const ran = await runBackup({
-      backup: recording("0.18.0", "backup-1"),
-      snapshots: recording("0.18.0", "snapshots"),
-      stats: recording("0.18.0", "err-locked-prune"),
-    });
+    const ran = await recordedBackup("0.18.0", { stats: recording("0.18.0", "err-locked-prune") });
     expect(ran.outcome).toMatchObject({ status: "succeeded", exit_code: 0 });
     expect(ran.reports).toHaveLength(1);
     expect(ran.stats).toEqual([]);
@@ -180,9 +173,7 @@ describe("backup repository stats", () => {
   });
 
   it("a stats run stopped because the next job is waiting is skipped, not reported as a failure", async () => {
-    const ran = await runBackup({
-      backup: recording("0.18.0", "backup-1"),
-      snapshots: recording("0.18.0", "snapshots"),
+    const ran = await recordedBackup("0.18.0", {
       statsRun: (spec) =>
         new Promise((resolve) => {
           const stopped = () =>
@@ -215,11 +206,7 @@ describe("browse index after a backup", () => {
   it.each(["0.18.0", "0.14.0"] as const)(
     "restic %s: builds the new snapshot's index by its full id, after the list and the stats",
     async (version) => {
-      const ran = await runBackup({
-        backup: recording(version, "backup-1"),
-        snapshots: recording(version, "snapshots"),
-        prebuild: true,
-      });
+      const ran = await recordedBackup(version, { prebuild: true });
       expect(ran.outcome.status).toBe("succeeded");
       const listed: { id: string }[] = JSON.parse(recording(version, "snapshots").stdout);
       const summaryId = String(ran.outcome.summary?.snapshot_id);
@@ -231,9 +218,7 @@ describe("browse index after a backup", () => {
   );
 
   it("is skipped when the next job is waiting, when the backup failed, and when the list lacks the snapshot", async () => {
-    const preempted = await runBackup({
-      backup: recording("0.18.0", "backup-1"),
-      snapshots: recording("0.18.0", "snapshots"),
+    const preempted = await recordedBackup("0.18.0", {
       abortAfterFinishWith: nextJobWaiting(),
       prebuild: true,
     });
@@ -254,11 +239,7 @@ describe("file catalogue after a backup", () => {
   it.each(["0.18.0", "0.14.0"] as const)(
     "restic %s: catches the group up from the listed snapshots, under the new snapshot's hostname",
     async (version) => {
-      const ran = await runBackup({
-        backup: recording(version, "backup-1"),
-        snapshots: recording(version, "snapshots"),
-        prebuild: true,
-      });
+      const ran = await recordedBackup(version, { prebuild: true });
       const [snapshotId] = ran.prebuilt.map((call) => call.snapshotId);
       const listed = ran.reports.flatMap((report) => report.snapshots);
       const made = listed.find((s) => s.id === snapshotId);
@@ -270,9 +251,7 @@ describe("file catalogue after a backup", () => {
   );
 
   it("is not sent when no index was built", async () => {
-    const ran = await runBackup({
-      backup: recording("0.18.0", "backup-1"),
-      snapshots: recording("0.18.0", "snapshots"),
+    const ran = await recordedBackup("0.18.0", {
       prebuild: true,
       prebuiltDir: () => undefined,
     });

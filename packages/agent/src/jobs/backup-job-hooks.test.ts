@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { backupCommand, recordedStats, runBackup } from "../testing/backup-run.js";
+import { backupCommand, runBackup } from "../testing/backup-run.js";
 import { INTERRUPTED, TEST_PASSWORD } from "../testing/job-run.js";
+import { recordedStats } from "../testing/recorded-stats.js";
 
 const PASSWORD = TEST_PASSWORD;
 

@@ -19,7 +19,8 @@ describe("backup argv", () => {
       backup: { stdout: "", stderr: "", exitCode: 0 },
     });
     const [backup, snapshots] = ran.calls;
-    expect(backup?.args).toEqual([
+    // Both runs: the per-job upload cap and the host's download cap, before the subcommand.
+    const global = [
       "--cache-dir",
       "/state/cache",
       "--limit-upload",
@@ -27,6 +28,9 @@ describe("backup argv", () => {
       "--limit-download",
       "7",
       "--json",
+    ];
+    expect(backup?.args).toEqual([
+      ...global,
       "backup",
       "--tag",
       "daily",
@@ -39,17 +43,7 @@ describe("backup argv", () => {
       "-weird",
     ]);
     expect(backup?.env.RESTIC_PASSWORD).toBe(PASSWORD);
-    expect(snapshots?.args).toEqual([
-      "--cache-dir",
-      "/state/cache",
-      "--limit-upload",
-      "100",
-      "--limit-download",
-      "7",
-      "--json",
-      "snapshots",
-      "--no-lock",
-    ]);
+    expect(snapshots?.args).toEqual([...global, "snapshots", "--no-lock"]);
     expect(backupArgs(backupCommand())).toEqual(["--tag", "t1", "--", TREE]);
     // Protocol 11: the host's stable name, as one argument so that no name reads as a flag.
     expect(backupArgs({ ...backupCommand(), host: "-web" })).toEqual([

@@ -11,6 +11,8 @@ import type { Recording } from "../restic/replay-adapter.js";
 import {
   argsAfterSubcommand,
   EMPTY_OK,
+  type JobTestOptions,
+  type JobTestRun,
   linesOf,
   resticCalls,
   runJobForTest,
@@ -18,7 +20,7 @@ import {
   TEST_PASSWORD,
 } from "../testing/job-run.js";
 import { createCopyJob, MIRROR_PROBE_TIMEOUT_MS, NO_MIRROR_CREDENTIALS_ERROR } from "./copy-job.js";
-import { NO_CREDENTIALS_ERROR } from "./init-job.js";
+import { NO_CREDENTIALS_ERROR } from "./repository-refusal.js";
 
 const A = "37639d50d14d4e948a0ee85f1d0477765aed58a8e2e939eb3b44f4a22c094ab3";
 const B = "d9ddce5bdc53aa3461bd3fa128bd4587223cab5a25a79922fd52d8fc0f5237b9";
@@ -36,49 +38,38 @@ const command = (ids: string[] = [A, B], extra: Partial<CommandRunCopy> = {}): C
   ...extra,
 });
 
-const CONFIG: Recording = {
-  stdout:
-    '{\n  "version": 2,\n  "id": "785d5284f5ed58c3b5678b3345be8bfeef50caceffe2128ced76c969ec356396",\n  "chunker_polynomial": "2c68dfb83bd8c1"\n}\n',
-  stderr: "",
-  exitCode: 0,
-};
-const MISSING_REST_018: Recording = {
-  stdout: "",
-  stderr:
-    "Fatal: repository does not exist: unable to open config file: <config/> does not exist\nIs there a repository at the following location?\nrest:http://mirror-user:***@127.0.0.1:8001/m/\n",
-  exitCode: 10,
-};
-const MISSING_LOCAL_014: Recording = {
-  stdout: "",
-  stderr:
-    "Fatal: unable to open config file: stat /srv/mirror/config: no such file or directory\nIs there a repository at the following location?\n/srv/mirror\n",
-  exitCode: 1,
-};
-const REFUSED_014: Recording = {
-  stdout: "",
-  stderr:
-    'Fatal: unable to open config file: client.Head: Head "http://mirror-user:***@127.0.0.1:8001/m/config": dial tcp 127.0.0.1:8001: connect: connection refused\nIs there a repository at the following location?\nrest:http://mirror-user:***@127.0.0.1:8001/m/\n',
-  exitCode: 1,
-};
-const INIT_018: Recording = {
-  stdout:
-    "created restic repository 4c3b11d87f at rest:http://mirror-user:***@127.0.0.1:8001/m/ with chunker parameters copied from secondary repository\n\nPlease note that knowledge of your password is required to access\nthe repository. Losing your password means that your data is\nirrecoverably lost.\n",
-  stderr: "",
-  exitCode: 0,
-};
-const COPY_014: Recording = {
-  stdout: `\nsnapshot 37639d50 of [/srv/data] at 2026-11-24 06:12:18.003570971 +0000 UTC)\nskipping source snapshot 37639d50, was already copied to snapshot c435ff06\n\nsnapshot d9ddce5b of [/srv/data] at 2026-11-24 06:12:18.696774987 +0000 UTC)\n  copy started, this may take a while...\n[0:00] 100.00%  2 / 2 packs copied\n\nsnapshot e889430d saved\n`,
-  stderr: "",
-  exitCode: 0,
-};
+/** A run that succeeded, printing `stdout` only. */
+const printed = (stdout: string): Recording => ({ stdout, stderr: "", exitCode: 0 });
+/** A run that failed with `exitCode`, printing `stderr` only. */
+const failedWith = (exitCode: number, stderr: string): Recording => ({ stdout: "", stderr, exitCode });
+
+const CONFIG = printed(
+  '{\n  "version": 2,\n  "id": "785d5284f5ed58c3b5678b3345be8bfeef50caceffe2128ced76c969ec356396",\n  "chunker_polynomial": "2c68dfb83bd8c1"\n}\n',
+);
+const MISSING_REST_018 = failedWith(
+  10,
+  "Fatal: repository does not exist: unable to open config file: <config/> does not exist\nIs there a repository at the following location?\nrest:http://mirror-user:***@127.0.0.1:8001/m/\n",
+);
+const MISSING_LOCAL_014 = failedWith(
+  1,
+  "Fatal: unable to open config file: stat /srv/mirror/config: no such file or directory\nIs there a repository at the following location?\n/srv/mirror\n",
+);
+const REFUSED_014 = failedWith(
+  1,
+  'Fatal: unable to open config file: client.Head: Head "http://mirror-user:***@127.0.0.1:8001/m/config": dial tcp 127.0.0.1:8001: connect: connection refused\nIs there a repository at the following location?\nrest:http://mirror-user:***@127.0.0.1:8001/m/\n',
+);
+const INIT_018 = printed(
+  "created restic repository 4c3b11d87f at rest:http://mirror-user:***@127.0.0.1:8001/m/ with chunker parameters copied from secondary repository\n\nPlease note that knowledge of your password is required to access\nthe repository. Losing your password means that your data is\nirrecoverably lost.\n",
+);
+const COPY_014 = printed(
+  `\nsnapshot 37639d50 of [/srv/data] at 2026-11-24 06:12:18.003570971 +0000 UTC)\nskipping source snapshot 37639d50, was already copied to snapshot c435ff06\n\nsnapshot d9ddce5b of [/srv/data] at 2026-11-24 06:12:18.696774987 +0000 UTC)\n  copy started, this may take a while...\n[0:00] 100.00%  2 / 2 packs copied\n\nsnapshot e889430d saved\n`,
+);
 
 /** A mirror `snapshots --json` listing: copies carry `original`; restic prints local offsets. */
 function listing(entries: { id: string; original?: string; time: string }[]): Recording {
-  return {
-    stdout: `${JSON.stringify(entries.map((entry) => ({ hostname: "web-1", paths: ["/srv/data"], ...entry })))}\n`,
-    stderr: "",
-    exitCode: 0,
-  };
+  return printed(
+    `${JSON.stringify(entries.map((entry) => ({ hostname: "web-1", paths: ["/srv/data"], ...entry })))}\n`,
+  );
 }
 const MIRROR_ID_A = "c435ff06".padEnd(64, "0");
 const MIRROR_ID_B = "e889430d".padEnd(64, "1");
@@ -96,33 +87,34 @@ function byCommand(recordings: Partial<Record<string, Recording>>) {
     (subcommand === "cat" ? CONFIG : subcommand === "snapshots" ? BOTH_COPIED : EMPTY_OK);
 }
 
+/** The copy job replaying `recordings` by subcommand, with the mirror slot pushed unless told otherwise. */
+function runCopy(
+  recordings: Partial<Record<string, Recording>>,
+  options: Omit<JobTestOptions, "replay"> = {},
+  copy = command(),
+): Promise<JobTestRun> {
+  return runJobForTest(createCopyJob, copy, { replay: byCommand(recordings), mirror: MIRROR, ...options });
+}
+
 const allText = (ran: { lines: { line: string }[]; log: { entries: unknown[] } }) =>
   `${ran.lines.map((entry) => entry.line).join("\n")}\n${JSON.stringify(ran.log.entries)}`;
 
 describe("copy", () => {
   it("fails without the mirror slot, and without the repository slot, before running restic", async () => {
-    const noMirror = await runJobForTest(createCopyJob, command(), { replay: byCommand({}), repo: REPO });
+    const noMirror = await runCopy({}, { repo: REPO, mirror: null });
     expect(noMirror.outcome).toEqual({
       status: "failed",
       exit_code: null,
       error: NO_MIRROR_CREDENTIALS_ERROR,
     });
     expect(noMirror.calls).toEqual([]);
-    const noRepo = await runJobForTest(createCopyJob, command(), {
-      replay: byCommand({}),
-      repo: null,
-      mirror: MIRROR,
-    });
+    const noRepo = await runCopy({}, { repo: null });
     expect(noRepo.outcome).toEqual({ status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR });
     expect(noRepo.calls).toEqual([]);
   });
 
   it("0.18: creates a missing mirror from the repository, copies, and reports what the mirror holds", async () => {
-    const ran = await runJobForTest(createCopyJob, command(), {
-      replay: byCommand({ cat: MISSING_REST_018, init: INIT_018 }),
-      repo: REPO,
-      mirror: MIRROR,
-    });
+    const ran = await runCopy({ cat: MISSING_REST_018, init: INIT_018 }, { repo: REPO });
     expect(ran.outcome).toEqual({
       status: "succeeded",
       exit_code: 0,
@@ -174,11 +166,10 @@ describe("copy", () => {
   });
 
   it("0.14: a missing local mirror (exit 1, no such file) is created; an existing one is not", async () => {
-    const created = await runJobForTest(createCopyJob, command(), {
-      replay: byCommand({ cat: MISSING_LOCAL_014, copy: COPY_014 }),
-      version: "0.14.0",
-      mirror: { url: "/srv/mirror", password: MIRROR_PASSWORD },
-    });
+    const created = await runCopy(
+      { cat: MISSING_LOCAL_014, copy: COPY_014 },
+      { version: "0.14.0", mirror: { url: "/srv/mirror", password: MIRROR_PASSWORD } },
+    );
     expect(created.outcome).toMatchObject({
       status: "succeeded",
       summary: { initialised: true, mirrored: 2 },
@@ -198,11 +189,7 @@ describe("copy", () => {
       "skipping source snapshot 37639d50, was already copied to snapshot c435ff06",
     );
 
-    const existing = await runJobForTest(createCopyJob, command(), {
-      replay: byCommand({ copy: COPY_014 }),
-      version: "0.14.0",
-      mirror: MIRROR,
-    });
+    const existing = await runCopy({ copy: COPY_014 }, { version: "0.14.0" });
     expect(existing.outcome).toMatchObject({
       status: "succeeded",
       summary: { initialised: false, requested: 2, mirrored: 2, missing: [] },
@@ -217,11 +204,7 @@ describe("copy", () => {
   });
 
   it("0.14: a mirror that refuses connections (exit 1 too) fails the copy and is not created", async () => {
-    const ran = await runJobForTest(createCopyJob, command(), {
-      replay: byCommand({ cat: REFUSED_014 }),
-      version: "0.14.0",
-      mirror: MIRROR,
-    });
+    const ran = await runCopy({ cat: REFUSED_014 }, { version: "0.14.0" });
     expect(ran.outcome).toEqual({
       status: "failed",
       exit_code: 1,
@@ -232,17 +215,15 @@ describe("copy", () => {
   });
 
   it("a copy that exits non-zero fails with restic's error and lists nothing", async () => {
-    const ran = await runJobForTest(createCopyJob, command(), {
-      replay: byCommand({
-        copy: {
-          stdout: "",
-          stderr: `Fatal: unable to open repository at ${REPO_MERGED}: wrong password or no key found\n`,
-          exitCode: 1,
-        },
-      }),
-      repo: REPO,
-      mirror: MIRROR,
-    });
+    const ran = await runCopy(
+      {
+        copy: failedWith(
+          1,
+          `Fatal: unable to open repository at ${REPO_MERGED}: wrong password or no key found\n`,
+        ),
+      },
+      { repo: REPO },
+    );
     expect(ran.outcome).toEqual({
       status: "failed",
       exit_code: 1,
@@ -255,11 +236,8 @@ describe("copy", () => {
 
   it("fails naming how many requested snapshots the mirror still lacks, with the summary", async () => {
     // 0.14 and 0.18 exit 0 for an id the source does not have ('Ignoring "…": no matching ID').
-    const ran = await runJobForTest(createCopyJob, command(), {
-      replay: byCommand({
-        snapshots: listing([{ id: MIRROR_ID_A, original: A, time: "2026-11-24T06:12:18Z" }]),
-      }),
-      mirror: MIRROR,
+    const ran = await runCopy({
+      snapshots: listing([{ id: MIRROR_ID_A, original: A, time: "2026-11-24T06:12:18Z" }]),
     });
     expect(ran.outcome).toEqual({
       status: "failed",
@@ -277,15 +255,13 @@ describe("copy", () => {
   });
 
   it("counts a mirror snapshot with the requested id itself, and an empty mirror has no latest time", async () => {
-    const sameId = await runJobForTest(createCopyJob, command([A]), {
-      replay: byCommand({ snapshots: listing([{ id: A, time: "2026-11-24T06:12:18Z" }]) }),
-      mirror: MIRROR,
-    });
+    const sameId = await runCopy(
+      { snapshots: listing([{ id: A, time: "2026-11-24T06:12:18Z" }]) },
+      {},
+      command([A]),
+    );
     expect(sameId.outcome).toMatchObject({ status: "succeeded", summary: { mirrored: 1, missing: [] } });
-    const empty = await runJobForTest(createCopyJob, command([A]), {
-      replay: byCommand({ snapshots: listing([]) }),
-      mirror: MIRROR,
-    });
+    const empty = await runCopy({ snapshots: listing([]) }, {}, command([A]));
     expect(empty.outcome).toMatchObject({
       status: "failed",
       summary: { mirrored: 0, missing: [A], mirror_snapshot_count: 0, mirror_latest_time: null },
@@ -294,11 +270,11 @@ describe("copy", () => {
   });
 
   it("applies the command's caps, over the host's, to every call", async () => {
-    const ran = await runJobForTest(createCopyJob, command([A], { bandwidth_up_kbps: 300 }), {
-      replay: byCommand({ cat: MISSING_REST_018 }),
-      hostCaps: { up: 100, down: 200 },
-      mirror: MIRROR,
-    });
+    const ran = await runCopy(
+      { cat: MISSING_REST_018 },
+      { hostCaps: { up: 100, down: 200 } },
+      command([A], { bandwidth_up_kbps: 300 }),
+    );
     const calls = resticCalls(ran);
     expect(calls).toHaveLength(4);
     for (const call of calls) {

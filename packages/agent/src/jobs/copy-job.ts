@@ -29,16 +29,13 @@ import {
   type CopySummary,
   type Repository,
 } from "@fleetback/protocol";
-import { isObject } from "../restic/backup-output.js";
-import { createErrorCollector } from "../restic/error-collector.js";
-import type { OutputLine } from "../restic/runner.js";
+import { isObject, parseJsonArray } from "../restic/backup-output.js";
 import { REPOSITORY_UNREACHABLE_MS } from "../restic/unreachable-watch.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
 import { keepStdout } from "./kept-stdout.js";
-import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { SNAPSHOTS_MAX_LINE_LENGTH, SNAPSHOTS_TIMEOUT_MS } from "./snapshot-listing.js";
-import { createTextOutputHandler } from "./text-output.js";
+import { runTextTool, type TextToolRequest } from "./text-output.js";
 import { toolOutcome } from "./tool-outcome.js";
 
 export const NO_MIRROR_CREDENTIALS_ERROR = "no mirror credentials";
@@ -70,38 +67,19 @@ interface MirrorRun {
   mirror: Repository;
 }
 
-interface MirrorCall {
-  subcommand: string;
-  args: readonly string[];
-  /** Sees every (scrubbed) line first. */
-  observe?: (line: OutputLine) => void;
-  timeoutMs?: number;
-  /** stdout is not logged (`cat config` prints the mirror's chunker polynomial, kept from the server). */
-  quietStdout?: boolean;
-}
-
 /** One text-mode restic run against the mirror with the repository as source; its lines logged. */
-async function runOnMirror(deps: RepositoryJobDeps, { run, context, mirror }: MirrorRun, call: MirrorCall) {
-  const throttle = createProgressThrottle(run.progress, deps.timers, deps.clock);
-  const errors = createErrorCollector();
-  const handle = createTextOutputHandler(run, throttle, errors);
-  const result = await deps.restic.run({
-    subcommand: call.subcommand,
-    args: call.args,
-    repository: mirror,
-    fromRepository: context.repository,
-    caps: context.caps,
-    signal: run.signal,
-    timeoutMs: call.timeoutMs,
-    onLine: (line) => {
-      call.observe?.(line);
-      if (call.quietStdout !== true || line.stream !== "stdout") {
-        handle(line);
-      }
-    },
-  });
-  throttle.flush();
-  return { result, outcome: toolOutcome(result, deps.restic.command, errors.best()) };
+async function runOnMirror(
+  deps: RepositoryJobDeps,
+  { run, context, mirror }: MirrorRun,
+  request: Omit<TextToolRequest, "fromRepository">,
+) {
+  const { result, error } = await runTextTool(
+    deps,
+    run,
+    { ...context, repository: mirror },
+    { ...request, fromRepository: context.repository },
+  );
+  return { result, outcome: toolOutcome(result, deps.restic.command, error) };
 }
 
 type Probe = { exists: boolean } | { outcome: JobOutcome };
@@ -150,13 +128,8 @@ interface MirrorListing {
 }
 
 function parseMirrorListing(stdout: string): MirrorListing | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stdout);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(parsed)) {
+  const parsed = parseJsonArray(stdout);
+  if (parsed === undefined) {
     return undefined;
   }
   const held = new Set<string>();

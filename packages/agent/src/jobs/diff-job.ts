@@ -7,10 +7,11 @@
  * line that is not JSON (a future tool without --json for diff) is forwarded unchanged too.
  * The statistics, plus the agent's count of change lines by kind, become `job.finished.summary`.
  */
-import { type CommandRunDiff, type JobSummary, renderStderrLine } from "@fleetback/protocol";
+import type { CommandRunDiff, JobSummary } from "@fleetback/protocol";
 import { parseJsonObject } from "../restic/backup-output.js";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { JobHandler } from "./job-types.js";
+import { jsonRunLines } from "./kept-stdout.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { toolOutcome } from "./tool-outcome.js";
 
@@ -76,20 +77,15 @@ export function createDiffJob(deps: RepositoryJobDeps): JobHandler<CommandRunDif
           caps,
           json: true,
           signal: run.signal,
-          onLine: (line) => {
-            if (line.stream === "stderr") {
-              errors.observe("stderr", line.text);
-              run.log("stderr", renderStderrLine(line.text));
-              return;
-            }
-            const parsed = parseDiffLine(line.text);
+          onLine: jsonRunLines(run, errors, (text) => {
+            const parsed = parseDiffLine(text);
             if (parsed.kind === "change") {
               countChange(changes, parsed.modifier);
             } else if (parsed.kind === "statistics") {
               statistics = parsed.statistics;
             }
-            run.log("stdout", line.text);
-          },
+            run.log("stdout", text);
+          }),
         });
         const outcome = toolOutcome(result, deps.restic.command, errors.best());
         if (outcome.status !== "succeeded") {

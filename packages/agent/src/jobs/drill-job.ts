@@ -24,7 +24,6 @@ import {
   type CommandRunDrill,
   DRILL_MAX_SAMPLE_FILES,
   type DrillSummary,
-  renderStderrLine,
   SNAPSHOT_ID_PATTERN,
 } from "@fleetback/protocol";
 import { createErrorCollector } from "../restic/error-collector.js";
@@ -33,6 +32,7 @@ import { parseLsLine } from "../tree/ls-output.js";
 import { compareRestored, mismatchError } from "./drill-compare.js";
 import { createFileSample, type SampledFile } from "./drill-sample.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
+import { jsonRunLines } from "./kept-stdout.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryContext, type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { runTextTool } from "./text-output.js";
@@ -105,19 +105,14 @@ async function listSample(
     json: true,
     signal: run.signal,
     timeoutMs: DRILL_LIST_TIMEOUT_MS,
-    onLine: (line) => {
-      if (line.stream === "stderr") {
-        errors.observe("stderr", line.text);
-        run.log("stderr", renderStderrLine(line.text));
-        return;
-      }
-      const parsed = parseLsLine(line.text);
+    onLine: jsonRunLines(run, errors, (text) => {
+      const parsed = parseLsLine(text);
       if (parsed.kind === "snapshot") {
         sawSnapshot = true;
       } else if (parsed.kind === "node" && parsed.entry.type === "file") {
         sample.offer({ path: parsed.entry.path, size: parsed.entry.size });
       }
-    },
+    }),
   });
   const outcome = toolOutcome(result, deps.restic.command, errors.best());
   if (outcome.status !== "succeeded") {

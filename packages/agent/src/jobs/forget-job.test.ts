@@ -54,20 +54,25 @@ describe("forget argv", () => {
     );
     expect(ran.outcome.status).toBe("succeeded");
     const forgets = resticCalls(ran, "forget");
+    // Each group's run: the same global flags (both caps), then its tag and its keep flags.
+    const forgetArgs = (tag: string, ...keep: string[]) => [
+      "--cache-dir",
+      "/state/cache",
+      "--limit-upload",
+      "10",
+      "--limit-download",
+      "50",
+      "--json",
+      "forget",
+      "--tag",
+      tag,
+      "--group-by",
+      "host,tags",
+      ...keep,
+    ];
     expect(forgets.map((call) => call.args)).toEqual([
-      [
-        "--cache-dir",
-        "/state/cache",
-        "--limit-upload",
-        "10",
-        "--limit-download",
-        "50",
-        "--json",
-        "forget",
-        "--tag",
+      forgetArgs(
         "docs",
-        "--group-by",
-        "host,tags",
         "--keep-last",
         "3",
         "--keep-daily",
@@ -76,25 +81,8 @@ describe("forget argv", () => {
         "4",
         "--keep-within-monthly",
         "1y6m",
-      ],
-      [
-        "--cache-dir",
-        "/state/cache",
-        "--limit-upload",
-        "10",
-        "--limit-download",
-        "50",
-        "--json",
-        "forget",
-        "--tag",
-        "db",
-        "--group-by",
-        "host,tags",
-        "--keep-hourly",
-        "24",
-        "--keep-within",
-        "30d",
-      ],
+      ),
+      forgetArgs("db", "--keep-hourly", "24", "--keep-within", "30d"),
     ]);
     expect(ran.calls.flatMap((call) => call.args)).not.toContain("--prune");
     expect(forgets[0]?.env.RESTIC_PASSWORD).toBe(TEST_PASSWORD);

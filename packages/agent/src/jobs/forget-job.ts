@@ -30,6 +30,7 @@ import { watchDeleteRefusal } from "./append-only.js";
 import { type ListingAfterForget, listAfterForget } from "./forget-check.js";
 import { type ForgetRun, planForget } from "./forget-policy.js";
 import { failed, type JobHandler, type JobOutcome, type JobRun } from "./job-types.js";
+import { jsonRunLines } from "./kept-stdout.js";
 import {
   isCleanSuccess,
   type RepositoryContext,
@@ -53,6 +54,14 @@ async function forgetGroup(
   let json: string | undefined;
   const errors = createErrorCollector();
   const refusal = watchDeleteRefusal(run.signal, (text) => run.log("agent", text));
+  const handle = jsonRunLines(run, errors, (text) => {
+    // The result is one JSON array on one line; anything else on stdout is for people.
+    if (json === undefined && text.startsWith("[")) {
+      json = text;
+      return;
+    }
+    run.log("stdout", text);
+  });
   const result = await deps.restic.run({
     subcommand: "forget",
     args: entry.args,
@@ -62,17 +71,7 @@ async function forgetGroup(
     signal: refusal.signal,
     onLine: (line) => {
       refusal.observe(line);
-      if (line.stream === "stderr") {
-        errors.observe("stderr", line.text);
-        run.log("stderr", renderStderrLine(line.text));
-        return;
-      }
-      // The result is one JSON array on one line; anything else on stdout is for people.
-      if (json === undefined && line.text.startsWith("[")) {
-        json = line.text;
-        return;
-      }
-      run.log("stdout", line.text);
+      handle(line);
     },
   });
   const outcome = refusal.settle(toolOutcome(result, deps.restic.command, errors.best()));

@@ -7,8 +7,9 @@ import { createReplayRunner, loadRecording, type Recording } from "../restic/rep
 import { createRestic } from "../restic/restic.js";
 import type { ProcessSpec } from "../restic/runner.js";
 import { resticFixturesDir } from "../testing/tools.js";
-import { createInitJob, NO_CREDENTIALS_ERROR } from "./init-job.js";
+import { createInitJob } from "./init-job.js";
 import type { JobOutcome } from "./job-types.js";
+import { NO_CREDENTIALS_ERROR } from "./repository-refusal.js";
 
 const command: CommandRunInit = {
   job_id: "01M807SKJ8H7QEZZS1A0ZWSK9T",

@@ -16,33 +16,27 @@ import { createErrorCollector } from "../restic/error-collector.js";
 import type { BandwidthCaps, Restic } from "../restic/restic.js";
 import { isAtLeast } from "../restic/version.js";
 import type { JobHandler, JobRun } from "./job-types.js";
+import { type RepositoryProblem, usableRepository } from "./repository-refusal.js";
 import { toolOutcome } from "./tool-outcome.js";
 
 export const ALREADY_INITIALISED_TEXT = "config file already exists";
-export const NO_CREDENTIALS_ERROR = "no repository credentials";
 
 export interface InitJobDeps {
   restic: Restic;
   toolVersion: ToolVersionProbe;
   credentials: CredentialStore;
-  /** A sentence when restic could not create the repository from here (local-repository.ts). */
-  repositoryProblem?: (url: string) => Promise<string | undefined>;
+  repositoryProblem?: RepositoryProblem;
   /** Reports the repository's snapshot list after a successful init (snapshot-listing.ts). */
   listSnapshots?: (run: JobRun, context: { repository: Repository; caps: BandwidthCaps }) => Promise<unknown>;
 }
 
 export function createInitJob(deps: InitJobDeps): JobHandler<CommandRunInit> {
   return async (run) => {
-    const repository = deps.credentials.repository("repo");
-    if (repository === undefined) {
-      run.log("agent", "no repository credentials have been pushed to this agent");
-      return { status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR };
+    const usable = await usableRepository(deps.repositoryProblem, run, deps.credentials.repository("repo"));
+    if (!usable.ok) {
+      return usable.outcome;
     }
-    const problem = await deps.repositoryProblem?.(repository.url);
-    if (problem !== undefined) {
-      run.log("agent", `${problem}; restic was not run`);
-      return { status: "failed", exit_code: null, error: problem };
-    }
+    const { repository } = usable;
     if (run.command.pre_hook !== undefined || run.command.post_hook !== undefined) {
       run.log("agent", "hooks are not run for init by this agent version");
     }

@@ -5,12 +5,14 @@ import { describe, expect, it } from "vitest";
 import { localRepositoryPath, localRepositoryProblem, readOnlyRepositoryError } from "./local-repository.js";
 
 describe("local repositories", () => {
-  it("knows a local path from the other backends", () => {
-    expect(localRepositoryPath("/srv/restic")).toBe("/srv/restic");
-    expect(localRepositoryPath("local:/mnt/usb")).toBe("/mnt/usb");
-    expect(localRepositoryPath("rest:https://h/repo")).toBeUndefined();
-    expect(localRepositoryPath("sftp:host:/srv")).toBeUndefined();
-    expect(localRepositoryPath("s3:s3.amazonaws.com/bucket")).toBeUndefined();
+  it.each([
+    { url: "/srv/restic", path: "/srv/restic" },
+    { url: "local:/mnt/usb", path: "/mnt/usb" },
+    { url: "rest:https://h/repo", path: undefined },
+    { url: "sftp:host:/srv", path: undefined },
+    { url: "s3:s3.amazonaws.com/bucket", path: undefined },
+  ])("knows a local path from the other backends: $url", ({ url, path }) => {
+    expect(localRepositoryPath(url)).toBe(path);
   });
 
   it("finds no problem where the agent can write, even before the directory exists", async () => {

@@ -27,9 +27,9 @@ import type { Clock } from "../time/clock.js";
 import type { Timers } from "../time/timers.js";
 import { settleGuardVerdict } from "./guard-outcome.js";
 import { createHookRunner, type HookRunner } from "./hooks.js";
-import { NO_CREDENTIALS_ERROR } from "./init-job.js";
 import type { JobOutcome, JobRun } from "./job-types.js";
 import { NO_JOB_CREDENTIALS_ERROR } from "./kept-job.js";
+import { type RepositoryProblem, usableRepository } from "./repository-refusal.js";
 
 export const NO_ADMIN_CREDENTIALS_ERROR = "no admin credentials";
 
@@ -49,11 +49,8 @@ export interface RepositoryJobDeps {
   /** A partial `repo.stats`: only the fields present change on the server. */
   reportStats(stats: RepoStats): void;
   hookTimeoutMs?: number;
-  /**
-   * A sentence when restic could not work on this repository from here (a local path the unit
-   * keeps read-only, local-repository.ts); checked before the pre hook. Absent: no check.
-   */
-  repositoryProblem?: (url: string) => Promise<string | undefined>;
+  /** Checked before the pre hook. Absent: no check. */
+  repositoryProblem?: RepositoryProblem;
   /**
    * The verdicts of `restic`'s repository guard (restic/repository-guard.ts): an unreachable
    * repository or a lock `restic unlock` left. Absent: restic is not guarded.
@@ -134,34 +131,30 @@ export async function runRepositoryJob(
   }
   const credentials = deps.credentials.forCommand(command);
   const slot = credentialSlotOf(command);
-  const repository = credentials.repository(slot);
-  if (repository === undefined && command.kept === true) {
+  const pushed = credentials.repository(slot);
+  if (pushed === undefined && command.kept === true) {
     run.log(
       "agent",
       `${NO_JOB_CREDENTIALS_ERROR}; a kept job never uses this agent's own; restic was not run`,
     );
     return { status: "failed", exit_code: null, error: NO_JOB_CREDENTIALS_ERROR };
   }
-  if (repository === undefined) {
-    if (slot === "mirror") {
-      run.log(
-        "agent",
-        `no mirror credentials have been pushed to this agent; ${command.kind} on the mirror needs them`,
-      );
-      return { status: "failed", exit_code: null, error: "no mirror credentials" };
-    }
-    if (slot === "admin") {
-      run.log("agent", `no admin credentials have been pushed to this agent; ${command.kind} needs them`);
-      return { status: "failed", exit_code: null, error: NO_ADMIN_CREDENTIALS_ERROR };
-    }
-    run.log("agent", "no repository credentials have been pushed to this agent");
-    return { status: "failed", exit_code: null, error: NO_CREDENTIALS_ERROR };
+  if (pushed === undefined && slot === "mirror") {
+    run.log(
+      "agent",
+      `no mirror credentials have been pushed to this agent; ${command.kind} on the mirror needs them`,
+    );
+    return { status: "failed", exit_code: null, error: "no mirror credentials" };
   }
-  const problem = await deps.repositoryProblem?.(repository.url);
-  if (problem !== undefined) {
-    run.log("agent", `${problem}; restic was not run`);
-    return { status: "failed", exit_code: null, error: problem };
+  if (pushed === undefined && slot === "admin") {
+    run.log("agent", `no admin credentials have been pushed to this agent; ${command.kind} needs them`);
+    return { status: "failed", exit_code: null, error: NO_ADMIN_CREDENTIALS_ERROR };
   }
+  const usable = await usableRepository(deps.repositoryProblem, run, pushed);
+  if (!usable.ok) {
+    return usable.outcome;
+  }
+  const { repository } = usable;
   const hooks = createHookRunner({
     runner: deps.runner,
     parentEnv: deps.parentEnv,

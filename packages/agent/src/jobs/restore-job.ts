@@ -30,7 +30,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { normalize } from "node:path";
-import { type CommandRunRestore, renderStderrLine } from "@fleetback/protocol";
+import type { CommandRunRestore } from "@fleetback/protocol";
 import { createErrorCollector } from "../restic/error-collector.js";
 import type { ToolFlagProbe } from "../restic/flag-probe.js";
 import { literalPattern } from "../restic/literal-pattern.js";
@@ -42,6 +42,7 @@ import { agentDirPathRefusal, agentDirRefusal, oldResticRefusal } from "../resto
 import { expandRestoreTarget } from "../restore-helper/restore-target.js";
 import { restorePathsAround } from "../tree/held-agent-dirs.js";
 import { failed, type JobHandler, type JobOutcome, type ProgressState } from "./job-types.js";
+import { jsonRunLines } from "./kept-stdout.js";
 import { createProgressThrottle } from "./progress-throttle.js";
 import { type RepositoryJobDeps, runRepositoryJob } from "./repository-job.js";
 import { markRestorePlaces, nothingMatchedError } from "./restore-evidence.js";
@@ -215,13 +216,8 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
           json: flags.json,
           signal: run.signal,
           ...(restore.order === undefined ? {} : { restoreOrder: restore.order }),
-          onLine: (line) => {
-            if (line.stream === "stderr") {
-              errors.observe("stderr", line.text);
-              run.log("stderr", renderStderrLine(line.text));
-              return;
-            }
-            const parsed = parseRestoreLine(line.text);
+          onLine: jsonRunLines(run, errors, (text) => {
+            const parsed = parseRestoreLine(text);
             switch (parsed.kind) {
               case "status":
                 push(
@@ -234,18 +230,18 @@ export function createRestoreJob(deps: RestoreJobDeps): JobHandler<CommandRunRes
                 return;
               case "file":
                 push({ ...latest, current_file: parsed.item });
-                run.log("stdout", line.text);
+                run.log("stdout", text);
                 return;
               case "summary":
                 summary = parsed.summary;
                 push(parsed.progress);
-                run.log("stdout", line.text);
+                run.log("stdout", text);
                 return;
               case "other":
-                run.log("stdout", line.text);
+                run.log("stdout", text);
                 return;
             }
-          },
+          }),
         });
         throttle.flush();
         const outcome = toolOutcome(result, deps.restic.command, errors.best());

@@ -1,13 +1,14 @@
 /**
  * @module jobs/text-output
- * Output of restic commands that print text only (`prune` even with --json, `check`, `unlock`;
- * recorded in testdata/restic). Every line goes to the job log, except the progress lines restic
- * prints about once a second even without a terminal (`[0:12] 45.00%  9 / 20 packs processed`):
- * those become throttled `job.progress` (percent only: their counts are packs, snapshots or
- * indexes, not files or bytes), and only a phase's final 100% line is logged, so an hour-long check
- * does not write thousands of log lines.
+ * Output of restic commands that print text only (`prune` even with --json, `check`, `unlock`,
+ * `copy`; recorded in testdata/restic). Every line goes to the job log, except the progress lines
+ * restic prints about once a second even without a terminal (`[0:12] 45.00%  9 / 20 packs
+ * processed`): those become throttled `job.progress` (percent only: their counts are packs,
+ * snapshots or indexes, not files or bytes), and only a phase's final 100% line is logged, so an
+ * hour-long check does not write thousands of log lines.
  */
 
+import type { Repository } from "@fleetback/protocol";
 import { createErrorCollector, type ErrorCollector } from "../restic/error-collector.js";
 import type { ResticResult } from "../restic/restic.js";
 import type { OutputLine } from "../restic/runner.js";
@@ -52,6 +53,11 @@ export interface TextToolRequest {
   args?: readonly string[];
   /** Sees every line first (scrubbed), e.g. to spot a verdict in the text. */
   observe?: (line: OutputLine) => void;
+  /** The source repository of `copy` and `init --copy-chunker-params` (the context's is the target). */
+  fromRepository?: Repository;
+  timeoutMs?: number;
+  /** stdout is not logged (`cat config` prints the mirror's chunker polynomial, kept from the server). */
+  quietStdout?: boolean;
 }
 
 export interface TextToolResult {
@@ -74,11 +80,15 @@ export async function runTextTool(
     subcommand: request.subcommand,
     args: request.args,
     repository: context.repository,
+    fromRepository: request.fromRepository,
     caps: context.caps,
     signal: run.signal,
+    timeoutMs: request.timeoutMs,
     onLine: (line) => {
       request.observe?.(line);
-      handle(line);
+      if (request.quietStdout !== true || line.stream !== "stdout") {
+        handle(line);
+      }
     },
   });
   throttle.flush();

@@ -38,6 +38,16 @@ export function parseJsonObject(text: string): JsonObject | undefined {
   }
 }
 
+/** A whole stdout that is one JSON array (`forget --json`, `snapshots --json`); undefined otherwise. */
+export function parseJsonArray(stdout: string): unknown[] | undefined {
+  try {
+    const parsed: unknown = JSON.parse(stdout);
+    return Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A non-negative safe integer, or undefined when the field is absent or not a number. */
 export function count(value: unknown): number | undefined {
   if (typeof value !== "number" || Number.isNaN(value)) {

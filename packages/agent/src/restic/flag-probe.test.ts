@@ -11,18 +11,22 @@ import { createRestic } from "./restic.js";
 const helpOf = (version: "0.14.0" | "0.18.0") => fixtureHelp(version, "restore");
 
 describe("helpListsFlag", () => {
-  it("real restore --help of 0.14 and 0.18 does not list --no-ownership", () => {
-    expect(helpListsFlag(helpOf("0.14.0"), "--no-ownership")).toBe(false);
-    expect(helpListsFlag(helpOf("0.18.0"), "--no-ownership")).toBe(false);
-    expect(helpListsFlag(helpOf("0.18.0"), "--sparse")).toBe(true);
-    expect(helpListsFlag(helpOf("0.18.0"), "--include")).toBe(true);
+  it.each([
+    ["0.14.0", "--no-ownership", false],
+    ["0.18.0", "--no-ownership", false],
+    ["0.18.0", "--sparse", true],
+    ["0.18.0", "--include", true],
+  ] as const)("real restore --help of %s: %s listed is %s", (version, flag, listed) => {
+    expect(helpListsFlag(helpOf(version), flag)).toBe(listed);
   });
 
-  it("needs the flag as an option, not a mention in prose or a longer flag", () => {
-    expect(helpListsFlag("      --no-ownership   do not restore ownership", "--no-ownership")).toBe(true);
-    expect(helpListsFlag("  -n, --no-ownership   short form too", "--no-ownership")).toBe(true);
-    expect(helpListsFlag("Use --no-ownership to skip chown.", "--no-ownership")).toBe(false);
-    expect(helpListsFlag("      --no-ownership-by-name   other flag", "--no-ownership")).toBe(false);
+  it.each([
+    ["      --no-ownership   do not restore ownership", true],
+    ["  -n, --no-ownership   short form too", true],
+    ["Use --no-ownership to skip chown.", false],
+    ["      --no-ownership-by-name   other flag", false],
+  ])("needs the flag as an option, not a mention in prose or a longer flag: %j is %s", (help, listed) => {
+    expect(helpListsFlag(help, "--no-ownership")).toBe(listed);
   });
 });
 

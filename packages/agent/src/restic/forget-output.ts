@@ -5,7 +5,7 @@
  * group removes nothing, on both 0.14 and 0.18.
  */
 import type { ForgetCounts } from "@fleetback/protocol";
-import { isObject } from "./backup-output.js";
+import { isObject, parseJsonArray } from "./backup-output.js";
 
 export type ForgetResult = ForgetCounts;
 
@@ -29,13 +29,8 @@ function snapshotIds(list: unknown): string[] | undefined {
 
 /** undefined when the output is not the array restic prints. */
 export function parseForgetOutput(stdout: string): ForgetResult | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stdout);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(parsed)) {
+  const parsed = parseJsonArray(stdout);
+  if (parsed === undefined) {
     return undefined;
   }
   const result: ForgetResult = { kept: 0, removed: 0, removedIds: [] };

@@ -27,7 +27,10 @@ function replayedRestic(
   return { runner, restic: createRestic({ runner, command: "restic", stateDir, parentEnv }) };
 }
 
-/** Runs `request` through a stand-in restic that prints its argv, its environment, then `output`. */
+/**
+ * Runs `request` through a stand-in restic that prints its argv, its environment, then `output`,
+ * and checks it exited 0: the lines, and all of them as one text.
+ */
 async function echoRun(
   output: string,
   request: Omit<ResticRequest, "onLine">,
@@ -41,7 +44,8 @@ async function echoRun(
   });
   const lines: string[] = [];
   const result = await restic.run({ ...request, onLine: (line) => lines.push(line.text) });
-  return { result, lines };
+  expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
+  return { lines, text: lines.join("\n") };
 }
 
 describe("buildArgs", () => {
@@ -81,41 +85,38 @@ describe("createRestic with the replay runner", () => {
     expect(spec?.args).toEqual(["--cache-dir", "/var/lib/fa/cache", "init"]);
   });
 
-  it("merges the login password into the URL and keeps the repository password for RESTIC_PASSWORD", async () => {
+  it.each([
+    {
+      title: "merges the login password into the URL and keeps the repository password for RESTIC_PASSWORD",
+      logins: { login_password: "login-Canary#1" },
+      fromLogins: { login_password: "from-login:2" },
+      args: undefined,
+      userinfo: ["alice:login-Canary%231", "carol:from-login%3A2"],
+    },
+    {
+      title: "hands the source repository of a copy over as RESTIC_FROM_*, merged the same way",
+      logins: {},
+      fromLogins: {},
+      args: ["a".repeat(64)],
+      userinfo: ["alice:canary-Pa55%2Fword%40x", "carol:from-Canary%3Apw"],
+    },
+  ])("$title", async ({ logins, fromLogins, args, userinfo: [user, fromUser] }) => {
     const { runner, restic } = replayedRestic();
     await restic.run({
       subcommand: "copy",
-      repository: { ...repository, login_password: "login-Canary#1" },
-      fromRepository: { ...fromRepository, login_password: "from-login:2" },
+      args,
+      repository: { ...repository, ...logins },
+      fromRepository: { ...fromRepository, ...fromLogins },
       onLine: () => {},
     });
     const [spec] = runner.calls;
     expect(spec?.env).toMatchObject({
-      RESTIC_REPOSITORY: "rest:http://alice:login-Canary%231@127.0.0.1:8000/alice/",
+      RESTIC_REPOSITORY: `rest:http://${user}@127.0.0.1:8000/alice/`,
       RESTIC_PASSWORD: "canary-Pa55/word@x",
-      RESTIC_FROM_REPOSITORY: "rest:http://carol:from-login%3A2@127.0.0.1:8001/carol/",
+      RESTIC_FROM_REPOSITORY: `rest:http://${fromUser}@127.0.0.1:8001/carol/`,
       RESTIC_FROM_PASSWORD: "from-Canary:pw",
     });
     expect(spec?.args.join(" ")).not.toMatch(/canary|login/i);
-  });
-
-  it("hands the source repository of a copy over as RESTIC_FROM_*, merged the same way", async () => {
-    const { runner, restic } = replayedRestic();
-    await restic.run({
-      subcommand: "copy",
-      args: ["a".repeat(64)],
-      repository,
-      fromRepository,
-      onLine: () => {},
-    });
-    const [spec] = runner.calls;
-    expect(spec?.env).toMatchObject({
-      RESTIC_REPOSITORY: "rest:http://alice:canary-Pa55%2Fword%40x@127.0.0.1:8000/alice/",
-      RESTIC_PASSWORD: "canary-Pa55/word@x",
-      RESTIC_FROM_REPOSITORY: "rest:http://carol:from-Canary%3Apw@127.0.0.1:8001/carol/",
-      RESTIC_FROM_PASSWORD: "from-Canary:pw",
-    });
-    expect(spec?.args.join(" ")).not.toMatch(/canary/i);
   });
 
   it("refuses source credentials that cannot be put into a URL before starting anything", async () => {
@@ -153,13 +154,11 @@ describe("createRestic with the replay runner", () => {
 
 describe("createRestic with a real process", () => {
   it("scrubs the password and merged URL from every line and redacts URLs", async () => {
-    const { result, lines } = await echoRun(
+    const { text } = await echoRun(
       "raw canary-Pa55/word@x and encoded canary-Pa55%2Fword%40x and rest:http://bob:hunter22@host/\n",
       { subcommand: "init", repository },
       { PATH: process.env.PATH, RESTIC_PASSWORD_COMMAND: "echo parent" },
     );
-    expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
-    const text = lines.join("\n");
     expect(text).not.toContain("canary");
     expect(text).not.toContain("hunter22");
     expect(text).not.toContain("RESTIC_PASSWORD_COMMAND");
@@ -170,16 +169,11 @@ describe("createRestic with a real process", () => {
   });
 
   it("scrubs the login passwords of both repositories and the URLs they were merged into", async () => {
-    const { result, lines } = await echoRun(
-      "login login-Canary#1 login-Canary%231 from-login:2 from-login%3a2\n",
-      {
-        subcommand: "copy",
-        repository: { ...repository, login_password: "login-Canary#1" },
-        fromRepository: { ...fromRepository, login_password: "from-login:2" },
-      },
-    );
-    expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
-    const text = lines.join("\n");
+    const { text } = await echoRun("login login-Canary#1 login-Canary%231 from-login:2 from-login%3a2\n", {
+      subcommand: "copy",
+      repository: { ...repository, login_password: "login-Canary#1" },
+      fromRepository: { ...fromRepository, login_password: "from-login:2" },
+    });
     expect(text).not.toMatch(/login-canary|from-login/i);
     expect(text).toContain("login *** *** *** ***");
     expect(text).toContain("env: RESTIC_REPOSITORY=***");
@@ -189,26 +183,23 @@ describe("createRestic with a real process", () => {
   it("keeps a user name that is part of a path: only credentials are secret (issue 31)", async () => {
     // rest-server user "alice"; her host backs up /srv/alice-alpha. Scrubbed, the browser showed
     // /srv/***-alpha, and restoring that path restored nothing.
-    const { result, lines } = await echoRun(
+    const { lines, text } = await echoRun(
       '{"path":"/srv/alice-alpha/notes.txt"}\nrestored /home/alice/alice.txt for alice\n',
       { subcommand: "ls", repository, fromRepository },
     );
-    expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
     expect(lines).toContain('{"path":"/srv/alice-alpha/notes.txt"}');
     expect(lines).toContain("restored /home/alice/alice.txt for alice");
     // The credentials around it are still hidden.
-    expect(lines.join("\n")).not.toMatch(/canary/i);
+    expect(text).not.toMatch(/canary/i);
     expect(lines).toContain("env: RESTIC_REPOSITORY=***");
   });
 
   it("scrubs the source repository's password and merged URL too, not its user name", async () => {
-    const { result, lines } = await echoRun(
+    const { text } = await echoRun(
       "source carol from-Canary:pw and from-Canary%3Apw\n",
       { subcommand: "copy", repository, fromRepository },
       { PATH: process.env.PATH, RESTIC_FROM_PASSWORD_COMMAND: "echo parent" },
     );
-    expect(result).toMatchObject({ kind: "exited", exitCode: 0 });
-    const text = lines.join("\n");
     expect(text).not.toMatch(/canary/i);
     expect(text).toContain("source carol *** and ***");
     expect(text).not.toContain("RESTIC_FROM_PASSWORD_COMMAND");

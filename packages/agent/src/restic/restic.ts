@@ -7,10 +7,10 @@
 
 import { join } from "node:path";
 import { createScrubber, mergeUrlCredentials, redactUrl } from "@fleetback/crypto";
-import type { Repository, RestoreOrder } from "@fleetback/protocol";
+import type { Repository } from "@fleetback/protocol";
 import { stripTerminalCodes } from "@fleetback/protocol";
 import { buildToolEnvironment, neutralEnvironment } from "./environment.js";
-import type { OutputLine, ProcessResult, ResticRunner } from "./runner.js";
+import type { ProcessResult, ProcessSpec, ResticRunner } from "./runner.js";
 
 /** Effective caps of one invocation in KiB/s; null is "no cap". */
 export interface BandwidthCaps {
@@ -18,7 +18,16 @@ export interface BandwidthCaps {
   down: number | null;
 }
 
-export interface ResticRequest {
+/**
+ * One restic invocation; the process options pass through to the runner as they are. `rawStdout`
+ * is raw and unscrubbed, so only for output that is file data (`restic dump`), never for text that
+ * could carry the credentials.
+ */
+export interface ResticRequest
+  extends Pick<
+    ProcessSpec,
+    "onLine" | "rawStdout" | "signal" | "timeoutMs" | "maxLineLength" | "restoreOrder"
+  > {
   subcommand: string;
   args?: readonly string[];
   /** Absent for invocations that open no repository (`version`). */
@@ -31,17 +40,6 @@ export interface ResticRequest {
   caps?: BandwidthCaps;
   /** Adds the global `--json`; the caller checks that this subcommand and version support it. */
   json?: boolean;
-  onLine: (line: OutputLine) => void;
-  /**
-   * Binary output (`restic dump`): stdout goes here raw and unscrubbed, so only for output that is
-   * file data, never for text that could carry the credentials; `onLine` then sees stderr only.
-   */
-  rawStdout?: (stdout: NodeJS.ReadableStream) => void;
-  signal?: AbortSignal;
-  timeoutMs?: number;
-  maxLineLength?: number;
-  /** A restore's signed order, handed to the runner (the restore helper's needs it). */
-  restoreOrder?: RestoreOrder;
 }
 
 export type ResticResult = ProcessResult | { kind: "invalid_credentials"; message: string };

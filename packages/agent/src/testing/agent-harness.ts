@@ -12,16 +12,20 @@ import {
   type CommandRunBackup,
   type CommandRunCheck,
   type CommandRunRestore,
+  type CredentialSlot,
   createUlidGenerator,
   type PayloadOf,
   type Repository,
   type Snapshot,
   type TreeListResult,
 } from "@fleetback/protocol";
+import { afterEach, expect } from "vitest";
 import { type Agent, type AgentOptions, type AgentOutcome, createAgent } from "../agent/agent.js";
 import type { ProcessSpec, ResticRunner } from "../restic/runner.js";
 import { createSpawnRunner } from "../restic/spawn-adapter.js";
+import { createSleepingRestic, sleepingPids } from "./fake-restic.js";
 import { createMemoryLogger, type MemoryLogger } from "./memory-logger.js";
+import { isRunning, waitUntil } from "./processes.js";
 import type { AgentPeer, TestServer } from "./test-server.js";
 
 export const nextUlid = createUlidGenerator();
@@ -96,6 +100,23 @@ export async function startHarness(server: TestServer, options: HarnessOptions):
       await agent.stop();
       await outcome;
     },
+  };
+}
+
+/**
+ * Agents for the tests of the calling file: the returned function starts one against `server()`,
+ * and each is stopped after the test that started it, while the server still listens (vitest runs
+ * after-hooks in reverse, and the file called useTestServer first).
+ */
+export function useHarness(server: () => TestServer): (options: HarnessOptions) => Promise<Harness> {
+  const started: Harness[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((harness) => harness.stop()));
+  });
+  return async (options) => {
+    const harness = await startHarness(server(), options);
+    started.push(harness);
+    return harness;
   };
 }
 
@@ -194,6 +215,17 @@ export function initRepository(harness: Harness, repository: Repository): Promis
   return runJob(harness, initCommand());
 }
 
+/** A fresh local repository (tempRepository) pushed to the repo slot and initialised; its path. */
+export async function initTempRepository(
+  harness: Harness,
+  password: string,
+  prefix?: string,
+): Promise<string> {
+  const url = await tempRepository(prefix);
+  expect(finishedOf(await initRepository(harness, { url, password }))).toMatchObject({ status: "succeeded" });
+  return url;
+}
+
 /** Asks for one directory listing and waits for the answer to that very request. */
 export function treeList(
   harness: Harness,
@@ -217,4 +249,31 @@ export function latestSnapshots(harness: Harness): Snapshot[] {
     message.type === "snapshots.report" ? [message.payload] : [],
   );
   return reports.at(-1)?.snapshots ?? [];
+}
+
+/**
+ * Runs `job` on an agent whose restic is a sleeping stand-in (testing/fake-restic.ts), with a
+ * repository in `slot`, and cancels it once the stand-in and its child run: the job must end
+ * cancelled and take both processes with it. Everything the server received, and the job's reports.
+ */
+export async function cancelOnSleepingRestic(
+  server: TestServer,
+  slot: CredentialSlot,
+  job: PayloadOf<"command.run">,
+): Promise<{ reports: AgentEnvelope[]; received: AgentEnvelope[] }> {
+  const fake = await createSleepingRestic();
+  const harness = await startHarness(server, { resticCommand: fake.path });
+  try {
+    harness.peer.send("config.update", { slot, repository: { url: "/tmp/unused", password: "pw-cancel" } });
+    harness.peer.send("command.run", job);
+    const pids = await sleepingPids(fake.pidFile);
+    expect(pids.every(isRunning)).toBe(true);
+    harness.peer.send("command.cancel", { job_id: job.job_id });
+    const reports = await jobReports(harness.peer, job.job_id);
+    expect(finishedOf(reports)).toMatchObject({ job_id: job.job_id, status: "cancelled" });
+    await waitUntil(() => !pids.some(isRunning));
+    return { reports, received: harness.peer.received };
+  } finally {
+    await harness.stop();
+  }
 }

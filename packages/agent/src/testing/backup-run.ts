@@ -5,7 +5,6 @@
  * the browse index prebuild and the file catalogue.
  */
 import type { CommandRunBackup } from "@fleetback/protocol";
-import { expect } from "vitest";
 import { createBackupJob } from "../jobs/backup-job.js";
 import type { RepositoryJobDeps } from "../jobs/repository-job.js";
 import type { Recording } from "../restic/replay-adapter.js";
@@ -88,15 +87,4 @@ export async function runBackup(options: BackupRunOptions): Promise<BackupRun> {
     runs: { backup: backupRun, snapshots: snapshotsRun, stats: statsRun },
   });
   return { ...ran, reportsAtFinish: ran.finishedWith.reports, prebuilt, catalogued };
-}
-
-/** The recorded `stats --json --mode raw-data` of 0.18 (sizes differ per recording run). */
-export function recordedStats(): {
-  total_size: number;
-  total_uncompressed_size: number;
-  compression_ratio: number;
-} {
-  const raw = JSON.parse(fixture("0.18.0", "stats-raw").stdout);
-  expect(raw.total_size).toBeGreaterThan(0);
-  return raw;
 }

@@ -3,9 +3,10 @@
  * CliDeps for in-process CLI tests: captured output, a fixed host identity, a replayed
  * `restic version`, and fast real timers unless a test passes its own.
  */
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import type { CliDeps } from "../cli/cli-deps.js";
 import { createReplayRunner } from "../restic/replay-adapter.js";
 import { systemClock } from "../time/clock.js";
@@ -54,4 +55,11 @@ export async function createTestCliDeps(overrides: Partial<CliDeps> = {}): Promi
     onShutdownSignal: () => () => {},
     ...overrides,
   };
+}
+
+/** The agent.json the CLI wrote to the config dir (enroll, announce): for the owner alone (0600). */
+export async function writtenAgentConfig(deps: TestCliDeps): Promise<Record<string, unknown>> {
+  const path = join(deps.configDir, "agent.json");
+  expect((await stat(path)).mode & 0o777).toBe(0o600);
+  return JSON.parse(await readFile(path, "utf8"));
 }

@@ -4,6 +4,7 @@
  * each test answers requests with its own function and inspects what the agent sent.
  */
 import { createServer, type Server } from "node:http";
+import { afterEach } from "vitest";
 
 export interface StubRequest {
   method: string;
@@ -60,5 +61,21 @@ export async function startHttpStub(answer: (request: StubRequest) => StubAnswer
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * Stubs for the tests of the calling file: the returned function starts one, and each is stopped
+ * after the test that started it.
+ */
+export function useHttpStub(): (answer: (request: StubRequest) => StubAnswer) => Promise<HttpStub> {
+  const started: HttpStub[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((stub) => stub.stop()));
+  });
+  return async (answer) => {
+    const stub = await startHttpStub(answer);
+    started.push(stub);
+    return stub;
   };
 }

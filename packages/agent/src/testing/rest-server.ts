@@ -8,7 +8,7 @@
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -133,6 +133,19 @@ export function resticOn(
     });
     return stdout;
   };
+}
+
+/**
+ * Creates the repository and backs up three rounds of a growing file, tagged `t`: snapshots with
+ * data of their own, so that a forget and a prune after them have something to delete.
+ */
+export async function fillRepository(restic: (...args: string[]) => Promise<string>): Promise<void> {
+  const source = await mkdtemp(join(tmpdir(), "fleetback-src-"));
+  await restic("init");
+  for (const round of [1, 2, 3]) {
+    await writeFile(join(source, "data.txt"), `round ${round}\n`.repeat(round * 100));
+    await restic("backup", "--tag", "t", source);
+  }
 }
 
 /** The full ids restic lists, sorted. */

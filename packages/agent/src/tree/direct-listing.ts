@@ -6,10 +6,8 @@
  * read line by line and only the children of the asked page are kept (tree-page.ts), so a directory
  * of any size costs one page of memory.
  */
-import { type Repository, renderStderrLine, type TreeEntry, type TreeListResult } from "@fleetback/protocol";
-import { createErrorCollector } from "../restic/error-collector.js";
-import type { BandwidthCaps, Restic } from "../restic/restic.js";
-import { parseLsLine } from "./ls-output.js";
+import type { TreeEntry, TreeListResult } from "@fleetback/protocol";
+import { type LsRunRequest, runLs } from "./ls-run.js";
 import { createTreePage, type TreePage } from "./tree-page.js";
 import { parentOf } from "./tree-path.js";
 
@@ -24,16 +22,10 @@ export function resultOf(dir: string, self: TreeEntry | undefined, page: TreePag
   return page.result();
 }
 
-export interface DirectListingRequest {
-  restic: Restic;
-  repository: Repository;
-  caps: BandwidthCaps;
-  snapshotId: string;
+export interface DirectListingRequest extends LsRunRequest {
   dir: string;
   /** Only children whose name sorts after this one (tree.list `after`). */
   after?: string | undefined;
-  timeoutMs: number;
-  signal?: AbortSignal;
 }
 
 export interface DirectListing {
@@ -45,33 +37,13 @@ export interface DirectListing {
 export async function listDirectory(request: DirectListingRequest): Promise<DirectListing> {
   const failedWith = (error: string): DirectListing => ({ reply: { error }, snapshotFound: false });
   const page = createTreePage(request.after);
-  const errors = createErrorCollector();
   let self: TreeEntry | undefined;
-  let sawSnapshot = false;
-  const result = await request.restic.run({
-    subcommand: "ls",
-    args: ["--no-lock", request.snapshotId, request.dir],
-    repository: request.repository,
-    caps: request.caps,
-    json: true,
-    signal: request.signal,
-    timeoutMs: request.timeoutMs,
-    onLine: (line) => {
-      if (line.stream === "stderr") {
-        errors.observe("stderr", renderStderrLine(line.text));
-        return;
-      }
-      const parsed = parseLsLine(line.text);
-      if (parsed.kind === "snapshot") {
-        sawSnapshot = true;
-      } else if (parsed.kind === "node") {
-        if (parsed.entry.path === request.dir) {
-          self = parsed.entry;
-        } else if (parentOf(parsed.entry.path) === request.dir) {
-          page.add(parsed.entry);
-        }
-      }
-    },
+  const { result, sawSnapshot, error } = await runLs(request, [request.dir], (entry) => {
+    if (entry.path === request.dir) {
+      self = entry;
+    } else if (parentOf(entry.path) === request.dir) {
+      page.add(entry);
+    }
   });
   if (result.kind === "invalid_credentials") {
     return failedWith(result.message);
@@ -85,11 +57,8 @@ export async function listDirectory(request: DirectListingRequest): Promise<Dire
   if (result.cancelled) {
     return failedWith("listing cancelled: the agent is shutting down");
   }
-  // 0.14 exits 0 for an unknown snapshot and only says `Ignoring "<id>": no matching ID ...`.
   if (result.exitCode !== 0 || !sawSnapshot) {
-    return failedWith(
-      errors.best() ?? `restic ls exited with code ${result.exitCode ?? result.signal ?? "unknown"}`,
-    );
+    return failedWith(error ?? `restic ls exited with code ${result.exitCode ?? result.signal ?? "unknown"}`);
   }
   return { reply: resultOf(request.dir, self, page), snapshotFound: true };
 }

@@ -7,25 +7,17 @@
  * the direct children of every folder named, walking only towards them), in about the fixed cost
  * of opening the repository; the same listing tells a restore which entries lie around them.
  */
-import { type Repository, renderStderrLine } from "@fleetback/protocol";
-import { createErrorCollector } from "../restic/error-collector.js";
-import type { BandwidthCaps, Restic } from "../restic/restic.js";
-import { parseLsLine } from "./ls-output.js";
+import { type LsRunRequest, runLs } from "./ls-run.js";
 import { isBelow, parentOf } from "./tree-path.js";
 
 /** Below the server's 60 s wait for a download to start. */
 export const HELD_LISTING_TIMEOUT_MS = 55_000;
 
-export interface HeldAgentDirsRequest {
-  restic: Restic;
-  repository: Repository;
-  caps: BandwidthCaps;
-  snapshotId: string;
+export interface HeldAgentDirsRequest extends Omit<LsRunRequest, "timeoutMs"> {
   /** Normalised absolute paths of the snapshot. */
   paths: readonly string[];
   /** The agent's directories (agentDirForms) that lie strictly below one of `paths`. */
   dirs: readonly string[];
-  signal?: AbortSignal;
   timeoutMs?: number;
 }
 
@@ -61,32 +53,12 @@ export async function findHeldAgentDirs(request: HeldAgentDirsRequest): Promise<
   }
   const listed = new Set(folders);
   const children = new Map<string, string[]>(folders.map((folder) => [folder, []]));
-  const errors = createErrorCollector();
-  let sawSnapshot = false;
   const timeoutMs = request.timeoutMs ?? HELD_LISTING_TIMEOUT_MS;
-  const result = await request.restic.run({
-    subcommand: "ls",
-    args: ["--no-lock", request.snapshotId, ...folders],
-    repository: request.repository,
-    caps: request.caps,
-    json: true,
-    signal: request.signal,
-    timeoutMs,
-    onLine: (line) => {
-      if (line.stream === "stderr") {
-        errors.observe("stderr", renderStderrLine(line.text));
-        return;
-      }
-      const parsed = parseLsLine(line.text);
-      if (parsed.kind === "snapshot") {
-        sawSnapshot = true;
-      } else if (parsed.kind === "node") {
-        const folder = parentOf(parsed.entry.path);
-        if (listed.has(folder) && parsed.entry.path !== folder) {
-          children.get(folder)?.push(parsed.entry.path);
-        }
-      }
-    },
+  const { result, sawSnapshot, error } = await runLs({ ...request, timeoutMs }, folders, (entry) => {
+    const folder = parentOf(entry.path);
+    if (listed.has(folder) && entry.path !== folder) {
+      children.get(folder)?.push(entry.path);
+    }
   });
   const failure = "cannot tell whether the snapshot holds the agent's own directories";
   if (result.kind === "invalid_credentials" || result.kind === "spawn_failed") {
@@ -98,11 +70,10 @@ export async function findHeldAgentDirs(request: HeldAgentDirsRequest): Promise<
   if (result.cancelled) {
     return { ok: false, error: `${failure}: the listing was cancelled` };
   }
-  // 0.14 exits 0 for an unknown snapshot and only says `Ignoring "<id>": no matching ID ...`.
   if (result.exitCode !== 0 || !sawSnapshot) {
     return {
       ok: false,
-      error: `${failure}: ${errors.best() ?? `restic ls exited with code ${result.exitCode}`}`,
+      error: `${failure}: ${error ?? `restic ls exited with code ${result.exitCode}`}`,
     };
   }
   const held = request.dirs.filter((dir) => children.get(parentOf(dir))?.includes(dir) === true);

@@ -12,19 +12,22 @@ import { indexKey, indexRootOf } from "./tree-browser.js";
 const SNAPSHOT = recordedScenario("0.18.0").snapshots.S1.short_id;
 const TREE = recordedScenario("0.18.0").tree;
 
+/** A promise, and the function that fulfils it. */
+function settleable(): { promise: Promise<void>; settle: () => void } {
+  let settle = () => {};
+  const promise = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  return { promise, settle };
+}
+
 /**
  * The full listing (the index build) streams the recorded lines past `${TREE}/docs`'s subtree,
  * then holds until `release()`: a build caught half-way.
  */
 function pausedBuild(version: FixtureVersion) {
-  let release = () => {};
-  const held = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let reachedPause = () => {};
-  const paused = new Promise<void>((resolve) => {
-    reachedPause = resolve;
-  });
+  const held = settleable();
+  const paused = settleable();
   const wrap = (replay: ResticRunner): ResticRunner => ({
     async run(spec): Promise<ProcessResult> {
       if (argsAfterSubcommand(spec.args).length !== 2 || spec.args.includes("version")) {
@@ -47,15 +50,15 @@ function pausedBuild(version: FixtureVersion) {
       for (const text of lines.slice(0, cut + 1)) {
         spec.onLine({ stream: "stdout", text });
       }
-      reachedPause();
-      await held;
+      paused.settle();
+      await held.promise;
       for (const text of lines.slice(cut + 1)) {
         spec.onLine({ stream: "stdout", text });
       }
       return { kind: "exited", exitCode: 0, signal: null, cancelled: false, timedOut: false };
     },
   });
-  return { wrap, release, paused };
+  return { wrap, release: held.settle, paused: paused.promise };
 }
 
 describe("tree.list while the index is being built", () => {

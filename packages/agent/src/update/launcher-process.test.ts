@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { bundleBanner } from "../../scripts/bundle-banner.mjs";
 import { saveAgentConfig } from "../config/agent-config.js";
 import { createReleaseSigner, sha256Hex } from "../testing/release-signing.js";
 import { startTestServer, type TestServer } from "../testing/test-server.js";
@@ -32,14 +33,7 @@ async function bundleAgent(version: string): Promise<string> {
     format: "esm",
     target: "node20",
     logLevel: "error",
-    banner: {
-      js: [
-        `// fleetback-agent ${version}`,
-        'import { createRequire as __fleetbackCreateRequire } from "node:module";',
-        "const require = __fleetbackCreateRequire(import.meta.url);",
-        `globalThis.__FLEETBACK_AGENT_VERSION__ = ${JSON.stringify(version)};`,
-      ].join("\n"),
-    },
+    banner: { js: bundleBanner(version) },
   });
   return outfile;
 }

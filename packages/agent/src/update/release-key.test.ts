@@ -1,18 +1,14 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type AgentConfig, loadAgentConfig, saveAgentConfig } from "../config/agent-config.js";
-import { type HttpStub, startHttpStub } from "../testing/http-stub.js";
+import { useHttpStub } from "../testing/http-stub.js";
 import { createReleaseSigner } from "../testing/release-signing.js";
 import { createReleaseKeySource } from "./release-key.js";
 
 const signer = createReleaseSigner();
-let stub: HttpStub | undefined;
-afterEach(async () => {
-  await stub?.stop();
-  stub = undefined;
-});
+const startStub = useHttpStub();
 
 async function enrolled(url: string, extra: Partial<AgentConfig> = {}) {
   const configDir = await mkdtemp(join(tmpdir(), "fleetback-config-"));
@@ -23,7 +19,7 @@ async function enrolled(url: string, extra: Partial<AgentConfig> = {}) {
 
 describe("release key", () => {
   it("uses the pinned key without asking the server", async () => {
-    stub = await startHttpStub(() => ({ status: 500 }));
+    const stub = await startStub(() => ({ status: 500 }));
     const { config, configDir } = await enrolled(stub.url, { release_public_key: signer.publicKeyBase64 });
     const key = await createReleaseKeySource({ config, configDir })();
     expect(key).toEqual({ ok: true, key: signer.publicKey, base64: signer.publicKeyBase64 });
@@ -31,7 +27,10 @@ describe("release key", () => {
   });
 
   it("fetches it once with the bearer and pins it in agent.json", async () => {
-    stub = await startHttpStub(() => ({ status: 200, body: { release_public_key: signer.publicKeyBase64 } }));
+    const stub = await startStub(() => ({
+      status: 200,
+      body: { release_public_key: signer.publicKeyBase64 },
+    }));
     const { config, configDir } = await enrolled(stub.url);
     const source = createReleaseKeySource({ config, configDir });
     expect((await source()).ok).toBe(true);
@@ -44,18 +43,17 @@ describe("release key", () => {
   });
 
   it("refuses a missing or malformed key", async () => {
-    stub = await startHttpStub(() => ({ status: 200, body: { release_public_key: "AAAA" } }));
-    const { config } = await enrolled(stub.url);
+    const malformed = await startStub(() => ({ status: 200, body: { release_public_key: "AAAA" } }));
+    const { config } = await enrolled(malformed.url);
     expect(await createReleaseKeySource({ config })()).toEqual({
       ok: false,
       error: "the server's release key is not a valid Ed25519 public key (wrong_length)",
     });
-    await stub.stop();
-    stub = await startHttpStub(() => ({
+    const missing = await startStub(() => ({
       status: 404,
       body: { code: "not_found", message: "no such route" },
     }));
-    const older = await enrolled(stub.url);
+    const older = await enrolled(missing.url);
     expect(await createReleaseKeySource({ config: older.config })()).toEqual({
       ok: false,
       error: "could not fetch the release key (HTTP 404): no such route",

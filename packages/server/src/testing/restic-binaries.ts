@@ -6,30 +6,12 @@
  * recorded in `testdata/restic/` (scripts/record-restic-fixtures.mjs), which a test reads as is:
  * a missing recording fails it.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { RESTIC_VERSIONS, type ResticVersion, repoRoot, resticBinary } from "@fleetback/agent";
 
-export const RESTIC_VERSIONS = ["0.18", "0.14"] as const;
-export type ResticVersion = (typeof RESTIC_VERSIONS)[number];
-
-/** The repository root: the folder above this package that holds pnpm-workspace.yaml. */
-export function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "pnpm-workspace.yaml"))) {
-    const parent = dirname(dir);
-    if (parent === dir) {
-      throw new Error("pnpm-workspace.yaml not found above the server package");
-    }
-    dir = parent;
-  }
-  return dir;
-}
-
-export function resticBinary(version: ResticVersion): string | undefined {
-  const path = join(repoRoot(), ".cache", "tools", `restic-${version}`, "usr", "bin", "restic");
-  return existsSync(path) ? path : undefined;
-}
+// Where the binaries are is the agent's testing/tools.ts; the server's tests add how they skip.
+export { RESTIC_VERSIONS, type ResticVersion, repoRoot, resticBinary };
 
 /** The binary, or a failure that says how to get it (for CI, where a missing tool fails). */
 export function requireRestic(version: ResticVersion): string {
