@@ -18,6 +18,9 @@ export function speaksLoginPassword(protocolVersion: number | null): boolean {
 /** The end of a refusal's sentence, where the agent's own protocol is not at hand. */
 export const LOGIN_NEEDS_UPGRADE = `its repository server login apart from the repository password (login_password) needs an agent of protocol ${SNAPSHOT_OWNER_PROTOCOL_VERSION} or later: update the host's agent, or remove login_password`;
 
+/** The documented 409 of every credential slot's edit (the host's slots and the mirror's). */
+export const LOGIN_PASSWORD_CONFLICT = `A login_password while an agent older than protocol ${SNAPSHOT_OWNER_PROTOCOL_VERSION} is connected.`;
+
 /** Why `repository` may not go to an agent of `protocolVersion`; undefined when it may. */
 export function loginWithheldReason(
   repository: Pick<Repository, "login_password">,

@@ -17,9 +17,9 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { type ErrorStatus, errorBody, isRequestError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { AppEnv } from "./app-env.js";
-import { hasRole } from "./app-env.js";
 import { fieldProblemsOf } from "./form-errors.js";
 import { type Rerender, refusedFormPage } from "./refused-form.js";
+import { renderPage } from "./render.js";
 import type { FieldProblem } from "./validate.js";
 
 const INTERNAL_MESSAGE = "Internal error; the server log has the details under this request id.";
@@ -69,27 +69,26 @@ function errorPage(
   message: string,
   requestId: string | undefined,
 ): Response {
-  const actor = (c as Context<AppEnv>).get("actor");
   const title = TITLES[status] ?? `Error ${status}`;
-  const html = views.render("pages/error.njk", {
-    title,
+  return renderPage(
+    c as Context<AppEnv>,
+    views,
+    "pages/error.njk",
+    {
+      title,
+      status,
+      message,
+      requestId: status >= 500 ? requestId : undefined,
+      // A failed single sign-on starts again from the sign-in page, not back at its callback.
+      signIn:
+        status !== 401
+          ? undefined
+          : c.req.path.startsWith("/auth/")
+            ? "/login"
+            : `/login?next=${encodeURIComponent(c.req.path)}`,
+    },
     status,
-    message,
-    requestId: status >= 500 ? requestId : undefined,
-    // A failed single sign-on starts again from the sign-in page, not back at its callback.
-    signIn:
-      status !== 401
-        ? undefined
-        : c.req.path.startsWith("/auth/")
-          ? "/login"
-          : `/login?next=${encodeURIComponent(c.req.path)}`,
-    actor,
-    csrfToken: actor?.csrfToken,
-    isAdmin: hasRole(actor, "admin"),
-    isOperator: hasRole(actor, "operator"),
-    path: c.req.path,
-  });
-  return c.html(html, status);
+  );
 }
 
 export function handleError(log: Logger, views?: Views, rerender?: Rerender): ErrorHandler {

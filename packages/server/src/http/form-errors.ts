@@ -39,3 +39,15 @@ export function formFieldErrors(problems: FieldProblem[]): Record<string, string
   }
   return byName;
 }
+
+/**
+ * A GET form's errors from what building its page threw, keyed by input name; `err` is thrown
+ * again when it names no field, for the error handler to answer.
+ */
+export function formErrorsOrThrow(err: unknown): Record<string, string> {
+  const problems = fieldProblemsOf(err);
+  if (problems.length === 0) {
+    throw err;
+  }
+  return formFieldErrors(problems);
+}

@@ -21,22 +21,22 @@ const FORM_OPEN = /<form\b[^>]*>/gi;
 const FIELD = /<(input|textarea|select)\b([^>]*)>/gi;
 const NOT_TYPED = new Set(["hidden", "submit", "button", "file", "reset", "image"]);
 
+/** Each character attributes and text must not hold raw, with its entity; "&" first. */
+const ENTITIES = [
+  ["&", "&amp;"],
+  ["<", "&lt;"],
+  [">", "&gt;"],
+  ['"', "&quot;"],
+  ["'", "&#39;"],
+] as const;
+
 function escapeHtml(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;")
-    .replaceAll("'", "&#39;");
+  return ENTITIES.reduce((out, [char, entity]) => out.replaceAll(char, entity), text);
 }
 
+/** The other way round, so "&amp;" is undone last and "&amp;lt;" stays "&lt;". */
 function unescapeHtml(text: string): string {
-  return text
-    .replaceAll("&quot;", '"')
-    .replaceAll("&#39;", "'")
-    .replaceAll("&lt;", "<")
-    .replaceAll("&gt;", ">")
-    .replaceAll("&amp;", "&");
+  return ENTITIES.reduceRight((out, [char, entity]) => out.replaceAll(entity, char), text);
 }
 
 function attr(attrs: string, name: string): string | undefined {

@@ -5,6 +5,7 @@
  */
 import type { Views } from "@fleetback/web";
 import type { Context } from "hono";
+import type { ErrorStatus } from "../errors.js";
 import { type AppEnv, hasRole } from "./app-env.js";
 
 export function renderPage(
@@ -12,7 +13,7 @@ export function renderPage(
   views: Views,
   template: string,
   context: Record<string, unknown> = {},
-  status: 200 | 400 | 403 | 404 | 409 | 503 = 200,
+  status: 200 | ErrorStatus = 200,
 ) {
   const actor = c.get("actor");
   const html = views.render(template, {

@@ -5,7 +5,7 @@
  * and whose details list every problem, so the JSON caller and the toast both say what to fix.
  */
 import type { Context } from "hono";
-import type { Static, TSchema } from "typebox";
+import { type Static, type TObject, type TSchema, Type } from "typebox";
 import { Compile, type Validator } from "typebox/compile";
 import { RequestError } from "../errors.js";
 
@@ -167,6 +167,9 @@ function parseJsonBody<S extends TSchema>(text: string, schema: S): Static<S> {
   return validate(schema, body);
 }
 
+/** A form with no field but its CSRF token, whose post is the whole request (resolve, run now). */
+export const EmptyForm = Type.Object({}, { additionalProperties: false });
+
 /** Reads a urlencoded or multipart form; repeated fields become arrays, files are refused. */
 export async function readForm<S extends TSchema>(c: Context, schema: S): Promise<Static<S>> {
   const form = await c.req.parseBody({ all: true });
@@ -202,6 +205,11 @@ export function coerceQuery(schema: TSchema, raw: Record<string, string>): Recor
 
 export function validateQuery<S extends TSchema>(schema: S, raw: Record<string, string>): Static<S> {
   return validate(schema, coerceQuery(schema, raw));
+}
+
+/** The query parameters `schema` names, as sent: what a GET form shows again, valid or not. */
+export function sentQuery(c: Context, schema: TObject): Record<string, string> {
+  return Object.fromEntries(Object.entries(c.req.query()).filter(([key]) => key in schema.properties));
 }
 
 export function readQuery<S extends TSchema>(c: Context, schema: S): Static<S> {

@@ -2,7 +2,8 @@
  * One definition is both the route and its document entry: this file defines a group the way a
  * route module does (one `add` per operation, nothing else) and holds that the Hono route answers
  * behind its role, validates before the handler with field-naming errors, reads an integer query
- * parameter from its text, and that the document built from the group says the same things.
+ * parameter from its text, and that the document built from the group says the same things,
+ * each operation under the group's tag or its own.
  */
 import { Hono } from "hono";
 import { Type } from "typebox";
@@ -23,12 +24,11 @@ interface Ctx {
 }
 
 function group() {
-  const notes = apiGroup<Ctx>();
+  const notes = apiGroup<Ctx>({ tag: "Notes" });
   notes.add({
     id: "listNotes",
     method: "get",
     path: "/api/notes",
-    tag: "Notes",
     summary: "List notes",
     access: "viewer",
     query: Page,
@@ -39,7 +39,7 @@ function group() {
     id: "addNote",
     method: "post",
     path: "/api/notes/:id",
-    tag: "Notes",
+    tag: "Writing",
     summary: "Add a note",
     access: "operator",
     params: { id: "The note's id." },
@@ -51,7 +51,6 @@ function group() {
     id: "touchNote",
     method: "put",
     path: "/api/notes/:id/touch",
-    tag: "Notes",
     summary: "Touch a note",
     access: "operator",
     body: Type.Object({ at: Type.Optional(Type.String()) }, { additionalProperties: false }),
@@ -140,17 +139,22 @@ describe("apiGroup", () => {
     expect(add?.["x-fleetback-access"]).toBe("operator");
     expect(Object.keys(add?.responses as object).sort()).toEqual(["201", "400", "401", "403", "404"]);
     expect(paths["/api/notes/{id}/touch"]?.put?.requestBody).toMatchObject({ required: false });
+    // Each operation is under its group's tag unless it names its own.
+    expect([list?.tags, add?.tags, paths["/api/notes/{id}/touch"]?.put?.tags]).toEqual([
+      ["Notes"],
+      ["Writing"],
+      ["Notes"],
+    ]);
     // The handler stays out of the document's view of the operation.
     expect(notes.operations.every((op) => !("handler" in op))).toBe(true);
   });
 
   it("refuses an operation id given twice", () => {
-    const twice = apiGroup<Ctx>();
+    const twice = apiGroup<Ctx>({ tag: "X" });
     const op = {
       id: "same",
       method: "get",
       path: "/api/x",
-      tag: "X",
       summary: "x",
       access: "public",
       responses: NO_CONTENT,

@@ -9,7 +9,9 @@
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import type { Static, TObject, TSchema } from "typebox";
-import { type AppEnv, requireRole } from "../auth/actor.js";
+import type { AppDeps } from "../app-deps.js";
+import type { AuditContext } from "../audit/audit.js";
+import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { readJson, readOptionalJson, readQuery } from "../http/validate.js";
 import type { ApiOperation } from "./operation.js";
 
@@ -32,7 +34,9 @@ export type ApiRouteSpec<
   Q extends TObject | undefined,
   B extends TSchema | undefined,
   P extends string = string,
-> = Omit<ApiOperation, "path" | "query" | "body"> & {
+> = Omit<ApiOperation, "path" | "query" | "body" | "tag"> & {
+  /** The group's tag unless this operation belongs in another section of the document. */
+  tag?: string;
   /** Hono's pattern; its `:name` parts type `c.req.param`. */
   path: P;
   query?: Q;
@@ -67,13 +71,20 @@ async function readInput(c: Context<AppEnv>, op: ApiOperation): Promise<ApiInput
   return { query, body };
 }
 
-export function apiGroup<Ctx>(): ApiGroup<Ctx> {
+/** What a group's operations share unless one says otherwise. */
+export interface GroupDefaults {
+  /** The section of the document the group's operations are listed under. */
+  tag: string;
+}
+
+export function apiGroup<Ctx>(defaults: GroupDefaults): ApiGroup<Ctx> {
   const entries: Entry<Ctx>[] = [];
   const operations: ApiOperation[] = [];
   return {
     operations,
     add(spec) {
-      const { handler, middleware, ...operation } = spec;
+      const { handler, middleware, ...own } = spec;
+      const operation: ApiOperation = { ...own, tag: own.tag ?? defaults.tag };
       if (entries.some((e) => e.operation.id === operation.id)) {
         throw new Error(`operation ${operation.id} is defined twice`);
       }
@@ -109,6 +120,21 @@ export function apiGroup<Ctx>(): ApiGroup<Ctx> {
 
 /** The answer of an operation that answers nothing but its status. */
 export const NO_CONTENT = { 204: { description: "Done." } } as const;
+
+/**
+ * The handler of an operation that does one audited thing to the `:id` of its path (delete,
+ * revoke, reject) and answers nothing but 204; the thing throws for an id that names nothing.
+ */
+export function actOnPathId(act: (deps: AppDeps, audit: AuditContext, id: string) => Promise<unknown>) {
+  return async (
+    c: Context<AppEnv, `${string}/:id${string}`>,
+    _input: unknown,
+    deps: AppDeps,
+  ): Promise<Response> => {
+    await act(deps, auditOf(c), c.req.param("id"));
+    return c.body(null, 204);
+  };
+}
 
 /** The path parameter most operations take. */
 export const HOST_ID = { id: "The host's id." };

@@ -12,6 +12,7 @@ import { applyCatalogPart } from "../catalog/catalog-apply.js";
 import { delta, entry, reportSnapshots, seedGroup } from "../catalog/catalog-test-support.js";
 import { createTestClient, type TestClient } from "../testing/http.js";
 import { unansweredInShare } from "../testing/openapi-route-shares.js";
+import { UNSENT_MAIL_CONFIG } from "../testing/report-mail-channel.js";
 import { seedHost } from "../testing/seed.js";
 import { useSeededApi } from "../testing/seeded-api.js";
 import type { TestDeps } from "../testing/test-deps.js";
@@ -177,13 +178,7 @@ describe("answers match their documented schemas", () => {
     const mail = await call(admin, "POST", "/api/notification-channels", {
       name: "report mail",
       kind: "email",
-      config: {
-        host: "smtp.example.org",
-        port: 25,
-        security: "none",
-        from: "f@example.org",
-        to: ["a@example.org"],
-      },
+      config: UNSENT_MAIL_CONFIG,
     });
     const schedule = await call(admin, "POST", "/api/reports/schedules", {
       name: "weekly prod",

@@ -32,13 +32,12 @@ interface DocumentContext {
   documentFor: () => ReturnType<typeof buildOpenApiDocument>;
 }
 
-export const DOCUMENT_API = apiGroup<DocumentContext>();
+export const DOCUMENT_API = apiGroup<DocumentContext>({ tag: "API description" });
 
 DOCUMENT_API.add({
   id: "getOpenApiDocument",
   method: "get",
   path: OPENAPI_JSON_PATH,
-  tag: "API description",
   summary: "This document",
   access: "viewer",
   responses: {
@@ -54,7 +53,6 @@ DOCUMENT_API.add({
   id: "getApiDocs",
   method: "get",
   path: "/api/docs",
-  tag: "API description",
   summary: "This document as a page",
   access: "viewer",
   responses: { 200: { description: "An HTML page.", contentType: "text/html", schema: Type.String() } },

@@ -8,7 +8,7 @@
 import { encodePublicKey } from "@fleetback/crypto";
 import { CLOSE_CODES, ERROR_CODES } from "@fleetback/protocol";
 import type { Hono } from "hono";
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import type { AppEnv } from "../auth/actor.js";
 import { createRateLimiter, type RateLimiter } from "../auth/rate-limit.js";
@@ -52,6 +52,18 @@ export const ClaimBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The host as its agent described itself, labels checked. */
+function hostInfoOf(body: Omit<Static<typeof EnrollBody>, "token">) {
+  return {
+    hostname: body.hostname,
+    os: body.os,
+    arch: body.arch,
+    agentVersion: body.agent_version,
+    toolVersion: body.tool_version,
+    labels: checkLabels(body.labels ?? {}, "labels"),
+  };
+}
+
 const PENDING_ID = { id: "The announced host's pending id." };
 
 /** One announce limiter per app; the release key as agents pin it. */
@@ -61,13 +73,12 @@ interface EnrolmentContext {
   releasePublicKey: string;
 }
 
-export const AGENT_ENROLMENT_API = apiGroup<EnrolmentContext>();
+export const AGENT_ENROLMENT_API = apiGroup<EnrolmentContext>({ tag: "Agents" });
 
 AGENT_ENROLMENT_API.add({
   id: "enrolAgent",
   method: "post",
   path: "/api/agents/enroll",
-  tag: "Agents",
   summary: "Enrol an agent with a one-time token (the agent calls this)",
   description: "The token is burned; the answer holds the agent's bearer token, shown this once.",
   access: "public",
@@ -75,14 +86,7 @@ AGENT_ENROLMENT_API.add({
   responses: { 201: { description: "The new host and its agent token.", schema: AgentEnrolled } },
   errors: { 401: "The token is unknown, used or expired." },
   handler: async (c, { body }, { deps, releasePublicKey }) => {
-    const enrolled = await enrolWithToken(deps, body.token, {
-      hostname: body.hostname,
-      os: body.os,
-      arch: body.arch,
-      agentVersion: body.agent_version,
-      toolVersion: body.tool_version,
-      labels: checkLabels(body.labels ?? {}, "labels"),
-    });
+    const enrolled = await enrolWithToken(deps, body.token, hostInfoOf(body));
     if (enrolled.replaced) {
       // The old machine, if it still runs, stops for good: its token no longer works anyway.
       deps.hub.send(enrolled.hostId, "error", {
@@ -108,7 +112,6 @@ AGENT_ENROLMENT_API.add({
   id: "announceAgent",
   method: "post",
   path: "/api/agents/announce",
-  tag: "Agents",
   summary: "Announce an agent for approval (the agent calls this)",
   description: "`public_key` is the base64 of a 32-byte Ed25519 key. 10 per minute per address.",
   access: "public",
@@ -124,15 +127,7 @@ AGENT_ENROLMENT_API.add({
     }
     const announced = await announceHost(
       deps,
-      {
-        hostname: body.hostname,
-        os: body.os,
-        arch: body.arch,
-        agentVersion: body.agent_version,
-        toolVersion: body.tool_version,
-        labels: checkLabels(body.labels ?? {}, "labels"),
-        publicKey: body.public_key,
-      },
+      { ...hostInfoOf(body), publicKey: body.public_key },
       clientIp(c),
     );
     return c.json(
@@ -150,7 +145,6 @@ AGENT_ENROLMENT_API.add({
   id: "claimAgentToken",
   method: "post",
   path: "/api/agents/announce/:id/claim",
-  tag: "Agents",
   summary: "Collect the agent token once approved (the agent polls this)",
   description:
     "`signature`: Ed25519 over `fleetback-claim:{pending_id}:{timestamp}` with the announced key; the timestamp within 5 minutes of the server's clock.",
@@ -181,7 +175,6 @@ AGENT_ENROLMENT_API.add({
   id: "getAgentReleaseKey",
   method: "get",
   path: "/api/agents/release-key",
-  tag: "Agents",
   summary: "The key that signs agent updates, for an agent to pin",
   access: "agent",
   responses: { 200: { description: "The key.", schema: AgentReleaseKey } },

@@ -34,13 +34,12 @@ export const RolloutBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const AGENT_UPDATE_API = apiGroup<AppDeps>();
+export const AGENT_UPDATE_API = apiGroup<AppDeps>({ tag: "Agent updates" });
 
 AGENT_UPDATE_API.add({
   id: "rollOutAgentUpdate",
   method: "post",
   path: "/api/agent-updates",
-  tag: "Agent updates",
   summary: "Roll an agent version out to chosen hosts, a selector's hosts, or all",
   description: "Online hosts are sent the update at once, the others when they next connect.",
   access: "admin",

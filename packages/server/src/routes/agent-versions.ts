@@ -11,13 +11,12 @@ import type { AppEnv } from "../auth/actor.js";
 import { apiGroup } from "../openapi/api-route.js";
 import { AgentVersionList, ReleaseKey } from "../openapi/fleet-access-schemas.js";
 
-export const AGENT_VERSION_API = apiGroup<AppDeps>();
+export const AGENT_VERSION_API = apiGroup<AppDeps>({ tag: "Agent updates" });
 
 AGENT_VERSION_API.add({
   id: "listAgentVersions",
   method: "get",
   path: "/api/agent-versions",
-  tag: "Agent updates",
   summary: "The agent bundles this server holds",
   access: "viewer",
   responses: { 200: { description: "Newest first.", schema: AgentVersionList } },
@@ -45,7 +44,6 @@ AGENT_VERSION_API.add({
   id: "getReleaseKey",
   method: "get",
   path: "/api/release-key",
-  tag: "Agent updates",
   summary: "The release key and its fingerprint, to compare with an agent's pinned key",
   access: "viewer",
   responses: { 200: { description: "The key.", schema: ReleaseKey } },

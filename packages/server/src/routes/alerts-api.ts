@@ -9,16 +9,16 @@ import { ALERTS_PAGE, AlertsQuery } from "../alerts/alert-query.js";
 import { alertJson, listAlerts, resolveAlertById } from "../alerts/alerts.js";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
+import { nextBefore } from "../http/next-before.js";
 import { AlertPage, AlertResolved } from "../openapi/alert-schemas.js";
 import { apiGroup } from "../openapi/api-route.js";
 
-export const ALERT_API = apiGroup<AppDeps>();
+export const ALERT_API = apiGroup<AppDeps>({ tag: "Alerts" });
 
 ALERT_API.add({
   id: "listAlerts",
   method: "get",
   path: "/api/alerts",
-  tag: "Alerts",
   summary: "List alerts, newest first",
   description: "`state` defaults to open.",
   access: "viewer",
@@ -32,10 +32,7 @@ ALERT_API.add({
       before: query.before,
       limit,
     });
-    return c.json({
-      alerts: found.map(alertJson),
-      next_before: found.length === limit ? found.at(-1)?.id : undefined,
-    });
+    return c.json({ alerts: found.map(alertJson), next_before: nextBefore(found, limit) });
   },
 });
 
@@ -43,7 +40,6 @@ ALERT_API.add({
   id: "resolveAlert",
   method: "post",
   path: "/api/alerts/:id/resolve",
-  tag: "Alerts",
   summary: "Resolve an alert by hand",
   access: "operator",
   params: { id: "The alert's id." },

@@ -4,15 +4,14 @@
  * JSON twins are in routes/alerts-api.ts.
  */
 import { Hono } from "hono";
-import { Type } from "typebox";
 import { ALERTS_PAGE, AlertsQuery } from "../alerts/alert-query.js";
 import { alertJson, listAlerts, resolveAlertById } from "../alerts/alerts.js";
 import type { AppDeps } from "../app-deps.js";
-import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
-import { redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm, readQuery } from "../http/validate.js";
-
-const EmptyForm = Type.Object({}, { additionalProperties: false });
+import { type AppEnv, hasRole, requireRole } from "../auth/actor.js";
+import { idButton } from "../auth/id-button.js";
+import { nextBefore } from "../http/next-before.js";
+import { renderPage } from "../http/render.js";
+import { readQuery } from "../http/validate.js";
 
 export function alertPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
@@ -27,14 +26,10 @@ export function alertPageRoutes(deps: AppDeps): Hono<AppEnv> {
       title: "Alerts",
       state,
       alerts: found.map(alertJson),
-      nextBefore: found.length === ALERTS_PAGE ? found.at(-1)?.id : undefined,
+      nextBefore: nextBefore(found, ALERTS_PAGE),
       canResolve: hasRole(c.get("actor"), "operator"),
     });
   });
-  routes.post("/alerts/:id/resolve", operator, async (c) => {
-    await readForm(c, EmptyForm);
-    await resolveAlertById(deps, auditOf(c), c.req.param("id"));
-    return redirectAfterPost(c, "/alerts");
-  });
+  routes.post("/alerts/:id/resolve", operator, idButton(deps, resolveAlertById, "/alerts"));
   return routes;
 }

@@ -10,7 +10,7 @@ import { type AppEnv, actorOf, auditOf } from "../auth/actor.js";
 import { createApiTokenFromInput, NewApiTokenInput } from "../auth/api-token-input.js";
 import { type ApiTokenView, isExpired, listApiTokens, revokeApiToken } from "../auth/api-tokens.js";
 import { ApiTokenCreated, ApiTokenList } from "../openapi/account-schemas.js";
-import { apiGroup, NO_CONTENT } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup, NO_CONTENT } from "../openapi/api-route.js";
 
 /** A token without its secret; `expired` is judged at `now`. */
 const view = (token: ApiTokenView, now: Date) => ({
@@ -23,13 +23,12 @@ const view = (token: ApiTokenView, now: Date) => ({
   expired: isExpired(token, now),
 });
 
-export const API_TOKEN_API = apiGroup<AppDeps>();
+export const API_TOKEN_API = apiGroup<AppDeps>({ tag: "API tokens" });
 
 API_TOKEN_API.add({
   id: "listApiTokens",
   method: "get",
   path: "/api/api-tokens",
-  tag: "API tokens",
   summary: "List your API tokens (never their secret)",
   access: "viewer",
   responses: { 200: { description: "The caller's tokens.", schema: ApiTokenList } },
@@ -43,7 +42,6 @@ API_TOKEN_API.add({
   id: "createApiToken",
   method: "post",
   path: "/api/api-tokens",
-  tag: "API tokens",
   summary: "Make an API token",
   description:
     "It acts with your role. The secret is in this answer only. Made with an API token that expires, it expires no later than that token: no `expires_at`, or a later one, gets that token's expiry (the answer shows it).",
@@ -60,14 +58,10 @@ API_TOKEN_API.add({
   id: "revokeApiToken",
   method: "delete",
   path: "/api/api-tokens/:id",
-  tag: "API tokens",
   summary: "Revoke one of your API tokens",
   access: "viewer",
   responses: NO_CONTENT,
-  handler: async (c, _input, deps) => {
-    await revokeApiToken(deps, auditOf(c), c.req.param("id"));
-    return c.body(null, 204);
-  },
+  handler: actOnPathId(revokeApiToken),
 });
 
 export function apiTokenApiRoutes(deps: AppDeps): Hono<AppEnv> {

@@ -8,16 +8,16 @@ import type { AppDeps } from "../app-deps.js";
 import { listAudit } from "../audit/audit.js";
 import { AuditQuery } from "../audit/audit-query.js";
 import type { AppEnv } from "../auth/actor.js";
+import { nextBefore } from "../http/next-before.js";
 import { AuditPage } from "../openapi/account-schemas.js";
 import { apiGroup } from "../openapi/api-route.js";
 
-export const AUDIT_API = apiGroup<AppDeps>();
+export const AUDIT_API = apiGroup<AppDeps>({ tag: "Audit" });
 
 AUDIT_API.add({
   id: "listAudit",
   method: "get",
   path: "/api/audit",
-  tag: "Audit",
   summary: "The audit trail, newest first",
   access: "admin",
   query: AuditQuery,
@@ -41,7 +41,7 @@ AUDIT_API.add({
         details: entry.details,
         ip: entry.ip,
       })),
-      next_before: entries.length === limit ? entries.at(-1)?.id : undefined,
+      next_before: nextBefore(entries, limit),
     });
   },
 });

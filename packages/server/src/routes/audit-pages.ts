@@ -8,6 +8,7 @@ import type { AppDeps } from "../app-deps.js";
 import { listAudit } from "../audit/audit.js";
 import { AuditQuery } from "../audit/audit-query.js";
 import { type AppEnv, requireRole } from "../auth/actor.js";
+import { nextBefore } from "../http/next-before.js";
 import { renderPage } from "../http/render.js";
 import { readQuery } from "../http/validate.js";
 
@@ -43,7 +44,7 @@ export function auditPageRoutes(deps: AppDeps): Hono<AppEnv> {
     return renderPage(c, deps.views, "pages/audit.njk", {
       title: "Audit log",
       entries: entries.map((entry) => ({ ...entry, detailsText: auditDetailsText(entry.details) })),
-      nextBefore: entries.length === 100 ? entries.at(-1)?.id : undefined,
+      nextBefore: nextBefore(entries, 100),
     });
   });
   return routes;

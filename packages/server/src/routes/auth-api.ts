@@ -49,13 +49,12 @@ interface AuthContext {
   passwordLimiter: RateLimiter;
 }
 
-export const AUTH_API = apiGroup<AuthContext>();
+export const AUTH_API = apiGroup<AuthContext>({ tag: "Auth" });
 
 AUTH_API.add({
   id: "bootstrap",
   method: "post",
   path: "/api/auth/bootstrap",
-  tag: "Auth",
   summary: "Create the first admin with the bootstrap token",
   description: "Only while no user exists; signs the new admin in (sets the session cookie).",
   access: "public",
@@ -76,7 +75,6 @@ AUTH_API.add({
   id: "login",
   method: "post",
   path: "/api/auth/login",
-  tag: "Auth",
   summary: "Sign in",
   description: "Sets the `fleetback_session` cookie (HttpOnly, 12 h idle, 7 days at most).",
   access: "public",
@@ -96,7 +94,6 @@ AUTH_API.add({
   id: "logout",
   method: "post",
   path: "/api/auth/logout",
-  tag: "Auth",
   summary: "Sign out (ends this session)",
   access: "viewer",
   responses: NO_CONTENT,
@@ -110,7 +107,6 @@ AUTH_API.add({
   id: "getMe",
   method: "get",
   path: "/api/auth/me",
-  tag: "Auth",
   summary: "Who the caller is",
   access: "viewer",
   responses: { 200: { description: "The caller.", schema: MeAnswer } },
@@ -125,7 +121,6 @@ AUTH_API.add({
   id: "changeMyPassword",
   method: "put",
   path: "/api/auth/me/password",
-  tag: "Auth",
   summary: "Change your own password",
   description: "Your other sessions end; this one stays.",
   access: "viewer",

@@ -11,13 +11,12 @@ import { dashboardJson, loadDashboard } from "../dashboard/dashboard-view.js";
 import { Dashboard } from "../openapi/alert-schemas.js";
 import { apiGroup } from "../openapi/api-route.js";
 
-export const DASHBOARD_API = apiGroup<AppDeps>();
+export const DASHBOARD_API = apiGroup<AppDeps>({ tag: "Dashboard" });
 
 DASHBOARD_API.add({
   id: "getDashboard",
   method: "get",
   path: "/api/dashboard",
-  tag: "Dashboard",
   summary: "The dashboard's numbers",
   description:
     "Hosts by state, groups by freshness, the groups needing attention, jobs of the last 24 h, repository size per day and the newest open alerts, as the dashboard page shows them.",

@@ -12,13 +12,12 @@ import { apiGroup, HOST_ID, OFFLINE } from "../openapi/api-route.js";
 import { JobStarted } from "../openapi/job-schemas.js";
 import { DiffBody, requestDiff } from "../restore/diff-request.js";
 
-export const DIFF_API = apiGroup<AppDeps>();
+export const DIFF_API = apiGroup<AppDeps>({ tag: "Restore" });
 
 DIFF_API.add({
   id: "startDiff",
   method: "post",
   path: "/api/hosts/:id/diff",
-  tag: "Restore",
   summary: "Compare two snapshots of the host",
   description: "The diff streams into the job's log.",
   access: "operator",

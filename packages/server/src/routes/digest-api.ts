@@ -12,13 +12,12 @@ import { digestText } from "../digest/digest-text.js";
 import { apiGroup } from "../openapi/api-route.js";
 import { DigestJson } from "../openapi/digest-schemas.js";
 
-export const DIGEST_API = apiGroup<AppDeps>();
+export const DIGEST_API = apiGroup<AppDeps>({ tag: "Reports" });
 
 DIGEST_API.add({
   id: "previewDigest",
   method: "get",
   path: "/api/reports/digest",
-  tag: "Reports",
   summary: "The fleet digest as it would read now",
   description:
     "Counts of hosts by state with the first few by name, the drills and the repositories' growth over the last day (or week), and the verdict in one line.",

@@ -26,7 +26,7 @@ import {
 } from "../enrolment/tokens.js";
 import { sourceNetwork } from "../http/client-address.js";
 import { LabelsSchema } from "../labels/label-rules.js";
-import { apiGroup } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup } from "../openapi/api-route.js";
 import {
   EnrolmentTokenList,
   MintedToken,
@@ -75,13 +75,12 @@ export const BulkRejectBody = Type.Object(
 
 const PENDING_ID = { id: "The announced host's pending id." };
 
-export const ENROLMENT_API = apiGroup<AppDeps>();
+export const ENROLMENT_API = apiGroup<AppDeps>({ tag: "Enrolment" });
 
 ENROLMENT_API.add({
   id: "mintEnrolmentToken",
   method: "post",
   path: "/api/enrollment-tokens",
-  tag: "Enrolment",
   summary: "Mint a one-time enrolment token (valid 1 hour)",
   description:
     "Optionally with the repository the host will use (a password is generated when none is given) and the paths of its first source group. Secrets are in this answer only. Minted with an API token that expires within the hour, it expires with that token (`expires_at` shows when).",
@@ -107,7 +106,6 @@ ENROLMENT_API.add({
   id: "mintSuccessorToken",
   method: "post",
   path: "/api/hosts/:id/successor-token",
-  tag: "Enrolment",
   summary: "Mint a one-time token that makes a new machine this host's successor (valid 1 hour)",
   description:
     "For a host whose machine is gone: the agent installed with this token enrols as the same host. It keeps the host's id, name, labels, groups, schedules, repository and snapshot history, and receives the repository credentials at its first hello; the old agent's token stops working and a still-connected old agent is told the host was replaced. Admins only, as the new machine gets the host's credentials.",
@@ -135,7 +133,6 @@ ENROLMENT_API.add({
   id: "listEnrolmentTokens",
   method: "get",
   path: "/api/enrollment-tokens",
-  tag: "Enrolment",
   summary: "Unused, unexpired enrolment tokens (never the token itself)",
   access: "operator",
   responses: { 200: { description: "The tokens.", schema: EnrolmentTokenList } },
@@ -162,22 +159,17 @@ ENROLMENT_API.add({
   id: "revokeEnrolmentToken",
   method: "delete",
   path: "/api/enrollment-tokens/:id",
-  tag: "Enrolment",
   summary: "Revoke an unused enrolment token",
   access: "operator",
   params: { id: "The token's id." },
   responses: { 204: { description: "Revoked." } },
-  handler: async (c, _input, deps) => {
-    await revokeEnrolmentToken(deps, auditOf(c), c.req.param("id"));
-    return c.body(null, 204);
-  },
+  handler: actOnPathId(revokeEnrolmentToken),
 });
 
 ENROLMENT_API.add({
   id: "listPendingHosts",
   method: "get",
   path: "/api/pending-hosts",
-  tag: "Enrolment",
   summary: "Announced hosts waiting for approval",
   description: "Compare each fingerprint with the one the agent printed before approving.",
   access: "operator",
@@ -207,7 +199,6 @@ ENROLMENT_API.add({
   id: "approvePendingHost",
   method: "post",
   path: "/api/pending-hosts/:id/approve",
-  tag: "Enrolment",
   summary: "Approve an announced host",
   description:
     "Creates the host; its agent collects its token with the claim call. Optionally with the paths of its first source group and that group's schedule and retention, as when minting a token: absent means daily at a drawn night-time hour keeping 7 daily, 4 weekly and 6 monthly; `null` means no schedule. Without paths no group is made.",
@@ -230,7 +221,6 @@ ENROLMENT_API.add({
   id: "rejectPendingHosts",
   method: "post",
   path: "/api/pending-hosts/reject",
-  tag: "Enrolment",
   summary: "Reject announced hosts by id or by source network",
   access: "operator",
   body: BulkRejectBody,
@@ -246,15 +236,11 @@ ENROLMENT_API.add({
   id: "rejectPendingHost",
   method: "delete",
   path: "/api/pending-hosts/:id",
-  tag: "Enrolment",
   summary: "Reject one announced host",
   access: "operator",
   params: PENDING_ID,
   responses: { 204: { description: "Rejected." } },
-  handler: async (c, _input, deps) => {
-    await rejectPendingHost(deps, auditOf(c), c.req.param("id"));
-    return c.body(null, 204);
-  },
+  handler: actOnPathId(rejectPendingHost),
 });
 
 export function enrolmentApiRoutes(deps: AppDeps): Hono<AppEnv> {

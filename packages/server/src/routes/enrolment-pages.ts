@@ -9,6 +9,7 @@ import { type Context, Hono } from "hono";
 import { type Static, Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { idButton } from "../auth/id-button.js";
 import {
   approvePendingHost,
   findPendingHost,
@@ -58,7 +59,6 @@ const ApproveForm = Type.Object(
   { initial_paths: Type.Optional(Type.String({ maxLength: 100_000 })), ...InitialScheduleFormFields },
   { additionalProperties: false },
 );
-const NoFields = Type.Object({}, { additionalProperties: false });
 type MintFormValues = Static<typeof MintForm>;
 type ApproveFormValues = Static<typeof ApproveForm>;
 
@@ -189,11 +189,7 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
     // Rendered in the response, never redirected: the secrets are shown once and never in a URL.
     return renderEnrolPage(c, mintJson(minted));
   }
-  routes.post("/enroll/tokens/:id/revoke", operator, async (c) => {
-    await readForm(c, NoFields);
-    await revokeEnrolmentToken(deps, auditOf(c), c.req.param("id"));
-    return redirectAfterPost(c, "/enroll");
-  });
+  routes.post("/enroll/tokens/:id/revoke", operator, idButton(deps, revokeEnrolmentToken, "/enroll"));
   routes.post("/enroll/pending/reject", operator, async (c) => {
     const form = await readForm(c, BulkRejectForm);
     const selection = pendingSelection(form.ids, form.source_network);
@@ -240,10 +236,6 @@ export function enrolmentPageRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     return redirectAfterPost(c, "/enroll");
   });
-  routes.post("/enroll/pending/:id/reject", operator, async (c) => {
-    await readForm(c, NoFields);
-    await rejectPendingHost(deps, auditOf(c), c.req.param("id"));
-    return redirectAfterPost(c, "/enroll");
-  });
+  routes.post("/enroll/pending/:id/reject", operator, idButton(deps, rejectPendingHost, "/enroll"));
   return routes;
 }

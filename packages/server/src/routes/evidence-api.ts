@@ -20,13 +20,12 @@ import { EvidenceReportJson } from "../openapi/evidence-schemas.js";
 
 const ABOUT = `Per host, group and UTC day: whether a snapshot of the group was made that day (as the server first listed it), how the host's last check and drill by then ended, and the gaps. Built from the history the server records as things happen, so forgetting snapshots or deleting a host does not change it. \`from\` and \`to\` are inclusive (default: the last 30 days), at most ${EVIDENCE_MAX_DAYS} days; the selector may match at most ${EVIDENCE_MAX_HOSTS} hosts.`;
 
-export const EVIDENCE_API = apiGroup<AppDeps>();
+export const EVIDENCE_API = apiGroup<AppDeps>({ tag: "Reports" });
 
 EVIDENCE_API.add({
   id: "getEvidenceReport",
   method: "get",
   path: "/api/reports/evidence",
-  tag: "Reports",
   summary: "Backup evidence per host and day",
   description: ABOUT,
   access: "viewer",
@@ -40,7 +39,6 @@ EVIDENCE_API.add({
   id: "getEvidenceCsv",
   method: "get",
   path: "/api/reports/evidence.csv",
-  tag: "Reports",
   summary: "Backup evidence per host and day, as CSV",
   description: `${ABOUT} One line per host, group and day: day, host, host_id, deleted, group, snapshot (yes, no, not yet), snapshots, last_check and last_drill (passed, failed, none).`,
   access: "viewer",

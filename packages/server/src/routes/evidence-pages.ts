@@ -10,9 +10,9 @@ import { type AppEnv, requireRole } from "../auth/actor.js";
 import { EvidenceQueryParams, evidenceQueryOf } from "../evidence/evidence-query.js";
 import { EVIDENCE_KEEP_DAYS } from "../evidence/evidence-record.js";
 import { type EvidenceReport, evidenceReport } from "../evidence/evidence-report.js";
-import { fieldProblemsOf, formFieldErrors } from "../http/form-errors.js";
+import { formErrorsOrThrow } from "../http/form-errors.js";
 import { renderPage } from "../http/render.js";
-import { readQuery } from "../http/validate.js";
+import { readQuery, sentQuery } from "../http/validate.js";
 
 /** Past this many marks the page leaves the day-by-day strips to the CSV. */
 export const EVIDENCE_PAGE_MAX_MARKS = 20_000;
@@ -26,9 +26,7 @@ export function evidencePageRoutes(deps: AppDeps): Hono<AppEnv> {
   const viewer = requireRole("viewer");
 
   async function build(c: Context<AppEnv>) {
-    const raw = Object.fromEntries(
-      Object.entries(c.req.query()).filter(([key]) => key in EvidenceQueryParams.properties),
-    );
+    const raw = sentQuery(c, EvidenceQueryParams);
     const form = { from: "", to: "", selector: "", groups: "", ...raw };
     try {
       const params = readQuery(c, EvidenceQueryParams);
@@ -50,11 +48,7 @@ export function evidencePageRoutes(deps: AppDeps): Hono<AppEnv> {
         },
       };
     } catch (err) {
-      const problems = fieldProblemsOf(err);
-      if (problems.length === 0) {
-        throw err;
-      }
-      return { ok: false as const, context: { form, errors: formFieldErrors(problems) } };
+      return { ok: false as const, context: { form, errors: formErrorsOrThrow(err) } };
     }
   }
 

@@ -54,7 +54,7 @@ const RolloutJson = Type.Object(
   { $id: "AgentRollout" },
 );
 
-export const FLEET_ACTION_API = apiGroup<AppDeps>();
+export const FLEET_ACTION_API = apiGroup<AppDeps>({ tag: "Agent updates" });
 
 FLEET_ACTION_API.add({
   id: "actOnHosts",
@@ -89,7 +89,6 @@ FLEET_ACTION_API.add({
   id: "startAgentRollout",
   method: "post",
   path: "/api/agent-rollouts",
-  tag: "Agent updates",
   summary: "Update agents in rings by selector",
   description:
     "Ring 1 is sent the update at once (online hosts now, others at their next hello). Each next ring starts when every host of the ring before has reported; the rollout halts at the first ring whose failed updates pass its max_failed, and the rings after it never start. A ring is the hosts its selector matches that no earlier ring took (its percent of them when given); hosts already on the version are in no ring.",
@@ -106,7 +105,6 @@ FLEET_ACTION_API.add({
   id: "listAgentRollouts",
   method: "get",
   path: "/api/agent-rollouts",
-  tag: "Agent updates",
   summary: "Agent rollouts in rings, newest first",
   access: "viewer",
   responses: {
@@ -122,7 +120,6 @@ FLEET_ACTION_API.add({
   id: "getAgentRollout",
   method: "get",
   path: "/api/agent-rollouts/:id",
-  tag: "Agent updates",
   summary: "An agent rollout and each ring's counts",
   access: "viewer",
   params: { id: "The rollout's id." },

@@ -12,13 +12,12 @@ import { fleetListParams, HostListQuery } from "../fleet/fleet-query.js";
 import { apiGroup } from "../openapi/api-route.js";
 import { FleetPage } from "../openapi/host-schemas.js";
 
-export const FLEET_API = apiGroup<AppDeps>();
+export const FLEET_API = apiGroup<AppDeps>({ tag: "Hosts" });
 
 FLEET_API.add({
   id: "listHosts",
   method: "get",
   path: "/api/hosts",
-  tag: "Hosts",
   summary: "List hosts, filtered, sorted and paged as the host list page",
   description: "An empty `state` or `q` means no filter.",
   access: "viewer",

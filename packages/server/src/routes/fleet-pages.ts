@@ -20,11 +20,10 @@ import { HOST_STATES } from "../freshness/host-states.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readForm, validate } from "../http/validate.js";
 import { bulkTarget } from "../labels/bulk-target.js";
-import { bulkChangeLabels } from "../labels/host-labels.js";
 import { BulkLabelsBody } from "../labels/label-bodies.js";
 import { parseLabelKeyText, parseLabelText } from "../labels/label-rules.js";
 import { SELECTOR_MAX_LENGTH } from "../labels/selector.js";
-import { followPolicies } from "../policies/policy-apply.js";
+import { bulkChangeLabelsFollowingPolicies, labelEditOf } from "../policies/label-changes.js";
 
 /**
  * What the last rollout from this page did (POST /agent-updates redirects here with it), so that a
@@ -171,15 +170,7 @@ export function fleetPageRoutes(deps: AppDeps): Hono<AppEnv> {
       set: parseLabelText(form.set ?? "", "set"),
       remove: parseLabelKeyText(form.remove ?? ""),
     });
-    const follow = followPolicies(deps);
-    const result = await bulkChangeLabels(
-      deps,
-      auditOf(c),
-      target,
-      { set: body.set ?? {}, remove: body.remove ?? [] },
-      follow.onChanged,
-    );
-    await follow.push();
+    const result = await bulkChangeLabelsFollowingPolicies(deps, auditOf(c), target, labelEditOf(body));
     const back = new URLSearchParams({
       selector: form.selector.trim(),
       labels_matched: String(result.matched),

@@ -12,11 +12,12 @@ import { getHostDetail, hostDetailJson } from "../fleet/host-detail.js";
 import { JobBody, putBandwidth, putCredentials, startHostJob } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
 import { deleteHost } from "../hosts/delete-host.js";
+import { LOGIN_PASSWORD_CONFLICT } from "../hosts/login-password-gate.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
 import { MANUAL_JOB_KINDS } from "../maintenance/maintenance-jobs.js";
 import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
-import { apiGroup, HOST_ID } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup, HOST_ID, NO_CONTENT } from "../openapi/api-route.js";
 import {
   BandwidthAnswer,
   CredentialsPushed,
@@ -34,15 +35,12 @@ export const KeeperBody = Type.Object(
   { additionalProperties: false },
 );
 
-const LOGIN_PASSWORD_CONFLICT = "A login_password while an agent older than protocol 11 is connected.";
-
-export const HOST_API = apiGroup<AppDeps>();
+export const HOST_API = apiGroup<AppDeps>({ tag: "Hosts" });
 
 HOST_API.add({
   id: "getHost",
   method: "get",
   path: "/api/hosts/:id",
-  tag: "Hosts",
   summary: "One host",
   description:
     "Credential slots show their URL (without password), their user and whether a separate login password is set, never a password.",
@@ -59,7 +57,6 @@ HOST_API.add({
   id: "renameHost",
   method: "patch",
   path: "/api/hosts/:id",
-  tag: "Hosts",
   summary: "Rename a host",
   description:
     "The name pages, alerts and the in-place restore confirmation use; 1 to 253 characters, no control characters, no space at either end, and no other host's name in any case. The restic hostname its backups are made under stays. Audited as host.rename with the old and new name.",
@@ -78,63 +75,56 @@ HOST_API.add({
   id: "deleteHost",
   method: "delete",
   path: "/api/hosts/:id",
-  tag: "Hosts",
   summary: "Delete a host",
   description:
     "Its agent is disconnected; its jobs, cached snapshots and alerts go with it. Its repository is not touched.",
   access: "admin",
   params: HOST_ID,
-  responses: { 204: { description: "Done." } },
-  handler: async (c, _input, deps) => {
-    const hostId = c.req.param("id");
-    await deleteHost(deps, auditOf(c), hostId);
-    return c.body(null, 204);
-  },
+  responses: NO_CONTENT,
+  handler: actOnPathId(deleteHost),
 });
 
-HOST_API.add({
-  id: "putRepoCredentials",
-  method: "put",
-  path: "/api/hosts/:id/repo-credentials",
-  tag: "Hosts",
-  summary: "Set the repository credentials",
-  description:
-    'Merged with the stored ones; sent to the agent at once when it is connected. `username` or `login_password` null or "" removes it. A `login_password` (the repository server login, apart from the repository password) is refused with 409 while an agent older than protocol 11 is connected: it would log in with the repository password.',
-  access: "admin",
-  params: HOST_ID,
-  body: CredentialBody,
-  responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
-  errors: { 409: LOGIN_PASSWORD_CONFLICT },
-  handler: async (c, { body }, deps) => {
-    const result = await putCredentials(deps, auditOf(c), c.req.param("id"), "repo", body);
-    return c.json({ pushed: result.pushed });
+// The two slots take the same body and differ in when the agent gets them.
+const CREDENTIAL_ROUTES = [
+  {
+    slot: "repo",
+    id: "putRepoCredentials",
+    summary: "Set the repository credentials",
+    description:
+      'Merged with the stored ones; sent to the agent at once when it is connected. `username` or `login_password` null or "" removes it. A `login_password` (the repository server login, apart from the repository password) is refused with 409 while an agent older than protocol 11 is connected: it would log in with the repository password.',
   },
-});
+  {
+    slot: "admin",
+    id: "putAdminCredentials",
+    summary: "Set the admin credentials (needed by prune and unlock)",
+    description:
+      'Merged with the stored ones; sent to the agent only right before a job needs them. `username` or `login_password` null or "" removes it; a `login_password` needs an agent of protocol 11 (409 while an older one is connected).',
+  },
+] as const;
 
-HOST_API.add({
-  id: "putAdminCredentials",
-  method: "put",
-  path: "/api/hosts/:id/admin-credentials",
-  tag: "Hosts",
-  summary: "Set the admin credentials (needed by prune and unlock)",
-  description:
-    'Merged with the stored ones; sent to the agent only right before a job needs them. `username` or `login_password` null or "" removes it; a `login_password` needs an agent of protocol 11 (409 while an older one is connected).',
-  access: "admin",
-  params: HOST_ID,
-  body: CredentialBody,
-  responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
-  errors: { 409: LOGIN_PASSWORD_CONFLICT },
-  handler: async (c, { body }, deps) => {
-    const result = await putCredentials(deps, auditOf(c), c.req.param("id"), "admin", body);
-    return c.json({ pushed: result.pushed });
-  },
-});
+for (const { slot, id, summary, description } of CREDENTIAL_ROUTES) {
+  HOST_API.add({
+    id,
+    method: "put",
+    path: `/api/hosts/:id/${slot}-credentials`,
+    summary,
+    description,
+    access: "admin",
+    params: HOST_ID,
+    body: CredentialBody,
+    responses: { 200: { description: "Stored.", schema: CredentialsPushed } },
+    errors: { 409: LOGIN_PASSWORD_CONFLICT },
+    handler: async (c, { body }, deps) => {
+      const result = await putCredentials(deps, auditOf(c), c.req.param("id"), slot, body);
+      return c.json({ pushed: result.pushed });
+    },
+  });
+}
 
 HOST_API.add({
   id: "putBandwidth",
   method: "put",
   path: "/api/hosts/:id/bandwidth",
-  tag: "Hosts",
   summary: "Set the host-wide upload and download caps (KiB/s, null for none)",
   access: "operator",
   params: HOST_ID,
@@ -150,7 +140,6 @@ HOST_API.add({
   id: "putKeeper",
   method: "put",
   path: "/api/hosts/:id/keeper",
-  tag: "Hosts",
   summary: "Designate the keeper of the host's repository (null: none)",
   description:
     "A host with a keeper is protected: it never receives the repository's delete-capable (admin) or mirror credentials; forget, prune, unlock, check and mirror copies run on the keeper. The keeper's agent must speak protocol 12.",
@@ -174,7 +163,6 @@ HOST_API.add({
   id: "releaseDeletionHold",
   method: "post",
   path: "/api/hosts/:id/deletion-holds/:hid/release",
-  tag: "Hosts",
   summary: "Release a deletion hold, saying why; for a large_forget hold, run exactly the held forget",
   access: "admin",
   params: { ...HOST_ID, hid: "The hold's id." },

@@ -16,10 +16,8 @@ import { deleteHost } from "../hosts/delete-host.js";
 import { RenameHostBody, renameHost } from "../hosts/rename-host.js";
 import { requireHost } from "../hosts/require-host.js";
 import { clientIp, redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm } from "../http/validate.js";
-import { changeHostLabels } from "../labels/host-labels.js";
+import { EmptyForm, readForm } from "../http/validate.js";
 import { formatLabels, labelsOf, parseLabelText } from "../labels/label-rules.js";
-import { followPolicies } from "../policies/policy-apply.js";
 import { recoverHost } from "../restore/recover-host.js";
 
 // The host page's "recover everything" form (issue 38.2): in place, confirmed by the host's name,
@@ -39,20 +37,13 @@ const LabelsForm = Type.Object(
   { additionalProperties: false },
 );
 
+import { idButton } from "../auth/id-button.js";
+import { readCredentialForm } from "../hosts/credential-form.js";
 import { setKeeper } from "../keepers/keeper-assignment.js";
 import { keeperCandidates } from "../keepers/protection-view.js";
 import { ReleaseHoldBody, releaseHold } from "../maintenance/release-hold.js";
+import { changeLabelsFollowingPolicies } from "../policies/label-changes.js";
 import { helpUrl } from "../updates/agent-upgrade-help.js";
-
-const CredentialForm = Type.Object(
-  {
-    url: Type.Optional(Type.String({ maxLength: 2048 })),
-    username: Type.Optional(Type.String({ maxLength: 256 })),
-    password: Type.Optional(Type.String({ maxLength: 1024 })),
-    login_password: Type.Optional(Type.String({ maxLength: 1024 })),
-  },
-  { additionalProperties: false },
-);
 
 const CapField = Type.String({ pattern: "^([0-9]{0,8})$" });
 const BandwidthForm = Type.Object(
@@ -96,15 +87,9 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
   routes.post("/hosts/:id/labels", operator, async (c) => {
     const form = await readForm(c, LabelsForm);
     const hostId = c.req.param("id");
-    const follow = followPolicies(deps);
-    await changeHostLabels(
-      deps,
-      auditOf(c),
-      hostId,
-      { replace: parseLabelText(form.labels ?? "", "labels") },
-      follow.onChanged,
-    );
-    await follow.push();
+    await changeLabelsFollowingPolicies(deps, auditOf(c), hostId, {
+      replace: parseLabelText(form.labels ?? "", "labels"),
+    });
     return redirectAfterPost(c, `/hosts/${encodeURIComponent(hostId)}`);
   });
   routes.post("/hosts/:id/credentials/:slot", admin, async (c) => {
@@ -112,13 +97,7 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
     if (slot !== "repo" && slot !== "admin") {
       throw new RequestError("not_found", `No credential slot ${slot}`);
     }
-    const form = await readForm(c, CredentialForm);
-    await putCredentials(deps, auditOf(c), c.req.param("id"), slot, {
-      url: form.url?.trim() || undefined,
-      username: form.username?.trim() || undefined,
-      password: form.password || undefined,
-      login_password: form.login_password || undefined,
-    });
+    await putCredentials(deps, auditOf(c), c.req.param("id"), slot, await readCredentialForm(c));
     return redirectAfterPost(c, `/hosts/${c.req.param("id")}`);
   });
   routes.post("/hosts/:id/bandwidth", operator, async (c) => {
@@ -166,7 +145,7 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
   });
   // Rendered in the response, never redirected: the token is shown once and never in a URL.
   routes.post("/hosts/:id/successor-token", admin, async (c) => {
-    await readForm(c, Type.Object({}, { additionalProperties: false }));
+    await readForm(c, EmptyForm);
     const hostId = c.req.param("id");
     const minted = await mintSuccessorToken(deps, auditOf(c), hostId);
     c.header("Cache-Control", "no-store");
@@ -176,12 +155,7 @@ export function hostPageRoutes(deps: AppDeps): Hono<AppEnv> {
       minted: { token: minted.token, install_command: minted.installCommand },
     });
   });
-  routes.post("/hosts/:id/delete", admin, async (c) => {
-    await readForm(c, Type.Object({}, { additionalProperties: false }));
-    const hostId = c.req.param("id");
-    await deleteHost(deps, auditOf(c), hostId);
-    return redirectAfterPost(c, "/hosts");
-  });
+  routes.post("/hosts/:id/delete", admin, idButton(deps, deleteHost, "/hosts"));
 
   // Removed in favour of source groups (run-now) and automatic/manual init jobs.
   routes.post("/hosts/:id/run-backup", (c) =>

@@ -11,6 +11,7 @@ import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { errorBody, RequestError } from "../errors.js";
 import { hostNameOf } from "../hosts/host-name.js";
+import { nextBefore } from "../http/next-before.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
 import { readQuery } from "../http/validate.js";
 import { stoppedView } from "../job-page/job-stopped.js";
@@ -113,7 +114,7 @@ export function jobPageRoutes(deps: AppDeps): Hono<AppEnv> {
       before: query.before,
       limit: HOST_JOBS_PAGE,
     });
-    const next = found.length === HOST_JOBS_PAGE ? found.at(-1)?.id : undefined;
+    const next = nextBefore(found, HOST_JOBS_PAGE);
     const params = new URLSearchParams();
     if (status) {
       params.set("status", status);

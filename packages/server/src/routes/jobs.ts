@@ -9,6 +9,7 @@ import type { Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
+import { nextBefore } from "../http/next-before.js";
 import { cancelJob } from "../jobs/cancel-job.js";
 import { getJob, jobJson, listJobLogs, listJobs } from "../jobs/job-queries.js";
 import { apiGroup } from "../openapi/api-route.js";
@@ -35,13 +36,12 @@ export const LogsQuery = Type.Object(
 
 const JOB_ID = { id: "The job's id." };
 
-export const JOB_API = apiGroup<AppDeps>();
+export const JOB_API = apiGroup<AppDeps>({ tag: "Jobs" });
 
 JOB_API.add({
   id: "listJobs",
   method: "get",
   path: "/api/jobs",
-  tag: "Jobs",
   summary: "List jobs, newest first",
   access: "viewer",
   query: JobsQuery,
@@ -55,10 +55,7 @@ JOB_API.add({
       before: query.before,
       limit,
     });
-    return c.json({
-      jobs: found.map(jobJson),
-      next_before: found.length === limit ? found.at(-1)?.id : undefined,
-    });
+    return c.json({ jobs: found.map(jobJson), next_before: nextBefore(found, limit) });
   },
 });
 
@@ -66,7 +63,6 @@ JOB_API.add({
   id: "getJob",
   method: "get",
   path: "/api/jobs/:id",
-  tag: "Jobs",
   summary: "One job",
   access: "viewer",
   params: JOB_ID,
@@ -80,7 +76,6 @@ JOB_API.add({
   id: "listJobLogs",
   method: "get",
   path: "/api/jobs/:id/logs",
-  tag: "Jobs",
   summary: "A job's stored log lines, in order",
   access: "viewer",
   params: JOB_ID,
@@ -98,7 +93,6 @@ JOB_API.add({
   id: "cancelJob",
   method: "post",
   path: "/api/jobs/:id/cancel",
-  tag: "Jobs",
   summary: "Cancel a queued or running job",
   access: "operator",
   params: JOB_ID,

@@ -4,11 +4,11 @@
  * operators and admins, each defined once with what the OpenAPI document says of it. The host
  * page's form is in routes/hosts-pages.ts, the host list's bulk form in routes/fleet-pages.ts.
  */
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
 import { bulkTarget } from "../labels/bulk-target.js";
-import { bulkChangeLabels, changeHostLabels, hostLabels } from "../labels/host-labels.js";
+import { hostLabels } from "../labels/host-labels.js";
 import {
   BulkLabelsAnswer,
   BulkLabelsBody,
@@ -17,18 +17,31 @@ import {
   PutLabelsBody,
 } from "../labels/label-bodies.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
-import { followPolicies } from "../policies/policy-apply.js";
+import {
+  bulkChangeLabelsFollowingPolicies,
+  changeLabelsFollowingPolicies,
+  labelEditOf,
+} from "../policies/label-changes.js";
 
 const RULES =
   "A key is an optional lower-case DNS prefix and `/`, then 1 to 63 characters of letters, digits, `.`, `_` and `-` starting and ending with a letter or digit; a value is empty or the same; at most 32 labels per host. An error names the field and the label.";
 
-export const LABEL_API = apiGroup<AppDeps>();
+/** The host of the path's labels changed as `change` says, answered as they are now. */
+async function answerChanged(
+  c: Context<AppEnv, `${string}/:id${string}`>,
+  deps: AppDeps,
+  change: Parameters<typeof changeLabelsFollowingPolicies>[3],
+) {
+  const labels = await changeLabelsFollowingPolicies(deps, auditOf(c), c.req.param("id"), change);
+  return c.json({ labels });
+}
+
+export const LABEL_API = apiGroup<AppDeps>({ tag: "Hosts" });
 
 LABEL_API.add({
   id: "getHostLabels",
   method: "get",
   path: "/api/hosts/:id/labels",
-  tag: "Hosts",
   summary: "A host's labels",
   access: "viewer",
   params: HOST_ID,
@@ -40,7 +53,6 @@ LABEL_API.add({
   id: "putHostLabels",
   method: "put",
   path: "/api/hosts/:id/labels",
-  tag: "Hosts",
   summary: "Replace a host's labels",
   description: `${RULES} Audited as host.labels with what was set and removed.`,
   access: "operator",
@@ -48,16 +60,7 @@ LABEL_API.add({
   body: PutLabelsBody,
   responses: { 200: { description: "The host's labels now.", schema: LabelsAnswer } },
   handler: async (c, { body }, deps) => {
-    const follow = followPolicies(deps);
-    const labels = await changeHostLabels(
-      deps,
-      auditOf(c),
-      c.req.param("id"),
-      { replace: body.labels },
-      follow.onChanged,
-    );
-    await follow.push();
-    return c.json({ labels });
+    return answerChanged(c, deps, { replace: body.labels });
   },
 });
 
@@ -65,7 +68,6 @@ LABEL_API.add({
   id: "patchHostLabels",
   method: "patch",
   path: "/api/hosts/:id/labels",
-  tag: "Hosts",
   summary: "Set and remove some of a host's labels",
   description: `\`set\` adds or overwrites, \`remove\` drops keys (a key may not be in both). ${RULES} Audited as host.labels.`,
   access: "operator",
@@ -73,16 +75,7 @@ LABEL_API.add({
   body: PatchLabelsBody,
   responses: { 200: { description: "The host's labels now.", schema: LabelsAnswer } },
   handler: async (c, { body }, deps) => {
-    const follow = followPolicies(deps);
-    const labels = await changeHostLabels(
-      deps,
-      auditOf(c),
-      c.req.param("id"),
-      { set: body.set ?? {}, remove: body.remove ?? [] },
-      follow.onChanged,
-    );
-    await follow.push();
-    return c.json({ labels });
+    return answerChanged(c, deps, labelEditOf(body));
   },
 });
 
@@ -90,22 +83,18 @@ LABEL_API.add({
   id: "bulkHostLabels",
   method: "post",
   path: "/api/hosts/labels",
-  tag: "Hosts",
   summary: "Set and remove labels of many hosts at once",
   description: `The hosts are a label selector (\`env=prod,role in (db,web),!staging\`; not empty) or up to 1000 ids, exactly one of the two. All or nothing: if any host would end up with more than 32 labels, nothing changes. ${RULES} One audit entry (hosts.labels_bulk) with the counts, not one per host.`,
   access: "operator",
   body: BulkLabelsBody,
   responses: { 200: { description: "How many hosts matched and changed.", schema: BulkLabelsAnswer } },
   handler: async (c, { body }, deps) => {
-    const follow = followPolicies(deps);
-    const result = await bulkChangeLabels(
+    const result = await bulkChangeLabelsFollowingPolicies(
       deps,
       auditOf(c),
       bulkTarget(body),
-      { set: body.set ?? {}, remove: body.remove ?? [] },
-      follow.onChanged,
+      labelEditOf(body),
     );
-    await follow.push();
     return c.json({ matched: result.matched, changed: result.changed, not_found: result.notFound });
   },
 });

@@ -19,13 +19,12 @@ import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import { MaintenanceAnswer, MaintenanceWithDrill, RepoStatsAnswer } from "../openapi/repository-schemas.js";
 import { readRepoStats, repoStatsJson } from "../snapshots/repo-stats.js";
 
-export const MAINTENANCE_API = apiGroup<AppDeps>();
+export const MAINTENANCE_API = apiGroup<AppDeps>({ tag: "Maintenance" });
 
 MAINTENANCE_API.add({
   id: "getMaintenance",
   method: "get",
   path: "/api/hosts/:id/maintenance",
-  tag: "Maintenance",
   summary: "The host's forget, prune, check and drill cadences and its last restore drill",
   description: "Created with the defaults when the host has none yet.",
   access: "viewer",
@@ -45,7 +44,6 @@ MAINTENANCE_API.add({
   id: "putMaintenance",
   method: "put",
   path: "/api/hosts/:id/maintenance",
-  tag: "Maintenance",
   summary: "Change the maintenance cadences",
   access: "operator",
   params: HOST_ID,
@@ -61,7 +59,6 @@ MAINTENANCE_API.add({
   id: "getRepoStats",
   method: "get",
   path: "/api/hosts/:id/stats",
-  tag: "Maintenance",
   summary: "The repository's size, counts and last check, as the agent last reported them",
   access: "viewer",
   params: HOST_ID,

@@ -9,18 +9,18 @@ import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
 import { putCredentials } from "../fleet/host-requests.js";
 import { CredentialBody } from "../hosts/credential-body.js";
+import { LOGIN_PASSWORD_CONFLICT } from "../hosts/login-password-gate.js";
 import { copyNow, removeMirror } from "../mirror/mirror-requests.js";
-import { apiGroup, HOST_ID } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup, HOST_ID, NO_CONTENT } from "../openapi/api-route.js";
 import { MirrorCredentialsAnswer } from "../openapi/host-schemas.js";
 import { JobStartedWithStatus } from "../openapi/job-schemas.js";
 
-export const MIRROR_API = apiGroup<AppDeps>();
+export const MIRROR_API = apiGroup<AppDeps>({ tag: "Mirror" });
 
 MIRROR_API.add({
   id: "putMirrorCredentials",
   method: "put",
   path: "/api/hosts/:id/mirror-credentials",
-  tag: "Mirror",
   summary: "Bind or change the mirror repository",
   description:
     'After every good backup a copy job brings the host\'s snapshots to the mirror. Fields as for the repository credentials: `username` or `login_password` null or "" removes it; a `login_password` needs an agent of protocol 11.',
@@ -28,7 +28,7 @@ MIRROR_API.add({
   params: HOST_ID,
   body: CredentialBody,
   responses: { 200: { description: "Stored.", schema: MirrorCredentialsAnswer } },
-  errors: { 409: "A login_password while an agent older than protocol 11 is connected." },
+  errors: { 409: LOGIN_PASSWORD_CONFLICT },
   handler: async (c, { body }, deps) => {
     await putCredentials(deps, auditOf(c), c.req.param("id"), "mirror", body);
     return c.json({ ok: true });
@@ -39,23 +39,18 @@ MIRROR_API.add({
   id: "deleteMirrorCredentials",
   method: "delete",
   path: "/api/hosts/:id/mirror-credentials",
-  tag: "Mirror",
   summary: "Remove the mirror",
   description: "Resolves the host's mirror_failed alerts; the mirror's data is not touched.",
   access: "admin",
   params: HOST_ID,
-  responses: { 204: { description: "Done." } },
-  handler: async (c, _input, deps) => {
-    await removeMirror(deps, auditOf(c), c.req.param("id"));
-    return c.body(null, 204);
-  },
+  responses: NO_CONTENT,
+  handler: actOnPathId(removeMirror),
 });
 
 MIRROR_API.add({
   id: "copyToMirror",
   method: "post",
   path: "/api/hosts/:id/mirror/copy",
-  tag: "Mirror",
   summary: "Copy the host's snapshots to the mirror now",
   access: "operator",
   params: HOST_ID,

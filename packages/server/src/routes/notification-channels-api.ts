@@ -27,7 +27,7 @@ import {
   NotificationChannelList,
   NotificationTestResult,
 } from "../openapi/account-schemas.js";
-import { apiGroup, NO_CONTENT } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup, NO_CONTENT } from "../openapi/api-route.js";
 
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: "\\S" });
 const ConfigBody = Type.Record(Type.String(), Type.Unknown());
@@ -73,13 +73,12 @@ function configFields(): string {
     .join("; ");
 }
 
-export const CHANNEL_API = apiGroup<AppDeps>();
+export const CHANNEL_API = apiGroup<AppDeps>({ tag: "Notifications" });
 
 CHANNEL_API.add({
   id: "listNotificationChannels",
   method: "get",
   path: "/api/notification-channels",
-  tag: "Notifications",
   summary: "List notification channels",
   access: "admin",
   responses: {
@@ -98,7 +97,6 @@ CHANNEL_API.add({
   id: "createNotificationChannel",
   method: "post",
   path: "/api/notification-channels",
-  tag: "Notifications",
   summary: "Add a notification channel",
   description: `\`config\` by kind (a field with ? is optional): ${configFields()}.`,
   access: "admin",
@@ -122,7 +120,6 @@ CHANNEL_API.add({
   id: "getNotificationChannel",
   method: "get",
   path: "/api/notification-channels/:id",
-  tag: "Notifications",
   summary: "One channel with its recent delivery attempts",
   access: "admin",
   responses: { 200: { description: "The channel.", schema: NotificationChannelDetail } },
@@ -140,7 +137,6 @@ CHANNEL_API.add({
   id: "updateNotificationChannel",
   method: "put",
   path: "/api/notification-channels/:id",
-  tag: "Notifications",
   summary: "Change a channel",
   description: "A secret left out of `config` keeps its stored value.",
   access: "admin",
@@ -163,21 +159,16 @@ CHANNEL_API.add({
   id: "deleteNotificationChannel",
   method: "delete",
   path: "/api/notification-channels/:id",
-  tag: "Notifications",
   summary: "Delete a channel",
   access: "admin",
   responses: NO_CONTENT,
-  handler: async (c, _input, deps) => {
-    await deleteChannel(deps, auditOf(c), c.req.param("id"));
-    return c.body(null, 204);
-  },
+  handler: actOnPathId(deleteChannel),
 });
 
 CHANNEL_API.add({
   id: "testNotificationChannel",
   method: "post",
   path: "/api/notification-channels/:id/test",
-  tag: "Notifications",
   summary: "Send a test notification now and wait for its outcome",
   access: "admin",
   responses: { 200: { description: "How the attempt went.", schema: NotificationTestResult } },

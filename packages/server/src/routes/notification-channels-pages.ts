@@ -9,8 +9,9 @@ import { type Context, Hono } from "hono";
 import { type Static, Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { idButton } from "../auth/id-button.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
-import { describeProblems, invalidFrom, readForm } from "../http/validate.js";
+import { describeProblems, EmptyForm, invalidFrom, readForm } from "../http/validate.js";
 import { ChannelKind } from "../notifications/channel-config.js";
 import {
   CONFIG_FORM_FIELDS,
@@ -60,7 +61,6 @@ const StateForm = Type.Object(
   { state: Type.Union([Type.Literal("enabled"), Type.Literal("disabled")]) },
   { additionalProperties: false },
 );
-const EmptyForm = Type.Object({}, { additionalProperties: false });
 const ReportForm = Type.Object(
   {
     name: Type.String({ maxLength: 100 }),
@@ -168,11 +168,11 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
     await createReportSchedule(deps, auditOf(c), reportBodyOf(form));
     return redirectAfterPost(c, "/settings/notifications#reports-heading");
   });
-  routes.post("/settings/notifications/reports/:id/delete", admin, async (c) => {
-    await readForm(c, EmptyForm);
-    await deleteReportSchedule(deps, auditOf(c), c.req.param("id"));
-    return redirectAfterPost(c, "/settings/notifications#reports-heading");
-  });
+  routes.post(
+    "/settings/notifications/reports/:id/delete",
+    admin,
+    idButton(deps, deleteReportSchedule, "/settings/notifications#reports-heading"),
+  );
   routes.post("/settings/notifications/:id", admin, async (c) => {
     const form = (await readForm(c, ChannelForm)) as Record<string, string | undefined>;
     const id = c.req.param("id");
@@ -190,11 +190,11 @@ export function notificationChannelPageRoutes(deps: AppDeps): Hono<AppEnv> {
     await change(c, c.req.param("id"), { enabled: form.state === "enabled" });
     return redirectAfterPost(c, "/settings/notifications");
   });
-  routes.post("/settings/notifications/:id/delete", admin, async (c) => {
-    await readForm(c, EmptyForm);
-    await deleteChannel(deps, auditOf(c), c.req.param("id"));
-    return redirectAfterPost(c, "/settings/notifications");
-  });
+  routes.post(
+    "/settings/notifications/:id/delete",
+    admin,
+    idButton(deps, deleteChannel, "/settings/notifications"),
+  );
   routes.post("/settings/notifications/:id/test", admin, async (c) => {
     await readForm(c, EmptyForm);
     const id = c.req.param("id");

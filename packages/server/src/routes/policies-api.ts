@@ -10,7 +10,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
 import { invalid } from "../errors.js";
-import { apiGroup, HOST_ID, NO_CONTENT } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup, HOST_ID, NO_CONTENT } from "../openapi/api-route.js";
 import {
   FleetApplyAnswer,
   FleetApplyBody,
@@ -53,13 +53,12 @@ function versionParam(text: string | undefined): number {
   return Number(text);
 }
 
-export const POLICY_API = apiGroup<AppDeps>();
+export const POLICY_API = apiGroup<AppDeps>({ tag: "Policies" });
 
 POLICY_API.add({
   id: "listPolicies",
   method: "get",
   path: "/api/policies",
-  tag: "Policies",
   summary: "Every fleet policy, its current version",
   access: "viewer",
   responses: { 200: { description: "By name.", schema: PolicyList } },
@@ -70,7 +69,6 @@ POLICY_API.add({
   id: "createPolicy",
   method: "post",
   path: "/api/policies",
-  tag: "Policies",
   summary: "Create a policy and apply it to the hosts it covers",
   description: `${HOW} Applied in one transaction with its audit entry; the hosts whose schedules changed get one schedule.set each. An error names the path of the bad field (\`spec.groups.0.includes.1\`) and nothing changes.`,
   access: "admin",
@@ -87,7 +85,6 @@ POLICY_API.add({
   id: "previewPolicy",
   method: "post",
   path: "/api/policies/preview",
-  tag: "Policies",
   summary: "What a new policy would do, without applying it",
   access: "viewer",
   body: PolicyBody,
@@ -99,7 +96,6 @@ POLICY_API.add({
   id: "getPolicy",
   method: "get",
   path: "/api/policies/:id",
-  tag: "Policies",
   summary: "A policy",
   access: "viewer",
   params: POLICY_ID,
@@ -112,7 +108,6 @@ POLICY_API.add({
   id: "updatePolicy",
   method: "put",
   path: "/api/policies/:id",
-  tag: "Policies",
   summary: "Apply a new version of a policy",
   description: `The whole policy, as a new version; only hosts whose effective configuration changes are written and only those whose schedules change get a schedule.set. ${HOW}`,
   access: "admin",
@@ -130,7 +125,6 @@ POLICY_API.add({
   id: "previewPolicyEdit",
   method: "post",
   path: "/api/policies/:id/preview",
-  tag: "Policies",
   summary: "What a new version of a policy would do, without applying it",
   access: "viewer",
   params: POLICY_ID,
@@ -143,24 +137,19 @@ POLICY_API.add({
   id: "deletePolicy",
   method: "delete",
   path: "/api/policies/:id",
-  tag: "Policies",
   summary: "Delete a policy and take back what it gave",
   description:
     "Its groups and schedules leave the hosts (their snapshots stay); a group a host's own schedule still fires stays, as the host's own.",
   access: "admin",
   params: POLICY_ID,
   responses: NO_CONTENT,
-  handler: async (c, _input, deps) => {
-    await deletePolicy(deps, auditOf(c), c.req.param("id"));
-    return c.body(null, 204);
-  },
+  handler: actOnPathId(deletePolicy),
 });
 
 POLICY_API.add({
   id: "listPolicyVersions",
   method: "get",
   path: "/api/policies/:id/versions",
-  tag: "Policies",
   summary: "Every version of a policy, newest first",
   access: "viewer",
   params: POLICY_ID,
@@ -173,7 +162,6 @@ POLICY_API.add({
   id: "getPolicyVersion",
   method: "get",
   path: "/api/policies/:id/versions/:version",
-  tag: "Policies",
   summary: "One version of a policy and what it changed",
   access: "viewer",
   params: VERSION,
@@ -196,7 +184,6 @@ POLICY_API.add({
   id: "rollbackPolicy",
   method: "post",
   path: "/api/policies/:id/versions/:version/rollback",
-  tag: "Policies",
   summary: "Apply an old version again, as the next version",
   access: "admin",
   params: VERSION,
@@ -212,7 +199,6 @@ POLICY_API.add({
   id: "getHostPolicies",
   method: "get",
   path: "/api/hosts/:id/policies",
-  tag: "Policies",
   summary: "Where each of a host's settings comes from",
   description:
     "Every group, the host's own (`from: null`) or a policy's (name and version, and the settings the host set itself), the policies' schedules, and what the policies would give it but do not: kept apart by a group of its own, or in conflict.",
@@ -226,7 +212,6 @@ POLICY_API.add({
   id: "exportFleetConfig",
   method: "get",
   path: "/api/fleet-config",
-  tag: "Policies",
   summary: "The fleet's configuration as one document",
   description:
     "Every host's labels (by id, with its name) and every policy, in a stable order: what `fleetback export` writes and `fleetback apply` takes back.",
@@ -239,7 +224,6 @@ POLICY_API.add({
   id: "applyFleetConfig",
   method: "post",
   path: "/api/fleet-config/apply",
-  tag: "Policies",
   summary: "Apply a fleet document, or say what it would change",
   description:
     "A host the document names gets exactly its labels (a host it does not name keeps its own); its policies are the fleet's policies (one it lacks is deleted). One transaction and one audit entry (fleet.apply); applying the same document twice changes nothing. A bad document is refused whole with the path of the bad field within it (`policies.0.spec.groups.1.includes.0`).",

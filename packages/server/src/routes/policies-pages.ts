@@ -11,9 +11,10 @@ import { type Context, Hono } from "hono";
 import { type Static, Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
+import { idButton } from "../auth/id-button.js";
 import { invalid, isRequestError } from "../errors.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm, validate } from "../http/validate.js";
+import { EmptyForm, readForm, validate } from "../http/validate.js";
 import { parseSelector } from "../labels/selector.js";
 import { selectorSql } from "../labels/selector-sql.js";
 import { documentText, parseDocumentText } from "../policies/document-text.js";
@@ -195,7 +196,7 @@ export function policyPageRoutes(deps: AppDeps): Hono<AppEnv> {
     return redirectAfterPost(c, `/policies/${id}`);
   });
   routes.post("/policies/:id/versions/:version/rollback", admin, async (c) => {
-    await readForm(c, Type.Object({}, { additionalProperties: false }));
+    await readForm(c, EmptyForm);
     const id = c.req.param("id");
     const version = Number(c.req.param("version"));
     if (!Number.isInteger(version) || version < 1) {
@@ -206,10 +207,6 @@ export function policyPageRoutes(deps: AppDeps): Hono<AppEnv> {
     await rollbackPolicy(deps, auditOf(c), id, version);
     return redirectAfterPost(c, `/policies/${id}`);
   });
-  routes.post("/policies/:id/delete", admin, async (c) => {
-    await readForm(c, Type.Object({}, { additionalProperties: false }));
-    await deletePolicy(deps, auditOf(c), c.req.param("id"));
-    return redirectAfterPost(c, "/policies");
-  });
+  routes.post("/policies/:id/delete", admin, idButton(deps, deletePolicy, "/policies"));
   return routes;
 }

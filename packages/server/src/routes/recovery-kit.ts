@@ -50,13 +50,12 @@ const ERRORS = {
   429: "Too many wrong passwords.",
 } as const;
 
-export const RECOVERY_KIT_API = apiGroup<KitContext>();
+export const RECOVERY_KIT_API = apiGroup<KitContext>({ tag: "Recovery" });
 
 RECOVERY_KIT_API.add({
   id: "exportHostRecoveryKit",
   method: "post",
   path: "/api/hosts/:id/recovery-kit",
-  tag: "Recovery",
   summary: "One host's recovery kit",
   description: STEP_UP,
   access: "admin",
@@ -74,7 +73,6 @@ RECOVERY_KIT_API.add({
   id: "exportFleetRecoveryKit",
   method: "post",
   path: "/api/recovery-kit",
-  tag: "Recovery",
   summary: "The whole fleet's recovery kit",
   description: STEP_UP,
   access: "admin",

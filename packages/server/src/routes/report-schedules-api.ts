@@ -7,7 +7,7 @@
 import type { Hono } from "hono";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
-import { apiGroup, NO_CONTENT } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup, NO_CONTENT } from "../openapi/api-route.js";
 import { ReportScheduleAnswer, ReportScheduleList } from "../openapi/evidence-schemas.js";
 import {
   createReportSchedule,
@@ -22,13 +22,12 @@ import {
 const ABOUT =
   "The evidence report for the last period (weekly: the seven UTC days before the sending day; monthly, sent on the 1st: the previous month), mailed at a local time (FLEETBACK_TZ) through an email channel's SMTP server to `recipients`, with the CSV attached (linked instead past 5 MiB).";
 
-export const REPORT_SCHEDULE_API = apiGroup<AppDeps>();
+export const REPORT_SCHEDULE_API = apiGroup<AppDeps>({ tag: "Reports" });
 
 REPORT_SCHEDULE_API.add({
   id: "listReportSchedules",
   method: "get",
   path: "/api/reports/schedules",
-  tag: "Reports",
   summary: "List scheduled evidence reports",
   access: "admin",
   responses: { 200: { description: "Every schedule.", schema: ReportScheduleList } },
@@ -40,7 +39,6 @@ REPORT_SCHEDULE_API.add({
   id: "createReportSchedule",
   method: "post",
   path: "/api/reports/schedules",
-  tag: "Reports",
   summary: "Mail the evidence report on a schedule",
   description: ABOUT,
   access: "admin",
@@ -57,7 +55,6 @@ REPORT_SCHEDULE_API.add({
   id: "updateReportSchedule",
   method: "put",
   path: "/api/reports/schedules/:id",
-  tag: "Reports",
   summary: "Change a scheduled evidence report",
   description: "Fields left out keep their value; a changed time counts from now.",
   access: "admin",
@@ -74,14 +71,10 @@ REPORT_SCHEDULE_API.add({
   id: "deleteReportSchedule",
   method: "delete",
   path: "/api/reports/schedules/:id",
-  tag: "Reports",
   summary: "Stop a scheduled evidence report",
   access: "admin",
   responses: NO_CONTENT,
-  handler: async (c, _input, deps) => {
-    await deleteReportSchedule(deps, auditOf(c), c.req.param("id"));
-    return c.body(null, 204);
-  },
+  handler: actOnPathId(deleteReportSchedule),
 });
 
 export function reportScheduleApiRoutes(deps: AppDeps): Hono<AppEnv> {

@@ -59,13 +59,12 @@ export const RestoreBody = Type.Object(
 );
 
 /** `trees` is shared with the wizard's pages, so both serve from one per-session cache. */
-export const RESTORE_API = apiGroup<{ deps: AppDeps; trees: TreeLister }>();
+export const RESTORE_API = apiGroup<{ deps: AppDeps; trees: TreeLister }>({ tag: "Restore" });
 
 RESTORE_API.add({
   id: "listSnapshotTree",
   method: "get",
   path: "/api/hosts/:id/tree",
-  tag: "Restore",
   summary: "The direct children of one folder of a snapshot",
   description:
     "Asked of the agent and cached per `session` (about 30 minutes). Large folders come in pages: pass `next_after` back as `after`.",
@@ -113,7 +112,6 @@ RESTORE_API.add({
   id: "startRestore",
   method: "post",
   path: "/api/hosts/:id/restore",
-  tag: "Restore",
   summary: "Restore paths of a snapshot",
   description:
     "`target_dir` defaults to `$HOME/fleetback-restore/<job-id>/`; an in-place restore needs `confirm_hostname` equal to the host's name. With `from_host_id`, the snapshot is one of that other host, restored onto this one: this host's agent (protocol 14 or later) is given the other host's repository credential (never its admin credential) for this job alone.",
@@ -155,7 +153,6 @@ RESTORE_API.add({
   id: "recoverHost",
   method: "post",
   path: "/api/hosts/:id/recover",
-  tag: "Restore",
   summary: "Restore every source group from its newest snapshot, one job per group",
   description:
     "What a machine that took over a dead host (a successor) runs first: for each of the host's groups, the newest of its own snapshots under the group's tag is restored whole, in place (`confirm_hostname` equal to the host's name) or under `target_dir`. Every group is checked first; a refusal starts nothing. A group without a snapshot is listed in `skipped`.",

@@ -9,6 +9,7 @@
 import type { Context, Hono } from "hono";
 import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
+import type { AuditContext } from "../audit/audit.js";
 import { type AppEnv, auditOf } from "../auth/actor.js";
 import { requireHost } from "../hosts/require-host.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
@@ -57,29 +58,31 @@ function scheduleContext(deps: AppDeps) {
     };
   }
 
-  async function answer(
+  /** Makes the change (the host's schedule set is pushed after it) and answers the schedule. */
+  async function answerChange(
     c: Context<AppEnv>,
-    result: { schedule: ScheduleView; pushed: boolean },
+    change: (hostId: string, audit: AuditContext) => Promise<ScheduleView>,
     status: 200 | 201,
   ) {
     const hostId = c.req.param("id") ?? "";
+    const audit = auditOf(c);
+    const result = await changeSchedule(deps, hostId, () => change(hostId, audit));
     const versions = await scheduleVersions(deps.db, hostId);
     const json = await withTiming(hostId);
     return c.json({ schedule: json(result.schedule), pushed: result.pushed, ...versions }, status);
   }
 
-  return { deps, withTiming, answer };
+  return { deps, withTiming, answerChange };
 }
 
 type ScheduleContext = ReturnType<typeof scheduleContext>;
 
-export const SCHEDULE_API = apiGroup<ScheduleContext>();
+export const SCHEDULE_API = apiGroup<ScheduleContext>({ tag: "Schedules" });
 
 SCHEDULE_API.add({
   id: "listSchedules",
   method: "get",
   path: "/api/hosts/:id/schedules",
-  tag: "Schedules",
   summary: "A host's schedules, with their next runs and the version the agent applied",
   access: "viewer",
   params: HOST_ID,
@@ -96,51 +99,33 @@ SCHEDULE_API.add({
   id: "createSchedule",
   method: "post",
   path: "/api/hosts/:id/schedules",
-  tag: "Schedules",
   summary: "Add a schedule",
   description: "`source_group_ids` must name groups of this host. The agent is sent the new schedule set.",
   access: "operator",
   params: HOST_ID,
   body: ScheduleBody,
   responses: { 201: { description: "The new schedule.", schema: ScheduleAnswer } },
-  handler: async (c, { body }, { deps, answer }) => {
-    const hostId = c.req.param("id");
-    const audit = auditOf(c);
-    return answer(
-      c,
-      await changeSchedule(deps, hostId, () => createSchedule(deps, audit, hostId, body)),
-      201,
-    );
-  },
+  handler: (c, { body }, { deps, answerChange }) =>
+    answerChange(c, (hostId, audit) => createSchedule(deps, audit, hostId, body), 201),
 });
 
 SCHEDULE_API.add({
   id: "updateSchedule",
   method: "put",
   path: "/api/hosts/:id/schedules/:sid",
-  tag: "Schedules",
   summary: "Replace a schedule",
   access: "operator",
   params: SCHEDULE,
   body: ScheduleBody,
   responses: { 200: { description: "The schedule as changed.", schema: ScheduleAnswer } },
-  handler: async (c, { body }, { deps, answer }) => {
-    const hostId = c.req.param("id");
-    const sid = c.req.param("sid");
-    const audit = auditOf(c);
-    return answer(
-      c,
-      await changeSchedule(deps, hostId, () => updateSchedule(deps, audit, hostId, sid, body)),
-      200,
-    );
-  },
+  handler: (c, { body }, { deps, answerChange }) =>
+    answerChange(c, (hostId, audit) => updateSchedule(deps, audit, hostId, c.req.param("sid"), body), 200),
 });
 
 SCHEDULE_API.add({
   id: "deleteSchedule",
   method: "delete",
   path: "/api/hosts/:id/schedules/:sid",
-  tag: "Schedules",
   summary: "Delete a schedule",
   access: "operator",
   params: SCHEDULE,

@@ -9,7 +9,7 @@ import { Type } from "typebox";
 import type { AppDeps } from "../app-deps.js";
 import { type AppEnv, auditOf, requireRole } from "../auth/actor.js";
 import { redirectAfterPost } from "../http/render.js";
-import { readForm } from "../http/validate.js";
+import { EmptyForm, readForm } from "../http/validate.js";
 import { changeSchedule } from "../sources/schedule-change.js";
 import { createSchedule, deleteSchedule, type ScheduleInput, updateSchedule } from "../sources/schedules.js";
 
@@ -26,7 +26,6 @@ const ScheduleForm = Type.Object(
   },
   { additionalProperties: false },
 );
-const EmptyForm = Type.Object({}, { additionalProperties: false });
 
 function inputFromForm(form: {
   cron: string;

@@ -15,13 +15,12 @@ import { requireHost } from "../hosts/require-host.js";
 import { apiGroup, HOST_ID } from "../openapi/api-route.js";
 import { FileSearchAnswer, FileVersionsAnswer } from "../openapi/catalog-schemas.js";
 
-export const SEARCH_API = apiGroup<AppDeps>();
+export const SEARCH_API = apiGroup<AppDeps>({ tag: "Search" });
 
 SEARCH_API.add({
   id: "searchFiles",
   method: "get",
   path: "/api/search/files",
-  tag: "Search",
   summary: "Find files across the fleet's backups",
   description:
     "Every version of a matching path on every host searched: a text without `/` matches names (`id_rsa`, `*.conf`, case-insensitive); with `/`, the part after the last `/` is the name and the part before the folder, where `*` also crosses `/` (`*/nginx/*.conf`; `nginx/nginx.conf` may sit anywhere). Identical versions over many snapshots are one hit with the range of snapshots that hold it. The catalogue is on the server, so offline hosts are searched too; hosts that have sent no catalogue yet are listed in `not_catalogued`. `from`/`to` keep versions held by a snapshot taken in that range.",
@@ -39,7 +38,6 @@ SEARCH_API.add({
   id: "getFileVersions",
   method: "get",
   path: "/api/hosts/:id/file-versions",
-  tag: "Search",
   summary: "One path's versions on a host",
   description:
     "Newest first, each with the snapshots that hold it (at most 50 listed, all counted); any of them restores that version.",

@@ -13,9 +13,9 @@ import { searchCatalogue } from "../catalog/catalog-search.js";
 import { fileHistory } from "../catalog/file-history.js";
 import { FileVersionsQuery, SearchQueryParams, searchRequestOf } from "../catalog/search-request.js";
 import { requireHost } from "../hosts/require-host.js";
-import { fieldProblemsOf, formFieldErrors } from "../http/form-errors.js";
+import { formErrorsOrThrow } from "../http/form-errors.js";
 import { renderPage } from "../http/render.js";
-import { readQuery } from "../http/validate.js";
+import { readQuery, sentQuery } from "../http/validate.js";
 
 function versionsUrl(hostId: string, path: string): string {
   return `/hosts/${hostId}/versions?${new URLSearchParams({ path }).toString()}`;
@@ -30,9 +30,7 @@ export function searchPageRoutes(deps: AppDeps): Hono<AppEnv> {
   const operator = requireRole("operator");
 
   async function build(c: Context<AppEnv>) {
-    const raw = Object.fromEntries(
-      Object.entries(c.req.query()).filter(([key]) => key in SearchQueryParams.properties),
-    );
+    const raw = sentQuery(c, SearchQueryParams);
     const form = { q: "", selector: "", groups: "", from: "", to: "", ...raw };
     if (form.q.trim() === "") {
       return { status: 200 as const, context: { form } };
@@ -57,11 +55,7 @@ export function searchPageRoutes(deps: AppDeps): Hono<AppEnv> {
         },
       };
     } catch (err) {
-      const problems = fieldProblemsOf(err);
-      if (problems.length === 0) {
-        throw err;
-      }
-      return { status: 400 as const, context: { form, errors: formFieldErrors(problems) } };
+      return { status: 400 as const, context: { form, errors: formErrorsOrThrow(err) } };
     }
   }
 

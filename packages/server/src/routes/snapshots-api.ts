@@ -24,13 +24,12 @@ import { SnapshotPage } from "../openapi/repository-schemas.js";
 import { SnapshotsQuery, snapshotPage } from "../snapshots/snapshot-page.js";
 import { snapshotJson } from "../snapshots/snapshot-store.js";
 
-export const SNAPSHOT_API = apiGroup<AppDeps>();
+export const SNAPSHOT_API = apiGroup<AppDeps>({ tag: "Snapshots" });
 
 SNAPSHOT_API.add({
   id: "listSnapshots",
   method: "get",
   path: "/api/hosts/:id/snapshots",
-  tag: "Snapshots",
   summary: "The host's cached snapshots, newest first",
   description: "Filtered by `tag` or source `group` (name); an empty filter means none.",
   access: "viewer",
@@ -57,7 +56,6 @@ SNAPSHOT_API.add({
   id: "forgetSnapshot",
   method: "post",
   path: "/api/hosts/:id/snapshots/:sid/forget",
-  tag: "Snapshots",
   summary: "Forget one snapshot",
   description: "`confirm`, when given, must name the same snapshot (its short or full id).",
   access: "admin",

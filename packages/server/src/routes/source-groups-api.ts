@@ -38,13 +38,12 @@ interface GroupContext {
   view: (c: Context<AppEnv>) => { showHooks: boolean; key: Uint8Array };
 }
 
-export const SOURCE_GROUP_API = apiGroup<GroupContext>();
+export const SOURCE_GROUP_API = apiGroup<GroupContext>({ tag: "Source groups" });
 
 SOURCE_GROUP_API.add({
   id: "listSourceGroups",
   method: "get",
   path: "/api/hosts/:id/source-groups",
-  tag: "Source groups",
   summary: "A host's source groups with their freshness",
   description: HOOKS,
   access: "viewer",
@@ -66,7 +65,6 @@ SOURCE_GROUP_API.add({
   id: "createSourceGroup",
   method: "post",
   path: "/api/hosts/:id/source-groups",
-  tag: "Source groups",
   summary: "Add a source group",
   description: `Its name is also the snapshots' tag. ${HOOKS}`,
   access: "operator",
@@ -84,7 +82,6 @@ SOURCE_GROUP_API.add({
   id: "getSourceGroup",
   method: "get",
   path: "/api/hosts/:id/source-groups/:gid",
-  tag: "Source groups",
   summary: "One source group",
   description: HOOKS,
   access: "viewer",
@@ -100,7 +97,6 @@ SOURCE_GROUP_API.add({
   id: "updateSourceGroup",
   method: "put",
   path: "/api/hosts/:id/source-groups/:gid",
-  tag: "Source groups",
   summary: "Change a source group",
   description: `Absent fields keep their value; a hook set to null or "" is removed. ${HOOKS}`,
   access: "operator",
@@ -118,7 +114,6 @@ SOURCE_GROUP_API.add({
   id: "deleteSourceGroup",
   method: "delete",
   path: "/api/hosts/:id/source-groups/:gid",
-  tag: "Source groups",
   summary: "Delete a source group",
   access: "operator",
   params: GROUP,
@@ -134,7 +129,6 @@ SOURCE_GROUP_API.add({
   id: "runSourceGroup",
   method: "post",
   path: "/api/hosts/:id/source-groups/:gid/run",
-  tag: "Source groups",
   summary: "Back up one source group now",
   description:
     "The optional body's caps replace the group's own for this run (never above the host's). An offline host gets the run queued, retried under the group's retry settings.",
@@ -160,7 +154,6 @@ SOURCE_GROUP_API.add({
   id: "putHostHooks",
   method: "put",
   path: "/api/hosts/:id/hooks",
-  tag: "Source groups",
   summary: "Set the host's default pre- and post-backup hooks",
   access: "admin",
   params: HOST_ID,

@@ -15,7 +15,7 @@ import { type AppEnv, auditOf, hasRole, requireRole } from "../auth/actor.js";
 import { freshnessJson, hostFreshness } from "../freshness/freshness.js";
 import { requireHost } from "../hosts/require-host.js";
 import { redirectAfterPost, renderPage } from "../http/render.js";
-import { readForm, validate } from "../http/validate.js";
+import { EmptyForm, readForm, validate } from "../http/validate.js";
 import { hostPolicies } from "../policies/host-policies.js";
 import { listPendingRuns, pendingRunJson } from "../retries/pending-runs.js";
 import { scheduleTiming } from "../sources/cron-description.js";
@@ -45,7 +45,6 @@ for (const key of KEEP_WITHIN_KEYS) {
   formFields[`keep_${key}`] = Type.Optional(Type.String({ maxLength: 64 }));
 }
 const GroupForm = Type.Object(formFields, { additionalProperties: false });
-const EmptyForm = Type.Object({}, { additionalProperties: false });
 const RunNowForm = Type.Object(
   { bandwidth_up_kbps: Type.Optional(NUMBER_FIELD), bandwidth_down_kbps: Type.Optional(NUMBER_FIELD) },
   { additionalProperties: false },

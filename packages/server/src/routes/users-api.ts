@@ -12,7 +12,7 @@ import { NewUserInput, RoleInput } from "../auth/user-input.js";
 import { userView } from "../auth/user-view.js";
 import { addUser, deleteUser, listUsers, resetPassword, updateUser } from "../auth/users.js";
 import { UserAnswer, UserChanged, UserList } from "../openapi/account-schemas.js";
-import { apiGroup, NO_CONTENT } from "../openapi/api-route.js";
+import { actOnPathId, apiGroup, NO_CONTENT } from "../openapi/api-route.js";
 
 export const UserChange = Type.Object(
   {
@@ -28,25 +28,23 @@ export const PasswordReset = Type.Object(
   { additionalProperties: false },
 );
 
-export const USER_API = apiGroup<AppDeps>();
+/** A user as admins manage it: also whether it may still sign in. */
+function managedUserView(user: Parameters<typeof userView>[0] & { disabledAt: Date | null }) {
+  return { ...userView(user), disabled: user.disabledAt !== null };
+}
+
+export const USER_API = apiGroup<AppDeps>({ tag: "Users" });
 
 USER_API.add({
   id: "listUsers",
   method: "get",
   path: "/api/users",
-  tag: "Users",
   summary: "List users",
   access: "admin",
   responses: { 200: { description: "Every user.", schema: UserList } },
   handler: async (c, _input, deps) => {
     const users = await listUsers(deps.db);
-    return c.json({
-      users: users.map((user) => ({
-        ...userView(user),
-        disabled: user.disabledAt !== null,
-        created_at: user.createdAt,
-      })),
-    });
+    return c.json({ users: users.map((user) => ({ ...managedUserView(user), created_at: user.createdAt })) });
   },
 });
 
@@ -54,7 +52,6 @@ USER_API.add({
   id: "createUser",
   method: "post",
   path: "/api/users",
-  tag: "Users",
   summary: "Add a user",
   access: "admin",
   body: NewUserInput,
@@ -70,7 +67,6 @@ USER_API.add({
   id: "updateUser",
   method: "put",
   path: "/api/users/:id",
-  tag: "Users",
   summary: "Change a user's role, password or disabled flag",
   description: "The user's sessions end, so the change takes effect at once.",
   access: "admin",
@@ -79,7 +75,7 @@ USER_API.add({
   errors: { 409: "The last enabled admin cannot be demoted or disabled." },
   handler: async (c, { body }, deps) => {
     const user = await updateUser(deps, auditOf(c), c.req.param("id"), body);
-    return c.json({ user: { ...userView(user), disabled: user.disabledAt !== null } });
+    return c.json({ user: managedUserView(user) });
   },
 });
 
@@ -88,7 +84,6 @@ USER_API.add({
   id: "resetUserPassword",
   method: "post",
   path: "/api/users/:id/password",
-  tag: "Users",
   summary: "Set another user's password",
   description: "That user is signed out everywhere.",
   access: "admin",
@@ -105,16 +100,11 @@ USER_API.add({
   id: "deleteUser",
   method: "delete",
   path: "/api/users/:id",
-  tag: "Users",
   summary: "Delete a user",
   access: "admin",
   responses: NO_CONTENT,
   errors: { 409: "The last enabled admin cannot be deleted." },
-  handler: async (c, _input, deps) => {
-    const id = c.req.param("id");
-    await deleteUser(deps, auditOf(c), id);
-    return c.body(null, 204);
-  },
+  handler: actOnPathId(deleteUser),
 });
 
 export function userApiRoutes(deps: AppDeps): Hono<AppEnv> {
