@@ -8,6 +8,7 @@
 import { agentRollouts } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { expect, it } from "vitest";
+import { closingAfter } from "../testing/closing-after.js";
 import { csrfFrom, type TestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
@@ -44,6 +45,13 @@ runDbSuite("agent rollout pages", (getDb) => {
     );
   }
 
+  /** Posts the start form, expects it refused (400, the form again) and returns that page. */
+  async function refusedStart(client: TestClient, baseUrl: string, fields: Record<string, string>) {
+    const res = await startFrom(client, baseUrl, fields);
+    expect(res.status).toBe(400);
+    return res.text();
+  }
+
   function ringCells(html: string): string[][] {
     return [...html.matchAll(/<tr data-testid="rollout-ring" data-state="([^"]+)">([\s\S]*?)<\/tr>/g)].map(
       (row) => [
@@ -56,8 +64,7 @@ runDbSuite("agent rollout pages", (getDb) => {
   }
 
   it("starts a rollout from the form, shows its rings, and shows the ring that halted it", async () => {
-    const { deps, admin, ids } = await setUp();
-    try {
+    await closingAfter(setUp(), async ({ deps, admin, ids }) => {
       const form = await (await admin.request("/agent-rollouts")).text();
       // The rows it offers first: a canary, then 10 % of the rest, then every host left.
       expect(form).toContain('name="rings_0_selector" value="ring=canary"');
@@ -114,15 +121,12 @@ runDbSuite("agent rollout pages", (getDb) => {
       const list = await (await admin.request("/agent-rollouts")).text();
       expect(list).toMatch(/data-testid="rollout-ring-summary" data-state="halted">[\s\S]*?ring=canary/);
       expect(list).toContain(`href="${location}"`);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("says a refused ring's problem at the row it was typed in", async () => {
-    const { deps, admin } = await setUp();
-    try {
-      const res = await startFrom(admin, deps.config.baseUrl, {
+    await closingAfter(setUp(), async ({ deps, admin }) => {
+      const html = await refusedStart(admin, deps.config.baseUrl, {
         version: VERSION,
         rings_0_on: "1",
         rings_0_selector: "ring=canary",
@@ -130,33 +134,26 @@ runDbSuite("agent rollout pages", (getDb) => {
         rings_2_selector: "fleet=sim",
         rings_2_percent: "150",
       });
-      expect(res.status).toBe(400);
-      const html = await res.text();
       expect(html).toContain('data-testid="field-error-rings_2_percent"');
       expect(html).toMatch(/name="rings_2_percent"[^>]*value="150"[^>]*aria-invalid="true"/);
       // A row under "More rings" comes back unfolded with its message.
-      const folded = await startFrom(admin, deps.config.baseUrl, {
+      const foldedHtml = await refusedStart(admin, deps.config.baseUrl, {
         version: VERSION,
         rings_0_on: "1",
         rings_5_on: "1",
         rings_5_max_failed: "many",
       });
-      expect(folded.status).toBe(400);
-      const foldedHtml = await folded.text();
       expect(foldedHtml).toContain('data-testid="field-error-rings_5_max_failed">is not a whole number<');
       expect(foldedHtml).toMatch(/<details open>\s*<summary>More rings/);
-      const none = await startFrom(admin, deps.config.baseUrl, { version: VERSION });
-      expect(none.status).toBe(400);
-      expect(await none.text()).toContain('data-testid="field-error-rings_0_on">tick at least one ring<');
+      expect(await refusedStart(admin, deps.config.baseUrl, { version: VERSION })).toContain(
+        'data-testid="field-error-rings_0_on">tick at least one ring<',
+      );
       expect(await deps.db.select().from(agentRollouts)).toEqual([]);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("lets a viewer read the rollouts but not start one", async () => {
-    const { deps, admin, users } = await setUp();
-    try {
+    await closingAfter(setUp(), async ({ deps, admin, users }) => {
       const started = await admin.json("POST", "/api/agent-rollouts", {
         version: VERSION,
         rings: [{ selector: "ring=canary" }],
@@ -178,8 +175,6 @@ runDbSuite("agent rollout pages", (getDb) => {
       });
       expect(refused.status).toBe(403);
       expect(await deps.db.select().from(agentRollouts)).toHaveLength(1);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 });

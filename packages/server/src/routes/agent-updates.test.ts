@@ -10,6 +10,7 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { sha256Hex } from "../agent-artifacts/signed-file.js";
+import { closingAfter } from "../testing/closing-after.js";
 import { csrfFrom, type TestClient } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { readHost, seedHost } from "../testing/seed.js";
@@ -32,8 +33,7 @@ async function setup(db: Database): Promise<{ deps: TestDeps; admin: TestClient;
 
 runDbSuite("agent rollout", (getDb) => {
   it("refuses bad bodies, naming the field", async () => {
-    const { deps, admin, operator } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, admin, operator }) => {
       const { host } = await seedHost(deps);
       const rows: Array<[unknown, string]> = [
         [{ host_ids: [host.id] }, "version: is required"],
@@ -58,14 +58,11 @@ runDbSuite("agent rollout", (getDb) => {
       expect((await readHost(deps, host.id))?.updateState).toBeNull();
       const refused = await operator.json("POST", "/api/agent-updates", { version: "2.0.0", all: true });
       expect(refused.status).toBe(403);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("rolls out to the hosts a label selector matches", async () => {
-    const { deps, admin } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, admin }) => {
       const { host: prod } = await seedHost(deps, {
         name: "p",
         agentVersion: "1.0.0",
@@ -90,14 +87,11 @@ runDbSuite("agent rollout", (getDb) => {
       expect(((await both.json()) as { message: string }).message).toBe(
         "selector: give host_ids, all or selector, one of them",
       );
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("sends command.update to online hosts, leaves offline ones pending, skips hosts on the version", async () => {
-    const { deps, admin } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, admin }) => {
       const { host: online } = await seedHost(deps, { name: "a-online", agentVersion: "1.0.0" });
       const { host: offline } = await seedHost(deps, { name: "b-offline", agentVersion: "1.0.0" });
       const { host: current } = await seedHost(deps, { name: "c-current", agentVersion: "2.0.0" });
@@ -142,14 +136,11 @@ runDbSuite("agent rollout", (getDb) => {
         targetId: "2.0.0",
         details: { all: true, host_ids: [online.id, offline.id], skipped: 1 },
       });
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("points SEA hosts at their platform's artefact and fails those whose platform has none", async () => {
-    const { deps, admin } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, admin }) => {
       const { host: x64 } = await seedHost(deps, {
         name: "sea-x64",
         agentKind: "sea",
@@ -188,14 +179,11 @@ runDbSuite("agent rollout", (getDb) => {
         updateState: "failed",
         updateError: expect.stringContaining("sea-linux-arm64"),
       });
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("rolls out from the host list's form (CSRF checked) and shows versions and states", async () => {
-    const { deps, admin } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, admin }) => {
       const { host: one } = await seedHost(deps, { name: "one", agentVersion: "1.0.0" });
       const { host: two } = await seedHost(deps, { name: "two", agentVersion: "1.0.0" });
       const page = await (await admin.request("/hosts")).text();
@@ -225,14 +213,11 @@ runDbSuite("agent rollout", (getDb) => {
       const after = await (await admin.request("/hosts")).text();
       expect(after).toContain('data-update-state="pending"');
       expect(after).toContain("→ 2.0.0: pending");
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("says so when the chosen hosts already run the version, instead of seeming to send (issue 35)", async () => {
-    const { deps, admin } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, admin }) => {
       const { host: current } = await seedHost(deps, { name: "current", agentVersion: "2.0.0" });
       const { host: old } = await seedHost(deps, { name: "old", agentVersion: "1.0.0" });
       const csrf = csrfFrom(await (await admin.request("/hosts")).text());
@@ -256,26 +241,20 @@ runDbSuite("agent rollout", (getDb) => {
 
       expect((await admin.request("/hosts?rollout=2.0.0&requested=x&already=0")).status).toBe(400);
       expect(await (await admin.request("/hosts")).text()).not.toContain("rollout-outcome");
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("hides the rollout form from operators", async () => {
-    const { deps, operator } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, operator }) => {
       await seedHost(deps, { name: "one" });
       const page = await (await operator.request("/hosts")).text();
       expect(page).toContain('data-testid="host-row"');
       expect(page).not.toContain("rollout-form");
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("shows agent version, kind, tool and protocol versions, update state and the too-old help on the host page", async () => {
-    const { deps, operator } = await setup(getDb());
-    try {
+    await closingAfter(setup(getDb()), async ({ deps, operator }) => {
       const at = deps.clock.now();
       const { host } = await seedHost(deps, {
         name: "old-one",
@@ -328,8 +307,6 @@ runDbSuite("agent rollout", (getDb) => {
       expect(freshPage).toContain("none requested");
       expect(freshPage).toContain("not connected yet");
       expect(freshPage).not.toContain("protocol-too-old");
-    } finally {
-      await deps.close();
-    }
+    });
   });
 });

@@ -31,15 +31,21 @@ afterAll(async () => {
   await deps.close();
 });
 
+/** Fetches `path`, expecting it served whole with `sha256` and a signature by the release key. */
+async function fetchSigned(path: string, sha256: string) {
+  const res = await createApp(deps).request(path);
+  expect(res.status).toBe(200);
+  const body = new Uint8Array(await res.arrayBuffer());
+  expect(res.headers.get("X-Fleetback-Sha256")).toBe(sha256);
+  const signature = Buffer.from(res.headers.get("X-Fleetback-Signature") ?? "", "base64");
+  expect(verifySignature(deps.releaseKey.publicKey, body, signature)).toBe(true);
+  return { res, body, signature };
+}
+
 describe("GET /install/agent/:version", () => {
   it("serves a stored version that is not the shipped one, with its hash and a verifying signature", async () => {
-    const res = await createApp(deps).request("/install/agent/9.9.9");
-    expect(res.status).toBe(200);
-    const body = new Uint8Array(await res.arrayBuffer());
+    const { body, signature } = await fetchSigned("/install/agent/9.9.9", sha256Hex(newer));
     expect(body).toEqual(newer);
-    expect(res.headers.get("X-Fleetback-Sha256")).toBe(sha256Hex(newer));
-    const signature = Buffer.from(res.headers.get("X-Fleetback-Signature") ?? "", "base64");
-    expect(verifySignature(deps.releaseKey.publicKey, body, signature)).toBe(true);
     const modified = Uint8Array.from(body);
     modified[0] = 0x20;
     expect(verifySignature(deps.releaseKey.publicKey, modified, signature)).toBe(false);
@@ -47,12 +53,7 @@ describe("GET /install/agent/:version", () => {
 
   it("serves the shipped bundle signed too", async () => {
     const shipped = await loadAgentBundle();
-    const res = await createApp(deps).request(`/install/agent/${shipped.version}`);
-    expect(res.status).toBe(200);
-    const body = new Uint8Array(await res.arrayBuffer());
-    expect(res.headers.get("X-Fleetback-Sha256")).toBe(shipped.sha256);
-    const signature = Buffer.from(res.headers.get("X-Fleetback-Signature") ?? "", "base64");
-    expect(verifySignature(deps.releaseKey.publicKey, body, signature)).toBe(true);
+    await fetchSigned(`/install/agent/${shipped.version}`, shipped.sha256);
   });
 
   it("answers 404 for an unknown or malformed version", async () => {
@@ -77,15 +78,10 @@ describe("GET /install/agent/:version", () => {
 
 describe("GET /install/agent/:version/:platform", () => {
   it("serves a stored single executable with its hash and a verifying signature", async () => {
-    const res = await createApp(deps).request("/install/agent/9.9.9/linux-x64");
-    expect(res.status).toBe(200);
+    const { res, body } = await fetchSigned("/install/agent/9.9.9/linux-x64", sha256Hex(sea));
     expect(res.headers.get("Content-Type")).toBe("application/octet-stream");
     expect(res.headers.get("Content-Disposition")).toContain("fleetback-agent-9.9.9-linux-x64");
-    const body = new Uint8Array(await res.arrayBuffer());
     expect(body).toEqual(sea);
-    expect(res.headers.get("X-Fleetback-Sha256")).toBe(sha256Hex(sea));
-    const signature = Buffer.from(res.headers.get("X-Fleetback-Signature") ?? "", "base64");
-    expect(verifySignature(deps.releaseKey.publicKey, body, signature)).toBe(true);
   });
 
   it("answers 404 for a platform, version or shape it does not hold", async () => {

@@ -104,12 +104,17 @@ describe("API token expiry", () => {
 
 describe("plain http:// base URL", () => {
   it("is flagged off loopback only", () => {
-    expect(plainHttpWarning("http://fleet.example:8080")).toContain("plain http://");
-    expect(plainHttpWarning("http://10.0.0.5")).toContain("plain http://");
-    expect(plainHttpWarning("https://fleet.example")).toBeUndefined();
-    expect(plainHttpWarning("http://127.0.0.1:8080")).toBeUndefined();
-    expect(plainHttpWarning("http://localhost:8080")).toBeUndefined();
-    expect(plainHttpWarning("http://[::1]:8080")).toBeUndefined();
+    for (const url of ["http://fleet.example:8080", "http://10.0.0.5"]) {
+      expect(plainHttpWarning(url), url).toContain("plain http://");
+    }
+    for (const url of [
+      "https://fleet.example",
+      "http://127.0.0.1:8080",
+      "http://localhost:8080",
+      "http://[::1]:8080",
+    ]) {
+      expect(plainHttpWarning(url), url).toBeUndefined();
+    }
   });
 
   it("shows a warning on the enrol page, and none on loopback", async () => {

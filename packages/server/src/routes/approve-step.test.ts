@@ -7,43 +7,51 @@
 import { encodePublicKey, generateSigningKeyPair } from "@fleetback/crypto";
 import { enrolmentTokens, hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadScheduleSet } from "../hosts/host-push.js";
-import { startEnrolmentApp } from "../testing/enrolment-app.js";
-import { csrfFrom, type TestClient } from "../testing/http.js";
-import type { TestDeps } from "../testing/test-deps.js";
+import { enrolmentAppPerTest, HOST_INFO } from "../testing/enrolment-app.js";
+import { csrfFrom } from "../testing/http.js";
 
-let deps: TestDeps;
-let operator: TestClient;
-let agent: TestClient;
-
-beforeEach(async () => {
-  ({ deps, operator, agent } = await startEnrolmentApp());
-});
-afterEach(async () => {
-  await deps.close();
-});
+const app = enrolmentAppPerTest();
 
 async function announce(hostname: string): Promise<string> {
-  const res = await agent.json("POST", "/api/agents/announce", {
+  const res = await app.agent.json("POST", "/api/agents/announce", {
+    ...HOST_INFO,
     hostname,
-    os: "linux",
-    arch: "amd64",
-    agent_version: "0.1.0",
-    tool_version: "0.18.0",
     public_key: encodePublicKey(generateSigningKeyPair().publicKey),
   });
   expect(res.status).toBe(201);
   return ((await res.json()) as { pending_id: string }).pending_id;
 }
 
+/** A valid approve form: /etc, nightly at 02:45, a week of dailies; each test changes its subject. */
+const APPROVE_FORM = { initial_paths: "/etc", initial_cron: "45 2 * * *", keep_daily: "7" };
+
+/**
+ * Announces `hostname` and posts its approve form, as the operator, with the page's CSRF token:
+ * `fields` over APPROVE_FORM.
+ */
+async function approve(
+  hostname: string,
+  fields: Record<string, string>,
+  headers?: Record<string, string>,
+): Promise<Response> {
+  const id = await announce(hostname);
+  const csrf = csrfFrom(await (await app.operator.request(`/enroll/pending/${id}/approve`)).text());
+  return app.operator.form(
+    `/enroll/pending/${id}/approve`,
+    { _csrf: csrf, ...APPROVE_FORM, ...fields },
+    headers,
+  );
+}
+
 async function hostNamed(name: string) {
-  const [host] = await deps.db.select().from(hosts).where(eq(hosts.name, name));
+  const [host] = await app.deps.db.select().from(hosts).where(eq(hosts.name, name));
   if (!host) {
     return undefined;
   }
-  const groups = await deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, host.id));
-  const crons = await deps.db
+  const groups = await app.deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, host.id));
+  const crons = await app.deps.db
     .select({ cron: schedules.cron, groupId: scheduleSourceGroups.sourceGroupId })
     .from(schedules)
     .innerJoin(scheduleSourceGroups, eq(scheduleSourceGroups.scheduleId, schedules.id))
@@ -54,9 +62,9 @@ async function hostNamed(name: string) {
 describe("the approve step of an announced host", () => {
   it("offers the token's default schedule and retention, and 'No schedule' as a box", async () => {
     const id = await announce("web-02");
-    const enrol = await (await operator.request("/enroll")).text();
+    const enrol = await (await app.operator.request("/enroll")).text();
     expect(enrol).toContain(`href="/enroll/pending/${id}/approve"`);
-    const page = await (await operator.request(`/enroll/pending/${id}/approve`)).text();
+    const page = await (await app.operator.request(`/enroll/pending/${id}/approve`)).text();
     expect(page).toContain('data-testid="approve-fingerprint">SHA256:');
     expect(/name="initial_cron" value="([^"]+)"/.exec(page)?.[1]).toMatch(
       /^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/,
@@ -68,12 +76,8 @@ describe("the approve step of an announced host", () => {
   });
 
   it("creates the scheduled group with its retention when approved", async () => {
-    const id = await announce("web-03");
-    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
-    const res = await operator.form(`/enroll/pending/${id}/approve`, {
-      _csrf: csrf,
+    const res = await approve("web-03", {
       initial_paths: "/etc\n /srv/www \n",
-      initial_cron: "45 2 * * *",
       keep_daily: "10",
       keep_weekly: "3",
       keep_monthly: "0",
@@ -90,21 +94,13 @@ describe("the approve step of an announced host", () => {
     ]);
     expect(made?.crons).toEqual([{ cron: "45 2 * * *", groupId: made?.groups[0]?.id }]);
     // The agent's first hello gets it as its first schedule.set.
-    const set = await loadScheduleSet(deps.db, made?.host.id ?? "");
+    const set = await loadScheduleSet(app.deps.db, made?.host.id ?? "");
     expect(set?.version).toBe(1);
     expect(set?.schedules.map((s) => s.cron)).toEqual(["45 2 * * *"]);
   });
 
   it("creates the group unscheduled only when 'No schedule' is ticked", async () => {
-    const id = await announce("web-04");
-    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
-    const res = await operator.form(`/enroll/pending/${id}/approve`, {
-      _csrf: csrf,
-      initial_paths: "/etc",
-      initial_cron: "45 2 * * *",
-      keep_daily: "7",
-      no_schedule: "on",
-    });
+    const res = await approve("web-04", { no_schedule: "on" });
     expect(res.status).toBe(303);
     const made = await hostNamed("web-04");
     expect(made?.groups.map((group) => [group.includes, group.retentionPolicy])).toEqual([[["/etc"], {}]]);
@@ -112,11 +108,9 @@ describe("the approve step of an announced host", () => {
   });
 
   it("refuses a bad cron at its input, keeps what was typed and approves nothing", async () => {
-    const id = await announce("web-05");
-    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
-    const res = await operator.form(
-      `/enroll/pending/${id}/approve`,
-      { _csrf: csrf, initial_paths: "/etc\n/home", initial_cron: "every night", keep_daily: "9" },
+    const res = await approve(
+      "web-05",
+      { initial_paths: "/etc\n/home", initial_cron: "every night", keep_daily: "9" },
       { Accept: "text/html" },
     );
     expect(res.status).toBe(400);
@@ -132,16 +126,9 @@ describe("the approve step of an announced host", () => {
   });
 
   it("refuses a path in the agent's own directories at its input, as the API does", async () => {
-    const id = await announce("web-06");
-    const csrf = csrfFrom(await (await operator.request(`/enroll/pending/${id}/approve`)).text());
-    const res = await operator.form(
-      `/enroll/pending/${id}/approve`,
-      {
-        _csrf: csrf,
-        initial_paths: "/srv\n/etc/fleetback-agent/keys",
-        initial_cron: "45 2 * * *",
-        keep_daily: "7",
-      },
+    const res = await approve(
+      "web-06",
+      { initial_paths: "/srv\n/etc/fleetback-agent/keys" },
       { Accept: "text/html" },
     );
     expect(res.status).toBe(400);
@@ -156,8 +143,8 @@ describe("the approve step of an announced host", () => {
 
 describe("the token form's schedule", () => {
   it("refuses a bad cron at its input instead of an error page", async () => {
-    const csrf = csrfFrom(await (await operator.request("/enroll")).text());
-    const res = await operator.form(
+    const csrf = csrfFrom(await (await app.operator.request("/enroll")).text());
+    const res = await app.operator.form(
       "/enroll",
       { _csrf: csrf, initial_paths: "/etc", initial_cron: "61 25 * * *", keep_daily: "7" },
       { Accept: "text/html" },
@@ -171,6 +158,6 @@ describe("the token form's schedule", () => {
     expect(html).toMatch(
       /data-testid="form-error-summary"[\s\S]*href="#field-initial_cron">When \(cron\)<\/a>/,
     );
-    expect(await deps.db.select().from(enrolmentTokens)).toHaveLength(0);
+    expect(await app.deps.db.select().from(enrolmentTokens)).toHaveLength(0);
   });
 });

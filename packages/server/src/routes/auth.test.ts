@@ -1,27 +1,15 @@
 import { sessions } from "@fleetback/db";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { createTestClient, csrfFrom } from "../testing/http.js";
-import { BOOTSTRAP_TOKEN, signInOn, TEST_PASSWORD } from "../testing/signed-in-app.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
+import { BOOTSTRAP_TOKEN, freshDepsPerTest, postLoginForm, TEST_PASSWORD } from "../testing/signed-in-app.js";
 
-let deps: TestDeps;
-beforeEach(async () => {
-  deps = await createTestDeps();
-});
-afterEach(async () => {
-  await deps.close();
-});
-
-async function withAdmin() {
-  const { app, admin: client } = await signInOn(deps, { adminName: "root-admin" });
-  return { app, client };
-}
+const fresh = freshDepsPerTest();
 
 describe("bootstrap", () => {
   it("refuses a wrong token, creates one admin with the right one, then is burned", async () => {
-    const app = createApp(deps);
-    const client = createTestClient(app, deps.config.baseUrl);
+    const app = createApp(fresh.deps);
+    const client = createTestClient(app, fresh.deps.config.baseUrl);
     const wrong = await client.json("POST", "/api/auth/bootstrap", {
       bootstrap_token: "nope",
       username: "a",
@@ -46,9 +34,9 @@ describe("bootstrap", () => {
   });
 
   it("lets exactly one of two racing bootstraps win", async () => {
-    const app = createApp(deps);
-    const a = createTestClient(app, deps.config.baseUrl);
-    const b = createTestClient(app, deps.config.baseUrl);
+    const app = createApp(fresh.deps);
+    const a = createTestClient(app, fresh.deps.config.baseUrl);
+    const b = createTestClient(app, fresh.deps.config.baseUrl);
     const results = await Promise.all([
       a.json("POST", "/api/auth/bootstrap", {
         bootstrap_token: BOOTSTRAP_TOKEN,
@@ -65,7 +53,7 @@ describe("bootstrap", () => {
   });
 
   it("names the field of a weak password", async () => {
-    const client = createTestClient(createApp(deps), deps.config.baseUrl);
+    const client = createTestClient(createApp(fresh.deps), fresh.deps.config.baseUrl);
     const res = await client.json("POST", "/api/auth/bootstrap", {
       bootstrap_token: BOOTSTRAP_TOKEN,
       username: "x",
@@ -81,8 +69,8 @@ describe("bootstrap", () => {
 
 describe("login and sessions", () => {
   it("answers a wrong password and an unknown user the same way", async () => {
-    const { app } = await withAdmin();
-    const client = createTestClient(app, deps.config.baseUrl);
+    const { app } = await fresh.withAdmin();
+    const client = createTestClient(app, fresh.deps.config.baseUrl);
     const wrongPassword = await client.json("POST", "/api/auth/login", {
       username: "root-admin",
       password: "wrong password!",
@@ -98,20 +86,20 @@ describe("login and sessions", () => {
   });
 
   it("stores only the hash of the session token and ends idle sessions after 12 h", async () => {
-    const { client } = await withAdmin();
+    const { client } = await fresh.withAdmin();
     const token = decodeURIComponent((client.cookie ?? "").split("=")[1] ?? "");
-    const rows = await deps.db.select().from(sessions);
+    const rows = await fresh.deps.db.select().from(sessions);
     expect(rows).toHaveLength(1);
     expect(rows[0]?.tokenHash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(rows)).not.toContain(token);
     expect((await client.request("/api/auth/me")).status).toBe(200);
-    deps.clock.advance(12 * 60 * 60 * 1000 + 1000);
+    fresh.deps.clock.advance(12 * 60 * 60 * 1000 + 1000);
     expect((await client.request("/api/auth/me")).status).toBe(401);
   });
 
   it("rate-limits repeated failures per username with Retry-After", async () => {
-    const { app } = await withAdmin();
-    const client = createTestClient(app, deps.config.baseUrl);
+    const { app } = await fresh.withAdmin();
+    const client = createTestClient(app, fresh.deps.config.baseUrl);
     const statuses: number[] = [];
     for (let i = 0; i < 11; i++) {
       const res = await client.json("POST", "/api/auth/login", {
@@ -128,13 +116,9 @@ describe("login and sessions", () => {
   });
 
   it("signs in through the login form and follows only same-site next paths", async () => {
-    const { app } = await withAdmin();
-    const browser = createTestClient(app, deps.config.baseUrl);
-    const res = await browser.form("/login", {
-      username: "root-admin",
-      password: TEST_PASSWORD,
-      next: "//evil.example/x",
-    });
+    const { app } = await fresh.withAdmin();
+    const browser = createTestClient(app, fresh.deps.config.baseUrl);
+    const res = await postLoginForm(browser, "root-admin", "//evil.example/x");
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/");
     const page = await browser.request("/");
@@ -145,7 +129,7 @@ describe("login and sessions", () => {
 
 describe("CSRF and origin", () => {
   it("accepts a session JSON call only with our Origin", async () => {
-    const { client } = await withAdmin();
+    const { client } = await fresh.withAdmin();
     const body = { username: "viewer1", password: TEST_PASSWORD, role: "viewer" };
     const noOrigin = await client.request("/api/users", {
       method: "POST",
@@ -159,7 +143,7 @@ describe("CSRF and origin", () => {
   });
 
   it("accepts a session form post only with the session's CSRF token", async () => {
-    const { client } = await withAdmin();
+    const { client } = await fresh.withAdmin();
     const fields = { username: "op1", password: TEST_PASSWORD, role: "operator" };
     expect((await client.form("/settings/users", fields)).status).toBe(403);
     expect((await client.form("/settings/users", { ...fields, _csrf: "forged" })).status).toBe(403);
@@ -175,7 +159,7 @@ describe("CSRF and origin", () => {
   });
 
   it("shows a duplicate username as a toast for htmx posts", async () => {
-    const { client } = await withAdmin();
+    const { client } = await fresh.withAdmin();
     const csrf = csrfFrom(await (await client.request("/settings/users")).text());
     const res = await client.form(
       "/settings/users",
@@ -189,12 +173,12 @@ describe("CSRF and origin", () => {
 
 describe("API tokens", () => {
   it("work without CSRF, act with the user's role, and stop working when revoked", async () => {
-    const { app, client } = await withAdmin();
+    const { app, client } = await fresh.withAdmin();
     const created = await client.json("POST", "/api/api-tokens", { name: "script" });
     expect(created.status).toBe(201);
     const { token, api_token } = (await created.json()) as { token: string; api_token: { id: string } };
     expect(token).toMatch(/^fbu_/);
-    const script = createTestClient(app, deps.config.baseUrl);
+    const script = createTestClient(app, fresh.deps.config.baseUrl);
     const auth = { Authorization: `Bearer ${token}` };
     expect((await script.request("/api/users", { headers: auth })).status).toBe(200);
     const listed = await (await client.request("/api/api-tokens")).text();
@@ -206,7 +190,7 @@ describe("API tokens", () => {
 
 describe("users", () => {
   it("never leaves the service without an enabled admin", async () => {
-    const { client } = await withAdmin();
+    const { client } = await fresh.withAdmin();
     const me = (await (await client.request("/api/auth/me")).json()) as { user: { id: string } };
     const demote = await client.json("PUT", `/api/users/${me.user.id}`, { role: "viewer" });
     expect(demote.status).toBe(409);
@@ -215,14 +199,14 @@ describe("users", () => {
   });
 
   it("ends a demoted user's sessions at once", async () => {
-    const { app, client } = await withAdmin();
+    const { app, client } = await fresh.withAdmin();
     const created = await client.json("POST", "/api/users", {
       username: "op",
       password: TEST_PASSWORD,
       role: "operator",
     });
     const { user } = (await created.json()) as { user: { id: string } };
-    const op = createTestClient(app, deps.config.baseUrl);
+    const op = createTestClient(app, fresh.deps.config.baseUrl);
     expect(
       (await op.json("POST", "/api/auth/login", { username: "op", password: TEST_PASSWORD })).status,
     ).toBe(200);

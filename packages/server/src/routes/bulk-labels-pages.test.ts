@@ -6,6 +6,7 @@
  */
 import { runDbSuite } from "@fleetback/db/testing";
 import { expect, it } from "vitest";
+import { closingAfter } from "../testing/closing-after.js";
 import { csrfFrom, type TestClient } from "../testing/http.js";
 import { seedHost } from "../testing/seed.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
@@ -47,9 +48,15 @@ runDbSuite("bulk labels from the host list", (getDb) => {
     );
   }
 
+  /** Posts the form, expects it refused (400, the form again) and returns that page. */
+  async function refusedPost(deps: TestDeps, client: TestClient, fields: Record<string, string>) {
+    const res = await post(deps, client, fields);
+    expect(res.status).toBe(400);
+    return res.text();
+  }
+
   it("sets and removes labels on every matched host and says how many matched and changed", async () => {
-    const { deps, users, admin, ids } = await setUp();
-    try {
+    await closingAfter(setUp(), async ({ deps, users, admin, ids }) => {
       const olga = users.olga as TestClient;
       const page = await (await olga.request(PROD)).text();
       expect(page).toContain('data-testid="bulk-labels-form"');
@@ -69,30 +76,23 @@ runDbSuite("bulk labels from the host list", (getDb) => {
       expect(again.headers.get("Location")).toBe(
         "/hosts?selector=env%3Dprod&labels_matched=2&labels_changed=0",
       );
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("refuses an empty selector and a bad key at their inputs, keeping what was typed and changing nothing", async () => {
-    const { deps, users, admin, ids } = await setUp();
-    try {
+    await closingAfter(setUp(), async ({ deps, users, admin, ids }) => {
       const olga = users.olga as TestClient;
-      const empty = await post(deps, olga, { selector: " ", set: "tier=silver", remove: "" });
-      expect(empty.status).toBe(400);
-      const emptyHtml = await empty.text();
+      const emptyHtml = await refusedPost(deps, olga, { selector: " ", set: "tier=silver", remove: "" });
       expect(emptyHtml).toMatch(
         /<small class="field-error" id="error-selector" data-testid="field-error-selector">is empty and would match every host<\/small>/,
       );
       expect(emptyHtml).toContain(">tier=silver</textarea>");
 
-      const badKey = await post(deps, olga, {
+      const badHtml = await refusedPost(deps, olga, {
         selector: "env=prod",
         set: "tier=silver, bad key=1",
         remove: "",
       });
-      expect(badKey.status).toBe(400);
-      const badHtml = await badKey.text();
       expect(badHtml).toContain('data-testid="field-error-set"');
       // The form is folded away on the page; refused, it comes back unfolded.
       expect(badHtml).toContain('<details class="fleet-bulk-labels" data-testid="bulk-labels" open>');
@@ -100,22 +100,17 @@ runDbSuite("bulk labels from the host list", (getDb) => {
       expect(badHtml).toContain("the key &quot;bad key&quot; may hold only letters");
       expect(badHtml).toContain("tier=silver, bad key=1</textarea>");
 
-      const badRemove = await post(deps, olga, { selector: "env=prod", set: "", remove: "ok, -no" });
-      expect(badRemove.status).toBe(400);
-      expect(await badRemove.text()).toMatch(
+      expect(await refusedPost(deps, olga, { selector: "env=prod", set: "", remove: "ok, -no" })).toMatch(
         /data-testid="field-error-remove">item 2: the key &quot;-no&quot;/,
       );
 
       expect(await labelsOf(admin, ids["web-1"])).toEqual({ env: "prod", old: "x" });
       expect(await labelsOf(admin, ids["web-2"])).toEqual({ env: "prod", tier: "gold" });
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("gives a viewer no form and refuses its post", async () => {
-    const { deps, users, admin, ids } = await setUp();
-    try {
+    await closingAfter(setUp(), async ({ users, admin, ids }) => {
       const vic = users.vic as TestClient;
       const page = await (await vic.request(PROD)).text();
       expect(page).not.toContain('data-testid="bulk-labels-form"');
@@ -126,8 +121,6 @@ runDbSuite("bulk labels from the host list", (getDb) => {
       });
       expect(res.status).toBe(403);
       expect(await labelsOf(admin, ids["web-1"])).toEqual({ env: "prod", old: "x" });
-    } finally {
-      await deps.close();
-    }
+    });
   });
 });

@@ -4,55 +4,43 @@
  * under the token's; an announced host's, shown to the approver and given to the host on approval.
  */
 import { encodePublicKey, generateSigningKeyPair } from "@fleetback/crypto";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { HOST_INFO, startEnrolmentApp } from "../testing/enrolment-app.js";
-import { csrfFrom, type TestClient } from "../testing/http.js";
+import { describe, expect, it } from "vitest";
+import { enrolmentAppPerTest, HOST_INFO } from "../testing/enrolment-app.js";
+import { csrfFrom } from "../testing/http.js";
 import { readHost } from "../testing/seed.js";
-import type { TestDeps } from "../testing/test-deps.js";
 
-const HOST = HOST_INFO;
-
-let deps: TestDeps;
-let operator: TestClient;
-let agent: TestClient;
-
-beforeEach(async () => {
-  ({ deps, operator, agent } = await startEnrolmentApp());
-});
-afterEach(async () => {
-  await deps.close();
-});
+const app = enrolmentAppPerTest();
 
 async function mint(labels?: Record<string, string>): Promise<string> {
-  const minted = await operator.json("POST", "/api/enrollment-tokens", labels ? { labels } : {});
+  const minted = await app.operator.json("POST", "/api/enrollment-tokens", labels ? { labels } : {});
   expect(minted.status).toBe(201);
   return ((await minted.json()) as { token: string }).token;
 }
 
 async function enrol(token: string, extra: Record<string, unknown> = {}): Promise<Response> {
-  return agent.json("POST", "/api/agents/enroll", { token, ...HOST, ...extra });
+  return app.agent.json("POST", "/api/agents/enroll", { token, ...HOST_INFO, ...extra });
 }
 
 describe("labels at enrolment", () => {
   it("gives every host enrolled with a token its labels, over the install's own", async () => {
     const token = await mint({ env: "prod", role: "web" });
-    const listed = (await (await operator.request("/api/enrollment-tokens")).json()) as {
+    const listed = (await (await app.operator.request("/api/enrollment-tokens")).json()) as {
       enrollment_tokens: Array<{ labels: unknown }>;
     };
     expect(listed.enrollment_tokens[0]?.labels).toEqual({ env: "prod", role: "web" });
     // The enrol page's token list says which labels a token gives.
-    const page = await (await operator.request("/enroll")).text();
+    const page = await (await app.operator.request("/enroll")).text();
     expect(page).toMatch(
       /data-testid="token-labels">labels <span class="label-chips"[^>]*><code class="label-chip"[^>]*>env=prod<\/code><code class="label-chip"[^>]*>role=web</,
     );
     const res = await enrol(token, { labels: { env: "dev", zone: "eu-1" } });
     expect(res.status).toBe(201);
     const { host_id } = (await res.json()) as { host_id: string };
-    expect((await readHost(deps, host_id))?.labels).toEqual({ env: "prod", role: "web", zone: "eu-1" });
+    expect((await readHost(app.deps, host_id))?.labels).toEqual({ env: "prod", role: "web", zone: "eu-1" });
   });
 
   it("refuses bad labels naming the field and the label, and leaves the token usable", async () => {
-    const bad = await operator.json("POST", "/api/enrollment-tokens", { labels: { "-env": "prod" } });
+    const bad = await app.operator.json("POST", "/api/enrollment-tokens", { labels: { "-env": "prod" } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toContain('labels.-env: the key "-env"');
 
@@ -71,41 +59,41 @@ describe("labels at enrolment", () => {
   });
 
   it("takes the token form's labels field, and shows a bad one beside the field", async () => {
-    const page = await (await operator.request("/enroll")).text();
+    const page = await (await app.operator.request("/enroll")).text();
     expect(page).toContain('data-testid="token-labels"');
     const csrf = csrfFrom(page);
-    const bad = await operator.form("/enroll", { _csrf: csrf, labels: "env=prod, env=dev" });
+    const bad = await app.operator.form("/enroll", { _csrf: csrf, labels: "env=prod, env=dev" });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain("the key &quot;env&quot; is given twice");
-    const ok = await operator.form("/enroll", { _csrf: csrf, labels: "env=prod, role=db" });
+    const ok = await app.operator.form("/enroll", { _csrf: csrf, labels: "env=prod, role=db" });
     expect(ok.status).toBe(200);
     const token = /fbe_[A-Za-z0-9_-]+/.exec(await ok.text())?.[0] ?? "";
     const res = await enrol(token);
     expect(res.status).toBe(201);
     const { host_id } = (await res.json()) as { host_id: string };
-    expect((await readHost(deps, host_id))?.labels).toEqual({ env: "prod", role: "db" });
+    expect((await readHost(app.deps, host_id))?.labels).toEqual({ env: "prod", role: "db" });
   });
 
   it("keeps an announced host's labels for the approver and gives them to the host on approval", async () => {
     const keys = generateSigningKeyPair();
-    const res = await agent.json("POST", "/api/agents/announce", {
-      ...HOST,
+    const res = await app.agent.json("POST", "/api/agents/announce", {
+      ...HOST_INFO,
       public_key: encodePublicKey(keys.publicKey),
       labels: { env: "staging" },
     });
     expect(res.status).toBe(201);
     const { pending_id } = (await res.json()) as { pending_id: string };
-    const listed = (await (await operator.request("/api/pending-hosts")).json()) as {
+    const listed = (await (await app.operator.request("/api/pending-hosts")).json()) as {
       pending_hosts: Array<{ labels: unknown }>;
     };
     expect(listed.pending_hosts[0]?.labels).toEqual({ env: "staging" });
-    expect(await (await operator.request("/enroll")).text()).toContain("env=staging");
-    const approved = await operator.json("POST", `/api/pending-hosts/${pending_id}/approve`);
+    expect(await (await app.operator.request("/enroll")).text()).toContain("env=staging");
+    const approved = await app.operator.json("POST", `/api/pending-hosts/${pending_id}/approve`);
     const { host_id } = (await approved.json()) as { host_id: string };
-    expect((await readHost(deps, host_id))?.labels).toEqual({ env: "staging" });
+    expect((await readHost(app.deps, host_id))?.labels).toEqual({ env: "staging" });
 
-    const refused = await agent.json("POST", "/api/agents/announce", {
-      ...HOST,
+    const refused = await app.agent.json("POST", "/api/agents/announce", {
+      ...HOST_INFO,
       public_key: encodePublicKey(generateSigningKeyPair().publicKey),
       labels: { "bad key": "x" },
     });

@@ -6,42 +6,31 @@
 import { encodePublicKey, generateSigningKeyPair } from "@fleetback/crypto";
 import { scheduleSourceGroups, schedules, sourceGroups } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadScheduleSet } from "../hosts/host-push.js";
-import { HOST_INFO, startEnrolmentApp } from "../testing/enrolment-app.js";
-import { csrfFrom, type TestClient } from "../testing/http.js";
-import type { TestDeps } from "../testing/test-deps.js";
+import { enrolmentAppPerTest, HOST_INFO } from "../testing/enrolment-app.js";
+import { csrfFrom } from "../testing/http.js";
 
-const HOST = HOST_INFO;
 const REPOSITORY = { url: "rest:http://127.0.0.1:8000/web-01/", password: "Canary-Repo-Pw-1" };
 
-let deps: TestDeps;
-let operator: TestClient;
-let agent: TestClient;
-
-beforeEach(async () => {
-  ({ deps, operator, agent } = await startEnrolmentApp());
-});
-afterEach(async () => {
-  await deps.close();
-});
+const app = enrolmentAppPerTest();
 
 async function enrolWith(body: Record<string, unknown>): Promise<string> {
-  const minted = await operator.json("POST", "/api/enrollment-tokens", {
+  const minted = await app.operator.json("POST", "/api/enrollment-tokens", {
     repository: REPOSITORY,
     initial_paths: ["/etc"],
     ...body,
   });
   expect(minted.status).toBe(201);
   const { token } = (await minted.json()) as { token: string };
-  const res = await agent.json("POST", "/api/agents/enroll", { token, ...HOST });
+  const res = await app.agent.json("POST", "/api/agents/enroll", { token, ...HOST_INFO });
   expect(res.status).toBe(201);
   return ((await res.json()) as { host_id: string }).host_id;
 }
 
 async function scheduleOf(hostId: string) {
-  const [group] = await deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, hostId));
-  const rows = await deps.db
+  const [group] = await app.deps.db.select().from(sourceGroups).where(eq(sourceGroups.hostId, hostId));
+  const rows = await app.deps.db
     .select({ cron: schedules.cron, enabled: schedules.enabled, groupId: scheduleSourceGroups.sourceGroupId })
     .from(schedules)
     .innerJoin(scheduleSourceGroups, eq(scheduleSourceGroups.scheduleId, schedules.id))
@@ -50,7 +39,7 @@ async function scheduleOf(hostId: string) {
 }
 
 async function protectionOf(hostId: string): Promise<string | undefined> {
-  const body = (await (await operator.request("/api/hosts")).json()) as {
+  const body = (await (await app.operator.request("/api/hosts")).json()) as {
     hosts: Array<{ id: string; protection: string }>;
   };
   return body.hosts.find((host) => host.id === hostId)?.protection;
@@ -65,7 +54,7 @@ describe("the initial group's schedule and retention", () => {
     expect(rows[0]).toMatchObject({ enabled: true, groupId: group?.id });
     expect(rows[0]?.cron).toMatch(/^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/);
     // The agent's first schedule.set (sent with its hello) carries it.
-    const set = await loadScheduleSet(deps.db, hostId);
+    const set = await loadScheduleSet(app.deps.db, hostId);
     expect(set?.version).toBe(1);
     expect(set?.schedules.map((s) => [s.cron, s.source_groups])).toEqual([[rows[0]?.cron, [group?.id]]]);
     // Scheduled but not yet backed up: never backed up, not "no schedule", never "fresh".
@@ -74,17 +63,17 @@ describe("the initial group's schedule and retention", () => {
 
   it("is what the token says, and the token list shows it", async () => {
     const initial = { cron: "30 22 * * 1-5", retention: { daily: 3, within: "2m" } };
-    const minted = await operator.json("POST", "/api/enrollment-tokens", {
+    const minted = await app.operator.json("POST", "/api/enrollment-tokens", {
       repository: REPOSITORY,
       initial_paths: ["/etc"],
       initial_schedule: initial,
     });
-    const listed = (await (await operator.request("/api/enrollment-tokens")).json()) as {
+    const listed = (await (await app.operator.request("/api/enrollment-tokens")).json()) as {
       enrollment_tokens: Array<{ initial_schedule: unknown }>;
     };
     expect(listed.enrollment_tokens.map((t) => t.initial_schedule)).toEqual([initial]);
     const { token } = (await minted.json()) as { token: string };
-    const res = await agent.json("POST", "/api/agents/enroll", { token, ...HOST });
+    const res = await app.agent.json("POST", "/api/agents/enroll", { token, ...HOST_INFO });
     const hostId = ((await res.json()) as { host_id: string }).host_id;
     const { group, rows } = await scheduleOf(hostId);
     expect(group?.retentionPolicy).toEqual(initial.retention);
@@ -100,7 +89,7 @@ describe("the initial group's schedule and retention", () => {
   });
 
   it("refuses a bad cron or retention key, naming the field", async () => {
-    const badCron = await operator.json("POST", "/api/enrollment-tokens", {
+    const badCron = await app.operator.json("POST", "/api/enrollment-tokens", {
       initial_paths: ["/etc"],
       initial_schedule: { cron: "every night", retention: {} },
     });
@@ -108,7 +97,7 @@ describe("the initial group's schedule and retention", () => {
     expect(await badCron.json()).toMatchObject({
       message: expect.stringMatching(/^initial_schedule\.cron: /),
     });
-    const badKey = await operator.json("POST", "/api/enrollment-tokens", {
+    const badKey = await app.operator.json("POST", "/api/enrollment-tokens", {
       initial_paths: ["/etc"],
       initial_schedule: { cron: "0 3 * * *", retention: { keep_daily: 7 } },
     });
@@ -117,7 +106,7 @@ describe("the initial group's schedule and retention", () => {
   });
 
   it("is shown on the token form, editable, and 'no schedule' is a box to tick", async () => {
-    const page = await (await operator.request("/enroll")).text();
+    const page = await (await app.operator.request("/enroll")).text();
     const cron = /name="initial_cron" value="([^"]+)"/.exec(page)?.[1];
     expect(cron).toMatch(/^([0-9]|[1-5][0-9]) [1-4] \* \* \*$/);
     expect(page).toMatch(/name="keep_daily" type="number" min="0" value="7"/);
@@ -127,15 +116,17 @@ describe("the initial group's schedule and retention", () => {
     const csrf = csrfFrom(page);
     const fields = { _csrf: csrf, initial_paths: "/etc", keep_weekly: "2", keep_monthly: "" };
     expect(
-      (await operator.form("/enroll", { ...fields, initial_cron: "15 23 * * *", keep_daily: "5" })).status,
+      (await app.operator.form("/enroll", { ...fields, initial_cron: "15 23 * * *", keep_daily: "5" }))
+        .status,
     ).toBe(200);
     expect(
-      (await operator.form("/enroll", { ...fields, initial_cron: "15 23 * * *", no_schedule: "on" })).status,
+      (await app.operator.form("/enroll", { ...fields, initial_cron: "15 23 * * *", no_schedule: "on" }))
+        .status,
     ).toBe(200);
-    const listed = (await (await operator.request("/api/enrollment-tokens")).json()) as {
+    const listed = (await (await app.operator.request("/api/enrollment-tokens")).json()) as {
       enrollment_tokens: Array<{ initial_schedule: unknown }>;
     };
-    const listedPage = await (await operator.request("/enroll")).text();
+    const listedPage = await (await app.operator.request("/enroll")).text();
     expect(listedPage).toContain(
       '<small data-testid="token-schedule">schedule <code>15 23 * * *</code>, keep daily 5, keep weekly 2</small>',
     );
@@ -151,12 +142,12 @@ describe("the initial group's schedule and retention", () => {
 describe("the API approve of an announced host", () => {
   async function announce(): Promise<string> {
     const publicKey = encodePublicKey(generateSigningKeyPair().publicKey);
-    const res = await agent.json("POST", "/api/agents/announce", { ...HOST, public_key: publicKey });
+    const res = await app.agent.json("POST", "/api/agents/announce", { ...HOST_INFO, public_key: publicKey });
     expect(res.status).toBe(201);
     return ((await res.json()) as { pending_id: string }).pending_id;
   }
   async function approve(pendingId: string, body?: Record<string, unknown>) {
-    return operator.json("POST", `/api/pending-hosts/${pendingId}/approve`, body);
+    return app.operator.json("POST", `/api/pending-hosts/${pendingId}/approve`, body);
   }
   async function approvedHost(body?: Record<string, unknown>): Promise<string> {
     const res = await approve(await announce(), body);
@@ -171,7 +162,7 @@ describe("the API approve of an announced host", () => {
     expect(group?.includes).toEqual(["/srv"]);
     expect(group?.retentionPolicy).toEqual(initial.retention);
     expect(rows).toEqual([{ cron: "45 2 * * *", enabled: true, groupId: group?.id }]);
-    expect((await loadScheduleSet(deps.db, hostId))?.version).toBe(1);
+    expect((await loadScheduleSet(app.deps.db, hostId))?.version).toBe(1);
   });
 
   it("defaults like the page: daily at a drawn night-time hour, keeping 7, 4 and 6", async () => {
@@ -189,7 +180,7 @@ describe("the API approve of an announced host", () => {
     expect(group?.includes).toEqual(["/etc"]);
     expect(group?.retentionPolicy).toEqual({});
     expect(rows).toEqual([]);
-    expect(await loadScheduleSet(deps.db, unscheduled)).toEqual({ version: 0, schedules: [] });
+    expect(await loadScheduleSet(app.deps.db, unscheduled)).toEqual({ version: 0, schedules: [] });
     // An empty body, as before these fields, still approves.
     const bare = await approvedHost();
     expect((await scheduleOf(bare)).group).toBeUndefined();

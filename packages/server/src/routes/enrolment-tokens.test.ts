@@ -10,6 +10,7 @@ import { auditLog } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { closingAfter } from "../testing/closing-after.js";
 import { csrfFrom, type TestClient } from "../testing/http.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
 import type { TestDeps, TestDepsOptions } from "../testing/test-deps.js";
@@ -74,8 +75,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
   it(
     "lists unused tokens with creator and expiry, revokes one, and a revoked token enrols nothing",
     async () => {
-      const { deps, admin, operator, viewer, agent } = await setup(getDb());
-      try {
+      await closingAfter(setup(getDb()), async ({ deps, admin, operator, viewer, agent }) => {
         const used = await mint(admin, {});
         expect((await agent.json("POST", "/api/agents/enroll", { token: used.token, ...HOST })).status).toBe(
           201,
@@ -124,9 +124,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
         expect(await listed(operator)).toEqual([]);
         const usedId = tokens[0]?.id ?? "";
         expect((await operator.json("DELETE", `/api/enrollment-tokens/${usedId}`)).status).toBe(404);
-      } finally {
-        await deps.close();
-      }
+      });
     },
     SLOW,
   );
@@ -134,8 +132,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
   it(
     "shows the unused tokens on the enrol page with a revoke button that works",
     async () => {
-      const { deps, operator } = await setup(getDb());
-      try {
+      await closingAfter(setup(getDb()), async ({ operator }) => {
         await mint(operator, {});
         const html = await (await operator.request("/enroll")).text();
         const row = /<tr data-testid="enrolment-token-row" data-token-id="([^"]+)">([\s\S]*?)<\/tr>/.exec(
@@ -164,9 +161,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
           { "X-CSRF-Token": csrf, "HX-Request": "true" },
         );
         expect(missing.status).toBe(404);
-      } finally {
-        await deps.close();
-      }
+      });
     },
     SLOW,
   );
@@ -174,8 +169,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
   it(
     "renders the minted secrets wrapping, with copy buttons and both htpasswd lines",
     async () => {
-      const { deps, operator } = await setup(getDb());
-      try {
+      await closingAfter(setup(getDb()), async ({ operator }) => {
         const api = await mint(operator, {
           repository: { url: "rest:http://127.0.0.1:8000/web-01/", username: "web-01" },
         });
@@ -208,9 +202,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
         );
         expect(script.status).toBe(200);
         expect(await script.text()).toContain("navigator.clipboard");
-      } finally {
-        await deps.close();
-      }
+      });
     },
     SLOW,
   );
@@ -218,8 +210,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
   it(
     "writes the htpasswd lines for the password file FLEETBACK_HTPASSWD_PATH names (docker-compose.yml's rest-server)",
     async () => {
-      const { deps, operator } = await setup(getDb(), { htpasswdPath: "/data/.htpasswd-hosts" });
-      try {
+      await closingAfter(setup(getDb(), { htpasswdPath: "/data/.htpasswd-hosts" }), async ({ operator }) => {
         const api = await mint(operator, {
           repository: { url: "rest:https://backup.example.com:8000/web-03/", username: "web-03" },
         });
@@ -238,9 +229,7 @@ runDbSuite("unused enrolment tokens", (getDb) => {
         expect(html).toContain("the lines below use <code>/data/.htpasswd-hosts</code>");
         expect(html).toMatch(/htpasswd -i -B \/data\/\.htpasswd-hosts &#39;web-04&#39;/);
         expect(html).not.toContain("/var/lib/rest-server/.htpasswd");
-      } finally {
-        await deps.close();
-      }
+      });
     },
     SLOW,
   );

@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { utcDay } from "../clock.js";
 import { recordSnapshotEvidence } from "../evidence/evidence-record.js";
+import { addReportMailChannel } from "../testing/report-mail-channel.js";
 import { seedHost } from "../testing/seed.js";
 import { type SignedInApp, startSignedInApp } from "../testing/signed-in-app.js";
 
@@ -69,17 +70,7 @@ describe("evidence pages", () => {
 
   it("leads an admin to schedule the same report by mail, the selector and groups filled in", async () => {
     const { admin } = signed;
-    await admin.json("POST", "/api/notification-channels", {
-      name: "mail",
-      kind: "email",
-      config: {
-        host: "smtp.example.org",
-        port: 25,
-        security: "none",
-        from: "f@example.org",
-        to: ["a@example.org"],
-      },
-    });
+    await addReportMailChannel(admin);
     const html = await (await admin.request("/reports/evidence?selector=env%3Dprod&groups=etc")).text();
     const link = /data-testid="evidence-schedule"/.test(html)
       ? (/href="([^"]+)" data-testid="evidence-schedule"/.exec(html)?.[1] ?? "").replaceAll("&amp;", "&")

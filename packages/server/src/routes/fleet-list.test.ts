@@ -10,7 +10,7 @@
  *   web_2         online, hourly group "etc", a job still running after a succeeded check.
  */
 import { testEngines } from "@fleetback/db/testing";
-import type { Snapshot as WireSnapshot } from "@fleetback/protocol";
+import type { JobKind, JobStatus, Snapshot as WireSnapshot } from "@fleetback/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
@@ -72,6 +72,23 @@ for (const engine of testEngines()) {
       await replaceSnapshots(deps.db, hostId, { snapshots: [snapshot], refreshed_at: NOW.toISOString() });
     }
 
+    /** A job created at the clock's time, started and (unless still running) ended so many hours ago. */
+    async function job(
+      hostId: string,
+      kind: JobKind,
+      actorKind: "schedule" | "user",
+      status: JobStatus,
+      startedHoursAgo: number,
+      finishedHoursAgo?: number,
+    ) {
+      const finished = finishedHoursAgo === undefined ? {} : { finishedAt: hoursAgo(finishedHoursAgo) };
+      return seedJob(
+        deps,
+        { hostId, kind, actorKind },
+        { status, startedAt: hoursAgo(startedHoursAgo), ...finished },
+      );
+    }
+
     beforeAll(async () => {
       ({ deps, admin } = await startSignedInApp({ deps: { engine } }));
       const created = hoursAgo(24 * 60);
@@ -106,42 +123,16 @@ for (const engine of testEngines()) {
       );
 
       deps.clock.set(hoursAgo(3));
-      jobIds.web = (
-        await seedJob(
-          deps,
-          { hostId: ids.web, kind: "backup", actorKind: "schedule" },
-          { status: "succeeded", startedAt: hoursAgo(3), finishedAt: hoursAgo(2.9) },
-        )
-      ).id;
+      jobIds.web = (await job(ids.web, "backup", "schedule", "succeeded", 3, 2.9)).id;
       deps.clock.set(hoursAgo(0.3));
       // mail-failing: a success, then the failure that is its last outcome.
-      await seedJob(
-        deps,
-        { hostId: ids.mail, kind: "backup", actorKind: "schedule" },
-        { status: "succeeded", startedAt: hoursAgo(1.5), finishedAt: hoursAgo(1.4) },
-      );
+      await job(ids.mail, "backup", "schedule", "succeeded", 1.5, 1.4);
       deps.clock.set(hoursAgo(0.2));
-      jobIds.mail = (
-        await seedJob(
-          deps,
-          { hostId: ids.mail, kind: "backup", actorKind: "schedule" },
-          { status: "failed", startedAt: hoursAgo(0.2), finishedAt: hoursAgo(0.1) },
-        )
-      ).id;
-      jobIds.web2 = (
-        await seedJob(
-          deps,
-          { hostId: ids.web2, kind: "check", actorKind: "user" },
-          { status: "succeeded", startedAt: hoursAgo(0.2), finishedAt: hoursAgo(0.15) },
-        )
-      ).id;
+      jobIds.mail = (await job(ids.mail, "backup", "schedule", "failed", 0.2, 0.1)).id;
+      jobIds.web2 = (await job(ids.web2, "check", "user", "succeeded", 0.2, 0.15)).id;
       deps.clock.set(hoursAgo(0.05));
       // Still running: not an outcome, so the check above stays web_2's last job.
-      await seedJob(
-        deps,
-        { hostId: ids.web2, kind: "backup", actorKind: "user" },
-        { status: "running", startedAt: hoursAgo(0.05) },
-      );
+      await job(ids.web2, "backup", "user", "running", 0.05);
       deps.clock.set(NOW);
     });
     afterAll(async () => {

@@ -11,6 +11,7 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { expect, it } from "vitest";
 import { createApp } from "../app.js";
 import { PASSWORD_RULES } from "../auth/users.js";
+import { closingAfter } from "../testing/closing-after.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { signInOn } from "../testing/signed-in-app.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
@@ -34,8 +35,7 @@ runDbSuite("form errors at their fields", (getDb) => {
   it(
     "gives the enrol form back with the error at the relative path and every input kept",
     async () => {
-      const { deps, admin } = await setup(getDb());
-      try {
+      await closingAfter(setup(getDb()), async ({ deps, admin }) => {
         const csrf = csrfFrom(await (await admin.request("/enroll")).text());
         const typed = {
           repository_url: "rest:https://backup.example.org:8000/web-01/",
@@ -75,9 +75,7 @@ runDbSuite("form errors at their fields", (getDb) => {
         expect(minted).toContain('data-testid="minted"');
         expect(minted).not.toContain("sw0rd");
         expect(minted).not.toContain("aria-invalid");
-      } finally {
-        await deps.close();
-      }
+      });
     },
     SLOW,
   );
@@ -85,8 +83,7 @@ runDbSuite("form errors at their fields", (getDb) => {
   it(
     "names the refused field of an htmx form, and shows the password rules up front",
     async () => {
-      const { deps, admin } = await setup(getDb());
-      try {
+      await closingAfter(setup(getDb()), async ({ admin }) => {
         const users = await (await admin.request("/settings/users")).text();
         for (const entry of PASSWORD_RULES) {
           expect(users).toContain(entry.rule);
@@ -121,9 +118,7 @@ runDbSuite("form errors at their fields", (getDb) => {
         expect(JSON.parse(taken.headers.get("HX-Trigger") ?? "{}")["fleetback:toast"].fields).toEqual([
           { field: "username", message: '"root" is already taken' },
         ]);
-      } finally {
-        await deps.close();
-      }
+      });
     },
     SLOW,
   );

@@ -12,6 +12,7 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { viewsDir } from "@fleetback/web";
 import { describe, expect, it } from "vitest";
 import { csrfFrom, type TestClient } from "../testing/http.js";
+import { addReportMailChannel } from "../testing/report-mail-channel.js";
 import { seedHost } from "../testing/seed.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
 
@@ -313,17 +314,7 @@ async function fixtures(admin: TestClient, db: Database): Promise<Ids> {
     })
   ).json()) as { channel?: { id: string }; notification_channel?: { id: string } };
   // The scheduled report's form is shown once an email channel exists to send it.
-  await admin.json("POST", "/api/notification-channels", {
-    kind: "email",
-    name: "mail",
-    config: {
-      host: "smtp.example.org",
-      port: 25,
-      security: "none",
-      from: "f@example.org",
-      to: ["a@example.org"],
-    },
-  });
+  await addReportMailChannel(admin);
   const created = await admin.json("POST", "/api/users", {
     username: "carol",
     password: "a long pass phrase 42",

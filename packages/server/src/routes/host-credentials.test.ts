@@ -15,6 +15,9 @@ import type { TestDeps } from "../testing/test-deps.js";
 
 const REPO_CANARY = "Canary-Repo-Pw-4471";
 const LOGIN_CANARY = "Canary-Login-Pw-9052";
+/** A slot bound to the host's repository, and the same with a login password for its server. */
+const BOUND = { url: "rest:http://127.0.0.1:8000/db-01/", username: "db-01", password: REPO_CANARY };
+const BOUND_WITH_LOGIN = { ...BOUND, login_password: LOGIN_CANARY };
 const OLD_PROTOCOL = SNAPSHOT_OWNER_PROTOCOL_VERSION - 1;
 
 const SLOTS = [
@@ -62,8 +65,7 @@ async function connect(protocolVersion: number): Promise<RecordingConnection> {
 
 describe("a slot's user name", () => {
   it.each(SLOTS)("is removed from the $slot slot by null and by an empty string", async ({ path, view }) => {
-    const bound = { url: "rest:http://127.0.0.1:8000/db-01/", username: "db-01", password: REPO_CANARY };
-    expect((await admin.json("PUT", `/api/hosts/${hostId}/${path}`, bound)).status).toBe(200);
+    expect((await admin.json("PUT", `/api/hosts/${hostId}/${path}`, BOUND)).status).toBe(200);
     expect(view(await hostJson())).toMatchObject({ state: "bound", username: "db-01" });
 
     for (const removal of [null, ""]) {
@@ -71,7 +73,7 @@ describe("a slot's user name", () => {
       expect(removed.status).toBe(200);
       expect(view(await hostJson())).toEqual({
         state: "bound",
-        url: bound.url,
+        url: BOUND.url,
         login_password_set: false,
       });
       await admin.json("PUT", `/api/hosts/${hostId}/${path}`, { username: "db-01" });
@@ -82,22 +84,12 @@ describe("a slot's user name", () => {
 describe("a login password apart from the repository password", () => {
   it("is stored and pushed, shown only as set, and audited by field name only", async () => {
     const agent = await connect(PROTOCOL_VERSION);
-    const res = await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, {
-      url: "rest:http://127.0.0.1:8000/db-01/",
-      username: "db-01",
-      password: REPO_CANARY,
-      login_password: LOGIN_CANARY,
-    });
+    const res = await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, BOUND_WITH_LOGIN);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ pushed: true });
     expect(agent.frames.map((frame) => frame.payload)).toContainEqual({
       slot: "repo",
-      repository: {
-        url: "rest:http://127.0.0.1:8000/db-01/",
-        username: "db-01",
-        password: REPO_CANARY,
-        login_password: LOGIN_CANARY,
-      },
+      repository: BOUND_WITH_LOGIN,
     });
     const detail = await (await admin.request(`/api/hosts/${hostId}`)).text();
     expect(JSON.parse(detail).host.repository).toEqual({
@@ -123,9 +115,8 @@ describe("a login password apart from the repository password", () => {
   });
 
   it.each(SLOTS)("is removed from the $slot slot by null and by an empty string", async ({ path, view }) => {
-    const bound = { url: "rest:http://127.0.0.1:8000/db-01/", username: "db-01", password: REPO_CANARY };
     for (const removal of [null, ""]) {
-      await admin.json("PUT", `/api/hosts/${hostId}/${path}`, { ...bound, login_password: LOGIN_CANARY });
+      await admin.json("PUT", `/api/hosts/${hostId}/${path}`, BOUND_WITH_LOGIN);
       expect(view(await hostJson())).toMatchObject({ login_password_set: true });
       const removed = await admin.json("PUT", `/api/hosts/${hostId}/${path}`, { login_password: removal });
       expect(removed.status).toBe(200);
@@ -134,12 +125,7 @@ describe("a login password apart from the repository password", () => {
   });
 
   it("goes with the user name it belongs to, and is refused without one", async () => {
-    await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, {
-      url: "rest:http://127.0.0.1:8000/db-01/",
-      username: "db-01",
-      password: REPO_CANARY,
-      login_password: LOGIN_CANARY,
-    });
+    await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, BOUND_WITH_LOGIN);
     await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, { username: null });
     expect((await hostJson()).repository).toMatchObject({ login_password_set: false });
 
@@ -154,12 +140,7 @@ describe("a login password apart from the repository password", () => {
 
   it("is refused while an agent older than protocol 11 is connected, naming the upgrade", async () => {
     const agent = await connect(OLD_PROTOCOL);
-    const res = await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, {
-      url: "rest:http://127.0.0.1:8000/db-01/",
-      username: "db-01",
-      password: REPO_CANARY,
-      login_password: LOGIN_CANARY,
-    });
+    const res = await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, BOUND_WITH_LOGIN);
     expect(res.status).toBe(409);
     const body = await res.text();
     expect(JSON.parse(body)).toMatchObject({
@@ -175,11 +156,7 @@ describe("a login password apart from the repository password", () => {
     expect(agent.frames).toEqual([]);
 
     // Without a login of its own the slot serves an older agent as before.
-    const plain = await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, {
-      url: "rest:http://127.0.0.1:8000/db-01/",
-      username: "db-01",
-      password: REPO_CANARY,
-    });
+    const plain = await admin.json("PUT", `/api/hosts/${hostId}/repo-credentials`, BOUND);
     expect(plain.status).toBe(200);
     expect(agent.frames.map((frame) => frame.type)).toContain("config.update");
   });
@@ -187,10 +164,8 @@ describe("a login password apart from the repository password", () => {
   it("keeps the admin slot, and the prune that needs it, from an older agent; a newer one gets both", async () => {
     await deps.db.update(hosts).set({ protocolVersion: OLD_PROTOCOL }).where(eq(hosts.id, hostId));
     await admin.json("PUT", `/api/hosts/${hostId}/admin-credentials`, {
-      url: "rest:http://127.0.0.1:8000/db-01/",
+      ...BOUND_WITH_LOGIN,
       username: "admin",
-      password: REPO_CANARY,
-      login_password: LOGIN_CANARY,
     });
     const old = await connect(OLD_PROTOCOL);
     const refused = await admin.json("POST", `/api/hosts/${hostId}/jobs`, { kind: "prune" });
@@ -218,10 +193,8 @@ describe("a login password apart from the repository password", () => {
   it("is stored for an offline host whose agent was older, and the page says it is not sent", async () => {
     await deps.db.update(hosts).set({ protocolVersion: OLD_PROTOCOL }).where(eq(hosts.id, hostId));
     const res = await admin.json("PUT", `/api/hosts/${hostId}/admin-credentials`, {
-      url: "rest:http://127.0.0.1:8000/db-01/",
+      ...BOUND_WITH_LOGIN,
       username: "admin",
-      password: REPO_CANARY,
-      login_password: LOGIN_CANARY,
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ pushed: false });

@@ -5,6 +5,7 @@ import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import type { TestClient } from "../testing/http.js";
 import { seedHost, seedJob } from "../testing/seed.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
+import { seedSystemJob } from "../testing/system-job.js";
 import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
@@ -22,18 +23,25 @@ afterEach(async () => {
 });
 
 const page = async (id: string) => (await operator.request(`/jobs/${id}`)).text();
-const PART_WAY = {
-  job_id: "x",
-  percent_done: 0.31,
-  files_done: 57,
-  files_total: 184,
-  bytes_done: 3 * 1024 * 1024,
-  bytes_total: 10 * 1024 * 1024,
-};
+const MiB = 1024 * 1024;
+
+/** A restic status line: `share` done, and the files and bytes done of their totals. */
+function statusLine(share: number, [filesDone, filesTotal]: number[], [bytesDone, bytesTotal]: number[]) {
+  return {
+    job_id: "x",
+    percent_done: share,
+    files_done: filesDone,
+    files_total: filesTotal,
+    bytes_done: bytesDone,
+    bytes_total: bytesTotal,
+  };
+}
+
+const PART_WAY = statusLine(0.31, [57, 184], [3 * MiB, 10 * MiB]);
 
 describe("a stopped job says how far it got and who stopped it", () => {
   it("names the user who cancelled, the moment, and the files done, with the bar where it stood", async () => {
-    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { progress: PART_WAY });
+    const job = await seedSystemJob(deps, hostId, "backup", { progress: PART_WAY });
     expect((await operator.json("POST", `/api/jobs/${job.id}/cancel`)).status).toBe(200);
     const html = await page(job.id);
     expect(html).toMatch(/data-testid="job-stopped">Cancelled by <strong[^>]*>alice<\/strong> at <time/);
@@ -44,25 +52,21 @@ describe("a stopped job says how far it got and who stopped it", () => {
   });
 
   it("says the agent stopped a job when no one asked it to", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      { status: "cancelled", progress: PART_WAY, finishedAt: new Date("2026-11-21T11:42:00Z") },
-    );
+    const job = await seedSystemJob(deps, hostId, "backup", {
+      status: "cancelled",
+      progress: PART_WAY,
+      finishedAt: new Date("2026-11-21T11:42:00Z"),
+    });
     expect(await page(job.id)).toMatch(/Cancelled by <strong[^>]*>the agent<\/strong>/);
   });
 
   it("shows no bar for a restore the host refused before restic ran", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "restore", actorKind: "system" },
-      {
-        status: "failed",
-        finishedAt: new Date("2026-11-21T11:42:00Z"),
-        error: "the target directory /srv/x is not empty; nothing was restored",
-        progress: { ...PART_WAY, percent_done: 1, files_done: 184 },
-      },
-    );
+    const job = await seedSystemJob(deps, hostId, "restore", {
+      status: "failed",
+      finishedAt: new Date("2026-11-21T11:42:00Z"),
+      error: "the target directory /srv/x is not empty; nothing was restored",
+      progress: statusLine(1, [184, 184], [3 * MiB, 10 * MiB]),
+    });
     const html = await page(job.id);
     expect(html).toContain('data-testid="job-refused"');
     expect(html).toMatch(/id="job-progress-section" hidden|hidden id="job-progress-section"/);
@@ -74,23 +78,12 @@ describe("a stopped job says how far it got and who stopped it", () => {
 
 describe("figures the page shows are the ones restic gave", () => {
   it("takes a succeeded backup's counts from its summary, not restic 0.14's early status line", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      {
-        status: "succeeded",
-        exitCode: 0,
-        progress: {
-          job_id: "x",
-          percent_done: 0,
-          files_done: 0,
-          files_total: 1,
-          bytes_done: 0,
-          bytes_total: 3,
-        },
-        summary: { total_files_processed: 221, total_bytes_processed: 65598, snapshot_id: "dde37704" },
-      },
-    );
+    const job = await seedSystemJob(deps, hostId, "backup", {
+      status: "succeeded",
+      exitCode: 0,
+      progress: statusLine(0, [0, 1], [0, 3]),
+      summary: { total_files_processed: 221, total_bytes_processed: 65598, snapshot_id: "dde37704" },
+    });
     const html = await page(job.id);
     expect(html).toContain('data-testid="job-files">221 of 221<');
     expect(html).toContain('data-testid="job-bytes">64.1 KiB of 64.1 KiB<');
@@ -98,19 +91,15 @@ describe("figures the page shows are the ones restic gave", () => {
   });
 
   it("takes the counts of a backup that ended before restic printed any status line from its summary", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      {
-        status: "succeeded",
-        exitCode: 0,
-        summary: {
-          total_files_processed: 3,
-          total_bytes_processed: 3 * 1024 * 1024,
-          snapshot_id: "dde37704",
-        },
+    const job = await seedSystemJob(deps, hostId, "backup", {
+      status: "succeeded",
+      exitCode: 0,
+      summary: {
+        total_files_processed: 3,
+        total_bytes_processed: 3 * 1024 * 1024,
+        snapshot_id: "dde37704",
       },
-    );
+    });
     const html = await page(job.id);
     expect(html).toMatch(
       /<progress id="job-progress" data-testid="job-progress" max="100" value="100" aria-label/,
@@ -120,7 +109,7 @@ describe("figures the page shows are the ones restic gave", () => {
   });
 
   it("shows the done share as unknown until restic reports one, not as 0 %", async () => {
-    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { status: "running" });
+    const job = await seedSystemJob(deps, hostId, "backup", { status: "running" });
     const html = await page(job.id);
     expect(html).toContain(
       '<span id="job-percent" data-testid="job-percent">–</span><span id="job-percent-unit" hidden> %</span>',
@@ -129,20 +118,11 @@ describe("figures the page shows are the ones restic gave", () => {
   });
 
   it("says 'finishing' only once every byte is read, and shows the rate until then", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      {
-        status: "running",
-        startedAt: new Date(deps.clock.now().getTime() - 10_000),
-        progress: {
-          ...PART_WAY,
-          percent_done: 0.9996,
-          bytes_done: 10 * 1024 * 1024,
-          bytes_total: 12 * 1024 * 1024,
-        },
-      },
-    );
+    const job = await seedSystemJob(deps, hostId, "backup", {
+      status: "running",
+      startedAt: new Date(deps.clock.now().getTime() - 10_000),
+      progress: statusLine(0.9996, [57, 184], [10 * MiB, 12 * MiB]),
+    });
     const html = await page(job.id);
     expect(html).not.toContain("finishing…");
     expect(html).toContain('data-testid="job-rate">1.00 MiB/s<');
@@ -169,7 +149,7 @@ describe("a live compare page says nothing its end contradicts", () => {
 
 describe("cancel asks first", () => {
   it("puts the cancel button behind a question that works without script", async () => {
-    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { status: "running" });
+    const job = await seedSystemJob(deps, hostId, "backup", { status: "running" });
     const html = await page(job.id);
     expect(html).toMatch(
       /<details id="job-cancel"[^>]*>\s*<summary[^>]*>Cancel…<\/summary>\s*<form method="post" action="\/jobs\/[0-9A-Z]+\/cancel"[\s\S]*?Yes, cancel the job<\/button>\s*<\/form>\s*<\/details>/,
@@ -209,23 +189,17 @@ describe("a snapshot's unknown size is shown as unknown", () => {
 });
 
 /** restic has read all 6 files; the pack upload is still under way. */
-const ALL_READ = {
-  job_id: "x",
-  percent_done: 1,
-  files_done: 6,
-  files_total: 6,
-  bytes_done: 6 * 1024 * 1024,
-  bytes_total: 6 * 1024 * 1024,
-};
+const ALL_READ = statusLine(1, [6, 6], [6 * MiB, 6 * MiB]);
+
+/** The page of a backup that ended just now as `status`, `progress` its last status line. */
+async function pageOfEnded(status: "cancelled" | "failed", progress: ReturnType<typeof statusLine>) {
+  const job = await seedSystemJob(deps, hostId, "backup", { status, finishedAt: deps.clock.now(), progress });
+  return page(job.id);
+}
 
 describe("once restic has read everything, the page says what is still true", () => {
   it("a backup cancelled while writing what it read shows no full bar and says it stopped there", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      { status: "cancelled", finishedAt: deps.clock.now(), progress: ALL_READ },
-    );
-    const html = await page(job.id);
+    const html = await pageOfEnded("cancelled", ALL_READ);
     expect(html).toContain(
       'after <span data-testid="job-stopped-after">reading all 6 files, before restic had written the last of it to the repository</span>',
     );
@@ -239,12 +213,7 @@ describe("once restic has read everything, the page says what is still true", ()
   });
 
   it("a failed job stopped part-way keeps its bar where it stood", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      { status: "failed", finishedAt: deps.clock.now(), progress: PART_WAY },
-    );
-    const html = await page(job.id);
+    const html = await pageOfEnded("failed", PART_WAY);
     expect(html).toMatch(
       /<progress id="job-progress" data-testid="job-progress" max="100" value="31" aria-label/,
     );
@@ -279,11 +248,11 @@ describe("once restic has read everything, the page says what is still true", ()
   });
 
   it("without a cap: finishing, and no rate from figures that stand still", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      { status: "running", startedAt: new Date(deps.clock.now().getTime() - 10_000), progress: ALL_READ },
-    );
+    const job = await seedSystemJob(deps, hostId, "backup", {
+      status: "running",
+      startedAt: new Date(deps.clock.now().getTime() - 10_000),
+      progress: ALL_READ,
+    });
     const html = await page(job.id);
     expect(html).toContain('<span id="job-percent" data-testid="job-percent">finishing…</span>');
     expect(html).toContain('data-testid="job-rate">–<');

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { csrfFrom, type TestClient } from "../testing/http.js";
 import { readJob, seedHost, seedJob } from "../testing/seed.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
+import { seedSystemJob } from "../testing/system-job.js";
 import type { TestDeps } from "../testing/test-deps.js";
 
 let deps: TestDeps;
@@ -26,6 +27,15 @@ beforeEach(async () => {
 afterEach(async () => {
   await deps.close();
 });
+
+/** A backup the system started at 11:59 and is still running, with the progress last reported. */
+function runningBackup(progress: Record<string, unknown>) {
+  return seedSystemJob(deps, hostId, "backup", {
+    status: "running",
+    startedAt: new Date("2026-11-21T11:59:00Z"),
+    progress: { job_id: "x", ...progress },
+  });
+}
 
 describe("job page", () => {
   it("shows a keeper's forget plan: what goes, what stays and why, and what was suspect", async () => {
@@ -76,24 +86,15 @@ describe("job page", () => {
   });
 
   it("renders stored progress, the log tail and a cancel button for operators only", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      {
-        status: "running",
-        startedAt: new Date("2026-11-21T11:59:00Z"),
-        progress: {
-          job_id: "x",
-          percent_done: 0.425,
-          files_done: 17,
-          files_total: 40,
-          bytes_done: 2 * 1024 * 1024,
-          bytes_total: 4 * 1024 * 1024,
-          eta_seconds: 75,
-          current_file: "/srv/<data>.bin",
-        },
-      },
-    );
+    const job = await runningBackup({
+      percent_done: 0.425,
+      files_done: 17,
+      files_total: 40,
+      bytes_done: 2 * 1024 * 1024,
+      bytes_total: 4 * 1024 * 1024,
+      eta_seconds: 75,
+      current_file: "/srv/<data>.bin",
+    });
     await deps.db.insert(jobLogs).values([
       { jobId: job.id, seq: 1, stream: "stdout", line: "open repository", ts: new Date() },
       { jobId: job.id, seq: 2, stream: "stderr", line: "warning: <b>odd</b>", ts: new Date() },
@@ -118,18 +119,14 @@ describe("job page", () => {
   });
 
   it("shows a finished job's result and summary without a stream or cancel", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      {
-        status: "failed",
-        exitCode: 3,
-        error: "some files could not be read",
-        startedAt: new Date("2026-11-21T11:00:00Z"),
-        finishedAt: new Date("2026-11-21T11:10:00Z"),
-        summary: { files_new: 12, snapshot_id: "abcdef12" },
-      },
-    );
+    const job = await seedSystemJob(deps, hostId, "backup", {
+      status: "failed",
+      exitCode: 3,
+      error: "some files could not be read",
+      startedAt: new Date("2026-11-21T11:00:00Z"),
+      finishedAt: new Date("2026-11-21T11:10:00Z"),
+      summary: { files_new: 12, snapshot_id: "abcdef12" },
+    });
     const html = await (await operator.request(`/jobs/${job.id}`)).text();
     expect(html).not.toContain("data-stream=");
     expect(html).not.toContain('data-testid="job-cancel"');
@@ -178,17 +175,13 @@ describe("job page", () => {
   });
 
   it("labels and formats the summary, with the raw JSON one click away", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      {
-        status: "succeeded",
-        exitCode: 0,
-        startedAt: new Date("2026-11-21T11:00:00Z"),
-        finishedAt: new Date("2026-11-21T11:10:00Z"),
-        summary: { data_added: 21649460, total_duration: 95.2, files_new: 1200, brand_new_key: 7 },
-      },
-    );
+    const job = await seedSystemJob(deps, hostId, "backup", {
+      status: "succeeded",
+      exitCode: 0,
+      startedAt: new Date("2026-11-21T11:00:00Z"),
+      finishedAt: new Date("2026-11-21T11:10:00Z"),
+      summary: { data_added: 21649460, total_duration: 95.2, files_new: 1200, brand_new_key: 7 },
+    });
     const html = await (await operator.request(`/jobs/${job.id}`)).text();
     expect(html).toContain('<tr data-key="data_added"><th scope="row">Data added</th><td>20.6 MiB</td></tr>');
     expect(html).toContain(
@@ -202,22 +195,13 @@ describe("job page", () => {
   });
 
   it("says 'finishing' instead of 100 % and 'time left –' while restic writes its last data", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      {
-        status: "running",
-        startedAt: new Date("2026-11-21T11:59:00Z"),
-        progress: {
-          job_id: "x",
-          percent_done: 1,
-          files_done: 6,
-          files_total: 6,
-          bytes_done: 6291456,
-          bytes_total: 6291456,
-        },
-      },
-    );
+    const job = await runningBackup({
+      percent_done: 1,
+      files_done: 6,
+      files_total: 6,
+      bytes_done: 6291456,
+      bytes_total: 6291456,
+    });
     const html = await (await operator.request(`/jobs/${job.id}`)).text();
     expect(html).toContain(
       '<span id="job-percent" data-testid="job-percent">finishing…</span><span id="job-percent-unit" hidden> %</span>',
@@ -227,11 +211,10 @@ describe("job page", () => {
   });
 
   it("renders restic's JSON lines as sentences with the raw line behind them, and warns of retries", async () => {
-    const job = await seedJob(
-      deps,
-      { hostId, kind: "restore", actorKind: "system" },
-      { status: "running", startedAt: new Date("2026-11-21T11:59:00Z") },
-    );
+    const job = await seedSystemJob(deps, hostId, "restore", {
+      status: "running",
+      startedAt: new Date("2026-11-21T11:59:00Z"),
+    });
     const retry = (after: string) =>
       `Stat(<config/>) returned error, retrying after ${after}: Head "http://127.0.0.1:1/config": dial tcp 127.0.0.1:1: connect: connection refused`;
     const json = '{"message_type":"verbose_status","action":"restored","item":"/etc/<hosts>","size":2048}';
@@ -263,7 +246,7 @@ describe("job page", () => {
     expect(html).toContain('<span id="job-retries-count" data-testid="job-retries-count">2</span>');
     expect(html).toContain("Stat(&lt;config/&gt;) returned error, retrying after 2.3s");
 
-    const quiet = await seedJob(deps, { hostId, kind: "check", actorKind: "system" }, { status: "running" });
+    const quiet = await seedSystemJob(deps, hostId, "check", { status: "running" });
     const calm = await (await operator.request(`/jobs/${quiet.id}`)).text();
     expect(calm).toMatch(/data-testid="job-retries" data-count="0" hidden>/);
   });
@@ -271,8 +254,8 @@ describe("job page", () => {
 
 describe("host jobs page", () => {
   it("lists the host's jobs with status and kind filters, each linking to its page", async () => {
-    const failed = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" }, { status: "failed" });
-    const init = await seedJob(deps, { hostId, kind: "init", actorKind: "system" }, { status: "succeeded" });
+    const failed = await seedSystemJob(deps, hostId, "backup", { status: "failed" });
+    const init = await seedSystemJob(deps, hostId, "init", { status: "succeeded" });
     const all = await (await viewer.request(`/hosts/${hostId}/jobs`)).text();
     expect(all).toContain('data-testid="tab-jobs" aria-selected="true"');
     expect(all).toContain(`href="/jobs/${failed.id}"`);
@@ -288,11 +271,11 @@ describe("host jobs page", () => {
   it("shows when each job started, before when it ended (issue 35)", async () => {
     const started = new Date("2026-11-21T11:00:00Z");
     const ended = new Date("2026-11-21T11:30:00Z");
-    await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      { status: "succeeded", startedAt: started, finishedAt: ended },
-    );
+    await seedSystemJob(deps, hostId, "backup", {
+      status: "succeeded",
+      startedAt: started,
+      finishedAt: ended,
+    });
     const page = await (await viewer.request(`/hosts/${hostId}/jobs`)).text();
     const headings = [...page.matchAll(/<th scope="col">([^<]+)<\/th>/g)].map((m) => m[1]);
     expect(headings.indexOf("Started")).toBeGreaterThan(-1);
@@ -307,7 +290,7 @@ describe("host jobs page", () => {
 
 describe("cancel on an offline host", () => {
   it("cancels a queued job directly and audits job.cancel", async () => {
-    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" });
+    const job = await seedSystemJob(deps, hostId, "backup");
     const res = await operator.json("POST", `/api/jobs/${job.id}/cancel`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ job_id: job.id, status: "cancelled", cancel_sent: false });
@@ -317,23 +300,15 @@ describe("cancel on an offline host", () => {
   });
 
   it("answers 409 for a finished job, 503 for a running one it cannot reach", async () => {
-    const done = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      { status: "succeeded" },
-    );
+    const done = await seedSystemJob(deps, hostId, "backup", { status: "succeeded" });
     expect((await operator.json("POST", `/api/jobs/${done.id}/cancel`)).status).toBe(409);
-    const running = await seedJob(
-      deps,
-      { hostId, kind: "backup", actorKind: "system" },
-      { status: "running" },
-    );
+    const running = await seedSystemJob(deps, hostId, "backup", { status: "running" });
     expect((await operator.json("POST", `/api/jobs/${running.id}/cancel`)).status).toBe(503);
     expect(await readJob(deps, running.id)).toMatchObject({ status: "running" });
   });
 
   it("is posted from the job page form and redirects back to the job", async () => {
-    const job = await seedJob(deps, { hostId, kind: "backup", actorKind: "system" });
+    const job = await seedSystemJob(deps, hostId, "backup");
     const csrf = csrfFrom(await (await operator.request(`/jobs/${job.id}`)).text());
     const res = await operator.form(`/jobs/${job.id}/cancel`, { _csrf: csrf });
     expect(res.status).toBe(303);

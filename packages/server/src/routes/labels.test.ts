@@ -37,6 +37,11 @@ async function setUp(): Promise<{
   return { deps: made, admin, ...users };
 }
 
+/** The audit entries of `action`, oldest first. */
+function auditOf(deps: TestDeps, action: string) {
+  return deps.db.select().from(auditLog).where(eq(auditLog.action, action)).orderBy(auditLog.id);
+}
+
 async function bodyOf(res: Response): Promise<{ message?: string } & Record<string, unknown>> {
   return (await res.json()) as { message?: string } & Record<string, unknown>;
 }
@@ -62,11 +67,7 @@ describe("host labels API", () => {
 
     // The same labels again change nothing and write no audit entry.
     await operator.json("PUT", `/api/hosts/${host.id}/labels`, { labels: { env: "staging", zone: "" } });
-    const entries = await deps.db
-      .select()
-      .from(auditLog)
-      .where(eq(auditLog.action, "host.labels"))
-      .orderBy(auditLog.id);
+    const entries = await auditOf(deps, "host.labels");
     expect(entries.map((entry) => entry.details)).toEqual([
       { set: { env: "prod", role: "db" }, removed: [] },
       { set: { env: "staging", zone: "" }, removed: ["role"] },
@@ -127,11 +128,7 @@ describe("host labels API", () => {
     });
     expect(await bodyOf(res)).toEqual({ matched: 2, changed: 1, not_found: ["gone"] });
 
-    const bulk = await deps.db
-      .select()
-      .from(auditLog)
-      .where(eq(auditLog.action, "hosts.labels_bulk"))
-      .orderBy(auditLog.id);
+    const bulk = await auditOf(deps, "hosts.labels_bulk");
     expect(bulk.map((entry) => entry.details)).toEqual([
       {
         selector: "env=prod,role in (db,web),!staging",

@@ -3,26 +3,10 @@
  * encoded, and an unsafe request with `Origin: null` (a sandboxed frame) is refused before it
  * can sign the victim into someone else's account.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { safeNext } from "../http/safe-next.js";
 import { createTestClient } from "../testing/http.js";
-import { signInOn, TEST_PASSWORD } from "../testing/signed-in-app.js";
-import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-
-let deps: TestDeps;
-function withDeps() {
-  beforeEach(async () => {
-    deps = await createTestDeps();
-  });
-  afterEach(async () => {
-    await deps.close();
-  });
-}
-
-async function withAdmin() {
-  const { app, admin: client } = await signInOn(deps, { adminName: "root-admin" });
-  return { app, client };
-}
+import { freshDepsPerTest, postLoginForm, TEST_PASSWORD } from "../testing/signed-in-app.js";
 
 /** Where a browser on our page would end up after following `location`. */
 function followedTo(location: string, base: string): string {
@@ -59,29 +43,27 @@ describe("safeNext", () => {
 });
 
 describe("sign-in next", () => {
-  withDeps();
+  const fresh = freshDepsPerTest();
 
   it("the login form with next=/%09/evil.example (decoded by the query) redirects home", async () => {
-    const { app } = await withAdmin();
-    const page = await createTestClient(app, deps.config.baseUrl).request("/login?next=/%09/evil.example");
+    const { app } = await fresh.withAdmin();
+    const page = await createTestClient(app, fresh.deps.config.baseUrl).request(
+      "/login?next=/%09/evil.example",
+    );
     expect(await page.text()).not.toContain("evil.example");
-    const browser = createTestClient(app, deps.config.baseUrl);
-    const res = await browser.form("/login", {
-      username: "root-admin",
-      password: TEST_PASSWORD,
-      next: "/\t/evil.example",
-    });
+    const browser = createTestClient(app, fresh.deps.config.baseUrl);
+    const res = await postLoginForm(browser, "root-admin", "/\t/evil.example");
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/");
   });
 });
 
 describe("Origin: null", () => {
-  withDeps();
+  const fresh = freshDepsPerTest();
 
   it("refuses a login form posted from a sandboxed frame, and sets no session", async () => {
-    const { app } = await withAdmin();
-    const victim = createTestClient(app, deps.config.baseUrl);
+    const { app } = await fresh.withAdmin();
+    const victim = createTestClient(app, fresh.deps.config.baseUrl);
     const res = await victim.form(
       "/login",
       { username: "root-admin", password: TEST_PASSWORD },
@@ -100,9 +82,9 @@ describe("Origin: null", () => {
   });
 
   it("still accepts our own origin, and API-token calls without any Origin", async () => {
-    const { app, client } = await withAdmin();
-    const browser = createTestClient(app, deps.config.baseUrl);
-    const res = await browser.form("/login", { username: "root-admin", password: TEST_PASSWORD });
+    const { app, client } = await fresh.withAdmin();
+    const browser = createTestClient(app, fresh.deps.config.baseUrl);
+    const res = await postLoginForm(browser, "root-admin");
     expect(res.status).toBe(303);
     const created = await client.json("POST", "/api/api-tokens", { name: "script" });
     const { token } = (await created.json()) as { token: string };

@@ -16,12 +16,11 @@ import { eq, sql } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { raiseAlert } from "../alerts/alerts.js";
-import { createJobAlerts } from "../alerts/job-alerts.js";
 import { evaluateFreshness } from "../freshness/freshness.js";
 import { cancelJob } from "../jobs/cancel-job.js";
 import { createJob } from "../jobs/create-job.js";
 import { JOB_DURATION_BUCKETS_SECONDS } from "../jobs/job-metrics.js";
-import { createJobReports } from "../jobs/job-reports.js";
+import { createServerJobReports } from "../jobs/job-reports.js";
 import { reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import { parseExposition, seriesValue } from "../metrics/test-exposition-parser.js";
 import { recordAttempt } from "../notifications/notification-log.js";
@@ -100,14 +99,7 @@ for (const engine of testEngines()) {
       });
 
       // Jobs through the paths that end them: agent reports, reconciliation, the server's cancel.
-      const reports = createJobReports({
-        db: deps.db,
-        log: deps.log,
-        clock: deps.clock,
-        ids: deps.ids,
-        events: deps.jobEvents,
-        alerts: createJobAlerts(deps),
-      });
+      const reports = createServerJobReports(deps);
       const run = async (hostId: string, kind: JobKind, seconds: number, status: FinishedJobStatus) => {
         const job = await createJob(deps, { hostId, kind, actorKind: "user" });
         await reports.started(hostId, { job_id: job.id, kind, started_at: deps.clock.now().toISOString() });

@@ -1,55 +1,43 @@
 import { alerts, auditLog } from "@fleetback/db";
 import { and, eq, isNull } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createJobAlerts } from "../alerts/job-alerts.js";
 import { createJob } from "../jobs/create-job.js";
-import { createJobReports, type JobReports } from "../jobs/job-reports.js";
+import { createServerJobReports, type JobReports } from "../jobs/job-reports.js";
 import { createBackupCopies } from "../mirror/mirror-copy.js";
 import { upkeepMirrorAfter } from "../mirror/mirror-upkeep.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { csrfFrom, type TestClient } from "../testing/http.js";
+import { csrfFrom, messageOf } from "../testing/http.js";
 import { createRecordingConnection, type RecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import { startSignedInApp } from "../testing/signed-in-app.js";
-import type { TestDeps } from "../testing/test-deps.js";
+import { signedInPerTest } from "../testing/signed-in-app.js";
 
 const MIRROR_CANARY = "Mirror-Canary-8812-secret";
 
-let deps: TestDeps;
-let admin: TestClient;
-let operator: TestClient;
+const s = signedInPerTest({ users: [{ username: "oper", role: "operator" }] });
 let hostId: string;
 let agent: RecordingConnection;
 let reports: JobReports;
 
 beforeEach(async () => {
-  const started = await startSignedInApp({ users: [{ username: "oper", role: "operator" }] });
-  ({ deps, admin } = started);
-  operator = started.users.oper;
-  hostId = (await seedHost(deps, { name: "db-01", protocolVersion: 8 })).host.id;
+  hostId = (await seedHost(s.deps, { name: "db-01", protocolVersion: 8 })).host.id;
   agent = createRecordingConnection(hostId);
-  deps.hub.register(agent);
-  const copies = createBackupCopies(deps);
-  reports = createJobReports({
-    db: deps.db,
-    log: deps.log,
-    clock: deps.clock,
-    ids: deps.ids,
-    events: deps.jobEvents,
-    alerts: createJobAlerts(deps),
+  s.deps.hub.register(agent);
+  const copies = createBackupCopies(s.deps);
+  reports = createServerJobReports(s.deps, {
     afterSuccess: (host, job, summary) =>
-      job.kind === "backup" ? copies.afterBackup(host, job.id, summary) : upkeepMirrorAfter(deps, host, job),
+      job.kind === "backup"
+        ? copies.afterBackup(host, job.id, summary)
+        : upkeepMirrorAfter(s.deps, host, job),
     afterSnapshots: (host) => copies.afterSnapshots(host),
   });
 });
 afterEach(async () => {
   await reports.close();
-  await deps.close();
 });
 
 const id = (n: number) => n.toString(16).padStart(64, "0");
 async function cacheSnapshots(times: string[]) {
-  await replaceSnapshots(deps.db, hostId, {
+  await replaceSnapshots(s.deps.db, hostId, {
     refreshed_at: "2026-11-20T04:00:00Z",
     snapshots: times.map((time, index) => ({
       id: id(index + 1),
@@ -66,14 +54,21 @@ async function cacheSnapshots(times: string[]) {
 
 async function hostJson() {
   return (
-    (await (await operator.request(`/api/hosts/${hostId}`)).json()) as {
+    (await (await s.users.oper.request(`/api/hosts/${hostId}`)).json()) as {
       host: { mirror: Record<string, unknown> };
     }
   ).host.mirror;
 }
 
+/** The mirror_failed alerts still open: one per kind of job that failed on the mirror. */
+const openMirrorAlerts = () =>
+  s.deps.db
+    .select()
+    .from(alerts)
+    .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt)));
+
 const bindMirror = () =>
-  admin.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, {
+  s.admin.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, {
     url: "rest:http://127.0.0.1:8001/db-01/",
     username: "db-01",
     password: MIRROR_CANARY,
@@ -96,14 +91,16 @@ const lastCommand = () => agent.frames.filter((frame) => frame.type === "command
 
 describe("a host's mirror (issue 18.3)", () => {
   it("is bound by admins only, sealed, never shown or pushed before a copy", async () => {
-    const refused = await operator.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, {
+    const refused = await s.users.oper.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, {
       url: "rest:http://127.0.0.1:8001/db-01/",
       password: MIRROR_CANARY,
     });
     expect(refused.status).toBe(403);
-    const incomplete = await admin.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, { url: "rest:x" });
+    const incomplete = await s.admin.json("PUT", `/api/hosts/${hostId}/mirror-credentials`, {
+      url: "rest:x",
+    });
     expect(incomplete.status).toBe(400);
-    expect(((await incomplete.json()) as { message: string }).message).toMatch(/^password: /);
+    expect(await messageOf(incomplete)).toMatch(/^password: /);
     expect(await hostJson()).toMatchObject({ configured: false, snapshot_count: null, last_copy: null });
 
     expect((await bindMirror()).status).toBe(200);
@@ -113,11 +110,11 @@ describe("a host's mirror (issue 18.3)", () => {
       repository: { state: "bound", url: "rest:http://127.0.0.1:8001/db-01/", username: "db-01" },
     });
     expect(agent.frames.filter((frame) => frame.type === "config.update")).toEqual([]);
-    const page = await (await admin.request(`/hosts/${hostId}`)).text();
+    const page = await (await s.admin.request(`/hosts/${hostId}`)).text();
     expect(page).toContain('data-testid="mirror-count"');
-    const everything = `${page}${JSON.stringify(await hostJson())}${JSON.stringify(await deps.db.select().from(auditLog))}`;
+    const everything = `${page}${JSON.stringify(await hostJson())}${JSON.stringify(await s.deps.db.select().from(auditLog))}`;
     expect(everything).not.toContain(MIRROR_CANARY);
-    const [audit] = await deps.db
+    const [audit] = await s.deps.db
       .select()
       .from(auditLog)
       .where(eq(auditLog.action, "host.mirror_credentials.update"));
@@ -126,13 +123,13 @@ describe("a host's mirror (issue 18.3)", () => {
 
   it("copies after each good backup: the mirror slot first, then the host's newest snapshots, newest first", async () => {
     await cacheSnapshots(["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z"]);
-    const backup = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    const backup = await createJob(s.deps, { hostId, kind: "backup", actorKind: "schedule" });
     await finish(backup.id, "succeeded");
     // No mirror: nothing is sent.
     expect(lastCommand()).toBeUndefined();
 
     await bindMirror();
-    const again = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    const again = await createJob(s.deps, { hostId, kind: "backup", actorKind: "schedule" });
     await finish(again.id, "succeeded");
     const [mirrorSlot, copy] = agent.frames.slice(-2);
     expect(mirrorSlot).toMatchObject({
@@ -145,20 +142,20 @@ describe("a host's mirror (issue 18.3)", () => {
     });
     // A failed backup copies nothing.
     const frames = agent.frames.length;
-    const failed = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    const failed = await createJob(s.deps, { hostId, kind: "backup", actorKind: "schedule" });
     await finish(failed.id, "failed");
     expect(agent.frames.length).toBe(frames);
 
     // The copy is still running: Copy now says so instead of starting a second one.
-    const busy = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    const busy = await s.users.oper.json("POST", `/api/hosts/${hostId}/mirror/copy`);
     expect(busy.status).toBe(409);
-    expect(((await busy.json()) as { message: string }).message).toMatch(/already queued or running/);
+    expect(await messageOf(busy)).toMatch(/already queued or running/);
   });
 
   it("waits for the list that has the new snapshot when it follows job.finished (protocol 10)", async () => {
     await bindMirror();
     await cacheSnapshots(["2026-11-20T01:00:00Z"]);
-    const backup = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    const backup = await createJob(s.deps, { hostId, kind: "backup", actorKind: "schedule" });
     // The backup wrote snapshot 2, which the server's list does not have yet: no copy.
     await finish(backup.id, "succeeded", { snapshot_id: id(2), files_new: 1 });
     expect(lastCommand()).toBeUndefined();
@@ -178,7 +175,7 @@ describe("a host's mirror (issue 18.3)", () => {
   it("copies at once when the new snapshot is already listed (agents before protocol 10; 0.14's short id)", async () => {
     await bindMirror();
     await cacheSnapshots(["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z"]);
-    const backup = await createJob(deps, { hostId, kind: "backup", actorKind: "schedule" });
+    const backup = await createJob(s.deps, { hostId, kind: "backup", actorKind: "schedule" });
     await finish(backup.id, "succeeded", { snapshot_id: id(2).slice(-8) });
     expect(lastCommand()).toMatchObject({
       type: "command.run",
@@ -189,14 +186,11 @@ describe("a host's mirror (issue 18.3)", () => {
   it("a failed copy opens mirror_failed, a good one resolves it and shows count and lag", async () => {
     await bindMirror();
     await cacheSnapshots(["2026-11-20T01:00:00Z", "2026-11-20T02:00:00Z", "2026-11-20T03:00:00Z"]);
-    const first = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    const first = await s.users.oper.json("POST", `/api/hosts/${hostId}/mirror/copy`);
     expect(first.status).toBe(201);
     const firstJob = ((await first.json()) as { job_id: string }).job_id;
     await finish(firstJob, "failed");
-    const open = await deps.db
-      .select()
-      .from(alerts)
-      .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt)));
+    const open = await openMirrorAlerts();
     expect(open).toHaveLength(1);
     expect(open[0]?.message).toMatch(/^copy to the mirror failed: Fatal: unable to open repository/);
     expect(await hostJson()).toMatchObject({
@@ -205,7 +199,9 @@ describe("a host's mirror (issue 18.3)", () => {
     });
 
     const second = (
-      (await (await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`)).json()) as { job_id: string }
+      (await (await s.users.oper.json("POST", `/api/hosts/${hostId}/mirror/copy`)).json()) as {
+        job_id: string;
+      }
     ).job_id;
     // The mirror caught up to 02:00 only: one snapshot behind.
     await finish(second, "succeeded", {
@@ -216,12 +212,7 @@ describe("a host's mirror (issue 18.3)", () => {
       mirror_snapshot_count: 2,
       mirror_latest_time: "2026-11-20T02:00:00.000Z",
     });
-    expect(
-      await deps.db
-        .select()
-        .from(alerts)
-        .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt))),
-    ).toEqual([]);
+    expect(await openMirrorAlerts()).toEqual([]);
     expect(await hostJson()).toMatchObject({
       last_copy: { job_id: second, status: "succeeded" },
       snapshot_count: 2,
@@ -229,57 +220,52 @@ describe("a host's mirror (issue 18.3)", () => {
       snapshots_behind: 1,
       lag_seconds: 3600,
     });
-    const page = await (await operator.request(`/hosts/${hostId}`)).text();
+    const page = await (await s.users.oper.request(`/hosts/${hostId}`)).text();
     expect(page).toContain("1 snapshot behind");
   });
 
   it("refuses Copy now with the reason: no mirror, no snapshot, an agent too old; and removes the mirror", async () => {
-    const noMirror = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    const noMirror = await s.users.oper.json("POST", `/api/hosts/${hostId}/mirror/copy`);
     expect(noMirror.status).toBe(409);
-    expect(((await noMirror.json()) as { message: string }).message).toMatch(/no mirror repository/);
+    expect(await messageOf(noMirror)).toMatch(/no mirror repository/);
     await bindMirror();
-    const noSnapshots = await operator.json("POST", `/api/hosts/${hostId}/mirror/copy`);
-    expect(((await noSnapshots.json()) as { message: string }).message).toMatch(/no snapshot of this host/);
+    const noSnapshots = await s.users.oper.json("POST", `/api/hosts/${hostId}/mirror/copy`);
+    expect(await messageOf(noSnapshots)).toMatch(/no snapshot of this host/);
     await cacheSnapshots(["2026-11-20T01:00:00Z"]);
 
-    const old = (await seedHost(deps, { name: "old-01", protocolVersion: 7 })).host.id;
-    await admin.json("PUT", `/api/hosts/${old}/mirror-credentials`, {
+    const old = (await seedHost(s.deps, { name: "old-01", protocolVersion: 7 })).host.id;
+    await s.admin.json("PUT", `/api/hosts/${old}/mirror-credentials`, {
       url: "rest:http://m/old/",
       password: "pw",
     });
-    const tooOld = await operator.json("POST", `/api/hosts/${old}/mirror/copy`);
+    const tooOld = await s.users.oper.json("POST", `/api/hosts/${old}/mirror/copy`);
     expect(tooOld.status).toBe(409);
-    expect(((await tooOld.json()) as { message: string }).message).toMatch(/protocol 8 or later/);
+    expect(await messageOf(tooOld)).toMatch(/protocol 8 or later/);
 
     // The page's Copy now goes to the job's page.
-    const csrf = csrfFrom(await (await operator.request(`/hosts/${hostId}`)).text());
-    const viaPage = await operator.form(`/hosts/${hostId}/mirror/copy`, { _csrf: csrf });
+    const csrf = csrfFrom(await (await s.users.oper.request(`/hosts/${hostId}`)).text());
+    const viaPage = await s.users.oper.form(`/hosts/${hostId}/mirror/copy`, { _csrf: csrf });
     expect(viaPage.status).toBe(303);
     expect(viaPage.headers.get("Location")).toMatch(/^\/jobs\//);
     await finish(String(viaPage.headers.get("Location")).slice("/jobs/".length), "failed");
 
-    expect((await operator.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(403);
-    expect((await admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(204);
+    expect((await s.users.oper.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(403);
+    expect((await s.admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(204);
     expect(await hostJson()).toMatchObject({ configured: false });
     // Nothing left to fail: the open mirror_failed goes with the mirror.
-    expect(
-      await deps.db
-        .select()
-        .from(alerts)
-        .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt))),
-    ).toEqual([]);
-    expect((await admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(404);
+    expect(await openMirrorAlerts()).toEqual([]);
+    expect((await s.admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(404);
   });
 
   it("follows the repository's forget, prune and check on the mirror, with its own alert key per kind", async () => {
     await bindMirror();
-    await admin.json("POST", `/api/hosts/${hostId}/source-groups`, {
+    await s.admin.json("POST", `/api/hosts/${hostId}/source-groups`, {
       name: "etc",
       includes: ["/etc"],
       retention_policy: { last: 3 },
     });
     for (const kind of ["forget", "prune", "check"] as const) {
-      const primary = await createJob(deps, {
+      const primary = await createJob(s.deps, {
         hostId,
         kind,
         actorKind: "schedule",
@@ -304,18 +290,15 @@ describe("a host's mirror (issue 18.3)", () => {
       await finish(mirrorJob, "failed");
       expect(agent.frames.length).toBe(frames);
     }
-    const open = await deps.db
-      .select()
-      .from(alerts)
-      .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt)));
+    const open = await openMirrorAlerts();
     expect(open.map((alert) => alert.dedupKey).sort()).toEqual(["check", "forget", "prune"]);
     expect(open.find((alert) => alert.dedupKey === "prune")?.message).toMatch(/^prune on the mirror failed/);
     // The host's own forget_failed is untouched by the mirror's.
-    expect(await deps.db.select().from(alerts).where(eq(alerts.kind, "forget_failed"))).toEqual([]);
+    expect(await s.deps.db.select().from(alerts).where(eq(alerts.kind, "forget_failed"))).toEqual([]);
 
     // A forget of chosen snapshots is not repeated on the mirror.
     const frames = agent.frames.length;
-    const chosen = await createJob(deps, {
+    const chosen = await createJob(s.deps, {
       hostId,
       kind: "forget",
       actorKind: "user",
@@ -324,12 +307,7 @@ describe("a host's mirror (issue 18.3)", () => {
     await finish(chosen.id, "succeeded");
     expect(agent.frames.length).toBe(frames);
 
-    expect((await admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(204);
-    expect(
-      await deps.db
-        .select()
-        .from(alerts)
-        .where(and(eq(alerts.kind, "mirror_failed"), isNull(alerts.resolvedAt))),
-    ).toEqual([]);
+    expect((await s.admin.json("DELETE", `/api/hosts/${hostId}/mirror-credentials`)).status).toBe(204);
+    expect(await openMirrorAlerts()).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import { expect, it } from "vitest";
 import type { createApp } from "../app.js";
 import { createSession, SESSION_COOKIE } from "../auth/sessions.js";
 import { SSO_SIGN_IN_PATH } from "../auth/step-up.js";
+import { closingAfter } from "../testing/closing-after.js";
 import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
 import { bindCredentials, seedHost } from "../testing/seed.js";
 import { startSignedInApp } from "../testing/signed-in-app.js";
@@ -64,8 +65,7 @@ function expectNoSecret(text: string): void {
 
 runDbSuite("recovery kit routes", (getDb) => {
   it("needs the admin's password again; a missing or wrong one is refused and audited as such", async () => {
-    const { deps, admin, hostId } = await setUp(getDb);
-    try {
+    await closingAfter(setUp(getDb), async ({ deps, admin, hostId }) => {
       const missing = await admin.json("POST", `/api/hosts/${hostId}/recovery-kit`, {});
       expect(missing.status).toBe(403);
       expect(missing.headers.get("cache-control")).toBe("no-store");
@@ -86,14 +86,11 @@ runDbSuite("recovery kit routes", (getDb) => {
       ]);
       expectNoSecret(deps.logLines.join("\n"));
       expect(deps.logLines.join("\n")).not.toContain("not my password");
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("stops password guesses after ten, even a right one, until the window passes", async () => {
-    const { deps, admin, hostId } = await setUp(getDb);
-    try {
+    await closingAfter(setUp(getDb), async ({ deps, admin, hostId }) => {
       for (let i = 0; i < 10; i++) {
         const guess = await admin.json("POST", `/api/hosts/${hostId}/recovery-kit`, {
           password: `guess ${i}`,
@@ -106,14 +103,11 @@ runDbSuite("recovery kit routes", (getDb) => {
       deps.clock.advance(5 * 60_000 + 1_000);
       const later = await admin.json("POST", `/api/hosts/${hostId}/recovery-kit`, { password: PASSWORD });
       expect(later.status).toBe(200);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("gives the admin every slot with the values restic needs, uncached, audited by host id only", async () => {
-    const { deps, admin, hostId } = await setUp(getDb);
-    try {
+    await closingAfter(setUp(getDb), async ({ deps, admin, hostId }) => {
       const res = await admin.json("POST", `/api/hosts/${hostId}/recovery-kit`, { password: PASSWORD });
       expect(res.status).toBe(200);
       expect(res.headers.get("cache-control")).toBe("no-store");
@@ -169,14 +163,11 @@ runDbSuite("recovery kit routes", (getDb) => {
       ]);
       expectNoSecret(JSON.stringify(rows));
       expectNoSecret(deps.logLines.join("\n"));
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("covers the whole fleet in one kit, hosts by name", async () => {
-    const { deps, admin, hostId } = await setUp(getDb);
-    try {
+    await closingAfter(setUp(getDb), async ({ deps, admin, hostId }) => {
       const { host: other } = await seedHost(deps, { name: "db-1" });
       const res = await admin.json("POST", "/api/recovery-kit", { password: PASSWORD });
       expect(res.status).toBe(200);
@@ -191,14 +182,11 @@ runDbSuite("recovery kit routes", (getDb) => {
       expect(rows.map((row) => [row.action, row.targetKind, row.details])).toEqual([
         ["recovery_kit.export", "fleet", { scope: "fleet", host_ids: [other.id, hostId] }],
       ]);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("is for admins only, and never for an API token, even an admin's", async () => {
-    const { deps, app, admin, hostId } = await setUp(getDb);
-    try {
+    await closingAfter(setUp(getDb), async ({ deps, app, admin, hostId }) => {
       for (const role of ["operator", "viewer"] as const) {
         const created = await admin.json("POST", "/api/users", {
           username: role,
@@ -236,14 +224,11 @@ runDbSuite("recovery kit routes", (getDb) => {
       expect(rows.map((row) => [row.action, row.details])).toEqual([
         ["recovery_kit.export_refused", { scope: "host", reason: "api_token" }],
       ]);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("downloads one Markdown file from the page after the password, and shows the form again on a wrong one", async () => {
-    const { deps, admin, hostId } = await setUp(getDb);
-    try {
+    await closingAfter(setUp(getDb), async ({ deps, admin, hostId }) => {
       const hostPage = await (await admin.request(`/hosts/${hostId}`)).text();
       expect(hostPage).toContain(`href="/hosts/${hostId}/recovery-kit"`);
       expect(await (await admin.request("/hosts")).text()).toContain('href="/recovery-kit"');
@@ -280,14 +265,11 @@ runDbSuite("recovery kit routes", (getDb) => {
         "recovery_kit.export_refused",
       ]);
       expectNoSecret(deps.logLines.join("\n"));
-    } finally {
-      await deps.close();
-    }
+    });
   });
 
   it("takes a recent single sign-on instead of a password, and refuses an older one", async () => {
-    const { deps, app, hostId } = await setUp(getDb);
-    try {
+    await closingAfter(setUp(getDb), async ({ deps, app, hostId }) => {
       const [user] = await deps.db
         .insert(users)
         .values({
@@ -321,8 +303,6 @@ runDbSuite("recovery kit routes", (getDb) => {
         ["recovery_kit.export", user.id, { scope: "host", host_ids: [hostId] }],
         ["recovery_kit.export_refused", user.id, { scope: "host", reason: "sso_sign_in_too_old" }],
       ]);
-    } finally {
-      await deps.close();
-    }
+    });
   });
 });

@@ -17,10 +17,9 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { TestClient } from "../testing/http.js";
 import { seedEmptySnapshot, seedHost } from "../testing/seed.js";
+import { type ServedSnapshotHost, serveSnapshotHost } from "../testing/served-snapshot-host.js";
 import { signInOn } from "../testing/signed-in-app.js";
-import { connectOnlineAgent, type TestAgent } from "../testing/test-agent.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
 
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const OTHER_SNAP = "c7a37df5c67f19e63f34c58fe24ed8d1f4bef8f9fbcf29c4ee7db91af88ea074";
@@ -28,17 +27,14 @@ const CAP = 64 * 1024;
 
 for (const engine of testEngines()) {
   describe(`snapshot downloads (${engine})`, () => {
-    let server: TestServer;
     let deps: TestDeps;
     let olga: TestClient;
     let vera: TestClient;
-    let hostId: string;
     let oldHostId: string;
-    let agent: TestAgent;
+    let served: ServedSnapshotHost;
 
     beforeAll(async () => {
       deps = await createTestDeps({ engine, config: { downloadMaxBytes: CAP } });
-      server = await startTestServer({ deps });
       const { users } = await signInOn(deps, {
         users: [
           { username: "olga", role: "operator" },
@@ -46,9 +42,7 @@ for (const engine of testEngines()) {
         ],
       });
       ({ olga, vera } = users);
-      const seeded = await seedHost(deps, { name: "web-1" });
-      hostId = seeded.host.id;
-      await seedEmptySnapshot(deps, hostId, { id: SNAP, hostname: "web-1", paths: ["/srv/docs"] });
+      served = await serveSnapshotHost(deps, { name: "web-1", snapshotId: SNAP, paths: ["/srv/docs"] });
       const other = await seedHost(deps, { name: "db-1" });
       await seedEmptySnapshot(deps, other.host.id, {
         id: OTHER_SNAP,
@@ -58,22 +52,20 @@ for (const engine of testEngines()) {
       const old = await seedHost(deps, { name: "old-1", protocolVersion: DOWNLOAD_PROTOCOL_VERSION - 1 });
       oldHostId = old.host.id;
       await seedEmptySnapshot(deps, oldHostId, { id: SNAP, hostname: "old-1", paths: ["/srv/docs"] });
-      agent = await connectOnlineAgent(server.wsUrl, seeded.token);
     }, 180_000);
     afterAll(async () => {
-      await agent?.close();
-      await server?.close();
+      await served?.close();
     });
 
-    const downloadUrl = (path: string, extra = "", host = hostId, snap = SNAP) =>
+    const downloadUrl = (path: string, extra = "", host = served.hostId, snap = SNAP) =>
       `/hosts/${host}/snapshots/${snap}/download?path=${encodeURIComponent(path)}${extra}`;
-    const dumpRequests = () => agent.frames.filter((frame) => frame.type === "dump.request");
+    const dumpRequests = () => served.agent.frames.filter((frame) => frame.type === "dump.request");
 
     /** Starts the download and returns the response promise with the request the agent got. */
     async function start(client: TestClient, url: string) {
-      const before = agent.frames.length;
+      const before = served.agent.frames.length;
       const response = client.request(url);
-      const frame = await agent.waitFor((f) => f.type === "dump.request", 5_000, before);
+      const frame = await served.agent.waitFor((f) => f.type === "dump.request", 5_000, before);
       const payload = (frame as ServerEnvelope<"dump.request">).payload;
       return { response, requestId: payload.request_id, payload };
     }
@@ -82,8 +74,26 @@ for (const engine of testEngines()) {
       const rows = await deps.db
         .select()
         .from(auditLog)
-        .where(and(eq(auditLog.action, "host.download"), eq(auditLog.targetId, hostId)));
+        .where(and(eq(auditLog.action, "host.download"), eq(auditLog.targetId, served.hostId)));
       return rows.filter((row) => (row.details as { path?: string }).path === requestPath);
+    }
+
+    /** Waits for the download's audit row: it is written once the response ends, not before the test sees it. */
+    async function expectAudited(requestPath: string, details: Record<string, unknown>) {
+      await vi.waitFor(async () => expect((await auditFor(requestPath))[0]?.details).toMatchObject(details), {
+        timeout: 5_000,
+      });
+    }
+
+    /** Starts the download of `path` and has the agent send its first three bytes, "abc". */
+    async function startPartWay(path: string) {
+      const { response, requestId } = await start(olga, downloadUrl(path));
+      served.agent.send("dump.chunk", {
+        request_id: requestId,
+        seq: 0,
+        data: Buffer.from("abc").toString("base64"),
+      });
+      return { res: await response, requestId };
     }
 
     it("streams a file as the agent sends it, acknowledging chunks, and audits it", async () => {
@@ -93,10 +103,10 @@ for (const engine of testEngines()) {
       expect(payload.archive).toBeUndefined();
       const parts = [Buffer.from("first part,"), Buffer.alloc(20_000, 1), Buffer.from("the end")];
       parts.forEach((data, seq) => {
-        agent.send("dump.chunk", { request_id: requestId, seq, data: data.toString("base64") });
+        served.agent.send("dump.chunk", { request_id: requestId, seq, data: data.toString("base64") });
       });
       const total = parts.reduce((sum, part) => sum + part.length, 0);
-      agent.send("dump.end", { request_id: requestId, status: "succeeded", bytes: total });
+      served.agent.send("dump.end", { request_id: requestId, status: "succeeded", bytes: total });
       const res = await response;
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("application/octet-stream");
@@ -105,7 +115,7 @@ for (const engine of testEngines()) {
         `attachment; filename="report _ _q_.pdf"; filename*=UTF-8''${encodeURIComponent('report ü "q".pdf')}`,
       );
       expect(Buffer.from(await res.arrayBuffer()).equals(Buffer.concat(parts))).toBe(true);
-      const ack = await agent.waitFor(
+      const ack = await served.agent.waitFor(
         (frame) => frame.type === "dump.ack" && frame.payload.request_id === requestId,
         5_000,
       );
@@ -118,12 +128,12 @@ for (const engine of testEngines()) {
     it("asks for a folder as a zip and names the file after it", async () => {
       const { response, requestId, payload } = await start(olga, downloadUrl("/srv/docs", "&archive=zip"));
       expect(payload.archive).toBe("zip");
-      agent.send("dump.chunk", {
+      served.agent.send("dump.chunk", {
         request_id: requestId,
         seq: 0,
         data: Buffer.from("PK..").toString("base64"),
       });
-      agent.send("dump.end", { request_id: requestId, status: "succeeded", bytes: 4 });
+      served.agent.send("dump.end", { request_id: requestId, status: "succeeded", bytes: 4 });
       const res = await response;
       expect(res.headers.get("content-type")).toBe("application/zip");
       expect(res.headers.get("content-disposition")).toContain('filename="docs.zip"');
@@ -141,7 +151,7 @@ for (const engine of testEngines()) {
       expect(await outside.text()).toContain("not inside this snapshot");
       expect((await olga.request(downloadUrl("relative/path"))).status).toBe(400);
       expect((await olga.request(downloadUrl("/srv/docs", "&archive=rar"))).status).toBe(400);
-      const foreign = await olga.request(downloadUrl("/var/lib/db", "", hostId, OTHER_SNAP));
+      const foreign = await olga.request(downloadUrl("/var/lib/db", "", served.hostId, OTHER_SNAP));
       expect(foreign.status).toBe(404);
       const old = await olga.request(downloadUrl("/srv/docs/a.txt", "", oldHostId));
       expect(old.status).toBe(409);
@@ -187,7 +197,7 @@ for (const engine of testEngines()) {
 
     it("answers 413 when the agent stops at the cap before the first byte", async () => {
       const { response, requestId } = await start(olga, downloadUrl("/srv/docs/huge.iso"));
-      agent.send("dump.end", {
+      served.agent.send("dump.end", {
         request_id: requestId,
         status: "too_large",
         bytes: 0,
@@ -196,97 +206,70 @@ for (const engine of testEngines()) {
       const res = await response;
       expect(res.status).toBe(413);
       expect(await res.text()).toContain("FLEETBACK_DOWNLOAD_MAX_BYTES");
-      // The audit row is written after the response ends, not before the test sees it.
-      await vi.waitFor(
-        async () =>
-          expect((await auditFor("/srv/docs/huge.iso"))[0]?.details).toMatchObject({ outcome: "too_large" }),
-        { timeout: 5_000 },
-      );
+      await expectAudited("/srv/docs/huge.iso", { outcome: "too_large" });
     });
 
     it("aborts the response, without its end, when the download passes the cap midway", async () => {
       const { response, requestId } = await start(olga, downloadUrl("/srv/docs/big.bin"));
       const chunk = Buffer.alloc(40 * 1024, 2).toString("base64");
-      agent.send("dump.chunk", { request_id: requestId, seq: 0, data: chunk });
+      served.agent.send("dump.chunk", { request_id: requestId, seq: 0, data: chunk });
       const res = await response;
       expect(res.status).toBe(200);
-      agent.send("dump.chunk", { request_id: requestId, seq: 1, data: chunk });
+      served.agent.send("dump.chunk", { request_id: requestId, seq: 1, data: chunk });
       await expect(res.arrayBuffer()).rejects.toThrow();
-      await agent.waitFor((f) => f.type === "dump.cancel" && f.payload.request_id === requestId, 5_000);
-      // The audit row is written after the response ends, not before the test sees it.
-      await vi.waitFor(
-        async () =>
-          expect((await auditFor("/srv/docs/big.bin"))[0]?.details).toMatchObject({ outcome: "too_large" }),
-        { timeout: 5_000 },
+      await served.agent.waitFor(
+        (f) => f.type === "dump.cancel" && f.payload.request_id === requestId,
+        5_000,
       );
+      await expectAudited("/srv/docs/big.bin", { outcome: "too_large" });
     });
 
     it("over real HTTP, a cap passed midway breaks the connection off, and the next request gets a fresh one", async () => {
       // @hono/node-server ends a response whose body stream errors with an "Error: …" chunk and
       // the chunked terminator before destroying the socket: a fast client read a truncated file
       // as complete. Only a real socket shows it: app.request() bypasses the node adapter.
-      const before = agent.frames.length;
-      const response = fetch(`${server.url}${downloadUrl("/srv/docs/raced.bin")}`, {
+      const before = served.agent.frames.length;
+      const response = fetch(`${served.server.url}${downloadUrl("/srv/docs/raced.bin")}`, {
         headers: { Cookie: olga.cookie ?? "" },
       });
-      const frame = await agent.waitFor((f) => f.type === "dump.request", 5_000, before);
+      const frame = await served.agent.waitFor((f) => f.type === "dump.request", 5_000, before);
       const requestId = (frame as ServerEnvelope<"dump.request">).payload.request_id;
       const chunk = Buffer.alloc(40 * 1024, 3).toString("base64");
       // One TCP write: the cap is passed while the response is being set up.
-      const socket = (agent.ws as unknown as { _socket: import("node:net").Socket })._socket;
+      const socket = (served.agent.ws as unknown as { _socket: import("node:net").Socket })._socket;
       socket.cork();
-      agent.send("dump.chunk", { request_id: requestId, seq: 0, data: chunk });
-      agent.send("dump.chunk", { request_id: requestId, seq: 1, data: chunk });
+      served.agent.send("dump.chunk", { request_id: requestId, seq: 0, data: chunk });
+      served.agent.send("dump.chunk", { request_id: requestId, seq: 1, data: chunk });
       socket.uncork();
       const res = await response;
       expect(res.status).toBe(200);
       expect(res.headers.get("content-length")).toBeNull();
       await expect(res.arrayBuffer()).rejects.toThrow();
-      await vi.waitFor(
-        async () =>
-          expect((await auditFor("/srv/docs/raced.bin"))[0]?.details).toMatchObject({ outcome: "too_large" }),
-        { timeout: 5_000 },
-      );
+      await expectAudited("/srv/docs/raced.bin", { outcome: "too_large" });
       // The keep-alive pool must not hand the broken socket to the next request.
-      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${served.server.url}/healthz`)).status).toBe(200);
     });
 
     it("aborts the response when the agent reports a failure after some bytes", async () => {
-      const { response, requestId } = await start(olga, downloadUrl("/srv/docs/broken.bin"));
-      agent.send("dump.chunk", {
+      const { res, requestId } = await startPartWay("/srv/docs/broken.bin");
+      served.agent.send("dump.end", {
         request_id: requestId,
-        seq: 0,
-        data: Buffer.from("abc").toString("base64"),
+        status: "failed",
+        bytes: 3,
+        error: "pack not found",
       });
-      const res = await response;
-      agent.send("dump.end", { request_id: requestId, status: "failed", bytes: 3, error: "pack not found" });
       await expect(res.arrayBuffer()).rejects.toThrow();
-      await vi.waitFor(
-        async () =>
-          expect((await auditFor("/srv/docs/broken.bin"))[0]?.details).toMatchObject({
-            outcome: "failed",
-            error: "pack not found",
-          }),
-        { timeout: 5_000 },
-      );
+      await expectAudited("/srv/docs/broken.bin", { outcome: "failed", error: "pack not found" });
     });
 
     it("sends dump.cancel when the browser goes away", async () => {
-      const { response, requestId } = await start(olga, downloadUrl("/srv/docs/movie.mkv"));
-      agent.send("dump.chunk", {
-        request_id: requestId,
-        seq: 0,
-        data: Buffer.from("abc").toString("base64"),
-      });
-      const res = await response;
+      const { res, requestId } = await startPartWay("/srv/docs/movie.mkv");
       await res.body?.cancel();
-      await agent.waitFor((f) => f.type === "dump.cancel" && f.payload.request_id === requestId, 5_000);
-      // The audit row is written after the response ends, not before the test sees it.
-      await vi.waitFor(
-        async () =>
-          expect((await auditFor("/srv/docs/movie.mkv"))[0]?.details).toMatchObject({ outcome: "cancelled" }),
-        { timeout: 5_000 },
+      await served.agent.waitFor(
+        (f) => f.type === "dump.cancel" && f.payload.request_id === requestId,
+        5_000,
       );
+      await expectAudited("/srv/docs/movie.mkv", { outcome: "cancelled" });
     });
   });
 }

@@ -3,7 +3,19 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { AGENT_DIRS_PROTOCOL_VERSION, PROTOCOL_VERSION } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { jobsOf, SNAP_NEW, startRestoreWizard, submitWizard } from "../testing/restore-wizard.js";
+import { messageOf } from "../testing/http.js";
+import {
+  jobsOf,
+  type RestoreWizard,
+  SNAP_NEW,
+  startRestoreWizard,
+  submitWizard,
+} from "../testing/restore-wizard.js";
+
+/** Posts a restore from SNAP_NEW to the API, as a script would. */
+function postRestore(s: RestoreWizard, body: Record<string, unknown>): Promise<Response> {
+  return s.client.json("POST", `/api/hosts/${s.hostId}/restore`, { snapshot_id: SNAP_NEW, ...body });
+}
 
 runDbSuite("restore wizard: invalid input", (getDb) => {
   it("re-renders every Errors row with the operator's input kept and sends nothing", async () => {
@@ -142,31 +154,28 @@ runDbSuite("restore wizard: invalid input", (getDb) => {
       const html = await res.text();
       expect(html, target).toContain('data-testid="restore-error" data-field="target_dir"');
       expect(html, target).toContain(`value="${target}"`);
-      const api = await s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
-        snapshot_id: SNAP_NEW,
+      const api = await postRestore(s, {
         paths: ["/srv/lab/src/tree/docs"],
         in_place: false,
         target_dir: target,
       });
       expect(api.status, target).toBe(400);
-      expect(((await api.json()) as { message: string }).message, target).toMatch(/^target_dir: /);
+      expect(await messageOf(api), target).toMatch(/^target_dir: /);
     }
     // A path that reaches the state dir from a harmless-looking target, and an in-place path over it.
-    const deep = await s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
-      snapshot_id: SNAP_NEW,
+    const deep = await postRestore(s, {
       paths: ["/fleetback-agent/agent.json"],
       in_place: false,
       target_dir: "/etc",
     });
     expect(deep.status).toBe(400);
-    const inPlace = await s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
-      snapshot_id: SNAP_NEW,
+    const inPlace = await postRestore(s, {
       paths: ["/var/lib/fleetback-agent/update/boot.json"],
       in_place: true,
       confirm_hostname: "web-1",
     });
     expect(inPlace.status).toBe(400);
-    expect(((await inPlace.json()) as { message: string }).message).toMatch(/^paths: /);
+    expect(await messageOf(inPlace)).toMatch(/^paths: /);
     expect(s.agent.frames).toEqual([]);
     expect(await jobsOf(s)).toEqual([]);
   });
@@ -178,8 +187,7 @@ runDbSuite("restore wizard: invalid input", (getDb) => {
       .set({ agentDirs: ["/srv/lab/src/tree/.state/"], protocolVersion: PROTOCOL_VERSION })
       .where(eq(hosts.id, s.hostId));
     const restore = (paths: string[], target_dir = "$HOME/fleetback-restore/<job-id>/") =>
-      s.client.json("POST", `/api/hosts/${s.hostId}/restore`, {
-        snapshot_id: SNAP_NEW,
+      postRestore(s, {
         paths,
         in_place: false,
         target_dir,
@@ -194,7 +202,7 @@ runDbSuite("restore wizard: invalid input", (getDb) => {
       for (const target of ["$HOME/fleetback-restore/<job-id>/", "/srv/restored"]) {
         const res = await restore(["/srv/lab/src/tree/docs", path], target);
         expect(res.status, path).toBe(400);
-        expect(((await res.json()) as { message: string }).message, path).toBe(
+        expect(await messageOf(res), path).toBe(
           `paths: ${path} is the agent's own directory ${dir} or lies inside it, which holds the host's agent token and is never backed up, restored, listed or downloaded`,
         );
       }
@@ -220,7 +228,7 @@ runDbSuite("restore wizard: invalid input", (getDb) => {
       .where(eq(hosts.id, s.hostId));
     const older = await restore(["/srv/lab"]);
     expect(older.status).toBe(400);
-    expect(((await older.json()) as { message: string }).message).toBe(
+    expect(await messageOf(older)).toBe(
       `paths: /srv/lab holds the agent's own directory /srv/lab/src/tree/.state, which this host's agent (protocol ${AGENT_DIRS_PROTOCOL_VERSION - 1}) does not leave out; update the agent to protocol ${AGENT_DIRS_PROTOCOL_VERSION}, or pick the paths around it`,
     );
     expect((await restore(["/"])).status).toBe(400);

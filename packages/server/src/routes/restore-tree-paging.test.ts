@@ -9,10 +9,10 @@ import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { csrfFrom, type TestClient } from "../testing/http.js";
 import { seedEmptySnapshot, seedHost } from "../testing/seed.js";
+import { type ServedSnapshotHost, serveSnapshotHost } from "../testing/served-snapshot-host.js";
 import { signInOn } from "../testing/signed-in-app.js";
-import { connectAgent, connectOnlineAgent, type TestAgent } from "../testing/test-agent.js";
+import { connectAgent } from "../testing/test-agent.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
 
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const SESSION = "wizard-session-paging-0123";
@@ -42,49 +42,32 @@ const entryPaths = (html: string) =>
 
 for (const engine of testEngines()) {
   describe(`restore tree in pages (${engine})`, () => {
-    let server: TestServer;
     let deps: TestDeps;
     let olga: TestClient;
-    let hostId: string;
-    let agent: TestAgent;
+    let served: ServedSnapshotHost;
 
     beforeAll(async () => {
       deps = Object.assign(await createTestDeps({ engine }), { treeListing: { timeoutMs: 2_000 } });
-      server = await startTestServer({ deps });
       ({ admin: olga } = await signInOn(deps, { adminName: "olga" }));
-      const seeded = await seedHost(deps, { name: "mail-1" });
-      hostId = seeded.host.id;
-      await seedEmptySnapshot(deps, hostId, { id: SNAP, hostname: "mail-1", paths: ["/var/mail"] });
-      agent = await connectOnlineAgent(server.wsUrl, seeded.token);
+      served = await serveSnapshotHost(deps, { name: "mail-1", snapshotId: SNAP, paths: ["/var/mail"] });
     }, 180_000);
     afterAll(async () => {
-      await agent?.close();
-      await server?.close();
+      await served?.close();
     });
 
     const treeUrl = (path: string) =>
-      `/hosts/${hostId}/restore/tree?session=${SESSION}&snapshot_id=${SNAP}&path=${encodeURIComponent(path)}`;
-    const treeRequests = () => agent.frames.filter((frame) => frame.type === "tree.list");
+      `/hosts/${served.hostId}/restore/tree?session=${SESSION}&snapshot_id=${SNAP}&path=${encodeURIComponent(path)}`;
+    const treeRequests = () => served.agent.frames.filter((frame) => frame.type === "tree.list");
 
     /** Starts the request and, when `answer` is given, hands the agent's reply over. */
-    async function ask(
-      url: string,
-      answer?: (frame: ServerEnvelope) => void,
-    ): Promise<{ html: string; status: number; frame: ServerEnvelope | undefined }> {
-      const from = agent.frames.length;
-      const pending = olga.request(url);
-      let frame: ServerEnvelope | undefined;
-      if (answer) {
-        frame = await agent.waitFor((f) => f.type === "tree.list", 5_000, from);
-        answer(frame);
-      }
-      const res = await pending;
+    async function ask(url: string, answer?: (frame: ServerEnvelope) => void) {
+      const { res, frame } = await served.askTree(olga, url, answer);
       return { html: await res.text(), status: res.status, frame };
     }
 
     it("shows 'Show more' only when the agent says more follow, and following it appends the next page", async () => {
       const first = await ask(treeUrl(DIR), (f) =>
-        agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
       );
       expect(first.frame?.payload).toEqual({ snapshot_id: SNAP, path: DIR });
       expect(entryPaths(first.html)).toEqual(PAGE_ONE.map((entry) => entry.path));
@@ -94,7 +77,7 @@ for (const engine of testEngines()) {
       expect(more).toBe(`${treeUrl(DIR)}&after=${encodeURIComponent("c & d.eml").replaceAll("%20", "+")}`);
 
       const second = await ask(more ?? "", (f) =>
-        agent.send("tree.list.result", { entries: PAGE_TWO }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_TWO }, f.id),
       );
       expect(second.status).toBe(200);
       expect(second.frame?.payload).toEqual({ snapshot_id: SNAP, path: DIR, after: "c & d.eml" });
@@ -112,11 +95,11 @@ for (const engine of testEngines()) {
     it("keeps each page in the session cache under its own cursor", async () => {
       const path = `${DIR}/cached`;
       const first = await ask(treeUrl(path), (f) =>
-        agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
       );
       const more = moreUrlOf(first.html) ?? "";
       await ask(more, (f) =>
-        agent.send("tree.list.result", { entries: PAGE_TWO, next_after: "needle.eml" }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_TWO, next_after: "needle.eml" }, f.id),
       );
       const before = treeRequests().length;
       const again = await ask(treeUrl(path));
@@ -128,7 +111,7 @@ for (const engine of testEngines()) {
       expect(treeRequests().length).toBe(before);
       // A cursor not seen before is a new page: the agent is asked.
       const third = await ask(moreUrlOf(secondAgain.html) ?? "", (f) =>
-        agent.send("tree.list.result", { entries: [entryNamed("z.eml")] }, f.id),
+        served.agent.send("tree.list.result", { entries: [entryNamed("z.eml")] }, f.id),
       );
       expect(third.frame?.payload).toMatchObject({ after: "needle.eml" });
       expect(treeRequests().length).toBe(before + 1);
@@ -136,7 +119,7 @@ for (const engine of testEngines()) {
 
     it("a whole folder has no 'Show more' and keeps folders first", async () => {
       const { html } = await ask(treeUrl(`${DIR}/small`), (f) =>
-        agent.send("tree.list.result", { entries: PAGE_ONE }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_ONE }, f.id),
       );
       expect(html).not.toContain('data-testid="tree-more"');
       expect(entryPaths(html)[0]).toBe(`${DIR}/b-dir`);
@@ -145,23 +128,27 @@ for (const engine of testEngines()) {
     it("a failed later page takes the place of 'Show more' with a retry of the same page", async () => {
       const path = `${DIR}/flaky`;
       const first = await ask(treeUrl(path), (f) =>
-        agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
       );
       const more = moreUrlOf(first.html) ?? "";
       const failed = await ask(more, (f) =>
-        agent.send("tree.list.result", { error: "restic crashed" }, f.id),
+        served.agent.send("tree.list.result", { error: "restic crashed" }, f.id),
       );
       expect(failed.html).toContain('data-testid="tree-error"');
       expect(failed.html).toContain("restic crashed");
       expect(failed.html).toContain(`hx-get="${more.replaceAll("&", "&amp;")}"`);
       expect(failed.html).toContain('hx-target="closest li"');
       // Not cached: the retry asks the agent again.
-      const retried = await ask(more, (f) => agent.send("tree.list.result", { entries: PAGE_TWO }, f.id));
+      const retried = await ask(more, (f) =>
+        served.agent.send("tree.list.result", { entries: PAGE_TWO }, f.id),
+      );
       expect(entryPaths(retried.html)).toEqual(PAGE_TWO.map((entry) => entry.path));
     });
 
     it("an appended row's checkbox posts its path like a first-page one", async () => {
-      const wizard = await olga.request(`/hosts/${hostId}/snapshots/${SNAP}/restore?session=${SESSION}`);
+      const wizard = await olga.request(
+        `/hosts/${served.hostId}/snapshots/${SNAP}/restore?session=${SESSION}`,
+      );
       const body = new URLSearchParams([
         ["_csrf", csrfFrom(await wizard.text())],
         ["session", SESSION],
@@ -172,7 +159,7 @@ for (const engine of testEngines()) {
         ["in_place", "false"],
         ["action", "review"],
       ]);
-      const res = await olga.request(`/hosts/${hostId}/restore`, {
+      const res = await olga.request(`/hosts/${served.hostId}/restore`, {
         method: "POST",
         headers: {
           "Content-Type": "application/x-www-form-urlencoded",
@@ -192,7 +179,7 @@ for (const engine of testEngines()) {
         const partial = await olga.request(`${treeUrl(DIR)}&after=${encodeURIComponent(after)}`);
         expect(partial.status, after).toBe(400);
         const api = await olga.request(
-          `/api/hosts/${hostId}/tree?snapshot_id=${SNAP}&path=${encodeURIComponent(DIR)}&after=${encodeURIComponent(after)}`,
+          `/api/hosts/${served.hostId}/tree?snapshot_id=${SNAP}&path=${encodeURIComponent(DIR)}&after=${encodeURIComponent(after)}`,
         );
         expect(api.status).toBe(400);
         expect(((await api.json()) as { message: string }).message).toMatch(/^after: /);
@@ -202,13 +189,13 @@ for (const engine of testEngines()) {
 
     it("JSON twin: `after` in, `next_after` out, each page cached under its cursor", async () => {
       const api = (after?: string) =>
-        `/api/hosts/${hostId}/tree?snapshot_id=${SNAP}&path=${encodeURIComponent(`${DIR}/api`)}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+        `/api/hosts/${served.hostId}/tree?snapshot_id=${SNAP}&path=${encodeURIComponent(`${DIR}/api`)}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
       const first = await ask(api(), (f) =>
-        agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_ONE, next_after: "c & d.eml" }, f.id),
       );
       expect(JSON.parse(first.html)).toMatchObject({ cached: false, next_after: "c & d.eml" });
       const second = await ask(api("c & d.eml"), (f) =>
-        agent.send("tree.list.result", { entries: PAGE_TWO }, f.id),
+        served.agent.send("tree.list.result", { entries: PAGE_TWO }, f.id),
       );
       expect(second.frame?.payload).toMatchObject({ after: "c & d.eml" });
       const body = JSON.parse(second.html) as { entries: TreeEntry[]; next_after?: string };
@@ -221,7 +208,7 @@ for (const engine of testEngines()) {
     it("does not ask an agent older than protocol 4 for a later page", async () => {
       const old = await seedHost(deps, { name: "legacy-1" });
       await seedEmptySnapshot(deps, old.host.id, { id: SNAP, hostname: "legacy-1", paths: ["/var/mail"] });
-      const legacy = await connectAgent(server.wsUrl, old.token);
+      const legacy = await connectAgent(served.server.wsUrl, old.token);
       try {
         legacy.hello({ protocol_version: 3, hostname: "legacy-1" });
         await legacy.waitFor((frame) => frame.type === "schedule.set");

@@ -5,15 +5,15 @@
  */
 import { hosts } from "@fleetback/db";
 import { testEngines } from "@fleetback/db/testing";
-import type { ServerEnvelope, TreeEntry } from "@fleetback/protocol";
+import type { TreeEntry } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestClient } from "../testing/http.js";
 import { seedEmptySnapshot, seedHost } from "../testing/seed.js";
+import { type ServedSnapshotHost, serveSnapshotHost } from "../testing/served-snapshot-host.js";
 import { signInOn } from "../testing/signed-in-app.js";
-import { connectAgent, connectOnlineAgent, type TestAgent } from "../testing/test-agent.js";
+import { connectAgent } from "../testing/test-agent.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
 
 const SNAP = "b6926cf4b56e08d52e23b47ed13dc7c0f3ade7f8eabe18b3dd6ca809e77d963a";
 const SESSION = "wizard-session-0123456789";
@@ -34,17 +34,14 @@ const ENTRIES: TreeEntry[] = [
 
 for (const engine of testEngines()) {
   describe(`restore tree partial (${engine})`, () => {
-    let server: TestServer;
     let deps: TestDeps;
     let olga: TestClient;
     let otto: TestClient;
-    let hostId: string;
-    let agent: TestAgent;
+    let served: ServedSnapshotHost;
 
     beforeAll(async () => {
       const base = await createTestDeps({ engine });
       deps = Object.assign(base, { treeListing: { timeoutMs: TIMEOUT_MS } });
-      server = await startTestServer({ deps });
       // Both users' clients talk to one app, so they share its tree cache as browsers share a server's.
       const { users } = await signInOn(deps, {
         users: [
@@ -53,39 +50,19 @@ for (const engine of testEngines()) {
         ],
       });
       ({ olga, otto } = users);
-      const seeded = await seedHost(deps, { name: "web-1" });
-      hostId = seeded.host.id;
-      await seedEmptySnapshot(deps, hostId, { id: SNAP, hostname: "web-1", paths: ["/srv/docs"] });
-      agent = await connectOnlineAgent(server.wsUrl, seeded.token);
+      served = await serveSnapshotHost(deps, { name: "web-1", snapshotId: SNAP, paths: ["/srv/docs"] });
     }, 180_000);
     afterAll(async () => {
-      await agent?.close();
-      await server?.close();
+      await served?.close();
     });
 
     const treeUrl = (path: string, session = SESSION) =>
-      `/hosts/${hostId}/restore/tree?session=${session}&snapshot_id=${SNAP}&path=${encodeURIComponent(path)}`;
-    const treeRequests = () => agent.frames.filter((frame) => frame.type === "tree.list").length;
-
-    /** Starts the request, waits for the agent to be asked, and hands over `answer`'s reply. */
-    async function ask(
-      client: TestClient,
-      url: string,
-      answer: ((frame: ServerEnvelope) => void) | undefined,
-    ): Promise<{ res: Response; frame: ServerEnvelope | undefined }> {
-      const from = agent.frames.length;
-      const pending = client.request(url);
-      let frame: ServerEnvelope | undefined;
-      if (answer) {
-        frame = await agent.waitFor((f) => f.type === "tree.list", 5_000, from);
-        answer(frame);
-      }
-      return { res: await pending, frame };
-    }
+      `/hosts/${served.hostId}/restore/tree?session=${session}&snapshot_id=${SNAP}&path=${encodeURIComponent(path)}`;
+    const treeRequests = () => served.agent.frames.filter((frame) => frame.type === "tree.list").length;
 
     it("lists the agent's entries, then serves the same folder from the session cache", async () => {
-      const { res, frame } = await ask(olga, treeUrl("/srv/docs"), (f) =>
-        agent.send("tree.list.result", { entries: ENTRIES }, f.id),
+      const { res, frame } = await served.askTree(olga, treeUrl("/srv/docs"), (f) =>
+        served.agent.send("tree.list.result", { entries: ENTRIES }, f.id),
       );
       expect(frame?.payload).toEqual({ snapshot_id: SNAP, path: "/srv/docs" });
       expect(res.status).toBe(200);
@@ -96,7 +73,7 @@ for (const engine of testEngines()) {
         html.indexOf('data-path="/srv/docs/readme.txt"'),
       );
       expect(html).toContain(
-        `hx-get="/hosts/${hostId}/restore/tree?session=${SESSION}&amp;snapshot_id=${SNAP}&amp;path=%2Fsrv%2Fdocs%2Fsub&amp;nested=1"`,
+        `hx-get="/hosts/${served.hostId}/restore/tree?session=${SESSION}&amp;snapshot_id=${SNAP}&amp;path=%2Fsrv%2Fdocs%2Fsub&amp;nested=1"`,
       );
       expect(html).toContain('name="paths" value="/srv/docs/readme.txt"');
       expect(html).toContain("2.00 KiB");
@@ -108,28 +85,28 @@ for (const engine of testEngines()) {
       expect(html).toContain('data-testid="tree-crumb">docs</button>');
 
       const before = treeRequests();
-      const again = await ask(olga, treeUrl("/srv/docs"), undefined);
+      const again = await served.askTree(olga, treeUrl("/srv/docs"));
       expect(await again.res.text()).toContain('data-cached="true"');
       expect(treeRequests()).toBe(before);
 
       // Another operator with the same session id is not served olga's listing.
-      const other = await ask(otto, treeUrl("/srv/docs"), (f) =>
-        agent.send("tree.list.result", { entries: [] }, f.id),
+      const other = await served.askTree(otto, treeUrl("/srv/docs"), (f) =>
+        served.agent.send("tree.list.result", { entries: [] }, f.id),
       );
       expect(await other.res.text()).toContain('data-testid="tree-empty"');
       expect(treeRequests()).toBe(before + 1);
     });
 
     it("shows the agent's error and does not cache it", async () => {
-      const first = await ask(olga, treeUrl("/nope"), (f) =>
-        agent.send("tree.list.result", { error: 'path "/nope" not found in snapshot' }, f.id),
+      const first = await served.askTree(olga, treeUrl("/nope"), (f) =>
+        served.agent.send("tree.list.result", { error: 'path "/nope" not found in snapshot' }, f.id),
       );
       const html = await first.res.text();
       expect(first.res.status).toBe(200);
       expect(html).toContain('data-testid="tree-error"');
       expect(html).toContain("path &quot;/nope&quot; not found in snapshot");
-      const second = await ask(olga, treeUrl("/nope"), (f) =>
-        agent.send("tree.list.result", { entries: ENTRIES.slice(0, 1) }, f.id),
+      const second = await served.askTree(olga, treeUrl("/nope"), (f) =>
+        served.agent.send("tree.list.result", { entries: ENTRIES.slice(0, 1) }, f.id),
       );
       expect(second.frame).toBeDefined();
       expect(await second.res.text()).toContain('data-path="/srv/docs/readme.txt"');
@@ -137,30 +114,30 @@ for (const engine of testEngines()) {
 
     it("ends at the timeout when the agent stays silent; a late reply is dropped", async () => {
       const started = Date.now();
-      const { res } = await ask(olga, treeUrl("/slow"), undefined);
+      const { res } = await served.askTree(olga, treeUrl("/slow"));
       const html = await res.text();
       expect(html).toContain("did not answer within 3 s");
       expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
-      const late = agent.frames.filter((frame) => frame.type === "tree.list").at(-1);
+      const late = served.agent.frames.filter((frame) => frame.type === "tree.list").at(-1);
       expect(late?.payload).toMatchObject({ path: "/slow" });
-      agent.send("tree.list.result", { entries: ENTRIES }, late?.id);
+      served.agent.send("tree.list.result", { entries: ENTRIES }, late?.id);
       // Not cached: the next look asks the agent again.
-      const retry = await ask(olga, treeUrl("/slow"), (f) =>
-        agent.send("tree.list.result", { entries: [] }, f.id),
+      const retry = await served.askTree(olga, treeUrl("/slow"), (f) =>
+        served.agent.send("tree.list.result", { entries: [] }, f.id),
       );
       expect(retry.frame).toBeDefined();
     });
 
     it("JSON twin: entries, 502 for an agent error, 400 for a snapshot of another host", async () => {
       const api = (path: string, snapshot = SNAP) =>
-        `/api/hosts/${hostId}/tree?snapshot_id=${snapshot}&path=${encodeURIComponent(path)}`;
-      const ok = await ask(olga, api("/srv"), (f) =>
-        agent.send("tree.list.result", { entries: ENTRIES }, f.id),
+        `/api/hosts/${served.hostId}/tree?snapshot_id=${snapshot}&path=${encodeURIComponent(path)}`;
+      const ok = await served.askTree(olga, api("/srv"), (f) =>
+        served.agent.send("tree.list.result", { entries: ENTRIES }, f.id),
       );
       expect(ok.res.status).toBe(200);
       expect(await ok.res.json()).toMatchObject({ path: "/srv", cached: false, entries: expect.any(Array) });
-      const failed = await ask(olga, api("/gone"), (f) =>
-        agent.send("tree.list.result", { error: "boom" }, f.id),
+      const failed = await served.askTree(olga, api("/gone"), (f) =>
+        served.agent.send("tree.list.result", { error: "boom" }, f.id),
       );
       expect(failed.res.status).toBe(502);
       expect(await failed.res.json()).toMatchObject({ code: "agent_error", message: "boom" });
@@ -173,7 +150,7 @@ for (const engine of testEngines()) {
     it("refuses a path in the agent's own directories, the defaults and those its hello named, without asking (issue 33)", async () => {
       const { host, token } = await seedHost(deps, { name: "app-1" });
       await seedEmptySnapshot(deps, host.id, { id: SNAP, hostname: "app-1", paths: ["/"] });
-      const own = await connectAgent(server.wsUrl, token);
+      const own = await connectAgent(served.server.wsUrl, token);
       try {
         own.hello({ hostname: "app-1", agent_dirs: ["/srv/app/agent-state", "/etc/fleetback-agent"] });
         await own.waitFor((frame) => frame.type === "schedule.set");

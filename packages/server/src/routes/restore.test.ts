@@ -17,6 +17,7 @@ import {
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { restoreOrderPublicKey } from "../restore/restore-order.js";
+import { messageOf } from "../testing/http.js";
 import {
   jobsOf,
   SESSION,
@@ -221,9 +222,7 @@ runDbSuite("restore wizard", (getDb) => {
     ] as const) {
       const res = await s.client.json("POST", url, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(((await res.json()) as { message: string }).message, JSON.stringify(body)).toMatch(
-        new RegExp(`^${field}: `),
-      );
+      expect(await messageOf(res), JSON.stringify(body)).toMatch(new RegExp(`^${field}: `));
     }
     expect(s.agent.frames).toEqual([]);
 

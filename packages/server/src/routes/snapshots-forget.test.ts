@@ -8,21 +8,17 @@ import { runDbSuite } from "@fleetback/db/testing";
 import type { CommandRun } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { csrfFrom } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
 import { seedHost } from "../testing/seed.js";
-import { idOf, SLOW, snap, startSnapshotsTab } from "../testing/snapshots-tab.js";
+import { idOf, reportSnapshots, SLOW, snap, startSnapshotsTab } from "../testing/snapshots-tab.js";
 
 runDbSuite("snapshots tab: forgetting one snapshot", (getDb) => {
   it(
     "lets an admin forget one snapshot of this host after typing its short id: one forget naming it, no policy, audited",
     async () => {
       const s = await startSnapshotsTab(getDb());
-      await replaceSnapshots(s.deps.db, s.hostId, {
-        snapshots: [snap(2, "2026-11-20T02:00:00Z"), snap(1, "2026-11-20T01:00:00Z")],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [snap(2, "2026-11-20T02:00:00Z"), snap(1, "2026-11-20T01:00:00Z")]);
       const target = snap(1, "");
       const listing = await (await s.admin.request(`/hosts/${s.hostId}/snapshots`)).text();
       expect(listing).toContain(`href="/hosts/${s.hostId}/snapshots/${target.id}/forget"`);
@@ -83,10 +79,7 @@ runDbSuite("snapshots tab: forgetting one snapshot", (getDb) => {
     "refuses everyone but an admin, another host's snapshot, a short id, an old agent and an offline host, sending nothing",
     async () => {
       const s = await startSnapshotsTab(getDb());
-      await replaceSnapshots(s.deps.db, s.hostId, {
-        snapshots: [snap(1, "2026-11-20T01:00:00Z")],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [snap(1, "2026-11-20T01:00:00Z")]);
       const target = idOf(1);
       for (const client of [await s.operator(), await s.viewer()]) {
         expect((await client.request(`/hosts/${s.hostId}/snapshots/${target}/forget`)).status).toBe(403);
@@ -101,10 +94,7 @@ runDbSuite("snapshots tab: forgetting one snapshot", (getDb) => {
       const { host: other } = await seedHost(s.deps, { name: "web-2", protocolVersion: 7 });
       const otherAgent = createRecordingConnection(other.id);
       s.deps.hub.register(otherAgent);
-      await replaceSnapshots(s.deps.db, other.id, {
-        snapshots: [snap(9, "2026-11-20T01:00:00Z")],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [snap(9, "2026-11-20T01:00:00Z")], { hostId: other.id });
       const foreign = await s.admin.json("POST", `/api/hosts/${s.hostId}/snapshots/${idOf(9)}/forget`, {});
       expect(foreign.status).toBe(404);
       expect(await foreign.text()).toContain("is not a snapshot of this host");
@@ -123,13 +113,11 @@ runDbSuite("snapshots tab: forgetting one snapshot", (getDb) => {
 
       // Issue 31: another machine's snapshot in this host's own (shared) repository is listed, but
       // never forgotten from here.
-      await replaceSnapshots(s.deps.db, s.hostId, {
-        snapshots: [
-          { ...snap(13, "2026-11-20T03:00:00Z"), hostname: "alpha" },
-          snap(1, "2026-11-20T01:00:00Z"),
-        ],
-        refreshed_at: "2026-11-21T10:30:00Z",
-      });
+      await reportSnapshots(
+        s,
+        [{ ...snap(13, "2026-11-20T03:00:00Z"), hostname: "alpha" }, snap(1, "2026-11-20T01:00:00Z")],
+        { refreshedAt: "2026-11-21T10:30:00Z" },
+      );
       const theirs = await s.admin.json("POST", `/api/hosts/${s.hostId}/snapshots/${idOf(13)}/forget`, {});
       expect(theirs.status).toBe(409);
       expect(await theirs.text()).toContain("made by another machine (alpha)");
@@ -144,10 +132,7 @@ runDbSuite("snapshots tab: forgetting one snapshot", (getDb) => {
       });
       const oldAgent = createRecordingConnection(oldHost.id);
       s.deps.hub.register(oldAgent);
-      await replaceSnapshots(s.deps.db, oldHost.id, {
-        snapshots: [snap(1, "2026-11-20T01:00:00Z")],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [snap(1, "2026-11-20T01:00:00Z")], { hostId: oldHost.id });
       const refused = await s.admin.json("POST", `/api/hosts/${oldHost.id}/snapshots/${target}/forget`, {});
       expect(refused.status).toBe(409);
       expect(await refused.text()).toContain("needs an agent of protocol 7 or later");

@@ -8,9 +8,15 @@ import { repositorySizes, sourceGroups } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { ulid } from "ulidx";
 import { expect, it } from "vitest";
-import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { seedJob } from "../testing/seed.js";
-import { idOf, SLOW, type SnapshotsTab, snap, startSnapshotsTab } from "../testing/snapshots-tab.js";
+import {
+  idOf,
+  reportSnapshots,
+  SLOW,
+  type SnapshotsTab,
+  snap,
+  startSnapshotsTab,
+} from "../testing/snapshots-tab.js";
 
 async function addGroups(s: SnapshotsTab, names: string[]) {
   for (const name of names) {
@@ -40,15 +46,12 @@ runDbSuite("snapshots tab", (getDb) => {
     "lists most recent first with refreshed_at and total, paged by next_before",
     async () => {
       const { admin: viewer, deps, hostId } = await startSnapshotsTab(getDb());
-      await replaceSnapshots(deps.db, hostId, {
-        snapshots: [
-          snap(4, "2026-11-20T04:00:00Z"),
-          snap(3, "2026-11-20T03:00:00Z"),
-          snap(2, "2026-11-20T03:00:00Z"),
-          snap(1, "2026-11-20T01:00:00Z"),
-        ],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots({ deps, hostId }, [
+        snap(4, "2026-11-20T04:00:00Z"),
+        snap(3, "2026-11-20T03:00:00Z"),
+        snap(2, "2026-11-20T03:00:00Z"),
+        snap(1, "2026-11-20T01:00:00Z"),
+      ]);
       const first = await viewer.request(`/api/hosts/${hostId}/snapshots?limit=2`);
       expect(first.status).toBe(200);
       const page1 = (await first.json()) as {
@@ -96,17 +99,14 @@ runDbSuite("snapshots tab", (getDb) => {
     async () => {
       const s = await startSnapshotsTab(getDb());
       await addGroups(s, ["etc", "home"]);
-      await replaceSnapshots(s.deps.db, s.hostId, {
-        snapshots: [
-          snap(6, "2026-11-20T06:00:00Z", ["home"], ["/home"]),
-          snap(5, "2026-11-20T05:00:00Z", ["etc", "manual"], ["/etc"]),
-          snap(4, "2026-11-20T04:00:00Z", ["home"], ["/home"]),
-          snap(3, "2026-11-20T03:00:00Z", ["etc"], ["/etc"]),
-          snap(2, "2026-11-20T02:00:00Z", ["etc"], ["/etc"]),
-          snap(1, "2026-11-20T01:00:00Z", ["other"], ["/opt"]),
-        ],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [
+        snap(6, "2026-11-20T06:00:00Z", ["home"], ["/home"]),
+        snap(5, "2026-11-20T05:00:00Z", ["etc", "manual"], ["/etc"]),
+        snap(4, "2026-11-20T04:00:00Z", ["home"], ["/home"]),
+        snap(3, "2026-11-20T03:00:00Z", ["etc"], ["/etc"]),
+        snap(2, "2026-11-20T02:00:00Z", ["etc"], ["/etc"]),
+        snap(1, "2026-11-20T01:00:00Z", ["other"], ["/opt"]),
+      ]);
       const api = async (query: string) => {
         const res = await s.admin.request(`/api/hosts/${s.hostId}/snapshots?${query}`);
         expect(res.status).toBe(200);
@@ -147,16 +147,13 @@ runDbSuite("snapshots tab", (getDb) => {
     async () => {
       const s = await startSnapshotsTab(getDb());
       await addGroups(s, ["etc", "home"]);
-      await replaceSnapshots(s.deps.db, s.hostId, {
-        snapshots: [
-          snap(5, "2026-11-20T05:00:00Z", ["home"], ["/home"]),
-          snap(4, "2026-11-20T04:00:00Z", ["etc"], ["/etc"]),
-          snap(3, "2026-11-20T03:00:00Z", ["etc"], ["/etc"]),
-          snap(2, "2026-11-20T02:00:00Z", ["home"], ["/home"]),
-          snap(1, "2026-11-20T01:00:00Z", ["etc"], ["/etc"]),
-        ],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [
+        snap(5, "2026-11-20T05:00:00Z", ["home"], ["/home"]),
+        snap(4, "2026-11-20T04:00:00Z", ["etc"], ["/etc"]),
+        snap(3, "2026-11-20T03:00:00Z", ["etc"], ["/etc"]),
+        snap(2, "2026-11-20T02:00:00Z", ["home"], ["/home"]),
+        snap(1, "2026-11-20T01:00:00Z", ["etc"], ["/etc"]),
+      ]);
       const html = await (await (await s.operator()).request(`/hosts/${s.hostId}/snapshots`)).text();
       // The newest snapshot (home) and the newest older one of the same group.
       expect(selected(html, "diff-b")).toBe(idOf(5));
@@ -167,14 +164,11 @@ runDbSuite("snapshots tab", (getDb) => {
       expect(selected(etc, "diff-a")).toBe(idOf(3));
 
       // The newest snapshot alone in its group: the newest group with two is preset.
-      await replaceSnapshots(s.deps.db, s.hostId, {
-        snapshots: [
-          snap(9, "2026-11-21T09:00:00Z", ["home"], ["/home"]),
-          snap(8, "2026-11-21T08:00:00Z", ["etc"], ["/etc"]),
-          snap(7, "2026-11-21T07:00:00Z", ["etc"], ["/etc"]),
-        ],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [
+        snap(9, "2026-11-21T09:00:00Z", ["home"], ["/home"]),
+        snap(8, "2026-11-21T08:00:00Z", ["etc"], ["/etc"]),
+        snap(7, "2026-11-21T07:00:00Z", ["etc"], ["/etc"]),
+      ]);
       const alone = await (await (await s.operator()).request(`/hosts/${s.hostId}/snapshots`)).text();
       expect(selected(alone, "diff-b")).toBe(idOf(8));
       expect(selected(alone, "diff-a")).toBe(idOf(7));
@@ -186,10 +180,7 @@ runDbSuite("snapshots tab", (getDb) => {
     "has a plain page title, and charts data added per backup and the repository size, not bytes processed",
     async () => {
       const s = await startSnapshotsTab(getDb());
-      await replaceSnapshots(s.deps.db, s.hostId, {
-        snapshots: [snap(2, "2026-11-20T02:00:00Z"), snap(1, "2026-11-20T01:00:00Z")],
-        refreshed_at: "2026-11-21T10:00:00Z",
-      });
+      await reportSnapshots(s, [snap(2, "2026-11-20T02:00:00Z"), snap(1, "2026-11-20T01:00:00Z")]);
       for (const day of [1, 2]) {
         await seedJob(
           s.deps,

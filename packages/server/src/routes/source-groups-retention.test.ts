@@ -7,11 +7,9 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import { csrfFrom, messageOf } from "../testing/http.js";
-import { signedInHostPerTest } from "../testing/signed-in-app.js";
+import { ETC_GROUP, sourceGroupsHostPerTest } from "../testing/source-groups-host.js";
 
-const s = signedInHostPerTest({ name: "db-01" });
-const groupsUrl = () => `/api/hosts/${s.hostId}/source-groups`;
-const etc = { name: "etc", includes: ["/etc"], retention_policy: { daily: 7, within: "30d" } };
+const s = sourceGroupsHostPerTest();
 
 describe("source groups: retention that destroys history (issue 13)", () => {
   async function snapshotTagged(tag: string) {
@@ -35,10 +33,10 @@ describe("source groups: retention that destroys history (issue 13)", () => {
     (await s.deps.db.select().from(auditLog)).filter((row) => row.action === action);
 
   it("an operator cannot lower a policy (403, nothing changed); raising is fine; an admin may, audited old → new", async () => {
-    const created = (await (await s.operator.json("POST", groupsUrl(), etc)).json()) as {
+    const created = (await (await s.operator.json("POST", s.groupsUrl(), ETC_GROUP)).json()) as {
       source_group: { id: string };
     };
-    const url = `${groupsUrl()}/${created.source_group.id}`;
+    const url = `${s.groupsUrl()}/${created.source_group.id}`;
     for (const retention_policy of [
       { daily: 1, within: "30d" },
       { daily: 7, within: "1d" },
@@ -81,26 +79,26 @@ describe("source groups: retention that destroys history (issue 13)", () => {
 
   it("a first policy for a tag that has snapshots, on create or by renaming, is a lowering too", async () => {
     await snapshotTagged("db");
-    const fresh = await s.operator.json("POST", groupsUrl(), { ...etc, name: "web" });
+    const fresh = await s.operator.json("POST", s.groupsUrl(), { ...ETC_GROUP, name: "web" });
     expect(fresh.status).toBe(201); // no snapshots of tag web: nothing to destroy
-    const onto = await s.operator.json("POST", groupsUrl(), { ...etc, name: "db" });
+    const onto = await s.operator.json("POST", s.groupsUrl(), { ...ETC_GROUP, name: "db" });
     expect(onto.status).toBe(403);
     const { source_group: web } = (await fresh.json()) as { source_group: { id: string } };
-    const renamed = await s.operator.json("PUT", `${groupsUrl()}/${web.id}`, { name: "db" });
+    const renamed = await s.operator.json("PUT", `${s.groupsUrl()}/${web.id}`, { name: "db" });
     expect(renamed.status).toBe(403);
-    const keepAll = await s.operator.json("POST", groupsUrl(), { name: "db", includes: ["/db"] });
+    const keepAll = await s.operator.json("POST", s.groupsUrl(), { name: "db", includes: ["/db"] });
     expect(keepAll.status).toBe(201);
     const { source_group: db } = (await keepAll.json()) as { source_group: { id: string } };
     expect(
-      (await s.operator.json("PUT", `${groupsUrl()}/${db.id}`, { retention_policy: { last: 1 } })).status,
+      (await s.operator.json("PUT", `${s.groupsUrl()}/${db.id}`, { retention_policy: { last: 1 } })).status,
     ).toBe(403);
     expect(
-      (await s.admin.json("PUT", `${groupsUrl()}/${db.id}`, { retention_policy: { last: 1 } })).status,
+      (await s.admin.json("PUT", `${s.groupsUrl()}/${db.id}`, { retention_policy: { last: 1 } })).status,
     ).toBe(200);
   });
 
   it("the page form is refused the same way", async () => {
-    const created = (await (await s.operator.json("POST", groupsUrl(), etc)).json()) as {
+    const created = (await (await s.operator.json("POST", s.groupsUrl(), ETC_GROUP)).json()) as {
       source_group: { id: string };
     };
     const page = await s.operator.request(`/hosts/${s.hostId}/sources`);

@@ -10,23 +10,19 @@ import { queueRetryAfterFailure } from "../retries/transient-failure.js";
 import { retryTick } from "../sources/retry-ticker.js";
 import { csrfFrom, messageOf } from "../testing/http.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { signedInHostPerTest } from "../testing/signed-in-app.js";
+import { ETC_GROUP, HOOK_CANARY, sourceGroupsHostPerTest } from "../testing/source-groups-host.js";
 
-const CANARY = "echo Canary-Hook-4417";
-
-const s = signedInHostPerTest({ name: "db-01" });
-const groupsUrl = () => `/api/hosts/${s.hostId}/source-groups`;
-const etc = { name: "etc", includes: ["/etc"], retention_policy: { daily: 7, within: "30d" } };
+const s = sourceGroupsHostPerTest();
 
 describe("run now", () => {
   it("sends command.run with the group's paths, tag and hooks when online; records params without hooks", async () => {
-    await s.admin.json("PUT", `/api/hosts/${s.hostId}/hooks`, { post_hook_default: CANARY });
+    await s.admin.json("PUT", `/api/hosts/${s.hostId}/hooks`, { post_hook_default: HOOK_CANARY });
     const { source_group: group } = (await (
-      await s.admin.json("POST", groupsUrl(), { ...etc, excludes: ["*.bak"], pre_hook: "sync" })
+      await s.admin.json("POST", s.groupsUrl(), { ...ETC_GROUP, excludes: ["*.bak"], pre_hook: "sync" })
     ).json()) as { source_group: { id: string } };
     const agent = createRecordingConnection(s.hostId);
     s.deps.hub.register(agent);
-    const res = await s.operator.json("POST", `${groupsUrl()}/${group.id}/run`);
+    const res = await s.operator.json("POST", `${s.groupsUrl()}/${group.id}/run`);
     expect(res.status).toBe(201);
     const { job_id } = (await res.json()) as { job_id: string };
     expect(agent.frames.map((f) => f.type)).toEqual(["command.run"]);
@@ -38,7 +34,7 @@ describe("run now", () => {
       excludes: ["*.bak"],
       tag: "etc",
       pre_hook: "sync",
-      post_hook: CANARY,
+      post_hook: HOOK_CANARY,
     });
     const [job] = await s.deps.db.select().from(jobs).where(eq(jobs.id, job_id));
     expect(job).toMatchObject({ actorKind: "user", sourceGroupId: group.id, kind: "backup" });
@@ -46,10 +42,12 @@ describe("run now", () => {
   });
 
   it("queues a pending run when the host is offline (202), shown on the page; 503 with no retries", async () => {
-    const { source_group: group } = (await (await s.operator.json("POST", groupsUrl(), etc)).json()) as {
+    const { source_group: group } = (await (
+      await s.operator.json("POST", s.groupsUrl(), ETC_GROUP)
+    ).json()) as {
       source_group: { id: string };
     };
-    const res = await s.operator.json("POST", `${groupsUrl()}/${group.id}/run`);
+    const res = await s.operator.json("POST", `${s.groupsUrl()}/${group.id}/run`);
     expect(res.status).toBe(202);
     const { pending_run_id } = (await res.json()) as { pending_run_id: string };
     const [row] = await s.deps.db.select().from(pendingRuns);
@@ -59,14 +57,14 @@ describe("run now", () => {
     const page = await (await s.viewer.request(`/hosts/${s.hostId}/sources`)).text();
     expect(page).toContain('data-testid="pending-runs"');
 
-    await s.operator.json("PUT", `${groupsUrl()}/${group.id}`, { retry_max: 0 });
-    expect((await s.operator.json("POST", `${groupsUrl()}/${group.id}/run`)).status).toBe(503);
+    await s.operator.json("PUT", `${s.groupsUrl()}/${group.id}`, { retry_max: 0 });
+    expect((await s.operator.json("POST", `${s.groupsUrl()}/${group.id}/run`)).status).toBe(503);
   });
 });
 
 describe("bandwidth caps of a source group (issue 18)", () => {
   it("are stored, shown, sent as the stricter of the group's and the host's cap, and recorded on the job", async () => {
-    const created = await s.operator.json("POST", groupsUrl(), { ...etc, bandwidth_up_kbps: 512 });
+    const created = await s.operator.json("POST", s.groupsUrl(), { ...ETC_GROUP, bandwidth_up_kbps: 512 });
     expect(created.status).toBe(201);
     const { source_group: group } = (await created.json()) as {
       source_group: { id: string; bandwidth_up_kbps: number | null; bandwidth_down_kbps: number | null };
@@ -76,7 +74,7 @@ describe("bandwidth caps of a source group (issue 18)", () => {
     s.deps.hub.register(agent);
     const runOnce = async () => {
       const before = agent.frames.length;
-      const res = await s.operator.json("POST", `${groupsUrl()}/${group.id}/run`);
+      const res = await s.operator.json("POST", `${s.groupsUrl()}/${group.id}/run`);
       expect(res.status).toBe(201);
       const { job_id } = (await res.json()) as { job_id: string };
       const [job] = await s.deps.db.select().from(jobs).where(eq(jobs.id, job_id));
@@ -105,7 +103,7 @@ describe("bandwidth caps of a source group (issue 18)", () => {
     expect(run.payload).toMatchObject({ bandwidth_up_kbps: 512 });
 
     // Cleared with null: the command carries no cap of the group's.
-    const cleared = await s.operator.json("PUT", `${groupsUrl()}/${group.id}`, { bandwidth_up_kbps: null });
+    const cleared = await s.operator.json("PUT", `${s.groupsUrl()}/${group.id}`, { bandwidth_up_kbps: null });
     expect(
       ((await cleared.json()) as { source_group: { bandwidth_up_kbps: null } }).source_group
         .bandwidth_up_kbps,
@@ -144,9 +142,9 @@ describe("bandwidth caps of a source group (issue 18)", () => {
 describe("a run-now's own bandwidth caps (issue 18)", () => {
   it("replace the group's cap for that run only, never lift the host's, and ride along a queued run and its retry", async () => {
     const { source_group: group } = (await (
-      await s.operator.json("POST", groupsUrl(), { ...etc, bandwidth_up_kbps: 512, retry_max: 2 })
+      await s.operator.json("POST", s.groupsUrl(), { ...ETC_GROUP, bandwidth_up_kbps: 512, retry_max: 2 })
     ).json()) as { source_group: { id: string } };
-    const runUrl = `${groupsUrl()}/${group.id}/run`;
+    const runUrl = `${s.groupsUrl()}/${group.id}/run`;
     const bad = await s.operator.json("POST", runUrl, { bandwidth_up_kbps: 0 });
     expect(bad.status).toBe(400);
     expect(await messageOf(bad)).toMatch(/^bandwidth_up_kbps: /);
@@ -220,7 +218,9 @@ describe("a run-now's own bandwidth caps (issue 18)", () => {
 
 describe("Run now from the sources page (issue 17)", () => {
   it("opens the backup's live job page; a queued run stays on the sources page and says so", async () => {
-    const { source_group: group } = (await (await s.operator.json("POST", groupsUrl(), etc)).json()) as {
+    const { source_group: group } = (await (
+      await s.operator.json("POST", s.groupsUrl(), ETC_GROUP)
+    ).json()) as {
       source_group: { id: string };
     };
     const csrf = csrfFrom(await (await s.operator.request(`/hosts/${s.hostId}/sources`)).text());

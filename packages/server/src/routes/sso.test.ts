@@ -7,17 +7,16 @@
  */
 import { auditLog, users } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { updateUser } from "../auth/users.js";
 import { createTestClient } from "../testing/http.js";
-import { type OidcProviderProcess, startOidcProvider } from "../testing/oidc-provider.js";
 import {
   BASE_URL,
   CALLBACK,
   finish,
   me,
-  type Setup,
-  setup,
+  ssoAppPerSuite,
+  ssoRefused,
   ssoSignIn,
   userNamed,
 } from "../testing/sso-harness.js";
@@ -31,21 +30,12 @@ const ACCOUNTS = {
 };
 
 describe("single sign-on through a real OpenID provider", () => {
-  let provider: OidcProviderProcess;
-  let s: Setup;
-
-  beforeAll(async () => {
-    provider = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
-    s = await setup(provider, { FLEETBACK_OIDC_DEFAULT_ROLE: "viewer" });
-  });
-  afterAll(async () => {
-    await provider?.stop();
-  });
+  const s = ssoAppPerSuite(ACCOUNTS, { FLEETBACK_OIDC_DEFAULT_ROLE: "viewer" });
 
   it("sends the browser to the provider with PKCE (S256), state and nonce", async () => {
     const res = await s.app.request("/auth/sso?next=/hosts");
     const url = new URL(res.headers.get("location") ?? "");
-    expect(url.origin).toBe(provider.issuer);
+    expect(url.origin).toBe(s.provider.issuer);
     expect(url.searchParams.get("response_type")).toBe("code");
     expect(url.searchParams.get("redirect_uri")).toBe(CALLBACK);
     expect(url.searchParams.get("code_challenge_method")).toBe("S256");
@@ -70,7 +60,7 @@ describe("single sign-on through a real OpenID provider", () => {
       role: "admin",
       passwordHash: null,
       ssoSubject: "alice",
-      ssoIssuer: provider.issuer,
+      ssoIssuer: s.provider.issuer,
     });
     const listed = await s.app.request("/api/users", { headers: { Cookie: signed.session ?? "" } });
     const body = (await listed.json()) as { users: Array<{ username: string; sso: boolean }> };
@@ -89,10 +79,10 @@ describe("single sign-on through a real OpenID provider", () => {
     expect(await me(s, bob.session)).toMatchObject({ username: "bob", role: "operator" });
     const carol = await ssoSignIn(s, "carol");
     expect(await me(s, carol.session)).toMatchObject({ username: "carol", role: "viewer" });
-    await provider.setAccounts({ ...ACCOUNTS, bob: { preferred_username: "bob", groups: ["staff"] } });
+    await s.provider.setAccounts({ ...ACCOUNTS, bob: { preferred_username: "bob", groups: ["staff"] } });
     const demoted = await ssoSignIn(s, "bob");
     expect(await me(s, demoted.session)).toMatchObject({ role: "viewer" });
-    await provider.setAccounts(ACCOUNTS);
+    await s.provider.setAccounts(ACCOUNTS);
   });
 
   it("never hands an identity the local user of the same name", async () => {
@@ -136,9 +126,7 @@ describe("single sign-on through a real OpenID provider", () => {
       bob.id,
       { disabled: true },
     );
-    const refused = await ssoSignIn(s, "bob");
-    expect(refused.status).toBe(403);
-    expect(refused.text).toContain("disabled");
+    const refused = await ssoRefused(s, "bob", "disabled");
     expect(refused.session).toBeUndefined();
   });
 
@@ -154,21 +142,13 @@ describe("single sign-on through a real OpenID provider", () => {
   });
 
   it("never shows the client secret", () => {
-    expect(s.seen.join("\n")).not.toContain(provider.clientSecret);
-    expect(provider.stderr()).not.toContain("provider error");
+    expect(s.seen.join("\n")).not.toContain(s.provider.clientSecret);
+    expect(s.provider.stderr()).not.toContain("provider error");
   });
 });
 
 describe("single sign-on: an expired code", () => {
-  let provider: OidcProviderProcess;
-  let s: Setup;
-  beforeAll(async () => {
-    provider = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS, codeTtlSeconds: 1 });
-    s = await setup(provider);
-  });
-  afterAll(async () => {
-    await provider?.stop();
-  });
+  const s = ssoAppPerSuite(ACCOUNTS, {}, { codeTtlSeconds: 1 });
 
   it("is refused with the provider's invalid_grant, and no session", async () => {
     const expired = await ssoSignIn(s, "alice", { waitMs: 2_500 });
@@ -180,15 +160,7 @@ describe("single sign-on: an expired code", () => {
 });
 
 describe("single sign-on: password sign-in turned off", () => {
-  let provider: OidcProviderProcess;
-  let s: Setup;
-  beforeAll(async () => {
-    provider = await startOidcProvider({ redirectUris: [CALLBACK], accounts: ACCOUNTS });
-    s = await setup(provider, { FLEETBACK_LOCAL_LOGIN: "off" });
-  });
-  afterAll(async () => {
-    await provider?.stop();
-  });
+  const s = ssoAppPerSuite(ACCOUNTS, { FLEETBACK_LOCAL_LOGIN: "off" });
 
   it("stays on until an SSO admin exists, then refuses passwords; an unmapped identity gets no user", async () => {
     const login = () =>
@@ -201,9 +173,9 @@ describe("single sign-on: password sign-in turned off", () => {
     expect(page).toContain('data-testid="login-form"');
     expect(page).toContain('data-testid="sso-sign-in"');
 
-    const carol = await ssoSignIn(s, "carol");
-    expect(carol.status).toBe(403);
-    expect(carol.text).toContain(
+    await ssoRefused(
+      s,
+      "carol",
       "No access to Fleetback: your account at the identity provider has no role here",
     );
     expect(await userNamed(s, "carol")).toBeUndefined();

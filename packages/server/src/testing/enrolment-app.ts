@@ -2,8 +2,10 @@
  * @module testing/enrolment-app
  * What the enrolment tests start from: a fresh app whose first admin is signed in (the operator's
  * client), a second client for the agent's requests, the host facts an agent sends, and a host
- * enrolled through the API for tests that start from one.
+ * enrolled through the API for tests that start from one. `enrolmentAppPerTest` starts one before
+ * each test of a file.
  */
+import { afterEach, beforeEach } from "vitest";
 import type { TestClient } from "./http.js";
 import { startSignedInApp, TEST_PASSWORD } from "./signed-in-app.js";
 import type { TestDeps, TestDepsOptions } from "./test-deps.js";
@@ -29,6 +31,21 @@ export interface EnrolmentApp {
 export async function startEnrolmentApp(options?: TestDepsOptions): Promise<EnrolmentApp> {
   const { deps, admin, anonymous } = await startSignedInApp(options ? { deps: options } : {});
   return { deps, operator: admin, agent: anonymous() };
+}
+
+/**
+ * An enrolment app started before each test of the calling file and closed after it. The object
+ * answered is refilled for each test, so the file's tests share a name for it and none of its state.
+ */
+export function enrolmentAppPerTest(): EnrolmentApp {
+  const current = {} as EnrolmentApp;
+  beforeEach(async () => {
+    Object.assign(current, await startEnrolmentApp());
+  });
+  afterEach(async () => {
+    await current.deps.close();
+  });
+  return current;
 }
 
 /**

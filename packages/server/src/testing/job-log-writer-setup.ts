@@ -1,7 +1,7 @@
 /**
  * @module testing/job-log-writer-setup
  * One running backup job, a second host, and a job log writer on manual timers with batches of
- * five lines: what both job-log-writer test files start each test from, so the one-job tests and
+ * five lines (unless told otherwise): what both job-log-writer test files start each test from, so the one-job tests and
  * the many-jobs tests can live in files of their own.
  */
 import { type Database, jobLogs } from "@fleetback/db";
@@ -13,7 +13,7 @@ import { createJobLogWriter } from "../jobs/job-log-writer.js";
 import { seedHost, seedJob } from "./seed.js";
 import { createTestDeps } from "./test-deps.js";
 
-export async function setUpJobLogWriter(db: Database) {
+export async function setUpJobLogWriter(db: Database, { batchLines = 5 } = {}) {
   const deps = await createTestDeps({ db });
   const { host } = await seedHost(deps);
   const other = await seedHost(deps, { name: "other" });
@@ -29,7 +29,7 @@ export async function setUpJobLogWriter(db: Database) {
     log: deps.log,
     events,
     timers,
-    batchLines: 5,
+    batchLines,
   });
   const line = (text: string): LogStream => ({
     job_id: job.id,

@@ -25,10 +25,9 @@ import { createChannel, type NewChannelInput } from "../notifications/channels.j
 import { createNotifier, type NotifierOptions } from "../notifications/notifier.js";
 import type { Notifier } from "../notifications/notifier-port.js";
 import type { TestClient } from "./http.js";
-import { type HttpReceiver, startHttpReceiver } from "./http-receiver.js";
 import { seedAuditContext, seedHost } from "./seed.js";
 import { signInOn } from "./signed-in-app.js";
-import { type SmtpReceiver, startSmtpReceiver } from "./smtp-receiver.js";
+import { useSuiteReceivers } from "./suite-receivers.js";
 import type { TestDeps } from "./test-deps.js";
 import type { TestServer } from "./test-server.js";
 
@@ -63,8 +62,7 @@ export function clockTimers(clock: TestDeps["clock"]) {
 
 /** Registers its hooks in the calling suite; read its fields inside tests and hooks only. */
 export function useNotifierHarness(server: TestServer) {
-  let receiver: HttpReceiver;
-  let smtp: SmtpReceiver;
+  const receivers = useSuiteReceivers({ username: "mailer", password: CANARY });
   let notifier: Notifier | undefined;
   /** Every notifier a test started; several stand for servers sharing the database. */
   const started: Notifier[] = [];
@@ -73,19 +71,14 @@ export function useNotifierHarness(server: TestServer) {
 
   beforeAll(async () => {
     await server.deps.notifier.close();
-    receiver = await startHttpReceiver();
-    smtp = await startSmtpReceiver({ username: "mailer", password: CANARY });
   });
   afterAll(async () => {
     await Promise.all(started.splice(0).map((n) => n.close()));
-    await receiver.close();
-    await smtp.close();
   });
   beforeEach(async () => {
     await Promise.all(started.splice(0).map((n) => n.close()));
     notifier = undefined;
-    receiver.requests.length = 0;
-    smtp.messages.length = 0;
+    receivers.clear();
     await server.deps.db.delete(notificationChannels);
     const { host } = await seedHost(server.deps, { name: "db-01" });
     const [row] = await server.deps.db
@@ -122,10 +115,10 @@ export function useNotifierHarness(server: TestServer) {
 
   return {
     get receiver() {
-      return receiver;
+      return receivers.webhook;
     },
     get smtp() {
-      return smtp;
+      return receivers.smtp;
     },
     /** The notifier the test started last. */
     get notifier() {
@@ -218,8 +211,7 @@ export interface ChannelBody {
  * read through `read` and `json`, so that the check after the suite sees every one of them.
  */
 export function useChannelRoutes(server: TestServer) {
-  let receiver: HttpReceiver;
-  let smtp: SmtpReceiver;
+  const receivers = useSuiteReceivers({ username: "mailer", password: CANARY });
   let admin: TestClient;
   let operator: TestClient;
   const seen: string[] = [];
@@ -230,15 +222,11 @@ export function useChannelRoutes(server: TestServer) {
   };
 
   beforeAll(async () => {
-    receiver = await startHttpReceiver();
-    smtp = await startSmtpReceiver({ username: "mailer", password: CANARY });
     const signed = await signInOn(server.deps, { users: [{ username: "oper", role: "operator" }] });
     admin = signed.admin;
     operator = signed.users.oper;
   });
   afterAll(async () => {
-    await receiver.close();
-    await smtp.close();
     const everything = [
       ...seen,
       JSON.stringify(await server.deps.db.select().from(notificationLog)),
@@ -249,16 +237,15 @@ export function useChannelRoutes(server: TestServer) {
   });
   beforeEach(async () => {
     await server.deps.db.delete(notificationChannels);
-    receiver.requests.length = 0;
-    smtp.messages.length = 0;
+    receivers.clear();
   });
 
   return {
     get receiver() {
-      return receiver;
+      return receivers.webhook;
     },
     get smtp() {
-      return smtp;
+      return receivers.smtp;
     },
     get admin() {
       return admin;
@@ -275,7 +262,7 @@ export function useChannelRoutes(server: TestServer) {
       name: "ops hook",
       kind: "webhook",
       notify_resolved: true,
-      config: { url: `${receiver.url}/hooks/${CANARY}`, secret: `${CANARY}-hmac` },
+      config: { url: `${receivers.webhook.url}/hooks/${CANARY}`, secret: `${CANARY}-hmac` },
     }),
   };
 }

@@ -4,7 +4,8 @@ import { createHash } from "node:crypto";
  * Rows that server tests build on: an enrolled host with its agent token, bound credentials,
  * jobs in a given state, scheduled source groups, a host's reported snapshots (and the wire
  * snapshots a report carries). Inserted through
- * the same schema and sealing the server uses.
+ * the same schema and sealing the server uses; a source group a test configures goes through
+ * createGroup itself (createTestGroup).
  */
 import { hashToken, randomToken } from "@fleetback/crypto";
 import {
@@ -28,6 +29,8 @@ import type { ServerDeps } from "../deps.js";
 import { sealHostCredentials } from "../hosts/credentials.js";
 import { createJob, type NewJobInput } from "../jobs/create-job.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import type { CreateGroupBody } from "../sources/source-group-schema.js";
+import { createGroup } from "../sources/source-groups.js";
 
 export async function seedHost(
   deps: Pick<ServerDeps, "db">,
@@ -65,6 +68,22 @@ export async function seedAuditContext(deps: Pick<ServerDeps, "db">): Promise<Au
   const username = `admin-${id.toLowerCase()}`;
   await deps.db.insert(users).values({ id, username, passwordHash: "unused", role: "admin" });
   return { actor: { userId: id, username, role: "admin", via: "session" }, ip: undefined };
+}
+
+/**
+ * Creates a source group the way the API does, as a fresh admin: "etc" backing up /etc unless
+ * `fields` say otherwise.
+ */
+export async function createTestGroup(
+  deps: Parameters<typeof createGroup>[0],
+  hostId: string,
+  fields: Partial<CreateGroupBody> = {},
+) {
+  return createGroup(deps, await seedAuditContext(deps), hostId, {
+    name: "etc",
+    includes: ["/etc"],
+    ...fields,
+  });
 }
 
 export async function bindCredentials(

@@ -4,7 +4,9 @@
  * bootstrapped and signed in, and any other users created and signed in, each with a client of
  * its own, or on first use. `deps.close()` ends it. `signInOn` does the same over deps a test already holds (a test
  * server's, or deps it had to shape first) and leaves closing them to their owner.
- * `signedInHostPerTest` starts one with an operator, a viewer and a host before each test of a file.
+ * `signedInPerTest` starts one before each test of a file, `signedInHostPerTest` one with an
+ * operator, a viewer and a host, and `freshDepsPerTest` only the deps, for tests of what comes
+ * before the first sign-in.
  */
 
 import type { NewHost } from "@fleetback/db";
@@ -94,6 +96,15 @@ export async function signInOn<const U extends string = never>(
   return { deps, app, admin, adminId, users, anonymous: client, login, addUser, userOnDemand };
 }
 
+/** Posts the sign-in form from `browser` with the test password, and `next` when given. */
+export function postLoginForm(browser: TestClient, username: string, next?: string): Promise<Response> {
+  return browser.form("/login", {
+    username,
+    password: TEST_PASSWORD,
+    ...(next === undefined ? {} : { next }),
+  });
+}
+
 export interface SignedInHost extends SignedInApp<"oper" | "looker"> {
   operator: TestClient;
   viewer: TestClient;
@@ -102,25 +113,64 @@ export interface SignedInHost extends SignedInApp<"oper" | "looker"> {
 }
 
 /**
+ * `startSignedInApp(options)` before each test of the calling file, closed after it. The object
+ * answered is refilled for each test, so the file's tests share a name for it and none of its state.
+ */
+export function signedInPerTest<const U extends string = never>(
+  options: SignInOptions<U> = {},
+): SignedInApp<U> {
+  const current = {} as SignedInApp<U>;
+  beforeEach(async () => {
+    Object.assign(current, await startSignedInApp(options));
+  });
+  afterEach(async () => {
+    await current.deps.close();
+  });
+  return current;
+}
+
+/**
  * An app with its admin, an operator ("oper"), a viewer ("looker") and one host, started before
- * each test of the calling file and closed after it. The object answered is refilled for each
- * test, so the file's tests share a name for it and none of its state.
+ * each test of the calling file and closed after it, refilled like `signedInPerTest`'s.
  */
 export function signedInHostPerTest(host: Partial<NewHost> = {}): SignedInHost {
-  const current = {} as SignedInHost;
+  const current = signedInPerTest({
+    users: [
+      { username: "oper", role: "operator" },
+      { username: "looker", role: "viewer" },
+    ],
+  }) as SignedInHost;
   beforeEach(async () => {
-    const started = await startSignedInApp({
-      users: [
-        { username: "oper", role: "operator" },
-        { username: "looker", role: "viewer" },
-      ],
-    });
-    const seeded = await seedHost(started.deps, host);
-    Object.assign(current, started, {
-      operator: started.users.oper,
-      viewer: started.users.looker,
+    const seeded = await seedHost(current.deps, host);
+    Object.assign(current, {
+      operator: current.users.oper,
+      viewer: current.users.looker,
       hostId: seeded.host.id,
     });
+  });
+  return current;
+}
+
+export interface FreshDeps {
+  /** This test's deps, on a fresh database with no user yet. */
+  deps: TestDeps;
+  /** Bootstraps the first admin, "root-admin", on them: `client` is its signed-in session. */
+  withAdmin: () => Promise<{ app: SignedInApp["app"]; client: TestClient }>;
+}
+
+/**
+ * Deps on a fresh database before each test of the calling file (or `describe`), closed after it.
+ * Like `signedInHostPerTest`, the object answered is refilled for each test.
+ */
+export function freshDepsPerTest(): FreshDeps {
+  const current = {
+    withAdmin: async () => {
+      const { app, admin } = await signInOn(current.deps, { adminName: "root-admin" });
+      return { app, client: admin };
+    },
+  } as FreshDeps;
+  beforeEach(async () => {
+    current.deps = await createTestDeps();
   });
   afterEach(async () => {
     await current.deps.close();

@@ -24,6 +24,11 @@ export interface SmtpReceiver {
   close(): Promise<void>;
 }
 
+/** An email channel's config that sends through `smtp` to `to`. */
+export function mailChannelConfig(smtp: Pick<SmtpReceiver, "host" | "port">, to: string[]) {
+  return { host: smtp.host, port: smtp.port, security: "none", from: "fleetback@example.org", to };
+}
+
 export async function startSmtpReceiver(
   options: { username?: string; password?: string } = {},
 ): Promise<SmtpReceiver> {

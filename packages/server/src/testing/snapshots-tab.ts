@@ -2,9 +2,10 @@
  * @module testing/snapshots-tab
  * What the snapshots tab tests start from: a signed-in admin, an operator and a viewer signed in
  * on first use, and one host of protocol 7 online through a recording connection; plus the
- * numbered snapshots they report for it.
+ * numbered snapshots they report for it, stored as its agent's last report.
  */
 import type { Database } from "@fleetback/db";
+import { replaceSnapshots } from "../snapshots/snapshot-store.js";
 import type { TestClient } from "./http.js";
 import { createRecordingConnection, type RecordingConnection } from "./recording-connection.js";
 import { seedHost } from "./seed.js";
@@ -52,4 +53,19 @@ export async function startSnapshotsTab(db: Database): Promise<SnapshotsTab> {
     hostId: host.id,
     agent,
   };
+}
+
+/**
+ * Stores `snapshots` as the last list the agent of `hostId` (the tab's host unless named) reported,
+ * refreshed at 10:00 on the test clock's day unless `refreshedAt` says otherwise.
+ */
+export async function reportSnapshots(
+  tab: Pick<SnapshotsTab, "deps" | "hostId">,
+  snapshots: ReturnType<typeof snap>[],
+  options: { hostId?: string; refreshedAt?: string } = {},
+): Promise<void> {
+  await replaceSnapshots(tab.deps.db, options.hostId ?? tab.hostId, {
+    snapshots,
+    refreshed_at: options.refreshedAt ?? "2026-11-21T10:00:00Z",
+  });
 }

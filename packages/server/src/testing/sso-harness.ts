@@ -3,18 +3,25 @@
  * Drives single sign-on against the real OpenID provider process (testing/oidc-provider.ts) the
  * way a browser would: an app configured for that provider with a bootstrapped local admin, a
  * sign-in from /auth/sso through the provider's pages to the callback, and the session it left.
+ * `providerPerSuite` runs the provider for the tests of one describe, `ssoAppPerSuite` that and an
+ * app set up against it.
  */
 
 import { users } from "@fleetback/db";
 import { sleep, systemTimers } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import type { Hono } from "hono";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { createApp } from "../app.js";
 import type { AppEnv } from "../auth/actor.js";
 import { parseSsoConfig } from "../auth/sso-config.js";
 import { createTestClient } from "./http.js";
-import { type OidcProviderProcess, signInAtProvider } from "./oidc-provider.js";
+import {
+  type OidcAccounts,
+  type OidcProviderProcess,
+  signInAtProvider,
+  startOidcProvider,
+} from "./oidc-provider.js";
 import { createTestDeps, type TestDeps, type TestDepsOptions } from "./test-deps.js";
 
 export const BASE_URL = "http://fleetback.test:8080";
@@ -24,6 +31,40 @@ export interface Setup {
   app: Hono<AppEnv>;
   /** Everything any answer carried, for the secret grep. */
   seen: string[];
+}
+
+/**
+ * A provider holding `accounts`, redirecting to this app's callback, started before the tests of
+ * the calling describe and stopped after them: `provider` is set once they run.
+ */
+export function providerPerSuite(
+  accounts: OidcAccounts,
+  options: { codeTtlSeconds?: number } = {},
+): { provider: OidcProviderProcess } {
+  const suite = {} as { provider: OidcProviderProcess };
+  beforeAll(async () => {
+    suite.provider = await startOidcProvider({ redirectUris: [CALLBACK], accounts, ...options });
+  });
+  afterAll(async () => {
+    await suite.provider?.stop();
+  });
+  return suite;
+}
+
+/**
+ * `providerPerSuite`, and an app set up against it with `env` before the describe's tests, which
+ * share it: the object answered is that `Setup` and the provider, filled once the tests run.
+ */
+export function ssoAppPerSuite(
+  accounts: OidcAccounts,
+  env: Record<string, string> = {},
+  options: { codeTtlSeconds?: number } = {},
+): Setup & { provider: OidcProviderProcess } {
+  const suite = providerPerSuite(accounts, options) as Setup & { provider: OidcProviderProcess };
+  beforeAll(async () => {
+    Object.assign(suite, await setup(suite.provider, env));
+  });
+  return suite;
 }
 
 export async function setup(
@@ -104,6 +145,14 @@ export async function finish(s: Setup, callback: URL, cookie: string | undefined
     .find((line) => line.startsWith("fleetback_session=") && !line.startsWith("fleetback_session=;"));
   const session = cookieLine?.split(";")[0];
   return { status: res.status, location: res.headers.get("location"), session, cookieLine, text };
+}
+
+/** Signs `account` in and expects Fleetback to refuse it (403) with a page saying `reason`. */
+export async function ssoRefused(s: Setup, account: string, reason: string) {
+  const refused = await ssoSignIn(s, account);
+  expect(refused.status).toBe(403);
+  expect(refused.text).toContain(reason);
+  return refused;
 }
 
 /** The signed-in user of `session`; null when the server answers 401 (no session, or it ended). */

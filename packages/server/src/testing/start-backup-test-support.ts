@@ -12,6 +12,9 @@ import {
   backupSpec,
   loadHostHooks,
 } from "../sources/dispatch-backup.js";
+import type { CreateGroupBody } from "../sources/source-group-schema.js";
+import { createTestGroup, seedHost } from "./seed.js";
+import type { TestDeps } from "./test-deps.js";
 
 export async function startBackup(
   deps: BackupDeps,
@@ -26,4 +29,16 @@ export async function startBackup(
   return started.pendingRunId === undefined
     ? { outcome: "offline" }
     : { outcome: "queued", pendingRunId: started.pendingRunId };
+}
+
+/** A new offline host's backup of its group "etc" (with `retry`), started by `actorKind`: queued. */
+export async function queueOfflineBackup(
+  deps: TestDeps,
+  retry: Pick<CreateGroupBody, "retry_max" | "retry_backoff_seconds">,
+  actorKind: ActorKind,
+) {
+  const { host } = await seedHost(deps);
+  const group = await createTestGroup(deps, host.id, retry);
+  const queued = await startBackup(deps, { hostId: host.id, actorKind }, group);
+  return { host, group, queued };
 }

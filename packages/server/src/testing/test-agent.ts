@@ -15,6 +15,9 @@ import {
   systemTimers,
 } from "@fleetback/protocol";
 import { WebSocket } from "ws";
+import type { ServerDeps } from "../deps.js";
+import { eventually } from "./eventually.js";
+import { readJob } from "./seed.js";
 
 export interface TestAgent {
   ws: WebSocket;
@@ -179,4 +182,21 @@ export function refusedUpgrade(
     });
     ws.once("error", (err) => reject(err));
   });
+}
+
+/**
+ * Waits until the server has handled an agent's end of the job: the job left the active states
+ * and the channel finished what the report started (alerts, retries).
+ */
+export async function jobEndHandled(
+  server: { deps: Pick<ServerDeps, "db">; channel: { idle(): Promise<void> } },
+  jobId: string,
+  what = `job ${jobId} to end`,
+): Promise<void> {
+  await eventually(
+    () => readJob(server.deps, jobId),
+    (row) => row !== undefined && row.status !== "queued" && row.status !== "running",
+    { what },
+  );
+  await server.channel.idle();
 }
