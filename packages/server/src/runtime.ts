@@ -10,7 +10,6 @@ import {
   type AgentChannelOptions,
   attachAgentChannel,
 } from "./agent-channel/attach-agent-channel.js";
-import { createJobAlerts } from "./alerts/job-alerts.js";
 import { holdIfAnomalous } from "./anomaly/anomaly-hold.js";
 import { createApp } from "./app.js";
 import type { AppDeps } from "./app-deps.js";
@@ -18,7 +17,7 @@ import type { Listening } from "./http/listen.js";
 import { attachUpgradeRouter, type UpgradeSource } from "./http/upgrade-router.js";
 import type { LocalHub } from "./hub/local-hub.js";
 import { attachJobStreams, type JobStreamOptions, type JobStreams } from "./job-page/job-stream.js";
-import { createJobReports } from "./jobs/job-reports.js";
+import { createServerJobReports } from "./jobs/job-reports.js";
 import { createBackupCopies } from "./mirror/mirror-copy.js";
 import { upkeepMirrorAfter } from "./mirror/mirror-upkeep.js";
 import { type ServerTickerOptions, startServerTickers } from "./server-tickers.js";
@@ -62,13 +61,7 @@ export function startRuntime(listening: Listening, deps: RuntimeDeps, options: R
   const upgrades = attachUpgradeRouter(server as UpgradeSource);
   const channelOptions = options.channel ?? {};
   const backupCopies = createBackupCopies(deps);
-  const reports = createJobReports({
-    db: deps.db,
-    log: deps.log,
-    clock: deps.clock,
-    ids: deps.ids,
-    events: deps.jobEvents,
-    alerts: createJobAlerts(deps),
+  const reports = createServerJobReports(deps, {
     afterSuccess: async (hostId, job, summary) => {
       if (job.kind !== "backup") {
         return upkeepMirrorAfter(deps, hostId, job);

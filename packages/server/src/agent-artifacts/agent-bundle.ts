@@ -1,5 +1,5 @@
 /**
- * @module agent-artifacts/agent-bundleNone
+ * @module agent-artifacts/agent-bundle
  * The agent bundle this server release ships (built by @fleetback/agent into one file), with
  * its version and SHA-256: the installer embeds the hash, so a download is verified before it
  * is installed.

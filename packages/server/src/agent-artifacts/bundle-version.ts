@@ -1,5 +1,5 @@
 /**
- * @module agent-artifacts/bundle-versionNone
+ * @module agent-artifacts/bundle-version
  * Which strings name a stored agent version: the bundle store, the single-executable store beside
  * it and the release import all check a version against this before it becomes a path segment.
  */

@@ -1,5 +1,5 @@
 /**
- * @module agent-artifacts/release-importNone
+ * @module agent-artifacts/release-import
  * Imports a release directory written by `pnpm release` into the artefact store: `manifest.json`
  * `{version, artefacts: [{kind: "bundle", file, sha256} | {kind: "sea", os, arch, file, sha256}]}`
  * with the files beside it. Every file must hash to its manifest entry and the bundle's banner

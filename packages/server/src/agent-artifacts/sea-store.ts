@@ -1,5 +1,5 @@
 /**
- * @module agent-artifacts/sea-storeNone
+ * @module agent-artifacts/sea-store
  * Single-executable agents (Node SEA) beside a version's bundle:
  * `<data dir>/agent-bundles/<version>/sea-<os>-<arch>/{fleetback-agent, artefact.json}` with
  * artefact.json `{os, arch, sha256, size, signature, created_at}`. Like bundles, each artefact is
@@ -10,24 +10,19 @@
  * or touched afterwards is checked again, and agents check the signature themselves anyway.
  */
 import { createReadStream } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { SigningKeyPair } from "@fleetback/crypto";
 import type { Clock } from "../clock.js";
 import { isBundleVersion } from "./bundle-version.js";
 import {
-  errorCode,
-  formatMeta,
-  type MetaRead,
-  parseMeta,
-  publishOnce,
+  type ArtefactRead,
+  addSignedFile,
+  readArtefact,
+  readEveryMeta,
   readMeta,
-  readSignedFile,
   type SignedFileInfo,
-  sha256Hex,
-  signBody,
-  verifiedKey,
 } from "./signed-file.js";
 
 export const SEA_FILE = "fleetback-agent";
@@ -41,10 +36,7 @@ export interface StoredSeaInfo extends SignedFileInfo {
   arch: string;
 }
 
-export type ReadSeaResult =
-  | { ok: true; info: StoredSeaInfo; body: Buffer }
-  | { ok: false; reason: "not_found" }
-  | { ok: false; reason: "corrupt"; problem: string };
+export type ReadSeaResult = ArtefactRead<StoredSeaInfo>;
 
 export type OpenSeaResult =
   | { ok: true; info: StoredSeaInfo; stream: ReadableStream<Uint8Array> }
@@ -86,7 +78,7 @@ export function createSeaArtefacts(options: {
   hasBundle: (version: string) => Promise<boolean>;
 }): SeaArtefacts {
   const { dir, releaseKey, clock, hasBundle } = options;
-  const verified = new Set<string>();
+  const keys = { releaseKey, clock, verified: new Set<string>() };
   /** File identities whose bytes matched their metadata and signature (see the module note). */
   const checkedFiles = new Set<string>();
   const checksInFlight = new Map<
@@ -96,12 +88,9 @@ export function createSeaArtefacts(options: {
   const valid = (version: string, os: string, arch: string) =>
     isBundleVersion(version) && isPlatformPart(os) && isPlatformPart(arch);
 
-  const readInfo = (version: string, os: string, arch: string): Promise<MetaRead<StoredSeaInfo>> =>
-    readMeta(
-      join(dir, version, seaDirName(os, arch), SEA_META_FILE),
-      (text) => parseMeta(text, ["os", "arch"]),
-      (info) =>
-        info.os === os && info.arch === arch ? undefined : `${SEA_META_FILE} names another platform`,
+  const readInfo = (version: string, os: string, arch: string) =>
+    readMeta(join(dir, version, seaDirName(os, arch), SEA_META_FILE), ["os", "arch"], (info) =>
+      info.os === os && info.arch === arch ? undefined : `${SEA_META_FILE} names another platform`,
     );
 
   const store: SeaArtefacts = {
@@ -109,58 +98,30 @@ export function createSeaArtefacts(options: {
       if (!valid(version, os, arch)) {
         throw new RangeError(`"${version}" ${os}-${arch} is not a valid agent version and platform`);
       }
-      const sha256 = sha256Hex(body);
-      if (expectedSha256 !== undefined && expectedSha256 !== sha256) {
-        throw new Error(`agent ${version} ${os}-${arch} has SHA-256 ${sha256}; expected ${expectedSha256}`);
-      }
-      const existing = await readInfo(version, os, arch);
-      if (typeof existing === "object") {
-        return { added: false, info: existing };
-      }
-      if (!(await hasBundle(version))) {
-        throw new Error(`agent ${version} ${os}-${arch}: store the bundle of ${version} first`);
-      }
-      const info: StoredSeaInfo = { os, arch, ...signBody(releaseKey, clock, body, sha256) };
-      const published = await publishOnce({
+      return addSignedFile(keys, {
+        fields: { os, arch },
+        body,
+        expectedSha256,
+        label: `agent ${version} ${os}-${arch}`,
         target: join(dir, version, seaDirName(os, arch)),
         file: SEA_FILE,
         mode: 0o755,
-        body,
-        sha256,
         metaFile: SEA_META_FILE,
-        metaText: formatMeta({ os, arch }, info),
-        label: `agent ${version} ${os}-${arch}`,
         readExisting: () => readInfo(version, os, arch),
+        prepare: async () => {
+          if (!(await hasBundle(version))) {
+            throw new Error(`agent ${version} ${os}-${arch}: store the bundle of ${version} first`);
+          }
+        },
       });
-      if (!published.added) {
-        return published;
-      }
-      verified.add(verifiedKey(info));
-      return { added: true, info };
     },
 
     async readSea(version, os, arch) {
       if (!valid(version, os, arch)) {
         return { ok: false, reason: "not_found" };
       }
-      const info = await readInfo(version, os, arch);
-      if (info === "absent") {
-        return { ok: false, reason: "not_found" };
-      }
-      if (typeof info === "string") {
-        return { ok: false, reason: "corrupt", problem: info };
-      }
-      const read = await readSignedFile({
-        path: join(dir, version, seaDirName(os, arch), SEA_FILE),
-        metaName: SEA_META_FILE,
-        info,
-        publicKey: releaseKey.publicKey,
-        verified,
-      });
-      if (!read.ok) {
-        return { ok: false, reason: "corrupt", problem: read.problem };
-      }
-      return { ok: true, info, body: read.body };
+      const path = join(dir, version, seaDirName(os, arch), SEA_FILE);
+      return readArtefact(keys, await readInfo(version, os, arch), path, SEA_META_FILE);
     },
 
     async openSea(version, os, arch) {
@@ -215,26 +176,10 @@ export function createSeaArtefacts(options: {
       if (!isBundleVersion(version)) {
         return [];
       }
-      let names: string[];
-      try {
-        names = await readdir(join(dir, version));
-      } catch (error) {
-        if (errorCode(error) === "ENOENT") {
-          return [];
-        }
-        throw error;
-      }
-      const infos: StoredSeaInfo[] = [];
-      for (const name of names) {
+      const infos = await readEveryMeta(join(dir, version), (name) => {
         const match = /^sea-([a-z0-9]{1,16})-([a-z0-9]{1,16})$/.exec(name);
-        if (!match?.[1] || !match[2]) {
-          continue;
-        }
-        const info = await readInfo(version, match[1], match[2]);
-        if (typeof info === "object") {
-          infos.push(info);
-        }
-      }
+        return match?.[1] && match[2] ? readInfo(version, match[1], match[2]) : undefined;
+      });
       return infos.sort((a, b) => `${a.os}-${a.arch}`.localeCompare(`${b.os}-${b.arch}`));
     },
   };

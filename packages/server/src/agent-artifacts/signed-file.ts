@@ -1,5 +1,5 @@
 /**
- * @module agent-artifacts/signed-fileNone
+ * @module agent-artifacts/signed-file
  * What the bundle and single-executable stores share: an artefact file beside a JSON metadata
  * file holding `{..., sha256, size, signature, created_at}`, signed by the release key (Ed25519),
  * published once as a whole directory renamed into place, and checked against its metadata on
@@ -8,7 +8,7 @@
  * same bytes.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { type SigningKeyPair, sign, verifySignature } from "@fleetback/crypto";
 import type { Clock } from "../clock.js";
@@ -25,6 +25,19 @@ export interface SignedFileInfo {
 export type MetaRead<T> = T | "absent" | string;
 
 export type SignedFileRead = { ok: true; body: Buffer } | { ok: false; problem: string };
+
+/** What reading a stored artefact gives its caller: the bytes, or why there are none. */
+export type ArtefactRead<T> =
+  | { ok: true; info: T; body: Buffer }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "corrupt"; problem: string };
+
+/** The release key and the per-store record of (SHA-256, signature) pairs already verified. */
+export interface SignedFileKeys {
+  releaseKey: SigningKeyPair;
+  clock: Clock;
+  verified: Set<string>;
+}
 
 export function sha256Hex(body: Uint8Array): string {
   return createHash("sha256").update(body).digest("hex");
@@ -96,12 +109,15 @@ export function parseMeta<K extends string>(
   return { ...(named as Record<K, string>), sha256, size, signature, createdAt: created_at };
 }
 
-/** Reads and parses a metadata file; `check` refuses metadata that names another artefact. */
-export async function readMeta<T>(
+/**
+ * Reads and parses a metadata file whose string fields `names` name the artefact; `check` refuses
+ * metadata that names another artefact.
+ */
+export async function readMeta<K extends string>(
   path: string,
-  parse: (text: string) => T | undefined,
-  check: (info: T) => string | undefined,
-): Promise<MetaRead<T>> {
+  names: readonly K[],
+  check: (info: Record<K, string> & SignedFileInfo) => string | undefined,
+): Promise<MetaRead<Record<K, string> & SignedFileInfo>> {
   const name = basename(path);
   let text: string;
   try {
@@ -109,7 +125,7 @@ export async function readMeta<T>(
   } catch (error) {
     return errorCode(error) === "ENOENT" ? "absent" : `cannot read ${name}: ${describeError(error)}`;
   }
-  const info = parse(text);
+  const info = parseMeta(text, names);
   if (info === undefined) {
     return `${name} is malformed`;
   }
@@ -159,6 +175,108 @@ export async function publishOnce<T>(options: {
   } finally {
     await rm(temp, { recursive: true, force: true });
   }
+}
+
+/**
+ * Adds an artefact named by `fields` unless `readExisting` finds one already stored (then nothing
+ * is written and that one is returned). `prepare` runs only when the artefact is to be written.
+ */
+export async function addSignedFile<F extends Record<string, string>>(
+  keys: SignedFileKeys,
+  options: {
+    fields: F;
+    body: Uint8Array;
+    expectedSha256: string | undefined;
+    /** Names the artefact in errors. */
+    label: string;
+    target: string;
+    file: string;
+    mode: number;
+    metaFile: string;
+    readExisting: () => Promise<MetaRead<F & SignedFileInfo>>;
+    prepare: () => Promise<unknown>;
+  },
+): Promise<{ added: boolean; info: F & SignedFileInfo }> {
+  const { body, label } = options;
+  const sha256 = sha256Hex(body);
+  if (options.expectedSha256 !== undefined && options.expectedSha256 !== sha256) {
+    throw new Error(`${label} has SHA-256 ${sha256}; expected ${options.expectedSha256}`);
+  }
+  const existing = await options.readExisting();
+  if (typeof existing === "object") {
+    return { added: false, info: existing };
+  }
+  await options.prepare();
+  const info = { ...options.fields, ...signBody(keys.releaseKey, keys.clock, body, sha256) };
+  const published = await publishOnce({
+    target: options.target,
+    file: options.file,
+    mode: options.mode,
+    body,
+    sha256,
+    metaFile: options.metaFile,
+    metaText: formatMeta(options.fields, info),
+    label,
+    readExisting: options.readExisting,
+  });
+  if (!published.added) {
+    return published;
+  }
+  keys.verified.add(verifiedKey(info));
+  return { added: true, info };
+}
+
+/** Reads the artefact at `path` described by `meta`, checked against it and its signature. */
+export async function readArtefact<T extends SignedFileInfo>(
+  keys: SignedFileKeys,
+  meta: MetaRead<T>,
+  path: string,
+  metaName: string,
+): Promise<ArtefactRead<T>> {
+  if (meta === "absent") {
+    return { ok: false, reason: "not_found" };
+  }
+  if (typeof meta === "string") {
+    return { ok: false, reason: "corrupt", problem: meta };
+  }
+  const read = await readSignedFile({
+    path,
+    metaName,
+    info: meta,
+    publicKey: keys.releaseKey.publicKey,
+    verified: keys.verified,
+  });
+  if (!read.ok) {
+    return { ok: false, reason: "corrupt", problem: read.problem };
+  }
+  return { ok: true, info: meta, body: read.body };
+}
+
+/**
+ * The readable metadata of the entries in `dir` (none when it does not exist yet); `read` gives
+ * undefined for a name that is no artefact, and unreadable metadata is left out.
+ */
+export async function readEveryMeta<T>(
+  dir: string,
+  read: (name: string) => Promise<MetaRead<T>> | undefined,
+): Promise<T[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") {
+      return [];
+    }
+    throw error;
+  }
+  const infos: T[] = [];
+  for (const name of names) {
+    const info = await read(name);
+    if (typeof info === "object") {
+      infos.push(info);
+    }
+  }
+  return infos;
 }
 
 export async function readSignedFile(options: {

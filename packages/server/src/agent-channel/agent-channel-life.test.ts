@@ -1,13 +1,20 @@
+import type { NewHost } from "@fleetback/db";
 import { encode, MAX_FRAME_BYTES } from "@fleetback/protocol";
 import { ulid } from "ulidx";
 import { describe, expect, it } from "vitest";
 import { eventually } from "../testing/eventually.js";
 import { readHost, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { connectAgent } from "../testing/test-agent.js";
+import { connectAgent, connectOnlineAgent } from "../testing/test-agent.js";
 import { startTestServer } from "../testing/test-server.js";
 
 runServerSuite("agent channel: connection life", (server) => {
+  /** A new host (with `fields`) whose agent has said hello and been sent its schedule. */
+  async function onlineHost(fields: Partial<NewHost> = {}) {
+    const { host, token } = await seedHost(server.deps, fields);
+    return { host, token, agent: await connectOnlineAgent(server.wsUrl, token) };
+  }
+
   describe("connection life", () => {
     it("lets a second connection evict the first with 4002 while the host stays online", async () => {
       const { host, token } = await seedHost(server.deps);
@@ -25,10 +32,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("marks the host offline as soon as its socket closes", async () => {
-      const { host, token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { host, agent } = await onlineHost();
       await agent.close();
       await eventually(
         async () => (await readHost(server.deps, host.id))?.status,
@@ -39,10 +43,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("touches last_seen_at on heartbeat", async () => {
-      const { host, token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { host, agent } = await onlineHost();
       server.deps.clock.advance(30_000);
       const expected = server.deps.clock.now();
       agent.send("heartbeat", { running_job_ids: [] });
@@ -55,10 +56,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("records schedule.ack, but not a version the server never sent", async () => {
-      const { host, token } = await seedHost(server.deps, { scheduleVersion: 4 });
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { host, agent } = await onlineHost({ scheduleVersion: 4 });
       agent.send("schedule.ack", { version: 9 });
       agent.send("schedule.ack", { version: 4 });
       await eventually(
@@ -70,10 +68,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("hands a tree.list.result to the request waiting for it", async () => {
-      const { host, token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { host, agent } = await onlineHost();
       const reply = server.deps.hub.request(
         host.id,
         "tree.list",
@@ -109,10 +104,7 @@ runServerSuite("agent channel: connection life", (server) => {
 
   describe("schedule fires it cannot act on", () => {
     it("says in the log that a fire of an unknown schedule was dropped", async () => {
-      const { host, token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { host, agent } = await onlineHost();
       agent.send("schedule.fire", { schedule_id: ulid(), scheduled_at: "2026-11-21T12:00:00Z" });
       await eventually(
         () =>
@@ -151,10 +143,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("answers an unknown type with unknown_type and the frame's id", async () => {
-      const { token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { agent } = await onlineHost();
       const id = ulid();
       agent.sendRaw(JSON.stringify({ id, type: "snapshot.delete", payload: {} }));
       expect((await agent.frame(2)).payload).toMatchObject({ code: "unknown_type", request_id: id });
@@ -162,10 +151,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("answers a frame over 1 MiB with invalid_message and keeps the connection", async () => {
-      const { host, token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { host, agent } = await onlineHost();
       const padding = "x".repeat(MAX_FRAME_BYTES + 1024);
       agent.sendRaw(encode("heartbeat", { running_job_ids: [] }).replace("}}", `},"pad":"${padding}"}`));
       expect((await agent.frame(2)).payload).toMatchObject({ code: "invalid_message" });
@@ -181,10 +167,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("answers a text frame that is not UTF-8 with invalid_message and keeps the connection", async () => {
-      const { token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { agent } = await onlineHost();
       agent.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
       expect((await agent.frame(2)).payload).toMatchObject({
         code: "invalid_message",
@@ -196,10 +179,7 @@ runServerSuite("agent channel: connection life", (server) => {
     });
 
     it("closes with 4008 after 20 invalid frames, and still serves the next connection", async () => {
-      const { token } = await seedHost(server.deps);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello();
-      await agent.frame(1);
+      const { token, agent } = await onlineHost();
       for (let i = 0; i < 20; i++) {
         agent.sendRaw(`garbage ${i}`);
       }

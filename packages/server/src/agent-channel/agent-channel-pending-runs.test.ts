@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { createGroup } from "../sources/source-groups.js";
 import { eventually } from "../testing/eventually.js";
-import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { createTestGroup, seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { startBackup } from "../testing/start-backup-test-support.js";
 import { connectAgent } from "../testing/test-agent.js";
@@ -12,7 +12,7 @@ runServerSuite("agent channel: runs queued while the host was offline", (server)
   it("sends a run queued while offline right after the hello, without waiting for its retry slot", async () => {
     const { deps } = server;
     const { host, token } = await seedHost(deps, { name: "laptop" });
-    const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
+    const group = await createTestGroup(deps, host.id, {
       name: "home",
       includes: ["/home"],
       retry_max: 3,

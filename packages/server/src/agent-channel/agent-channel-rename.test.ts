@@ -9,11 +9,10 @@ import { auditLog } from "@fleetback/db";
 import { encode } from "@fleetback/protocol";
 import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { checkRestore } from "../restore/restore-request.js";
-import { createTestClient } from "../testing/http.js";
 import { readHost, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
+import { signInOn } from "../testing/signed-in-app.js";
 import { connectAgent, helloPayload } from "../testing/test-agent.js";
 
 runServerSuite("agent channel: hello limits and renames", (server) => {
@@ -63,14 +62,7 @@ runServerSuite("agent channel: hello limits and renames", (server) => {
     expect(after).toHaveLength(1);
     await again.close();
 
-    const app = createApp(server.deps);
-    const admin = createTestClient(app, server.deps.config.baseUrl);
-    const boot = await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: "correct horse battery",
-    });
-    expect(boot.status).toBeLessThan(300);
+    const { admin } = await signInOn(server.deps);
     const page = await (await admin.request(`/hosts/${host.id}`)).text();
     expect(page).toContain('data-testid="host-name">web-7<');
     expect(page).toContain("reported hostname changed from <code>web-7</code> to <code>db-prod</code> at");

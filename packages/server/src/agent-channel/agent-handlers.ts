@@ -9,7 +9,6 @@ import type { AgentMessageHandlers } from "@fleetback/protocol";
 import { applyCatalogPart } from "../catalog/catalog-apply.js";
 import { pruneForgottenVersions } from "../catalog/catalog-prune.js";
 import { acknowledgeSchedule } from "../hosts/presence.js";
-import { NEVER_RECEIVED_REASON, reconcileRunningJobs } from "../jobs/reconcile-jobs.js";
 import { recordRepositorySize } from "../maintenance/repository-growth.js";
 import { applyRepoStats } from "../snapshots/repo-stats.js";
 import type { ReportAssembler } from "../snapshots/report-assembler.js";
@@ -18,7 +17,7 @@ import { handleScheduleFire } from "../sources/schedule-fire.js";
 import { updateFailed } from "../updates/update-alerts.js";
 import { recordUpdateResult } from "../updates/update-state.js";
 import type { ChannelContext } from "./channel-context.js";
-import { acceptHello, HEARTBEAT_QUEUED_GRACE_MS, type HelloSession } from "./hello.js";
+import { acceptHello, HEARTBEAT_QUEUED_GRACE_MS, type HelloSession, reconcileReportedJobs } from "./hello.js";
 
 export function createAgentHandlers(
   ctx: ChannelContext,
@@ -44,16 +43,14 @@ export function createAgentHandlers(
       const now = clock.now();
       ctx.lastSeen.touch(hostId, now);
       const reason = "agent no longer reports this job as running";
-      const { lost, neverReceived } = await reconcileRunningJobs(
-        db,
+      await reconcileReportedJobs(
+        ctx,
         hostId,
         payload.running_job_ids,
         now,
         reason,
-        new Date(now.getTime() - HEARTBEAT_QUEUED_GRACE_MS),
+        HEARTBEAT_QUEUED_GRACE_MS,
       );
-      await ctx.reports.lost(hostId, lost, reason, now);
-      await ctx.reports.lost(hostId, neverReceived, NEVER_RECEIVED_REASON, now);
     }),
 
     "schedule.ack": async (payload) => {

@@ -7,6 +7,7 @@
 
 import { encodePublicKey } from "@fleetback/crypto";
 import { alerts, hosts } from "@fleetback/db";
+import type { Hello } from "@fleetback/protocol";
 import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../agent-artifacts/signed-file.js";
@@ -28,6 +29,21 @@ runServerSuite("agent channel: self-update", (server) => {
       .update(hosts)
       .set({ updateVersion: "3.0.0", updateState: state, updateRequestedAt: server.deps.clock.now() })
       .where(eq(hosts.id, hostId));
+  }
+
+  /**
+   * A host on 2.0.0 whose update to 3.0.0 is in `state` says `hello`: once the channel has handled
+   * it, the agent has been sent no command.update.
+   */
+  async function helloGettingNoUpdate(state: "pending" | "restarting", hello: Partial<Hello>) {
+    const { host, token } = await seedHost(server.deps, { agentVersion: "2.0.0" });
+    await requestUpdate(host.id, state);
+    const agent = await connectAgent(server.wsUrl, token);
+    agent.hello(hello);
+    await agent.frame(1);
+    await server.channel.idle();
+    expect(agent.frames.map((frame) => frame.type)).not.toContain("command.update");
+    return { host, agent };
   }
 
   describe("hello", () => {
@@ -71,13 +87,12 @@ runServerSuite("agent channel: self-update", (server) => {
     });
 
     it("fails a SEA host's update when its platform has no executable, and sends nothing", async () => {
-      const { host, token } = await seedHost(server.deps, { agentVersion: "2.0.0" });
-      await requestUpdate(host.id);
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello({ agent_version: "2.0.0", agent_kind: "sea", os: "linux", arch: "riscv64" });
-      await agent.frame(1);
-      await server.channel.idle();
-      expect(agent.frames.map((frame) => frame.type)).not.toContain("command.update");
+      const { host, agent } = await helloGettingNoUpdate("pending", {
+        agent_version: "2.0.0",
+        agent_kind: "sea",
+        os: "linux",
+        arch: "riscv64",
+      });
       expect(await readHost(server.deps, host.id)).toMatchObject({
         updateState: "failed",
         updateError: expect.stringContaining("linux-riscv64"),
@@ -86,13 +101,7 @@ runServerSuite("agent channel: self-update", (server) => {
     });
 
     it("marks the update succeeded when the agent says hello with the requested version", async () => {
-      const { host, token } = await seedHost(server.deps, { agentVersion: "2.0.0" });
-      await requestUpdate(host.id, "restarting");
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello({ agent_version: "3.0.0" });
-      await agent.frame(1);
-      await server.channel.idle();
-      expect(agent.frames.map((frame) => frame.type)).not.toContain("command.update");
+      const { host, agent } = await helloGettingNoUpdate("restarting", { agent_version: "3.0.0" });
       expect(await readHost(server.deps, host.id)).toMatchObject({
         agentVersion: "3.0.0",
         updateState: "succeeded",
@@ -103,13 +112,7 @@ runServerSuite("agent channel: self-update", (server) => {
     });
 
     it("fails, without resending, an update whose agent restarted as another version; its report wins", async () => {
-      const { host, token } = await seedHost(server.deps, { agentVersion: "2.0.0" });
-      await requestUpdate(host.id, "restarting");
-      const agent = await connectAgent(server.wsUrl, token);
-      agent.hello({ agent_version: "2.0.0" });
-      await agent.frame(1);
-      await server.channel.idle();
-      expect(agent.frames.map((frame) => frame.type)).not.toContain("command.update");
+      const { host, agent } = await helloGettingNoUpdate("restarting", { agent_version: "2.0.0" });
       expect(await readHost(server.deps, host.id)).toMatchObject({
         updateState: "failed",
         updateError: "the agent restarted as 2.0.0, not 3.0.0",

@@ -189,16 +189,7 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
 
   try {
     const reason = "agent reconnected without this job";
-    const { lost, neverReceived } = await reconcileRunningJobs(
-      db,
-      hostId,
-      hello.running_job_ids,
-      now,
-      reason,
-      new Date(now.getTime() - HELLO_QUEUED_GRACE_MS),
-    );
-    await ctx.reports.lost(hostId, lost, reason, now);
-    await ctx.reports.lost(hostId, neverReceived, NEVER_RECEIVED_REASON, now);
+    await reconcileReportedJobs(ctx, hostId, hello.running_job_ids, now, reason, HELLO_QUEUED_GRACE_MS);
   } catch (err) {
     log.error({ err, host_id: hostId }, "reconciling running jobs after hello failed");
   }
@@ -232,4 +223,28 @@ export async function acceptHello(ctx: ChannelContext, session: HelloSession, he
   } catch (err) {
     log.error({ err, host_id: hostId }, "sending the runs queued while offline failed");
   }
+}
+
+/**
+ * Ends the host's active jobs its agent no longer runs (lost for `reason`) or never received
+ * (queued longer than `queuedGraceMs`), and announces both.
+ */
+export async function reconcileReportedJobs(
+  ctx: ChannelContext,
+  hostId: string,
+  runningJobIds: readonly string[],
+  now: Date,
+  reason: string,
+  queuedGraceMs: number,
+): Promise<void> {
+  const { lost, neverReceived } = await reconcileRunningJobs(
+    ctx.deps.db,
+    hostId,
+    runningJobIds,
+    now,
+    reason,
+    new Date(now.getTime() - queuedGraceMs),
+  );
+  await ctx.reports.lost(hostId, lost, reason, now);
+  await ctx.reports.lost(hostId, neverReceived, NEVER_RECEIVED_REASON, now);
 }

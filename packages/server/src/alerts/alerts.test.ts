@@ -5,27 +5,17 @@
  */
 import { alerts, jobs, notificationLog } from "@fleetback/db";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createChannel } from "../notifications/channels.js";
-import { createGroup } from "../sources/source-groups.js";
 import { eventually } from "../testing/eventually.js";
-import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
-import { readJob, seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
+import { createTestGroup, seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
-import { connectSettledAgent, type TestAgent } from "../testing/test-agent.js";
+import { mailChannelConfig } from "../testing/smtp-receiver.js";
+import { useSuiteReceivers } from "../testing/suite-receivers.js";
+import { connectSettledAgent, jobEndHandled, type TestAgent } from "../testing/test-agent.js";
 import { raiseAlert, resolveKey } from "./alerts.js";
 
-let webhook: HttpReceiver;
-let smtp: SmtpReceiver;
-beforeAll(async () => {
-  webhook = await startHttpReceiver();
-  smtp = await startSmtpReceiver();
-});
-afterAll(async () => {
-  await webhook.close();
-  await smtp.close();
-});
+const receivers = useSuiteReceivers();
 
 runServerSuite("alerts from job outcomes", (server) => {
   let agent: TestAgent | undefined;
@@ -50,18 +40,8 @@ runServerSuite("alerts from job outcomes", (server) => {
       exit_code: status === "failed" ? 3 : 0,
       ...(status === "failed" ? { error: `${kind} went wrong` } : {}),
     });
-    await settled(job.id);
+    await jobEndHandled(server, job.id);
     return job;
-  }
-
-  /** The agent's frame has been handled once the job left the active states. */
-  async function settled(jobId: string) {
-    await eventually(
-      () => readJob(server.deps, jobId),
-      (row) => row !== undefined && row.status !== "queued" && row.status !== "running",
-      { what: `job ${jobId} to end` },
-    );
-    await server.channel.idle();
   }
 
   const openAlerts = (hostId: string) =>
@@ -72,29 +52,19 @@ runServerSuite("alerts from job outcomes", (server) => {
     await createChannel(server.deps, audit, {
       name: `hook-${server.deps.config.baseUrl}`,
       kind: "webhook",
-      config: { url: `${webhook.url}/fleetback`, secret: "webhook-secret-0123456789" },
+      config: { url: `${receivers.webhook.url}/fleetback`, secret: "webhook-secret-0123456789" },
     });
     await createChannel(server.deps, audit, {
       name: `mail-${server.deps.config.baseUrl}`,
       kind: "email",
-      config: {
-        host: smtp.host,
-        port: smtp.port,
-        security: "none",
-        from: "fleetback@example.org",
-        to: ["ops@example.org"],
-      },
+      config: mailChannelConfig(receivers.smtp, ["ops@example.org"]),
     });
-    const webhookBefore = webhook.requests.length;
-    const mailBefore = smtp.messages.length;
+    const webhookBefore = receivers.webhook.requests.length;
+    const mailBefore = receivers.smtp.messages.length;
     // The test agent says hello as web-1, which names the host.
     const { host, token } = await seedHost(server.deps, { name: "web-1" });
-    const etc = await createGroup(server.deps, await seedAuditContext(server.deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-      retry_max: 0,
-    });
-    const home = await createGroup(server.deps, await seedAuditContext(server.deps), host.id, {
+    const etc = await createTestGroup(server.deps, host.id, { retry_max: 0 });
+    const home = await createTestGroup(server.deps, host.id, {
       name: "home",
       includes: ["/home"],
       retry_max: 0,
@@ -111,7 +81,7 @@ runServerSuite("alerts from job outcomes", (server) => {
           ["backup_failed", home.id],
         ].sort(),
       );
-      const received = await webhook.waitFor(webhookBefore + 2);
+      const received = await receivers.webhook.waitFor(webhookBefore + 2);
       const bodies = received
         .slice(webhookBefore)
         .map(
@@ -122,7 +92,7 @@ runServerSuite("alerts from job outcomes", (server) => {
         ["alert.opened", "web-1", "etc"],
         ["alert.opened", "web-1", "home"],
       ]);
-      const mails = await smtp.waitFor(mailBefore + 2);
+      const mails = await receivers.smtp.waitFor(mailBefore + 2);
       expect(
         mails.slice(mailBefore).every((m) => m.to.includes("ops@example.org") && m.raw.includes("web-1")),
       ).toBe(true);
@@ -143,8 +113,8 @@ runServerSuite("alerts from job outcomes", (server) => {
         message: "backup failed: backup went wrong",
       });
       expect(await openAlerts(host.id)).toHaveLength(2);
-      expect(webhook.requests.length).toBe(webhookBefore + 2);
-      expect(smtp.messages.length).toBe(mailBefore + 2);
+      expect(receivers.webhook.requests.length).toBe(webhookBefore + 2);
+      expect(receivers.smtp.messages.length).toBe(mailBefore + 2);
 
       // etc's success resolves etc's alert only.
       await finish(host.id, etc.id, "backup", "succeeded");
@@ -153,7 +123,7 @@ runServerSuite("alerts from job outcomes", (server) => {
       expect(after.find((a) => a.dedupKey === home.id)?.resolvedAt).toBeNull();
       // Channels without notify_resolved hear nothing of it.
       await server.deps.notifier.idle();
-      expect(webhook.requests.length).toBe(webhookBefore + 2);
+      expect(receivers.webhook.requests.length).toBe(webhookBefore + 2);
       const logged = await server.deps.db.select().from(notificationLog);
       expect(
         logged.filter((row) => row.status === "sent" && row.event === "alert.opened").length,
@@ -166,11 +136,7 @@ runServerSuite("alerts from job outcomes", (server) => {
 
   it("repository jobs alert with an empty key; a cancel touches nothing; a queued retry waits", async () => {
     const { host, token } = await seedHost(server.deps, { name: "db-02" });
-    const group = await createGroup(server.deps, await seedAuditContext(server.deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-      retry_max: 2,
-    });
+    const group = await createTestGroup(server.deps, host.id, { retry_max: 2 });
     agent = await connected(token);
     try {
       await finish(host.id, null, "check", "failed");
@@ -198,7 +164,7 @@ runServerSuite("alerts from job outcomes", (server) => {
         sourceGroupId: group.id,
       });
       agent.send("job.finished", { job_id: cancelled.id, status: "cancelled", exit_code: null });
-      await settled(cancelled.id);
+      await jobEndHandled(server, cancelled.id);
       expect((await openAlerts(host.id)).map((a) => a.kind)).toEqual(["check_failed"]);
       await finish(host.id, null, "check", "succeeded");
       await eventually(

@@ -9,7 +9,6 @@ import { alerts } from "@fleetback/db";
 import { eq } from "drizzle-orm";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createApp } from "../app.js";
 import { failingHostIds } from "../freshness/host-states.js";
 import { fleetRegistry } from "../metrics/fleet-registry.js";
 import { loadFleetSnapshot } from "../metrics/fleet-snapshot.js";
@@ -17,12 +16,11 @@ import { createChannel } from "../notifications/channels.js";
 import { loadOutage } from "../repository-outage/repository-outage.js";
 import { listPendingRuns } from "../retries/pending-runs.js";
 import { createGroup } from "../sources/source-groups.js";
-import { eventually } from "../testing/eventually.js";
-import { createTestClient } from "../testing/http.js";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
-import { readJob, seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
+import { seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { signInOn } from "../testing/signed-in-app.js";
+import { connectAgent, jobEndHandled, type TestAgent } from "../testing/test-agent.js";
 
 const UNREACHABLE =
   "the repository did not answer for 1 min (connection refused): it is unreachable; the agent stopped restic";
@@ -54,12 +52,7 @@ runServerSuite("a repository that does not answer", (server) => {
       job.params === undefined ? {} : { params: job.params },
     );
     agent?.send("job.finished", { job_id: seeded.id, ...payload });
-    await eventually(
-      () => readJob(server.deps, seeded.id),
-      (row) => row !== undefined && row.status !== "queued" && row.status !== "running",
-      { what: `job ${seeded.id} to end` },
-    );
-    await server.channel.idle();
+    await jobEndHandled(server, seeded.id);
     await server.deps.notifier.idle();
     return seeded;
   }
@@ -68,13 +61,7 @@ runServerSuite("a repository that does not answer", (server) => {
 
   it("opens the outage and its alert at the first such job, retry or not, and ends both at the next success", async () => {
     // The bootstrap token signs in only while no admin exists: before any seeding.
-    const viewer = createTestClient(createApp(server.deps), server.deps.config.baseUrl);
-    const booted = await viewer.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: "correct horse battery",
-    });
-    expect(booted.status).toBe(201);
+    const { admin: viewer } = await signInOn(server.deps);
     const audit = await seedAuditContext(server.deps);
     await createChannel(server.deps, audit, {
       name: "hook-repository",

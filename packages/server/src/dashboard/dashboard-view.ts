@@ -1,5 +1,5 @@
 /**
- * @module dashboard/dashboard-viewNone
+ * @module dashboard/dashboard-view
  * Everything the fleet dashboard (`/`) and `GET /api/dashboard` show, read at one instant: hosts
  * by state, the groups that need attention first, the last 24 h of jobs, the repositories' growth
  * and the newest open alerts. The page and the JSON answer from this one object, so their numbers

@@ -1,5 +1,5 @@
 /**
- * @module dashboard/job-timelineNone
+ * @module dashboard/job-timeline
  * The jobs of the last 24 hours, per host, for the dashboard's timeline: every job that ran in
  * the window (started before now, and still active or finished inside it). Bounded twice: at most
  * TIMELINE_MAX_HOSTS rows, hosts with problems first, then hosts with activity, then the rest by

@@ -1,5 +1,5 @@
 /**
- * @module dashboard/timeline-chartNone
+ * @module dashboard/timeline-chart
  * The dashboard's job timeline as server-rendered SVG: one lane per host, one bar per job from
  * its start to its end (running jobs to now), coloured by outcome, each with a tooltip. The lane
  * runs on past now (AHEAD_MINUTES) so the last hour's jobs are not pressed against the edge, and

@@ -8,13 +8,13 @@ import { createHmac } from "node:crypto";
 import { channelDigests, hosts, notificationLog } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { loadFleetSnapshot } from "../metrics/fleet-snapshot.js";
 import { createChannel, updateChannel } from "../notifications/channels.js";
 import { reportSnapshots, seedScheduledGroup } from "../testing/health-test-support.js";
-import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
 import { seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
-import { mailParts, type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
+import { mailChannelConfig, mailParts } from "../testing/smtp-receiver.js";
+import { useSuiteReceivers } from "../testing/suite-receivers.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { digestTick } from "./digest-ticker.js";
 
@@ -22,16 +22,7 @@ const SECRET = "digest-signing-secret-0123";
 const HOUR = 3_600_000;
 
 runDbSuite("fleet digest delivery", (getDb) => {
-  let webhook: HttpReceiver;
-  let smtp: SmtpReceiver;
-  beforeAll(async () => {
-    webhook = await startHttpReceiver();
-    smtp = await startSmtpReceiver();
-  });
-  afterAll(async () => {
-    await webhook.close();
-    await smtp.close();
-  });
+  const receivers = useSuiteReceivers();
 
   async function tickAndDeliver(deps: TestDeps) {
     const report = await digestTick(deps, deps.clock.now());
@@ -42,45 +33,38 @@ runDbSuite("fleet digest delivery", (getDb) => {
   it("names the overdue host and the failed drill at 08:00 local, then says they resolved", async () => {
     // 08:00 in Berlin is 07:00 UTC in November.
     const deps: TestDeps = await createTestDeps({ db: getDb(), config: { timeZone: "Europe/Berlin" } });
-    webhook.requests.length = 0;
-    smtp.messages.length = 0;
+    receivers.clear();
     const audit = await seedAuditContext(deps);
     const daily = { period: "daily", time: "08:00" } as const;
     const hook = await createChannel(deps, audit, {
       name: "ops-hook",
       kind: "webhook",
       digest: daily,
-      config: { url: `${webhook.url}/digest`, secret: SECRET },
+      config: { url: `${receivers.webhook.url}/digest`, secret: SECRET },
     });
     await createChannel(deps, audit, {
       name: "ops-mail",
       kind: "email",
       digest: daily,
-      config: {
-        host: smtp.host,
-        port: smtp.port,
-        security: "none",
-        from: "fleetback@example.org",
-        to: ["ops@example.org"],
-      },
+      config: mailChannelConfig(receivers.smtp, ["ops@example.org"]),
     });
     await createChannel(deps, audit, {
       name: "ops-slack",
       kind: "slack",
       digest: daily,
-      config: { url: `${webhook.url}/slack` },
+      config: { url: `${receivers.webhook.url}/slack` },
     });
     const quiet = await createChannel(deps, audit, {
       name: "alerts-only",
       kind: "webhook",
-      config: { url: `${webhook.url}/alerts`, secret: SECRET },
+      config: { url: `${receivers.webhook.url}/alerts`, secret: SECRET },
     });
     const off = await createChannel(deps, audit, {
       name: "switched-off",
       kind: "webhook",
       enabled: false,
       digest: daily,
-      config: { url: `${webhook.url}/off`, secret: SECRET },
+      config: { url: `${receivers.webhook.url}/off`, secret: SECRET },
     });
 
     // 2026-11-21 12:00 UTC: hourly backups never made (overdue from 14:00); db's drill fails at 15:00.
@@ -108,11 +92,11 @@ runDbSuite("fleet digest delivery", (getDb) => {
     await deps.notifier.idle();
     expect((await tickAndDeliver(deps)).queued).toEqual([]);
 
-    await webhook.waitFor(2);
-    expect(webhook.requests.map((r) => r.path).sort()).toEqual(["/digest", "/slack"]);
-    const request = webhook.requests.find((r) => r.path === "/digest");
+    await receivers.webhook.waitFor(2);
+    expect(receivers.webhook.requests.map((r) => r.path).sort()).toEqual(["/digest", "/slack"]);
+    const request = receivers.webhook.requests.find((r) => r.path === "/digest");
     // Chat gets its own markup: the verdict in bold, a sentence a line, the link as a Slack link.
-    const slack = JSON.parse(webhook.requests.find((r) => r.path === "/slack")?.body ?? "{}");
+    const slack = JSON.parse(receivers.webhook.requests.find((r) => r.path === "/slack")?.body ?? "{}");
     expect(slack.text).toMatch(/^\*Fleetback: 2 things need attention \(1 overdue, 1 failed drill\)\*\n/);
     expect(slack.text).toContain("\nNeeds attention: 1 overdue: web-1.\n");
     expect(slack.text).toMatch(/<http:\/\/127\.0\.0\.1:8080\/hosts\|Open in Fleetback>$/);
@@ -130,7 +114,7 @@ runDbSuite("fleet digest delivery", (getDb) => {
     // What the digest keeps for the next one (every host id) is not sent.
     expect(payload.digest.state).toBeUndefined();
 
-    const [mail] = await smtp.waitFor(1);
+    const [mail] = await receivers.smtp.waitFor(1);
     const raw = mail?.raw ?? "";
     expect(raw.replace(/\r?\n[ \t]+/g, " ")).toMatch(
       /^Subject: \[Fleetback\] Fleetback: 2 things need attention \(1 overdue, 1 failed drill\)$/m,
@@ -169,12 +153,14 @@ runDbSuite("fleet digest delivery", (getDb) => {
     deps.clock.set(new Date("2026-11-23T07:00:00Z"));
     await reportSnapshots(deps, web.id, [{ time: deps.clock.now().toISOString(), tags: ["etc"] }]);
     expect((await tickAndDeliver(deps)).queued).toHaveLength(3);
-    await webhook.waitFor(4);
-    const second = JSON.parse(webhook.requests.filter((r) => r.path === "/digest")[1]?.body ?? "{}");
+    await receivers.webhook.waitFor(4);
+    const second = JSON.parse(
+      receivers.webhook.requests.filter((r) => r.path === "/digest")[1]?.body ?? "{}",
+    );
     expect(second.digest.all_well).toBe(true);
     expect(second.digest.since).toBe("2026-11-22T07:00:00.000Z");
     expect(second.digest.changes.resolved).toEqual({ count: 2, names: ["db-1", "web-1"] });
-    const secondMail = (await smtp.waitFor(2))[1]?.raw ?? "";
+    const secondMail = (await receivers.smtp.waitFor(2))[1]?.raw ?? "";
     expect(secondMail.replace(/\r?\n[ \t]+/g, " ")).toMatch(
       /^Subject: \[Fleetback\] Fleetback: all well, 2 hosts backed up on time$/m,
     );
@@ -186,20 +172,20 @@ runDbSuite("fleet digest delivery", (getDb) => {
 
   it("sends a weekly digest on its day only, and a changed time counts from the change", async () => {
     const deps = await createTestDeps({ db: getDb() });
-    webhook.requests.length = 0;
+    receivers.webhook.requests.length = 0;
     const audit = await seedAuditContext(deps);
     // 2026-11-21 is a Saturday; weekly on Monday at 09:00 UTC.
     const channel = await createChannel(deps, audit, {
       name: "weekly-hook",
       kind: "webhook",
       digest: { period: "weekly", time: "09:00", weekday: 1 },
-      config: { url: `${webhook.url}/weekly`, secret: SECRET },
+      config: { url: `${receivers.webhook.url}/weekly`, secret: SECRET },
     });
     deps.clock.set(new Date("2026-11-22T09:00:00Z"));
     expect((await tickAndDeliver(deps)).queued).toEqual([]);
     deps.clock.set(new Date("2026-11-23T09:00:00Z"));
     expect((await tickAndDeliver(deps)).queued).toEqual([channel.row.id]);
-    const [weekly] = await webhook.waitFor(1);
+    const [weekly] = await receivers.webhook.waitFor(1);
     expect(JSON.parse(weekly?.body ?? "{}").period).toBe("weekly");
 
     // At 10:00 the time moves to 09:30 daily: today's 09:30 has passed, so nothing until tomorrow.

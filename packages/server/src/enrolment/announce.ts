@@ -6,7 +6,6 @@
  */
 import {
   fingerprint,
-  hashToken,
   openString,
   parsePublicKey,
   randomToken,
@@ -25,10 +24,9 @@ import { and, desc, eq, gt, inArray, isNotNull, isNull, lte } from "drizzle-orm"
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import { RequestError } from "../errors.js";
-import { newHostIdentity } from "../hosts/snapshot-owner.js";
 import { sourceNetwork } from "../http/client-address.js";
 import type { Ids } from "../ids.js";
-import { createInitialGroup, type HostInfo } from "./enrol.js";
+import { createInitialGroup, type HostInfo, insertEnrolledHost } from "./enrol.js";
 import type { InitialSchedule } from "./initial-schedule.js";
 
 /**
@@ -187,20 +185,8 @@ export async function approvePendingHost(
     if (!pending) {
       return false;
     }
-    await tx.insert(hosts).values({
-      id: hostId,
-      name: pending.hostname,
-      ...(await newHostIdentity(tx, hostId, pending.hostname)),
-      os: pending.os,
-      arch: pending.arch,
-      agentVersion: pending.agentVersion,
-      toolVersion: pending.toolVersion,
-      status: "offline",
-      agentTokenHash: hashToken(agentToken),
-      // The approver sees these on the enrol page before approving.
-      labels: pending.labels,
-      createdAt: now,
-    });
+    // The labels are the ones the approver saw on the enrol page before approving.
+    await insertEnrolledHost(tx, hostId, pending, agentToken, pending.labels, now);
     await createInitialGroup(tx, deps, hostId, start.paths, start.schedule, now);
     await tx.update(pendingHosts).set({ hostId }).where(eq(pendingHosts.id, pendingId));
     await writeAudit(tx, deps, { ...audit, action: "host.approve", targetKind: "host", targetId: hostId });

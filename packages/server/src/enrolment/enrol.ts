@@ -70,6 +70,30 @@ function isRepository(value: unknown): value is Repository {
   return typeof record.url === "string" && typeof record.password === "string";
 }
 
+/** Inserts the host an agent enrols as, described as it reported itself, offline until its first hello. */
+export async function insertEnrolledHost(
+  tx: Transaction,
+  hostId: string,
+  info: Omit<HostInfo, "labels">,
+  agentToken: string,
+  labels: Labels,
+  now: Date,
+): Promise<void> {
+  await tx.insert(hosts).values({
+    id: hostId,
+    name: info.hostname,
+    ...(await newHostIdentity(tx, hostId, info.hostname)),
+    os: info.os,
+    arch: info.arch,
+    agentVersion: info.agentVersion,
+    toolVersion: info.toolVersion,
+    status: "offline",
+    agentTokenHash: hashToken(agentToken),
+    labels,
+    createdAt: now,
+  });
+}
+
 /**
  * The host's first source group from the paths it was enrolled or approved with, scheduled and
  * kept as chosen (null: no schedule, by choice; nothing when no paths were given), then what the
@@ -147,19 +171,7 @@ export async function enrolWithToken(
     if (row.successorOf !== null) {
       return takeOver(tx, deps, row, info, agentToken, now);
     }
-    await tx.insert(hosts).values({
-      id: hostId,
-      name: info.hostname,
-      ...(await newHostIdentity(tx, hostId, info.hostname)),
-      os: info.os,
-      arch: info.arch,
-      agentVersion: info.agentVersion,
-      toolVersion: info.toolVersion,
-      status: "offline",
-      agentTokenHash: hashToken(agentToken),
-      labels: mergeLabels(row.labels, info.labels),
-      createdAt: now,
-    });
+    await insertEnrolledHost(tx, hostId, info, agentToken, mergeLabels(row.labels, info.labels), now);
     if (row.sealedRepository) {
       const opened = openJson(deps.keys.secret, row.sealedRepository, enrolmentAad(tokenHash));
       if (!opened.ok || !isRepository(opened.value)) {

@@ -69,6 +69,29 @@ export function htpasswdSnippet(path: string, username: string, password: string
   return `printf '%s\\n' ${shellQuote(password)} | htpasswd ${flags} ${path} ${shellQuote(username)}`;
 }
 
+/** When a token minted at `now` stops being usable: within the hour, and not after its minter's credential. */
+function tokenExpiry(audit: AuditContext, now: Date): Date {
+  return capAtCredentialExpiry(audit.actor, new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS));
+}
+
+/** Stores a minted token as `audit`'s actor's, with its audit entry, inside the transaction `tx`. */
+async function storeToken(
+  tx: Database,
+  deps: { clock: Clock; ids: Ids },
+  audit: AuditContext,
+  row: Omit<typeof enrolmentTokens.$inferInsert, "createdBy">,
+  details: Record<string, unknown>,
+): Promise<void> {
+  await tx.insert(enrolmentTokens).values({ ...row, createdBy: audit.actor.userId });
+  await writeAudit(tx, deps, {
+    ...audit,
+    action: "enrolment_token.create",
+    targetKind: "enrolment_token",
+    targetId: row.id,
+    details,
+  });
+}
+
 export async function mintEnrolmentToken(
   deps: {
     db: Database;
@@ -108,32 +131,30 @@ export async function mintEnrolmentToken(
   const id = deps.ids.ulid(now);
   const initialSchedule =
     input.initialSchedule === undefined ? defaultInitialSchedule() : input.initialSchedule;
-  const expiresAt = capAtCredentialExpiry(audit.actor, new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS));
-  await deps.db.transaction(async (tx) => {
-    await tx.insert(enrolmentTokens).values({
-      id,
-      tokenHash,
-      sealedRepository,
-      initialPaths: input.initialPaths ?? [],
-      initialSchedule,
-      labels: input.labels ?? {},
-      createdBy: audit.actor.userId,
-      createdAt: now,
-      expiresAt,
-    });
-    await writeAudit(tx, deps, {
-      ...audit,
-      action: "enrolment_token.create",
-      targetKind: "enrolment_token",
-      targetId: id,
-      details: {
+  const expiresAt = tokenExpiry(audit, now);
+  await deps.db.transaction((tx) =>
+    storeToken(
+      tx,
+      deps,
+      audit,
+      {
+        id,
+        tokenHash,
+        sealedRepository,
+        initialPaths: input.initialPaths ?? [],
+        initialSchedule,
+        labels: input.labels ?? {},
+        createdAt: now,
+        expiresAt,
+      },
+      {
         has_repository: input.repository !== undefined,
         initial_paths: input.initialPaths?.length ?? 0,
         initial_schedule: initialSchedule,
         labels: input.labels ?? {},
       },
-    });
-  });
+    ),
+  );
   return {
     id,
     token,
@@ -160,7 +181,7 @@ export async function mintSuccessorToken(
   const now = deps.clock.now();
   const token = randomToken("fbe");
   const id = deps.ids.ulid(now);
-  const expiresAt = capAtCredentialExpiry(audit.actor, new Date(now.getTime() + ENROLMENT_TOKEN_TTL_MS));
+  const expiresAt = tokenExpiry(audit, now);
   const hostName = await deps.db.transaction(async (tx) => {
     const [host] = await tx
       .select({ name: hosts.name })
@@ -170,24 +191,22 @@ export async function mintSuccessorToken(
     if (!host) {
       throw notFound(`No host ${hostId}`);
     }
-    await tx.insert(enrolmentTokens).values({
-      id,
-      tokenHash: hashToken(token),
-      initialPaths: [],
-      initialSchedule: null,
-      labels: {},
-      successorOf: hostId,
-      createdBy: audit.actor.userId,
-      createdAt: now,
-      expiresAt,
-    });
-    await writeAudit(tx, deps, {
-      ...audit,
-      action: "enrolment_token.create",
-      targetKind: "enrolment_token",
-      targetId: id,
-      details: { successor_of: hostId, host_name: host.name },
-    });
+    await storeToken(
+      tx,
+      deps,
+      audit,
+      {
+        id,
+        tokenHash: hashToken(token),
+        initialPaths: [],
+        initialSchedule: null,
+        labels: {},
+        successorOf: hostId,
+        createdAt: now,
+        expiresAt,
+      },
+      { successor_of: hostId, host_name: host.name },
+    );
     return host.name;
   });
   return {

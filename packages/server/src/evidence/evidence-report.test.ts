@@ -4,17 +4,17 @@
  * history exactly, as data and as CSV, and forgetting snapshots or deleting a host afterwards
  * does not change it.
  */
-import { evidenceDays, evidenceHosts, hosts, sourceGroups } from "@fleetback/db";
+import { evidenceDays, evidenceHosts, hosts } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
-import type { JobKind, Snapshot } from "@fleetback/protocol";
+import type { JobKind } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createJobAlerts } from "../alerts/job-alerts.js";
 import { utcDay } from "../clock.js";
 import { createJob } from "../jobs/create-job.js";
-import { createJobReports } from "../jobs/job-reports.js";
+import { createServerJobReports } from "../jobs/job-reports.js";
 import { parseSelector } from "../labels/selector.js";
 import { replaceSnapshots } from "../snapshots/snapshot-store.js";
+import { seedEvidenceFleet, snapshotHistory } from "../testing/evidence-fleet.js";
 import { seedHost, snapshotAt } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { EVIDENCE_KEEP_DAYS, pruneEvidence, recordSnapshotEvidence } from "./evidence-record.js";
@@ -26,25 +26,12 @@ runDbSuite("evidence report", (getDb) => {
   it("reports 30 days exactly as they happened, and forgetting or deleting afterwards changes nothing", async () => {
     const deps = await createTestDeps({ db: getDb() });
     const start = deps.clock.now();
-    const web = (await seedHost(deps, { name: "web", labels: { env: "prod" } })).host;
-    const db = (await seedHost(deps, { name: "db", labels: { env: "prod" } })).host;
-    const dev = (await seedHost(deps, { name: "dev", labels: { env: "dev" } })).host;
-    for (const [hostId, name] of [
-      [web.id, "etc"],
-      [web.id, "data"],
-      [db.id, "pg"],
-      [dev.id, "etc"],
-    ] as const) {
-      await deps.db.insert(sourceGroups).values({ id: `${hostId}-${name}`, hostId, name, createdAt: start });
-    }
-    const reports = createJobReports({
-      db: deps.db,
-      log: deps.log,
-      clock: deps.clock,
-      ids: deps.ids,
-      events: deps.jobEvents,
-      alerts: createJobAlerts(deps),
+    const { web, db, dev } = await seedEvidenceFleet(deps, {
+      web: ["etc", "data"],
+      db: ["pg"],
+      dev: ["etc"],
     });
+    const reports = createServerJobReports(deps);
     const runJob = async (hostId: string, kind: JobKind, passed: boolean) => {
       const job = await createJob(deps, { hostId, kind, actorKind: "user" });
       await reports.started(hostId, { job_id: job.id, kind, started_at: deps.clock.now().toISOString() });
@@ -54,23 +41,14 @@ runDbSuite("evidence report", (getDb) => {
         exit_code: passed ? 0 : 1,
       });
     };
-    const lists = new Map<string, Snapshot[]>();
-    const list = async (hostId: string, hostname: string, tags: string[]) => {
-      const now = deps.clock.now();
-      const all = [...(lists.get(hostId) ?? []), ...tags.map((tag) => snapshotAt(hostname, now, tag))];
-      lists.set(hostId, all);
-      await replaceSnapshots(deps.db, hostId, {
-        refreshed_at: now.toISOString(),
-        snapshots: [...all].reverse(),
-      });
-    };
+    const list = snapshotHistory(deps);
     // web: etc daily but days 9 to 11; data daily but the last day; a check passes on day 4
     // and fails on day 19; a drill fails on day 2 and passes on day 3. db: pg on even days.
     for (let day = 0; day < DAYS; day++) {
       const tags = [...(day >= 9 && day <= 11 ? [] : ["etc"]), ...(day === DAYS - 1 ? [] : ["data"])];
-      await list(web.id, web.resticHost, tags);
-      await list(db.id, db.resticHost, day % 2 === 0 ? ["pg"] : []);
-      await list(dev.id, dev.resticHost, ["etc"]);
+      await list(web, tags);
+      await list(db, day % 2 === 0 ? ["pg"] : []);
+      await list(dev, ["etc"]);
       if (day === 4 || day === 19) {
         await runJob(web.id, "check", day === 4);
       }

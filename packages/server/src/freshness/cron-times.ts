@@ -1,5 +1,5 @@
 /**
- * @module freshness/cron-timesNone
+ * @module freshness/cron-times
  * Fire times of cron expressions read in a given zone, for judging freshness. The answers are
  * cron-parser's, as the agent's scheduler uses it, so both agree on every instant, daylight-saving
  * changes included. cron-parser is slow (about 0.1–0.5 ms a step), and a fleet evaluation asks the

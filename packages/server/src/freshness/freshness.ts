@@ -1,5 +1,5 @@
 /**
- * @module freshness/freshnessNone
+ * @module freshness/freshness
  * Is each source group protected? Judged from the repository's own snapshots (the newest one
  * carrying the group's tag, as the agent last reported them), never from job history, so a
  * schedule that never fired, one deleted on the host, or snapshots going to another repository all

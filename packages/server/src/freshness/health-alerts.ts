@@ -1,5 +1,5 @@
 /**
- * @module freshness/health-alertsNone
+ * @module freshness/health-alerts
  * The silent failures, as alerts: every FLEETBACK_HEALTH_INTERVAL (60 s) one replica (advisory lock)
  * compares what should be open with what is:
  *   backup_overdue (host, group)  a scheduled group past its deadline (freshness/freshness.ts);

@@ -1,5 +1,5 @@
 /**
- * @module freshness/host-statesNone
+ * @module freshness/host-states
  * The host states the dashboard counts and the host list filters by. online and offline are
  * the connection; overdue, failing and unprotected are problems a host has whatever its
  * connection: overdue when at least one of its source groups is overdue (freshness/freshness.ts),

@@ -1,5 +1,5 @@
 /**
- * @module freshness/protectionNone
+ * @module freshness/protection
  * Is a host's data protected at all? One verdict per host, from its repository and the freshness
  * of its source groups (freshness/freshness.ts), shared by the host list, the host page, the
  * dashboard and their APIs so they never disagree.

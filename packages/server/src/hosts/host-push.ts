@@ -32,6 +32,15 @@ export interface HostUpdateRow {
   arch: HostRow["arch"];
 }
 
+/** The columns a HostUpdateRow is read from. */
+export const HOST_UPDATE_COLUMNS = {
+  version: hosts.updateVersion,
+  state: hosts.updateState,
+  agentKind: hosts.agentKind,
+  os: hosts.os,
+  arch: hosts.arch,
+};
+
 export function capsOf(host: { bandwidthUpKbps: number | null; bandwidthDownKbps: number | null }): Caps {
   return { bandwidth_up_kbps: host.bandwidthUpKbps, bandwidth_down_kbps: host.bandwidthDownKbps };
 }
@@ -90,13 +99,7 @@ export async function loadHostPush(
       bandwidthUpKbps: hosts.bandwidthUpKbps,
       bandwidthDownKbps: hosts.bandwidthDownKbps,
       keeperHostId: hosts.keeperHostId,
-      update: {
-        version: hosts.updateVersion,
-        state: hosts.updateState,
-        agentKind: hosts.agentKind,
-        os: hosts.os,
-        arch: hosts.arch,
-      },
+      update: HOST_UPDATE_COLUMNS,
     })
     .from(hosts)
     .where(eq(hosts.id, hostId));

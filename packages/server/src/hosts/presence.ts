@@ -91,20 +91,11 @@ export async function recordRefusedHello(
  * Marks the host offline unless a replica records a live socket for it (host_connections): with
  * several replicas, the agent may already be connected to another one when this socket closes.
  */
-export async function markHostOffline(db: Database, hostId: string, now: Date): Promise<void> {
-  await db
-    .update(hosts)
-    .set({ status: "offline", updatedAt: now })
-    .where(
-      and(
-        eq(hosts.id, hostId),
-        eq(hosts.status, "online"),
-        notExists(db.select({ one: sql`1` }).from(hostConnections).where(eq(hostConnections.hostId, hostId))),
-      ),
-    );
+export function markHostOffline(db: Database, hostId: string, now: Date): Promise<void> {
+  return markHostsOffline(db, [hostId], now);
 }
 
-/** markHostOffline for many hosts in one statement (the agent channel shutting down). */
+/** markHostOffline for many hosts, a statement per thousand (the agent channel shutting down). */
 export async function markHostsOffline(db: Database, hostIds: readonly string[], now: Date): Promise<void> {
   for (let i = 0; i < hostIds.length; i += 1_000) {
     const chunk = hostIds.slice(i, i + 1_000);

@@ -26,6 +26,14 @@ async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>
 
 const JOB_ID = "01JD0000000000000000000000";
 
+/** Connects the host to `replica` and waits until the replica has recorded it. */
+async function connect(replica: Cluster, hostId: string) {
+  const socket = createRecordingConnection(hostId);
+  replica.hub.register(socket);
+  await replica.hub.settle(hostId);
+  return socket;
+}
+
 runDbSuite("cluster hub", (getDb, context) => {
   const open: Cluster[] = [];
   afterEach(async () => {
@@ -56,9 +64,7 @@ runDbSuite("cluster hub", (getDb, context) => {
     expect(b.hub.hasPeers()).toBe(true);
     await eventually(() => a.hub.hasPeers(), "A to know B");
     const { host } = await seedHost({ db: getDb() });
-    const socket = createRecordingConnection(host.id);
-    a.hub.register(socket);
-    await a.hub.settle(host.id);
+    const socket = await connect(a, host.id);
     await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
     expect(b.hub.onlineHostIds()).toEqual([host.id]);
 
@@ -102,8 +108,7 @@ runDbSuite("cluster hub", (getDb, context) => {
   it("times out a request the agent never answers, and refuses a host no replica holds", async () => {
     const [a, b] = [await replica(), await replica()];
     const { host } = await seedHost({ db: getDb() });
-    a.hub.register(createRecordingConnection(host.id));
-    await a.hub.settle(host.id);
+    await connect(a, host.id);
     await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
     await expect(
       b.hub.request(host.id, "tree.list", { snapshot_id: "abcd1234", path: "/" }, "tree.list.result", 300),
@@ -123,12 +128,8 @@ runDbSuite("cluster hub", (getDb, context) => {
   it("the newest connection wins across replicas: the older socket is closed, the host stays online", async () => {
     const [a, b] = [await replica(), await replica()];
     const { host } = await seedHost({ db: getDb() });
-    const older = createRecordingConnection(host.id);
-    a.hub.register(older);
-    await a.hub.settle(host.id);
-    const newer = createRecordingConnection(host.id);
-    b.hub.register(newer);
-    await b.hub.settle(host.id);
+    const older = await connect(a, host.id);
+    const newer = await connect(b, host.id);
     await eventually(() => older.closedWith[0], "A to close the older socket");
     expect(older.closedWith).toEqual([
       { code: CLOSE_CODES.replaced, reason: "replaced by a newer connection" },
@@ -152,9 +153,7 @@ runDbSuite("cluster hub", (getDb, context) => {
   it("disconnects a host held by another replica", async () => {
     const [a, b] = [await replica(), await replica()];
     const { host } = await seedHost({ db: getDb() });
-    const socket = createRecordingConnection(host.id);
-    a.hub.register(socket);
-    await a.hub.settle(host.id);
+    const socket = await connect(a, host.id);
     await eventually(() => b.hub.isOnline(host.id), "B to see the host online");
     b.hub.disconnect(host.id, CLOSE_CODES.hostDeleted, "host deleted");
     expect(b.hub.isOnline(host.id)).toBe(false);
@@ -188,8 +187,7 @@ runDbSuite("cluster hub", (getDb, context) => {
     const [a, b] = [await replica(), await replica()];
     const one = await seedHost({ db: getDb() });
     const two = await seedHost({ db: getDb() }, { name: "web-2" });
-    a.hub.register(createRecordingConnection(one.host.id));
-    await a.hub.settle(one.host.id);
+    await connect(a, one.host.id);
     await eventually(() => b.hub.isOnline(one.host.id), "B to see host one online");
     // A freezes (kill -9, a network split): no heartbeat for longer than the TTL.
     await getDb()
@@ -206,8 +204,7 @@ runDbSuite("cluster hub", (getDb, context) => {
     expect(b.hub.isOnline(one.host.id)).toBe(true);
 
     const c = await replica();
-    c.hub.register(createRecordingConnection(two.host.id));
-    await c.hub.settle(two.host.id);
+    await connect(c, two.host.id);
     await eventually(() => b.hub.isOnline(two.host.id), "B to see host two online");
     await c.close();
     await eventually(() => !b.hub.isOnline(two.host.id), "B to see host two offline after C closed");

@@ -1,8 +1,27 @@
 import { decodeServerMessage, encode } from "@fleetback/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { createLocalHub } from "./local-hub.js";
+import { createLocalHub, type LocalHub } from "./local-hub.js";
 import { HubOfflineError, HubTimeoutError } from "./types.js";
+
+/** A hub with host h1 connected through a recording connection. */
+function hubWithHost() {
+  const hub = createLocalHub();
+  const a = createRecordingConnection("h1");
+  hub.register(a);
+  return { hub, a };
+}
+
+/** Asks h1 for its snapshot's root listing, waiting up to `timeoutMs` for the reply. */
+function listRoot(hub: LocalHub, timeoutMs = 5_000) {
+  return hub.request(
+    "h1",
+    "tree.list",
+    { snapshot_id: "abcd1234", path: "/" },
+    "tree.list.result",
+    timeoutMs,
+  );
+}
 
 afterEach(() => {
   vi.useRealTimers();
@@ -34,16 +53,8 @@ describe("local hub", () => {
   });
 
   it("correlates a reply by id and drops replies nobody waits for", async () => {
-    const hub = createLocalHub();
-    const a = createRecordingConnection("h1");
-    hub.register(a);
-    const waiting = hub.request(
-      "h1",
-      "tree.list",
-      { snapshot_id: "abcd1234", path: "/" },
-      "tree.list.result",
-      5_000,
-    );
+    const { hub, a } = hubWithHost();
+    const waiting = listRoot(hub);
     const sent = JSON.parse(a.sent[0] ?? "{}") as { id: string };
     const reply = JSON.parse(encode("tree.list.result", { entries: [] }, sent.id));
     expect(hub.deliverReply("h2", reply)).toBe(false);
@@ -56,33 +67,17 @@ describe("local hub", () => {
     vi.useFakeTimers();
     const hub = createLocalHub();
     hub.register(createRecordingConnection("h1"));
-    const waiting = hub.request(
-      "h1",
-      "tree.list",
-      { snapshot_id: "abcd1234", path: "/" },
-      "tree.list.result",
-      60_000,
-    );
+    const waiting = listRoot(hub, 60_000);
     vi.advanceTimersByTime(60_000);
     await expect(waiting).rejects.toBeInstanceOf(HubTimeoutError);
   });
 
   it("fails waiting requests when the host disconnects, and closes with the given code", async () => {
-    const hub = createLocalHub();
-    const a = createRecordingConnection("h1");
-    hub.register(a);
-    const waiting = hub.request(
-      "h1",
-      "tree.list",
-      { snapshot_id: "abcd1234", path: "/" },
-      "tree.list.result",
-      5_000,
-    );
+    const { hub, a } = hubWithHost();
+    const waiting = listRoot(hub);
     hub.disconnect("h1", 4003, "host deleted");
     await expect(waiting).rejects.toBeInstanceOf(HubOfflineError);
     expect(a.closedWith).toEqual([{ code: 4003, reason: "host deleted" }]);
-    await expect(
-      hub.request("h1", "tree.list", { snapshot_id: "abcd1234", path: "/" }, "tree.list.result", 5_000),
-    ).rejects.toBeInstanceOf(HubOfflineError);
+    await expect(listRoot(hub)).rejects.toBeInstanceOf(HubOfflineError);
   });
 });

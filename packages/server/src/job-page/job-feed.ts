@@ -1,5 +1,5 @@
 /**
- * @module job-page/job-feedNone
+ * @module job-page/job-feed
  * What a job page's live stream says, independent of the transport: the stored state first, then
  * the job's events as they happen, ending with `job.finished`. Every message is JSON
  * `{type, payload}`:

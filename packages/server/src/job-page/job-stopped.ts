@@ -1,5 +1,5 @@
 /**
- * @module job-page/job-stoppedNone
+ * @module job-page/job-stopped
  * What a stopped job (cancelled, failed, lost, refused) says about its end: who stopped it, when,
  * and how far it had got by the last progress it reported. A stopped job's bar never claims
  * 100 %: the page must not read as if the work was done.

@@ -1,5 +1,5 @@
 /**
- * @module job-page/job-streamNone
+ * @module job-page/job-stream
  * `GET /jobs/:id/stream` as a WebSocket (the job page's live progress and log): one text
  * frame of JSON `{type, payload}` per feed message (job-feed.ts), the stored state first; after
  * `job.finished` the server closes with 1000. A late subscriber gets state and a synthetic

@@ -1,5 +1,5 @@
 /**
- * @module job-page/job-viewNone
+ * @module job-page/job-view
  * What the job page shows from stored state: the job, its host, who started it, its progress
  * (as stored at most once a second) and the tail of its log. The live stream continues from here.
  */

@@ -1,5 +1,5 @@
 /**
- * @module job-page/log-renderNone
+ * @module job-page/log-render
  * Job log lines as people read them. The agent forwards some restic output as restic printed it:
  * JSON lines of `restore --json -vv`, `diff --json`, `init --json` and `forget --json`
  * (testdata/restic), and plain stderr such as 0.18's `Stat(<config/>) returned error, retrying

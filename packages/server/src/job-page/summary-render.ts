@@ -1,5 +1,5 @@
 /**
- * @module job-page/summary-renderNone
+ * @module job-page/summary-render
  * A job's `summary` (restic's own summary object for backup and restore, diff statistics, the
  * agent's counts for forget, drill and copy) as labelled rows: sizes in binary units, durations, counts
  * with separators, times as ISO (with `at` for the page to print), snapshot ids shortened. A key not known here keeps its name

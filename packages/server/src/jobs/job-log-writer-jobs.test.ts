@@ -6,6 +6,7 @@
  */
 import { type Database, executeRows, jobLogs, jobs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
+import type { LogStream } from "@fleetback/protocol";
 import { asc, eq, getTableName, sql } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
 import { eventually } from "../testing/eventually.js";
@@ -19,6 +20,19 @@ function failNextWriteAsDown(db: Database): void {
   const down = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
   // Each statement of lines runs in a transaction of its own (it holds the lines' jobs).
   vi.spyOn(db, "transaction").mockRejectedValueOnce(down);
+}
+
+function logLine(jobId: string, line: string, stream: LogStream["stream"] = "stdout"): LogStream {
+  return { job_id: jobId, stream, line, ts: "2026-11-21T12:00:00Z" };
+}
+
+/** Waits until the writer has sequenced `count` lines (it emits each as it numbers it). */
+function untilSequenced(sequenced: readonly string[], count: number, what = "every line sequenced") {
+  return eventually(
+    () => sequenced.length,
+    (n) => n === count,
+    { what },
+  );
 }
 
 runDbSuite("job log writer, several jobs", (getDb) => {
@@ -48,12 +62,7 @@ runDbSuite("job log writer, several jobs", (getDb) => {
     const appendInterleaved = (count: number) => {
       for (let i = 0; i < count; i += 1) {
         for (const { hostId, jobId } of owned) {
-          writer.append(hostId, {
-            job_id: jobId,
-            stream: "stdout",
-            line: `${jobId}:${i}`,
-            ts: "2026-11-21T12:00:00Z",
-          });
+          writer.append(hostId, logLine(jobId, `${jobId}:${i}`));
         }
       }
     };
@@ -69,17 +78,8 @@ runDbSuite("job log writer, several jobs", (getDb) => {
     appendInterleaved(10);
     // A forged line for the other host's job, amid the batch: never written, never emitted.
     const [, , third] = owned;
-    writer.append(host.id, {
-      job_id: third?.jobId ?? "",
-      stream: "stderr",
-      line: "forged",
-      ts: "2026-11-21T12:00:00Z",
-    });
-    await eventually(
-      () => sequenced.length,
-      (n) => n === 30,
-      { what: "every owned line sequenced" },
-    );
+    writer.append(host.id, logLine(third?.jobId ?? "", "forged", "stderr"));
+    await untilSequenced(sequenced, 30, "every owned line sequenced");
     expect(writes.count()).toBe(0);
     timers.runAll();
     await writer.finish(other.host.id, third?.jobId ?? "");
@@ -97,11 +97,7 @@ runDbSuite("job log writer, several jobs", (getDb) => {
   it("retries a batch while the database is down, then stores it once", async () => {
     const { deps, owned, timers, writer, sequenced, appendInterleaved, storedOf } = await setUpJobs();
     appendInterleaved(4);
-    await eventually(
-      () => sequenced.length,
-      (n) => n === 12,
-      { what: "every line sequenced" },
-    );
+    await untilSequenced(sequenced, 12);
     const warn = vi.spyOn(deps.log, "warn");
     failNextWriteAsDown(deps.db);
     timers.runAll();
@@ -117,11 +113,7 @@ runDbSuite("job log writer, several jobs", (getDb) => {
   it("drops the lines of a job deleted while they wait, in the same statement as the others'", async () => {
     const { deps, owned, timers, writer, sequenced, appendInterleaved, storedOf } = await setUpJobs();
     appendInterleaved(3);
-    await eventually(
-      () => sequenced.length,
-      (n) => n === 9,
-      { what: "every line sequenced" },
-    );
+    await untilSequenced(sequenced, 9);
     const [gone, ...kept] = owned;
     await deps.db.delete(jobs).where(eq(jobs.id, gone?.jobId ?? ""));
     const writes = spyOnTableWrites(deps.db, jobLogs);
@@ -149,17 +141,8 @@ runDbSuite("job log writer, several jobs", (getDb) => {
     appendInterleaved(3);
     const [bad, ...good] = owned;
     // A stream the table's CHECK refuses (the protocol would never let one through).
-    writer.append(host.id, {
-      job_id: bad?.jobId ?? "",
-      stream: "bogus" as "stdout",
-      line: "refused",
-      ts: "2026-11-21T12:00:00Z",
-    });
-    await eventually(
-      () => sequenced.length,
-      (n) => n === 10,
-      { what: "every line sequenced" },
-    );
+    writer.append(host.id, logLine(bad?.jobId ?? "", "refused", "bogus" as "stdout"));
+    await untilSequenced(sequenced, 10);
     const writes = spyOnTableWrites(deps.db, jobLogs);
     timers.runAll();
     await writer.close();

@@ -7,7 +7,6 @@
 import { jobLogs } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
 import { newMessageId } from "@fleetback/protocol";
-import { createManualTimers } from "@fleetback/protocol/manual-timers";
 import { expect, it, vi } from "vitest";
 import { eventually } from "../testing/eventually.js";
 import { setUpJobLogWriter } from "../testing/job-log-writer-setup.js";
@@ -17,7 +16,7 @@ import { EPILOGUE_LINES } from "./job-log-epilogues.js";
 import { createJobLogWriter } from "./job-log-writer.js";
 
 runDbSuite("job log writer", (getDb) => {
-  const setUp = () => setUpJobLogWriter(getDb());
+  const setUp = (options?: { batchLines?: number }) => setUpJobLogWriter(getDb(), options);
 
   it("holds lines until the flush timer or a full batch, then stores them in one statement", async () => {
     const { deps, host, timers, writer, line, stored } = await setUp();
@@ -156,15 +155,7 @@ runDbSuite("job log writer", (getDb) => {
   });
 
   it("takes a backlog in statements of at most batchLines", async () => {
-    const { deps, host, job, events, line, stored } = await setUp();
-    const timers = createManualTimers();
-    const writer = createJobLogWriter({
-      db: deps.db,
-      log: deps.log,
-      events,
-      timers,
-      batchLines: 4,
-    });
+    const { deps, host, job, writer, line, stored } = await setUp({ batchLines: 4 });
     const writes = spyOnTableWrites(deps.db, jobLogs);
     // All ten wait for the job's owner check, then go in as one backlog.
     for (let i = 0; i < 10; i += 1) {

@@ -3,9 +3,8 @@ import { testEngines } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { retryTick } from "../sources/retry-ticker.js";
-import { createGroup } from "../sources/source-groups.js";
-import { seedAuditContext, seedHost } from "../testing/seed.js";
-import { startBackup } from "../testing/start-backup-test-support.js";
+import { seedHost } from "../testing/seed.js";
+import { queueOfflineBackup } from "../testing/start-backup-test-support.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { createJob } from "./create-job.js";
 import { JOB_DURATION_BUCKETS_SECONDS, readJobMetrics, recordJobEnds } from "./job-metrics.js";
@@ -62,14 +61,7 @@ for (const engine of testEngines()) {
     });
 
     it("counts the failed backup a retry leaves when it gives up on an offline host", async () => {
-      const { host } = await seedHost(deps);
-      const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
-        name: "etc",
-        includes: ["/etc"],
-        retry_max: 1,
-        retry_backoff_seconds: 10,
-      });
-      await startBackup(deps, { hostId: host.id, actorKind: "schedule" }, group);
+      await queueOfflineBackup(deps, { retry_max: 1, retry_backoff_seconds: 10 }, "schedule");
       deps.clock.advance(10_000);
       expect((await retryTick(deps, deps.clock.now())).gaveUp).toHaveLength(1);
       expect(await readJobMetrics(deps.db)).toEqual([

@@ -15,7 +15,7 @@ import {
   type Timers,
 } from "@fleetback/protocol";
 import { and, eq, inArray } from "drizzle-orm";
-import type { JobAlerts } from "../alerts/job-alerts.js";
+import { createJobAlerts, type JobAlertDeps, type JobAlerts } from "../alerts/job-alerts.js";
 import type { Clock } from "../clock.js";
 import { recordJobEvidence } from "../evidence/evidence-record.js";
 import type { Ids } from "../ids.js";
@@ -76,6 +76,25 @@ function fromHostOf(params: Record<string, unknown>): { fromHostName?: string } 
   return typeof params.from_host_name === "string" ? { fromHostName: params.from_host_name } : {};
 }
 
+/**
+ * A server's job reports: its deps give the stores and the events, and every job that ends raises
+ * or resolves its alert. `extras` are the hooks and timers the caller wires in.
+ */
+export function createServerJobReports(
+  deps: JobAlertDeps & { jobEvents: JobEvents },
+  extras: Omit<JobReportsOptions, "db" | "log" | "clock" | "ids" | "events" | "alerts"> = {},
+): JobReports {
+  return createJobReports({
+    db: deps.db,
+    log: deps.log,
+    clock: deps.clock,
+    ids: deps.ids,
+    events: deps.jobEvents,
+    alerts: createJobAlerts(deps),
+    ...extras,
+  });
+}
+
 export function createJobReports(options: JobReportsOptions): JobReports {
   const { db, log, clock, ids, events } = options;
   const logWriter = createJobLogWriter({
@@ -100,20 +119,42 @@ export function createJobReports(options: JobReportsOptions): JobReports {
     return and(eq(jobs.id, jobId), runsOn(sender), inArray(jobs.status, [...ACTIVE]));
   }
 
+  /**
+   * Updates the sender's active job `jobId` (of `kind`, when given); its host, or undefined when
+   * the sender has no such job: a report for another host's job or a late one, logged at `level`.
+   */
+  async function updateOwnJob(
+    sender: string,
+    jobId: string,
+    set: Partial<typeof jobs.$inferInsert>,
+    ignored: { level: "warn" | "debug"; message: string; kind?: JobKind },
+  ) {
+    const kind = ignored.kind === undefined ? undefined : eq(jobs.kind, ignored.kind);
+    const [row] = await db
+      .update(jobs)
+      .set(set)
+      .where(and(ownActiveJob(sender, jobId), kind))
+      .returning({ hostId: jobs.hostId });
+    if (row === undefined) {
+      log[ignored.level]({ host_id: sender, job_id: jobId }, ignored.message);
+    }
+    return row;
+  }
+
   return {
     async started(hostId, report) {
       const startedAt = new Date(report.started_at);
-      const rows = await db
-        .update(jobs)
-        .set({ status: "running", startedAt })
-        .where(and(ownActiveJob(hostId, report.job_id), eq(jobs.kind, report.kind)))
-        .returning({ id: jobs.id, hostId: jobs.hostId });
-      const [started] = rows;
+      const started = await updateOwnJob(
+        hostId,
+        report.job_id,
+        { status: "running", startedAt },
+        {
+          level: "warn",
+          message: "job.started for no active job of this host and kind; ignored",
+          kind: report.kind,
+        },
+      );
       if (started === undefined) {
-        log.warn(
-          { host_id: hostId, job_id: report.job_id },
-          "job.started for no active job of this host and kind; ignored",
-        );
         return;
       }
       emit("job.updated", { jobId: report.job_id, hostId: started.hostId, status: "running", startedAt });
@@ -128,17 +169,13 @@ export function createJobReports(options: JobReportsOptions): JobReports {
         emit("job.updated", { jobId: report.job_id, hostId: known.hostId, progress: report });
         return;
       }
-      const rows = await db
-        .update(jobs)
-        .set({ progress: { ...report } })
-        .where(ownActiveJob(hostId, report.job_id))
-        .returning({ id: jobs.id, hostId: jobs.hostId });
-      const [updated] = rows;
+      const updated = await updateOwnJob(
+        hostId,
+        report.job_id,
+        { progress: { ...report } },
+        { level: "debug", message: "job.progress for no active job of this host; ignored" },
+      );
       if (updated === undefined) {
-        log.debug(
-          { host_id: hostId, job_id: report.job_id },
-          "job.progress for no active job of this host; ignored",
-        );
         return;
       }
       progressWrites.set(report.job_id, { sender: hostId, hostId: updated.hostId, at: now });

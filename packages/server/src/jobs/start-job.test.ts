@@ -5,9 +5,8 @@ import { expect, it } from "vitest";
 import { writeAudit } from "../audit/audit.js";
 import type { AgentConnection } from "../hub/local-hub.js";
 import { HOST_OFFLINE_REASON, queuePendingRun } from "../retries/pending-runs.js";
-import { createGroup } from "../sources/source-groups.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { createTestGroup, seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { type JobSpec, startJob, startJobs } from "./start-job.js";
 
@@ -107,11 +106,7 @@ runDbSuite("startJob", (getDb) => {
   });
 
   async function queueing(deps: TestDeps, hostId: string): Promise<JobSpec> {
-    const group = await createGroup(deps, await seedAuditContext(deps), hostId, {
-      name: "etc",
-      includes: ["/etc"],
-      retry_max: 2,
-    });
+    const group = await createTestGroup(deps, hostId, { retry_max: 2 });
     return audited(deps, hostId, {
       queue: async (tx) =>
         (
@@ -123,26 +118,21 @@ runDbSuite("startJob", (getDb) => {
     });
   }
 
-  it("queues an offline host's job by its policy, audited with what was queued", async () => {
+  it.each([
+    { when: "an offline host's job by its policy, audited with what was queued", sendFails: false },
+    {
+      when: "instead, by the same policy, when the command cannot be sent after the commit",
+      sendFails: true,
+    },
+  ])("queues $when", async ({ sendFails }) => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
+    if (sendFails) {
+      deps.hub.register(brokenConnection(host.id));
+    }
     const started = await startJob(deps, await queueing(deps, host.id));
     const rows = await rowsOf(deps, host.id);
     expect(rows.pending).toHaveLength(1);
-    const pendingRunId = rows.pending[0]?.id;
-    expect(started).toEqual({ ok: false, reason: "offline", pendingRunId });
-    expect(rows.jobs).toEqual([]);
-    expect(rows.audit.map((entry) => entry.details)).toEqual([
-      { host_id: host.id, pending_run_id: pendingRunId },
-    ]);
-  });
-
-  it("queues instead, by the same policy, when the command cannot be sent after the commit", async () => {
-    const deps = await createTestDeps({ db: getDb() });
-    const { host } = await seedHost(deps);
-    deps.hub.register(brokenConnection(host.id));
-    const started = await startJob(deps, await queueing(deps, host.id));
-    const rows = await rowsOf(deps, host.id);
     const pendingRunId = rows.pending[0]?.id;
     expect(started).toEqual({ ok: false, reason: "offline", pendingRunId });
     expect(rows.jobs).toEqual([]);

@@ -8,12 +8,11 @@ import { alerts, maintenance, snapshots } from "@fleetback/db";
 import type { ServerEnvelope } from "@fleetback/protocol";
 import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { createApp } from "../app.js";
-import { eventually } from "../testing/eventually.js";
-import { createTestClient, csrfFrom, type TestClient } from "../testing/http.js";
-import { bindCredentials, readJob, seedHost } from "../testing/seed.js";
+import { csrfFrom, type TestClient } from "../testing/http.js";
+import { bindCredentials, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
-import { connectAgent, type TestAgent } from "../testing/test-agent.js";
+import { signInOn } from "../testing/signed-in-app.js";
+import { connectAgent, jobEndHandled, type TestAgent } from "../testing/test-agent.js";
 
 const REPO = { url: "rest:https://backup.example.org/web-1/", username: "web-1", password: "repo-pass" };
 const SNAPSHOT = "3333333333333333333333333333333333333333333333333333333333333333";
@@ -22,19 +21,8 @@ runServerSuite("restore drills through the server", (server) => {
   // The bootstrap token works once per database: the client it signs in is kept for the suite.
   let signedIn: Promise<TestClient> | undefined;
   function adminClient(): Promise<TestClient> {
-    signedIn ??= bootstrapAdmin();
+    signedIn ??= signInOn(server.deps).then((signed) => signed.admin);
     return signedIn;
-  }
-
-  async function bootstrapAdmin(): Promise<TestClient> {
-    const admin = createTestClient(createApp(server.deps), server.deps.config.baseUrl);
-    const boot = await admin.json("POST", "/api/auth/bootstrap", {
-      bootstrap_token: "test-bootstrap-token-0123456789",
-      username: "admin",
-      password: "correct horse battery",
-    });
-    expect(boot.status).toBeLessThan(300);
-    return admin;
   }
 
   async function hostWithAgent(name: string, protocolVersion?: number) {
@@ -88,12 +76,7 @@ runServerSuite("restore drills through the server", (server) => {
         mismatches: failed ? [{ path: "/srv/a.bin", expected_size: 10, restored_size: null }] : [],
       },
     });
-    await eventually(
-      () => readJob(server.deps, jobId),
-      (row) => row !== undefined && row.status !== "queued" && row.status !== "running",
-      { what: `drill ${jobId} to end` },
-    );
-    await server.channel.idle();
+    await jobEndHandled(server, jobId, `drill ${jobId} to end`);
   }
 
   const drillAlerts = (hostId: string) =>

@@ -14,6 +14,7 @@ import type { Clock } from "../clock.js";
 import { invalid } from "../errors.js";
 import { requireHost } from "../hosts/require-host.js";
 import type { Ids } from "../ids.js";
+import { presentFields } from "../present-fields.js";
 import { checkCron } from "../sources/cron.js";
 import { nextSlot } from "./due-slot.js";
 
@@ -121,7 +122,16 @@ export function maintenancePatch(
   const pruneCron = cronOrThrow("prune_cron", body.prune_cron);
   const checkCronValue = cronOrThrow("check_cron", body.check_cron);
   const drillCron = cronOrThrow("drill_cron", body.drill_cron);
-  const patch: Partial<Maintenance> = { updatedAt: now };
+  const patch: Partial<Maintenance> = {
+    ...presentFields<MaintenanceBody, Maintenance>(body, {
+      forget_enabled: "forgetEnabled",
+      prune_enabled: "pruneEnabled",
+      check_enabled: "checkEnabled",
+      check_read_data_subset: "checkReadDataSubset",
+      drill_sample_files: "drillSampleFiles",
+    }),
+    updatedAt: now,
+  };
   // A changed cadence starts counting from now: its earlier slots are not owed.
   if (forgetCron !== undefined && forgetCron !== current.forgetCron) {
     Object.assign(patch, { forgetCron, lastForgetSlotAt: now });
@@ -135,27 +145,12 @@ export function maintenancePatch(
   if (drillCron !== undefined && drillCron !== current.drillCron) {
     Object.assign(patch, { drillCron, lastDrillSlotAt: now });
   }
-  if (body.forget_enabled !== undefined) {
-    patch.forgetEnabled = body.forget_enabled;
-  }
-  if (body.prune_enabled !== undefined) {
-    patch.pruneEnabled = body.prune_enabled;
-  }
-  if (body.check_enabled !== undefined) {
-    patch.checkEnabled = body.check_enabled;
-  }
-  if (body.check_read_data_subset !== undefined) {
-    patch.checkReadDataSubset = body.check_read_data_subset;
-  }
   if (body.drill_enabled !== undefined) {
     patch.drillEnabled = body.drill_enabled;
     // Switching drills on starts counting from now: the slots of the time they were off are not owed.
     if (body.drill_enabled && !current.drillEnabled) {
       patch.lastDrillSlotAt = now;
     }
-  }
-  if (body.drill_sample_files !== undefined) {
-    patch.drillSampleFiles = body.drill_sample_files;
   }
   return patch;
 }

@@ -3,9 +3,8 @@ import { runDbSuite } from "@fleetback/db/testing";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { openHold } from "../holds/deletion-holds.js";
-import { createGroup } from "../sources/source-groups.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { bindCredentials, seedAuditContext, seedHost } from "../testing/seed.js";
+import { bindCredentials, createTestGroup, seedAuditContext, seedHost } from "../testing/seed.js";
 import { createTestDeps } from "../testing/test-deps.js";
 import { maintenanceTick } from "./maintenance-ticker.js";
 import { releaseHold } from "./release-hold.js";
@@ -19,9 +18,7 @@ runDbSuite("maintenance ticker", (getDb) => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
     await bindCredentials(deps, host.id, { repo: REPO, ...(options.admin ? { admin: ADMIN } : {}) });
-    await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
+    await createTestGroup(deps, host.id, {
       ...(options.policy === false ? {} : { retention_policy: { last: 7 } }),
     });
     const agent = createRecordingConnection(host.id);
@@ -146,11 +143,7 @@ runDbSuite("maintenance ticker", (getDb) => {
     const deps = await createTestDeps({ db: getDb(), config: { timeZone: "Europe/Berlin" } });
     const { host } = await seedHost(deps);
     await bindCredentials(deps, host.id, { repo: REPO });
-    await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-      retention_policy: { last: 2 },
-    });
+    await createTestGroup(deps, host.id, { retention_policy: { last: 2 } });
     deps.hub.register(createRecordingConnection(host.id));
     await maintenanceTick(deps, deps.clock.now());
     // 03:00 in Berlin is 02:00 UTC in November.

@@ -8,7 +8,6 @@ import { openJson, sealJson } from "@fleetback/crypto";
 import {
   channelDigests,
   type Database,
-  isUniqueViolation,
   type NotificationChannel,
   type NotificationChannelKind,
   notificationChannels,
@@ -17,8 +16,10 @@ import { asc, eq } from "drizzle-orm";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
-import { conflict, notFound } from "../errors.js";
+import { notFound } from "../errors.js";
 import type { Ids } from "../ids.js";
+import { presentFields } from "../present-fields.js";
+import { withUniqueName } from "../unique-name.js";
 import { createAddressPolicy } from "./address-policy.js";
 import {
   type ChannelSettings,
@@ -90,12 +91,6 @@ export interface ChannelPatch {
   config?: Record<string, unknown> | undefined;
 }
 
-function nameTaken(name: string) {
-  return conflict(`name: a notification channel named ${name} already exists`, [
-    { field: "name", message: "is taken" },
-  ]);
-}
-
 function auditChannel(
   db: Database,
   deps: Pick<ChannelStoreDeps, "clock" | "ids">,
@@ -125,8 +120,8 @@ export async function createChannel(
   );
   const now = deps.clock.now();
   const id = deps.ids.ulid(now);
-  try {
-    return await deps.db.transaction(async (tx) => {
+  return withUniqueName(NAME_CONSTRAINT, "a notification channel", input.name, () =>
+    deps.db.transaction(async (tx) => {
       const [row] = await tx
         .insert(notificationChannels)
         .values({
@@ -154,13 +149,8 @@ export async function createChannel(
         digest: describeDigest(input.digest ?? null),
       });
       return { row, settings };
-    });
-  } catch (err) {
-    if (isUniqueViolation(err, NAME_CONSTRAINT)) {
-      throw nameTaken(input.name);
-    }
-    throw err;
-  }
+    }),
+  );
 }
 
 export async function findChannel(
@@ -210,16 +200,14 @@ export async function updateChannel(
       ? mergeChannelConfig(settings, patch.config, policy)
       : parseChannelConfig(current.row.kind, patch.config, policy);
   }
-  const values: Partial<typeof notificationChannels.$inferInsert> = { updatedAt: deps.clock.now() };
-  if (patch.name !== undefined) {
-    values.name = patch.name;
-  }
-  if (patch.enabled !== undefined) {
-    values.enabled = patch.enabled;
-  }
-  if (patch.notifyResolved !== undefined) {
-    values.notifyResolved = patch.notifyResolved;
-  }
+  const values: Partial<typeof notificationChannels.$inferInsert> = {
+    ...presentFields<ChannelPatch, typeof notificationChannels.$inferInsert>(patch, {
+      name: "name",
+      enabled: "enabled",
+      notifyResolved: "notifyResolved",
+    }),
+    updatedAt: deps.clock.now(),
+  };
   const digestChanged = patch.digest !== undefined && !sameDigest(digestOf(current.row), patch.digest);
   if (digestChanged) {
     Object.assign(values, digestColumns(patch.digest ?? null));
@@ -235,8 +223,8 @@ export async function updateChannel(
   })
     .filter(([, value]) => value !== undefined)
     .map(([key]) => key);
-  try {
-    return await deps.db.transaction(async (tx) => {
+  return withUniqueName(NAME_CONSTRAINT, "a notification channel", patch.name ?? "so", () =>
+    deps.db.transaction(async (tx) => {
       const [row] = await tx
         .update(notificationChannels)
         .set(values)
@@ -254,13 +242,8 @@ export async function updateChannel(
         ...(digestChanged ? { digest: describeDigest(patch.digest ?? null) } : {}),
       });
       return { row, settings, ...(settings ? {} : { problem: current.problem }) };
-    });
-  } catch (err) {
-    if (isUniqueViolation(err, NAME_CONSTRAINT)) {
-      throw nameTaken(patch.name ?? "so");
-    }
-    throw err;
-  }
+    }),
+  );
 }
 
 export async function deleteChannel(

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type HttpReceiver, startHttpReceiver } from "../testing/http-receiver.js";
 import { type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
+import { useSuiteReceivers } from "../testing/suite-receivers.js";
 import { createAddressPolicy } from "./address-policy.js";
 import { parseChannelConfig } from "./channel-config.js";
 import { attemptDelivery, realDeliveryPorts, signBody } from "./deliver.js";
@@ -113,20 +114,11 @@ describe("one delivery attempt", () => {
 });
 
 describe("addresses at send time", () => {
-  let receiver: HttpReceiver;
-  let smtp: SmtpReceiver;
+  const receivers = useSuiteReceivers();
   const none = createAddressPolicy([]);
-  beforeAll(async () => {
-    receiver = await startHttpReceiver();
-    smtp = await startSmtpReceiver();
-  });
-  afterAll(async () => {
-    await receiver.close();
-    await smtp.close();
-  });
 
   it("refuses a stored literal internal address of every HTTP kind without connecting", async () => {
-    const port = new URL(receiver.url).port;
+    const port = new URL(receivers.webhook.url).port;
     const hosts = [
       `127.0.0.1:${port}`,
       `0x7f000001:${port}`,
@@ -157,11 +149,16 @@ describe("addresses at send time", () => {
         ]);
       }
     }
-    expect(receiver.requests).toEqual([]);
+    expect(receivers.webhook.requests).toEqual([]);
   });
 
   it("refuses an SMTP host that is or resolves to loopback, and allows it when allow-listed", async () => {
-    const base = { port: smtp.port, security: "none", from: "a@example.com", to: ["b@example.com"] };
+    const base = {
+      port: receivers.smtp.port,
+      security: "none",
+      from: "a@example.com",
+      to: ["b@example.com"],
+    };
     for (const host of ["127.0.0.1", "localhost"]) {
       const settings = parseChannelConfig("email", { ...base, host });
       expect(
@@ -172,7 +169,7 @@ describe("addresses at send time", () => {
         error: expect.stringMatching(/^(127\.0\.0\.1 is|localhost resolves to) a loopback address; /),
       });
     }
-    expect(smtp.messages).toEqual([]);
+    expect(receivers.smtp.messages).toEqual([]);
     const allowLoopback = createAddressPolicy(["127.0.0.0/8", "::1"]);
     const settings = parseChannelConfig("email", { ...base, host: "localhost" });
     const result = await attemptDelivery(
@@ -184,7 +181,7 @@ describe("addresses at send time", () => {
       2_000,
     );
     expect(result).toEqual({ ok: true });
-    expect(smtp.messages).toHaveLength(1);
+    expect(receivers.smtp.messages).toHaveLength(1);
   });
 });
 

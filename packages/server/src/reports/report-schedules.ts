@@ -7,7 +7,6 @@
  */
 import {
   type Database,
-  isUniqueViolation,
   notificationChannels,
   REPORT_PERIODS,
   type ReportPeriod,
@@ -18,10 +17,11 @@ import { asc, eq } from "drizzle-orm";
 import { type Static, Type } from "typebox";
 import { type AuditContext, writeAudit } from "../audit/audit.js";
 import { type Clock, utcDay } from "../clock.js";
-import { conflict, invalid, notFound } from "../errors.js";
+import { invalid, notFound } from "../errors.js";
 import type { Ids } from "../ids.js";
 import { selectorFromRequest } from "../labels/selector.js";
 import { DIGEST_TIME_PATTERN, localTimeCron, weekdayName } from "../notifications/digest-schedule.js";
+import { withUniqueName } from "../unique-name.js";
 
 export { REPORT_PERIODS, type ReportPeriod };
 
@@ -124,12 +124,6 @@ function audited(
   return writeAudit(db, deps, { ...audit, action, targetKind: "report_schedule", targetId: id, details });
 }
 
-function nameTaken(name: string) {
-  return conflict(`name: a report schedule named ${name} already exists`, [
-    { field: "name", message: "is taken" },
-  ]);
-}
-
 export async function createReportSchedule(
   deps: ReportStoreDeps,
   audit: AuditContext,
@@ -155,8 +149,8 @@ export async function createReportSchedule(
     createdAt: now,
     updatedAt: now,
   };
-  try {
-    return await deps.db.transaction(async (tx) => {
+  return withUniqueName(NAME_CONSTRAINT, "a report schedule", values.name, () =>
+    deps.db.transaction(async (tx) => {
       const [row] = await tx.insert(reportSchedules).values(values).returning();
       if (!row) {
         throw new Error("insert into report_schedules returned no row");
@@ -167,13 +161,8 @@ export async function createReportSchedule(
         recipients: row.recipients.length,
       });
       return row;
-    });
-  } catch (err) {
-    if (isUniqueViolation(err, NAME_CONSTRAINT)) {
-      throw nameTaken(values.name);
-    }
-    throw err;
-  }
+    }),
+  );
 }
 
 export async function getReportSchedule(db: Database, id: string): Promise<ReportSchedule> {
@@ -222,8 +211,8 @@ export async function updateReportSchedule(
   };
   const moved =
     next.period !== current.period || next.time !== current.time || next.weekday !== current.weekday;
-  try {
-    return await deps.db.transaction(async (tx) => {
+  return withUniqueName(NAME_CONSTRAINT, "a report schedule", next.name, () =>
+    deps.db.transaction(async (tx) => {
       const [row] = await tx
         .update(reportSchedules)
         .set({ ...next, ...(moved ? { slotAt: now } : {}) })
@@ -237,13 +226,8 @@ export async function updateReportSchedule(
         when: describeReportSchedule(row),
       });
       return row;
-    });
-  } catch (err) {
-    if (isUniqueViolation(err, NAME_CONSTRAINT)) {
-      throw nameTaken(next.name);
-    }
-    throw err;
-  }
+    }),
+  );
 }
 
 export async function deleteReportSchedule(

@@ -4,17 +4,21 @@
  * same CSV the API serves attached; a monthly one covers the previous month; a report that cannot
  * be built is mailed saying why; a disabled channel sends none.
  */
-import { executeRows, notificationLog, sourceGroups } from "@fleetback/db";
+import { executeRows, notificationLog } from "@fleetback/db";
 import { runDbSuite } from "@fleetback/db/testing";
-import type { Snapshot } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { evidenceCsv, evidenceReport } from "../evidence/evidence-report.js";
 import { parseSelector } from "../labels/selector.js";
 import { createChannel, updateChannel } from "../notifications/channels.js";
-import { replaceSnapshots } from "../snapshots/snapshot-store.js";
-import { seedAuditContext, seedHost, snapshotAt } from "../testing/seed.js";
-import { mailParts, type SmtpReceiver, startSmtpReceiver } from "../testing/smtp-receiver.js";
+import { seedEvidenceFleet, snapshotHistory } from "../testing/evidence-fleet.js";
+import { seedAuditContext } from "../testing/seed.js";
+import {
+  mailChannelConfig,
+  mailParts,
+  type SmtpReceiver,
+  startSmtpReceiver,
+} from "../testing/smtp-receiver.js";
 import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { createReportSchedule } from "./report-schedules.js";
 import { reportTick } from "./report-ticker.js";
@@ -34,13 +38,7 @@ runDbSuite("scheduled evidence report", (getDb) => {
     return createChannel(deps, await seedAuditContext(deps), {
       name,
       kind: "email",
-      config: {
-        host: smtp.host,
-        port: smtp.port,
-        security: "none",
-        from: "fleetback@example.org",
-        to: ["alerts@example.org"],
-      },
+      config: mailChannelConfig(smtp, ["alerts@example.org"]),
     });
   }
 
@@ -55,33 +53,17 @@ runDbSuite("scheduled evidence report", (getDb) => {
     smtp.messages.length = 0;
     const audit = await seedAuditContext(deps);
     const channel = await mailChannel(deps, "mail");
-    // 2026-11-21 12:00 UTC, a Saturday.
-    const start = deps.clock.now();
-    const web = (await seedHost(deps, { name: "web", labels: { env: "prod" } })).host;
-    const db = (await seedHost(deps, { name: "db", labels: { env: "prod" } })).host;
-    const dev = (await seedHost(deps, { name: "dev", labels: { env: "dev" } })).host;
-    for (const [hostId, name] of [
-      [web.id, "etc"],
-      [db.id, "pg"],
-      [dev.id, "etc"],
-    ] as const) {
-      await deps.db.insert(sourceGroups).values({ id: `${hostId}-${name}`, hostId, name, createdAt: start });
-    }
+    // The clock starts at 2026-11-21 12:00 UTC, a Saturday.
+    const { web, db, dev } = await seedEvidenceFleet(deps, { web: ["etc"], db: ["pg"], dev: ["etc"] });
     // Daily snapshots from Saturday 21st to Sunday 29th; db misses Wednesday 25th.
-    const lists = new Map<string, Snapshot[]>();
+    const record = snapshotHistory(deps);
     for (let day = 0; day < 9; day++) {
-      const now = deps.clock.now();
       for (const host of [web, db, dev]) {
         const tag = host.id === db.id ? "pg" : "etc";
         if (host.id === db.id && day === 4) {
           continue;
         }
-        const all = [...(lists.get(host.id) ?? []), snapshotAt(host.resticHost, now, tag)];
-        lists.set(host.id, all);
-        await replaceSnapshots(deps.db, host.id, {
-          refreshed_at: now.toISOString(),
-          snapshots: [...all].reverse(),
-        });
+        await record(host, [tag]);
       }
       deps.clock.advance(DAY);
     }

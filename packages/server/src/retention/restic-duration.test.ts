@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { time } from "../testing/restic-time-text.js";
 import { formatResticDuration, parseResticDuration, windowStart } from "./restic-duration.js";
-import { instantOf, parseResticTime, type ResticTime } from "./restic-time.js";
-
-function time(text: string): ResticTime {
-  const parsed = parseResticTime(text);
-  if (parsed === undefined) {
-    throw new Error(`unparsed ${text}`);
-  }
-  return parsed;
-}
+import { instantOf } from "./restic-time.js";
 
 describe("restic durations", () => {
   it("spells them as restic does in its reasons", () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { time } from "../testing/restic-time-text.js";
 import {
   compareInstants,
   dayBucket,
@@ -6,17 +7,8 @@ import {
   instantOf,
   monthBucket,
   parseResticTime,
-  type ResticTime,
   weekBucket,
 } from "./restic-time.js";
-
-function time(text: string): ResticTime {
-  const parsed = parseResticTime(text);
-  if (parsed === undefined) {
-    throw new Error(`unparsed ${text}`);
-  }
-  return parsed;
-}
 
 describe("snapshot times as restic reads them", () => {
   it("keeps the stored wall clock and the instant to the nanosecond", () => {

@@ -14,6 +14,7 @@
 import { type Database, type RepoStats as RepoStatsRow, repoStats } from "@fleetback/db";
 import type { RepoStats } from "@fleetback/protocol";
 import { eq } from "drizzle-orm";
+import { presentFields } from "../present-fields.js";
 
 /** Upserts the fields present; returns the row as it stands afterwards. */
 export async function applyRepoStats(
@@ -22,30 +23,19 @@ export async function applyRepoStats(
   report: RepoStats,
   now: Date,
 ): Promise<RepoStatsRow> {
-  const patch: Partial<RepoStatsRow> = {};
-  if (report.last_check_status !== undefined) {
-    patch.lastCheckStatus = report.last_check_status;
-  }
+  const patch = presentFields<RepoStats, RepoStatsRow>(report, {
+    last_check_status: "lastCheckStatus",
+    total_size_bytes: "totalSizeBytes",
+    raw_size_bytes: "rawSizeBytes",
+    total_file_count: "totalFileCount",
+    snapshot_count: "snapshotCount",
+    compression_ratio: "compressionRatio",
+  });
   if (report.last_check_at !== undefined) {
     patch.lastCheckAt = new Date(report.last_check_at);
     if (report.last_check_status === "ok") {
       patch.lastCheckOkAt = patch.lastCheckAt;
     }
-  }
-  if (report.total_size_bytes !== undefined) {
-    patch.totalSizeBytes = report.total_size_bytes;
-  }
-  if (report.raw_size_bytes !== undefined) {
-    patch.rawSizeBytes = report.raw_size_bytes;
-  }
-  if (report.total_file_count !== undefined) {
-    patch.totalFileCount = report.total_file_count;
-  }
-  if (report.snapshot_count !== undefined) {
-    patch.snapshotCount = report.snapshot_count;
-  }
-  if (report.compression_ratio !== undefined) {
-    patch.compressionRatio = report.compression_ratio;
   }
   if (report.last_prune_at !== undefined) {
     patch.lastPruneAt = new Date(report.last_prune_at);

@@ -5,11 +5,10 @@ import { expect, it } from "vitest";
 import { retryDelayMs } from "../retries/pending-runs.js";
 import { isTransientFailure, queueRetryAfterFailure } from "../retries/transient-failure.js";
 import { createRecordingConnection } from "../testing/recording-connection.js";
-import { seedAuditContext, seedHost, seedJob } from "../testing/seed.js";
-import { startBackup } from "../testing/start-backup-test-support.js";
-import { createTestDeps } from "../testing/test-deps.js";
+import { createTestGroup, seedHost, seedJob } from "../testing/seed.js";
+import { queueOfflineBackup } from "../testing/start-backup-test-support.js";
+import { createTestDeps, type TestDeps } from "../testing/test-deps.js";
 import { retryTick } from "./retry-ticker.js";
-import { createGroup } from "./source-groups.js";
 
 it("spaces retries by backoff * 2^(n-1)", () => {
   expect([1, 2, 3].map((n) => retryDelayMs(60, n))).toEqual([60_000, 120_000, 240_000]);
@@ -27,17 +26,21 @@ it("counts lock and connection failures with exit 1, and lost jobs, as transient
   expect(isTransientFailure({ status: "failed", exitCode: 1, error: "Fatal: wrong password" })).toBe(false);
 });
 
+/** The one job a pending run left once it ended: nothing is left waiting. */
+async function jobOfEndedRun(deps: TestDeps) {
+  expect(await deps.db.select().from(pendingRuns)).toEqual([]);
+  const [job] = await deps.db.select().from(jobs);
+  return job;
+}
+
 runDbSuite("retry ticker", (getDb) => {
   it("dispatches a queued run once its host is back, with the retry recorded on the job", async () => {
     const deps = await createTestDeps({ db: getDb() });
-    const { host } = await seedHost(deps);
-    const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-      retry_max: 3,
-      retry_backoff_seconds: 60,
-    });
-    const queued = await startBackup(deps, { hostId: host.id, actorKind: "user" }, group);
+    const { host, group, queued } = await queueOfflineBackup(
+      deps,
+      { retry_max: 3, retry_backoff_seconds: 60 },
+      "user",
+    );
     expect(queued.outcome).toBe("queued");
 
     deps.clock.advance(59_000);
@@ -51,8 +54,7 @@ runDbSuite("retry ticker", (getDb) => {
     expect(agent.frames.map((f) => [f.type, (f.payload as { tag?: string }).tag])).toEqual([
       ["command.run", "etc"],
     ]);
-    expect(await deps.db.select().from(pendingRuns)).toEqual([]);
-    const [job] = await deps.db.select().from(jobs);
+    const job = await jobOfEndedRun(deps);
     expect(job).toMatchObject({
       kind: "backup",
       actorKind: "user",
@@ -64,14 +66,7 @@ runDbSuite("retry ticker", (getDb) => {
 
   it("gives up after retry_max tries while the host stays offline, leaving a failed job", async () => {
     const deps = await createTestDeps({ db: getDb() });
-    const { host } = await seedHost(deps);
-    const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-      retry_max: 2,
-      retry_backoff_seconds: 10,
-    });
-    await startBackup(deps, { hostId: host.id, actorKind: "schedule" }, group);
+    const { group } = await queueOfflineBackup(deps, { retry_max: 2, retry_backoff_seconds: 10 }, "schedule");
     deps.clock.advance(10_000);
     expect((await retryTick(deps, deps.clock.now())).rescheduled).toHaveLength(1);
     const [row] = await deps.db.select().from(pendingRuns);
@@ -79,9 +74,7 @@ runDbSuite("retry ticker", (getDb) => {
     expect(row?.nextAttemptAt.getTime()).toBe(deps.clock.now().getTime() + 20_000);
     deps.clock.advance(20_000);
     expect((await retryTick(deps, deps.clock.now())).gaveUp).toHaveLength(1);
-    expect(await deps.db.select().from(pendingRuns)).toEqual([]);
-    const [job] = await deps.db.select().from(jobs);
-    expect(job).toMatchObject({
+    expect(await jobOfEndedRun(deps)).toMatchObject({
       status: "failed",
       actorKind: "schedule",
       sourceGroupId: group.id,
@@ -92,11 +85,7 @@ runDbSuite("retry ticker", (getDb) => {
   it("queues a retry after a transient backup failure while attempts remain", async () => {
     const deps = await createTestDeps({ db: getDb() });
     const { host } = await seedHost(deps);
-    const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-      retry_max: 1,
-    });
+    const group = await createTestGroup(deps, host.id, { retry_max: 1 });
     const failed = await seedJob(
       deps,
       { hostId: host.id, kind: "backup", actorKind: "user", sourceGroupId: group.id },

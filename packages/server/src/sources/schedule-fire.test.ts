@@ -4,12 +4,11 @@ import { ulid } from "ulidx";
 import { expect, it } from "vitest";
 import { pushScheduleSet } from "../hosts/host-push.js";
 import { eventually } from "../testing/eventually.js";
-import { seedAuditContext, seedHost } from "../testing/seed.js";
+import { createTestGroup, seedAuditContext, seedHost } from "../testing/seed.js";
 import { runServerSuite } from "../testing/server-suite.js";
 import { connectOnlineAgent } from "../testing/test-agent.js";
 import { handleScheduleFire } from "./schedule-fire.js";
 import { createSchedule } from "./schedules.js";
-import { createGroup } from "./source-groups.js";
 
 runServerSuite("schedule.fire", (server) => {
   async function connectedHost(name: string) {
@@ -21,15 +20,8 @@ runServerSuite("schedule.fire", (server) => {
   it("dispatches one backup per member group with actor schedule; the agent got the new schedule.set", async () => {
     const { deps } = server;
     const { host, agent } = await connectedHost("fire-1");
-    const etc = await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-      excludes: ["*.swp"],
-    });
-    const srv = await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "srv",
-      includes: ["/srv"],
-    });
+    const etc = await createTestGroup(deps, host.id, { excludes: ["*.swp"] });
+    const srv = await createTestGroup(deps, host.id, { name: "srv", includes: ["/srv"] });
     const schedule = await createSchedule(deps, await seedAuditContext(deps), host.id, {
       cron: "0 2 * * *",
       source_group_ids: [etc.id, srv.id],
@@ -106,10 +98,7 @@ runServerSuite("schedule.fire", (server) => {
   it("two fires of one slot at once dispatch its backup once", async () => {
     const { deps } = server;
     const { host, agent } = await connectedHost("fire-4");
-    const group = await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-    });
+    const group = await createTestGroup(deps, host.id);
     const schedule = await createSchedule(deps, await seedAuditContext(deps), host.id, {
       cron: "0 2 * * *",
       source_group_ids: [group.id],
@@ -128,14 +117,8 @@ runServerSuite("schedule.fire", (server) => {
     const { deps } = server;
     const { host, agent } = await connectedHost("fire-2");
     const other = await seedHost(deps, { name: "fire-3" });
-    const mine = await createGroup(deps, await seedAuditContext(deps), host.id, {
-      name: "etc",
-      includes: ["/etc"],
-    });
-    const theirs = await createGroup(deps, await seedAuditContext(deps), other.host.id, {
-      name: "etc",
-      includes: ["/etc"],
-    });
+    const mine = await createTestGroup(deps, host.id);
+    const theirs = await createTestGroup(deps, other.host.id);
     const disabled = await createSchedule(deps, await seedAuditContext(deps), host.id, {
       cron: "0 2 * * *",
       enabled: false,

@@ -133,6 +133,35 @@ async function nameConflictAware<T>(name: string | undefined, run: () => Promise
   }
 }
 
+/**
+ * Runs `write` (the group's insert or update) in one transaction with the host's conflict marks
+ * and the audit entry, then reads the group back. `retention` is for the audit entry too.
+ */
+async function saveGroup(
+  deps: GroupDeps,
+  audit: AuditContext,
+  target: { hostId: string; groupId: string; now: Date; action: string },
+  body: CreateGroupBody | UpdateGroupBody,
+  retention: RetentionChange | undefined,
+  write: (tx: Database) => Promise<unknown>,
+): Promise<SourceGroup> {
+  const { hostId, groupId, now } = target;
+  await nameConflictAware(body.name, () =>
+    deps.db.transaction(async (tx) => {
+      await write(tx);
+      await recomputeConflicts(tx, hostId, now);
+      await writeAudit(tx, deps, {
+        ...audit,
+        action: target.action,
+        targetKind: "source_group",
+        targetId: groupId,
+        details: { host_id: hostId, fields: Object.keys(body), ...retentionDetails(retention) },
+      });
+    }),
+  );
+  return getGroup(deps.db, hostId, groupId);
+}
+
 function hookColumns(
   deps: GroupDeps,
   hostId: string,
@@ -161,9 +190,14 @@ export async function createGroup(
   refuseAgentDirPaths("includes", body.includes, agentDirsOf(host));
   const now = deps.clock.now();
   const id = deps.ids.ulid(now);
-  await nameConflictAware(body.name, () =>
-    deps.db.transaction(async (tx) => {
-      await tx.insert(sourceGroups).values({
+  return saveGroup(
+    deps,
+    audit,
+    { hostId, groupId: id, now, action: "source_group.create" },
+    body,
+    retention,
+    (tx) =>
+      tx.insert(sourceGroups).values({
         id,
         hostId,
         name: body.name,
@@ -180,18 +214,8 @@ export async function createGroup(
         ...hookColumns(deps, hostId, body),
         createdAt: now,
         updatedAt: now,
-      });
-      await recomputeConflicts(tx, hostId, now);
-      await writeAudit(tx, deps, {
-        ...audit,
-        action: "source_group.create",
-        targetKind: "source_group",
-        targetId: id,
-        details: { host_id: hostId, fields: Object.keys(body), ...retentionDetails(retention) },
-      });
-    }),
+      }),
   );
-  return getGroup(deps.db, hostId, id);
 }
 
 export async function updateGroup(
@@ -208,40 +232,30 @@ export async function updateGroup(
     refuseAgentDirPaths("includes", body.includes, agentDirsOf(await requireHost(deps.db, hostId)));
   }
   const now = deps.clock.now();
-  await nameConflictAware(body.name, () =>
-    deps.db.transaction(async (tx) => {
-      await tx
-        .update(sourceGroups)
-        .set({
-          ...(body.name === undefined ? {} : { name: body.name }),
-          ...(body.includes === undefined ? {} : { includes: body.includes }),
-          ...(body.excludes === undefined ? {} : { excludes: body.excludes }),
-          ...(body.retention_policy === undefined
-            ? {}
-            : { retentionPolicy: body.retention_policy as RetentionPolicy }),
-          ...(body.retry_max === undefined ? {} : { retryMax: body.retry_max }),
-          ...(body.retry_backoff_seconds === undefined
-            ? {}
-            : { retryBackoffSeconds: body.retry_backoff_seconds }),
-          ...(body.grace_seconds === undefined ? {} : { graceSeconds: body.grace_seconds }),
-          ...(body.bandwidth_up_kbps === undefined ? {} : { bandwidthUpKbps: body.bandwidth_up_kbps }),
-          ...(body.bandwidth_down_kbps === undefined ? {} : { bandwidthDownKbps: body.bandwidth_down_kbps }),
-          ...hookColumns(deps, hostId, body),
-          ...(overrides === undefined ? {} : { overrides }),
-          updatedAt: now,
-        })
-        .where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId)));
-      await recomputeConflicts(tx, hostId, now);
-      await writeAudit(tx, deps, {
-        ...audit,
-        action: "source_group.update",
-        targetKind: "source_group",
-        targetId: groupId,
-        details: { host_id: hostId, fields: Object.keys(body), ...retentionDetails(retention) },
-      });
-    }),
+  const target = { hostId, groupId, now, action: "source_group.update" };
+  return saveGroup(deps, audit, target, body, retention, (tx) =>
+    tx
+      .update(sourceGroups)
+      .set({
+        ...(body.name === undefined ? {} : { name: body.name }),
+        ...(body.includes === undefined ? {} : { includes: body.includes }),
+        ...(body.excludes === undefined ? {} : { excludes: body.excludes }),
+        ...(body.retention_policy === undefined
+          ? {}
+          : { retentionPolicy: body.retention_policy as RetentionPolicy }),
+        ...(body.retry_max === undefined ? {} : { retryMax: body.retry_max }),
+        ...(body.retry_backoff_seconds === undefined
+          ? {}
+          : { retryBackoffSeconds: body.retry_backoff_seconds }),
+        ...(body.grace_seconds === undefined ? {} : { graceSeconds: body.grace_seconds }),
+        ...(body.bandwidth_up_kbps === undefined ? {} : { bandwidthUpKbps: body.bandwidth_up_kbps }),
+        ...(body.bandwidth_down_kbps === undefined ? {} : { bandwidthDownKbps: body.bandwidth_down_kbps }),
+        ...hookColumns(deps, hostId, body),
+        ...(overrides === undefined ? {} : { overrides }),
+        updatedAt: now,
+      })
+      .where(and(eq(sourceGroups.id, groupId), eq(sourceGroups.hostId, hostId))),
   );
-  return getGroup(deps.db, hostId, groupId);
 }
 
 /** Refuses (409, nothing deleted) while schedules still fire the group. */

@@ -12,7 +12,7 @@ import type { CommandUpdate, Hello, UpdateResult } from "@fleetback/protocol";
 import { and, eq, inArray, ne } from "drizzle-orm";
 import type { BundleStore } from "../agent-artifacts/bundle-store.js";
 import type { Config } from "../config.js";
-import type { HostUpdateRow } from "../hosts/host-push.js";
+import { HOST_UPDATE_COLUMNS, type HostUpdateRow } from "../hosts/host-push.js";
 import type { Logger } from "../log.js";
 import { buildUpdateCommand } from "./update-command.js";
 
@@ -70,17 +70,7 @@ export async function continueUpdateOnHello(
   const [row] =
     known !== undefined
       ? [known]
-      : await deps.db
-          .select({
-            version: hosts.updateVersion,
-            state: hosts.updateState,
-            agentKind: hosts.agentKind,
-            os: hosts.os,
-            arch: hosts.arch,
-          })
-          .from(hosts)
-          .where(eq(hosts.id, hostId))
-          .limit(1);
+      : await deps.db.select(HOST_UPDATE_COLUMNS).from(hosts).where(eq(hosts.id, hostId)).limit(1);
   if (!row?.version || !row.state) {
     return undefined;
   }
