@@ -77,7 +77,8 @@ async function sizedCase(
 }
 
 // Most installs start on the embedded database: the fleet runs on PGlite first, then on the
-// PostgreSQL of FLEETBACK_BENCH_DATABASE_URL when one is named (an empty database).
+// PostgreSQL of FLEETBACK_BENCH_DATABASE_URL when one is named (each PostgreSQL case makes a
+// database of its own there, scratch-database.ts).
 await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, (hosts) => runFleetBench(hosts, { embedded: true }));
 if (process.env.FLEETBACK_BENCH_DATABASE_URL) {
   await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, (hosts) => runFleetBench(hosts));

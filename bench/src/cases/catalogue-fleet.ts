@@ -10,7 +10,7 @@
  * rare-name search on one host.
  *
  * PGlite in a data dir of its own (the fleet does not fit WebAssembly's memory); PostgreSQL too
- * when FLEETBACK_BENCH_DATABASE_URL names an empty database.
+ * when FLEETBACK_BENCH_DATABASE_URL names a server (a new database there).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -28,6 +28,7 @@ import {
 import { sql } from "drizzle-orm";
 import { type BudgetRow, engineOf } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
+import { onScratchDatabase } from "../scratch-database.js";
 
 const FILES = 100_000;
 const SNAPSHOTS = 30;
@@ -256,7 +257,7 @@ export async function runCatalogueFleetBench(hosts: number) {
   const runs = [await runCatalogueFleetOn("PGlite", undefined, hosts)];
   const url = process.env.FLEETBACK_BENCH_DATABASE_URL;
   if (url) {
-    runs.push(await runCatalogueFleetOn("PostgreSQL", url, hosts));
+    runs.push(await onScratchDatabase(url, (scratch) => runCatalogueFleetOn("PostgreSQL", scratch, hosts)));
   }
   return {
     results: runs.flatMap((run) => run.results),

@@ -7,7 +7,7 @@
  * the baseline is reading the host list alone (listFleet), the floor of any fleet-wide answer.
  * The text's size is a budget row too: counts and the first few names, whatever the fleet's size.
  *
- * PGlite always; PostgreSQL too when FLEETBACK_BENCH_DATABASE_URL names an empty database.
+ * PGlite always; PostgreSQL too when FLEETBACK_BENCH_DATABASE_URL names a server (a new database).
  */
 import { performance } from "node:perf_hooks";
 import { connect, IN_MEMORY, migrate } from "@fleetback/db";
@@ -15,6 +15,7 @@ import { buildDigest, createLogger, digestText, listFleet } from "@fleetback/ser
 import { sql } from "drizzle-orm";
 import { type BudgetRow, engineOf } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
+import { onScratchDatabase } from "../scratch-database.js";
 
 export const DIGEST_BUDGET_MS = 1000;
 /** A digest a person reads on a phone: 4 KiB of text, whatever the fleet's size. */
@@ -111,7 +112,9 @@ export async function runDigestFleetBench(hostCount: number): Promise<DigestFlee
     targets.push(["PostgreSQL", process.env.FLEETBACK_BENCH_DATABASE_URL]);
   }
   for (const [label, url] of targets) {
-    const { result, budget, bytes, note } = await runOn(label, url, hostCount, 3);
+    const { result, budget, bytes, note } = await onScratchDatabase(url, (scratch) =>
+      runOn(label, scratch, hostCount, 3),
+    );
     report.results.push(result);
     report.budgets.push(budget);
     if (bytes > DIGEST_TEXT_BUDGET_KIB * 1024) {

@@ -16,7 +16,7 @@
  * The baseline is the floor any fleet-wide change pays on the same database: a bulk label edit of
  * the same hosts (one UPDATE of every host row, in a transaction), with a label no selector reads.
  *
- * PGlite always; PostgreSQL too when FLEETBACK_BENCH_DATABASE_URL names an empty database.
+ * PGlite always; PostgreSQL too when FLEETBACK_BENCH_DATABASE_URL names a server (a new database).
  */
 import { performance } from "node:perf_hooks";
 import { connect, executeRows, IN_MEMORY, migrate } from "@fleetback/db";
@@ -31,6 +31,7 @@ import {
 import { sql } from "drizzle-orm";
 import { type BudgetRow, engineOf } from "../budgets.js";
 import { type BenchResult, median } from "../harness.js";
+import { onScratchDatabase } from "../scratch-database.js";
 
 /** "A few seconds" (issue 37.6), for the whole change on one 2-core machine. */
 export const POLICY_FLEET_BUDGET_MS = 5000;
@@ -202,11 +203,13 @@ export async function runPolicyFleetBench(hostCount: number): Promise<PolicyFlee
     targets.push(["PostgreSQL", databaseUrl]);
   } else {
     report.notes.push(
-      "policies on PostgreSQL: skipped, FLEETBACK_BENCH_DATABASE_URL is not set (an empty database).",
+      "policies on PostgreSQL: skipped, FLEETBACK_BENCH_DATABASE_URL is not set (a PostgreSQL server).",
     );
   }
   for (const [label, url] of targets) {
-    const { result, budget, note } = await runOn(label, url, hostCount, rounds);
+    const { result, budget, note } = await onScratchDatabase(url, (scratch) =>
+      runOn(label, scratch, hostCount, rounds),
+    );
     report.results.push(result);
     report.budgets.push(budget);
     report.notes.push(note);

@@ -2,8 +2,8 @@
  * @module fleet/server-child
  * The built server as an operator runs it (`pnpm start`: its bundle, dist/bundle/), in a child
  * process so its memory is measured apart from the simulated fleet's: embedded PGlite in a
- * temporary data dir, or the PostgreSQL of FLEETBACK_BENCH_DATABASE_URL (an empty database; the
- * server migrates it).
+ * temporary data dir, or a new database on the PostgreSQL of FLEETBACK_BENCH_DATABASE_URL
+ * (scratch-database.ts; the server migrates it, and it is dropped when the server stops).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createScratchDatabase } from "../scratch-database.js";
 
 /** What `pnpm start` runs: the server bundled into one script (packages/server/scripts/bundle.mjs). */
 export const serverMain = join(
@@ -104,7 +105,9 @@ export async function startServerChild(options: { embedded?: boolean } = {}): Pr
   const dataDir = await mkdtemp(join(tmpdir(), "fleetback-bench-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const databaseUrl = options.embedded ? undefined : process.env.FLEETBACK_BENCH_DATABASE_URL;
+  const serverUrl = options.embedded ? undefined : process.env.FLEETBACK_BENCH_DATABASE_URL;
+  const database = serverUrl === undefined ? undefined : await createScratchDatabase(serverUrl);
+  const databaseUrl = database?.url;
   // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server of a bench run (issue 19);
   // Node refuses --cpu-prof in NODE_OPTIONS, so these go on the command line.
   const nodeArgs = (process.env.FLEETBACK_BENCH_SERVER_NODE_ARGS ?? "")
@@ -156,6 +159,7 @@ export async function startServerChild(options: { embedded?: boolean } = {}): Pr
       child.kill("SIGTERM");
       await exited;
       await rm(dataDir, { recursive: true, force: true });
+      await database?.drop();
     },
   };
 }

@@ -3,7 +3,7 @@
  * Budgets B7 and B8 of issue 19: how long the built server (its bundle, as `pnpm start` runs it)
  * takes from `node` to a 200 on `/readyz` on embedded PGlite (first start on an empty data dir,
  * then a restart on it), and how much memory it holds idle, on PGlite and, when
- * FLEETBACK_BENCH_DATABASE_URL names an empty database, on PostgreSQL. Baselines are measured in
+ * FLEETBACK_BENCH_DATABASE_URL names a PostgreSQL server, on a new database there. Baselines are measured in
  * the same run: PGlite alone creating and reopening the same kind of data dir in a bare Node
  * process, and the resident memory of a bare Node process idling with an HTTP server. The ratio
  * says what Fleetback adds on top of them.
@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { PGLITE_SHARED_BUFFERS } from "@fleetback/db";
 import type { BudgetRow } from "../budgets.js";
 import { freePort, serverMain, serverNodeArgs } from "../fleet/server-child.js";
+import { onScratchDatabase } from "../scratch-database.js";
 
 const IDLE_SETTLE_MS = 5_000;
 
@@ -200,10 +201,13 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
 
     const databaseUrl = process.env.FLEETBACK_BENCH_DATABASE_URL;
     if (databaseUrl) {
-      const onPostgres = await startServer(join(scratch, "pg"), databaseUrl);
-      await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
-      const idlePostgres = await rssBytes(onPostgres.child.pid);
-      await stop(onPostgres);
+      const idlePostgres = await onScratchDatabase(databaseUrl, async (url) => {
+        const onPostgres = await startServer(join(scratch, "pg"), url);
+        await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+        const rss = await rssBytes(onPostgres.child.pid);
+        await stop(onPostgres);
+        return rss;
+      });
       rows.push({
         id: "B8",
         engine: "postgres",
@@ -215,7 +219,7 @@ export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: str
         budget: B8_POSTGRES_BUDGET_MIB,
       });
     } else {
-      notes.push("B8 on PostgreSQL: skipped, FLEETBACK_BENCH_DATABASE_URL is not set (an empty database).");
+      notes.push("B8 on PostgreSQL: skipped, FLEETBACK_BENCH_DATABASE_URL is not set (a PostgreSQL server).");
     }
     notes.push(`bare Node HTTP server idle RSS: ${((bareHttp.rss ?? Number.NaN) / MiB).toFixed(1)} MiB`);
     return { rows, notes };
