@@ -227,7 +227,7 @@ describe.skipIf(missing !== "")(`a compromised protected host cannot destroy its
         appendOnly: true,
       });
       const maintenanceLogin = `maintenance-${randomBytes(12).toString("hex")}`;
-      stack.rest.runHtpasswdSnippet(
+      await stack.rest.runHtpasswdSnippet(
         `htpasswd -b -B /var/lib/rest-server/.htpasswd ${user} ${maintenanceLogin}`,
       );
       const mirrorPassword = `mirror-${randomBytes(12).toString("hex")}`;

@@ -111,7 +111,7 @@ describe.skipIf(missing !== "")(`enrol with a token, go online, auto-init${missi
     });
     expect(minted.status).toBe(201);
     if (minted.body.htpasswd_snippet) {
-      rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
+      await rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
     }
     const dirs = await makeAgentDirs();
     const env = { FLEETBACK_RESTIC: RESTIC[restic] };
@@ -190,7 +190,7 @@ describe.skipIf(missing !== "")(`enrol with a token, go online, auto-init${missi
   it("a second host pointed at an existing repository inits as success", async () => {
     const repository = { url: `rest:${rest.url}/shared/`, username: "shared", password: CANARY };
     // The operator adds the user to rest-server by hand here (no generated password, so no snippet).
-    rest.runHtpasswdSnippet(
+    await rest.runHtpasswdSnippet(
       `printf '%s\\n' '${CANARY}' | htpasswd -i -B /var/lib/rest-server/.htpasswd 'shared'`,
     );
     const argv = watchArgv(CANARY);

@@ -75,7 +75,7 @@ describe.skipIf(missing !== "")(`mirror: a second copy of every snapshot${missin
       }),
     );
     await waitHostReady(stack.api, host.hostId);
-    mirror.runHtpasswdSnippet(
+    await mirror.runHtpasswdSnippet(
       `printf '%s' '${MIRROR_PASSWORD}' | htpasswd -i -B /var/lib/rest-server/.htpasswd ${user}`,
     );
     const mirrorUrl = `rest:${mirror.url}/${user}/`;

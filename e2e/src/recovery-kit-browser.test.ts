@@ -68,7 +68,7 @@ describe.skipIf(missing !== "")(`recovery kit in the browser and in restic${miss
     server = await startServerProcess();
     api = await bootstrapAdmin(server.url, server.output());
     browser = await launchBrowser();
-    rest.runHtpasswdSnippet(`htpasswd -b -B /var/lib/rest-server/.htpasswd ${USER} '${LOGIN_CANARY}'`);
+    await rest.runHtpasswdSnippet(`htpasswd -b -B /var/lib/rest-server/.htpasswd ${USER} '${LOGIN_CANARY}'`);
 
     const minted = await api.send<{ token: string }>("POST", "/api/enrollment-tokens", {});
     const enrolled = await fetch(`${server.url}/api/agents/enroll`, {

@@ -41,7 +41,9 @@ describe.skipIf(missing !== "")(`a repository shared with other machines${missin
       const user = `adopt${restic.replace(".", "")}`;
       const password = `hand-made repository ${restic} pw`;
       // The admin adds the user by hand, as for any rest-server repository (the same password).
-      stack.rest.runHtpasswdSnippet(`htpasswd -b -B /var/lib/rest-server/.htpasswd ${user} '${password}'`);
+      await stack.rest.runHtpasswdSnippet(
+        `htpasswd -b -B /var/lib/rest-server/.htpasswd ${user} '${password}'`,
+      );
       const url = new URL(stack.rest.url);
       const cliEnv = {
         PATH: process.env.PATH ?? "",

@@ -65,7 +65,7 @@ export async function enrolHost(options: {
     throw new Error(`enrolment token: ${minted.status} ${JSON.stringify(minted.body)}`);
   }
   if (options.localRepository === undefined && options.existingPassword === undefined) {
-    rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
+    await rest.runHtpasswdSnippet(minted.body.htpasswd_snippet);
   }
   const dirs = options.dirs ?? (await makeAgentDirs());
   const env = { FLEETBACK_RESTIC: options.resticPath ?? RESTIC[restic] };

@@ -14,8 +14,11 @@ export interface RestServer {
   url: string;
   dataDir: string;
   htpasswdFile: string;
-  /** Runs an operator snippet (`... | htpasswd -i -B /var/lib/rest-server/.htpasswd user`) against our file. */
-  runHtpasswdSnippet(snippet: string): void;
+  /**
+   * Runs an operator snippet (`... | htpasswd -i -B /var/lib/rest-server/.htpasswd user`) against
+   * our file; resolves once rest-server has read the file again.
+   */
+  runHtpasswdSnippet(snippet: string): Promise<void>;
   /** A graceful stop: rest-server finishes the uploads in flight before it exits. */
   stop(): Promise<void>;
   /** Gone at once, as by a crash or a pulled cable: the uploads in flight are cut. */
@@ -30,6 +33,35 @@ export interface SecondEndpoint {
   dataDir: string;
   htpasswdFile: string;
   appendOnly: boolean;
+}
+
+let reloads = 0;
+
+/**
+ * rest-server reads its htpasswd file again on SIGHUP, in a goroutine of its own: a restic run
+ * right after the signal could still meet the old file (a 401 seen in CI). A login written after
+ * the snippet's is answered (404 for its missing repository, not 401) only once the whole file was
+ * read again, so that is what this waits for.
+ */
+async function reloadHtpasswd(child: ChildProcess, url: string, htpasswdFile: string): Promise<void> {
+  reloads += 1;
+  const user = `reload-probe-${reloads}`;
+  const password = `reload-probe-password-${reloads}`;
+  execFileSync(join(HTPASSWD_DIR, "htpasswd"), ["-b", "-B", htpasswdFile, user, password]);
+  child.kill("SIGHUP");
+  const authorization = `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const res = await fetch(`${url}/${user}/config`, { headers: { Authorization: authorization } });
+    await res.arrayBuffer();
+    if (res.status !== 401) {
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error("rest-server did not read its htpasswd file again within 15 s of SIGHUP");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /**
@@ -78,13 +110,12 @@ export async function startRestServer(
     url: `http://127.0.0.1:${port}`,
     dataDir,
     htpasswdFile,
-    runHtpasswdSnippet(snippet) {
+    async runHtpasswdSnippet(snippet) {
       const local = snippet.replace("/var/lib/rest-server/.htpasswd", htpasswdFile);
       execFileSync("bash", ["-c", local], {
         env: { ...process.env, PATH: `${HTPASSWD_DIR}:${process.env.PATH}` },
       });
-      // rest-server re-reads its htpasswd file when it changes (checked every 30 s); SIGHUP is immediate.
-      child.kill("SIGHUP");
+      await reloadHtpasswd(child, `http://127.0.0.1:${port}`, htpasswdFile);
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
