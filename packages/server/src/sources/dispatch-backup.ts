@@ -96,16 +96,16 @@ function backupCommand(
   };
 }
 
+/** The host columns a backup's command takes (hooks and caps), for a select of its own or a join. */
+export const HOST_HOOK_COLUMNS = {
+  preHookDefault: hosts.preHookDefault,
+  postHookDefault: hosts.postHookDefault,
+  bandwidthUpKbps: hosts.bandwidthUpKbps,
+  bandwidthDownKbps: hosts.bandwidthDownKbps,
+};
+
 export async function loadHostHooks(deps: { db: Database }, hostId: string): Promise<HostHooks> {
-  const [host] = await deps.db
-    .select({
-      preHookDefault: hosts.preHookDefault,
-      postHookDefault: hosts.postHookDefault,
-      bandwidthUpKbps: hosts.bandwidthUpKbps,
-      bandwidthDownKbps: hosts.bandwidthDownKbps,
-    })
-    .from(hosts)
-    .where(eq(hosts.id, hostId));
+  const [host] = await deps.db.select(HOST_HOOK_COLUMNS).from(hosts).where(eq(hosts.id, hostId));
   return (
     host ?? { preHookDefault: null, postHookDefault: null, bandwidthUpKbps: null, bandwidthDownKbps: null }
   );

@@ -11,7 +11,7 @@ import { hosts, scheduleSourceGroups, schedules, sourceGroups } from "@fleetback
 import type { ScheduleFire } from "@fleetback/protocol";
 import { and, asc, eq, isNull, lt, or } from "drizzle-orm";
 import { startJobs } from "../jobs/start-job.js";
-import { type BackupDeps, type BackupOutcome, backupSpec } from "./dispatch-backup.js";
+import { type BackupDeps, type BackupOutcome, backupSpec, HOST_HOOK_COLUMNS } from "./dispatch-backup.js";
 
 /**
  * The schedule with what the fire needs of its host, in one read: on the embedded database every
@@ -19,14 +19,7 @@ import { type BackupDeps, type BackupOutcome, backupSpec } from "./dispatch-back
  */
 async function loadFiring(deps: BackupDeps, hostId: string, scheduleId: string) {
   const [row] = await deps.db
-    .select({
-      schedule: schedules,
-      paused: hosts.schedulesPaused,
-      preHookDefault: hosts.preHookDefault,
-      postHookDefault: hosts.postHookDefault,
-      bandwidthUpKbps: hosts.bandwidthUpKbps,
-      bandwidthDownKbps: hosts.bandwidthDownKbps,
-    })
+    .select({ schedule: schedules, paused: hosts.schedulesPaused, ...HOST_HOOK_COLUMNS })
     .from(schedules)
     .innerJoin(hosts, eq(hosts.id, schedules.hostId))
     .where(and(eq(schedules.id, scheduleId), eq(schedules.hostId, hostId)));
