@@ -3,7 +3,9 @@
  * `pnpm bench`: runs every case and prints speed as ratios against baselines measured in the
  * same run, plus memory: the bench process's after the in-process cases, and the server's with a
  * simulated fleet online (fleet/fleet-bench.ts; FLEETBACK_BENCH_HOSTS hosts, default 1,000, 0 skips
- * it; on PGlite, and again on PostgreSQL when FLEETBACK_BENCH_DATABASE_URL is set), the fleet
+ * it; on PGlite, and again on PostgreSQL when FLEETBACK_BENCH_DATABASE_URL is set), a fleet of
+ * FLEETBACK_BENCH_ARRIVAL_HOSTS agents (default 10,000, 0 skips it; both engines likewise)
+ * reconnecting with the real agent's backoff (fleet/fleet-arrival.ts), the fleet
  * health evaluation of FLEETBACK_BENCH_GROUPS source groups (default 10,000, 0 skips it;
  * health/freshness-bench.ts), a policy change over FLEETBACK_BENCH_POLICY_HOSTS hosts under 50
  * policies (default 10,000, 0 skips it; cases/policy-fleet.ts), the digest of
@@ -26,6 +28,7 @@ import { cryptoCases } from "./cases/crypto.js";
 import { runDigestFleetBench } from "./cases/digest-fleet.js";
 import { runPolicyFleetBench } from "./cases/policy-fleet.js";
 import { protocolCases } from "./cases/protocol.js";
+import { runFleetArrivalBench } from "./fleet/fleet-arrival.js";
 import { runFleetBench } from "./fleet/fleet-bench.js";
 import { type BenchResult, formatResults, runCase } from "./harness.js";
 import { runEmbeddedUpkeepBench } from "./health/embedded-upkeep-bench.js";
@@ -82,6 +85,13 @@ async function sizedCase(
 await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, (hosts) => runFleetBench(hosts, { embedded: true }));
 if (process.env.FLEETBACK_BENCH_DATABASE_URL) {
   await sizedCase("FLEETBACK_BENCH_HOSTS", 1000, (hosts) => runFleetBench(hosts));
+}
+// B2 at fleet scale: the whole fleet reconnecting as real agents do, on both engines.
+await sizedCase("FLEETBACK_BENCH_ARRIVAL_HOSTS", 10_000, (hosts) =>
+  runFleetArrivalBench(hosts, { embedded: true }),
+);
+if (process.env.FLEETBACK_BENCH_DATABASE_URL) {
+  await sizedCase("FLEETBACK_BENCH_ARRIVAL_HOSTS", 10_000, (hosts) => runFleetArrivalBench(hosts));
 }
 await sizedCase("FLEETBACK_BENCH_GROUPS", 10_000, runFreshnessBench);
 await sizedCase("FLEETBACK_BENCH_POLICY_HOSTS", 10_000, runPolicyFleetBench);

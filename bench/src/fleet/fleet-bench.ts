@@ -10,8 +10,9 @@
  * process's resident size before and with the fleet online.
  */
 import { type BudgetRow, engineOf } from "../budgets.js";
-import { type BenchResult, median } from "../harness.js";
+import type { BenchResult } from "../harness.js";
 import { bareWsRssBytes } from "./bare-ws.js";
+import { latencyMs, percentile, pushLatencies } from "./fleet-probes.js";
 import { oneInsertPerLine, streamJobLogs } from "./job-logs-bench.js";
 import { scheduleFleet, scheduleStorm } from "./schedule-storm.js";
 import { startServerChild } from "./server-child.js";
@@ -23,58 +24,6 @@ export interface FleetBenchReport {
   /** B2 and B5 of issue 19, measured with this run's fleet. */
   budgets: BudgetRow[];
   notes: string[];
-}
-
-/** The p-th percentile (0–100) of `values`, nearest rank. */
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
-
-/**
- * A push to one agent end to end: an operator's bandwidth PUT until that agent has the
- * config.update it causes, for up to 100 hosts one after another.
- */
-async function pushLatencies(url: string, token: string, agents: SimAgent[]): Promise<number[]> {
-  const times: number[] = [];
-  const step = Math.max(1, Math.floor(agents.length / 100));
-  for (let i = 0; i < agents.length; i += step) {
-    const agent = agents[i] as SimAgent;
-    const started = performance.now();
-    const pushed = agent.next("config.update", 30_000);
-    const res = await fetch(`${url}/api/hosts/${agent.host.hostId}/bandwidth`, {
-      method: "PUT",
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ up_kbps: 1024 + i, down_kbps: null }),
-    });
-    await res.arrayBuffer();
-    if (!res.ok) {
-      throw new Error(`PUT bandwidth: ${res.status}`);
-    }
-    await pushed;
-    times.push(performance.now() - started);
-  }
-  return times;
-}
-
-/** Median ms of `rounds` sequential GETs, after two warm-up requests. */
-async function latencyMs(url: string, token: string, rounds: number): Promise<number> {
-  const get = async () => {
-    const started = performance.now();
-    const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
-    await res.arrayBuffer();
-    if (!res.ok) {
-      throw new Error(`GET ${url}: ${res.status}`);
-    }
-    return performance.now() - started;
-  };
-  await get();
-  await get();
-  const times: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    times.push(await get());
-  }
-  return median(times);
 }
 
 /** All `agents` say hello at once; waits for every hello's answer; ms per agent of wall time. */

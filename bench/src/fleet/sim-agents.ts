@@ -119,18 +119,28 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
     ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
   });
   const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+  // A reset after the upgrade ends in "close" as well; unheard, it would end the bench.
+  ws.on("error", () => {});
   const heartbeat = () => ws.send(encode("heartbeat", { running_job_ids: [...active] }));
   // As the agent does: the server closes a socket silent for 90 s.
   const beating = setInterval(heartbeat, 30_000);
   beating.unref();
   void closed.then(() => clearInterval(beating));
+  let isClosed = false;
+  void closed.then(() => {
+    isClosed = true;
+  });
+  // A socket the server closes (a missed hello deadline, say) fails the wait at once, so an
+  // agent arriving as a real one does (fleet-arrival.ts) retries instead of waiting out the timer.
   const next = (wanted: string, timeoutMs = 120_000) => {
     const since = performance.now();
     return new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const fail = (why: string) => {
+        clearTimeout(timer);
         listeners.delete(listener);
-        reject(new Error(`no ${wanted} for ${host.hostId} in ${timeoutMs} ms`));
-      }, timeoutMs);
+        reject(new Error(`no ${wanted} for ${host.hostId}: ${why}`));
+      };
+      const timer = setTimeout(() => fail(`none in ${timeoutMs} ms`), timeoutMs);
       const listener = (type: string) => {
         if (type === wanted) {
           clearTimeout(timer);
@@ -139,6 +149,11 @@ export async function connectAgent(baseUrl: string, host: EnrolledHost): Promise
         }
       };
       listeners.add(listener);
+      if (isClosed) {
+        fail("the socket is closed");
+      } else {
+        void closed.then(() => fail("the server closed the socket"));
+      }
     });
   };
   return {
