@@ -131,10 +131,11 @@ function pgliteEntry(): string {
 }
 
 const MiB = 2 ** 20;
-// Issue 40 raised B8 once it was met (200 and 100 before): 150 MB on PGlite, 70 MB on PostgreSQL,
-// in the issue's decimal megabytes.
-const B8_PGLITE_BUDGET_MIB = 150e6 / MiB;
-const B8_POSTGRES_BUDGET_MIB = 70e6 / MiB;
+// Issue 40 raised B8 once it was met (200 and 100 before) to "150 MB" on PGlite and "70 MB" on
+// PostgreSQL. Its "167 MB" and "82 MB" are this row's own MiB readings of that day, so its
+// budgets are read in the same unit.
+const B8_PGLITE_BUDGET_MIB = 150;
+const B8_POSTGRES_BUDGET_MIB = 70;
 
 export async function runStartupBench(): Promise<{ rows: BudgetRow[]; notes: string[] }> {
   const notes: string[] = [];
