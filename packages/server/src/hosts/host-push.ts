@@ -4,9 +4,9 @@
  * set. The hello uses all of it in one fixed order (packages/protocol/PROTOCOL.md, "On hello");
  * routes use the single pushes after an edit.
  */
-import { type Database, hosts, scheduleSourceGroups, schedules } from "@fleetback/db";
+import { type Database, hosts } from "@fleetback/db";
 import type { Caps, CredentialSlot, Repository, ScheduleSet } from "@fleetback/protocol";
-import { asc, eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { ServerDeps } from "../deps.js";
 import { readHostCredentials } from "./credentials.js";
 
@@ -45,51 +45,66 @@ export function capsOf(host: { bandwidthUpKbps: number | null; bandwidthDownKbps
   return { bandwidth_up_kbps: host.bandwidthUpKbps, bandwidth_down_kbps: host.bandwidthDownKbps };
 }
 
-/**
- * The host's schedules (enabled and disabled: the agent skips disabled ones itself; all disabled
- * while the host's schedules are paused) with their member groups, under the version the host row
- * holds. One repeatable-read snapshot, so the
- * version always describes exactly the list sent with it. Undefined when the host is gone.
- */
-export async function loadScheduleSet(db: Database, hostId: string): Promise<ScheduleSet | undefined> {
-  return db.transaction(
-    async (tx) => {
-      const [host] = await tx
-        .select({ version: hosts.scheduleVersion, paused: hosts.schedulesPaused })
-        .from(hosts)
-        .where(eq(hosts.id, hostId));
-      if (!host) {
-        return undefined;
-      }
-      const rows = await tx
-        .select({ id: schedules.id, cron: schedules.cron, enabled: schedules.enabled })
-        .from(schedules)
-        .where(eq(schedules.hostId, hostId))
-        .orderBy(asc(schedules.createdAt), asc(schedules.id));
-      const members = await tx
-        .select({ scheduleId: scheduleSourceGroups.scheduleId, groupId: scheduleSourceGroups.sourceGroupId })
-        .from(scheduleSourceGroups)
-        .innerJoin(schedules, eq(schedules.id, scheduleSourceGroups.scheduleId))
-        .where(eq(schedules.hostId, hostId))
-        .orderBy(asc(scheduleSourceGroups.sourceGroupId));
-      const groupsOf = new Map<string, string[]>();
-      for (const member of members) {
-        groupsOf.set(member.scheduleId, [...(groupsOf.get(member.scheduleId) ?? []), member.groupId]);
-      }
-      return {
-        version: host.version,
-        schedules: rows.map((row) => ({
-          ...row,
-          enabled: row.enabled && !host.paused,
-          source_groups: groupsOf.get(row.id) ?? [],
-        })),
-      };
-    },
-    { isolationLevel: "repeatable read", accessMode: "read only" },
-  );
+interface ScheduleEntry {
+  id: string;
+  cron: string;
+  enabled: boolean;
+  source_groups: string[];
 }
 
-/** Everything the hello pushes; undefined when the host row is gone. */
+/**
+ * The host's schedules with their member groups as one JSON value of the host row, in the order
+ * the agent gets them (oldest first; groups by id). Read in the same statement as the host's
+ * schedule_version, a statement being its own snapshot, so the version always describes exactly
+ * the list sent with it, without a transaction (three statements fewer for every hello).
+ */
+// Spelled with its own aliases: drizzle writes a column of the selected table unqualified, which
+// inside these subqueries would name the subquery's own column instead.
+const SCHEDULE_LIST = sql<ScheduleEntry[] | string>`coalesce((
+  select json_agg(json_build_object(
+    'id', s.id,
+    'cron', s.cron,
+    'enabled', s.enabled,
+    'source_groups', coalesce((
+      select json_agg(m.source_group_id order by m.source_group_id)
+      from schedule_source_groups as m
+      where m.schedule_id = s.id
+    ), '[]'::json)
+  ) order by s.created_at, s.id)
+  from schedules as s
+  where s.host_id = "hosts"."id"
+), '[]'::json)`;
+
+const SCHEDULE_SET_COLUMNS = {
+  version: hosts.scheduleVersion,
+  paused: hosts.schedulesPaused,
+  list: SCHEDULE_LIST,
+};
+
+/**
+ * Enabled and disabled schedules alike: the agent skips disabled ones itself; all are disabled
+ * while the host's schedules are paused.
+ */
+function scheduleSetOf(row: {
+  version: number;
+  paused: boolean;
+  list: ScheduleEntry[] | string;
+}): ScheduleSet {
+  // Both drivers parse json; a driver that left it text is read the same.
+  const list: ScheduleEntry[] = typeof row.list === "string" ? JSON.parse(row.list) : row.list;
+  return {
+    version: row.version,
+    schedules: list.map((entry) => ({ ...entry, enabled: entry.enabled && !row.paused })),
+  };
+}
+
+/** The host's schedule set under the version its row holds; undefined when the host is gone. */
+export async function loadScheduleSet(db: Database, hostId: string): Promise<ScheduleSet | undefined> {
+  const [row] = await db.select(SCHEDULE_SET_COLUMNS).from(hosts).where(eq(hosts.id, hostId));
+  return row ? scheduleSetOf(row) : undefined;
+}
+
+/** Everything the hello pushes, the host row and its schedules in one read; undefined when the host row is gone. */
 export async function loadHostPush(
   deps: Pick<ServerDeps, "db" | "keys" | "log">,
   hostId: string,
@@ -100,15 +115,21 @@ export async function loadHostPush(
       bandwidthDownKbps: hosts.bandwidthDownKbps,
       keeperHostId: hosts.keeperHostId,
       update: HOST_UPDATE_COLUMNS,
+      schedule: SCHEDULE_SET_COLUMNS,
     })
     .from(hosts)
     .where(eq(hosts.id, hostId));
-  const schedule = await loadScheduleSet(deps.db, hostId);
-  if (!host || !schedule) {
+  if (!host) {
     return undefined;
   }
   const credentials = await readHostCredentials(deps, hostId);
-  return { credentials, caps: capsOf(host), schedule, update: host.update, keeperHostId: host.keeperHostId };
+  return {
+    credentials,
+    caps: capsOf(host),
+    schedule: scheduleSetOf(host.schedule),
+    update: host.update,
+    keeperHostId: host.keeperHostId,
+  };
 }
 
 /** Sends the host's current caps; false when the agent is not connected or the host is gone. */
