@@ -3,7 +3,7 @@
  * The cluster hub's statements on `server_replicas` and `host_connections`: which replica holds
  * which host's socket, and which replicas are alive. The hub decides when; these say how.
  */
-import { type Database, hostConnections, hosts, serverReplicas } from "@fleetback/db";
+import { type Database, executeRows, hostConnections, serverReplicas } from "@fleetback/db";
 import { and, eq, gt, inArray, lt, ne, type SQL, sql } from "drizzle-orm";
 
 export interface HostHolder {
@@ -14,6 +14,11 @@ export interface HostHolder {
 /**
  * Records this replica's socket for the host and marks the host online; returns the holder it
  * replaced (whose older socket the caller evicts), if any.
+ *
+ * One statement, for every hello pays it: the old holder is read under a row lock (a concurrent
+ * hello of the same host waits, then reads the holder that one wrote), the row is written, and a
+ * host a closing older socket marked offline meanwhile is online again: the row written here is
+ * what makes it so.
  */
 export async function recordConnection(
   db: Database,
@@ -21,27 +26,21 @@ export async function recordConnection(
   hostId: string,
   connectionId: string,
 ): Promise<HostHolder | undefined> {
-  return db.transaction(async (tx) => {
-    const [old] = await tx
-      .select({ replicaId: hostConnections.replicaId, connectionId: hostConnections.connectionId })
-      .from(hostConnections)
-      .where(eq(hostConnections.hostId, hostId))
-      .for("update");
-    await tx
-      .insert(hostConnections)
-      .values({ hostId, replicaId, connectionId })
-      .onConflictDoUpdate({
-        target: hostConnections.hostId,
-        set: { replicaId, connectionId, connectedAt: sql`now()` },
-      });
-    // A replica whose older socket closed just now may have marked the host offline after this
-    // one's hello marked it online: the row written here is what makes the host online again.
-    await tx
-      .update(hosts)
-      .set({ status: "online" })
-      .where(and(eq(hosts.id, hostId), eq(hosts.status, "offline")));
-    return old;
-  });
+  const [old] = await executeRows<{ replica_id: string; connection_id: string }>(
+    db,
+    sql`with old as (
+      select replica_id, connection_id from host_connections where host_id = ${hostId} for update
+    ), written as (
+      insert into host_connections (host_id, replica_id, connection_id)
+      values (${hostId}, ${replicaId}, ${connectionId})
+      on conflict (host_id) do update
+        set replica_id = excluded.replica_id, connection_id = excluded.connection_id, connected_at = now()
+    ), online as (
+      update hosts set status = 'online' where id = ${hostId} and status = 'offline'
+    )
+    select replica_id, connection_id from old`,
+  );
+  return old ? { replicaId: old.replica_id, connectionId: old.connection_id } : undefined;
 }
 
 /** Removes the host's row if it is still this connection's (a newer one elsewhere stays). */
