@@ -1,5 +1,6 @@
-import type { NewHost } from "@fleetback/db";
+import { hosts, type NewHost } from "@fleetback/db";
 import { encode, MAX_FRAME_BYTES } from "@fleetback/protocol";
+import { eq } from "drizzle-orm";
 import { ulid } from "ulidx";
 import { describe, expect, it } from "vitest";
 import { eventually } from "../testing/eventually.js";
@@ -98,6 +99,52 @@ runServerSuite("agent channel: connection life", (server) => {
       expect(answer.payload).toMatchObject({ code: "unknown_type", request_id: probe });
       expect(agent.frames.slice(framesBefore)).toEqual([answer]);
       expect(server.deps.hub.isOnline(host.id)).toBe(true);
+      await agent.close();
+    });
+
+    it("hands over a tree.list.result while the host's earlier messages still wait for the database", async () => {
+      const { host, agent } = await onlineHost();
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked = () => {};
+      const lockTaken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      // The host's row held, as a long catalogue part holds the database: the heartbeat waits.
+      const holder = server.deps.db.transaction(async (tx) => {
+        await tx.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, host.id)).for("update");
+        locked();
+        await held;
+      });
+      try {
+        await lockTaken;
+        const reply = server.deps.hub.request(
+          host.id,
+          "tree.list",
+          { snapshot_id: "abcdef12", path: "/etc" },
+          "tree.list.result",
+          5_000,
+        );
+        const request = await agent.waitFor((frame) => frame.type === "tree.list");
+        server.deps.clock.advance(30_000);
+        const seen = server.deps.clock.now().getTime();
+        agent.send("heartbeat", { running_job_ids: [] });
+        agent.send("tree.list.result", { entries: [] }, request.id);
+        expect((await reply).payload).toEqual({ entries: [] });
+        release();
+        await holder;
+        // The heartbeat sent before it still lands once the database is free.
+        await eventually(
+          async () => (await readHost(server.deps, host.id))?.lastSeenAt?.getTime(),
+          (at) => at === seen,
+          { what: "the heartbeat recorded" },
+        );
+      } finally {
+        release();
+        await holder;
+      }
       await agent.close();
     });
   });

@@ -97,6 +97,15 @@ export function startAgentSession(
   }
 
   function handle(message: AgentEnvelope): void {
+    // A tree.list.result only hands a reply to the browser request waiting for it: no database,
+    // nothing to keep in order with the host's reports. On the host's queue it waited for every
+    // catalogue part queued before it, ~1.4 s after a backup (issue 40, B4).
+    if (message.type === "tree.list.result" && accepted) {
+      dispatchAgentMessage(handlers, message).catch((err: unknown) => {
+        log.error({ err, host_id: hostId, type: message.type }, "handling an agent message failed");
+      });
+      return;
+    }
     ctx.queue
       .run(hostId, async () => {
         // Messages queued behind a hello that was refused are not the host's to act on.
