@@ -197,9 +197,10 @@ runServerSuite("agent channel: job reports", (server) => {
         expect(rows.slice(0, 4).map((row) => row.line)).toEqual(["early 1", "early 2", "early 3", "line 1"]);
         expect(rows.at(-1)?.line).toBe("line 450");
         const batches = writes.count();
-        // At most 200 lines per insert; how many the 250 ms timer adds depends on the machine's pace,
-        // but it is never one insert per line (job-log-writer.test.ts pins the exact rule).
-        expect(batches).toBeGreaterThanOrEqual(4);
+        // The early lines, then the rest in one or more (a job alone in a backlog goes up to 2,000
+        // lines an insert); how many the 250 ms timer adds depends on the machine's pace, but it is
+        // never one insert per line (job-log-writer.test.ts pins the exact rule).
+        expect(batches).toBeGreaterThanOrEqual(2);
         expect(batches).toBeLessThan(453 / 10);
         await agent.close();
       } finally {

@@ -5,8 +5,11 @@
  */
 
 /**
- * Splits a backlog into statements of at most `batchLines` lines of each job and
- * `statementLines` in all, each job's lines in order; a job left over goes behind the others.
+ * Splits a backlog into statements of at most `statementLines` lines, each job's lines in order.
+ * A statement takes at most `batchLines` lines of each job in turn, then another turn while room is
+ * left: a job left over goes behind the others, and a backlog held by a few jobs still goes in full
+ * statements (issue 40, B3: at the end of a storm, when a job or two had lines left, it went 200
+ * lines a statement, over three times the statements the lines needed).
  */
 export function* statements<Row extends readonly [string, ...string[]]>(
   backlog: Row[],
@@ -23,8 +26,8 @@ export function* statements<Row extends readonly [string, ...string[]]>(
     }
   }
   let queue = [...byJob.values()];
+  let rows: Row[] = [];
   while (queue.length > 0) {
-    const rows: Row[] = [];
     const skipped: typeof queue = [];
     const served: typeof queue = [];
     for (const job of queue) {
@@ -41,7 +44,33 @@ export function* statements<Row extends readonly [string, ...string[]]>(
         served.push(job);
       }
     }
-    yield rows;
     queue = [...skipped, ...served];
+    if (rows.length >= statementLines || queue.length === 0) {
+      yield rows;
+      rows = [];
+    }
   }
+}
+
+/** A statement's rows by job, each job's cut in chunks of at most `chunkLines`, in order. */
+export function chunksByJob<Row extends readonly [string, ...string[]]>(
+  rows: readonly Row[],
+  chunkLines: number,
+): Array<{ jobId: string; rows: Row[] }> {
+  const byJob = new Map<string, Row[]>();
+  for (const row of rows) {
+    const its = byJob.get(row[0]);
+    if (its) {
+      its.push(row);
+    } else {
+      byJob.set(row[0], [row]);
+    }
+  }
+  const chunks: Array<{ jobId: string; rows: Row[] }> = [];
+  for (const [jobId, its] of byJob) {
+    for (let i = 0; i < its.length; i += chunkLines) {
+      chunks.push({ jobId, rows: its.slice(i, i + chunkLines) });
+    }
+  }
+  return chunks;
 }

@@ -91,6 +91,12 @@ runDbSuite("job log writer, several jobs", (getDb) => {
       );
     }
     expect(sequenced).not.toContain("forged");
+    // The foreign key's checks were off for the write's transaction only.
+    const [role] = await executeRows<{ role: string }>(
+      deps.db,
+      sql`select current_setting('session_replication_role') as role`,
+    );
+    expect(role?.role).toBe("origin");
     await writer.close();
   });
 

@@ -154,16 +154,39 @@ runDbSuite("job log writer", (getDb) => {
     expect(rows.map((row) => row.ts.toISOString())).toEqual(texts.map(() => "2026-11-21T12:00:00.000Z"));
   });
 
-  it("takes a backlog in statements of at most batchLines", async () => {
-    const { deps, host, job, writer, line, stored } = await setUp({ batchLines: 4 });
+  it("takes a backlog of one job in full statements of statementLines, in order", async () => {
+    const { deps, host, job, events, timers, line, stored } = await setUp();
+    const writer = createJobLogWriter({
+      db: deps.db,
+      log: deps.log,
+      events,
+      timers,
+      batchLines: 4,
+      statementLines: 8,
+    });
     const writes = spyOnTableWrites(deps.db, jobLogs);
-    // All ten wait for the job's owner check, then go in as one backlog.
+    // All ten wait for the job's owner check, then go in as one backlog: eight, then two (not
+    // three statements of at most four, which a job alone in a backlog once got).
     for (let i = 0; i < 10; i += 1) {
       writer.append(host.id, line(`l${i}`));
     }
     await writer.finish(host.id, job.id);
-    expect(writes.count()).toBe(3);
+    expect(writes.count()).toBe(2);
     expect((await stored()).map((row) => row.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it("a statement one row fails is written again in chunks of batchLines: only that row's chunk is lost", async () => {
+    const { deps, host, job, timers, events, line, stored } = await setUp();
+    const writer = createJobLogWriter({ db: deps.db, log: deps.log, events, timers, batchLines: 5 });
+    for (let i = 1; i <= 12; i += 1) {
+      // A stream the table's CHECK refuses (the protocol would never let one through).
+      writer.append(host.id, i === 7 ? { ...line(`l${i}`), stream: "bogus" as "stdout" } : line(`l${i}`));
+    }
+    const writes = spyOnTableWrites(deps.db, jobLogs);
+    await writer.finish(host.id, job.id);
+    // The statement of twelve, then its chunks: 1-5, 6-10 (lost with line 7), 11-12.
+    expect(writes.count()).toBe(4);
+    expect((await stored()).map((row) => row.line)).toEqual(["l1", "l2", "l3", "l4", "l5", "l11", "l12"]);
   });
 
   it("cuts long lines and keeps a job's first and last lines, with one line saying how many went", async () => {

@@ -8,9 +8,9 @@
  * job cost more than its rows), written by insertTextRows (COPY on PGlite, unnested arrays on
  * PostgreSQL) with the foreign-key check skipped while it holds its jobs (job-log-store.ts).
  * Statements go one after another; meanwhile the next lines gather, so under load statements grow
- * instead of queueing: up to `batchLines` lines of one job and `statementLines` in all, so one
- * flooding job cannot starve the others. A statement one job's row fails (a NUL, the job deleted
- * meanwhile) is written again job by job, so only that job loses its lines.
+ * instead of queueing: up to `statementLines`, in turns of `batchLines` of each job, so one flooding
+ * job cannot starve the others. A statement a row fails (a NUL, the job deleted meanwhile) is written
+ * again in chunks of `batchLines` of one job: only that row's chunk is lost (job-log-store.ts).
  *
  * What is kept of a job's lines is bounded first, whatever the agent sent (job-log-bounds.ts): long
  * lines are cut, and past a job's first lines only its last ones are kept, stored when it finishes.
@@ -46,6 +46,7 @@ import { createEpilogues, EPILOGUE_LINES, type Epilogue, takeEpilogueSeq } from 
 import { createJobLogRejections } from "./job-log-rejections.js";
 import { statements } from "./job-log-statements.js";
 import { createJobLogStore, type LogRow } from "./job-log-store.js";
+import { createLineTimes } from "./job-log-times.js";
 
 export interface JobLogWriterOptions {
   db: Database;
@@ -53,7 +54,7 @@ export interface JobLogWriterOptions {
   events: JobEvents;
   timers?: Timers;
   flushIntervalMs?: number;
-  /** One job's lines that start a write at once, and the most one statement carries of one job. */
+  /** One job's lines that start a write at once, and a job's turn in a statement (job-log-statements.ts). */
   batchLines?: number;
   /** Lines of all jobs that start a write at once, and the most one statement carries. */
   statementLines?: number;
@@ -100,8 +101,9 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   const now = options.now ?? (() => systemClock.now().getTime());
   const kept = { head: options.headLines ?? HEAD_LOG_LINES, tail: options.tailLines ?? TAIL_LOG_LINES };
   const states = new Map<string, JobLogState>();
-  const store = createJobLogStore(db, log);
+  const store = createJobLogStore(db, log, batchLines);
   const rejected = createJobLogRejections(log, now);
+  const timeOf = createLineTimes(now);
   const keyOf = (hostId: string, jobId: string) => `${hostId}\u0000${jobId}`;
 
   /** Sequenced lines of every job not yet taken by a write, in arrival order. */
@@ -147,11 +149,8 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
 
   /** Queues one line for the next statement; returns the time it is stored with. */
   function enqueue(jobId: string, seq: number, message: LogStream): Date {
-    // The protocol's pattern admits a few times JavaScript cannot read (second 60): such a line
-    // would fail its whole batch, so it takes the time it arrived.
-    const given = new Date(message.ts);
-    const ts = Number.isNaN(given.getTime()) ? new Date(now()) : given;
-    pending.push([jobId, String(seq), message.stream, message.line, ts.toISOString()]);
+    const { ts, text } = timeOf(message.ts);
+    pending.push([jobId, String(seq), message.stream, message.line, text]);
     queued += 1;
     const count = (waiting.get(jobId) ?? 0) + 1;
     waiting.set(jobId, count);
@@ -177,7 +176,8 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
   }
 
   async function load(jobId: string, state: JobLogState): Promise<void> {
-    if ((await store.runnerOf(jobId)) !== state.hostId) {
+    const { runner, nextSeq } = await store.runnerAndNextSeq(jobId);
+    if (runner !== state.hostId) {
       state.rejected = true;
       state.unsequenced = [];
       const key = keyOf(state.hostId, jobId);
@@ -187,7 +187,7 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       }
       return;
     }
-    state.nextSeq = await store.nextSeq(jobId);
+    state.nextSeq = nextSeq;
     for (const message of state.unsequenced.splice(0)) {
       admit(jobId, state, message);
     }
@@ -352,10 +352,11 @@ export function createJobLogWriter(options: JobLogWriterOptions): JobLogWriter {
       if (!state) {
         // No line of it came to this server (none logged, or this server started since).
         await flush();
-        if (rejected.has(key) || (await store.runnerOf(jobId)) !== hostId) {
+        const found = rejected.has(key) ? undefined : await store.runnerAndNextSeq(jobId);
+        if (found?.runner !== hostId) {
           return undefined;
         }
-        const endSeq = (await store.nextSeq(jobId)) - 1;
+        const endSeq = found.nextSeq - 1;
         epilogues.remember(key, endSeq);
         return endSeq;
       }
