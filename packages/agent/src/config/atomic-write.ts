@@ -17,7 +17,7 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 
 export async function writeFileAtomic(
   path: string,
-  content: string | Iterable<string>,
+  content: string | Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>,
   mode = 0o600,
 ): Promise<void> {
   const dir = dirname(path);
@@ -28,8 +28,10 @@ export async function writeFileAtomic(
     if (typeof content === "string") {
       await handle.writeFile(content, "utf8");
     } else {
-      // Each writeFile goes on from where the last ended, and writes its piece whole.
-      for (const piece of content) {
+      // Each writeFile goes on from where the last ended, and writes its piece whole; pieces may be
+      // made as they are written (the catalogue's base, streamed from an index), and a byte piece's
+      // buffer reused for the next once written.
+      for await (const piece of content) {
         await handle.writeFile(piece, "utf8");
       }
     }

@@ -4,11 +4,9 @@
  * between a source group's base and its new snapshot, and how that goes out in `catalog.delta`
  * parts. Pure, so that the limits are tested without files or sockets.
  *
- * A snapshot's files are held as a map of path to version (`type\tsize\tmtime`): ~230 bytes of
- * heap a path as measured (45-character paths), so 100,000 files hold ~23 MB, and a diff needs two
- * of them (base and new) plus the changed entries. Hosts with tens of millions of files would need
- * a streaming merge of sorted files instead; the parts limit (~40 million entries) is not the
- * bound, memory is.
+ * A path's version is `type\tsize\tmtime`. The sender streams both listings through a merge
+ * (catalog-merge.ts) and holds neither; the maps here (`diffCatalog`, `splitDelta`: ~230 bytes of
+ * heap a path, two maps a diff) are only its fallback for a listing out of the merge's order.
  */
 import {
   CATALOG_DELTA_MAX_PARTS,
@@ -23,6 +21,9 @@ import {
 
 /** Path → version (`versionOf`), in the index's order. */
 export type CatalogFiles = Map<string, string>;
+
+/** One path and its version (`versionOf`), as a listing streams them. */
+export type CatalogLine = readonly [path: string, version: string];
 
 /**
  * JSON of `changed` and `removed` in one part: a quarter below MAX_FRAME_BYTES (1 MiB) leaves the
@@ -41,6 +42,18 @@ export const DEFAULT_PART_LIMITS: PartLimits = {
   bytes: PART_JSON_BYTES_MAX,
   parts: CATALOG_DELTA_MAX_PARTS,
 };
+
+/**
+ * The parts the sender cuts when the delta allows: a quarter of the most bytes. A part's entries
+ * and frame live until it is sent, long enough at full size for V8 to move them to the old
+ * generation, which then grows by tens of MB over a 200,000-path delta (measured: ~41 MB of old
+ * space with 768 KiB parts, ~14 MB with 192 KiB ones); smaller ones die young. A delta too large
+ * for this many parts of this size goes in full-size parts (DEFAULT_PART_LIMITS).
+ */
+export const PREFERRED_PART_LIMITS: readonly PartLimits[] = [
+  { ...DEFAULT_PART_LIMITS, bytes: PART_JSON_BYTES_MAX / 4 },
+  DEFAULT_PART_LIMITS,
+];
 
 /** What every part of one delta repeats. */
 export type CatalogHeader = Pick<CatalogDelta, "snapshot_id" | "tag" | "time" | "base_snapshot_id">;
@@ -105,6 +118,42 @@ function bytesOf(item: CatalogEntry | string): number {
 }
 
 /**
+ * Where the parts of a delta start, as its items (changed entries and removed paths) are counted
+ * one by one: a part ends before the item that would take it past `limits.entries` items or
+ * `limits.bytes` of item JSON. Holds the starts only, so a delta is cut before any of it is built.
+ */
+export interface PartCuts {
+  add(item: CatalogEntry | string): void;
+  /** Index of each part's first item; [0] for no items (one empty part). */
+  readonly starts: readonly number[];
+  readonly items: number;
+}
+
+export function cutParts(limits: PartLimits = DEFAULT_PART_LIMITS): PartCuts {
+  const starts = [0];
+  let items = 0;
+  let entries = 0;
+  let bytes = 0;
+  return {
+    add(item) {
+      const size = bytesOf(item);
+      if (entries > 0 && (entries >= limits.entries || bytes + size > limits.bytes)) {
+        starts.push(items);
+        entries = 0;
+        bytes = 0;
+      }
+      entries += 1;
+      bytes += size;
+      items += 1;
+    },
+    starts,
+    get items() {
+      return items;
+    },
+  };
+}
+
+/**
  * The delta in parts of at most `limits.entries` items and `limits.bytes` of item JSON, `changed`
  * first, then `removed`. An empty delta is one empty part: the server still records the new base.
  * More than `limits.parts` parts: nothing, and how many it would take.
@@ -115,24 +164,15 @@ export function splitDelta(
   limits: PartLimits = DEFAULT_PART_LIMITS,
 ): CatalogSplit {
   const total = changes.changed.length + changes.removed.length;
-  const itemAt = (index: number) =>
-    index < changes.changed.length
-      ? (changes.changed[index] as CatalogEntry)
-      : (changes.removed[index - changes.changed.length] as string);
   // Where each part starts; parts are cut before they are built, so an oversized delta builds none.
-  const starts = [0];
-  let entries = 0;
-  let bytes = 0;
-  for (let index = 0; index < total; index += 1) {
-    const size = bytesOf(itemAt(index));
-    if (entries > 0 && (entries >= limits.entries || bytes + size > limits.bytes)) {
-      starts.push(index);
-      entries = 0;
-      bytes = 0;
-    }
-    entries += 1;
-    bytes += size;
+  const cuts = cutParts(limits);
+  for (const entry of changes.changed) {
+    cuts.add(entry);
   }
+  for (const path of changes.removed) {
+    cuts.add(path);
+  }
+  const { starts } = cuts;
   if (starts.length > limits.parts) {
     return { ok: false, needed: starts.length };
   }

@@ -1,4 +1,5 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
@@ -308,6 +309,56 @@ describe("catalogue sender", () => {
     expect(await baseId()).toBe(SECOND);
     expect(log.entries.some((entry) => entry.level === "warn" && /unreadable/.test(entry.message))).toBe(
       true,
+    );
+  });
+
+  it("a base damaged after its header is no base either: every path goes", async () => {
+    await applyFirst();
+    const file = catalogStateFile(stateDir, URL, TAG);
+    await writeFile(file, `${await readFile(file, "utf8")}["/srv/x", "file\\t1\\tlater"]\n`);
+    answers = ["applied"];
+    expect(await sender.send(await snapshot(SECOND, SECOND_TREE), new AbortController().signal)).toBe(
+      "applied",
+    );
+    expect(sent).toMatchObject([{ base_snapshot_id: null, removed: [] }]);
+    expect(sent[0]?.changed).toHaveLength(SECOND_TREE.length);
+    expect(await baseId()).toBe(SECOND);
+    expect(log.entries.some((entry) => entry.level === "warn" && /unreadable/.test(entry.message))).toBe(
+      true,
+    );
+  });
+
+  it("a listing out of restic's order is compared in memory, to the same delta", async () => {
+    const unordered = [node("/srv", "dir", 0), node("/srv/c"), node("/srv/b"), node("/srv/a")];
+    answers = ["applied"];
+    expect(await sender.send(await snapshot(FIRST, unordered), new AbortController().signal)).toBe("applied");
+    expect(sent[0]?.changed.map((entry) => entry.path)).toEqual(["/srv", "/srv/c", "/srv/b", "/srv/a"]);
+    sent = [];
+    answers = ["applied"];
+    // The base kept the listing's order, so this in-order snapshot is compared in memory too.
+    expect(await sender.send(await snapshot(SECOND, SECOND_TREE), new AbortController().signal)).toBe(
+      "applied",
+    );
+    expect(sent).toMatchObject([{ base_snapshot_id: FIRST, part: 0, parts: 1, removed: ["/srv/b"] }]);
+    expect(sent[0]?.changed.map((entry) => [entry.path, entry.size])).toEqual([
+      ["/srv/a", 2],
+      ["/srv/d", 1],
+    ]);
+    expect(await baseId()).toBe(SECOND);
+    expect(log.text()).toContain("not in the merge's order");
+  });
+
+  it("reads an index deleted while it sends (evicted) to the end: the base still moves", async () => {
+    const first = await snapshot(FIRST, FIRST_TREE);
+    onSent = () => {
+      onSent = undefined;
+      rmSync(first.indexDir, { recursive: true, force: true });
+    };
+    answers = ["applied"];
+    expect(await sender.send(first, new AbortController().signal)).toBe("applied");
+    const read = await readCatalogBase(catalogStateFile(stateDir, URL, TAG), TAG);
+    expect(read.kind === "base" && [...read.base.files.keys()]).toEqual(
+      FIRST_TREE.map((entry) => entry.path),
     );
   });
 

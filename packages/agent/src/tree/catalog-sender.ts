@@ -2,8 +2,11 @@
  * @module tree/catalog-sender
  * The agent's side of the file catalogue (protocol 15): once a backup's new snapshot is indexed
  * (tree-browser.ts `prebuild`), its files are compared with the source group's base
- * (catalog-state.ts) and the difference goes out as `catalog.delta` parts (catalog-delta.ts); then
- * one `catalog.ack` decides. `applied`: the new snapshot becomes the base. `resend_full`: the
+ * (catalog-state.ts) and the difference goes out as `catalog.delta` parts; then one `catalog.ack`
+ * decides. Neither listing is held: a merge of the two counts the delta's parts (every part names
+ * how many there are), a second merge makes them as they go out (a one-part delta is kept from the
+ * first), and the new base is written from the index, or renewed in place when nothing changed
+ * (catalog-merge.ts). The index stays open throughout, so an eviction meanwhile takes nothing away. `applied`: the new snapshot becomes the base. `resend_full`: the
  * server's base is another one (an ack this agent never got), so every path goes again with no
  * base, once; a second `resend_full` means the two disagree on something a resend cannot fix.
  * `refused`, no ack in time, no connection or the next job's arrival: the old base stays, and the
@@ -17,15 +20,30 @@ import { CATALOG_TAG_MAX_LENGTH, type CatalogAck, type CatalogDelta } from "@fle
 import type { LogFields, Logger } from "../log/logger.js";
 import type { CancelTimer, Timers } from "../time/timers.js";
 import {
-  type CatalogFiles,
   type CatalogHeader,
   DEFAULT_PART_LIMITS,
   diffCatalog,
   type PartLimits,
+  PREFERRED_PART_LIMITS,
   splitDelta,
 } from "./catalog-delta.js";
-import { catalogFiles } from "./catalog-listing.js";
-import { type CatalogBase, catalogStateFile, readCatalogBase, writeCatalogBase } from "./catalog-state.js";
+import { catalogFiles, openIndexListing } from "./catalog-listing.js";
+import {
+  CatalogOrderError,
+  type DeltaPlan,
+  deltaParts,
+  type Listing,
+  noting,
+  planDelta,
+} from "./catalog-merge.js";
+import {
+  type CatalogBaseHeader,
+  catalogStateFile,
+  openCatalogBase,
+  readCatalogBase,
+  renewCatalogBase,
+  writeCatalogBaseLines,
+} from "./catalog-state.js";
 
 /** How long `catalog.ack` may take after the last part; the server applies each part as it arrives. */
 export const CATALOG_ACK_TIMEOUT_MS = 120_000;
@@ -71,10 +89,17 @@ export interface CatalogSender {
   ack(ack: CatalogAck): void;
 }
 
+/** `sameFiles`: the delta was empty against a base, whose paths are the new snapshot's exactly. */
 type Delivery =
-  | { kind: "ack"; ack: CatalogAck }
+  | { kind: "ack"; ack: CatalogAck; sameFiles?: boolean }
   | { kind: "unanswered" | "unsent" | "aborted" }
   | { kind: "too_large"; needed: number };
+
+/** A listing the merge cannot use, found before any part went out. */
+interface OutOfOrder {
+  kind: "out_of_order";
+  reason: string;
+}
 
 interface Waiter {
   snapshotId: string;
@@ -88,12 +113,15 @@ export function createCatalogSender(options: CatalogSenderOptions): CatalogSende
   let waiter: Waiter | undefined;
   let previous: Promise<unknown> = Promise.resolve();
 
-  /** Sends the parts in order and waits for the one ack, which may come before the last part. */
-  const deliver = async (parts: readonly CatalogDelta[], signal: AbortSignal): Promise<Delivery> => {
-    const first = parts[0];
-    if (first === undefined) {
-      return { kind: "unsent" };
-    }
+  /**
+   * Sends the parts in order as they are made and waits for the one ack, which may come before the
+   * last part. `header` names the delta's snapshot and tag, which its ack names too.
+   */
+  const deliver = async (
+    header: CatalogHeader,
+    parts: AsyncIterable<CatalogDelta> | Iterable<CatalogDelta>,
+    signal: AbortSignal,
+  ): Promise<Delivery> => {
     const state: { result?: Delivery } = {};
     let settle: (result: Delivery) => void = () => undefined;
     const settled = new Promise<Delivery>((resolve) => {
@@ -105,7 +133,11 @@ export function createCatalogSender(options: CatalogSenderOptions): CatalogSende
         settle(result);
       }
     };
-    waiter = { snapshotId: first.snapshot_id, tag: first.tag, answer: (ack) => finish({ kind: "ack", ack }) };
+    waiter = {
+      snapshotId: header.snapshot_id,
+      tag: header.tag,
+      answer: (ack) => finish({ kind: "ack", ack }),
+    };
     const onAbort = () => finish({ kind: "aborted" });
     signal.addEventListener("abort", onAbort, { once: true });
     if (signal.aborted) {
@@ -113,7 +145,7 @@ export function createCatalogSender(options: CatalogSenderOptions): CatalogSende
     }
     let cancelTimer: CancelTimer | undefined;
     try {
-      for (const part of parts) {
+      for await (const part of parts) {
         if (state.result !== undefined) {
           break;
         }
@@ -135,32 +167,70 @@ export function createCatalogSender(options: CatalogSenderOptions): CatalogSende
     }
   };
 
-  const attempt = async (
+  const limits = options.partLimits ?? DEFAULT_PART_LIMITS;
+  // Smaller parts when the delta allows, unless the caller set the limits.
+  const planned = options.partLimits === undefined ? PREFERRED_PART_LIMITS : [limits];
+
+  const announce = (header: CatalogHeader, changed: number, removed: number, parts: number) => {
+    const { snapshot_id, tag, base_snapshot_id } = header;
+    log.info("sending the file catalogue", { snapshot_id, tag, base_snapshot_id, changed, removed, parts });
+  };
+
+  /** Both listings in one map each: only when one is not in the order the merge needs. */
+  const attemptInMaps = async (
     header: CatalogHeader,
     base: ReadonlyMap<string, string> | undefined,
-    files: CatalogFiles,
+    current: Listing,
     signal: AbortSignal,
   ): Promise<Delivery> => {
-    const changes = diffCatalog(base, files);
-    const split = splitDelta(header, changes, options.partLimits ?? DEFAULT_PART_LIMITS);
+    const changes = diffCatalog(base, await catalogFiles(current()));
+    const split = splitDelta(header, changes, limits);
     if (!split.ok) {
       return { kind: "too_large", needed: split.needed };
     }
-    log.info("sending the file catalogue", {
-      snapshot_id: header.snapshot_id,
-      tag: header.tag,
-      base_snapshot_id: header.base_snapshot_id,
-      changed: changes.changed.length,
-      removed: changes.removed.length,
-      parts: split.parts.length,
-    });
-    return deliver(split.parts, signal);
+    announce(header, changes.changed.length, changes.removed.length, split.parts.length);
+    return deliver(header, split.parts, signal);
   };
 
-  const saveBase = async (file: string, base: CatalogBase, fields: LogFields) => {
+  /** One delta, streamed: counted in one merge of the listings, sent from a second. */
+  const attempt = async (
+    header: CatalogHeader,
+    base: Listing | undefined,
+    current: Listing,
+    signal: AbortSignal,
+  ): Promise<Delivery | OutOfOrder> => {
+    let plan: DeltaPlan;
     try {
-      await writeCatalogBase(file, base);
-      log.info("the file catalogue was applied", { ...fields, paths: base.files.size });
+      plan = await planDelta(base, current, planned);
+    } catch (cause) {
+      // Found while counting, before any part went out: the caller may still compare otherwise.
+      if (cause instanceof CatalogOrderError) {
+        return { kind: "out_of_order", reason: cause.message };
+      }
+      throw cause;
+    }
+    if (plan.starts.length > limits.parts) {
+      return { kind: "too_large", needed: plan.starts.length };
+    }
+    announce(header, plan.changed, plan.removed, plan.starts.length);
+    const delivery = await deliver(header, deltaParts(header, plan, base, current), signal);
+    const sameFiles = base !== undefined && plan.changed + plan.removed === 0;
+    return delivery.kind === "ack" && sameFiles ? { ...delivery, sameFiles } : delivery;
+  };
+
+  /** `current` written out, or with `sameFiles` the base's own lines kept under the new header. */
+  const saveBase = async (
+    file: string,
+    header: CatalogBaseHeader,
+    current: Listing,
+    sameFiles: boolean,
+    fields: LogFields,
+  ) => {
+    try {
+      const paths = sameFiles
+        ? await renewCatalogBase(file, header)
+        : await writeCatalogBaseLines(file, header, current());
+      log.info("the file catalogue was applied", { ...fields, paths });
     } catch (cause) {
       // The server moved on and this agent did not: its next delta is answered `resend_full`.
       log.warn("the file catalogue was applied, but its new base could not be saved", {
@@ -170,44 +240,74 @@ export function createCatalogSender(options: CatalogSenderOptions): CatalogSende
     }
   };
 
-  const catalogue = async (snapshot: CatalogSnapshot, signal: AbortSignal): Promise<CatalogResult> => {
+  /** `current`: the new snapshot's listing, read to count the delta, to send it, to keep it. */
+  const catalogueFrom = async (
+    snapshot: CatalogSnapshot,
+    current: Listing,
+    signal: AbortSignal,
+  ): Promise<CatalogResult> => {
     const fields = { snapshot_id: snapshot.snapshotId, tag: snapshot.tag };
-    if (snapshot.tag.length > CATALOG_TAG_MAX_LENGTH) {
-      log.warn("the source group's tag is too long for the file catalogue; nothing sent", fields);
-      return "failed";
-    }
-    if (signal.aborted) {
-      return "aborted";
-    }
     const file = catalogStateFile(options.stateDir, snapshot.repositoryUrl, snapshot.tag);
-    const read = await readCatalogBase(file, snapshot.tag);
-    if (read.kind === "corrupt") {
-      log.warn("the file catalogue's base is unreadable; sending every path", {
-        ...fields,
-        reason: read.reason,
-      });
+    const unreadable = (reason: string) =>
+      log.warn("the file catalogue's base is unreadable; sending every path", { ...fields, reason });
+    const opened = await openCatalogBase(file, snapshot.tag);
+    if (opened.kind === "corrupt") {
+      unreadable(opened.reason);
     }
-    const base = read.kind === "base" ? read.base : undefined;
-    const files = await catalogFiles(snapshot.indexDir);
     const header = { snapshot_id: snapshot.snapshotId, tag: snapshot.tag, time: snapshot.time };
-    let delivery = await attempt(
-      { ...header, base_snapshot_id: base?.snapshot_id ?? null },
-      base?.files,
-      files,
-      signal,
-    );
+    /** One delta, against the base when `withBase` (and it reads back whole), else every path. */
+    const send = async (withBase: boolean): Promise<Delivery> => {
+      const baseId = withBase && opened.kind === "base" ? opened.header.snapshot_id : null;
+      let damage: { cause: unknown } | undefined;
+      const base: Listing | undefined =
+        baseId !== null && opened.kind === "base"
+          ? () =>
+              noting(opened.paths(), (cause) => {
+                damage = { cause };
+              })
+          : undefined;
+      try {
+        const delivery = await attempt({ ...header, base_snapshot_id: baseId }, base, current, signal);
+        if (delivery.kind !== "out_of_order") {
+          return delivery;
+        }
+        log.info("a listing is not in the merge's order; the file catalogue compares it in memory", {
+          ...fields,
+          reason: delivery.reason,
+        });
+        const read = baseId === null ? undefined : await readCatalogBase(file, snapshot.tag);
+        if (read?.kind === "corrupt") {
+          unreadable(read.reason);
+        }
+        const kept = read?.kind === "base" ? read.base : undefined;
+        return await attemptInMaps(
+          { ...header, base_snapshot_id: kept?.snapshot_id ?? null },
+          kept?.files,
+          current,
+          signal,
+        );
+      } catch (cause) {
+        // A damaged line shows only once the base is read: then it is no base, as a damaged header.
+        if (damage === undefined || damage.cause !== cause) {
+          throw cause;
+        }
+        unreadable(cause instanceof Error ? cause.message : String(cause));
+        return send(false);
+      }
+    };
+    let delivery = await send(true);
     if (delivery.kind === "ack" && delivery.ack.status === "resend_full") {
       log.info("the server asked for every path of the file catalogue again", {
         ...fields,
         error: delivery.ack.error,
       });
-      delivery = await attempt({ ...header, base_snapshot_id: null }, undefined, files, signal);
+      delivery = await send(false);
     }
     switch (delivery.kind) {
       case "ack": {
         const { status, error } = delivery.ack;
         if (status === "applied") {
-          await saveBase(file, { ...header, files }, fields);
+          await saveBase(file, header, current, delivery.sameFiles === true, fields);
         } else if (status === "resend_full") {
           log.warn(
             "the server asked for every path again after a full resend; giving up until the next backup",
@@ -243,6 +343,26 @@ export function createCatalogSender(options: CatalogSenderOptions): CatalogSende
           waited_ms: ackTimeoutMs,
         });
         return "unanswered";
+    }
+  };
+
+  const catalogue = async (snapshot: CatalogSnapshot, signal: AbortSignal): Promise<CatalogResult> => {
+    if (snapshot.tag.length > CATALOG_TAG_MAX_LENGTH) {
+      log.warn("the source group's tag is too long for the file catalogue; nothing sent", {
+        snapshot_id: snapshot.snapshotId,
+        tag: snapshot.tag,
+      });
+      return "failed";
+    }
+    if (signal.aborted) {
+      return "aborted";
+    }
+    // Held open throughout: an index evicted meanwhile (or deleted) still reads whole.
+    const listing = await openIndexListing(snapshot.indexDir);
+    try {
+      return await catalogueFrom(snapshot, () => listing.lines(), signal);
+    } finally {
+      await listing.close();
     }
   };
 

@@ -9,6 +9,7 @@ import {
   listCatalogBases,
   readCatalogBase,
   readCatalogHeader,
+  renewCatalogBase,
   writeCatalogBase,
 } from "./catalog-state.js";
 
@@ -55,6 +56,21 @@ describe("catalogue state", () => {
     expect(await readdir(dirname(file))).toEqual([basename(file)]);
     const read = await readCatalogBase(file, "docs");
     expect(read.kind === "base" && [...read.base.files.keys()]).toEqual(["/x"]);
+  });
+
+  it("renews a base under a new header, its paths copied as they were, across read chunks", async () => {
+    const file = catalogStateFile(await stateDir(), URL, "docs");
+    const files: CatalogFiles = new Map();
+    // Multi-byte names over several read chunks: a chunk may end inside a character.
+    for (let i = 0; i < 3_000; i += 1) {
+      files.set(`/srv/é€😀/${i}`, `file\t${i}\t${TIME}`);
+    }
+    await writeCatalogBase(file, base(files));
+    const renewed = { snapshot_id: "d".repeat(64), time: "2026-03-03T00:00:00Z", tag: "docs" };
+    expect(await renewCatalogBase(file, renewed)).toBe(files.size);
+    expect(await readCatalogBase(file, "docs")).toEqual({ kind: "base", base: { ...renewed, files } });
+    expect(await readdir(dirname(file))).toEqual([basename(file)]);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 
   it("is no base when the file is missing, and a corrupt one when it does not read back whole", async () => {
