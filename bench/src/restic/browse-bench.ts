@@ -3,7 +3,8 @@
  * B4: the restore browser on a ~200,000-file snapshot, through the API the wizard's tree uses
  * (`GET /api/hosts/{id}/tree`), two ways:
  * - cold: a snapshot without an index (the agent's indexes deleted, as for an older snapshot whose
- *   index expired): the first folder (the backed-up path, as the wizard opens it), twenty later
+ *   index expired, so with the backup's file catalogue applied and nothing else in flight): the
+ *   first folder (the backed-up path, as the wizard opens it), twenty later
  *   folders one and two levels down clicked back to back, and the same twenty again from the
  *   server's cache. The baseline is bare `restic ls` of the first folder.
  * - after a backup: the agent builds the new snapshot's index once the backup is done (the
@@ -21,6 +22,8 @@ interface TreeAnswer {
   entries: unknown[];
   cached: boolean;
 }
+
+const pad = (n: number, width = 3) => String(n).padStart(width, "0");
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -75,6 +78,23 @@ export async function runBrowseBench(
     200,
   );
   await rm(join(host.stateDir, "tree-index"), { recursive: true, force: true });
+  // An older snapshot's folders are opened long after its backup: the backup's file catalogue
+  // (sent after the index, in listing order) has been applied once its last path has versions.
+  // The indexed case below browses while the second backup's catalogue is in flight.
+  const lastPath = `${tree.root}/f${pad(BROWSE_TREE.folders - 1)}/s${pad(BROWSE_TREE.subfolders - 1)}/file-${pad(BROWSE_TREE.files - 1, 4)}.bin`;
+  const catalogueStarted = performance.now();
+  await until(
+    "the file catalogue of the B4 backup applied on the server",
+    300_000,
+    async () => {
+      const answer = await api.get<{ versions: unknown[] }>(
+        `/api/hosts/${host.hostId}/file-versions?path=${encodeURIComponent(lastPath)}`,
+      );
+      return answer.versions.length > 0 ? true : undefined;
+    },
+    200,
+  );
+  const catalogueMs = performance.now() - catalogueStarted;
 
   const open = async (snapshotId: string, path: string) => {
     const started = performance.now();
@@ -137,7 +157,9 @@ export async function runBrowseBench(
       unit: "ms",
       baselineName: "bare restic ls of that folder",
       baseline: bare.wallMs,
-      budget: 1500,
+      // Issue 40: no slower than restic's own listing of the folder (issue 19's 1,500 ms was
+      // below what bare restic itself takes on this tree here).
+      budget: bare.wallMs,
     },
     {
       id: "B4",
@@ -192,7 +214,7 @@ export async function runBrowseBench(
   ];
   const ms = (values: number[]) => values.map((value) => value.toFixed(0)).join(", ");
   const notes = [
-    `B4: the ${tree.files.toLocaleString("en")}-file tree backed up through Fleetback in ${(cold.backup.wallMs / 1000).toFixed(1)} s, again (unchanged) in ${(warm.backup.wallMs / 1000).toFixed(1)} s; its index was ready ${(indexWaitMs / 1000).toFixed(1)} s after the second job read succeeded; agent RSS now ${(memory.rssBytes / 2 ** 20).toFixed(1)} MiB`,
+    `B4: the ${tree.files.toLocaleString("en")}-file tree backed up through Fleetback in ${(cold.backup.wallMs / 1000).toFixed(1)} s, again (unchanged) in ${(warm.backup.wallMs / 1000).toFixed(1)} s; its file catalogue was applied ${(catalogueMs / 1000).toFixed(1)} s after its index was ready; the second backup's index was ready ${(indexWaitMs / 1000).toFixed(1)} s after that job read succeeded; agent RSS now ${(memory.rssBytes / 2 ** 20).toFixed(1)} MiB`,
     `B4: no index, later folders in click order (ms): ${ms(coldBrowse.laterMs)}; cached median ${percentile(cachedMs, 50).toFixed(1)} ms`,
     `B4: indexed after the backup, first folder ${warmBrowse.first.ms.toFixed(0)} ms, later folders in click order (ms): ${ms(warmBrowse.laterMs)}`,
   ];
